@@ -1,0 +1,29 @@
+// Setting flags shared by the commands that run the pipeline (SPEC §7).
+import type { Command } from 'commander';
+import { loadSettings, type Settings } from '../settings.ts';
+import type { LogLevel } from '../log.ts';
+
+export interface SettingOptions {
+  kubeletRoot?: string;
+  runtime?: string;
+  logFile?: string;
+  logLevel?: string;
+}
+
+export function addSettingFlags(cmd: Command, { runtime = false } = {}): Command {
+  cmd
+    .option('--kubelet-root <dir>', 'kubelet root directory (default /var/lib/kubelet)')
+    .option('--log-file <file>', 'structured JSON log file')
+    .option('--log-level <level>', 'log level: fatal, error, warn, info, debug, trace, silent');
+  if (runtime) cmd.option('--runtime <path>', 'the real OCI runtime (default runc on PATH)');
+  return cmd;
+}
+
+export function settingsFrom(opts: SettingOptions): Settings {
+  return loadSettings({
+    kubeletRoot: opts.kubeletRoot,
+    runtime: opts.runtime,
+    logFile: opts.logFile,
+    logLevel: opts.logLevel as LogLevel | undefined,
+  });
+}

@@ -1,0 +1,53 @@
+// Every error envhook reports is an EnvhookError: its message is written by us and is safe to
+// print (names, paths, line numbers — never a byte of an env file or a resolved value).
+// The original error stays attached as `cause` for the log file.
+
+export class EnvhookError extends Error {
+  override name = 'EnvhookError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** A rejected env file: `line` is 1-based, `reason` a short fixed phrase. */
+export class EnvFileError extends EnvhookError {
+  override name = 'EnvFileError';
+  readonly line: number;
+  readonly reason: string;
+  constructor(line: number, reason: string) {
+    super(line > 0 ? `line ${line}: ${reason}` : reason);
+    this.line = line;
+    this.reason = reason;
+  }
+}
+
+/**
+ * The one line printed after `envhook: `. Messages of foreign errors are not trusted
+ * (V8's JSON.parse quotes its input, for one), so only their name and code are shown.
+ */
+export function describeError(err: unknown): string {
+  if (err instanceof EnvhookError) return oneLine(err.message);
+  if (err instanceof Error) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return `internal error (${err.name}${code ? ` ${code}` : ''})`;
+  }
+  return 'internal error';
+}
+
+/** Safe, structured form of an error chain for the log file: names, codes, syscalls, paths. */
+export function serializeCause(err: unknown, depth = 0): Record<string, unknown> | undefined {
+  if (!(err instanceof Error) || depth > 8) return undefined;
+  const e = err as NodeJS.ErrnoException;
+  const out: Record<string, unknown> = { name: e.name };
+  if (err instanceof EnvhookError) out.message = err.message;
+  if (e.code) out.code = e.code;
+  if (e.syscall) out.syscall = e.syscall;
+  if (e.path) out.path = e.path;
+  const cause = serializeCause(e.cause, depth + 1);
+  if (cause) out.cause = cause;
+  return out;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/[\r\n]+/g, ' ');
+}

@@ -1,0 +1,2 @@
+// The public library API.
+export { EnvhookError, EnvFileError } from './errors.ts';
