@@ -1,9 +1,9 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadSpec, flushSpec } from '../../src/oci/spec.ts';
 
-function bundle(t: Tap.Test, text: string, mode = 0o640): string {
+function bundle(t: Test, text: string, mode = 0o640): string {
   const dir = t.testdir({ 'config.json': text });
   fs.chmodSync(path.join(dir, 'config.json'), mode);
   return dir;
