@@ -1,0 +1,186 @@
+// Confined file access inside a volume directory: no symlink is followed anywhere below the
+// root, the final file must be a regular file, and it is opened without blocking. Node has no
+// openat(), so each step opens `/proc/self/fd/<dirfd>/<name>` with O_NOFOLLOW: the kernel
+// resolves the magic link to the already-open directory and looks up one name in it, so a
+// rename or symlink swap elsewhere cannot redirect the walk.
+import fs from 'node:fs';
+import { EnvhookError } from '../errors.ts';
+
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = fs.constants;
+const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NOCTTY;
+const FILE_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
+
+/** Why a confined access failed: a short fixed phrase, plus the errno code where there is one. */
+export class ConfinedError extends EnvhookError {
+  override name = 'ConfinedError';
+  readonly reason: string;
+  readonly code: string | undefined;
+  constructor(reason: string, code?: string, cause?: unknown) {
+    super(reason, { cause });
+    this.reason = reason;
+    this.code = code;
+  }
+  get notFound(): boolean {
+    return this.code === 'ENOENT';
+  }
+}
+
+/** Splits a relative path into names: not absolute, no `..`, no NUL; `.` and empty names dropped. */
+export function splitRelative(rel: string): string[] {
+  if (rel.includes('\0')) throw new ConfinedError('path contains a NUL byte');
+  if (rel.startsWith('/')) throw new ConfinedError('path must be relative');
+  const names = rel.split('/').filter((n) => n !== '' && n !== '.');
+  if (names.includes('..')) throw new ConfinedError("path must not contain '..'");
+  if (names.length === 0) throw new ConfinedError('path is empty');
+  return names;
+}
+
+export function fdPath(dirFd: number, name: string): string {
+  return `/proc/self/fd/${dirFd}/${name}`;
+}
+
+/** Opens the root directory itself (a kubelet-made directory) without following a final symlink. */
+export function openRootDir(dir: string): number {
+  try {
+    return fs.openSync(dir, DIR_FLAGS);
+  } catch (cause) {
+    throw fromErrno(cause, 'directory');
+  }
+}
+
+/** Opens directory `name` inside the open directory `dirFd`, refusing symlinks. */
+export function openDirAt(dirFd: number, name: string): number {
+  try {
+    return fs.openSync(fdPath(dirFd, name), DIR_FLAGS);
+  } catch (cause) {
+    // O_DIRECTORY|O_NOFOLLOW on a symlink gives ENOTDIR: say which it was.
+    if ((cause as NodeJS.ErrnoException).code === 'ENOTDIR' && fs.lstatSync(fdPath(dirFd, name), { throwIfNoEntry: false })?.isSymbolicLink()) {
+      throw new ConfinedError('a path element is a symbolic link', 'ELOOP', cause);
+    }
+    throw fromErrno(cause, 'directory');
+  }
+}
+
+/** Walks `names` from `rootFd`; returns an fd of the last directory (caller closes it). */
+export function openDirPathAt(rootFd: number, names: readonly string[]): number {
+  let fd = rootFd;
+  try {
+    for (const name of names) {
+      const next = openDirAt(fd, name);
+      if (fd !== rootFd) fs.closeSync(fd);
+      fd = next;
+    }
+    return fd === rootFd ? fs.openSync(fdPath(rootFd, '.'), DIR_FLAGS) : fd;
+  } catch (err) {
+    if (fd !== rootFd) fs.closeSync(fd);
+    throw err;
+  }
+}
+
+export interface OpenedFile {
+  fd: number;
+  stat: fs.Stats;
+}
+
+/**
+ * Opens regular file `name` in directory `dirFd`: lstat first (so a FIFO or device is never
+ * opened), open with O_NOFOLLOW|O_NONBLOCK, then fstat and check it is the same inode.
+ */
+export function openFileAt(dirFd: number, name: string): OpenedFile {
+  const p = fdPath(dirFd, name);
+  let before: fs.Stats;
+  try {
+    before = fs.lstatSync(p);
+  } catch (cause) {
+    throw fromErrno(cause, 'file');
+  }
+  const kind = fileKind(before);
+  if (kind !== 'file') throw new ConfinedError(`is ${kind}`);
+  let fd: number;
+  try {
+    fd = fs.openSync(p, FILE_FLAGS);
+  } catch (cause) {
+    throw fromErrno(cause, 'file');
+  }
+  const stat = fs.fstatSync(fd);
+  if (!stat.isFile() || stat.ino !== before.ino || stat.dev !== before.dev) {
+    fs.closeSync(fd);
+    throw new ConfinedError('changed while being opened');
+  }
+  return { fd, stat };
+}
+
+/** Opens `rel` below `root` (see splitRelative), every step confined. */
+export function openConfined(root: string, rel: string): OpenedFile {
+  const names = splitRelative(rel);
+  const rootFd = openRootDir(root);
+  try {
+    const dirFd = openDirPathAt(rootFd, names.slice(0, -1));
+    try {
+      return openFileAt(dirFd, names[names.length - 1]!);
+    } finally {
+      fs.closeSync(dirFd);
+    }
+  } finally {
+    fs.closeSync(rootFd);
+  }
+}
+
+/** Reads at most `limit` bytes; a larger file is refused without being read whole. */
+export function readBounded(file: OpenedFile, limit: number): Buffer {
+  if (file.stat.size > limit) throw new ConfinedError(`larger than ${limit} bytes`);
+  const buf = Buffer.allocUnsafe(limit + 1);
+  let total = 0;
+  for (;;) {
+    let n: number;
+    try {
+      n = fs.readSync(file.fd, buf, total, buf.length - total, null);
+    } catch (cause) {
+      throw fromErrno(cause, 'file');
+    }
+    if (n === 0) break;
+    total += n;
+    if (total > limit) throw new ConfinedError(`larger than ${limit} bytes`);
+  }
+  return buf.subarray(0, total);
+}
+
+/** Opens, reads (bounded) and closes `rel` below `root`. */
+export function readConfined(root: string, rel: string, limit: number): Buffer {
+  const file = openConfined(root, rel);
+  try {
+    return readBounded(file, limit);
+  } finally {
+    fs.closeSync(file.fd);
+  }
+}
+
+export function fileKind(st: fs.Stats): string {
+  if (st.isFile()) return 'file';
+  if (st.isSymbolicLink()) return 'a symbolic link';
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  if (st.isSocket()) return 'a socket';
+  return 'not a regular file';
+}
+
+function fromErrno(cause: unknown, what: 'file' | 'directory'): ConfinedError {
+  const code = (cause as NodeJS.ErrnoException).code;
+  switch (code) {
+    case 'ENOENT':
+      return new ConfinedError('not found', code, cause);
+    case 'ELOOP':
+      return new ConfinedError(what === 'directory' ? 'a path element is a symbolic link' : 'is a symbolic link', code, cause);
+    case 'ENOTDIR':
+      return new ConfinedError('a path element is not a directory', code, cause);
+    case 'EACCES':
+    case 'EPERM':
+      return new ConfinedError('permission denied', code, cause);
+    case 'EISDIR':
+      return new ConfinedError('is a directory', code, cause);
+    default:
+      return new ConfinedError(`cannot open (${code ?? 'error'})`, code, cause);
+  }
+}

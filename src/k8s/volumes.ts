@@ -1,0 +1,71 @@
+// Volumes of the pod, by name, under <pod>/volumes/kubernetes.io~<plugin>/<name> (SPEC §3).
+// An admin's --volume NAME=DIR overrides the lookup (direct use and tests).
+import fs from 'node:fs';
+import path from 'node:path';
+import { EnvhookError } from '../errors.ts';
+import type { PodDir } from './pod.ts';
+
+export type VolumeKind = 'emptyDir' | 'atomic';
+
+const PLUGINS: Record<VolumeKind, readonly string[]> = {
+  emptyDir: ['kubernetes.io~empty-dir'],
+  atomic: ['kubernetes.io~configmap', 'kubernetes.io~secret', 'kubernetes.io~projected', 'kubernetes.io~downward-api'],
+};
+const KIND_TEXT: Record<VolumeKind, string> = {
+  emptyDir: 'an emptyDir',
+  atomic: 'a configMap, secret, projected or downwardAPI volume',
+};
+/** Kubernetes volume names are DNS labels: this also keeps `/`, `..` and NUL out. */
+export const VOLUME_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+export interface VolumeLocator {
+  /** Host directory of volume `name`, which must be of `kind`. */
+  find(name: string, kind: VolumeKind): string;
+}
+
+export interface VolumeSources {
+  pod: PodDir | undefined;
+  overrides: ReadonlyMap<string, string>;
+}
+
+export function createVolumeLocator(sources: VolumeSources): VolumeLocator {
+  return { find: (name, kind) => findVolume(sources, name, kind) };
+}
+
+export function findVolume({ pod, overrides }: VolumeSources, name: string, kind: VolumeKind): string {
+  const override = overrides.get(name);
+  if (override !== undefined) return path.resolve(override);
+  if (!VOLUME_NAME.test(name)) throw new EnvhookError(`volume name ${JSON.stringify(name)} is not a valid volume name`);
+  if (!pod) throw new EnvhookError(`volume "${name}" not found: no pod directory (no kubelet-made mount in config.json; use --pod-dir or --volume)`);
+  for (const plugin of PLUGINS[kind]) {
+    const dir = path.join(pod.dir, 'volumes', plugin, name);
+    if (isRealDir(dir)) return dir;
+  }
+  if (foundElsewhere(pod.dir, name)) throw new EnvhookError(`volume "${name}" is not ${KIND_TEXT[kind]}`);
+  throw new EnvhookError(`volume "${name}" not found`);
+}
+
+function isRealDir(dir: string): boolean {
+  return fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() === true;
+}
+
+function foundElsewhere(podDir: string, name: string): boolean {
+  let plugins: string[];
+  try {
+    plugins = fs.readdirSync(path.join(podDir, 'volumes'));
+  } catch {
+    return false;
+  }
+  return plugins.some((p) => fs.lstatSync(path.join(podDir, 'volumes', p, name), { throwIfNoEntry: false }) !== undefined);
+}
+
+/** Parses repeated `--volume NAME=DIR` flags. */
+export function parseVolumeFlags(flags: readonly string[]): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const flag of flags) {
+    const eq = flag.indexOf('=');
+    if (eq <= 0 || eq === flag.length - 1) throw new EnvhookError(`--volume ${JSON.stringify(flag)}: expected NAME=DIR`);
+    map.set(flag.slice(0, eq), flag.slice(eq + 1));
+  }
+  return map;
+}

@@ -1,0 +1,77 @@
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import net from 'node:net';
+import { execFileSync } from 'node:child_process';
+import { readConfined, splitRelative, ConfinedError } from '../../src/fs/confined.ts';
+
+const reason = (fn: () => unknown): string => {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfinedError) return err.reason;
+    throw err;
+  }
+  return 'no error';
+};
+
+t.test('relative paths only, no ..', async (t) => {
+  t.same(splitRelative('a/./b//c'), ['a', 'b', 'c']);
+  t.equal(reason(() => splitRelative('/etc/passwd')), 'path must be relative');
+  t.equal(reason(() => splitRelative('a/../../b')), "path must not contain '..'");
+  t.equal(reason(() => splitRelative('.')), 'path is empty');
+  t.equal(reason(() => splitRelative('a\0b')), 'path contains a NUL byte');
+});
+
+t.test('reads regular files, refuses every other kind and every symlink', async (t) => {
+  const outside = t.testdir({ 'secret.txt': 'outside' });
+  const dir = t.testdir({
+    vol: {
+      'ok.env': "A='1'\n",
+      sub: { 'nested.env': "B='2'\n" },
+      'link.env': t.fixture('symlink', path.join(outside, 'secret.txt')),
+      'inner-link.env': t.fixture('symlink', 'ok.env'),
+      'loop.env': t.fixture('symlink', 'loop.env'),
+      'linkdir': t.fixture('symlink', outside),
+      adir: {},
+      'big.env': '',
+    },
+  });
+  const vol = path.join(dir, 'vol');
+  execFileSync('mkfifo', [path.join(vol, 'fifo.env')]);
+  fs.truncateSync(path.join(vol, 'big.env'), 1024 ** 3);
+  // A unix socket path must fit in 108 bytes: bind in a short directory, then move it in.
+  const short = fs.mkdtempSync('/tmp/eh-');
+  t.teardown(() => fs.rmSync(short, { recursive: true, force: true }));
+  const server = net.createServer().listen(path.join(short, 's'));
+  t.teardown(() => server.close());
+  await new Promise((r) => server.once('listening', r));
+  fs.renameSync(path.join(short, 's'), path.join(vol, 'sock.env'));
+
+  t.equal(readConfined(vol, 'ok.env', 100).toString(), "A='1'\n");
+  t.equal(readConfined(vol, 'sub/nested.env', 100).toString(), "B='2'\n");
+  t.equal(reason(() => readConfined(vol, 'link.env', 100)), 'is a symbolic link');
+  t.equal(reason(() => readConfined(vol, 'inner-link.env', 100)), 'is a symbolic link');
+  t.equal(reason(() => readConfined(vol, 'loop.env', 100)), 'is a symbolic link');
+  t.equal(reason(() => readConfined(vol, 'linkdir/secret.txt', 100)), 'a path element is a symbolic link');
+  t.equal(reason(() => readConfined(vol, 'adir', 100)), 'is a directory');
+  t.equal(reason(() => readConfined(vol, 'fifo.env', 100)), 'is a FIFO');
+  t.equal(reason(() => readConfined(vol, 'sock.env', 100)), 'is a socket');
+  t.equal(reason(() => readConfined(vol, 'ok.env/x', 100)), 'a path element is not a directory');
+  t.equal(reason(() => readConfined(vol, 'missing.env', 100)), 'not found');
+  t.equal(reason(() => readConfined(vol, 'nodir/missing.env', 100)), 'not found');
+  const start = Date.now();
+  t.equal(reason(() => readConfined(vol, 'big.env', 65536)), 'larger than 65536 bytes');
+  t.ok(Date.now() - start < 1000, 'a 1 GiB sparse file is refused without being read');
+});
+
+t.test('devices are refused without being opened', async (t) => {
+  t.equal(reason(() => readConfined('/dev', 'zero', 100)), 'is a character device');
+  t.equal(reason(() => readConfined('/dev', 'null', 100)), 'is a character device');
+});
+
+t.test('a file growing past the limit after stat is still cut off', async (t) => {
+  const dir = t.testdir({ 'f.env': 'x'.repeat(10) });
+  t.equal(reason(() => readConfined(dir, 'f.env', 9)), 'larger than 9 bytes');
+  t.equal(readConfined(dir, 'f.env', 10).length, 10);
+});
