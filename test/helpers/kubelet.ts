@@ -48,7 +48,7 @@ export function makePod(kubeletRoot: string, layout: PodLayout = {}, uid = POD_U
         { destination: '/dev/termination-log', source: term, type: 'bind', options: ['rbind', 'rw'] },
       ];
     },
-    annotations(container, runtime = 'containerd') {
+    annotations(container, runtime = 'containerd'): Record<string, string> {
       return runtime === 'crio'
         ? { 'io.kubernetes.container.name': container, 'io.kubernetes.pod.uid': uid, 'io.kubernetes.cri-o.ContainerType': 'container' }
         : { 'io.kubernetes.cri.container-name': container, 'io.kubernetes.cri.sandbox-uid': uid, 'io.kubernetes.cri.container-type': 'container' };
