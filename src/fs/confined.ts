@@ -8,7 +8,10 @@ import { EnvhookError } from '../errors.ts';
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = fs.constants;
 const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NOCTTY;
-const FILE_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
+// Reopening through /proc/self/fd/<O_PATH fd> must follow that magic link, so no O_NOFOLLOW here.
+const FILE_FLAGS = O_RDONLY | O_NONBLOCK | O_NOCTTY;
+// Linux O_PATH (asm-generic value, as on every architecture Node supports); Node does not export it.
+const O_PATH = 0o10000000;
 
 /** Why a confined access failed: a short fixed phrase, plus the errno code where there is one. */
 export class ConfinedError extends EnvhookError {
@@ -44,7 +47,7 @@ export function openRootDir(dir: string): number {
   try {
     return fs.openSync(dir, DIR_FLAGS);
   } catch (cause) {
-    throw fromErrno(cause, 'directory');
+    throw symlinkOrErrno(cause, dir);
   }
 }
 
@@ -53,12 +56,16 @@ export function openDirAt(dirFd: number, name: string): number {
   try {
     return fs.openSync(fdPath(dirFd, name), DIR_FLAGS);
   } catch (cause) {
-    // O_DIRECTORY|O_NOFOLLOW on a symlink gives ENOTDIR: say which it was.
-    if ((cause as NodeJS.ErrnoException).code === 'ENOTDIR' && fs.lstatSync(fdPath(dirFd, name), { throwIfNoEntry: false })?.isSymbolicLink()) {
-      throw new ConfinedError('a path element is a symbolic link', 'ELOOP', cause);
-    }
-    throw fromErrno(cause, 'directory');
+    throw symlinkOrErrno(cause, fdPath(dirFd, name));
   }
+}
+
+/** O_DIRECTORY|O_NOFOLLOW on a symlink gives ENOTDIR: say which it was. */
+function symlinkOrErrno(cause: unknown, p: string): ConfinedError {
+  if ((cause as NodeJS.ErrnoException).code === 'ENOTDIR' && fs.lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink()) {
+    return new ConfinedError('a path element is a symbolic link', 'ELOOP', cause);
+  }
+  return fromErrno(cause, 'directory');
 }
 
 /** Walks `names` from `rootFd`; returns an fd of the last directory (caller closes it). */
@@ -83,31 +90,38 @@ export interface OpenedFile {
 }
 
 /**
- * Opens regular file `name` in directory `dirFd`: lstat first (so a FIFO or device is never
- * opened), open with O_NOFOLLOW|O_NONBLOCK, then fstat and check it is the same inode.
+ * Opens regular file `name` in directory `dirFd`. The name is first opened with O_PATH|O_NOFOLLOW,
+ * which never runs a driver's or FIFO's open (no side effect, no blocking), and that handle is
+ * checked with fstat. Only a regular file is then reopened for reading through its own
+ * /proc/self/fd magic link, which names that very inode: a swap of the name for a FIFO, device
+ * or symlink after the check cannot be opened in its place (an lstat-then-open would be racy).
  */
 export function openFileAt(dirFd: number, name: string): OpenedFile {
-  const p = fdPath(dirFd, name);
-  let before: fs.Stats;
+  let pathFd: number;
   try {
-    before = fs.lstatSync(p);
+    pathFd = fs.openSync(fdPath(dirFd, name), O_PATH | O_NOFOLLOW);
   } catch (cause) {
     throw fromErrno(cause, 'file');
   }
-  const kind = fileKind(before);
-  if (kind !== 'file') throw new ConfinedError(`is ${kind}`);
-  let fd: number;
   try {
-    fd = fs.openSync(p, FILE_FLAGS);
-  } catch (cause) {
-    throw fromErrno(cause, 'file');
+    const checked = fs.fstatSync(pathFd);
+    const kind = fileKind(checked);
+    if (kind !== 'file') throw new ConfinedError(`is ${kind}`);
+    let fd: number;
+    try {
+      fd = fs.openSync(`/proc/self/fd/${pathFd}`, FILE_FLAGS);
+    } catch (cause) {
+      throw fromErrno(cause, 'file');
+    }
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile() || stat.ino !== checked.ino || stat.dev !== checked.dev) {
+      fs.closeSync(fd);
+      throw new ConfinedError('changed while being opened');
+    }
+    return { fd, stat };
+  } finally {
+    fs.closeSync(pathFd);
   }
-  const stat = fs.fstatSync(fd);
-  if (!stat.isFile() || stat.ino !== before.ino || stat.dev !== before.dev) {
-    fs.closeSync(fd);
-    throw new ConfinedError('changed while being opened');
-  }
-  return { fd, stat };
 }
 
 /** Opens `rel` below `root` (see splitRelative), every step confined. */

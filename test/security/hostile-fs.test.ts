@@ -1,0 +1,193 @@
+// Hostile filesystem (SPEC §3): a pod author controls every byte and every name inside an
+// emptyDir, and can change them while envhook runs. Each case must end within 1 s with a clear
+// error, never read a byte from outside the volume, never open a FIFO or device, and leave a
+// file outside the volume exactly as it was.
+import t, { type Test } from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import net from 'node:net';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { readConfined, ConfinedError } from '../../src/fs/confined.ts';
+import { findVolume } from '../../src/k8s/volumes.ts';
+import { discoverPodDir } from '../../src/k8s/pod.ts';
+import { makePod } from '../helpers/kubelet.ts';
+import { NODE } from '../helpers/bundle.ts';
+import { makeCanary, snapshot, startSwapper, timed, REPO } from './helpers.ts';
+
+const LIMIT = 64 * 1024;
+const canary = makeCanary('OUTSIDE');
+
+interface Fixture {
+  vol: string;
+  outsideDir: string;
+  outside: string;
+  root: string;
+}
+
+/** A kubelet-like pod with emptyDir `cfg`, and a secret host file outside the volume. */
+function fixture(t: Test): Fixture {
+  const root = t.testdir({ host: { 'secret.env': `SECRET='${canary}'\n` } });
+  fs.chmodSync(path.join(root, 'host/secret.env'), 0o600);
+  const pod = makePod(path.join(root, 'kubelet'), { emptyDirs: { cfg: { 'good.env': "A='1'\n" } } });
+  const spec = { mounts: pod.mounts('app') };
+  const podDir = discoverPodDir(spec, pod.annotations('app'), pod.kubeletRoot);
+  const vol = findVolume({ pod: podDir, overrides: new Map() }, 'cfg', 'emptyDir');
+  return { vol, outsideDir: path.join(root, 'host'), outside: path.join(root, 'host/secret.env'), root };
+}
+
+function reasonOf(err: unknown): string {
+  if (err instanceof ConfinedError) return err.reason;
+  if (err instanceof Error) return `${err.name}: ${err.message}`;
+  return String(err);
+}
+
+type Setup = (f: Fixture) => string | void;
+const cases: [string, Setup, RegExp][] = [
+  ['symlink out of the volume (absolute)', (f) => fs.symlinkSync(f.outside, path.join(f.vol, 'app.env')), /^is a symbolic link$/],
+  ['symlink out of the volume (relative ../..)', (f) => fs.symlinkSync(path.relative(f.vol, f.outside), path.join(f.vol, 'app.env')), /^is a symbolic link$/],
+  ['symlink to a file inside the volume', (f) => fs.symlinkSync('good.env', path.join(f.vol, 'app.env')), /^is a symbolic link$/],
+  ['symlink to /proc/self/environ', (f) => fs.symlinkSync('/proc/self/environ', path.join(f.vol, 'app.env')), /^is a symbolic link$/],
+  ['symlink loop (self)', (f) => fs.symlinkSync('app.env', path.join(f.vol, 'app.env')), /^is a symbolic link$/],
+  ['symlink loop (a → b → a)', (f) => { fs.symlinkSync('b', path.join(f.vol, 'app.env')); fs.symlinkSync('app.env', path.join(f.vol, 'b')); }, /^is a symbolic link$/],
+  ['dangling symlink', (f) => fs.symlinkSync('/nonexistent/x', path.join(f.vol, 'app.env')), /^is a symbolic link$/],
+  ['intermediate directory is a symlink out', (f) => { fs.symlinkSync(f.outsideDir, path.join(f.vol, 'sub')); return 'sub/secret.env'; }, /^a path element is a symbolic link$/],
+  ['intermediate directory is a symlink inside', (f) => { fs.mkdirSync(path.join(f.vol, 'real')); fs.writeFileSync(path.join(f.vol, 'real/app.env'), "A='1'\n"); fs.symlinkSync('real', path.join(f.vol, 'sub')); return 'sub/app.env'; }, /^a path element is a symbolic link$/],
+  ['deep intermediate symlink out', (f) => { fs.mkdirSync(path.join(f.vol, 'a/b'), { recursive: true }); fs.symlinkSync(f.outsideDir, path.join(f.vol, 'a/b/c')); return 'a/b/c/secret.env'; }, /^a path element is a symbolic link$/],
+  ['intermediate symlink loop', (f) => { fs.symlinkSync('sub', path.join(f.vol, 'sub')); return 'sub/app.env'; }, /^a path element is a symbolic link$/],
+  ['intermediate element is a file', (f) => { fs.writeFileSync(path.join(f.vol, 'sub'), 'x'); return 'sub/app.env'; }, /^a path element is not a directory$/],
+  ['intermediate element is a FIFO', (f) => { execFileSync('mkfifo', [path.join(f.vol, 'sub')]); return 'sub/app.env'; }, /^a path element is not a directory$/],
+  ['FIFO (must not hang)', (f) => { execFileSync('mkfifo', [path.join(f.vol, 'app.env')]); }, /^is a FIFO$/],
+  ['FIFO with a writer waiting', (f) => { execFileSync('mkfifo', [path.join(f.vol, 'app.env')]); }, /^is a FIFO$/],
+  ['character device like /dev/zero (mknod c 1 5)', (f) => { execFileSync('mknod', [path.join(f.vol, 'app.env'), 'c', '1', '5']); }, /^is a character device$/],
+  ['character device like /dev/tty (mknod c 5 0)', (f) => { execFileSync('mknod', [path.join(f.vol, 'app.env'), 'c', '5', '0']); }, /^is a character device$/],
+  ['block device (mknod b 7 0)', (f) => { execFileSync('mknod', [path.join(f.vol, 'app.env'), 'b', '7', '0']); }, /^is a block device$/],
+  ['symlink to /dev/zero', (f) => fs.symlinkSync('/dev/zero', path.join(f.vol, 'app.env')), /^is a symbolic link$/],
+  ['a directory', (f) => fs.mkdirSync(path.join(f.vol, 'app.env')), /^is a directory$/],
+  ['missing file', () => undefined, /^not found$/],
+  ['1 GiB sparse file', (f) => { fs.writeFileSync(path.join(f.vol, 'app.env'), ''); fs.truncateSync(path.join(f.vol, 'app.env'), 1024 ** 3); }, /^larger than 65536 bytes$/],
+  ['file one byte over the limit', (f) => fs.writeFileSync(path.join(f.vol, 'app.env'), 'x'.repeat(LIMIT + 1)), /^larger than 65536 bytes$/],
+  ['absolute path', () => '/etc/shadow', /^path must be relative$/],
+  ['absolute path into the pod', (f) => f.outside, /^path must be relative$/],
+  ['path with ..', () => '../../../../etc/shadow', /^path must not contain '\.\.'$/],
+  ['path with .. in the middle', () => 'a/../app.env', /^path must not contain '\.\.'$/],
+  ['path with a NUL byte', () => 'app.env\0x', /^path contains a NUL byte$/],
+  ['empty path', () => '', /^path is empty$/],
+];
+
+t.test('hostile files in an emptyDir: every case refused within 1 s, outside file untouched', async (t) => {
+  let passed = 0;
+  for (const [name, setup, want] of cases) {
+    const f = fixture(t);
+    const before = snapshot(f.outside);
+    const rel = setup(f) ?? 'app.env';
+    let writer: ReturnType<typeof spawn> | undefined;
+    if (name === 'FIFO with a writer waiting') writer = spawn('sh', ['-c', `exec 3>'${path.join(f.vol, 'app.env')}'; sleep 5`]);
+    const rss = process.memoryUsage().rss;
+    const { err, ms } = timed(() => readConfined(f.vol, rel, LIMIT));
+    writer?.kill('SIGKILL');
+    const ok =
+      t.ok(err, `${name}: refused`) &&
+      t.match(reasonOf(err), want, `${name}: clear reason`) &&
+      t.ok(ms < 1000, `${name}: ended in ${ms.toFixed(1)} ms`) &&
+      t.ok(process.memoryUsage().rss - rss < 32 * 1024 * 1024, `${name}: bounded memory`) &&
+      t.notMatch(String((err as Error)?.message), canary, `${name}: no outside byte in the message`) &&
+      t.same(snapshot(f.outside), before, `${name}: outside file unchanged`);
+    if (ok) passed++;
+  }
+  t.equal(passed, cases.length, `hostile-fs: ${passed}/${cases.length} cases passed`);
+});
+
+t.test('a socket is refused', async (t) => {
+  const f = fixture(t);
+  const short = fs.mkdtempSync('/tmp/eh-sec-');
+  t.teardown(() => fs.rmSync(short, { recursive: true, force: true }));
+  const server = net.createServer().listen(path.join(short, 's'));
+  t.teardown(() => server.close());
+  await new Promise((r) => server.once('listening', r));
+  fs.renameSync(path.join(short, 's'), path.join(f.vol, 'app.env'));
+  const { err, ms } = timed(() => readConfined(f.vol, 'app.env', LIMIT));
+  t.equal(reasonOf(err), 'is a socket');
+  t.ok(ms < 1000);
+});
+
+t.test('an unreadable file (reader without CAP_DAC_OVERRIDE) is refused with a clear reason', async (t) => {
+  const f = fixture(t);
+  fs.writeFileSync(path.join(f.vol, 'app.env'), `A='${canary}'\n`, { mode: 0o000 });
+  fs.chmodSync(path.join(f.vol, 'app.env'), 0o000);
+  // Root reads any file: run the reader as nobody to reach EACCES.
+  for (const d of [f.root, path.dirname(f.root)]) fs.chmodSync(d, 0o755);
+  const script = `import { readConfined } from ${JSON.stringify(path.join(REPO, 'src/fs/confined.ts'))};
+    try { readConfined(${JSON.stringify(f.vol)}, 'app.env', ${LIMIT}); console.log('read'); } catch (e) { console.log(e.reason); }`;
+  const r = spawnSync(NODE, ['--input-type=module', '-e', script], { uid: 65534, gid: 65534, encoding: 'utf8', timeout: 10_000 });
+  t.equal(r.stdout.trim(), 'permission denied', r.stderr);
+  t.notMatch(r.stdout + r.stderr, canary);
+});
+
+/** Many reads while a thread swaps the name: every read is the good file or a refusal. */
+async function race(t: Test, what: string, rel: string, build: (f: Fixture) => Parameters<typeof startSwapper>, reads = 20_000) {
+  const f = fixture(t);
+  const before = snapshot(f.outside);
+  const swapper = startSwapper(...build(f));
+  await new Promise((r) => setTimeout(r, 20));
+  const outcomes = new Map<string, number>();
+  let leaked = 0;
+  let slowest = 0;
+  for (let i = 0; i < reads; i++) {
+    const { err, value, ms } = timed(() => readConfined(f.vol, rel, LIMIT));
+    slowest = Math.max(slowest, ms);
+    const text = value instanceof Buffer ? value.toString() : '';
+    if (text.includes(canary) || (err instanceof Error && err.message.includes(canary))) leaked++;
+    const key = err ? reasonOf(err) : text === "A='1'\n" ? 'read the volume file' : 'read something else';
+    outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+  }
+  const swaps = await swapper.stop();
+  t.equal(leaked, 0, `${what}: never a byte of the outside file (${reads} reads, ${swaps} swaps)`);
+  t.notOk(outcomes.has('read something else'), `${what}: only the volume file or a refusal`);
+  // Only an open of some other inode than the one checked can end in this refusal.
+  t.notOk(outcomes.has('changed while being opened'), `${what}: never opened anything but the checked file`);
+  t.ok(slowest < 1000, `${what}: slowest read ${slowest.toFixed(1)} ms`);
+  t.same(snapshot(f.outside), before, `${what}: outside file unchanged`);
+  t.comment(`${what}: ${JSON.stringify(Object.fromEntries(outcomes))}`);
+  return f;
+}
+
+t.test('race: the file swapped for a symlink out between any check and the open', async (t) => {
+  await race(t, 'file ↔ symlink', 'app.env', (f) => [f.vol, 'app.env', [{ link: path.join(f.vol, 'good.env') }, { symlink: f.outside }]]);
+});
+
+t.test('race: the file swapped for a hard-linked FIFO (the FIFO is never opened)', async (t) => {
+  const dir = t.testdir({});
+  const opened = path.join(dir, 'opened');
+  let sentinel: ReturnType<typeof spawn> | undefined;
+  await race(t, 'file ↔ FIFO', 'app.env', (fx) => {
+    // The FIFO must live on the volume's file system to be hard-linked into it.
+    execFileSync('mkfifo', [path.join(fx.vol, '.fifo')]);
+    fs.renameSync(path.join(fx.vol, '.fifo'), path.join(fx.root, 'fifo'));
+    // A writer blocks in open() until some reader opens the FIFO: if envhook ever opened it,
+    // the writer would go on and create the marker file.
+    sentinel = spawn('sh', ['-c', `exec 3>'${path.join(fx.root, 'fifo')}'; : > '${opened}'`]);
+    return [fx.vol, 'app.env', [{ link: path.join(fx.vol, 'good.env') }, { link: path.join(fx.root, 'fifo') }]];
+  }, 40_000);
+  await new Promise((r) => setTimeout(r, 100));
+  t.notOk(fs.existsSync(opened), 'the FIFO was never opened for reading');
+  sentinel?.kill('SIGKILL');
+});
+
+t.test('race: an intermediate directory swapped for a symlink out', async (t) => {
+  await race(t, 'dir ↔ symlink', 'sub/secret.env', (f) => {
+    const real = path.join(f.vol, 'real');
+    fs.mkdirSync(real);
+    fs.writeFileSync(path.join(real, 'secret.env'), "A='1'\n");
+    return [f.vol, 'sub', [{ dir: real }, { symlink: f.outsideDir }]];
+  });
+});
+
+t.test('the volume directory itself replaced by a symlink is not found', async (t) => {
+  const f = fixture(t);
+  const pod = path.dirname(path.dirname(path.dirname(f.vol)));
+  const evil = path.join(pod, 'volumes/kubernetes.io~empty-dir/evil');
+  fs.symlinkSync(f.outsideDir, evil);
+  const podDir = { dir: pod, uid: undefined, from: 'flag' as const };
+  t.throws(() => findVolume({ pod: podDir, overrides: new Map() }, 'evil', 'emptyDir'), { message: /^volume "evil" (not found|is not an emptyDir)$/ });
+  t.equal(reasonOf(timed(() => readConfined(evil, 'secret.env', LIMIT)).err), 'a path element is a symbolic link', 'the confined reader refuses a symlinked root too');
+});
