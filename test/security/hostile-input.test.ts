@@ -1,0 +1,156 @@
+// Hostile input (SPEC §6, §8): config.json and the hook's state JSON as a broken or hostile
+// runtime, or a pod author through annotations, could hand them over. Each case: one clear
+// line naming the input, never a byte of the input's values, config.json byte-identical.
+import t, { type Test } from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { loadSpec, parseSpec } from '../../src/oci/spec.ts';
+import { parseLossless, MAX_DEPTH } from '../../src/oci/json.ts';
+import { validateState } from '../../src/schema.ts';
+import { EnvhookError, describeError } from '../../src/errors.ts';
+import { RUNC } from '../helpers/bundle.ts';
+import { makeCanary } from './helpers.ts';
+
+const canary = makeCanary('SECRET');
+
+/** A realistic config.json (from `runc spec` when available) carrying the canary in env. */
+function realisticSpec(): Record<string, any> {
+  let spec: Record<string, any> = { ociVersion: '1.0.2', process: { args: ['sh'], env: [] }, root: { path: 'rootfs' }, mounts: [] };
+  if (RUNC) {
+    const dir = fs.mkdtempSync('/tmp/eh-spec-');
+    execFileSync(RUNC, ['spec', '--bundle', dir]);
+    spec = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
+    fs.rmSync(dir, { recursive: true });
+  }
+  spec.process.env.push(`TOKEN=${canary}`, `Q="${canary}'`);
+  spec.annotations = { 'envhook.io/env': JSON.stringify({ app: [{ name: 'A', value: canary }] }), note: canary };
+  return spec;
+}
+
+/** The message an entry point would print, checked to be one line and free of the canary. */
+function checkMessage(t: Test, err: unknown, name: string, want?: RegExp): boolean {
+  const line = describeError(err);
+  return (
+    t.ok(err instanceof EnvhookError, `${name}: an EnvhookError (got ${(err as Error)?.name})`) &&
+    t.notMatch(line, /[\r\n]/, `${name}: one line`) &&
+    t.notMatch(line, canary, `${name}: no canary in the message`) &&
+    t.notMatch(JSON.stringify(serialize(err)), canary, `${name}: no canary in the cause chain`) &&
+    (want ? t.match(line, want, `${name}: ${line}`) : true)
+  );
+}
+
+/** Every message and string field of an error chain (what a careless logger might print). */
+function serialize(err: unknown, depth = 0): unknown {
+  if (!(err instanceof Error) || depth > 8) return undefined;
+  return { name: err.name, message: err.message, stack: err.stack, cause: serialize(err.cause, depth + 1) };
+}
+
+t.test('config.json: every truncation of a realistic spec is refused cleanly', async (t) => {
+  const full = JSON.stringify(realisticSpec(), null, '\t');
+  let tried = 0;
+  let passed = 0;
+  for (let n = 0; n < full.length; n++) {
+    const text = full.slice(0, n);
+    tried++;
+    try {
+      parseSpec(text, 'config.json');
+      t.fail(`prefix ${n} accepted`);
+    } catch (err) {
+      const line = describeError(err);
+      if (err instanceof EnvhookError && !/[\r\n]/.test(line) && !line.includes(canary) && /^config\.json(:| is not valid JSON)/.test(line) && !JSON.stringify(serialize(err)).includes(canary)) passed++;
+      else t.fail(`prefix ${n}: ${line}`);
+    }
+  }
+  t.equal(passed, tried, `truncations: ${passed}/${tried} refused with one clean line`);
+  t.doesNotThrow(() => parseSpec(full, 'config.json'), 'the whole file is accepted');
+});
+
+t.test('config.json: hostile shapes, through loadSpec, file byte-identical', async (t) => {
+  const deep = (n: number) => '{"x":' + '['.repeat(n) + ']'.repeat(n) + '}';
+  const cases: [string, string | Buffer | null, RegExp][] = [
+    ['missing', null, /^cannot read \S+config\.json: ENOENT$/],
+    ['empty', '', /config\.json is not valid JSON \(empty\)$/],
+    ['blank', ' \n\t', /config\.json is not valid JSON \(empty\)$/],
+    ['truncated', '{"process":{"env":["A=' + canary, /config\.json is not valid JSON \((truncated|at offset \d+)\)$/],
+    ['garbage with canary', canary + '}', /config\.json is not valid JSON( \(at offset \d+\))?$/],
+    ['unquoted canary value', `{"process":{"env":[${canary}]}}`, /config\.json is not valid JSON( \(at offset \d+\))?$/],
+    ['trailing garbage', `{"a":1} ${canary}`, /config\.json is not valid JSON \(at offset \d+\)$/],
+    ['an array', '[1,2]', /config\.json: not a JSON object$/],
+    ['a string', JSON.stringify(canary), /config\.json: not a JSON object$/],
+    ['a number', '18446744073709551615', /config\.json: not a JSON object$/],
+    ['null', 'null', /config\.json: not a JSON object$/],
+    ['true', 'true', /config\.json: not a JSON object$/],
+    ['env not an array', `{"process":{"env":"${canary}"}}`, /config\.json: \/process\/env: must be array$/],
+    ['env entry a number', '{"process":{"env":[1]}}', /config\.json: \/process\/env\/0: must be string$/],
+    ['env entry an object', `{"process":{"env":[{"v":"${canary}"}]}}`, /config\.json: \/process\/env\/0: must be string$/],
+    ['process not an object', `{"process":"${canary}"}`, /config\.json: \/process: must be object$/],
+    ['annotations not an object', '{"annotations":[]}', /config\.json: \/annotations: must be object$/],
+    ['annotation value a number', '{"annotations":{"envhook.io/env":1}}', /config\.json: \/annotations\/envhook.io~1env: must be string$/],
+    ['annotation value an object', `{"annotations":{"envhook.io/env":{"a":"${canary}"}}}`, /config\.json: \/annotations\/envhook.io~1env: must be string$/],
+    ['mounts not an array', '{"mounts":{}}', /config\.json: \/mounts: must be array$/],
+    ['mount without destination', '{"mounts":[{"source":"/x"}]}', /config\.json: \/mounts\/0: must have required property 'destination'$/],
+    ['uidMappings negative', '{"linux":{"uidMappings":[{"containerID":0,"hostID":-1,"size":1}]}}', /config\.json: \/linux\/uidMappings\/0\/hostID: must be >= 0$/],
+    ['uidMappings fractional', '{"linux":{"uidMappings":[{"containerID":0.5,"hostID":1,"size":1}]}}', /config\.json: \/linux\/uidMappings\/0\/containerID: must be integer$/],
+    [`nesting ${MAX_DEPTH + 1} levels`, deep(MAX_DEPTH), new RegExp(`config\\.json nests deeper than ${MAX_DEPTH} levels$`)],
+    ['nesting 10,000 levels', deep(10_000), new RegExp(`config\\.json nests deeper than ${MAX_DEPTH} levels$`)],
+    ['nesting 10,000 levels in an annotation value (a string: fine)', JSON.stringify({ annotations: { x: '['.repeat(10_000) } }), /^ok$/],
+    ['1 MiB annotation', JSON.stringify({ annotations: { 'envhook.io/env': 'x'.repeat(1024 * 1024) } }), /^ok$/],
+    ['invalid UTF-8', Buffer.concat([Buffer.from('{"process":{"env":["A='), Buffer.from([0xff, 0xfe]), Buffer.from(canary + '"]}}')]), /^ok$/],
+    ['byte-order mark', '\ufeff{}', /config\.json is not valid JSON( \(at offset 0\))?$/],
+    ['__proto__ key', '{"__proto__":{"polluted":true},"annotations":{"__proto__":"x"}}', /^ok$/],
+  ];
+  let passed = 0;
+  for (const [name, text, want] of cases) {
+    const dir = t.testdir(text === null ? {} : { 'config.json': text });
+    const before = text === null ? null : fs.readFileSync(path.join(dir, 'config.json'));
+    let err: unknown;
+    try {
+      loadSpec(dir);
+    } catch (e) {
+      err = e;
+    }
+    const ok = want.source === '^ok$' ? t.equal(err, undefined, `${name}: accepted`) : checkMessage(t, err, name, want);
+    const same = before === null || t.same(fs.readFileSync(path.join(dir, 'config.json')), before, `${name}: byte-identical`);
+    if (ok && same) passed++;
+  }
+  t.equal(({} as Record<string, unknown>).polluted, undefined, 'no prototype pollution');
+  t.equal(passed, cases.length, `config.json shapes: ${passed}/${cases.length} passed`);
+});
+
+t.test('config.json that is not a regular file is refused without blocking', async (t) => {
+  const dir = t.testdir({ fifo: {}, dev: {}, dir: { 'config.json': {} } });
+  execFileSync('mkfifo', [path.join(dir, 'fifo/config.json')]);
+  fs.symlinkSync('/dev/zero', path.join(dir, 'dev/config.json'));
+  for (const sub of ['fifo', 'dev', 'dir']) {
+    const start = Date.now();
+    t.throws(() => loadSpec(path.join(dir, sub)), { message: /config\.json: not a regular file$/ }, sub);
+    t.ok(Date.now() - start < 1000, `${sub}: quick`);
+  }
+});
+
+t.test('state JSON (hook stdin): malformed, truncated, missing bundle', async (t) => {
+  const state = JSON.stringify({ ociVersion: '1.0.2', id: 'c1', status: 'creating', pid: 42, bundle: '/run/b', annotations: { x: canary } });
+  const cases: [string, string, RegExp][] = [
+    ['empty', '', /^state is not valid JSON \(empty\)$/],
+    ['malformed', `{bundle: ${canary}}`, /^state is not valid JSON/],
+    ['not an object', '[]', /^state: \/: must be object$/],
+    ['missing bundle', JSON.stringify({ id: 'c1', note: canary }), /^state: \/: must have required property 'bundle'$/],
+    ['empty bundle', '{"bundle":""}', /^state: \/bundle: must NOT have fewer than 1 characters$/],
+    ['bundle a number', '{"bundle":1}', /^state: \/bundle: must be string$/],
+    ['annotations with a non-string', `{"bundle":"/b","annotations":{"a":{"v":"${canary}"}}}`, /^state: \/annotations\/a: must be string$/],
+    ['nesting 10,000 levels', '{"bundle":"/b","x":' + '['.repeat(10_000) + ']'.repeat(10_000) + '}', /^state nests deeper than \d+ levels$/],
+  ];
+  for (let n = 0; n < state.length; n++) cases.push([`truncated at ${n}`, state.slice(0, n), /^state (is not valid JSON|: )/]);
+  let passed = 0;
+  for (const [name, text, want] of cases) {
+    let err: unknown;
+    try {
+      validateState(parseLossless(text, 'state'), 'state');
+    } catch (e) {
+      err = e;
+    }
+    if (checkMessage(t, err, name, want)) passed++;
+  }
+  t.equal(passed, cases.length, `state JSON: ${passed}/${cases.length} passed`);
+});
