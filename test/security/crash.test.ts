@@ -1,0 +1,159 @@
+// Crash safety (SPEC §8): config.json is replaced atomically, so a kill -9 at any moment leaves
+// the old or the new file, never a torn one. Two harnesses: SIGKILL at each step of the atomic
+// write (test-only fault switch), and SIGKILL at random moments of a real run.
+import t, { type Test } from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { NODE } from '../helpers/bundle.ts';
+import { tempFiles } from './helpers.ts';
+
+const CHILD = path.join(import.meta.dirname, 'fixtures/flush-child.ts');
+const STEPS = ['opened', 'written', 'synced', 'renamed', 'dir-synced'] as const;
+
+/** A config.json big enough (about 1 MiB) that the write and fsync take a measurable time. */
+function bigSpec(): string {
+  const annotations: Record<string, string> = {};
+  for (let i = 0; i < 64; i++) annotations[`vendor.example/blob-${i}`] = 'x'.repeat(16 * 1024);
+  const spec = { ociVersion: '1.0.2', process: { args: ['sh'], env: ['PATH=/bin'] }, root: { path: 'rootfs' }, 'x-big': 18446744073709551615n.toString(), annotations };
+  return JSON.stringify(spec, null, '\t').replace('"18446744073709551615"', '18446744073709551615');
+}
+
+interface Outcome {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  ms: number;
+}
+
+/**
+ * Runs the child; kills it `killAfterMs` after its start, or, with `afterMark`, that long after
+ * it wrote "flush" on stderr (the moment the atomic write begins). `flushMs`: mark to exit.
+ */
+function run(args: string[], killAfterMs?: number, afterMark = false): Promise<Outcome & { flushMs: number | undefined }> {
+  return new Promise((resolve) => {
+    const start = Date.now();
+    let marked: number | undefined;
+    const child = spawn(NODE, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => {
+      if (killAfterMs !== undefined) timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+    };
+    if (!afterMark) arm();
+    child.stderr!.on('data', (d: Buffer) => {
+      if (marked === undefined && d.toString().includes('flush')) {
+        marked = Date.now();
+        if (afterMark) arm();
+      }
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const end = Date.now();
+      resolve({ code, signal, ms: end - start, flushMs: marked === undefined ? undefined : end - marked });
+    });
+  });
+}
+
+/** Runs `jobs` with at most `parallel` at once. */
+async function pool<T>(jobs: (() => Promise<T>)[], parallel = 2): Promise<T[]> {
+  const out: T[] = new Array(jobs.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < jobs.length) {
+        const i = next++;
+        out[i] = await jobs[i]!();
+      }
+    }),
+  );
+  return out;
+}
+
+/** The content a normal run writes, and that a normal run leaves no temporary file. */
+async function expectedNew(t: Test, root: string, original: string, args: (bundle: string) => string[]): Promise<string> {
+  const bundle = path.join(root, 'reference');
+  fs.mkdirSync(bundle);
+  fs.writeFileSync(path.join(bundle, 'config.json'), original);
+  const r = await run(args(bundle));
+  t.equal(r.code, 0, 'a normal run succeeds');
+  t.same(tempFiles(bundle), [], 'no temporary file after a normal run');
+  const text = fs.readFileSync(path.join(bundle, 'config.json'), 'utf8');
+  t.not(text, original, 'a normal run changes config.json');
+  return text;
+}
+
+type State = 'old' | 'new' | 'torn';
+function stateOf(bundle: string, original: string, updated: string): State {
+  const text = fs.readFileSync(path.join(bundle, 'config.json'), 'utf8');
+  if (text === original) return 'old';
+  if (text === updated) return 'new';
+  return 'torn';
+}
+
+t.test('SIGKILL at each step of the atomic write', async (t) => {
+  const root = t.testdir({});
+  const original = bigSpec();
+  const updated = await expectedNew(t, root, original, (b) => [CHILD, b]);
+  const trials = STEPS.flatMap((step) => Array.from({ length: 6 }, (_, i) => ({ step, i })));
+  const results = await pool(
+    trials.map(({ step, i }) => async () => {
+      const bundle = path.join(root, `${step}-${i}`);
+      fs.mkdirSync(bundle);
+      fs.writeFileSync(path.join(bundle, 'config.json'), original);
+      const r = await run([CHILD, bundle, step]);
+      return { step, killed: r.signal === 'SIGKILL', state: stateOf(bundle, original, updated), temps: tempFiles(bundle).length };
+    }),
+  );
+  for (const step of STEPS) {
+    const mine = results.filter((r) => r.step === step);
+    const want: State = step === 'renamed' || step === 'dir-synced' ? 'new' : 'old';
+    t.ok(mine.every((r) => r.killed), `${step}: killed at the step`);
+    t.ok(mine.every((r) => r.state === want), `${step}: config.json is the ${want} file (${mine.map((r) => r.state).join(',')})`);
+    t.ok(mine.every((r) => r.temps <= 1), `${step}: at most the one temporary file of the killed write remains`);
+  }
+  t.comment(`step trials: ${results.length}, torn: ${results.filter((r) => r.state === 'torn').length}`);
+});
+
+t.test('SIGKILL at random moments of a real run (200 trials)', async (t) => {
+  const root = t.testdir({});
+  const original = bigSpec();
+  const args = (b: string) => [CHILD, b];
+  const updated = await expectedNew(t, root, original, args);
+  // How long a run lives: kills are spread over [0, 1.2 × that].
+  const lifetimes: number[] = [];
+  const flushTimes: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const b = path.join(root, `time-${i}`);
+    fs.mkdirSync(b);
+    fs.writeFileSync(path.join(b, 'config.json'), original);
+    const r = await run(args(b));
+    lifetimes.push(r.ms);
+    flushTimes.push(r.flushMs ?? 0);
+  }
+  const life = Math.max(...lifetimes);
+  const flush = Math.max(...flushTimes, 1);
+  const TRIALS = 200;
+  const results = await pool(
+    Array.from({ length: TRIALS }, (_, i) => async () => {
+      const bundle = path.join(root, `trial-${i}`);
+      fs.mkdirSync(bundle);
+      fs.writeFileSync(path.join(bundle, 'config.json'), original);
+      // Half the kills anywhere in the run, half within the atomic write (after the mark).
+      const inWrite = i % 2 === 1;
+      const r = await run(args(bundle), Math.random() * (inWrite ? flush : life) * 1.1, inWrite);
+      return { killed: r.signal === 'SIGKILL', ok: r.code === 0, state: stateOf(bundle, original, updated), temps: tempFiles(bundle).length };
+    }),
+  );
+  const torn = results.filter((r) => r.state === 'torn').length;
+  const counts = {
+    killed: results.filter((r) => r.killed).length,
+    killedMidWrite: results.filter((r) => r.killed && r.temps > 0).length,
+    old: results.filter((r) => r.state === 'old').length,
+    new: results.filter((r) => r.state === 'new').length,
+    torn,
+  };
+  t.equal(torn, 0, `never torn: ${JSON.stringify(counts)} (run ${life} ms, write ${flush} ms)`);
+  t.ok(results.every((r) => r.killed || r.ok), 'every run was killed or succeeded');
+  t.ok(results.filter((r) => r.ok).every((r) => r.temps === 0), 'no temporary file after any completed run');
+  t.ok(results.filter((r) => r.killed && r.state === 'new').every((r) => r.temps === 0), 'a run killed after its rename leaves no temporary file');
+  t.ok(counts.killed >= TRIALS / 2, 'most trials were really killed');
+});
