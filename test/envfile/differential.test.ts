@@ -17,8 +17,9 @@ const REJECTED_FILES = 400;
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
 const entries = (m: Map<string, Uint8Array>) => [...m].map(([k, v]) => [k, Buffer.from(v).toString('hex')]).sort();
 const agrees = (r: Sourced, expected: Map<string, Uint8Array>) => r.status === 0 && r.stderr === '' && JSON.stringify(entries(r.vars)) === JSON.stringify(entries(expected));
-/** A test label for a file: its text (invalid UTF-8 shown as U+FFFD), cut short. */
-const label = (bytes: Uint8Array) => JSON.stringify(Buffer.from(bytes).toString('utf8').slice(0, 200));
+/** A test label for a file: its text cut short, ASCII only (a raw U+2028 or NEL would break TAP). */
+const label = (bytes: Uint8Array) =>
+  JSON.stringify(Buffer.from(bytes).toString('utf8').slice(0, 200)).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 const asBytes = (m: Map<string, string>) => new Map([...m].map(([k, v]) => [k, utf8(v)] as [string, Uint8Array]));
 
 t.test('the model: generated valid files parse to exactly what they define', async (t) => {

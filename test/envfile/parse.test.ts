@@ -12,7 +12,9 @@ const toBytes = (input: Input): Uint8Array => (typeof input === 'string' ? enc.e
 const parse = (input: Input): Map<string, string> => parseEnvFile(toBytes(input));
 /** Bytes from strings (UTF-8) and byte lists, for files that are not valid UTF-8. */
 const raw = (...parts: (string | number[])[]): Uint8Array => Buffer.concat(parts.map((p) => (typeof p === 'string' ? enc.encode(p) : Uint8Array.from(p))));
-const show = (input: Input): string => JSON.stringify(typeof input === 'string' ? input : Buffer.from(input).toString('latin1'));
+/** A test label, ASCII only: a raw NEL or U+2028 in a TAP line would break the TAP stream. */
+const show = (input: Input): string =>
+  JSON.stringify(typeof input === 'string' ? input : Buffer.from(input).toString('latin1')).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 function rejection(input: Input): EnvFileError {
   try {
