@@ -1,2 +1,3 @@
 // The public library API.
 export { EnvhookError, EnvFileError } from './errors.ts';
+export { parseEnvFile } from './envfile/index.ts';
