@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { NODE } from '../helpers/bundle.ts';
-import { tempFiles } from './helpers.ts';
+import { pool, tempFiles } from './helpers.ts';
 
 const CHILD = path.join(import.meta.dirname, 'fixtures/flush-child.ts');
 const STEPS = ['opened', 'written', 'synced', 'renamed', 'dir-synced'] as const;
@@ -51,21 +51,6 @@ function run(args: string[], killAfterMs?: number, afterMark = false): Promise<O
       resolve({ code, signal, ms: end - start, flushMs: marked === undefined ? undefined : end - marked });
     });
   });
-}
-
-/** Runs `jobs` with at most `parallel` at once. */
-async function pool<T>(jobs: (() => Promise<T>)[], parallel = 2): Promise<T[]> {
-  const out: T[] = new Array(jobs.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: parallel }, async () => {
-      while (next < jobs.length) {
-        const i = next++;
-        out[i] = await jobs[i]!();
-      }
-    }),
-  );
-  return out;
 }
 
 /** The content a normal run writes, and that a normal run leaves no temporary file. */

@@ -91,3 +91,88 @@ export function hostileEnvFile(canary: string): fc.Arbitrary<Buffer> {
       return at > 0 ? Buffer.concat([buf.subarray(0, at - 1), Buffer.from([0x80]), buf.subarray(at)]) : buf;
     });
 }
+
+const PREFIXES = ['P_', 'CFG_'];
+const KEYS = NAMES;
+
+/** One EnvVar-like entry: valid with the canary in `value`, or hostile with it anywhere. */
+export function hostileEnvVar(canary: string): fc.Arbitrary<unknown> {
+  const c = withCanary(canary);
+  const ref = fc.record({ volumeName: fc.constantFrom('cfg', 'cfg', 'cfg', 'nope', 'Bad/Name', '../x'), path: fc.constantFrom('app.env', 'app.env', 'missing.env', '/etc/shadow', '../app.env', 'a/../../x', 'link.env', 'fifo'), key: fc.constantFrom(...KEYS), optional: fc.boolean() });
+  return fc.oneof(
+    { arbitrary: fc.record({ name: name, value: c }), weight: 4 },
+    { arbitrary: fc.record({ name: name, valueFrom: fc.record({ fileKeyRef: ref }) }), weight: 4 },
+    fc.record({ name: name, value: c.map((v) => `$(${v})$$(${canary})`) }),
+    fc.record({ name: name, value: c.map((v) => `$(A)${v}$(PATH)`) }),
+    fc.record({ name: name, value: c, valueFrom: fc.record({ fileKeyRef: ref }) }),
+    fc.record({ name: name, value: c.map((v) => ({ nested: v })) }),
+    fc.record({ name: name, value: c.map((v) => [v]) }),
+    fc.record({ name: name, value: c.map((v) => `${v}\u0000`) }),
+    fc.record({ name: name, value: c.map((v) => v + 'x'.repeat(32768)) }),
+    fc.record({ name: c.map((v) => `${v}=`), value: c }),
+    fc.record({ name: c.map((v) => `${v}\n`), value: c }),
+    fc.record({ name: fc.constant(''), value: c }),
+    fc.record({ name: name, value: c, extra: c }),
+    fc.record({ name: name, valueFrom: fc.record({ fileKeyRef: fc.record({ volumeName: fc.constant('cfg'), path: fc.constant('app.env'), key: c }) }) }),
+    fc.record({ name: name, valueFrom: fc.record({ fileKeyRef: fc.record({ volumeName: fc.constant('cfg'), path: fc.constant('app.env'), key: fc.constant('A'), optional: c }) }) }),
+    c,
+    fc.constant(null),
+  );
+}
+
+/** envFrom entries with prefixes from a fixed pool (prefixed names are printed by plans). */
+export function hostileEnvFrom(canary: string): fc.Arbitrary<unknown> {
+  return fc.oneof(
+    { arbitrary: fc.record({ prefix: fc.constantFrom(...PREFIXES), fileRef: fc.record({ volumeName: fc.constant('cfg'), path: fc.constantFrom('app.env', 'missing.env'), optional: fc.boolean() }) }), weight: 4 },
+    fc.record({ prefix: withCanary(canary).map((v) => `${v}=`), fileRef: fc.record({ volumeName: fc.constant('cfg'), path: fc.constant('app.env') }) }),
+    fc.record({ fileRef: fc.record({ volumeName: fc.constant('cfg'), path: withCanary(canary) }) }).map((x) => ({ ...x, secret: canary })),
+  );
+}
+
+/** The raw text of an annotation: usually valid JSON, sometimes truncated or garbage. */
+function annotationText(value: fc.Arbitrary<unknown>, canary: string): fc.Arbitrary<string> {
+  return fc.oneof(
+    { arbitrary: value.map((v) => JSON.stringify(v)), weight: 6 },
+    fc.tuple(value, fc.nat()).map(([v, n]) => {
+      const s = JSON.stringify(v);
+      return s.slice(0, n % Math.max(s.length, 1));
+    }),
+    withCanary(canary).map((v) => `{"app": [{"name": "A", "value": ${v}}]}`),
+    withCanary(canary),
+    fc.constant(`${'['.repeat(10_000)}"${canary}"${']'.repeat(10_000)}`),
+  );
+}
+
+/** The three env annotations for container `app` (sometimes keyed otherwise), hostile. */
+export function hostileAnnotations(canary: string): fc.Arbitrary<Record<string, string>> {
+  const container = fc.constantFrom('app', 'app', 'app', 'app', 'other', 'constructor', '__proto__', 'App', '*');
+  const env = fc.tuple(container, fc.array(hostileEnvVar(canary), { maxLength: 5 })).map(([c, list]) => ({ [c]: list }));
+  const envFrom = fc.tuple(container, fc.array(hostileEnvFrom(canary), { maxLength: 3 })).map(([c, list]) => ({ [c]: list }));
+  const links = fc.tuple(container, fc.oneof(fc.boolean(), withCanary(canary))).map(([c, v]) => ({ [c]: v }));
+  return fc
+    .record({ env: fc.option(annotationText(env, canary)), envFrom: fc.option(annotationText(envFrom, canary), { freq: 2 }), links: fc.option(annotationText(links, canary), { freq: 2 }) })
+    .map(({ env, envFrom, links }) => {
+      const out: Record<string, string> = {};
+      if (env !== null) out['envhook.io/env'] = env;
+      if (envFrom !== null) out['envhook.io/envFrom'] = envFrom;
+      if (links !== null) out['envhook.io/serviceLinks'] = links;
+      return out;
+    });
+}
+
+/** Annotations that pass the schemas: the canary only in `value`s, files read from `cfg`. */
+export function wellFormedAnnotations(canary: string): fc.Arbitrary<Record<string, string>> {
+  const c = withCanary(canary).map((v) => v.replace(/\u0000/g, ''));
+  const ref = fc.record({ volumeName: fc.constant('cfg'), path: fc.constantFrom('app.env', 'app.env', 'app.env', 'missing.env', 'link.env', 'fifo'), key: fc.constantFrom(...KEYS), optional: fc.constantFrom(true, true, false) });
+  const envVar = fc.oneof(fc.record({ name: name, value: c }), fc.record({ name: name, value: c.map((v) => `$(A)$(TOKEN)${v}$(IMAGE_SECRET)`) }), fc.record({ name: name, valueFrom: fc.record({ fileKeyRef: ref }) }));
+  const fromEntry = fc.record({ prefix: fc.constantFrom(...PREFIXES), fileRef: fc.record({ volumeName: fc.constant('cfg'), path: fc.constantFrom('app.env', 'missing.env'), optional: fc.constantFrom(true, true, false) }) });
+  return fc
+    .record({ env: fc.array(envVar, { maxLength: 6 }), envFrom: fc.array(fromEntry, { maxLength: 2 }), links: fc.option(fc.boolean()) })
+    .map(({ env, envFrom, links }) => {
+      const out: Record<string, string> = { 'envhook.io/env': JSON.stringify({ app: env }) };
+      // Every other entry without a prefix.
+      if (envFrom.length) out['envhook.io/envFrom'] = JSON.stringify({ app: envFrom.map((e, i) => (i % 2 ? { fileRef: e.fileRef } : e)) });
+      if (links !== null) out['envhook.io/serviceLinks'] = JSON.stringify({ '*': links });
+      return out;
+    });
+}

@@ -3,6 +3,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
+import os from 'node:os';
+import { spawn } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 
 /** A recognizable random string that must never show up in any output. */
@@ -91,3 +93,58 @@ export function tempFiles(bundle: string): string[] {
 }
 
 export const REPO = path.resolve(import.meta.dirname, '../..');
+
+/** Runs `jobs` with at most `parallel` at once (the suite targets 2 cores). */
+export async function pool<T>(jobs: (() => Promise<T>)[], parallel = 2): Promise<T[]> {
+  const out: T[] = new Array(jobs.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < jobs.length) {
+        const i = next++;
+        out[i] = await jobs[i]!();
+      }
+    }),
+  );
+  return out;
+}
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  out: string;
+  err: string;
+  ms: number;
+}
+
+export const CLI = path.join(REPO, 'dist/envhook.cjs');
+export const NODE24 = path.join(REPO, 'node_modules/.bin/node');
+
+/** Runs a command with `input` on stdin; SIGKILL after `timeoutMs`. */
+export function runAsync(cmd: string, args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const start = Date.now();
+    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env });
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (err += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, out, err, ms: Date.now() - start });
+    });
+    child.stdin!.on('error', () => undefined);
+    child.stdin!.end(opts.input ?? '');
+  });
+}
+
+/** The bundled CLI on Node 24: `node dist/envhook.cjs ARGS`. */
+export function envhookCli(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliResult> {
+  return runAsync(NODE24, [CLI, ...args], opts);
+}
+
+/** A fresh directory on tmpfs when there is one (fast for thousands of small files). */
+export function fastTempDir(prefix: string): string {
+  return fs.mkdtempSync(fs.existsSync('/dev/shm') ? `/dev/shm/${prefix}` : path.join(os.tmpdir(), prefix));
+}

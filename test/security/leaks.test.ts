@@ -2,7 +2,7 @@
 // canary, the canary never appears in a message, in the pino log at debug level, on stdout or
 // stderr of a CLI entry point, or in the runtime --log file. The bulk runs in-process; a few
 // hundred sampled inputs go through the real bundled CLI.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
@@ -11,8 +11,13 @@ import { checkEnvFile } from '../../src/cli/check.ts';
 import { describeError, serializeCause } from '../../src/errors.ts';
 import { createLogger } from '../../src/log.ts';
 import { NODE, REPO } from '../helpers/bundle.ts';
-import { hostileEnvFile, TAG } from './gen.ts';
-import { makeCanary } from './helpers.ts';
+import { hostileAnnotations, hostileEnvFile, wellFormedAnnotations, TAG } from './gen.ts';
+import { runPipeline } from '../../src/pipeline.ts';
+import { formatPlan } from '../../src/cli/plan.ts';
+import type { Settings } from '../../src/settings.ts';
+import type { Spec } from '../../src/oci/spec.ts';
+import { execFileSync } from 'node:child_process';
+import { envhookCli, fastTempDir, makeCanary, pool, tempFiles } from './helpers.ts';
 
 const canary = makeCanary(TAG);
 const CLI = path.join(REPO, 'dist/envhook.cjs');
@@ -88,4 +93,89 @@ t.test('env files: sampled through the real CLI (envhook check, --names)', async
   t.equal(leaks.length, 0, `no canary on stdout or stderr of ${results.length} runs`);
   t.ok(results.every((r) => (r.code === 0 && r.err === '') || (r.code === 1 && /^envhook: [^\n]+\n$/.test(r.err) && r.out === '')), 'each run: success, or one line on stderr and status 1');
   t.comment(`check CLI: ${results.filter((r) => r.code === 0).length} accepted, ${results.filter((r) => r.code === 1).length} rejected`);
+});
+
+/** A volume directory on tmpfs with the generated env file, a symlink out and a FIFO. */
+function volumeDir(t: Test): string {
+  const dir = fs.mkdtempSync(fs.existsSync('/dev/shm') ? '/dev/shm/envhook-vol-' : path.join(t.testdirName, 'vol-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  fs.writeFileSync(path.join(dir, 'outside.env'), `A='${canary}'\n`);
+  fs.mkdirSync(path.join(dir, 'cfg'));
+  fs.symlinkSync('../outside.env', path.join(dir, 'cfg/link.env'));
+  execFileSync('mkfifo', [path.join(dir, 'cfg/fifo')]);
+  return path.join(dir, 'cfg');
+}
+
+function specFor(annotations: Record<string, string>): Spec {
+  return {
+    ociVersion: '1.0.2',
+    process: { args: ['sh'], env: ['PATH=/bin', `IMAGE_SECRET=${canary}`, 'KUBERNETES_SERVICE_HOST=10.0.0.1', 'DB_SERVICE_HOST=10.0.0.2', `DB_PORT=tcp://${canary}`] },
+    annotations: { 'io.kubernetes.cri.container-name': 'app', ...annotations },
+  };
+}
+
+t.test(`annotations and env files: ${FUZZ_RUNS} generated starts through the pipeline in-process, log at debug`, async (t) => {
+  const vol = volumeDir(t);
+  const logFile = path.join(t.testdir({}), 'log.jsonl');
+  const log = createLogger(logFile, 'debug');
+  const settings: Settings = { kubeletRoot: '/nonexistent-kubelet', runtime: 'runc', logFile, logLevel: 'debug' };
+  const outcomes = { applied: 0, untouched: 0, rejected: 0 };
+  const reasons = new Map<string, number>();
+  fc.assert(
+    fc.property(hostileEnvFile(canary), fc.oneof(hostileAnnotations(canary), { arbitrary: wellFormedAnnotations(canary), weight: 2 }), fc.constantFrom('inject', 'inject', 'create', 'precreate', 'hook'), (file, annotations, stage) => {
+      fs.writeFileSync(path.join(vol, 'app.env'), file);
+      const spec = specFor(annotations);
+      const before = JSON.stringify(spec);
+      try {
+        const { spec: out, plan } = runPipeline(spec, { settings, stage: stage as 'inject', log, volumes: new Map([['cfg', vol]]), dryRun: stage === 'inject' });
+        log.debug({ plan }, 'plan');
+        if (out === spec) outcomes.untouched++;
+        else outcomes.applied++;
+        return !formatPlan(plan).includes(TAG) && JSON.stringify(spec) === before;
+      } catch (err) {
+        outcomes.rejected++;
+        log.error({ err }, describeError(err));
+        const r = describeError(err).replace(/"[^"]*"/g, '"…"').replace(/\d+/g, 'N');
+        reasons.set(r, (reasons.get(r) ?? 0) + 1);
+        return !errorTexts(err).includes(TAG) && JSON.stringify(spec) === before;
+      }
+    }),
+    { numRuns: FUZZ_RUNS },
+  );
+  log.flush();
+  const logged = fs.readFileSync(logFile, 'utf8');
+  t.notMatch(logged, TAG, `no canary in ${logged.split('\n').length - 1} debug log lines`);
+  t.ok(outcomes.applied > FUZZ_RUNS / 20 && outcomes.rejected > FUZZ_RUNS / 5, `outcomes ${JSON.stringify(outcomes)}`);
+  t.comment(`distinct rejection reasons: ${reasons.size}`);
+  for (const [r, n] of [...reasons].sort((a, b) => b[1] - a[1]).slice(0, 40)) t.comment(`${n} × ${r}`);
+});
+
+t.test('annotations and env files: sampled through the real CLI (envhook inject, --dry-run), log at debug', async (t) => {
+  const root = fastTempDir('envhook-leak-cli-');
+  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
+  const SAMPLES = 160;
+  const samples = fc.sample(fc.tuple(hostileEnvFile(canary), fc.oneof(hostileAnnotations(canary), { arbitrary: wellFormedAnnotations(canary), weight: 3 })), SAMPLES);
+  const results = await pool(
+    samples.map(([file, annotations], i) => async () => {
+      const dir = path.join(root, `s${i}`);
+      const vol = path.join(dir, 'cfg');
+      fs.mkdirSync(vol, { recursive: true });
+      fs.writeFileSync(path.join(vol, 'app.env'), file);
+      fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(specFor(annotations), null, '\t'));
+      const before = fs.readFileSync(path.join(dir, 'config.json'));
+      const log = path.join(dir, 'envhook.log');
+      const dryRun = i % 3 === 0;
+      const r = await envhookCli(['inject', '--bundle', dir, '--volume', `cfg=${vol}`, '--log-file', log, '--log-level', 'debug', ...(dryRun ? ['--dry-run'] : [])]);
+      const logged = fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '';
+      const after = fs.readFileSync(path.join(dir, 'config.json'));
+      return { r, dryRun, logged, unchanged: before.equals(after), temps: tempFiles(dir).length };
+    }),
+  );
+  t.equal(results.filter((x) => (x.r.out + x.r.err + x.logged).includes(TAG)).length, 0, `no canary on stdout, stderr or the debug log of ${results.length} runs`);
+  t.ok(results.every((x) => x.logged.length > 0), 'every run logged');
+  const failed = results.filter((x) => x.r.code !== 0);
+  t.ok(failed.every((x) => x.r.code === 1 && /^envhook: [^\n]+\n$/.test(x.r.err) && x.r.out === '' && x.unchanged), 'each failure: one line, status 1, config.json byte-identical');
+  t.ok(results.filter((x) => x.dryRun).every((x) => x.unchanged), 'a dry run changes nothing');
+  t.ok(results.every((x) => x.temps === 0), 'no temporary file left');
+  t.comment(`inject CLI: ${results.length - failed.length} succeeded (${results.filter((x) => x.r.code === 0 && !x.unchanged).length} rewrote config.json), ${failed.length} failed`);
 });
