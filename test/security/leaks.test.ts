@@ -5,22 +5,19 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import fc from 'fast-check';
 import { checkEnvFile } from '../../src/cli/check.ts';
 import { describeError, serializeCause } from '../../src/errors.ts';
 import { createLogger } from '../../src/log.ts';
-import { NODE, REPO } from '../helpers/bundle.ts';
 import { hostileAnnotations, hostileEnvFile, wellFormedAnnotations, TAG } from './gen.ts';
 import { runPipeline } from '../../src/pipeline.ts';
 import { formatPlan } from '../../src/cli/plan.ts';
 import type { Settings } from '../../src/settings.ts';
 import type { Spec } from '../../src/oci/spec.ts';
 import { execFileSync } from 'node:child_process';
-import { envhookCli, fastTempDir, makeCanary, pool, tempFiles } from './helpers.ts';
+import { envhookCli, fastTempDir, type CliResult, makeCanary, pool, tempFiles } from './helpers.ts';
 
 const canary = makeCanary(TAG);
-const CLI = path.join(REPO, 'dist/envhook.cjs');
 export const FUZZ_RUNS = 10_000;
 
 /** Every string an error could reach an output through. */
@@ -63,29 +60,17 @@ t.test(`env files: ${FUZZ_RUNS} generated files through envhook check in-process
   t.ok(rejected > FUZZ_RUNS / 2 && accepted > FUZZ_RUNS / 5, `both outcomes exercised: ${accepted} accepted, ${rejected} rejected`);
 });
 
-function runCli(args: string[], input = ''): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(NODE, [CLI, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('close', (code) => resolve({ code, out, err }));
-    child.stdin.end(input);
-  });
-}
-
 t.test('env files: sampled through the real CLI (envhook check, --names)', async (t) => {
   const dir = t.testdir({});
   const samples = fc.sample(hostileEnvFile(canary), 120);
   let i = 0;
-  const results: { code: number | null; out: string; err: string }[] = [];
+  const results: CliResult[] = [];
   const next = async (): Promise<void> => {
     while (i < samples.length) {
       const n = i++;
       const file = path.join(dir, `s${n}.env`);
       fs.writeFileSync(file, samples[n]!);
-      results.push(await runCli(['check', ...(n % 2 ? ['--names'] : []), file]));
+      results.push(await envhookCli(['check', ...(n % 2 ? ['--names'] : []), file]));
     }
   };
   await Promise.all([next(), next()]);
