@@ -16,6 +16,8 @@ export interface LoadedSpec {
   original: string;
   spec: Spec;
   indent: string | undefined;
+  /** Whether the original ended with a newline; absent: as the indent suggests. */
+  finalNewline?: boolean;
 }
 
 export const SPEC_LIMIT = 64 * 1024 * 1024;
@@ -41,17 +43,22 @@ export function loadSpec(bundle: string): LoadedSpec {
     if (cause instanceof EnvhookError) throw cause;
     throw new EnvhookError(`cannot read ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
   }
-  return { path: file, original, spec: parseSpec(original, file), indent: detectIndent(original) };
+  return { path: file, original, spec: parseSpec(original, file), indent: detectIndent(original), finalNewline: original.endsWith('\n') };
 }
 
-/** Serialise as the original was laid out (compact, or indented like it). */
-export function serializeSpec(loaded: Pick<LoadedSpec, 'indent'>, spec: JsonValue): string {
-  return stringifyLossless(spec, loaded.indent) + (loaded.indent ? '\n' : '');
+/**
+ * Serialise as the original was laid out (compact, or indented like it; final newline or not),
+ * so that an unchanged spec serialises to the original bytes and is not rewritten.
+ */
+export function serializeSpec(loaded: Pick<LoadedSpec, 'indent' | 'finalNewline'>, spec: JsonValue): string {
+  return stringifyLossless(spec, loaded.indent) + ((loaded.finalNewline ?? Boolean(loaded.indent)) ? '\n' : '');
 }
 
 export function flushSpec(loaded: LoadedSpec, spec: Spec): void {
   const text = serializeSpec(loaded, spec);
   if (text === loaded.original) return;
+  // Same content in another layout (spaces after colons, CRLF): a no-op must not write either.
+  if (stringifyLossless(spec) === stringifyLossless(parseLossless(loaded.original, loaded.path))) return;
   atomicWrite(loaded.path, text);
 }
 

@@ -10,7 +10,7 @@ import { parseLossless, MAX_DEPTH } from '../../src/oci/json.ts';
 import { validateState } from '../../src/schema.ts';
 import { EnvhookError, describeError } from '../../src/errors.ts';
 import { RUNC } from '../helpers/bundle.ts';
-import { makeCanary } from './helpers.ts';
+import { envhookCli, fastTempDir, makeCanary, pool } from './helpers.ts';
 
 const canary = makeCanary('SECRET');
 
@@ -153,4 +153,117 @@ t.test('state JSON (hook stdin): malformed, truncated, missing bundle', async (t
     if (checkMessage(t, err, name, want)) passed++;
   }
   t.equal(passed, cases.length, `state JSON: ${passed}/${cases.length} passed`);
+});
+
+/** A bundle for `envhook inject`: config.json with container `app`, emptyDir `cfg` via --volume. */
+function injectBundle(root: string, name: string, annotations: Record<string, string> | null, raw?: string): { dir: string; vol: string } {
+  const dir = path.join(root, name);
+  const vol = path.join(dir, 'cfg');
+  fs.mkdirSync(vol, { recursive: true });
+  fs.writeFileSync(path.join(vol, 'app.env'), `A='${canary}'\n`);
+  if (raw !== undefined) fs.writeFileSync(path.join(dir, 'config.json'), raw);
+  else if (annotations) {
+    const spec = { ociVersion: '1.0.2', process: { args: ['sh'], env: ['PATH=/bin', `IMG=${canary}`] }, annotations: { 'io.kubernetes.cri.container-name': 'app', ...annotations } };
+    fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(spec, null, '\t'));
+  }
+  return { dir, vol };
+}
+
+const ENV = 'envhook.io/env';
+const env = (list: unknown, container = 'app') => ({ [ENV]: JSON.stringify({ [container]: list }) });
+const fileRef = (over: Record<string, unknown>) => env([{ name: 'X', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: 'app.env', key: 'A', ...over } } }]);
+const owners = (entries: unknown) => ({ 'envhook.io/volumeOwners': JSON.stringify(entries) });
+
+t.test('envhook inject on hostile input: one clear line, status 1, config.json byte-identical', async (t) => {
+  const root = fastTempDir('envhook-hostile-');
+  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
+  const deepArray = '['.repeat(10_000) + ']'.repeat(10_000);
+  // [name, annotations (or null: no config.json), raw config.json text, expected stderr]
+  const cases: [string, Record<string, string> | null, string | undefined, RegExp][] = [
+    ['config.json missing', null, undefined, /^envhook: cannot read \S+\/config\.json: ENOENT$/],
+    ['config.json truncated', null, `{"process":{"env":["A=${canary}`, /^envhook: \S+\/config\.json is not valid JSON \((truncated|at offset \d+)\)$/],
+    ['config.json not an object', null, JSON.stringify([canary]), /^envhook: \S+\/config\.json: not a JSON object$/],
+    ['config.json nests 10,000 levels', null, `{"x":${deepArray}}`, /^envhook: \S+\/config\.json nests deeper than \d+ levels$/],
+    ['annotation not JSON', { [ENV]: `{app: ${canary}}` }, undefined, /^envhook: annotation "envhook\.io\/env": not valid JSON( \(at offset \d+\))?$/],
+    ['annotation truncated', { [ENV]: `{"app":[{"name":"A","value":"${canary}` }, undefined, /^envhook: annotation "envhook\.io\/env": not valid JSON \(at offset \d+\)$/],
+    ['annotation empty', { [ENV]: '' }, undefined, /^envhook: annotation "envhook\.io\/env": not valid JSON \(empty\)$/],
+    ['annotation a string', { [ENV]: JSON.stringify(canary) }, undefined, /^envhook: annotation "envhook\.io\/env": \/: must be object$/],
+    ['annotation an array', { [ENV]: JSON.stringify([{ name: 'A', value: canary }]) }, undefined, /^envhook: annotation "envhook\.io\/env": \/: must be object$/],
+    ['entry list an object', env({ name: 'A', value: canary }), undefined, /^envhook: annotation "envhook\.io\/env": \/app: must be array$/],
+    ['value a number', env([{ name: 'A', value: 1 }]), undefined, /^envhook: annotation "envhook\.io\/env": \/app\/0\/value: must be string$/],
+    ['value an object', env([{ name: 'A', value: { v: canary } }]), undefined, /^envhook: annotation "envhook\.io\/env": \/app\/0\/value: must be string$/],
+    ['name a number', env([{ name: 7, value: canary }]), undefined, /^envhook: annotation "envhook\.io\/env": \/app\/0\/name: must be string$/],
+    ['optional a string', fileRef({ optional: 'yes' }), undefined, /^envhook: annotation "envhook\.io\/env": \/app\/0\/valueFrom\/fileKeyRef\/optional: must be boolean$/],
+    ['annotation 1 MiB', { [ENV]: JSON.stringify({ app: [{ name: 'A', value: canary + 'x'.repeat(1024 * 1024) }] }) }, undefined, /^envhook: annotation "envhook\.io\/env": larger than \d+ bytes$/],
+    ['annotation nests 10,000 levels', { [ENV]: deepArray }, undefined, /^envhook: annotation "envhook\.io\/env": \/: must be object$/],
+    ['annotation value nests 10,000 levels', { [ENV]: `{"app":[{"name":"A","value":${deepArray}}]}` }, undefined, /^envhook: annotation "envhook\.io\/env": \/app\/0\/value: must be string$/],
+    ['annotation object nests 10,000 levels', { [ENV]: '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000) }, undefined, /^envhook: annotation "envhook\.io\/env": \/a: must be array$/],
+    ['volumeName with /', fileRef({ volumeName: 'cfg/../../etc' }), undefined, /^envhook: annotation "envhook\.io\/env": \/app\/0\/valueFrom\/fileKeyRef\/volumeName: must be a DNS label/],
+    ['volumeName ..', fileRef({ volumeName: '..' }), undefined, /^envhook: annotation "envhook\.io\/env": \/app\/0\/valueFrom\/fileKeyRef\/volumeName: must be a DNS label/],
+    ['path absolute', fileRef({ path: '/etc/shadow' }), undefined, /^envhook: annotation "envhook\.io\/env": \/app\/0\/valueFrom\/fileKeyRef\/path: must be a relative path/],
+    ['path with ..', fileRef({ path: 'a/../../../etc/shadow' }), undefined, /^envhook: annotation "envhook\.io\/env": \/app\/0\/valueFrom\/fileKeyRef\/path: must be a relative path/],
+    ['path is ..', fileRef({ path: '..' }), undefined, /^envhook: annotation "envhook\.io\/env": \/app\/0\/valueFrom\/fileKeyRef\/path: must be a relative path/],
+    ['path with NUL', fileRef({ path: 'app.env\u0000x' }), undefined, /^envhook: annotation "envhook\.io\/env": \/app\/0\/valueFrom\/fileKeyRef\/path: must be a relative path/],
+    ['container key invalid', env([{ name: 'A', value: canary }], '../App'), undefined, /^envhook: annotation "envhook\.io\/env": \/\.\.~1App: container name must be a DNS label/],
+    ['UID negative', owners([{ volume: 'keys', defaultUser: -1 }]), undefined, /^envhook: annotation "envhook\.io\/volumeOwners"/],
+    ['UID fractional', owners([{ volume: 'keys', defaultUser: 1.5 }]), undefined, /^envhook: annotation "envhook\.io\/volumeOwners"/],
+    ['UID above 2147483647', owners([{ volume: 'keys', defaultUser: 2147483648 }]), undefined, /^envhook: annotation "envhook\.io\/volumeOwners"/],
+    ['item UID huge', owners([{ volume: 'keys', items: [{ path: 'k', user: 1e300 }] }]), undefined, /^envhook: annotation "envhook\.io\/volumeOwners"/],
+    ['owners not JSON', { 'envhook.io/volumeOwners': `[${canary}` }, undefined, /^envhook: annotation "envhook\.io\/volumeOwners"/],
+  ];
+  const results = await pool(
+    cases.map(([name, annotations, raw], i) => async () => {
+      const { dir, vol } = injectBundle(root, `c${i}`, annotations, raw);
+      const config = path.join(dir, 'config.json');
+      const before = fs.existsSync(config) ? fs.readFileSync(config) : null;
+      const log = path.join(dir, 'log');
+      const r = await envhookCli(['inject', '--bundle', dir, '--volume', `cfg=${vol}`, '--log-file', log, '--log-level', 'debug']);
+      const after = fs.existsSync(config) ? fs.readFileSync(config) : null;
+      return { name, r, same: before === null ? after === null : after !== null && before.equals(after), logged: fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '' };
+    }),
+  );
+  let passed = 0;
+  results.forEach(({ name, r, same, logged }, i) => {
+    const want = cases[i]![3];
+    const ok =
+      t.equal(r.code, 1, `${name}: status 1`) &&
+      t.match(r.err, /^envhook: [^\n]*\n$/, `${name}: one line`) &&
+      t.match(r.err.trimEnd(), want, `${name}: ${r.err.trimEnd()}`) &&
+      t.equal(r.out, '', `${name}: nothing on stdout`) &&
+      t.ok(same, `${name}: config.json byte-identical`) &&
+      t.notMatch(r.err + logged, canary, `${name}: no canary in stderr or the debug log`) &&
+      t.ok(r.ms < 5000, `${name}: ${r.ms} ms`);
+    if (ok) passed++;
+  });
+  t.equal(passed, cases.length, `inject hostile input: ${passed}/${cases.length} passed`);
+});
+
+t.test('envhook inject: a container that is not in the annotation, or named like an Object property, is left alone', async (t) => {
+  const root = fastTempDir('envhook-hostile-');
+  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
+  let passed = 0;
+  // A pod-wide annotation lists some containers; the others (the init container writing the
+  // file, sidecars) must start untouched, not fail.
+  for (const container of ['other', 'constructor', 'prototype', 'valueof']) {
+    const annotations = { ...env([{ name: 'A', value: canary }]), 'io.kubernetes.cri.container-name': container };
+    const { dir, vol } = injectBundle(root, container, annotations);
+    const before = fs.readFileSync(path.join(dir, 'config.json'));
+    const r = await envhookCli(['inject', '--bundle', dir, '--volume', `cfg=${vol}`]);
+    const ok = t.equal(r.code, 0, `${container}: success (${r.err.trim()})`) && t.same(fs.readFileSync(path.join(dir, 'config.json')), before, `${container}: config.json byte-identical`) && t.equal(r.err + r.out, '', `${container}: silent`);
+    if (ok) passed++;
+  }
+  t.equal(passed, 4, `containers not in the annotation: ${passed}/4 untouched`);
+});
+
+t.test('a run that changes nothing never rewrites config.json, whatever its layout', async (t) => {
+  const { loadSpec: load, flushSpec: flush } = await import('../../src/oci/spec.ts');
+  const layouts = ['{"a":1,"b":[1,2]}', '{"a":1,"b":[1,2]}\n', '{\n\t"a": 1,\n\t"b": [1, 2]\n}', '{\n  "a": 1,\n  "b": [\n    1,\n    2\n  ]\n}\n', '{ "a" : 1 , "b" : [ 1 , 2 ] }', '{\r\n  "a": 1,\r\n  "b": [1, 2]\r\n}\r\n', '{"a":1.0,"b":[1,2e0]}'];
+  for (const text of layouts) {
+    const dir = t.testdir({ 'config.json': text });
+    const ino = fs.statSync(path.join(dir, 'config.json')).ino;
+    const loaded = load(dir);
+    flush(loaded, load(dir).spec);
+    t.equal(fs.statSync(path.join(dir, 'config.json')).ino, ino, `not rewritten: ${JSON.stringify(text)}`);
+    t.equal(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'), text);
+  }
 });
