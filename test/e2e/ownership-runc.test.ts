@@ -55,7 +55,7 @@ function start(t: Test, s: ReturnType<typeof setup>, inject = true) {
   }
   const run = runcRun(s.bundle, path.join(s.dir, 'runc-root'));
   t.equal(run.status, 0, run.stderr);
-  return run.stdout;
+  return run.stdout + run.stderr;
 }
 
 function chownTree(dir: string, id: number): void {
@@ -71,6 +71,8 @@ t.test('real runc, UID 1000, no capabilities, read-only volume', { skip: missing
     const s = setup(t, {});
     const out = start(t, s, false);
     t.match(out, '/keys/ssh_host_ed25519_key owner=0\n');
+    t.match(out, 'cat: can\'t open \'/keys/ssh_host_ed25519_key\': Permission denied');
+    t.match(out, 'cat: can\'t open \'/keys/mongo/keyfile\': Permission denied');
     t.notMatch(out, 'HOSTKEY');
     t.notMatch(out, 'MONGOKEY');
   });
@@ -79,6 +81,7 @@ t.test('real runc, UID 1000, no capabilities, read-only volume', { skip: missing
     const out = start(t, s);
     t.match(out, '/keys/ssh_host_ed25519_key owner=1000\nHOSTKEY read\n');
     t.match(out, '/keys/mongo/keyfile owner=1001\n');
+    t.match(out, 'cat: can\'t open \'/keys/mongo/keyfile\': Permission denied');
     t.notMatch(out, 'MONGOKEY');
     t.same([uid(path.join(s.ts, 'ssh_host_ed25519_key')), uid(path.join(s.ts, 'mongo/keyfile'))], [1000, 1001]);
     t.equal(fs.lstatSync(path.join(s.ts, 'mongo/keyfile')).gid, 0, 'group untouched');
@@ -87,6 +90,7 @@ t.test('real runc, UID 1000, no capabilities, read-only volume', { skip: missing
     const s = setup(t, { owners: [{ volume: 'keys', defaultUser: 0 }] });
     const out = start(t, s);
     t.match(out, '/keys/ssh_host_ed25519_key owner=0\n');
+    t.match(out, 'cat: can\'t open \'/keys/ssh_host_ed25519_key\': Permission denied');
     t.notMatch(out, 'HOSTKEY');
   });
   t.test('hostile volume: a planted symlink to an outside root file is not followed', async (t) => {
