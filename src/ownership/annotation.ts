@@ -2,8 +2,7 @@
 // normalised. The pod author writes this annotation, so it is untrusted: item paths are split
 // here once (relative, no `..`) and never joined onto a host path by string.
 import { EnvhookError } from '../errors.ts';
-import { parseLossless } from '../oci/json.ts';
-import { check } from '../schema.ts';
+import { readAnnotation } from '../k8s/annotations.ts';
 import { validateVolumeOwners } from '../generated/validators.js';
 import { splitRelative, ConfinedError } from '../fs/confined.ts';
 import type { Annotations } from '../k8s/identity.ts';
@@ -35,13 +34,8 @@ interface RawEntry {
 
 /** The annotation's entries, or undefined when the pod does not ask for owners. */
 export function readVolumeOwners(annotations: Annotations): VolumeOwner[] | undefined {
-  const text = annotations[VOLUME_OWNERS];
-  if (text === undefined) return undefined;
-  // Lossless parse: `1000.0` or `1e3` stay raw and fail "must be integer", as Kubernetes'
-  // own int64 fields do; the JSON error names a position, never the text.
-  const data = parseLossless(text, WHERE);
-  check(validateVolumeOwners, data, WHERE);
-  return normalize(data as unknown as RawEntry[]);
+  const data = readAnnotation(annotations, VOLUME_OWNERS, validateVolumeOwners, {});
+  return data === undefined ? undefined : normalize(data as RawEntry[]);
 }
 
 export function normalize(entries: readonly RawEntry[]): VolumeOwner[] {
