@@ -7,7 +7,7 @@ export const REPO = path.resolve(import.meta.dirname, '..');
 export const NODE = path.join(REPO, 'node_modules/node/bin/node');
 export const FRONT = path.join(REPO, 'hooks/envhook-runtime');
 
-/** label → argv prefix; the SEA only when built. */
+/** label → argv prefix; the SEA only when built from the current bundle (npm run build). */
 export function builds() {
   const out = {
     unbundled: [NODE, path.join(REPO, 'src/cli/main.ts')],
@@ -15,7 +15,9 @@ export function builds() {
     bundle: [NODE, path.join(REPO, 'dist/envhook.cjs')],
   };
   const sea = path.join(REPO, 'dist/envhook');
-  if (fs.existsSync(sea)) out.SEA = [sea];
+  const mtime = (f) => fs.statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+  if (mtime(sea) >= mtime(path.join(REPO, 'dist/envhook-main.cjs'))) out.SEA = [sea];
+  else console.error('  (dist/envhook missing or older than the bundle: SEA left out; npm run build)');
   return out;
 }
 

@@ -78,5 +78,11 @@ export function machine(node) {
     node: sh(node, ['--version']),
     runc: sh('runc', ['--version']).split('\n')[0],
     date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    load: loadavg(),
   };
+}
+
+/** 1-minute load average: wall-clock medians are only as good as the machine is quiet. */
+export function loadavg() {
+  return os.loadavg()[0].toFixed(2);
 }

@@ -2,7 +2,7 @@
 // bench/RESULTS.md. Fixtures live under bench/out/ (ignored by git). BENCH_RUNS=N for more runs.
 import fs from 'node:fs';
 import path from 'node:path';
-import { RUNS, machine } from './harness.mjs';
+import { RUNS, machine, loadavg } from './harness.mjs';
 import { NODE, REPO } from './cli.mjs';
 import { startup, injectTypical, passThrough, runThroughShim } from './rows.mjs';
 import { scale, FACTORS } from './scale.mjs';
@@ -24,7 +24,7 @@ function mainTable(rows) {
   const body = rows.map((r) =>
     r.skip
       ? [r.case, `skipped: ${r.skip}`, '', '', '', '', '', '']
-      : [r.case, r.subject, f1(r.ms), r.baseline, f1(r.baseMs), `+${f1(r.ms - r.baseMs)}`, `${(r.ms / r.baseMs).toFixed(2)}×`, verdict(r)],
+      : [r.case, r.subject, f1(r.ms), r.baseline, f1(r.baseMs), `${r.ms >= r.baseMs ? '+' : ''}${f1(r.ms - r.baseMs)}`, `${(r.ms / r.baseMs).toFixed(2)}×`, verdict(r)],
   );
   return table(['case', 'subject', 'median ms', 'baseline', 'baseline ms', 'Δ ms', 'ratio', 'target'], body);
 }
@@ -57,6 +57,7 @@ unset. Δ is the median minus the baseline's median.
 
 - Machine: ${m.cpu}; ${m.kernel}
 - Node: ${m.node} (node_modules/node/bin/node); ${m.runc}
+- Load average (1 min) at start / end: ${m.load} / ${loadavg()}
 
 ## Start path
 
