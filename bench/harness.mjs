@@ -18,11 +18,23 @@ export function cmd(label, argv, opts = {}) {
   return { label, argv, prepare: opts.prepare, env: { ...benchEnv, ...opts.env } };
 }
 
+/**
+ * CPU time (user + system) of reaped children so far, in ms, from /proc/self/stat. It moves in
+ * 10 ms ticks, so one run's figure is coarse, but the mean over many runs is fair and, unlike
+ * wall time, hardly moves when the machine is busy.
+ */
+function childCpuMs() {
+  const fields = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[13]) + Number(fields[14])) * 1000) / 100;
+}
+
 function runOnce(c) {
   c.prepare?.();
+  const cpu0 = childCpuMs();
   const t0 = process.hrtime.bigint();
   const r = spawnSync(c.argv[0], c.argv.slice(1), { env: c.env, stdio: ['ignore', 'ignore', 'pipe'] });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  c.cpu = (c.cpu ?? 0) + childCpuMs() - cpu0;
   if (r.status !== 0) {
     const err = r.error?.code ?? r.stderr?.toString().trim().split('\n').pop();
     throw new Error(`${c.label}: ${c.argv.join(' ')} exited ${r.status}: ${err}`);
@@ -36,17 +48,20 @@ export function median(xs) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-/** Times [baseline, ...subjects] interleaved; returns medians in ms, by label. */
+/** Times [baseline, ...subjects] interleaved; returns medians in ms, and mean CPU ms as `cpu`. */
 export function measure(commands, runs = RUNS) {
   for (let i = 0; i < WARMUP; i++) for (const c of commands) runOnce(c);
   const times = commands.map(() => []);
+  for (const c of commands) c.cpu = 0;
   for (let i = 0; i < runs; i++) {
     for (let k = 0; k < commands.length; k++) {
       const j = (i + k) % commands.length;
       times[j].push(runOnce(commands[j]));
     }
   }
-  return Object.fromEntries(commands.map((c, j) => [c.label, median(times[j])]));
+  const out = Object.fromEntries(commands.map((c, j) => [c.label, median(times[j])]));
+  out.cpu = Object.fromEntries(commands.map((c) => [c.label, c.cpu / runs]));
+  return out;
 }
 
 /** Peak RSS in MiB of one run (GNU time's %M), median of 5; undefined without /usr/bin/time. */

@@ -1,5 +1,5 @@
 // Benchmark rows 1, 2, 3 and 5 of issue 6. Each returns table rows:
-// { case, subject, ms, baseline, baseMs, target } or { case, skip }.
+// { case, subject, ms, cpu, baseline, baseMs, baseCpu, target } or { case, skip }.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,7 +11,8 @@ const nodeE0 = () => cmd('node -e 0', [NODE, '-e', '0']);
 
 function compare(name, base, subjects, target) {
   const ms = measure([base, ...subjects]);
-  return subjects.map((s) => ({ case: name, subject: s.label, ms: ms[s.label], baseline: base.label, baseMs: ms[base.label], target }));
+  const cpu = (c) => ms.cpu[c.label];
+  return subjects.map((s) => ({ case: name, subject: s.label, ms: ms[s.label], cpu: cpu(s), baseline: base.label, baseMs: ms[base.label], baseCpu: cpu(base), target }));
 }
 
 /** 5: start-up of each build (`version`) against `node -e 0`. */

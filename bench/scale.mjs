@@ -37,7 +37,7 @@ function fixture(dir, podOpts, bundleOpts) {
   return { pod, bundle, restore };
 }
 
-/** Rows { dimension, factor, size, ms, floorMs, rss, floorRss } or { dimension, skip }. */
+/** Rows { dimension, factor, size, ms, floorMs, cpu, floorCpu, rss, floorRss } or { dimension, skip }. */
 export function scale(work) {
   const skip = injectMissing();
   if (skip) return Object.keys(DIMENSIONS).map((dimension) => ({ dimension, skip }));
@@ -49,7 +49,7 @@ export function scale(work) {
       const subject = cmd('envhook', injectArgs(builds().bundle, fx), { prepare });
       const floor = cmd('floor', d.floor(fx), { prepare });
       const ms = measure([floor, subject]);
-      rows.push({ dimension, factor: k, size: d.size(k), ms: ms.envhook, floorMs: ms.floor, rss: peakRss(subject), floorRss: peakRss(floor) });
+      rows.push({ dimension, factor: k, size: d.size(k), ms: ms.envhook, floorMs: ms.floor, cpu: ms.cpu.envhook, floorCpu: ms.cpu.floor, rss: peakRss(subject), floorRss: peakRss(floor) });
     }
   }
   return rows;
