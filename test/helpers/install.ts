@@ -12,14 +12,30 @@ export function repoSource(): string | undefined {
   return ok ? REPO : undefined;
 }
 
-/** A stand-in source: a front that execs runc, and the built bundle (for unit-level tests). */
+/**
+ * A stand-in source, to test the registration apart from envhook itself: a front that execs
+ * runc, and a bundle whose `precreate` adds ENVHOOK_STANDIN=precreate to the config (so a test
+ * sees that the hook ran) and whose `hook` reads the state and succeeds.
+ */
 export function fakeSource(dir: string): string {
   fs.mkdirSync(path.join(dir, 'hooks'), { recursive: true });
   fs.mkdirSync(path.join(dir, 'dist'), { recursive: true });
   fs.writeFileSync(path.join(dir, 'hooks/envhook-runtime'), '#!/bin/sh\nexec runc "$@"\n', { mode: 0o755 });
-  fs.writeFileSync(path.join(dir, 'dist/envhook.cjs'), '#!/usr/bin/env node\n// stand-in bundle\n');
+  fs.writeFileSync(path.join(dir, 'dist/envhook.cjs'), STANDIN);
   return dir;
 }
+
+const STANDIN = `#!/usr/bin/env node
+// stand-in for envhook (tests of the registration only)
+const cmd = process.argv[2];
+let input = '';
+process.stdin.on('data', (d) => (input += d)).on('end', () => {
+  if (cmd !== 'precreate') return;
+  const config = JSON.parse(input);
+  config.process.env.push('ENVHOOK_STANDIN=precreate');
+  process.stdout.write(JSON.stringify(config));
+});
+`;
 
 /** Every regular file under `root` (relative path → bytes), and every symlink. */
 export function snapshot(root: string): Map<string, Buffer> {
