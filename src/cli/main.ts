@@ -3,6 +3,7 @@
 import { Command, CommanderError } from 'commander';
 import { describeError } from '../errors.ts';
 import { registerVersion } from './version.ts';
+import { registerCheck } from './check.ts';
 import { registerInstall, registerUninstall } from './install.ts';
 
 export function buildProgram(): Command {
@@ -11,6 +12,7 @@ export function buildProgram(): Command {
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s), outputError: (s, write) => write(`envhook: ${s.replace(/^error: /, '').trimEnd()}\n`) });
   registerVersion(program);
+  registerCheck(program);
   registerInstall(program);
   registerUninstall(program);
   return program;
