@@ -1,7 +1,7 @@
 // `envhook install` and `envhook uninstall` (SPEC §1): place the executables, the sh front and
 // the hooks.d files, and register them with containerd, CRI-O or Podman.
 import { Command, Option } from 'commander';
-import { RUNTIMES, type Runtime } from '../install/layout.ts';
+import { DEFAULT_PREFIX, RUNTIMES, type Runtime } from '../install/layout.ts';
 import { applyChanges, changed, describeChanges, pruneEmptyDirs } from '../install/fsops.ts';
 import { planInstall, planUninstall, type Plan } from '../install/plan.ts';
 
@@ -21,7 +21,7 @@ function common(cmd: Command): Command {
     .addOption(new Option('--runtime <runtime>', 'the container runtime').choices(RUNTIMES).makeOptionMandatory())
     .option('--dry-run', 'print what would change, with a diff of every text file, and change nothing')
     .option('--root <dir>', 'host root: every path is taken under it (DaemonSet: /host)', '/')
-    .option('--prefix <dir>', "envhook's own directory on the host", '/opt/envhook');
+    .option('--prefix <dir>', "envhook's own directory on the host", DEFAULT_PREFIX);
 }
 
 export function registerInstall(program: Command): void {

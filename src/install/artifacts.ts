@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
 import type { Layout } from './layout.ts';
-import type { Target } from './targets.ts';
+import type { HookTemplates, Target } from './targets.ts';
+import { HOOK_FILES } from './layout.ts';
 
 export interface SourceOptions {
   /** Directory holding dist/ and hooks/ (a checkout, the npm package, or the image's /opt/envhook). */
@@ -66,4 +67,15 @@ export function executableTargets(layout: Layout, opts: SourceOptions): Target[]
 
 function shQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The hooks.d templates the source ships (hooks/envhook-precreate.json, …), if any. */
+export function hookTemplates(opts: SourceOptions): HookTemplates {
+  const src = findSource(opts.source);
+  const out: HookTemplates = {};
+  for (const [stage, name] of Object.entries(HOOK_FILES) as [keyof HookTemplates, string][]) {
+    const p = path.join(src, 'hooks', name);
+    if (fs.existsSync(p)) out[stage] = fs.readFileSync(p);
+  }
+  return out;
 }

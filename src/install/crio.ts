@@ -5,7 +5,7 @@
 // Never a precreate file here: CRI-O rejects that stage and reads Podman's default directory.
 import path from 'node:path';
 import { HANDLER, HOOK_FILES, SHARED_HOOKS_DIR, type Layout } from './layout.ts';
-import { hookFile, runtimeClass, type RuntimePlan } from './targets.ts';
+import { hookFile, runtimeClass, type HookTemplates, type RuntimePlan } from './targets.ts';
 import { parseToml } from './containerd.ts';
 
 export function crioDropIn(layout: Layout): string {
@@ -20,12 +20,12 @@ export function crioDropIn(layout: Layout): string {
   ].join('\n');
 }
 
-export function crioPlan(layout: Layout, hooksDir = SHARED_HOOKS_DIR): RuntimePlan {
+export function crioPlan(layout: Layout, templates: HookTemplates, hooksDir = SHARED_HOOKS_DIR): RuntimePlan {
   const dropIn = crioDropIn(layout);
   parseToml(dropIn, layout.config); // a path with odd characters must still make valid TOML
   return {
     files: [
-      { file: path.posix.join(hooksDir, HOOK_FILES.createRuntime), content: hookFile(layout, 'createRuntime'), mode: 0o644 },
+      { file: path.posix.join(hooksDir, HOOK_FILES.createRuntime), content: hookFile(layout, 'createRuntime', templates.createRuntime), mode: 0o644 },
       { file: layout.config, content: Buffer.from(dropIn), mode: 0o644 },
       { file: layout.runtimeClass, content: runtimeClass(), mode: 0o644 },
     ],

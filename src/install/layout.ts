@@ -8,7 +8,8 @@ export const RUNTIMES = ['containerd', 'crio', 'podman'] as const;
 export type Runtime = (typeof RUNTIMES)[number];
 
 export const HANDLER = 'envhook';
-export const DEFAULT_PREFIX = '/opt/envhook';
+// hooks/*.json name /usr/local/lib/envhook/envhook: the executable and the front side by side
+export const DEFAULT_PREFIX = '/usr/local/lib/envhook';
 export const DEFAULT_CONFIG: Record<Runtime, string> = {
   containerd: '/etc/containerd/config.toml',
   crio: '/etc/crio/crio.conf.d/50-envhook.conf',
@@ -44,9 +45,9 @@ export function makeLayout(runtime: Runtime, opts: { root?: string; prefix?: str
     root,
     prefix,
     config: absolute(opts.config ?? DEFAULT_CONFIG[runtime], '--config'),
-    bin: path.posix.join(prefix, 'bin/envhook'),
-    front: path.posix.join(prefix, 'bin/envhook-runtime'),
-    lib: path.posix.join(prefix, 'lib/envhook.cjs'),
+    bin: path.posix.join(prefix, 'envhook'),
+    front: path.posix.join(prefix, 'envhook-runtime'),
+    lib: path.posix.join(prefix, 'envhook.cjs'),
     podmanHooksDir: path.posix.join(prefix, 'hooks.d'),
     runtimeClass: path.posix.join(prefix, 'runtimeclass.yaml'),
     state: path.posix.join(prefix, 'state.json'),

@@ -4,7 +4,7 @@ import { splitBlock, withBlock } from './block.ts';
 import { backupPath, makeLayout, type Layout, type Runtime } from './layout.ts';
 import { readHost, sha256, type Change } from './fsops.ts';
 import { ownedByOther, readState, recordedHash, stateChange, type State } from './state.ts';
-import { executableTargets, type SourceOptions } from './artifacts.ts';
+import { executableTargets, hookTemplates, type SourceOptions } from './artifacts.ts';
 import { runtimeClass, type RuntimePlan } from './targets.ts';
 import { containerdBlock } from './containerd.ts';
 import { crioPlan } from './crio.ts';
@@ -65,9 +65,9 @@ function runtimePlan(layout: Layout, opts: InstallOptions): RuntimePlan {
       };
     }
     case 'crio':
-      return crioPlan(layout, opts.hooksDir);
+      return crioPlan(layout, hookTemplates(opts), opts.hooksDir);
     case 'podman':
-      return podmanPlan(layout);
+      return podmanPlan(layout, hookTemplates(opts));
   }
 }
 

@@ -6,10 +6,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
 import { HOOK_FILES, PODMAN_DEFAULT_HOOKS_DIRS, PODMAN_MAIN_CONFIGS, type Layout } from './layout.ts';
-import { hookFile, type RuntimePlan } from './targets.ts';
+import { hookFile, type HookTemplates, type RuntimePlan } from './targets.ts';
 import { parseToml } from './containerd.ts';
 
-export function podmanPlan(layout: Layout): RuntimePlan {
+export function podmanPlan(layout: Layout, templates: HookTemplates): RuntimePlan {
   const dirs = currentHooksDirs(layout).filter((d) => d !== layout.podmanHooksDir);
   dirs.push(layout.podmanHooksDir);
   const dropIn = [
@@ -22,8 +22,8 @@ export function podmanPlan(layout: Layout): RuntimePlan {
   parseToml(dropIn, layout.config);
   return {
     files: [
-      { file: path.posix.join(layout.podmanHooksDir, HOOK_FILES.precreate), content: hookFile(layout, 'precreate'), mode: 0o644 },
-      { file: path.posix.join(layout.podmanHooksDir, HOOK_FILES.createRuntime), content: hookFile(layout, 'createRuntime'), mode: 0o644 },
+      { file: path.posix.join(layout.podmanHooksDir, HOOK_FILES.precreate), content: hookFile(layout, 'precreate', templates.precreate), mode: 0o644 },
+      { file: path.posix.join(layout.podmanHooksDir, HOOK_FILES.createRuntime), content: hookFile(layout, 'createRuntime', templates.createRuntime), mode: 0o644 },
       { file: layout.config, content: Buffer.from(dropIn), mode: 0o644 },
     ],
     blocks: [],

@@ -24,7 +24,7 @@ t.test('containerd accepts the installed config and shows the handler; uninstall
   const handler = /\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.envhook\]\n([\s\S]*?)\n\s*\n/.exec(dump.stdout)?.[1] ?? '';
   t.match(handler, /pod_annotations = \["envhook\.io\/\*"\]/);
   t.match(handler, /runtime_type = "io\.containerd\.runc\.v2"/);
-  t.match(dump.stdout, /runtimes\.envhook\.options\]\n\s*BinaryName = "\/opt\/envhook\/bin\/envhook-runtime"/);
+  t.match(dump.stdout, /runtimes\.envhook\.options\]\n\s*BinaryName = "\/usr\/local\/lib\/envhook\/envhook-runtime"/);
   t.match(dump.stdout, /\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.runc\]/, 'the default runc handler is still there');
   t.match(dump.stdout, /default_runtime_name = "runc"/);
   t.equal(uninstall({ runtime: 'containerd', root }).status, 0);
@@ -36,9 +36,9 @@ t.test('a container runs through the installed front with ctr', { skip: missing 
   const root = path.join(dir, 'root');
   const real = repoSource();
   if (!real) t.comment('the runtime front is not on this branch yet: a stand-in front (exec runc) is installed');
-  const r = install({ runtime: 'containerd', root, source: real ?? fakeSource(path.join(dir, 'src')), extra: ['--prefix', '/opt/envhook'] });
+  const r = install({ runtime: 'containerd', root, source: real ?? fakeSource(path.join(dir, 'src')), });
   t.equal(r.status, 0, r.stderr);
-  const front = path.join(root, 'opt/envhook/bin/envhook-runtime');
+  const front = path.join(root, 'usr/local/lib/envhook/envhook-runtime');
   const c = await startContainerd();
   t.teardown(() => c.stop());
   const rootfs = makeRootfs(path.join(dir, 'rootfs'));

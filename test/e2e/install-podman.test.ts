@@ -16,7 +16,7 @@ function setup(t: Test) {
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const real = repoSource();
   if (!real) t.comment('envhook precreate is not on this branch yet: a stand-in envhook is installed');
-  const prefix = path.join(dir, 'opt/envhook');
+  const prefix = path.join(dir, 'usr/local/lib/envhook');
   const config = path.join(dir, 'etc/containers/containers.conf.d/50-envhook.conf');
   const r = install({ runtime: 'podman', root: '/', source: real ?? fakeSource(path.join(dir, 'src')), extra: ['--prefix', prefix, '--config', config] });
   t.equal(r.status, 0, r.stderr);

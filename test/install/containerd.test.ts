@@ -13,7 +13,7 @@ const runtimes = (doc: any, plugin: string) => doc.plugins[plugin].containerd.ru
 t.test('version 2: the handler, pod annotations and BinaryName under io.containerd.grpc.v1.cri', async (t) => {
   const doc: any = parse(result('version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n'));
   const h = runtimes(doc, 'io.containerd.grpc.v1.cri').envhook;
-  t.same(h, { runtime_type: 'io.containerd.runc.v2', pod_annotations: ['envhook.io/*'], options: { BinaryName: '/opt/envhook/bin/envhook-runtime' } });
+  t.same(h, { runtime_type: 'io.containerd.runc.v2', pod_annotations: ['envhook.io/*'], options: { BinaryName: '/usr/local/lib/envhook/envhook-runtime' } });
 });
 
 t.test('version 3 (containerd 2.x): the same under io.containerd.cri.v1.runtime (checked by parsing: containerd 1.6 reads version 2 only)', async (t) => {
@@ -22,7 +22,7 @@ t.test('version 3 (containerd 2.x): the same under io.containerd.cri.v1.runtime 
   t.equal(doc.version, 3);
   const rts = runtimes(doc, 'io.containerd.cri.v1.runtime');
   t.same(rts.envhook.pod_annotations, ['envhook.io/*']);
-  t.equal(rts.envhook.options.BinaryName, '/opt/envhook/bin/envhook-runtime');
+  t.equal(rts.envhook.options.BinaryName, '/usr/local/lib/envhook/envhook-runtime');
   t.equal(rts.runc.runtime_type, 'io.containerd.runc.v2', 'runc restated: the file had no runtimes');
   t.notOk(doc.plugins['io.containerd.grpc.v1.cri'], 'no version 2 table in a version 3 file');
 });
@@ -49,7 +49,7 @@ t.test("the default runtime's options are inherited (SystemdCgroup), BinaryName 
     '',
   ].join('\n');
   const rts = runtimes(parse(result(admin)), 'io.containerd.grpc.v1.cri');
-  t.same(rts.envhook.options, { SystemdCgroup: true, Root: '/run/x', BinaryName: '/opt/envhook/bin/envhook-runtime' });
+  t.same(rts.envhook.options, { SystemdCgroup: true, Root: '/run/x', BinaryName: '/usr/local/lib/envhook/envhook-runtime' });
   t.notOk(rts.runc, 'runc not restated: the file names its own runtimes');
 });
 

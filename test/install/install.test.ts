@@ -16,9 +16,9 @@ function setup(t: Test, files: Record<string, string>) {
 }
 
 const cases = {
-  containerd: { files: { 'etc/containerd/config.toml': ADMIN_CONTAINERD }, expect: ['opt/envhook/bin/envhook', 'opt/envhook/bin/envhook-runtime', 'opt/envhook/lib/envhook.cjs', 'opt/envhook/runtimeclass.yaml'] },
-  crio: { files: { 'etc/crio/crio.conf': '[crio]\n' }, expect: ['etc/crio/crio.conf.d/50-envhook.conf', 'usr/share/containers/oci/hooks.d/envhook-createruntime.json', 'opt/envhook/runtimeclass.yaml'] },
-  podman: { files: { 'etc/containers/containers.conf': '[engine]\nhooks_dir = ["/etc/admin/hooks.d"]\n' }, expect: ['etc/containers/containers.conf.d/50-envhook.conf', 'opt/envhook/hooks.d/envhook-precreate.json', 'opt/envhook/hooks.d/envhook-createruntime.json'] },
+  containerd: { files: { 'etc/containerd/config.toml': ADMIN_CONTAINERD }, expect: ['usr/local/lib/envhook/envhook', 'usr/local/lib/envhook/envhook-runtime', 'usr/local/lib/envhook/envhook.cjs', 'usr/local/lib/envhook/runtimeclass.yaml'] },
+  crio: { files: { 'etc/crio/crio.conf': '[crio]\n' }, expect: ['etc/crio/crio.conf.d/50-envhook.conf', 'usr/share/containers/oci/hooks.d/envhook-createruntime.json', 'usr/local/lib/envhook/runtimeclass.yaml'] },
+  podman: { files: { 'etc/containers/containers.conf': '[engine]\nhooks_dir = ["/etc/admin/hooks.d"]\n' }, expect: ['etc/containers/containers.conf.d/50-envhook.conf', 'usr/local/lib/envhook/hooks.d/envhook-precreate.json', 'usr/local/lib/envhook/hooks.d/envhook-createruntime.json'] },
 } as const;
 
 for (const [runtime, c] of Object.entries(cases) as [keyof typeof cases, (typeof cases)[keyof typeof cases]][]) {
@@ -28,23 +28,23 @@ for (const [runtime, c] of Object.entries(cases) as [keyof typeof cases, (typeof
 
     const dry = install({ runtime, root, source, extra: ['--dry-run'] });
     t.equal(dry.status, 0, dry.stderr);
-    t.match(dry.stdout, /^would create \/opt\/envhook\/bin\/envhook$/m);
+    t.match(dry.stdout, /^would create \/usr\/local\/lib\/envhook\/envhook$/m);
     t.same(snapshot(root), original, '--dry-run changes nothing');
 
     const first = install({ runtime, root, source });
     t.equal(first.status, 0, first.stderr);
     for (const f of c.expect) t.ok(fs.existsSync(path.join(root, f)), f);
-    t.equal(fs.statSync(path.join(root, 'opt/envhook/bin/envhook-runtime')).mode & 0o777, 0o755);
+    t.equal(fs.statSync(path.join(root, 'usr/local/lib/envhook/envhook-runtime')).mode & 0o777, 0o755);
     t.match(first.stdout, /^next:/m);
 
     const second = install({ runtime, root, source });
     t.equal(second.status, 0, second.stderr);
-    t.equal(second.stdout, `nothing changed: envhook is already installed for ${runtime} under /opt/envhook\n`);
+    t.equal(second.stdout, `nothing changed: envhook is already installed for ${runtime} under /usr/local/lib/envhook\n`);
 
     const un = uninstall({ runtime, root });
     t.equal(un.status, 0, un.stderr);
     t.same(snapshot(root), original, 'uninstall restores every file byte for byte');
-    t.notOk(fs.existsSync(path.join(root, 'opt/envhook')), 'the prefix is gone');
+    t.notOk(fs.existsSync(path.join(root, 'usr/local/lib/envhook')), 'the prefix is gone');
     t.match(uninstall({ runtime, root }).stdout, /nothing changed: envhook is not installed/);
   });
 }
@@ -55,18 +55,18 @@ t.test('hooks.d files: anchored regex, executable path, stages; never precreate 
   t.equal(install({ runtime: 'podman', root, source }).status, 0);
   const read = (p: string) => JSON.parse(fs.readFileSync(path.join(root, p), 'utf8'));
   const cr = read('usr/share/containers/oci/hooks.d/envhook-createruntime.json');
-  t.same(cr, { version: '1.0.0', hook: { path: '/opt/envhook/bin/envhook', args: ['envhook', 'hook'] }, when: { annotations: { '^envhook\\.io/': '.*' } }, stages: ['createRuntime'] });
-  t.same(read('opt/envhook/hooks.d/envhook-precreate.json').stages, ['precreate']);
-  t.same(read('opt/envhook/hooks.d/envhook-precreate.json').hook.args, ['envhook', 'precreate']);
+  t.same(cr, { version: '1.0.0', hook: { path: '/usr/local/lib/envhook/envhook', args: ['envhook', 'hook'] }, when: { annotations: { '^envhook\\.io/': '.*' } }, stages: ['createRuntime'] });
+  t.same(read('usr/local/lib/envhook/hooks.d/envhook-precreate.json').stages, ['precreate']);
+  t.same(read('usr/local/lib/envhook/hooks.d/envhook-precreate.json').hook.args, ['envhook', 'precreate']);
   t.same(fs.readdirSync(path.join(root, 'usr/share/containers/oci/hooks.d')), ['envhook-createruntime.json']);
   const dropIn = fs.readFileSync(path.join(root, 'etc/containers/containers.conf.d/50-envhook.conf'), 'utf8');
-  t.match(dropIn, 'hooks_dir = ["/usr/share/containers/oci/hooks.d", "/etc/containers/oci/hooks.d", "/opt/envhook/hooks.d"]', "Podman's defaults restated");
+  t.match(dropIn, 'hooks_dir = ["/usr/share/containers/oci/hooks.d", "/etc/containers/oci/hooks.d", "/usr/local/lib/envhook/hooks.d"]', "Podman's defaults restated");
 });
 
 t.test("podman: the admin's hooks_dir is kept ahead of envhook's", async (t) => {
   const { root, source } = setup(t, cases.podman.files);
   t.equal(install({ runtime: 'podman', root, source }).status, 0);
-  t.match(fs.readFileSync(path.join(root, 'etc/containers/containers.conf.d/50-envhook.conf'), 'utf8'), 'hooks_dir = ["/etc/admin/hooks.d", "/opt/envhook/hooks.d"]');
+  t.match(fs.readFileSync(path.join(root, 'etc/containers/containers.conf.d/50-envhook.conf'), 'utf8'), 'hooks_dir = ["/etc/admin/hooks.d", "/usr/local/lib/envhook/hooks.d"]');
 });
 
 t.test('two runtimes share the executables; uninstalling one keeps them', async (t) => {
@@ -75,8 +75,8 @@ t.test('two runtimes share the executables; uninstalling one keeps them', async 
   t.equal(install({ runtime: 'containerd', root, source }).status, 0);
   t.equal(install({ runtime: 'crio', root, source }).status, 0);
   t.equal(uninstall({ runtime: 'containerd', root }).status, 0);
-  t.ok(fs.existsSync(path.join(root, 'opt/envhook/bin/envhook-runtime')), 'still used by crio');
-  t.ok(fs.existsSync(path.join(root, 'opt/envhook/runtimeclass.yaml')));
+  t.ok(fs.existsSync(path.join(root, 'usr/local/lib/envhook/envhook-runtime')), 'still used by crio');
+  t.ok(fs.existsSync(path.join(root, 'usr/local/lib/envhook/runtimeclass.yaml')));
   t.equal(fs.readFileSync(path.join(root, 'etc/containerd/config.toml'), 'utf8'), ADMIN_CONTAINERD);
   t.equal(uninstall({ runtime: 'crio', root }).status, 0);
   t.same(snapshot(root), original);
@@ -87,9 +87,9 @@ t.test("an admin's file in envhook's place is backed up, never overwritten silen
   const original = snapshot(root);
   const r = install({ runtime: 'crio', root, source });
   t.equal(r.status, 0, r.stderr);
-  t.match(r.stdout, 'update /etc/crio/crio.conf.d/50-envhook.conf (original saved as /opt/envhook/backup/etc/crio/crio.conf.d/50-envhook.conf)');
+  t.match(r.stdout, 'update /etc/crio/crio.conf.d/50-envhook.conf (original saved as /usr/local/lib/envhook/backup/etc/crio/crio.conf.d/50-envhook.conf)');
   t.match(r.stdout, 'note: this file was not written by envhook');
-  t.equal(fs.readFileSync(path.join(root, 'opt/envhook/backup/etc/crio/crio.conf.d/50-envhook.conf'), 'utf8'), '# the admin wrote this\n');
+  t.equal(fs.readFileSync(path.join(root, 'usr/local/lib/envhook/backup/etc/crio/crio.conf.d/50-envhook.conf'), 'utf8'), '# the admin wrote this\n');
   t.equal(uninstall({ runtime: 'crio', root }).status, 0);
   t.same(snapshot(root), original);
 });
@@ -118,7 +118,7 @@ t.test('containerd: reinstall after an upgrade rewrites only the block', async (
   const r = install({ runtime: 'containerd', root, source, extra: ['--prefix', '/opt/eh2'] });
   t.equal(r.status, 0, r.stderr);
   t.match(r.stdout, /^update \/etc\/containerd\/config\.toml$/m, 'no second backup');
-  t.match(fs.readFileSync(path.join(root, 'etc/containerd/config.toml'), 'utf8'), 'BinaryName = "/opt/eh2/bin/envhook-runtime"');
+  t.match(fs.readFileSync(path.join(root, 'etc/containerd/config.toml'), 'utf8'), 'BinaryName = "/opt/eh2/envhook-runtime"');
 });
 
 t.test('bad input is refused with one line', async (t) => {
@@ -128,4 +128,17 @@ t.test('bad input is refused with one line', async (t) => {
   t.match(r.stderr, /^envhook: \/etc\/containerd\/config\.toml is a version 1 config/);
   t.equal(install({ runtime: 'docker' as never, root, source }).status, 1);
   t.match(install({ runtime: 'crio', root, source, extra: ['--prefix', 'relative'] }).stderr, /--prefix must be an absolute host path/);
+});
+
+t.test("the source's hooks.d templates are used, with hook.path set to the installed executable", async (t) => {
+  const { root, source } = setup(t, {});
+  const template = { version: '1.0.0', hook: { path: '/somewhere/else/envhook', args: ['envhook', 'precreate', '--log-file', '/var/log/envhook/precreate.log'] }, when: { annotations: { '^envhook\\.io/': '.*' } }, stages: ['precreate'] };
+  fs.writeFileSync(path.join(source, 'hooks/envhook-precreate.json'), JSON.stringify(template));
+  t.equal(install({ runtime: 'podman', root, source }).status, 0);
+  const got = JSON.parse(fs.readFileSync(path.join(root, 'usr/local/lib/envhook/hooks.d/envhook-precreate.json'), 'utf8'));
+  t.same(got, { ...template, hook: { ...template.hook, path: '/usr/local/lib/envhook/envhook' } });
+  fs.writeFileSync(path.join(source, 'hooks/envhook-precreate.json'), JSON.stringify({ ...template, when: { annotations: { 'envhook\\.io/': '.*' } } }));
+  const bad = install({ runtime: 'podman', root, source });
+  t.equal(bad.status, 1);
+  t.match(bad.stderr, /anchored annotation regexes/);
 });
