@@ -3,6 +3,7 @@
 import { Command, CommanderError } from 'commander';
 import { describeError } from '../errors.ts';
 import { registerVersion } from './version.ts';
+import { registerInject } from './inject.ts';
 import { registerCheck } from './check.ts';
 import { registerInstall, registerUninstall } from './install.ts';
 
@@ -12,6 +13,7 @@ export function buildProgram(): Command {
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s), outputError: (s, write) => write(`envhook: ${s.replace(/^error: /, '').trimEnd()}\n`) });
   registerVersion(program);
+  registerInject(program);
   registerCheck(program);
   registerInstall(program);
   registerUninstall(program);
