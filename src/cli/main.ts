@@ -5,6 +5,7 @@ import { describeError } from '../errors.ts';
 import { registerVersion } from './version.ts';
 import { registerInject } from './inject.ts';
 import { registerCheck } from './check.ts';
+import { registerInstall, registerUninstall } from './install.ts';
 
 export function buildProgram(): Command {
   const program = new Command('envhook')
@@ -14,6 +15,8 @@ export function buildProgram(): Command {
   registerVersion(program);
   registerInject(program);
   registerCheck(program);
+  registerInstall(program);
+  registerUninstall(program);
   return program;
 }
 
