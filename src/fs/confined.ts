@@ -218,20 +218,15 @@ export function readLinkAt(dirFd: number, name: string): string | undefined {
 
 /**
  * Opens `name` in `dirFd` for fchown/fstat after the caller's lstat `before` said it is a
- * regular file: O_NOFOLLOW|O_NONBLOCK, then fstat must show the same inode, so a swap between
- * the lstat and the open is detected rather than acted on. Returns the fd and its fstat.
+ * regular file: through openFileAt (O_PATH check first, so a name swapped for a FIFO, device or
+ * symlink since the lstat is never opened), then the inode must be the one `before` saw, so a
+ * swap between the lstat and the open is detected rather than acted on.
  */
 export function reopenFileAt(dirFd: number, name: string, before: fs.Stats): OpenedFile {
-  let fd: number;
-  try {
-    fd = fs.openSync(fdPath(dirFd, name), FILE_FLAGS);
-  } catch (cause) {
-    throw fromErrno(cause, 'file');
-  }
-  const stat = fs.fstatSync(fd);
-  if (!stat.isFile() || stat.ino !== before.ino || stat.dev !== before.dev) {
-    fs.closeSync(fd);
+  const file = openFileAt(dirFd, name);
+  if (file.stat.ino !== before.ino || file.stat.dev !== before.dev) {
+    fs.closeSync(file.fd);
     throw new ConfinedError('changed while being opened');
   }
-  return { fd, stat };
+  return file;
 }

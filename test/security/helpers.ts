@@ -42,11 +42,12 @@ export function timed(fn: () => unknown): { err: unknown; ms: number; value: unk
 
 /**
  * A thread that keeps replacing `<dir>/<name>` with each of `sources` in turn: `{ link: file }`
- * is hard-linked under a temporary name and renamed over `name`, `{ symlink: target }` is
+ * is hard-linked under a temporary name and renamed over `name`, `{ content }` written to a new
+ * file under a temporary name and renamed over it, `{ symlink: target }` is
  * created under a temporary name and renamed over it (each state appears atomically);
  * `{ dir: d }` (directories cannot be hard-linked) is renamed to `name` and back.
  */
-export type SwapSource = { link: string } | { symlink: string } | { dir: string };
+export type SwapSource = { link: string } | { content: string } | { symlink: string } | { dir: string };
 
 export function startSwapper(dir: string, name: string, sources: SwapSource[]): { stop: () => Promise<number> } {
   const code = `
@@ -63,6 +64,7 @@ export function startSwapper(dir: string, name: string, sources: SwapSource[]): 
         const tmp = path.join(dir, '.swap-' + i);
         try {
           if (s.link) { fs.linkSync(s.link, tmp); fs.renameSync(tmp, target); }
+          else if (s.content !== undefined) { fs.writeFileSync(tmp, s.content); fs.renameSync(tmp, target); }
           else if (s.symlink) { fs.symlinkSync(s.symlink, tmp); fs.renameSync(tmp, target); }
           else if (s.dir) { try { fs.unlinkSync(target); } catch {} fs.renameSync(s.dir, target); fs.renameSync(target, s.dir); }
           n++;

@@ -7,12 +7,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import net from 'node:net';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { readConfined, ConfinedError } from '../../src/fs/confined.ts';
+import { readConfined, reopenFileAt, ConfinedError } from '../../src/fs/confined.ts';
 import { findVolume } from '../../src/k8s/volumes.ts';
 import { discoverPodDir } from '../../src/k8s/pod.ts';
 import { makePod } from '../helpers/kubelet.ts';
 import { NODE } from '../helpers/bundle.ts';
-import { makeCanary, snapshot, startSwapper, timed, REPO } from './helpers.ts';
+import { fastTempDir, makeCanary, snapshot, startSwapper, timed, REPO } from './helpers.ts';
 
 const LIMIT = 64 * 1024;
 const canary = makeCanary('OUTSIDE');
@@ -190,4 +190,36 @@ t.test('the volume directory itself replaced by a symlink is not found', async (
   const podDir = { dir: pod, uid: undefined, from: 'flag' as const };
   t.throws(() => findVolume({ pod: podDir, overrides: new Map() }, 'evil', 'emptyDir'), { message: /^volume "evil" (not found|is not an emptyDir)$/ });
   t.equal(reasonOf(timed(() => readConfined(evil, 'secret.env', LIMIT)).err), 'a path element is a symbolic link', 'the confined reader refuses a symlinked root too');
+});
+
+t.test('race: the chown path (lstat, then reopenFileAt) never opens a FIFO swapped in after the lstat', async (t) => {
+  const root = fastTempDir('envhook-reopen-');
+  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
+  const vol = path.join(root, 'vol');
+  fs.mkdirSync(vol);
+  execFileSync('mkfifo', [path.join(root, 'fifo')]);
+  const opened = path.join(root, 'opened');
+  const sentinel = spawn('sh', ['-c', `exec 3>'${path.join(root, 'fifo')}'; : > '${opened}'`]);
+  t.teardown(() => void sentinel.kill('SIGKILL'));
+  const swapper = startSwapper(vol, 'key', [{ content: 'KEY' }, { link: path.join(root, 'fifo') }]);
+  const dirFd = fs.openSync(vol, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  const outcomes = new Map<string, number>();
+  while (!fs.existsSync(path.join(vol, 'key'))) await new Promise((r) => setTimeout(r, 5));
+  const deadline = Date.now() + 5000;
+  for (let tries = 0; tries < 10_000 && Date.now() < deadline; ) {
+    const before = fs.lstatSync(path.join(vol, 'key'), { throwIfNoEntry: false });
+    if (!before?.isFile()) continue;
+    tries++;
+    let key = 'opened the checked file';
+    try {
+      fs.closeSync(reopenFileAt(dirFd, 'key', before).fd);
+    } catch (err) {
+      key = reasonOf(err);
+    }
+    outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+  }
+  fs.closeSync(dirFd);
+  const swaps = await swapper.stop();
+  await new Promise((r) => setTimeout(r, 100));
+  t.notOk(fs.existsSync(opened), `the FIFO was never opened (${swaps} swaps): ${JSON.stringify(Object.fromEntries(outcomes))}`);
 });
