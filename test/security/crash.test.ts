@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { NODE } from '../helpers/bundle.ts';
-import { pool, tempFiles } from './helpers.ts';
+import { CLI, fastTempDir, pool, tempFiles } from './helpers.ts';
 
 const CHILD = path.join(import.meta.dirname, 'fixtures/flush-child.ts');
 const STEPS = ['opened', 'written', 'synced', 'renamed', 'dir-synced'] as const;
@@ -98,7 +98,7 @@ t.test('SIGKILL at each step of the atomic write', async (t) => {
   t.comment(`step trials: ${results.length}, torn: ${results.filter((r) => r.state === 'torn').length}`);
 });
 
-t.test('SIGKILL at random moments of a real run (200 trials)', async (t) => {
+t.test('SIGKILL at random moments of the flush child, half of them inside the atomic write (60 trials)', async (t) => {
   const root = t.testdir({});
   const original = bigSpec();
   const args = (b: string) => [CHILD, b];
@@ -116,7 +116,7 @@ t.test('SIGKILL at random moments of a real run (200 trials)', async (t) => {
   }
   const life = Math.max(...lifetimes);
   const flush = Math.max(...flushTimes, 1);
-  const TRIALS = 200;
+  const TRIALS = 60;
   const results = await pool(
     Array.from({ length: TRIALS }, (_, i) => async () => {
       const bundle = path.join(root, `trial-${i}`);
@@ -141,4 +141,51 @@ t.test('SIGKILL at random moments of a real run (200 trials)', async (t) => {
   t.ok(results.filter((r) => r.ok).every((r) => r.temps === 0), 'no temporary file after any completed run');
   t.ok(results.filter((r) => r.killed && r.state === 'new').every((r) => r.temps === 0), 'a run killed after its rename leaves no temporary file');
   t.ok(counts.killed >= TRIALS / 2, 'most trials were really killed');
+});
+
+t.test('kill -9 of the real CLI (envhook inject) at random moments (200 trials)', async (t) => {
+  const root = fastTempDir('envhook-crash-cli-');
+  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
+  // Bundles on the real disk (fsync matters), the env file anywhere.
+  const disk = t.testdir({});
+  const vol = path.join(root, 'cfg');
+  fs.mkdirSync(vol);
+  fs.writeFileSync(path.join(vol, 'app.env'), "A='from the file'\nB='two'\n");
+  const envAnnotation = JSON.stringify({ app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: 'app.env', key: 'A' } } }, { name: 'C', value: 'x$(A)' }] });
+  const original = bigSpec().replace('"annotations": {', `"annotations": {\n\t\t"io.kubernetes.cri.container-name": "app",\n\t\t"envhook.io/env": ${JSON.stringify(envAnnotation)},`);
+  const args = (b: string) => [CLI, 'inject', '--bundle', b, '--volume', `cfg=${vol}`];
+  const updated = await expectedNew(t, disk, original, args);
+  t.match(updated, /"A=from the file"/, 'the normal run injected the variable');
+  t.match(updated, /18446744073709551615/, 'big integers kept');
+  const lifetimes: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const b = path.join(disk, `time-${i}`);
+    fs.mkdirSync(b);
+    fs.writeFileSync(path.join(b, 'config.json'), original);
+    lifetimes.push((await run(args(b))).ms);
+  }
+  const life = Math.max(...lifetimes);
+  const TRIALS = 200;
+  const results = await pool(
+    Array.from({ length: TRIALS }, (_, i) => async () => {
+      const bundle = path.join(disk, `trial-${i}`);
+      fs.mkdirSync(bundle);
+      fs.writeFileSync(path.join(bundle, 'config.json'), original);
+      // Half anywhere in the run, half in its last part, where the flush is.
+      const delay = i % 2 === 0 ? Math.random() * life * 1.2 : life * (0.6 + Math.random() * 0.5);
+      const r = await run(args(bundle), delay);
+      return { killed: r.signal === 'SIGKILL', ok: r.code === 0, state: stateOf(bundle, original, updated), temps: tempFiles(bundle).length };
+    }),
+  );
+  const counts = {
+    killed: results.filter((r) => r.killed).length,
+    killedMidWrite: results.filter((r) => r.killed && r.temps > 0).length,
+    old: results.filter((r) => r.state === 'old').length,
+    new: results.filter((r) => r.state === 'new').length,
+    torn: results.filter((r) => r.state === 'torn').length,
+  };
+  t.equal(counts.torn, 0, `never torn: ${JSON.stringify(counts)} (run ${life} ms)`);
+  t.ok(results.every((r) => r.killed || r.ok), 'every run was killed or succeeded');
+  t.ok(results.filter((r) => r.ok).every((r) => r.temps === 0), 'no temporary file after any completed run');
+  t.ok(results.every((r) => r.state !== 'old' || r.killed), 'only a killed run leaves the old file');
 });
