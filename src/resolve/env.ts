@@ -7,9 +7,18 @@
 import { EnvhookError } from '../errors.ts';
 import type { EnvFromSource, EnvVar } from '../k8s/annotations.ts';
 import type { VolumeLocator } from '../k8s/volumes.ts';
-import { expand } from './expand.ts';
+import { expand, ExpansionTooLong } from './expand.ts';
 import { serviceLinkNames } from './service-links.ts';
 import { describeFile, EnvFiles, type ParseEnvFile } from './files.ts';
+
+/**
+ * Linux execve limits (MAX_ARG_STRLEN; at most 3/4 of the 8 MiB stack limit for argv and envp
+ * together): a longer `NAME=value`, or a larger environment, can never reach the process, so
+ * such a start fails here with a clear message instead of as E2BIG in the runtime, and a pod
+ * author cannot make envhook build (and write) hundreds of MiB through $(VAR) expansion.
+ */
+export const MAX_ENV_ENTRY_BYTES = 128 * 1024 - 1;
+export const MAX_ENV_TOTAL_BYTES = 6 * 1024 * 1024;
 
 export interface EnvRequest {
   env: readonly EnvVar[];
@@ -56,9 +65,22 @@ export function resolveEnv(processEnv: readonly string[], req: EnvRequest, volum
     if (vars === undefined) skipped.push({ name: `${src.prefix ?? ''}*`, source: `${source} (optional, not found)` });
     else for (const [name, value] of vars) setVar(`${src.prefix ?? ''}${name}`, value, source);
   }
+  let total = processEnv.reduce((n, e) => n + Buffer.byteLength(e) + 1, 0);
   for (const v of req.env) {
     if (v.value !== undefined) {
-      setVar(v.name, expand(v.value, (ref) => visible.get(ref)), 'value');
+      let value: string;
+      try {
+        value = expand(v.value, (ref) => visible.get(ref), MAX_ENV_ENTRY_BYTES);
+      } catch (err) {
+        if (err instanceof ExpansionTooLong) throw tooLong(v.name);
+        throw err;
+      }
+      if (Buffer.byteLength(v.name) + 1 + Buffer.byteLength(value) > MAX_ENV_ENTRY_BYTES) throw tooLong(v.name);
+      // An upper bound of the final size (a replaced variable is counted twice): enough to stop
+      // a request that adds entry after entry near the limit.
+      total += Buffer.byteLength(v.name) + Buffer.byteLength(value) + 2;
+      if (total > MAX_ENV_TOTAL_BYTES) throw totalTooLarge();
+      setVar(v.name, value, 'value');
       continue;
     }
     const ref = v.valueFrom!.fileKeyRef;
@@ -70,13 +92,23 @@ export function resolveEnv(processEnv: readonly string[], req: EnvRequest, volum
     else if (ref.optional) skipped.push({ name: v.name, source: `${source} (optional, key not found)` });
     else throw new EnvhookError(`${source} not found`);
   }
+  const env = merge(processEnv, names, removedSet, values);
+  if (env.reduce((n, e) => n + Buffer.byteLength(e) + 1, 0) > MAX_ENV_TOTAL_BYTES) throw totalTooLarge();
   return {
-    env: merge(processEnv, names, removedSet, values),
+    env,
     set: [...sources].map(([name, source]) => ({ name, source })),
     // A removed name that an envFrom file or env entry sets again is not reported as removed.
     removed: removed.filter((name) => !values.has(name)),
     skipped,
   };
+}
+
+function tooLong(name: string): EnvhookError {
+  return new EnvhookError(`env ${JSON.stringify(name)}: longer than ${MAX_ENV_ENTRY_BYTES} bytes after $(VAR) expansion (the kernel's limit for one variable)`);
+}
+
+function totalTooLarge(): EnvhookError {
+  return new EnvhookError(`the container's environment would be larger than ${MAX_ENV_TOTAL_BYTES} bytes (the kernel's limit for argv and env)`);
 }
 
 function nameOf(entry: string): string {

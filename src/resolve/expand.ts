@@ -10,8 +10,17 @@ const OPERATOR = '$';
 const OPENER = '(';
 const CLOSER = ')';
 
-/** Expands `input` with `lookup` (undefined: not defined, the reference stays as written). */
-export function expand(input: string, lookup: (name: string) => string | undefined): string {
+/** Thrown by expand when the result would pass `maxLength` characters. */
+export class ExpansionTooLong extends Error {
+  override name = 'ExpansionTooLong';
+}
+
+/**
+ * Expands `input` with `lookup` (undefined: not defined, the reference stays as written).
+ * `maxLength` bounds the result as it is built: `$(A)` repeated 8,000 times over a 32 KiB `A`
+ * would otherwise build a 256 MiB string (and config.json) from a 32 KiB annotation value.
+ */
+export function expand(input: string, lookup: (name: string) => string | undefined, maxLength = Infinity): string {
   let out = '';
   let checkpoint = 0;
   for (let cursor = 0; cursor < input.length; cursor++) {
@@ -19,10 +28,13 @@ export function expand(input: string, lookup: (name: string) => string | undefin
     out += input.slice(checkpoint, cursor);
     const { read, isVar, advance } = tryReadVariableName(input, cursor + 1);
     out += isVar ? (lookup(read) ?? `${OPERATOR}${OPENER}${read}${CLOSER}`) : read;
+    if (out.length > maxLength) throw new ExpansionTooLong();
     cursor += advance;
     checkpoint = cursor + 1;
   }
-  return out + input.slice(checkpoint);
+  out += input.slice(checkpoint);
+  if (out.length > maxLength) throw new ExpansionTooLong();
+  return out;
 }
 
 /** Reads after a `$` at `start`: what to emit (or the name), and how many characters it used. */

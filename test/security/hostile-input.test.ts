@@ -10,7 +10,7 @@ import { parseLossless, MAX_DEPTH } from '../../src/oci/json.ts';
 import { validateState } from '../../src/schema.ts';
 import { EnvhookError, describeError } from '../../src/errors.ts';
 import { RUNC } from '../helpers/bundle.ts';
-import { envhookCli, fastTempDir, makeCanary, pool } from './helpers.ts';
+import { CLI, NODE24, envhookCli, fastTempDir, makeCanary, pool, runAsync } from './helpers.ts';
 
 const canary = makeCanary('SECRET');
 
@@ -266,4 +266,34 @@ t.test('a run that changes nothing never rewrites config.json, whatever its layo
     t.equal(fs.statSync(path.join(dir, 'config.json')).ino, ino, `not rewritten: ${JSON.stringify(text)}`);
     t.equal(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'), text);
   }
+});
+
+t.test('$(VAR) expansion bombs are stopped early: bounded memory, clear line, nothing written', async (t) => {
+  const root = fastTempDir('envhook-bomb-');
+  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
+  const fromFile = { name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: 'big.env', key: 'A' } } };
+  const bombs: [string, unknown[], RegExp][] = [
+    ['$(A) × 8000 over a 32 KiB value (256 MiB)', [fromFile, { name: 'B', value: '$(A)'.repeat(8000) }], /^envhook: env "B": longer than 131071 bytes after \$\(VAR\) expansion/],
+    ['chained: B = $(A)×3, C = $(B)×8000', [fromFile, { name: 'B', value: '$(A)'.repeat(3) }, { name: 'C', value: '$(B)'.repeat(8000) }], /^envhook: env "C": longer than 131071 bytes/],
+    ['64 entries of 96 KiB (6 MiB total)', [fromFile, ...Array.from({ length: 64 }, (_, i) => ({ name: `V${i}`, value: '$(A)'.repeat(3) }))], /^envhook: the container's environment would be larger than 6291456 bytes/],
+  ];
+  const results = await pool(
+    bombs.map(([name, list], i) => async () => {
+      const { dir, vol } = injectBundle(root, `b${i}`, env(list));
+      fs.writeFileSync(path.join(vol, 'big.env'), `A='${canary}${'x'.repeat(32 * 1024 - canary.length)}'\n`);
+      const before = fs.readFileSync(path.join(dir, 'config.json'));
+      // GNU time is not everywhere: measure the peak RSS with Node's own resource usage.
+      const r = await runAsync(NODE24, ['-e', `process.argv.splice(1, 0, ${JSON.stringify(CLI)}); require(${JSON.stringify(CLI)}); process.on('exit', () => process.stderr.write('maxrss=' + process.resourceUsage().maxRSS + '\\n'))`, '--', 'inject', '--bundle', dir, '--volume', `cfg=${vol}`]);
+      return { name, r, same: before.equals(fs.readFileSync(path.join(dir, 'config.json'))) };
+    }),
+  );
+  results.forEach(({ name, r, same }, i) => {
+    const [line, rss] = r.err.split('\n');
+    t.equal(r.code, 1, `${name}: status 1`);
+    t.match(line, bombs[i]![2], `${name}: ${line}`);
+    t.ok(same, `${name}: config.json byte-identical`);
+    t.notMatch(r.err, canary, `${name}: no canary`);
+    const kb = Number(/maxrss=(\d+)/.exec(rss ?? '')?.[1]);
+    t.ok(kb < 200 * 1024, `${name}: peak RSS ${Math.round(kb / 1024)} MiB`);
+  });
 });
