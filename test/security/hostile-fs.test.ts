@@ -12,7 +12,7 @@ import { findVolume } from '../../src/k8s/volumes.ts';
 import { discoverPodDir } from '../../src/k8s/pod.ts';
 import { makePod } from '../helpers/kubelet.ts';
 import { NODE } from '../helpers/bundle.ts';
-import { fastTempDir, makeCanary, snapshot, startSwapper, timed, REPO } from './helpers.ts';
+import { envhookCli, fastTempDir, makeCanary, pool, snapshot, startSwapper, timed, REPO } from './helpers.ts';
 
 const LIMIT = 64 * 1024;
 const canary = makeCanary('OUTSIDE');
@@ -222,4 +222,45 @@ t.test('race: the chown path (lstat, then reopenFileAt) never opens a FIFO swapp
   const swaps = await swapper.stop();
   await new Promise((r) => setTimeout(r, 100));
   t.notOk(fs.existsSync(opened), `the FIFO was never opened (${swaps} swaps): ${JSON.stringify(Object.fromEntries(outcomes))}`);
+});
+
+t.test('hostile files through the real CLI (envhook inject): one line, status 1, within 1 s of work', async (t) => {
+  const cliCases: [string, (vol: string, outside: string) => void, string][] = [
+    ['symlink out', (v, o) => fs.symlinkSync(o, path.join(v, 'app.env')), 'is a symbolic link'],
+    ['symlink loop', (v) => fs.symlinkSync('app.env', path.join(v, 'app.env')), 'is a symbolic link'],
+    ['intermediate symlink out', (v, o) => { fs.rmSync(path.join(v, 'sub'), { recursive: true, force: true }); fs.symlinkSync(path.dirname(o), path.join(v, 'sub')); }, 'a path element is a symbolic link'],
+    ['FIFO', (v) => { execFileSync('mkfifo', [path.join(v, 'app.env')]); }, 'is a FIFO'],
+    ['character device (zero)', (v) => { execFileSync('mknod', [path.join(v, 'app.env'), 'c', '1', '5']); }, 'is a character device'],
+    ['directory', (v) => fs.mkdirSync(path.join(v, 'app.env')), 'is a directory'],
+    ['1 GiB sparse file', (v) => { fs.writeFileSync(path.join(v, 'app.env'), ''); fs.truncateSync(path.join(v, 'app.env'), 1024 ** 3); }, 'larger than 65536 bytes'],
+  ];
+  const root = t.testdir({});
+  const outside = path.join(root, 'outside.env');
+  fs.writeFileSync(outside, `A='${canary}'\n`);
+  const before = snapshot(outside);
+  const runs = await pool(
+    cliCases.map(([name, setup], i) => async () => {
+      const dir = path.join(root, `b${i}`);
+      const vol = path.join(dir, 'cfg');
+      fs.mkdirSync(path.join(vol, 'sub'), { recursive: true });
+      setup(vol, outside);
+      const rel = name === 'intermediate symlink out' ? 'sub/outside.env' : 'app.env';
+      const spec = { ociVersion: '1.0.2', process: { env: ['PATH=/bin'] }, annotations: { 'io.kubernetes.cri.container-name': 'app', 'envhook.io/env': JSON.stringify({ app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: rel, key: 'A' } } }] }) } };
+      fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(spec));
+      const r = await envhookCli(['inject', '--bundle', dir, '--volume', `cfg=${vol}`], { timeoutMs: 10_000 });
+      return { r, rel, same: fs.readFileSync(path.join(dir, 'config.json'), 'utf8') === JSON.stringify(spec) };
+    }),
+  );
+  let passed = 0;
+  runs.forEach(({ r, rel, same }, i) => {
+    const [name, , reason] = cliCases[i]!;
+    const ok =
+      t.equal(r.code, 1, `${name}: status 1`) &&
+      t.equal(r.err, `envhook: volume "cfg": file "${rel}": ${reason}\n`, `${name}: ${r.err.trim()}`) &&
+      t.ok(same, `${name}: config.json byte-identical`) &&
+      t.ok(r.ms < 3000, `${name}: ${r.ms} ms including Node start-up`);
+    if (ok) passed++;
+  });
+  t.same(snapshot(outside), before, 'outside file unchanged');
+  t.equal(passed, cliCases.length, `hostile-fs via inject: ${passed}/${cliCases.length}`);
 });
