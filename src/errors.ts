@@ -48,6 +48,13 @@ export function serializeCause(err: unknown, depth = 0): Record<string, unknown>
   return out;
 }
 
+/**
+ * One line, and no control character: names and keys from an annotation reach messages, and
+ * a terminal escape (ESC, BEL) or a line separator there must not reach the admin's terminal,
+ * the kubelet's event or containerd's log as such.
+ */
 function oneLine(text: string): string {
-  return text.replace(/[\r\n]+/g, ' ');
+  return text
+    .replace(/[\r\n]+/g, ' ')
+    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

@@ -297,3 +297,21 @@ t.test('$(VAR) expansion bombs are stopped early: bounded memory, clear line, no
     t.ok(kb < 200 * 1024, `${name}: peak RSS ${Math.round(kb / 1024)} MiB`);
   });
 });
+
+t.test('control characters from annotations never reach stderr raw (terminal escapes, line separators)', async (t) => {
+  const root = fastTempDir('envhook-ctl-');
+  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
+  const nasty = '\u001b[31mX\u0007\r\n\u0085\u2028\u2029\u009b';
+  const cases: Record<string, string>[] = [
+    { [ENV]: JSON.stringify({ [nasty]: [] }) },
+    { [ENV]: JSON.stringify({ app: [{ name: 'A', value: 'v', [nasty]: 1 }] }) },
+    { 'envhook.io/volumeOwners': JSON.stringify([{ volume: nasty, defaultUser: 1 }]) },
+    { 'envhook.io/volumeOwners': JSON.stringify([{ volume: 'keys', items: [{ path: `a/${nasty}/..`, user: 1 }] }]) },
+    { [ENV]: JSON.stringify({ app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: `${nasty}.env`, key: 'A' } } }] }) },
+  ];
+  const results = await pool(cases.map((a, i) => async () => envhookCli(['inject', '--bundle', injectBundle(root, `n${i}`, a).dir, '--volume', `cfg=${path.join(root, `n${i}`, 'cfg')}`])));
+  results.forEach((r, i) => {
+    t.equal(r.code, 1, `case ${i}: status 1`);
+    t.notMatch(r.err.slice(0, -1), /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/, `case ${i}: no control character: ${JSON.stringify(r.err)}`);
+  });
+});
