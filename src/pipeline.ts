@@ -9,6 +9,8 @@ import { discoverPodDir, type PodDir } from './k8s/pod.ts';
 import { findVolume, type VolumeLocator } from './k8s/volumes.ts';
 import { envStep } from './resolve/step.ts';
 import { ownershipStep } from './ownership/step.ts';
+import { appliedCheckStep } from './resolve/applied.ts';
+import { markApplied } from './modify/applied.ts';
 
 export type Stage = 'inject' | 'create' | 'precreate' | 'hook';
 
@@ -65,9 +67,22 @@ export function runPipeline(spec: Spec, options: PipelineOptions): PipelineResul
   }
   const ctx: PipelineContext = { spec, annotations, container, plainBundle, volumes: lazyVolumes(spec, annotations, options), options, log: options.log, plan };
   let out = spec;
-  for (const step of [envStep, ownershipStep]) out = step(out, ctx);
+  for (const step of STEPS[options.stage]) out = step(out, ctx);
   return { spec: out, plan };
 }
+
+const markAppliedStep: Step = (spec, ctx) => markApplied(spec, ctx.options.stage);
+
+/**
+ * The hook stage runs after the runtime read config.json: it cannot set env, only check
+ * that an earlier stage did, then do the file work. Every other stage applies env and marks it.
+ */
+const STEPS: Record<Stage, readonly Step[]> = {
+  inject: [envStep, ownershipStep, markAppliedStep],
+  create: [envStep, ownershipStep, markAppliedStep],
+  precreate: [envStep, ownershipStep, markAppliedStep],
+  hook: [appliedCheckStep, ownershipStep],
+};
 
 /** Pod discovery runs only when a step asks for a volume. */
 function lazyVolumes(spec: Spec, annotations: Annotations, options: PipelineOptions): VolumeLocator {

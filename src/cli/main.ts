@@ -3,6 +3,9 @@
 import { Command, CommanderError } from 'commander';
 import { describeError } from '../errors.ts';
 import { registerVersion } from './version.ts';
+import { registerHook } from './hook.ts';
+import { registerPrecreate } from './precreate.ts';
+import { runShim } from '../shim/shim.ts';
 
 export function buildProgram(): Command {
   const program = new Command('envhook')
@@ -10,11 +13,18 @@ export function buildProgram(): Command {
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s), outputError: (s, write) => write(`envhook: ${s.replace(/^error: /, '').trimEnd()}\n`) });
   registerVersion(program);
+  registerHook(program);
+  registerPrecreate(program);
   return program;
 }
 
 export async function main(argv: string[] = process.argv): Promise<number> {
   try {
+    // runc's argv is never seen by commander: `envhook shim <runc argv>` (from hooks/envhook-runtime).
+    if (argv[2] === 'shim') {
+      runShim(argv.slice(3));
+      return 0;
+    }
     await buildProgram().parseAsync(argv);
     return 0;
   } catch (err) {
