@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { REPO } from './bundle.ts';
+import { NODE, REPO } from './bundle.ts';
 
 export const FRONT = path.join(REPO, 'hooks/envhook-runtime');
 
@@ -24,4 +24,15 @@ export function runFront(argv: string[], env: NodeJS.ProcessEnv, opts: { shell?:
   const [sh, ...shArgs] = opts.shell ?? ['/bin/sh'];
   const r = spawnSync(sh!, [...shArgs, opts.front ?? FRONT, ...argv], { encoding: 'utf8', env: { PATH: process.env.PATH, ...env }, cwd: opts.cwd, timeout: 30_000 });
   return Object.assign(r, { lines: r.stdout ? r.stdout.replace(/\n$/, '').split('\n') : [] });
+}
+
+/**
+ * `DIR/envhook`: runs this checkout's CLI from source on its Node 24, for runtimes that call
+ * envhook themselves (the front's ENVHOOK_BIN, hooks.d `hook.path`).
+ */
+export function envhookWrapper(dir: string): string {
+  const file = path.join(dir, 'envhook');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(file, `#!/bin/sh\nexec ${JSON.stringify(NODE)} ${JSON.stringify(path.join(REPO, 'src/cli/main.ts'))} "$@"\n`, { mode: 0o755 });
+  return file;
 }
