@@ -1,0 +1,69 @@
+// `envhook check` end to end: the bundle `npm run build` makes (dist/envhook.cjs) and the
+// source entry, each run by the project's Node 24, with exact stdout, stderr and status.
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const NODE = path.join(root, 'node_modules/.bin/node');
+const ENTRIES = ['dist/envhook.cjs', 'src/cli/main.ts'];
+const CANARY = 'CANARY_c4e7';
+
+interface Run {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+function envhook(entry: string, args: string[]): Run {
+  const r = spawnSync(NODE, [path.join(root, entry), ...args], { encoding: 'utf8', timeout: 15_000, cwd: root });
+  return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
+}
+
+if (!fs.existsSync(path.join(root, 'dist/envhook.cjs'))) throw new Error('dist/envhook.cjs missing: run `npm run build` (npm test does)');
+
+for (const entry of ENTRIES) {
+  t.test(entry, async (t) => {
+    const dir = t.testdir({
+      'good.env': `# settings\nA='${CANARY}'\n  B='multi\nline ${CANARY}'  # note\nC=''\nA='${CANARY} again'\n`,
+      'one.env': "ONLY='1'",
+      'empty.env': '',
+      'bad.env': `OK='${CANARY}'\nBAD=${CANARY}\n`,
+      'crlf.env': `A='${CANARY}'\r\n`,
+      'nul.env': `A='x'\n\nB='${CANARY}\0'\n`,
+      'unclosed.env': `A='x'\nB='${CANARY}\n${CANARY}\n`,
+      'large.env': `# ${CANARY}\n`.repeat(5000),
+      'huge.env': `A='${CANARY}'\n`.repeat(700_000),
+      sub: {},
+    });
+    const f = (name: string) => path.join(dir, name);
+    fs.symlinkSync(f('good.env'), f('link.env'));
+    t.equal(spawnSync('mkfifo', [f('fifo')]).status, 0, 'mkfifo');
+
+    const cases: [string, string[], Run][] = [
+      ['valid file: the count', [f('good.env')], { status: 0, signal: null, stdout: '3 variables\n', stderr: '' }],
+      ['--names: names in order of first definition', [f('good.env'), '--names'], { status: 0, signal: null, stdout: '3 variables\nA\nB\nC\n', stderr: '' }],
+      ['--names before the file', ['--names', f('one.env')], { status: 0, signal: null, stdout: '1 variable\nONLY\n', stderr: '' }],
+      ['empty file', [f('empty.env')], { status: 0, signal: null, stdout: '0 variables\n', stderr: '' }],
+      ['a symlink is followed', [f('link.env')], { status: 0, signal: null, stdout: '3 variables\n', stderr: '' }],
+      ['unquoted value', [f('bad.env'), '--names'], { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('bad.env')}: line 2: value must be single-quoted\n` }],
+      ['CRLF', [f('crlf.env')], { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('crlf.env')}: line 1: carriage return outside quotes\n` }],
+      ['NUL', [f('nul.env')], { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('nul.env')}: line 3: NUL byte\n` }],
+      ['unclosed quote: the line the value started', [f('unclosed.env')], { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('unclosed.env')}: line 2: unclosed quote\n` }],
+      ['over 64 KiB', [f('large.env')], { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('large.env')}: file larger than 65536 bytes\n` }],
+      ['10 MB: only 64 KiB + 1 read', [f('huge.env')], { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('huge.env')}: file larger than 65536 bytes\n` }],
+      ['a FIFO without a writer does not hang', [f('fifo')], { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('fifo')}: not a regular file\n` }],
+      ['a directory', [f('sub')], { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('sub')}: not a regular file\n` }],
+      ['a character device', ['/dev/zero'], { status: 1, signal: null, stdout: '', stderr: 'envhook: /dev/zero: not a regular file\n' }],
+      ['missing file', [f('nope.env')], { status: 1, signal: null, stdout: '', stderr: `envhook: cannot read ${f('nope.env')}: ENOENT\n` }],
+      ['no file argument', [], { status: 1, signal: null, stdout: '', stderr: "envhook: missing required argument 'file'\n" }],
+    ];
+    for (const [name, args, expected] of cases) {
+      const got = envhook(entry, ['check', ...args]);
+      t.same(got, expected, name);
+      t.notOk(got.stdout.includes(CANARY) || got.stderr.includes(CANARY), `${name}: no canary`);
+    }
+  });
+}
