@@ -17,8 +17,8 @@ export function registerPrecreate(program: Command): void {
         const text = readStdin(SPEC_LIMIT, 'config');
         const spec = parseSpec(text, 'config on stdin');
         const { spec: out, plan } = runPipeline(spec, { settings, stage: 'precreate', log });
-        // A sandbox passes through byte for byte.
-        process.stdout.write(plan.sandbox ? text : serializeSpec({ indent: detectIndent(text) }, out));
+        // Nothing to do (a sandbox, no request): the input goes back byte for byte.
+        process.stdout.write(out === spec ? text : serializeSpec({ indent: detectIndent(text) }, out));
         log.info({ container: plan.container, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length }, 'precreate done');
       } catch (err) {
         log.error({ err }, 'precreate failed');
