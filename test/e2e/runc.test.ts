@@ -37,6 +37,18 @@ t.test('run through the front: the container runs, config.json marked applied', 
   t.equal(h.front(['run', '--bundle', failing, containerId()]).status, 3);
 });
 
+t.test('--preserve-fds: descriptors beyond stdio reach the container through the front', { skip: missing }, async (t) => {
+  const dir = t.testdir({});
+  const h = harness(dir);
+  const bundle = makeBundle(path.join(dir, 'bundle'), h.rootfs, { args: ['sh', '-c', 'echo via-fd3 >&3'] });
+  const out = path.join(dir, 'fd3');
+  const fd = fs.openSync(out, 'w');
+  const r = h.front(['run', '--preserve-fds', '1', '-b', bundle, containerId()], { stdio: ['ignore', 'pipe', 'pipe', fd] });
+  fs.closeSync(fd);
+  t.equal(r.status, 0, r.stderr);
+  t.equal(fs.readFileSync(out, 'utf8'), 'via-fd3\n');
+});
+
 t.test('from a checkout the front finds dist/envhook.cjs and Node 24 by itself', { skip: missing }, async (t) => {
   t.ok(fs.existsSync(path.join(REPO, 'dist/envhook.cjs')), 'dist/envhook.cjs is built (npm run build)');
   const dir = t.testdir({});

@@ -29,13 +29,25 @@ for (const [name, shell] of SHELLS) {
       const r = runFront(c.argv, f.env, { shell: shell! });
       t.equal(r.status, 0, `${JSON.stringify(c.argv)}: ${r.stderr}`);
       if (c.sub === 'create' || c.sub === 'run') {
-        t.same(r.lines, [`RT=${f.runtime} ACTIVE=1 FRONT=${FRONT}`, 'envhook', 'shim', ...c.argv], JSON.stringify(c.argv));
+        t.same(r.lines, [`RT=${f.runtime} ACTIVE=1 FRONT=${FRONT}`, 'envhook', 'shim', ...c.argv, 'runtime', ...c.argv], JSON.stringify(c.argv));
       } else {
         t.same(r.lines, ['runtime', ...c.argv], JSON.stringify(c.argv));
       }
     }
   });
 }
+
+t.test('envhook failing: its status is the front\'s, the runtime never runs', async (t) => {
+  const dir = t.testdir({});
+  const f = fakes(dir);
+  const failing = fakeExecutable(path.join(dir, 'failing-envhook'), 'failing', 'echo "envhook: no" >&2; exit 1\n');
+  const r = runFront(['--root', '/r', 'create', '-b', '/b', 'x'], { ...f.env, ENVHOOK_BIN: failing });
+  t.equal(r.status, 1);
+  t.equal(r.stdout, '');
+  t.equal(r.stderr, 'envhook: no\n');
+  const killed = fakeExecutable(path.join(dir, 'killed-envhook'), 'killed', 'kill -TERM $$\n');
+  t.equal(runFront(['run', 'x'], { ...f.env, ENVHOOK_BIN: killed }).status, 143);
+});
 
 t.test('the recursion guard: a front reached through a front refuses, with a --log line', async (t) => {
   const dir = t.testdir({});
@@ -66,7 +78,8 @@ t.test('the real runtime: env, then config file, then runc on PATH, never the fr
   const PATH = `${pathBin}:${dir}/later:${process.env.PATH}`;
   const noRuntime = { ...f.env, ENVHOOK_RUNTIME: '', PATH };
   t.same(runFront(['state', 'x'], noRuntime).lines, ['later-runc', 'state', 'x'], 'PATH, skipping the front');
-  t.same(runFront(['create', 'x'], noRuntime).lines[0], `RT=${dir}/later/runc ACTIVE=1 FRONT=${FRONT}`, 'envhook gets the same runtime');
+  const create = runFront(['create', 'x'], noRuntime).lines;
+  t.same([create[0], ...create.slice(-3)], [`RT=${dir}/later/runc ACTIVE=1 FRONT=${FRONT}`, 'later-runc', 'create', 'x'], 'envhook is told the runtime the front then runs');
   fs.writeFileSync(f.env.ENVHOOK_CONFIG, JSON.stringify({ runtime: f.runtime, logLevel: 'debug' }, null, 2));
   t.same(runFront(['state', 'x'], noRuntime).lines, ['runtime', 'state', 'x'], 'config file');
   const viaEnv = fakeExecutable(path.join(dir, 'env-runc'), 'env-runc');
@@ -110,13 +123,13 @@ t.test('envhook: ENVHOOK_BIN, config file, next to the front, ../dist/envhook, .
   t.match(r.stderr, /^envhook: envhook executable not found \(set ENVHOOK_BIN or "envhookBin" in \S+, or install envhook next to \S+\)\n$/);
   fakeExecutable(path.join(install, 'dist/envhook.cjs'), 'cjs');
   fakeExecutable(path.join(dir, 'node'), 'node');
-  t.same(first({ ENVHOOK_NODE: path.join(dir, 'node') }).lines, ['node', `${install}/hooks/../dist/envhook.cjs`, 'shim', 'run', 'x']);
+  t.same(first({ ENVHOOK_NODE: path.join(dir, 'node') }).lines, ['node', `${install}/hooks/../dist/envhook.cjs`, 'shim', 'run', 'x', 'runtime', 'run', 'x']);
   fakeExecutable(path.join(install, 'node_modules/.bin/node'), 'checkout-node');
   t.same(first().lines[0], 'checkout-node', "a checkout's Node 24 by default");
   fakeExecutable(path.join(install, 'dist/envhook'), 'sea');
-  t.same(first().lines, ['sea', 'shim', 'run', 'x']);
+  t.same(first().lines, ['sea', 'shim', 'run', 'x', 'runtime', 'run', 'x']);
   fakeExecutable(path.join(install, 'hooks/envhook'), 'beside');
-  t.same(first().lines, ['beside', 'shim', 'run', 'x']);
+  t.same(first().lines, ['beside', 'shim', 'run', 'x', 'runtime', 'run', 'x']);
   const symlinked = path.join(dir, 'usr-local-bin/envhook-runtime');
   fs.mkdirSync(path.dirname(symlinked));
   fs.symlinkSync(front, symlinked);
