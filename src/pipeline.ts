@@ -32,6 +32,8 @@ export interface Plan {
   sandbox: boolean;
   env: { name: string; source: string }[];
   removed: string[];
+  /** Optional env references whose file or key was missing (nothing set for them). */
+  skipped?: { name: string; source: string }[];
   owners: { volume: string; path: string; uid: number; hostUid: number }[];
 }
 

@@ -1,29 +1,64 @@
 // Validation in one place: every schema is compiled at build time (scripts/gen-validators.mjs);
-// this module turns the first ajv error into one safe line naming the input and the JSON path.
+// this module turns the outermost ajv error into one safe line naming the input and the JSON path.
 // Messages carry schema facts (types, allowed names), never the data itself (no `verbose`).
+// Validators stop at the first failing keyword (allErrors: false), and a failing oneOf/anyOf
+// lists its branches' errors before its own: so the last error is the one to report.
 import { EnvhookError } from './errors.ts';
 import * as validators from './generated/validators.js';
 import type { ValidateFunction, ValidationError } from './generated/validators.js';
 
 export type ValidatorName = Exclude<keyof typeof validators, 'default'>;
 
+/**
+ * Human reasons for errors whose ajv message would be unhelpful ("must match pattern …", "must
+ * match exactly one schema in oneOf"), keyed by keyword (`oneOf`, `propertyNames`) or by
+ * `keyword:field` where field is the last non-index element of the JSON path (`pattern:path`).
+ */
+export type SchemaMessages = Readonly<Record<string, string>>;
+
+const MAX_PATH = 200;
+
 /** Throws EnvhookError `<where>: <json path>: <reason>` unless `data` matches. */
-export function check(validate: ValidateFunction, data: unknown, where: string): void {
+export function check(validate: ValidateFunction, data: unknown, where: string, messages: SchemaMessages = {}): void {
   if (validate(data)) return;
-  const err = validate.errors?.[0];
-  throw new EnvhookError(`${where}: ${err ? formatError(err) : 'invalid'}`);
+  const errors = validate.errors ?? [];
+  let err = errors[errors.length - 1];
+  // ajv runs oneOf/anyOf before `type`: when the branches failed on the data's type (an array
+  // where an object belongs), the type is the error to report, not the combinator.
+  if (err && (err.keyword === 'oneOf' || err.keyword === 'anyOf')) {
+    const at = err.instancePath;
+    err = errors.find((e) => e.keyword === 'type' && e.instancePath === at) ?? err;
+  }
+  throw new EnvhookError(`${where}: ${err ? formatError(err, messages) : 'invalid'}`);
 }
 
-export function formatError(err: ValidationError): string {
-  const at = err.instancePath === '' ? '/' : err.instancePath;
-  let reason = err.message ?? err.keyword;
+export function formatError(err: ValidationError, messages: SchemaMessages = {}): string {
+  let at = err.instancePath;
   const p = err.params;
-  if (err.keyword === 'additionalProperties' && typeof p.additionalProperty === 'string') {
-    reason = `unknown field ${JSON.stringify(p.additionalProperty)}`;
-  } else if (err.keyword === 'enum' && Array.isArray(p.allowedValues)) {
-    reason = `must be one of ${p.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
-  }
-  return `${at}: ${reason}`;
+  // propertyNames reports the object; point at the offending key instead.
+  if (err.keyword === 'propertyNames' && typeof p.propertyName === 'string') at += '/' + escapePointer(p.propertyName);
+  if (at.length > MAX_PATH) at = at.slice(0, MAX_PATH) + '…';
+  if (at === '') at = '/';
+  const field = err.instancePath.split('/').reverse().find((s) => s !== '' && !/^\d+$/.test(s));
+  const custom = messages[`${err.keyword}:${field}`] ?? messages[err.keyword];
+  return `${at}: ${custom ?? genericReason(err)}`;
+}
+
+function genericReason(err: ValidationError): string {
+  const p = err.params;
+  if (err.keyword === 'required' && typeof p.missingProperty === 'string') return `missing field ${quoteName(p.missingProperty)}`;
+  if (err.keyword === 'additionalProperties' && typeof p.additionalProperty === 'string') return `unknown field ${quoteName(p.additionalProperty)}`;
+  if (err.keyword === 'enum' && Array.isArray(p.allowedValues)) return `must be one of ${p.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  return err.message ?? err.keyword;
+}
+
+/** A field name from the input, quoted and cut short: it names, it does not reproduce. */
+function quoteName(name: string): string {
+  return JSON.stringify(name.length > 64 ? name.slice(0, 64) + '…' : name);
+}
+
+function escapePointer(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
 export function validateSpec(spec: unknown, where: string): void {

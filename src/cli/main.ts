@@ -3,6 +3,7 @@
 import { Command, CommanderError } from 'commander';
 import { describeError } from '../errors.ts';
 import { registerVersion } from './version.ts';
+import { registerInject } from './inject.ts';
 import { registerCheck } from './check.ts';
 import { registerHook } from './hook.ts';
 import { registerPrecreate } from './precreate.ts';
@@ -14,6 +15,7 @@ export function buildProgram(): Command {
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s), outputError: (s, write) => write(`envhook: ${s.replace(/^error: /, '').trimEnd()}\n`) });
   registerVersion(program);
+  registerInject(program);
   registerCheck(program);
   registerHook(program);
   registerPrecreate(program);

@@ -329,25 +329,14 @@ t.test('robustness: arbitrary bytes give a Map or an EnvFileError with a known r
   t.pass('3000 inputs');
 });
 
-t.test('linear time on the worst files of the largest size', async (t) => {
-  const files: [string, Input][] = [
-    ['short assignments', "A=''\n".repeat(13107)],
-    ['comment lines', '#\n'.repeat(32768)],
-    ['blank lines', '\n'.repeat(65536)],
-    ['one long line without =', 'x'.repeat(65536)],
-    ['two large multi-line values', `A='${'a\n'.repeat(16384)}'\nB='${'b\n'.repeat(16370)}'`],
-  ];
-  for (const [name, input] of files) {
-    const bytes = toBytes(input);
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < 10; i++) {
-      try {
-        parseEnvFile(bytes);
-      } catch {
-        // the timing is what matters here
-      }
-    }
-    const ms = Number(process.hrtime.bigint() - start) / 1e6 / 10;
-    t.ok(ms < 50, `${name}: ${bytes.length} bytes in ${ms.toFixed(2)} ms`);
-  }
+// Speed is measured in bench/ (env file size rows), not asserted here: these are the worst
+// shapes at the largest size, checked for their results.
+t.test('the worst files of the largest size parse to the right result', async (t) => {
+  t.equal(parseEnvFile(toBytes("A=''\n".repeat(13107))).get('A'), '');
+  t.equal(parseEnvFile(toBytes('#\n'.repeat(32768))).size, 0);
+  t.equal(parseEnvFile(toBytes('\n'.repeat(65536))).size, 0);
+  t.throws(() => parseEnvFile(toBytes('x'.repeat(65536))), { line: 1, reason: "missing '='" });
+  const two = parseEnvFile(toBytes(`A='${'a\n'.repeat(16384)}'\nB='${'b\n'.repeat(16370)}'`));
+  t.equal(two.get('A')!.length, 32768);
+  t.equal(two.get('B')!.length, 32740);
 });

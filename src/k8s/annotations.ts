@@ -1,0 +1,77 @@
+// The envhook.io/* env annotations (SPEC §2): written by whoever writes the pod, so untrusted.
+// Each is size-limited, parsed without ever echoing its text, and checked against its JSON
+// Schema (src/schemas/*-annotation.schema.json) before any field is used.
+import { EnvhookError } from '../errors.ts';
+import { check, type SchemaMessages } from '../schema.ts';
+import { validateEnvAnnotation, validateEnvFromAnnotation, validateServiceLinksAnnotation, type ValidateFunction } from '../generated/validators.js';
+import type { Annotations } from './identity.ts';
+
+export const ENV_KEY = 'envhook.io/env';
+export const ENV_FROM_KEY = 'envhook.io/envFrom';
+export const SERVICE_LINKS_KEY = 'envhook.io/serviceLinks';
+export const ENV_KEYS = [ENV_KEY, ENV_FROM_KEY, SERVICE_LINKS_KEY] as const;
+
+/** Kubernetes caps all annotations of an object at 256 KiB together: no real pod exceeds it. */
+export const ANNOTATION_LIMIT = 256 * 1024;
+
+export interface FileKeyRef { volumeName: string; path: string; key: string; optional?: boolean }
+export interface EnvVar { name: string; value?: string; valueFrom?: { fileKeyRef: FileKeyRef } }
+export interface FileRef { volumeName: string; path: string; optional?: boolean }
+export interface EnvFromSource { prefix?: string; fileRef: FileRef }
+
+const DNS_LABEL = "a DNS label: lowercase letters, digits and '-', at most 63 characters";
+const RELAXED_NAME = "must be printable ASCII without '='";
+const MESSAGES: SchemaMessages = {
+  oneOf: 'must have exactly one of "value" or "valueFrom"',
+  propertyNames: `container name must be ${DNS_LABEL}`,
+  'pattern:volumeName': `must be ${DNS_LABEL}`,
+  'pattern:path': "must be a relative path with no '..' element and no NUL byte",
+  'pattern:name': RELAXED_NAME,
+  'pattern:prefix': RELAXED_NAME,
+  'pattern:key': 'must be a variable name ([A-Za-z_][A-Za-z0-9_]*)',
+  'pattern:value': 'must not contain a NUL byte',
+};
+const SERVICE_LINKS_MESSAGES: SchemaMessages = { propertyNames: `container name must be "*" or ${DNS_LABEL}` };
+
+/** Parsed annotation value; undefined when the annotation is absent. Throws EnvhookError. */
+export function readAnnotation(annotations: Annotations, key: string, validate: ValidateFunction, messages: SchemaMessages = MESSAGES): unknown {
+  const text = annotations[key];
+  if (text === undefined) return undefined;
+  const where = `annotation ${JSON.stringify(key)}`;
+  if (typeof text !== 'string') throw new EnvhookError(`${where}: must be a string`);
+  if (Buffer.byteLength(text) > ANNOTATION_LIMIT) throw new EnvhookError(`${where}: larger than ${ANNOTATION_LIMIT} bytes`);
+  const data = parseJson(text, where);
+  check(validate, data, where, messages);
+  return data;
+}
+
+export const readEnv = (a: Annotations) => readAnnotation(a, ENV_KEY, validateEnvAnnotation) as Record<string, EnvVar[]> | undefined;
+export const readEnvFrom = (a: Annotations) => readAnnotation(a, ENV_FROM_KEY, validateEnvFromAnnotation) as Record<string, EnvFromSource[]> | undefined;
+export const readServiceLinks = (a: Annotations) =>
+  readAnnotation(a, SERVICE_LINKS_KEY, validateServiceLinksAnnotation, SERVICE_LINKS_MESSAGES) as Record<string, boolean> | undefined;
+
+/**
+ * The entry for `container`; the `*` entry only where the annotation allows one (`allowStar`).
+ * Without a container name (plain bundle, no --container) a non-empty annotation without a
+ * usable `*` entry is an error rather than silently ignored: the request would be lost.
+ */
+export function entryFor<T>(value: Record<string, T> | undefined, key: string, container: string | undefined, allowStar: boolean): T | undefined {
+  if (value === undefined) return undefined;
+  if (container !== undefined && Object.hasOwn(value, container)) return value[container];
+  if (allowStar && Object.hasOwn(value, '*')) return value['*'];
+  if (container === undefined && Object.keys(value).length > 0) {
+    throw new EnvhookError(`annotation ${JSON.stringify(key)}: the container has no name (no Kubernetes annotations in config.json): use --container NAME`);
+  }
+  return undefined;
+}
+
+/** JSON.parse, but V8's message (which quotes the input) never leaves this function. */
+function parseJson(text: string, where: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (cause) {
+    const m = cause instanceof Error ? /position (\d+)/.exec(cause.message) : null;
+    const at = text.trim() === '' ? ' (empty)' : m ? ` (at offset ${m[1]})` : '';
+    throw new EnvhookError(`${where}: not valid JSON${at}`, { cause: new SyntaxError('JSON syntax error') });
+  }
+}
