@@ -10,7 +10,6 @@ import { findVolume, type VolumeLocator } from './k8s/volumes.ts';
 import { envStep } from './resolve/step.ts';
 import { ownershipStep } from './ownership/step.ts';
 import { appliedCheckStep } from './resolve/applied.ts';
-import { markApplied } from './modify/applied.ts';
 
 export type Stage = 'inject' | 'create' | 'precreate' | 'hook';
 
@@ -73,16 +72,14 @@ export function runPipeline(spec: Spec, options: PipelineOptions): PipelineResul
   return { spec: out, plan };
 }
 
-const markAppliedStep: Step = (spec, ctx) => markApplied(spec, ctx.options.stage);
-
 /**
- * The hook stage runs after the runtime read config.json: it cannot set env, only check
- * that an earlier stage did, then do the file work. Every other stage applies env and marks it.
+ * The hook stage runs after the runtime read config.json: it cannot set env, only check that
+ * an earlier stage did (envStep marks what it applied), then do the file work.
  */
 const STEPS: Record<Stage, readonly Step[]> = {
-  inject: [envStep, ownershipStep, markAppliedStep],
-  create: [envStep, ownershipStep, markAppliedStep],
-  precreate: [envStep, ownershipStep, markAppliedStep],
+  inject: [envStep, ownershipStep],
+  create: [envStep, ownershipStep],
+  precreate: [envStep, ownershipStep],
   hook: [appliedCheckStep, ownershipStep],
 };
 

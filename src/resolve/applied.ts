@@ -1,19 +1,22 @@
-// The hook stage's check (SPEC §6): env asked for by annotations but not applied before the
-// runtime's create means a hook-only registration; the container would start without its
-// variables, so the start fails instead, saying what is missing.
+// The hook stage's check (SPEC §6): env asked for this container by annotations but not
+// applied before the runtime's create means a hook-only registration; the container would
+// start without its variables, so the start fails instead, saying what is missing.
 import { EnvhookError } from '../errors.ts';
-import { APPLIED_ANNOTATION } from '../modify/applied.ts';
+import { ENV_KEYS } from '../k8s/annotations.ts';
+import { APPLIED_KEY, appliedDigest, envRequested } from './step.ts';
 import type { Step } from '../pipeline.ts';
 
-const ENV_ANNOTATIONS = ['envhook.io/env', 'envhook.io/envFrom', 'envhook.io/serviceLinks'];
+const NEEDED =
+  'the runtime shim (hooks/envhook-runtime in place of runc) or the precreate hook (Podman) is needed; ' +
+  'the createRuntime hook alone cannot set variables';
 
 export const appliedCheckStep: Step = (spec, ctx) => {
-  if (ctx.annotations[APPLIED_ANNOTATION] !== undefined) return spec;
-  const requested = ENV_ANNOTATIONS.find((key) => ctx.annotations[key] !== undefined);
-  if (requested === undefined) return spec;
-  throw new EnvhookError(
-    `annotation "${requested}" asks for env, but it was not applied before the runtime's create: ` +
-      'register envhook as the runtime shim (hooks/envhook-runtime in place of runc) or as the precreate hook (Podman); ' +
-      'the createRuntime hook alone cannot set variables',
-  );
+  if (!envRequested(ctx)) return spec;
+  const applied = ctx.annotations[APPLIED_KEY];
+  if (applied === appliedDigest(ctx)) return spec;
+  const keys = ENV_KEYS.filter((k) => ctx.annotations[k] !== undefined);
+  const by = `${keys.length > 1 ? 'annotations' : 'annotation'} ${keys.map((k) => `"${k}"`).join(', ')}`;
+  // A mark for other annotations: forged by the pod author, or the annotations changed after the shim ran.
+  const why = applied === undefined ? '' : ` ("${APPLIED_KEY}" belongs to other annotations)`;
+  throw new EnvhookError(`env requested by ${by} was not applied before the runtime's create${why}: ${NEEDED}`);
 };

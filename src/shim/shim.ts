@@ -42,7 +42,8 @@ export function runShim(argv: readonly string[], where: ShimEnv = { env: process
       return runtime;
     }
     const { spec, plan } = runPipeline(loaded.spec, { settings, stage: 'create', log });
-    flushSpec(loaded, spec);
+    // Steps return a new object only when they change something: nothing asked, nothing written.
+    if (spec !== loaded.spec) flushSpec(loaded, spec);
     log.info({ id: create.id, bundle, container: plan.container, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length }, 'applied; runtime next');
     return runtime;
   } catch (err) {

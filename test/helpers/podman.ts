@@ -32,7 +32,7 @@ export function annotationArg(key: string, value: string): string {
 }
 
 export interface Podman {
-  run(opts: { hooksDirs: string[]; annotations: Record<string, string>; rootfs: string; cmd: string[] }): SpawnSyncReturns<string>;
+  run(opts: { hooksDirs: string[]; annotations: Record<string, string>; rootfs: string; cmd: string[]; volumes?: string[] }): SpawnSyncReturns<string>;
   cleanup(): void;
 }
 
@@ -40,8 +40,9 @@ export function makePodman(): Podman {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-podman-'));
   const global = ['--root', `${dir}/root`, '--runroot', `${dir}/run`, '--tmpdir', `${dir}/tmp`, '--storage-driver', 'vfs', '--runtime', RUNC!, '--cgroup-manager', 'cgroupfs', '--events-backend', 'file'];
   return {
-    run({ hooksDirs, annotations, rootfs, cmd }) {
+    run({ hooksDirs, annotations, rootfs, cmd, volumes = [] }) {
       const args = [...global, ...hooksDirs.flatMap((d) => ['--hooks-dir', d]), 'run', '--rm', '--net', 'none', '--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'];
+      for (const v of volumes) args.push('--volume', v);
       for (const [k, v] of Object.entries(annotations)) args.push('--annotation', annotationArg(k, v));
       return spawnSync(PODMAN!, [...args, '--rootfs', rootfs, ...cmd], { encoding: 'utf8', timeout: 120_000 });
     },
