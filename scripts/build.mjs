@@ -1,5 +1,7 @@
-// npm run build: standalone ajv validators, then one CommonJS bundle for the CLI and one for
-// the library (esbuild), then type declarations for the library.
+// npm run build: standalone ajv validators, then the CLI (esbuild, CommonJS) as a small launcher
+// dist/envhook.cjs that enables Node's compile cache and loads the one-file bundle
+// dist/envhook-main.cjs, the library bundle dist/index.cjs, type declarations, and the single
+// executable dist/envhook (scripts/build-sea.mjs; skip it with ENVHOOK_NO_SEA=1).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,10 +18,16 @@ const common = {
   format: 'cjs',
   legalComments: 'none',
   define: { __ENVHOOK_VERSION__: JSON.stringify(pkg.version) },
+  // src/log.ts reads import.meta.url only when run from source (no `require` there).
+  logOverride: { 'empty-import-meta': 'silent' },
   logLevel: 'warning',
 };
-await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/envhook.cjs', banner: { js: '#!/usr/bin/env node' } });
+const shebang = { js: '#!/usr/bin/env node' };
+await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/envhook-main.cjs', banner: shebang });
+await build({ ...common, entryPoints: ['src/cli/entry.ts'], outfile: 'dist/envhook.cjs', banner: shebang, external: ['./envhook-main.cjs'] });
 await build({ ...common, entryPoints: ['src/index.ts'], outfile: 'dist/index.cjs' });
-fs.chmodSync('dist/envhook.cjs', 0o755);
+for (const f of ['dist/envhook.cjs', 'dist/envhook-main.cjs']) fs.chmodSync(f, 0o755);
 execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
-console.error('built dist/envhook.cjs, dist/index.cjs, dist/types/');
+console.error('built dist/envhook.cjs (+ envhook-main.cjs), dist/index.cjs, dist/types/');
+// The SEA takes about 2.5 s: part of every build unless ENVHOOK_NO_SEA=1.
+if (!process.env.ENVHOOK_NO_SEA) execFileSync(process.execPath, ['scripts/build-sea.mjs'], { stdio: 'inherit' });

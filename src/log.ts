@@ -1,7 +1,11 @@
 // Structured log (pino, JSON lines) to the configured file only: stdout belongs to runc and
 // to the precreate protocol, stderr to the one-line error. Never log values: log names,
 // paths, counts and error causes (see serializeCause).
-import pino from 'pino';
+//
+// Start-up: pino is loaded only when a log file is configured. Without one, the logger is a
+// no-op object and pino is never evaluated (it costs several ms of every container start).
+import { createRequire } from 'node:module';
+import type pino from 'pino';
 import { serializeCause } from './errors.ts';
 
 export type Logger = pino.Logger;
@@ -9,10 +13,39 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export function createLogger(file: string | undefined, level: LogLevel = 'info'): Logger {
-  if (!file) return pino({ level: 'silent' });
+  if (!file || level === 'silent') return silentLogger;
+  const pino = loadPino();
   // Synchronous destination: the process execs the runtime or exits right after logging.
   const dest = pino.destination({ dest: file, sync: true, append: true, mkdir: true });
   return pino({ level, base: { pid: process.pid }, serializers: { err: (e) => serializeCause(e) } }, dest);
 }
 
-export const silentLogger: Logger = pino({ level: 'silent' });
+/**
+ * In the esbuild bundle `require` exists and esbuild resolves this literal `require('pino')` to
+ * the bundled copy, evaluated on first call only. Run from source (ESM, type stripping) there is
+ * no `require`, so one is made for this file.
+ */
+function loadPino(): typeof pino {
+  if (typeof require === 'function') return require('pino') as typeof pino;
+  return createRequire(import.meta.url)('pino') as typeof pino;
+}
+
+const noop = (): void => {};
+
+/** A logger that drops everything, without loading pino. Implements what envhook calls. */
+export const silentLogger: Logger = {
+  level: 'silent',
+  fatal: noop,
+  error: noop,
+  warn: noop,
+  info: noop,
+  debug: noop,
+  trace: noop,
+  silent: noop,
+  flush: noop,
+  isLevelEnabled: () => false,
+  bindings: () => ({}),
+  child(): Logger {
+    return silentLogger;
+  },
+} as unknown as Logger;

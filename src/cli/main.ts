@@ -5,6 +5,7 @@ import { describeError } from '../errors.ts';
 import { registerVersion } from './version.ts';
 import { registerInject } from './inject.ts';
 import { registerCheck } from './check.ts';
+import { registerInstall, registerUninstall } from './install.ts';
 import { registerHook } from './hook.ts';
 import { registerPrecreate } from './precreate.ts';
 import { runShim } from '../shim/shim.ts';
@@ -17,6 +18,8 @@ export function buildProgram(): Command {
   registerVersion(program);
   registerInject(program);
   registerCheck(program);
+  registerInstall(program);
+  registerUninstall(program);
   registerHook(program);
   registerPrecreate(program);
   return program;

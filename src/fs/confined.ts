@@ -184,3 +184,40 @@ function fromErrno(cause: unknown, what: 'file' | 'directory'): ConfinedError {
       return new ConfinedError(`cannot open (${code ?? 'error'})`, code, cause);
   }
 }
+
+// Added for ownership (issue 4): the atomic writer's `..data` link is read, never followed.
+
+/**
+ * Target of symbolic link `name` in `dirFd` (readlink does not follow the final name), or
+ * undefined when there is no such entry. Anything other than a symlink is refused.
+ */
+export function readLinkAt(dirFd: number, name: string): string | undefined {
+  try {
+    return fs.readlinkSync(fdPath(dirFd, name));
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'EINVAL') throw new ConfinedError('is not a symbolic link', code, cause);
+    throw fromErrno(cause, 'file');
+  }
+}
+
+/**
+ * Opens `name` in `dirFd` for fchown/fstat after the caller's lstat `before` said it is a
+ * regular file: O_NOFOLLOW|O_NONBLOCK, then fstat must show the same inode, so a swap between
+ * the lstat and the open is detected rather than acted on. Returns the fd and its fstat.
+ */
+export function reopenFileAt(dirFd: number, name: string, before: fs.Stats): OpenedFile {
+  let fd: number;
+  try {
+    fd = fs.openSync(fdPath(dirFd, name), FILE_FLAGS);
+  } catch (cause) {
+    throw fromErrno(cause, 'file');
+  }
+  const stat = fs.fstatSync(fd);
+  if (!stat.isFile() || stat.ino !== before.ino || stat.dev !== before.dev) {
+    fs.closeSync(fd);
+    throw new ConfinedError('changed while being opened');
+  }
+  return { fd, stat };
+}

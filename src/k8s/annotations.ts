@@ -3,6 +3,7 @@
 // Schema (src/schemas/*-annotation.schema.json) before any field is used.
 import { EnvhookError } from '../errors.ts';
 import { check, type SchemaMessages } from '../schema.ts';
+import { parseLossless } from '../oci/json.ts';
 import { validateEnvAnnotation, validateEnvFromAnnotation, validateServiceLinksAnnotation, type ValidateFunction } from '../generated/validators.js';
 import type { Annotations } from './identity.ts';
 
@@ -40,7 +41,9 @@ export function readAnnotation(annotations: Annotations, key: string, validate: 
   const where = `annotation ${JSON.stringify(key)}`;
   if (typeof text !== 'string') throw new EnvhookError(`${where}: must be a string`);
   if (Buffer.byteLength(text) > ANNOTATION_LIMIT) throw new EnvhookError(`${where}: larger than ${ANNOTATION_LIMIT} bytes`);
-  const data = parseJson(text, where);
+  // Lossless: `1000.0` or `1e3` stay raw and fail "must be integer", as Kubernetes' int64
+  // fields do. A syntax error names a position, never the text (V8's message quotes it).
+  const data = parseLossless(text, where);
   check(validate, data, where, messages);
   return data;
 }
@@ -63,15 +66,4 @@ export function entryFor<T>(value: Record<string, T> | undefined, key: string, c
     throw new EnvhookError(`annotation ${JSON.stringify(key)}: the container has no name (no Kubernetes annotations in config.json): use --container NAME`);
   }
   return undefined;
-}
-
-/** JSON.parse, but V8's message (which quotes the input) never leaves this function. */
-function parseJson(text: string, where: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (cause) {
-    const m = cause instanceof Error ? /position (\d+)/.exec(cause.message) : null;
-    const at = text.trim() === '' ? ' (empty)' : m ? ` (at offset ${m[1]})` : '';
-    throw new EnvhookError(`${where}: not valid JSON${at}`, { cause: new SyntaxError('JSON syntax error') });
-  }
 }

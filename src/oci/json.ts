@@ -7,7 +7,15 @@ import { EnvhookError } from '../errors.ts';
 export type JsonValue = null | boolean | number | string | RawJSON | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
+/**
+ * Deeper than any real spec (OCI specs nest about 6 levels). The reviver and JSON.stringify
+ * recurse, so a 10,000-level value would otherwise end in a RangeError, reported as invalid
+ * JSON on load or as an internal error on flush.
+ */
+export const MAX_DEPTH = 512;
+
 export function parseLossless(text: string, what: string): JsonValue {
+  if (nestingDepth(text) > MAX_DEPTH) throw new EnvhookError(`${what} nests deeper than ${MAX_DEPTH} levels`);
   try {
     return JSON.parse(text, (_key, value, context) => {
       if (typeof value === 'number' && context.source !== undefined && String(value) !== context.source) {
@@ -23,6 +31,24 @@ export function parseLossless(text: string, what: string): JsonValue {
 
 export function stringifyLossless(value: JsonValue, indent?: string | number): string {
   return JSON.stringify(value, null, indent);
+}
+
+/** The deepest nesting of arrays and objects in JSON text (strings skipped); a linear scan. */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) max = depth;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return max;
 }
 
 function syntaxPosition(cause: unknown, text: string): string {

@@ -65,7 +65,7 @@ t.test('untouched: no request, sandbox containers, other subcommands', async (t)
 t.test('failures: thrown, config.json unchanged, error line appended to --log', async (t) => {
   const cases: [string, Record<string, unknown>, (s: Setup) => string[], RegExp][] = [
     ['key missing, not optional', { 'envhook.io/env': { app: [{ name: 'X', valueFrom: ref('NOPE', 'config.env') }] } }, (s) => ['create', '-b', s.bundle, 'x'], /^volume "config": file "config\.env": key "NOPE" not found$/],
-    ['annotation not JSON', { 'envhook.io/env': `{"app": ${CANARY}` }, (s) => ['create', '-b', s.bundle, 'x'], /^annotation "envhook\.io\/env": not valid JSON/],
+    ['annotation not JSON', { 'envhook.io/env': `{"app": ${CANARY}` }, (s) => ['create', '-b', s.bundle, 'x'], /^annotation "envhook\.io\/env" is not valid JSON/],
     ['config.json not JSON', ENV, (s) => (fs.writeFileSync(s.config, `{"ociVersion": "1.0.2", "x": ${CANARY}}`), ['create', '-b', s.bundle, 'x']), /config\.json is not valid JSON/],
     ['no config.json', ENV, (s) => ['create', '-b', path.join(s.dir, 'nope'), 'x'], /^cannot read \S+nope\/config\.json: ENOENT$/],
     ['unknown option', ENV, (s) => ['create', '-b', s.bundle, '--frobnicate', 'x'], /^runc create: unknown option "--frobnicate"$/],

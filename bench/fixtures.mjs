@@ -1,0 +1,127 @@
+// Bench fixtures: a kubelet-like pod directory and an OCI bundle whose config.json points into
+// it, as containerd would write them (SPEC §2, §3).
+//   <root>/pods/<uid>/etc-hosts
+//   <root>/pods/<uid>/volumes/kubernetes.io~empty-dir/<vol>/*.env
+//   <root>/pods/<uid>/volumes/kubernetes.io~projected/<vol>/{..<ts>/files, ..data → ..<ts>, name → ..data/name}
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export const POD_UID = '0b3e7c1a-5d2f-4a6b-9c8d-7e6f5a4b3c2d';
+const TS_DIR = '..2026_01_01_00_00_00.123456789';
+const BUSYBOX = ['/bin/busybox', '/usr/bin/busybox'].find((p) => fs.existsSync(p));
+
+/** An env file of `count` variables `<prefix>NNNN='…'`, or filled up to about `bytes`. */
+export function envFileText({ count, bytes, prefix = 'VAR_' }) {
+  const lines = [];
+  let size = 0;
+  for (let i = 0; count !== undefined ? i < count : size < bytes - 48; i++) {
+    const line = `${prefix}${String(i).padStart(5, '0')}='value-${i}-${'x'.repeat(16)}'\n`;
+    lines.push(line);
+    size += line.length;
+  }
+  return lines.join('');
+}
+
+/** The 7 variables the kubelet sets per service (2 service, 5 Docker-link), for `n` services. */
+export function serviceEnv(n) {
+  const env = ['KUBERNETES_SERVICE_HOST=10.96.0.1', 'KUBERNETES_SERVICE_PORT=443'];
+  for (let i = 0; i < n; i++) {
+    const s = `SVC_${i}`;
+    const ip = `10.${96 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
+    env.push(`${s}_SERVICE_HOST=${ip}`, `${s}_SERVICE_PORT=80`, `${s}_PORT=tcp://${ip}:80`, `${s}_PORT_80_TCP=tcp://${ip}:80`,
+      `${s}_PORT_80_TCP_PROTO=tcp`, `${s}_PORT_80_TCP_PORT=80`, `${s}_PORT_80_TCP_ADDR=${ip}`);
+  }
+  return env;
+}
+
+/** A projected volume as the kubelet's atomic writer lays it out, `files` flat files. */
+export function makeProjected(dir, files) {
+  const data = path.join(dir, TS_DIR);
+  fs.mkdirSync(data, { recursive: true });
+  for (let i = 0; i < files; i++) {
+    const name = `file-${String(i).padStart(5, '0')}.pem`;
+    fs.writeFileSync(path.join(data, name), `-----BEGIN CERTIFICATE ${i}-----\n`);
+    fs.symlinkSync(`..data/${name}`, path.join(dir, name));
+  }
+  fs.symlinkSync(TS_DIR, path.join(dir, '..data'));
+  return { dir, data };
+}
+
+/**
+ * A pod under `<root>/pods/<uid>`: emptyDir `config` holding `envFiles` (name → text) and
+ * projected volume `certs` with `projectedFiles` files.
+ */
+export function makePod(root, { envFiles = {}, projectedFiles = 0 } = {}) {
+  const pod = path.join(root, 'pods', POD_UID);
+  const emptyDir = path.join(pod, 'volumes/kubernetes.io~empty-dir/config');
+  fs.mkdirSync(emptyDir, { recursive: true });
+  fs.writeFileSync(path.join(pod, 'etc-hosts'), '127.0.0.1 localhost\n');
+  for (const [name, text] of Object.entries(envFiles)) fs.writeFileSync(path.join(emptyDir, name), text);
+  const projected = makeProjected(path.join(pod, 'volumes/kubernetes.io~projected/certs'), projectedFiles);
+  return { root, dir: pod, emptyDir, projected };
+}
+
+/** A busybox-static rootfs (for runc rows). */
+export function makeRootfs(dir) {
+  if (!BUSYBOX) throw new Error('busybox-static not installed');
+  for (const d of ['bin', 'proc', 'dev', 'sys', 'tmp', 'etc', 'certs']) fs.mkdirSync(path.join(dir, d), { recursive: true });
+  fs.copyFileSync(BUSYBOX, path.join(dir, 'bin/busybox'));
+  fs.chmodSync(path.join(dir, 'bin/busybox'), 0o755);
+  for (const a of ['sh', 'true', 'sleep']) fs.symlinkSync('busybox', path.join(dir, 'bin', a));
+  fs.writeFileSync(path.join(dir, 'etc/hosts'), '');
+  return dir;
+}
+
+/**
+ * `<dir>/config.json` from `runc spec` for container `app` of the pod, with the annotations
+ * given (values JSON-encoded), the kubelet's mounts and `env`. Returns a restore function.
+ */
+export function makeBundle(dir, pod, { rootfs, args = ['/bin/true'], env = [], annotations = {} }) {
+  fs.mkdirSync(dir, { recursive: true });
+  execFileSync('runc', ['spec', '--bundle', dir]);
+  const file = path.join(dir, 'config.json');
+  const spec = JSON.parse(fs.readFileSync(file, 'utf8'));
+  spec.root = { path: rootfs ?? path.join(dir, 'rootfs'), readonly: false };
+  Object.assign(spec.process, { terminal: false, args, env: ['PATH=/bin', 'HOME=/', ...env] });
+  spec.mounts.push(
+    { destination: '/etc/hosts', source: path.join(pod.dir, 'etc-hosts'), type: 'bind', options: ['rbind', 'ro'] },
+    { destination: '/certs', source: pod.projected.dir, type: 'bind', options: ['rbind', 'ro'] },
+  );
+  spec.annotations = {
+    'io.kubernetes.cri.container-type': 'container',
+    'io.kubernetes.cri.container-name': 'app',
+    'io.kubernetes.cri.sandbox-uid': POD_UID,
+    ...Object.fromEntries(Object.entries(annotations).map(([k, v]) => [k, JSON.stringify(v)])),
+  };
+  const text = JSON.stringify(spec, null, '\t');
+  fs.writeFileSync(file, text);
+  return () => fs.writeFileSync(file, text);
+}
+
+/** Resets the owner of every data file (the work `inject` redoes on each run). */
+export function resetOwners(pod) {
+  for (const name of fs.readdirSync(pod.projected.data)) fs.lchownSync(path.join(pod.projected.data, name), 0, 0);
+}
+
+/** The issue's typical pod: 10 fileKeyRefs, 2 envFrom files of 50, service links off, 100 files. */
+export function typicalPod(root, { services = 50, rootfs } = {}) {
+  const keys = envFileText({ count: 10, prefix: 'KEY_' });
+  const pod = makePod(root, {
+    envFiles: { 'keys.env': keys, 'a.env': envFileText({ count: 50 }), 'b.env': envFileText({ count: 50 }) },
+    projectedFiles: 100,
+  });
+  const env = Array.from({ length: 10 }, (_, i) => ({
+    name: `FROM_FILE_${i}`,
+    valueFrom: { fileKeyRef: { volumeName: 'config', path: 'keys.env', key: `KEY_${String(i).padStart(5, '0')}` } },
+  }));
+  env.push({ name: 'GREETING', value: 'hello $(FROM_FILE_0) $$HOME' });
+  const annotations = {
+    'envhook.io/env': { app: env },
+    'envhook.io/envFrom': { app: [{ prefix: 'A_', fileRef: { volumeName: 'config', path: 'a.env' } }, { prefix: 'B_', fileRef: { volumeName: 'config', path: 'b.env' } }] },
+    'envhook.io/serviceLinks': { app: false },
+    'envhook.io/volumeOwners': [{ volume: 'certs', defaultUser: 1000, items: [{ path: 'file-00000.pem', user: 0 }] }],
+  };
+  const restore = makeBundle(path.join(root, 'bundle'), pod, { rootfs, env: serviceEnv(services), annotations });
+  return { pod, bundle: path.join(root, 'bundle'), restore };
+}

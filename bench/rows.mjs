@@ -1,0 +1,68 @@
+// Benchmark rows 1, 2, 3 and 5 of issue 6. Each returns table rows:
+// { case, subject, ms, cpu, baseline, baseMs, baseCpu, target } or { case, skip }.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { cmd, measure } from './harness.mjs';
+import { NODE, FRONT, builds, injectMissing, frontMissing, injectArgs } from './cli.mjs';
+import { typicalPod, makeRootfs, resetOwners } from './fixtures.mjs';
+
+const nodeE0 = () => cmd('node -e 0', [NODE, '-e', '0']);
+
+function compare(name, base, subjects, target) {
+  const ms = measure([base, ...subjects]);
+  const cpu = (c) => ms.cpu[c.label];
+  return subjects.map((s) => ({ case: name, subject: s.label, ms: ms[s.label], cpu: cpu(s), baseline: base.label, baseMs: ms[base.label], baseCpu: cpu(base), target }));
+}
+
+/** 5: start-up of each build (`version`) against `node -e 0`. */
+export function startup() {
+  const subjects = Object.entries(builds()).map(([label, argv]) => cmd(label, [...argv, 'version']));
+  return compare('5 start-up (version)', nodeE0(), subjects);
+}
+
+/** 1: inject of the typical pod against `node -e 0`. Target +12 ms. */
+export function injectTypical(work) {
+  const skip = injectMissing();
+  if (skip) return [{ case: '1 inject, typical pod', skip }];
+  const fx = typicalPod(path.join(work, 'typical'));
+  const prepare = () => (fx.restore(), resetOwners(fx.pod));
+  const { unbundled, ...fast } = builds();
+  const subjects = Object.entries(fast).map(([label, argv]) => cmd(`inject, ${label}`, injectArgs(argv, fx), { prepare }));
+  return compare('1 inject, typical pod', nodeE0(), subjects, { addMs: 12 });
+}
+
+/** 2: `envhook-runtime state ID` against `runc state ID`, on a created container. Target +2 ms. */
+export function passThrough(work) {
+  const skip = frontMissing();
+  if (skip) return [{ case: '2 pass-through state', skip }];
+  const root = path.join(work, 'runc-root');
+  const fx = typicalPod(path.join(work, 'state'), { rootfs: makeRootfs(path.join(work, 'state-rootfs')) });
+  const id = `envhook-bench-state-${process.pid}`;
+  const g = ['--root', root];
+  spawnSync('runc', [...g, 'delete', '-f', id]);
+  fs.writeFileSync(path.join(fx.bundle, 'config.json'), fs.readFileSync(path.join(fx.bundle, 'config.json'), 'utf8').replace('"/bin/true"', '"/bin/sleep", "3600"'));
+  const created = spawnSync('runc', [...g, 'create', '--bundle', fx.bundle, id], { stdio: 'ignore' });
+  if (created.status !== 0) return [{ case: '2 pass-through state', skip: `runc create failed (status ${created.status})` }];
+  try {
+    return compare('2 pass-through state', cmd('runc state', ['runc', ...g, 'state', id]), [cmd('envhook-runtime state', [FRONT, ...g, 'state', id])], { addMs: 2 });
+  } finally {
+    spawnSync('runc', [...g, 'delete', '-f', id]);
+  }
+}
+
+/** 3: `runc run` of /bin/true through the shim against plain `runc run`, same bundle. */
+export function runThroughShim(work) {
+  const skip = frontMissing() ?? injectMissing();
+  if (skip) return [{ case: '3 runc run via shim', skip }];
+  const root = path.join(work, 'runc-root');
+  const fx = typicalPod(path.join(work, 'run'), { rootfs: makeRootfs(path.join(work, 'run-rootfs')) });
+  const prepare = () => (fx.restore(), resetOwners(fx.pod));
+  let n = 0;
+  const run = (label, bin) => {
+    const c = cmd(label, [bin, '--root', root, 'run', '--bundle', fx.bundle, 'id'], { prepare });
+    c.prepare = () => (prepare(), (c.argv[c.argv.length - 1] = `envhook-bench-run-${process.pid}-${++n}`));
+    return c;
+  };
+  return compare('3 runc run /bin/true', run('runc run', 'runc'), [run('envhook-runtime run', FRONT)]);
+}

@@ -1,0 +1,51 @@
+// `envhook install` and `envhook uninstall` (SPEC §1): place the executables, the sh front and
+// the hooks.d files, and register them with containerd, CRI-O or Podman.
+import { Command, Option } from 'commander';
+import { DEFAULT_PREFIX, RUNTIMES, type Runtime } from '../install/layout.ts';
+import { applyChanges, changed, describeChanges, pruneEmptyDirs } from '../install/fsops.ts';
+import { planInstall, planUninstall, type Plan } from '../install/plan.ts';
+
+interface Flags {
+  runtime: Runtime;
+  dryRun?: boolean;
+  root?: string;
+  prefix?: string;
+  config?: string;
+  source?: string;
+  node?: string;
+  hooksDir?: string;
+}
+
+function common(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--runtime <runtime>', 'the container runtime').choices(RUNTIMES).makeOptionMandatory())
+    .option('--dry-run', 'print what would change, with a diff of every text file, and change nothing')
+    .option('--root <dir>', 'host root: every path is taken under it (DaemonSet: /host)', '/')
+    .option('--prefix <dir>', "envhook's own directory on the host", DEFAULT_PREFIX);
+}
+
+export function registerInstall(program: Command): void {
+  common(program.command('install').description('install envhook for a container runtime and register it'))
+    .option('--config <file>', 'containerd: config.toml; CRI-O, Podman: the drop-in file to write')
+    .option('--hooks-dir <dir>', 'CRI-O: the hooks directory CRI-O reads (default /usr/share/containers/oci/hooks.d)')
+    .option('--source <dir>', 'directory holding dist/ and hooks/ (default: found from this executable)')
+    .option('--node <path>', 'Node 24 on the host, used only when there is no single executable to install')
+    .action((flags: Flags) => run(planInstall(flags), flags, false));
+}
+
+export function registerUninstall(program: Command): void {
+  common(program.command('uninstall').description('reverse envhook install for a container runtime'))
+    .action((flags: Flags) => run(planUninstall(flags), flags, true));
+}
+
+function run(plan: Plan, flags: Flags, uninstall: boolean): void {
+  const out = describeChanges(plan.layout, plan.changes, { dryRun: !!flags.dryRun, diffs: !!flags.dryRun });
+  const any = plan.changes.some(changed);
+  if (!flags.dryRun) {
+    applyChanges(plan.layout, plan.changes);
+    if (uninstall) pruneEmptyDirs(plan.layout, plan.layout.prefix);
+  }
+  if (out) process.stdout.write(out + '\n');
+  if (!any) process.stdout.write(`nothing changed: envhook is ${uninstall ? 'not' : 'already'} installed for ${flags.runtime} under ${plan.layout.prefix}\n`);
+  else if (!flags.dryRun && plan.next.length) process.stdout.write(`next:\n${plan.next.map((l) => `  ${l}`).join('\n')}\n`);
+}

@@ -1,0 +1,81 @@
+// What install copies onto the host: the envhook executable and the sh front next to it (the
+// front finds `envhook` in its own directory). The executable is the single-file build
+// `dist/envhook` when present; otherwise the bundle `dist/envhook.cjs` goes to <prefix>/lib and
+// `envhook` is a two-line sh wrapper running it with a Node 24 named by --node (default: the
+// Node running this install), which must exist on the host.
+import fs from 'node:fs';
+import path from 'node:path';
+import { EnvhookError } from '../errors.ts';
+import type { Layout } from './layout.ts';
+import type { HookTemplates, Target } from './targets.ts';
+import { HOOK_FILES } from './layout.ts';
+
+export interface SourceOptions {
+  /** Directory holding dist/ and hooks/ (a checkout, the npm package, or the image's /opt/envhook). */
+  source?: string | undefined;
+  node?: string | undefined;
+}
+
+export function findSource(explicit?: string): string {
+  if (explicit) {
+    const dir = path.resolve(explicit);
+    if (!isSource(dir)) throw new EnvhookError(`${dir}: no hooks/envhook-runtime and dist/envhook or dist/envhook.cjs here`);
+    return dir;
+  }
+  // a single executable lives at <source>/dist/envhook; the bundle at <source>/dist/envhook.cjs;
+  // from a checkout the CLI runs as <source>/src/cli/main.ts
+  const isSea = seaFromModule();
+  let dir = path.dirname(fs.realpathSync(isSea ? process.execPath : (process.argv[1] ?? process.execPath)));
+  for (let i = 0; i < 4; i++, dir = path.dirname(dir)) if (isSource(dir)) return dir;
+  throw new EnvhookError('cannot find the files to install (hooks/envhook-runtime, dist/envhook): pass --source DIR');
+}
+
+function seaFromModule(): boolean {
+  try {
+    return (process.getBuiltinModule('node:sea') as { isSea?: () => boolean } | undefined)?.isSea?.() ?? false;
+  } catch {
+    return false;
+  }
+}
+
+function isSource(dir: string): boolean {
+  const has = (p: string) => fs.existsSync(path.join(dir, p));
+  return has('hooks/envhook-runtime') && (has('dist/envhook') || has('dist/envhook.cjs'));
+}
+
+/** The executables, in install order: envhook first, the front that runs it second. */
+export function executableTargets(layout: Layout, opts: SourceOptions): Target[] {
+  const src = findSource(opts.source);
+  const read = (p: string) => fs.readFileSync(path.join(src, p));
+  const front: Target = { file: layout.front, content: read('hooks/envhook-runtime'), mode: 0o755 };
+  if (fs.existsSync(path.join(src, 'dist/envhook'))) {
+    return [{ file: layout.bin, content: read('dist/envhook'), mode: 0o755 }, front];
+  }
+  const node = opts.node ?? fs.realpathSync(process.execPath);
+  // an explicit --node is trusted under a --root that is not the host (a test root, say)
+  const onHost = fs.existsSync(layout.real(node)) || (opts.node !== undefined && layout.root !== '/');
+  if (!path.isAbsolute(node) || !onHost) {
+    throw new EnvhookError(`no single executable (dist/envhook) to install and Node ${node} is not on the host: pass --node PATH`);
+  }
+  const wrapper = `#!/bin/sh\n# Written by envhook install: runs the envhook bundle with Node 24.\nexec ${shQuote(node)} ${shQuote(layout.lib)} "$@"\n`;
+  return [
+    { file: layout.lib, content: read('dist/envhook.cjs'), mode: 0o644 },
+    { file: layout.bin, content: Buffer.from(wrapper), mode: 0o755 },
+    front,
+  ];
+}
+
+function shQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The hooks.d templates the source ships (hooks/envhook-precreate.json, …), if any. */
+export function hookTemplates(opts: SourceOptions): HookTemplates {
+  const src = findSource(opts.source);
+  const out: HookTemplates = {};
+  for (const [stage, name] of Object.entries(HOOK_FILES) as [keyof HookTemplates, string][]) {
+    const p = path.join(src, 'hooks', name);
+    if (fs.existsSync(p)) out[stage] = fs.readFileSync(p);
+  }
+  return out;
+}

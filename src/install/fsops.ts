@@ -1,0 +1,131 @@
+// The one place install and uninstall touch the host: a plan is a list of file changes
+// computed from what is on disk; applying it takes backups first, then replaces every file
+// atomically (temp file in the same directory, fsync, rename, fsync the directory), so a
+// crash leaves each file old or new, never torn.
+import fs from 'node:fs';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import { EnvhookError } from '../errors.ts';
+import { backupPath, type Layout } from './layout.ts';
+import { unifiedDiff } from './diff.ts';
+
+export interface Change {
+  /** Host path. */
+  file: string;
+  before: Buffer | undefined;
+  /** undefined: remove the file. */
+  after: Buffer | undefined;
+  mode: number;
+  /** Save `before` under the backup directory first (it is the admin's, not ours). */
+  backup?: boolean;
+  /** Uninstall: the backup has been put back (or is stale): delete it afterwards. */
+  dropBackup?: boolean;
+  /** A line for the admin, printed with the change. */
+  note?: string;
+}
+
+export function readHost(layout: Layout, file: string): Buffer | undefined {
+  const real = layout.real(file);
+  let st: fs.Stats | undefined;
+  try {
+    st = fs.lstatSync(real, { throwIfNoEntry: false });
+  } catch (cause) {
+    throw new EnvhookError(`cannot read ${real}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
+  }
+  if (!st) return undefined;
+  if (!st.isFile()) throw new EnvhookError(`${real}: not a regular file`);
+  return fs.readFileSync(real);
+}
+
+export function changed(c: Change): boolean {
+  if (c.before === undefined || c.after === undefined) return c.before !== c.after || !!c.dropBackup;
+  return !c.before.equals(c.after) || !!c.dropBackup;
+}
+
+export function applyChanges(layout: Layout, changes: Change[]): void {
+  for (const c of changes) {
+    if (!changed(c)) continue;
+    const real = layout.real(c.file);
+    if (c.backup && c.before !== undefined) {
+      const b = layout.real(backupPath(layout, c.file));
+      // the oldest backup is the admin's original: a later install never replaces it
+      if (!fs.existsSync(b)) writeAtomic(b, c.before, 0o600);
+    }
+    if (c.after === undefined) fs.rmSync(real, { force: true });
+    else if (c.before === undefined || !c.before.equals(c.after)) writeAtomic(real, c.after, c.mode);
+    if (c.dropBackup) fs.rmSync(layout.real(backupPath(layout, c.file)), { force: true });
+  }
+}
+
+/** One line per change; with `diffs`, a unified diff of every text change below it. */
+export function describeChanges(layout: Layout, changes: Change[], { dryRun = false, diffs = false } = {}): string {
+  const out: string[] = [];
+  for (const c of changes) {
+    if (!changed(c) && !c.note) continue;
+    const verb = c.after === undefined ? 'remove' : c.before === undefined ? 'create' : c.before.equals(c.after) ? 'keep' : 'update';
+    const extra = c.backup && c.before !== undefined ? ` (original saved as ${backupPath(layout, c.file)})` : '';
+    out.push(`${dryRun ? 'would ' : ''}${verb} ${c.file}${extra}`);
+    if (c.note) out.push(`  note: ${c.note}`);
+    if (diffs && changed(c)) out.push(diffOf(c));
+  }
+  return out.filter((l) => l !== '').join('\n');
+}
+
+function diffOf(c: Change): string {
+  const texts = [c.before, c.after].map((b) => b ?? Buffer.alloc(0));
+  // executables and bundles: a size, not a diff
+  if (texts.some((b) => b.includes(0) || b.length > 64 * 1024)) return `  (${(c.after ?? c.before)?.length ?? 0} bytes)`;
+  return unifiedDiff(texts[0]!.toString('utf8'), texts[1]!.toString('utf8'), c.file).trimEnd();
+}
+
+/** Writes `data` to `file` atomically; a new file gets `mode`, an existing one keeps its own. */
+export function writeAtomic(file: string, data: Buffer, mode: number): void {
+  const dir = path.dirname(file);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const tmp = path.join(dir, `.${path.basename(file)}.envhook-${process.pid}-${crypto.randomBytes(6).toString('hex')}`);
+  let fd: number | undefined;
+  try {
+    const st = fs.statSync(file, { throwIfNoEntry: false });
+    fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
+    fs.writeFileSync(fd, data);
+    fs.fchmodSync(fd, st ? st.mode & 0o7777 : mode);
+    if (st && process.getuid?.() === 0) fs.fchownSync(fd, st.uid, st.gid);
+    fs.fsyncSync(fd);
+    fs.closeSync(fd);
+    fd = undefined;
+    fs.renameSync(tmp, file);
+  } catch (cause) {
+    if (fd !== undefined) fs.closeSync(fd);
+    fs.rmSync(tmp, { force: true });
+    throw new EnvhookError(`cannot write ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
+  }
+  const dfd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  try {
+    fs.fsyncSync(dfd);
+  } finally {
+    fs.closeSync(dfd);
+  }
+}
+
+export function sha256(data: Buffer): string {
+  return crypto.createHash('sha256').update(data).digest('hex');
+}
+
+/** Removes empty directories under `dir` (envhook's prefix), then `dir` itself if empty. */
+export function pruneEmptyDirs(layout: Layout, dir: string): void {
+  const walk = (real: string): boolean => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(real, { withFileTypes: true });
+    } catch {
+      return false;
+    }
+    let empty = true;
+    for (const e of entries) {
+      if (!(e.isDirectory() && walk(path.join(real, e.name)))) empty = false;
+    }
+    if (empty) fs.rmdirSync(real);
+    return empty;
+  };
+  walk(layout.real(dir));
+}

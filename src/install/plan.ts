@@ -1,0 +1,117 @@
+// install and uninstall as plans: a list of file changes computed from the disk and the state
+// file, applied in order (executables, hooks.d files, configs, state) or printed (--dry-run).
+import { splitBlock, withBlock } from './block.ts';
+import { backupPath, makeLayout, type Layout, type Runtime } from './layout.ts';
+import { readHost, sha256, type Change } from './fsops.ts';
+import { ownedByOther, readState, recordedHash, stateChange, type State } from './state.ts';
+import { executableTargets, hookTemplates, type SourceOptions } from './artifacts.ts';
+import { runtimeClass, type RuntimePlan } from './targets.ts';
+import { containerdBlock } from './containerd.ts';
+import { crioPlan } from './crio.ts';
+import { podmanPlan } from './podman.ts';
+
+export interface InstallOptions extends SourceOptions {
+  runtime: Runtime;
+  root?: string | undefined;
+  prefix?: string | undefined;
+  config?: string | undefined;
+  /** CRI-O only: the hooks directory CRI-O reads (default /usr/share/containers/oci/hooks.d). */
+  hooksDir?: string | undefined;
+}
+
+export interface Plan {
+  layout: Layout;
+  changes: Change[];
+  next: string[];
+}
+
+export function planInstall(opts: InstallOptions): Plan {
+  const layout = makeLayout(opts.runtime, opts);
+  const state = readState(layout);
+  const stateBefore = readHost(layout, layout.state);
+  const rp = runtimePlan(layout, opts);
+  const files = [...executableTargets(layout, opts), ...rp.files];
+  const changes: Change[] = files.map((t) => {
+    const before = readHost(layout, t.file);
+    // an existing file that envhook did not write (or that was edited since) is the admin's
+    const foreign = before !== undefined && !before.equals(t.content) && !recordedHash(state, t.file).includes(sha256(before));
+    return { file: t.file, before, after: t.content, mode: t.mode, backup: foreign, ...(foreign ? { note: 'this file was not written by envhook' } : {}) };
+  });
+  for (const b of rp.blocks) {
+    const before = readHost(layout, b.file);
+    const text = before?.toString('utf8') ?? '';
+    const after = Buffer.from(withBlock(text, b.body, b.file));
+    // the first install saves the admin's file; later ones only rewrite the block
+    changes.push({ file: b.file, before, after, mode: b.mode, backup: before !== undefined && splitBlock(text, b.file).block === undefined });
+  }
+  const next: State = { version: 1, runtimes: { ...state.runtimes } };
+  next.runtimes[opts.runtime] = {
+    config: layout.config,
+    files: Object.fromEntries(files.map((t) => [t.file, sha256(t.content)])),
+    blocks: rp.blocks.map((b) => b.file),
+  };
+  changes.push(stateChange(layout, next, stateBefore));
+  return { layout, changes, next: rp.next };
+}
+
+function runtimePlan(layout: Layout, opts: InstallOptions): RuntimePlan {
+  switch (opts.runtime) {
+    case 'containerd': {
+      const current = readHost(layout, layout.config)?.toString('utf8');
+      return {
+        files: [{ file: layout.runtimeClass, content: runtimeClass(), mode: 0o644 }],
+        blocks: [containerdBlock(layout, current)],
+        next: ['restart containerd to load the handler: systemctl restart containerd', `kubectl apply -f ${layout.runtimeClass}`],
+      };
+    }
+    case 'crio':
+      return crioPlan(layout, hookTemplates(opts), opts.hooksDir);
+    case 'podman':
+      return podmanPlan(layout, hookTemplates(opts));
+  }
+}
+
+export function planUninstall(opts: Pick<InstallOptions, 'runtime' | 'root' | 'prefix'>): Plan {
+  const layout = makeLayout(opts.runtime, opts);
+  const state = readState(layout);
+  const stateBefore = readHost(layout, layout.state);
+  const rec = state.runtimes[opts.runtime];
+  if (!rec) return { layout, changes: [], next: [] };
+  const changes: Change[] = [];
+  // configs and hooks.d files first, the executables they name last: the reverse of install
+  for (const file of rec.blocks) changes.push(removeBlock(layout, file));
+  for (const [file, hash] of Object.entries(rec.files).reverse()) {
+    if (ownedByOther(state, opts.runtime, file)) continue;
+    changes.push(removeFile(layout, file, hash));
+  }
+  const next: State = { version: 1, runtimes: { ...state.runtimes } };
+  delete next.runtimes[opts.runtime];
+  changes.push(stateChange(layout, next, stateBefore));
+  return { layout, changes, next: [] };
+}
+
+function removeFile(layout: Layout, file: string, hash: string): Change {
+  const before = readHost(layout, file);
+  const backup = readHost(layout, backupPath(layout, file));
+  if (before !== undefined && sha256(before) !== hash) {
+    return { file, before, after: before, mode: 0o644, note: `changed since install: left in place${backup ? `; the original is in ${backupPath(layout, file)}` : ''}` };
+  }
+  // put back what install replaced, if anything
+  return { file, before, after: backup, mode: 0o644, dropBackup: backup !== undefined };
+}
+
+function removeBlock(layout: Layout, file: string): Change {
+  const before = readHost(layout, file);
+  const backup = readHost(layout, backupPath(layout, file));
+  if (before === undefined) return { file, before, after: undefined, mode: 0o644, dropBackup: backup !== undefined };
+  const { rest, block } = splitBlock(before.toString('utf8'), file);
+  if (block === undefined) return { file, before, after: before, mode: 0o644 };
+  if (backup !== undefined) {
+    // byte for byte: the backup, unless the admin changed the file since install
+    const same = backup.toString('utf8').replace(/\n+$/, '') === rest.replace(/\n+$/, '');
+    if (same) return { file, before, after: backup, mode: 0o644, dropBackup: true };
+    return { file, before, after: Buffer.from(rest), mode: 0o644, note: `changed since install: only envhook's block removed; the original is in ${backupPath(layout, file)}` };
+  }
+  // no backup: install created the file, and nothing but the block is in it
+  return { file, before, after: rest.trim() === '' ? undefined : Buffer.from(rest), mode: 0o644 };
+}

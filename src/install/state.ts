@@ -1,0 +1,53 @@
+// <prefix>/state.json: what each runtime's install wrote, so that uninstall removes exactly
+// that, a file shared by two runtimes (the executables) stays until the last one goes, and a
+// reinstall can tell envhook's previous files (replaced freely) from an admin's (backed up).
+import fs from 'node:fs';
+import { EnvhookError } from '../errors.ts';
+import type { Layout, Runtime } from './layout.ts';
+import type { Change } from './fsops.ts';
+
+export interface RuntimeRecord {
+  /** The admin config file install registered in. */
+  config: string;
+  /** Files envhook wrote whole: host path → sha256 of what it wrote. */
+  files: Record<string, string>;
+  /** Admin files carrying envhook's block. */
+  blocks: string[];
+}
+
+export interface State {
+  version: 1;
+  runtimes: Partial<Record<Runtime, RuntimeRecord>>;
+}
+
+export function readState(layout: Layout): State {
+  let text: string;
+  try {
+    text = fs.readFileSync(layout.real(layout.state), 'utf8');
+  } catch (cause) {
+    if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, runtimes: {} };
+    throw new EnvhookError(`cannot read ${layout.state}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
+  }
+  try {
+    const state = JSON.parse(text) as State;
+    if (state.version !== 1 || typeof state.runtimes !== 'object') throw new Error('shape');
+    return state;
+  } catch (cause) {
+    throw new EnvhookError(`${layout.state} is not an envhook install state file`, { cause: new Error('state syntax') });
+  }
+}
+
+/** The change that writes `state` (or removes the file when no runtime is left). */
+export function stateChange(layout: Layout, state: State, before: Buffer | undefined): Change {
+  const empty = Object.keys(state.runtimes).length === 0;
+  return { file: layout.state, before, after: empty ? undefined : Buffer.from(JSON.stringify(state, null, 2) + '\n'), mode: 0o644 };
+}
+
+/** True when some runtime other than `except` recorded writing `file` with hash `hash` (any hash if omitted). */
+export function ownedByOther(state: State, except: Runtime, file: string): boolean {
+  return Object.entries(state.runtimes).some(([r, rec]) => r !== except && rec !== undefined && file in rec.files);
+}
+
+export function recordedHash(state: State, file: string): string[] {
+  return Object.values(state.runtimes).flatMap((rec) => (rec && rec.files[file] ? [rec.files[file]] : []));
+}

@@ -1,0 +1,68 @@
+// Everything that can fail for a reason other than a race is checked here, for every volume of
+// the annotation, before the first chown: volume found and of the right kind, UIDs mappable,
+// `..data` sound, every item path a regular file in the data directory.
+import fs from 'node:fs';
+import { EnvhookError } from '../errors.ts';
+import { ConfinedError, fdPath, fileKind, openDirPathAt } from '../fs/confined.ts';
+import type { PipelineContext } from '../pipeline.ts';
+import type { Spec } from '../oci/spec.ts';
+import type { OwnerItem, VolumeOwner } from './annotation.ts';
+import { closeDataDir, openDataDir, type DataDir } from './datadir.ts';
+import { describeMappings, hostUid, volumeTranslation, type UidTranslation } from './uidmap.ts';
+import type { Owner } from './walk.ts';
+
+export interface PreparedVolume {
+  volume: string;
+  dir: string;
+  data: DataDir;
+  translation: UidTranslation;
+  defaultOwner: Owner | undefined;
+  items: Map<string, Owner>;
+}
+
+export function prepareVolume(spec: Spec, ctx: PipelineContext, entry: VolumeOwner): PreparedVolume {
+  const { volume } = entry;
+  const dir = ctx.volumes.find(volume, 'atomic');
+  const translation = volumeTranslation(spec, dir);
+  if (translation === 'mixed') throw new EnvhookError(`volume "${volume}" is mounted both idmapped and not idmapped: one owner on disk cannot be the same user through both`);
+  const owner = (uid: number, what: string): Owner => {
+    const host = hostUid(uid, translation);
+    if (host === undefined) {
+      const ranges = translation.kind === 'userns' ? describeMappings(translation.mappings) : 'none';
+      throw new EnvhookError(`volume "${volume}": ${what} ${uid} is outside the container's user namespace (linux.uidMappings: ${ranges})`);
+    }
+    return { uid, hostUid: host };
+  };
+  const defaultOwner = entry.defaultUser === undefined ? undefined : owner(entry.defaultUser, 'defaultUser');
+  const items = new Map<string, Owner>();
+  for (const item of entry.items) items.set(item.key, owner(item.user, `item path ${JSON.stringify(item.path)}: user`));
+  const data = openDataDir(volume, dir);
+  try {
+    for (const item of entry.items) checkItem(volume, data.fd, item);
+  } catch (err) {
+    closeDataDir(data);
+    throw err;
+  }
+  return { volume, dir, data, translation, defaultOwner, items };
+}
+
+/** The item's path, resolved in the data directory without following links, is a regular file. */
+export function checkItem(volume: string, dataFd: number, item: OwnerItem): void {
+  const at = `volume "${volume}": item path ${JSON.stringify(item.path)}`;
+  const notIn = () => new EnvhookError(`${at} is not in the volume`);
+  let dirFd: number;
+  try {
+    dirFd = openDirPathAt(dataFd, item.names.slice(0, -1));
+  } catch (err) {
+    if (err instanceof ConfinedError) throw err.notFound ? notIn() : new EnvhookError(`${at}: ${err.reason}`, { cause: err });
+    throw err;
+  }
+  try {
+    const st = fs.lstatSync(fdPath(dirFd, item.names[item.names.length - 1]!), { throwIfNoEntry: false });
+    if (st === undefined) throw notIn();
+    const kind = fileKind(st);
+    if (kind !== 'file') throw new EnvhookError(`${at} is ${kind}, not a file`);
+  } finally {
+    fs.closeSync(dirFd);
+  }
+}

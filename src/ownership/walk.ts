@@ -1,0 +1,120 @@
+// Chown every regular data file below an open directory, never following a symlink.
+// Per file: the directory entry's type from getdents (no stat for symlinks and directories),
+// one lstat through /proc/self/fd/<dirfd>/<name> (nothing more when the owner is already
+// right: repeated runs are one syscall a file), else open O_NOFOLLOW|O_NONBLOCK, fstat (same
+// inode as the lstat, one link), fchown on that fd, close. The fd pins the inode, so a swap
+// after the check cannot redirect the chown; the link count keeps a hard link to a file
+// outside the volume from being chowned through it. Group untouched; symlinks, directories
+// and other kinds are never chowned (as the kubelet does).
+import fs from 'node:fs';
+import { EnvhookError } from '../errors.ts';
+import { ConfinedError, fdPath, openDirAt, reopenFileAt } from '../fs/confined.ts';
+
+export interface Owner {
+  uid: number;
+  hostUid: number;
+}
+
+export interface WalkOptions {
+  volume: string;
+  /** Device of the data directory: the walk does not cross into another file system. */
+  dev: number;
+  /** Owner of files not named by an item; undefined leaves them alone. */
+  defaultOwner: Owner | undefined;
+  /** Item owners by normalised relative path. */
+  items: ReadonlyMap<string, Owner>;
+  /** Skip top-level names starting with `..` (a plain directory: see datadir.ts). */
+  skipReserved: boolean;
+  /** Plan only. */
+  dryRun: boolean;
+  /** Called for every file that gets an owner (the plan). */
+  onFile?: (rel: string, owner: Owner) => void;
+}
+
+export interface WalkStats {
+  files: number;
+  changed: number;
+}
+
+const MAX_DEPTH = 256;
+
+export function chownTree(dirFd: number, opts: WalkOptions): WalkStats {
+  const stats: WalkStats = { files: 0, changed: 0 };
+  walkDir(dirFd, '', 0, opts, stats);
+  return stats;
+}
+
+function walkDir(dirFd: number, prefix: string, depth: number, opts: WalkOptions, stats: WalkStats): void {
+  const entries = fs.readdirSync(fdPath(dirFd, '.'), { withFileTypes: true });
+  for (const entry of entries) {
+    const name = entry.name;
+    if (depth === 0 && opts.skipReserved && name.startsWith('..')) continue;
+    const rel = prefix + name;
+    if (entry.isDirectory()) {
+      if (depth + 1 >= MAX_DEPTH) throw fail(opts, `directory ${JSON.stringify(rel)} is nested deeper than ${MAX_DEPTH} levels`);
+      const sub = openSubdir(dirFd, name, rel, opts);
+      if (sub === undefined) continue;
+      try {
+        walkDir(sub, rel + '/', depth + 1, opts, stats);
+      } finally {
+        fs.closeSync(sub);
+      }
+    } else if (entry.isFile()) {
+      const owner = opts.items.get(rel) ?? opts.defaultOwner;
+      if (owner !== undefined) chownFile(dirFd, name, rel, owner, opts, stats);
+    }
+    // Symlinks (every visible name), FIFOs, sockets, devices: never touched.
+  }
+}
+
+function openSubdir(dirFd: number, name: string, rel: string, opts: WalkOptions): number | undefined {
+  let fd: number;
+  try {
+    fd = openDirAt(dirFd, name);
+  } catch (err) {
+    // Gone, or replaced by a symlink since getdents: not followed, not chowned.
+    if (err instanceof ConfinedError && (err.code === 'ELOOP' || err.notFound)) return undefined;
+    throw wrap(opts, `directory ${JSON.stringify(rel)}`, err);
+  }
+  if (fs.fstatSync(fd).dev !== opts.dev) {
+    fs.closeSync(fd);
+    throw fail(opts, `directory ${JSON.stringify(rel)} is a mount point (another file system inside the volume)`);
+  }
+  return fd;
+}
+
+function chownFile(dirFd: number, name: string, rel: string, owner: Owner, opts: WalkOptions, stats: WalkStats): void {
+  const before = fs.lstatSync(fdPath(dirFd, name), { throwIfNoEntry: false });
+  if (before === undefined || !before.isFile()) return; // gone or swapped since getdents
+  stats.files++;
+  opts.onFile?.(rel, owner);
+  if (before.uid === owner.hostUid || opts.dryRun) return;
+  const file = `file ${JSON.stringify(rel)}`;
+  let fd: number;
+  let st: fs.Stats;
+  try {
+    ({ fd, stat: st } = reopenFileAt(dirFd, name, before));
+  } catch (err) {
+    if (err instanceof ConfinedError && err.notFound) return; // removed since the lstat (a kubelet update)
+    throw wrap(opts, file, err);
+  }
+  try {
+    if (st.nlink !== 1) throw fail(opts, `${file} has ${st.nlink} hard links; refusing to chown it`);
+    fs.fchownSync(fd, owner.hostUid, -1);
+    stats.changed++;
+  } catch (err) {
+    if (err instanceof EnvhookError) throw err;
+    throw fail(opts, `cannot chown ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`, err);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function fail(opts: WalkOptions, what: string, cause?: unknown): EnvhookError {
+  return new EnvhookError(`volume "${opts.volume}": ${what}`, { cause });
+}
+
+/** `what`: `file "a/b"` or `directory "a"`; a confined reason is a short fixed phrase. */
+function wrap(opts: WalkOptions, what: string, err: unknown): unknown {
+  return err instanceof ConfinedError ? fail(opts, `${what}: ${err.reason}`, err) : err;
+}

@@ -1,0 +1,56 @@
+import t from 'tap';
+import { describeMappings, hostUid, isIdmappedMount, mapId, mountsOf, volumeTranslation } from '../../src/ownership/uidmap.ts';
+import type { Spec } from '../../src/oci/spec.ts';
+
+const USERNS = [{ containerID: 0, hostID: 100000, size: 65536 }];
+
+t.test('mapping through linux.uidMappings', async (t) => {
+  t.equal(mapId(0, USERNS), 100000);
+  t.equal(mapId(1000, USERNS), 101000);
+  t.equal(mapId(65535, USERNS), 165535);
+  t.equal(mapId(65536, USERNS), undefined, 'one past the range');
+  const split = [{ containerID: 0, hostID: 5000, size: 1 }, { containerID: 1000, hostID: 200000, size: 10 }];
+  t.equal(mapId(0, split), 5000);
+  t.equal(mapId(1, split), undefined, 'a hole between ranges');
+  t.equal(mapId(1009, split), 200009);
+  t.equal(mapId(5, [{ containerID: 0, hostID: 0, size: 0 }]), undefined, 'an empty range maps nothing');
+  t.equal(mapId(1, [{ containerID: 0, hostID: 0xfffffffe, size: 4 }]), undefined, 'never (uid_t)-1 or beyond');
+  t.equal(describeMappings(split), '0-0 → 5000-5000, 1000-1009 → 200000-200009');
+});
+
+t.test('idmapped mounts: uidMappings or the idmap/ridmap option', async (t) => {
+  t.ok(isIdmappedMount({ options: ['rbind', 'idmap'] }));
+  t.ok(isIdmappedMount({ options: ['ridmap'] }));
+  t.ok(isIdmappedMount({ uidMappings: USERNS }));
+  t.notOk(isIdmappedMount({ uidMappings: [] }));
+  t.notOk(isIdmappedMount({ options: ['rbind', 'ro'] }));
+  t.notOk(isIdmappedMount({}));
+});
+
+t.test('which rule applies to a volume (SPEC §5)', async (t) => {
+  const vol = '/var/lib/kubelet/pods/p/volumes/kubernetes.io~secret/keys';
+  const spec = (mountExtra: object, linux?: object): Spec => ({
+    mounts: [
+      { destination: '/proc', source: 'proc', type: 'proc' },
+      { destination: '/keys', source: vol, type: 'bind', options: ['rbind', 'ro'], ...mountExtra },
+      { destination: '/other', source: vol + '-other', type: 'bind', options: ['idmap'] },
+    ],
+    ...(linux ? { linux } : {}),
+  } as Spec);
+  t.same(volumeTranslation(spec({}), vol), { kind: 'none' });
+  t.same(volumeTranslation(spec({}, { uidMappings: USERNS }), vol), { kind: 'userns', mappings: USERNS });
+  t.same(volumeTranslation(spec({}, { uidMappings: [] }), vol), { kind: 'none' }, 'empty mappings: no user namespace');
+  t.same(volumeTranslation(spec({ options: ['rbind', 'ro', 'idmap'] }, { uidMappings: USERNS }), vol), { kind: 'idmapped' }, 'idmapped wins over the user namespace');
+  t.same(volumeTranslation(spec({ uidMappings: USERNS, gidMappings: USERNS }, { uidMappings: USERNS }), vol), { kind: 'idmapped' });
+  t.same(volumeTranslation(spec({ source: vol + '/..data/key' , options: ['idmap'] }), vol), { kind: 'idmapped' }, 'a file of the volume mounted alone');
+  t.same(volumeTranslation(spec({ source: vol + '-other' }), vol), { kind: 'none' }, 'a sibling with a common prefix is not the volume');
+  const twice = spec({});
+  (twice.mounts as object[]).push({ destination: '/keys2', source: vol, options: ['idmap'] });
+  t.equal(volumeTranslation(twice, vol), 'mixed');
+  t.equal(mountsOf({ mounts: [{ destination: '/x', source: `${vol}/../keys` }] } as Spec, vol).length, 1, 'sources are normalised');
+
+  t.equal(hostUid(1000, { kind: 'none' }), 1000);
+  t.equal(hostUid(1000, { kind: 'idmapped' }), 1000);
+  t.equal(hostUid(1000, { kind: 'userns', mappings: USERNS }), 101000);
+  t.equal(hostUid(70000, { kind: 'userns', mappings: USERNS }), undefined);
+});
