@@ -11,7 +11,6 @@ import { createLogger, silentLogger, type Logger } from '../log.ts';
 import { loadSettings } from '../settings.ts';
 import { flushSpec, loadSpec } from '../oci/spec.ts';
 import { parseCreateArgs, parseRuncArgs } from '../oci/runc-args.ts';
-import { isSandbox, type Annotations } from '../k8s/identity.ts';
 import { runPipeline } from '../pipeline.ts';
 import { resolveRuntime } from './runtime.ts';
 import { appendRuncLog } from './runc-log.ts';
@@ -37,14 +36,11 @@ export function runShim(argv: readonly string[], where: ShimEnv = { env: process
     if (create.help) return runtime;
     const bundle = path.resolve(where.cwd, create.bundle ?? '.');
     const loaded = loadSpec(bundle);
-    if (isSandbox((loaded.spec.annotations ?? {}) as Annotations)) {
-      log.debug({ id: create.id, bundle }, 'sandbox container: passed through');
-      return runtime;
-    }
     const { spec, plan } = runPipeline(loaded.spec, { settings, stage: 'create', log });
-    // Steps return a new object only when they change something: nothing asked, nothing written.
+    // Steps return a new object only when they change something: a sandbox or a container
+    // that asks for nothing leaves config.json as it was.
     if (spec !== loaded.spec) flushSpec(loaded, spec);
-    log.info({ id: create.id, bundle, container: plan.container, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length }, 'applied; runtime next');
+    log.info({ id: create.id, bundle, container: plan.container, sandbox: plan.sandbox, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length }, 'applied; runtime next');
     return runtime;
   } catch (err) {
     const message = `envhook: ${describeError(err)}`;
