@@ -9,6 +9,7 @@ import { discoverPodDir, type PodDir } from './k8s/pod.ts';
 import { findVolume, type VolumeLocator } from './k8s/volumes.ts';
 import { envStep } from './resolve/step.ts';
 import { ownershipStep } from './ownership/step.ts';
+import { appliedCheckStep } from './resolve/applied.ts';
 
 export type Stage = 'inject' | 'create' | 'precreate' | 'hook';
 
@@ -67,9 +68,20 @@ export function runPipeline(spec: Spec, options: PipelineOptions): PipelineResul
   }
   const ctx: PipelineContext = { spec, annotations, container, plainBundle, volumes: lazyVolumes(spec, annotations, options), options, log: options.log, plan };
   let out = spec;
-  for (const step of [envStep, ownershipStep]) out = step(out, ctx);
+  for (const step of STEPS[options.stage]) out = step(out, ctx);
   return { spec: out, plan };
 }
+
+/**
+ * The hook stage runs after the runtime read config.json: it cannot set env, only check that
+ * an earlier stage did (envStep marks what it applied), then do the file work.
+ */
+const STEPS: Record<Stage, readonly Step[]> = {
+  inject: [envStep, ownershipStep],
+  create: [envStep, ownershipStep],
+  precreate: [envStep, ownershipStep],
+  hook: [appliedCheckStep, ownershipStep],
+};
 
 /** Pod discovery runs only when a step asks for a volume. */
 function lazyVolumes(spec: Spec, annotations: Annotations, options: PipelineOptions): VolumeLocator {

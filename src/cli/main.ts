@@ -6,6 +6,9 @@ import { registerVersion } from './version.ts';
 import { registerInject } from './inject.ts';
 import { registerCheck } from './check.ts';
 import { registerInstall, registerUninstall } from './install.ts';
+import { registerHook } from './hook.ts';
+import { registerPrecreate } from './precreate.ts';
+import { runShim } from '../shim/shim.ts';
 
 export function buildProgram(): Command {
   const program = new Command('envhook')
@@ -17,11 +20,18 @@ export function buildProgram(): Command {
   registerCheck(program);
   registerInstall(program);
   registerUninstall(program);
+  registerHook(program);
+  registerPrecreate(program);
   return program;
 }
 
 export async function main(argv: string[] = process.argv): Promise<number> {
   try {
+    // runc's argv is never seen by commander: `envhook shim <runc argv>` (from hooks/envhook-runtime).
+    if (argv[2] === 'shim') {
+      runShim(argv.slice(3));
+      return 0;
+    }
     await buildProgram().parseAsync(argv);
     return 0;
   } catch (err) {

@@ -115,7 +115,7 @@ function fsyncDir(dir: string): void {
   }
 }
 
-function detectIndent(text: string): string | undefined {
+export function detectIndent(text: string): string | undefined {
   const m = /^[{[]\r?\n([ \t]+)\S/.exec(text);
   return m ? m[1] : undefined;
 }

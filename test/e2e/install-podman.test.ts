@@ -8,6 +8,7 @@ import path from 'node:path';
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { PODMAN, makeRootfs, missingForRunc, parseEnvOutput } from '../helpers/bundle.ts';
 import { fakeSource, install, repoSource, uninstall } from '../helpers/install.ts';
+import { annotationArg } from '../helpers/podman.ts';
 
 const missing = missingForRunc() ?? (!PODMAN ? 'podman not installed (apt-get install podman)' : undefined);
 
@@ -25,7 +26,7 @@ function setup(t: Test) {
 
 function podmanArgs(dir: string, rootfs: string, real: string | undefined, extra: string[] = []): string[] {
   const annotations = real
-    ? ['--annotation', 'io.kubernetes.container.name=app', '--annotation', `envhook.io/env=${JSON.stringify({ app: [{ name: 'GREETING', value: 'hello from envhook' }] })}`]
+    ? ['--annotation', 'io.kubernetes.container.name=app', '--annotation', annotationArg('envhook.io/env', JSON.stringify({ app: [{ name: 'GREETING', value: 'hello from envhook' }] }))]
     : ['--annotation', 'envhook.io/env={}'];
   return [
     '--root', path.join(dir, 'storage'), '--runroot', path.join(dir, 'run'), '--runtime', 'runc', '--cgroup-manager', 'cgroupfs', ...extra,

@@ -23,7 +23,10 @@ t.test('env and envhook.io/applied only when an env annotation has an entry for 
     t.same(out.plan.removed, ['X_SERVICE_HOST']);
   }
   t.same((mine.process as { env: string[] }).env, ['PATH=/bin', 'X_SERVICE_HOST=1'], 'the input spec is not changed');
-  t.equal(run(mine, 'hook').spec, mine, 'the hook stage does no env work');
+  // The hook stage does no env work: it only checks the shim or precreate stage left its mark.
+  const marked = { ...mine, annotations: { ...(mine.annotations as Record<string, string>), [APPLIED_KEY]: appliedDigest({ annotations: mine.annotations as Record<string, string>, container: 'app' }) } };
+  t.equal(run(marked, 'hook').spec, marked, 'the hook stage does no env work');
+  t.throws(() => run(mine, 'hook'), { message: /^env requested by annotations "envhook\.io\/env", "envhook\.io\/serviceLinks" was not applied before the runtime's create/ }, 'and refuses env that was not applied');
   t.ok(envRequested({ annotations: mine.annotations as Record<string, string>, container: 'app' }));
   t.notSame(appliedDigest({ annotations: mine.annotations as Record<string, string>, container: 'app' }), appliedDigest({ annotations: mine.annotations as Record<string, string>, container: 'b' }));
 });

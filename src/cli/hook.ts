@@ -1,0 +1,30 @@
+// `envhook hook`: the OCI hook (hooks.d stage createRuntime, or prestart). The runtime already
+// read config.json, so this stage cannot set env: it checks that the shim or the precreate
+// stage applied it, and does the file work (ownership). Its output is lost under crun, so it
+// logs to its own file (--log-file in the hooks.d entry) as well as to stderr.
+import type { Command } from 'commander';
+import { parseLossless } from '../oci/json.ts';
+import { loadSpec, SPEC_LIMIT } from '../oci/spec.ts';
+import { validateState } from '../schema.ts';
+import { createLogger } from '../log.ts';
+import { runPipeline } from '../pipeline.ts';
+import { addSettingFlags, settingsFrom, type SettingOptions } from './options.ts';
+import { readStdin } from './stdin.ts';
+
+export function registerHook(program: Command): void {
+  addSettingFlags(program.command('hook').description('OCI hook (createRuntime or prestart): container state on stdin')).action((opts: SettingOptions) => {
+    const settings = settingsFrom(opts);
+    const log = createLogger(settings.logFile, settings.logLevel);
+    try {
+      const state = parseLossless(readStdin(SPEC_LIMIT, 'container state'), 'container state on stdin');
+      validateState(state, 'container state on stdin');
+      const { id, bundle } = state as { id?: string; bundle: string };
+      const loaded = loadSpec(bundle);
+      const { plan } = runPipeline(loaded.spec, { settings, stage: 'hook', log });
+      log.info({ id, bundle, container: plan.container, sandbox: plan.sandbox, owners: plan.owners.length }, 'hook done');
+    } catch (err) {
+      log.error({ err }, 'hook failed');
+      throw err;
+    }
+  });
+}

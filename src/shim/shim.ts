@@ -1,0 +1,53 @@
+// The Node side of the runtime shim: `envhook shim <runc argv>`, run by hooks/envhook-runtime
+// for create and run. Runs the pipeline on the bundle and rewrites config.json atomically;
+// on success it exits 0 and the front execs the real runtime with the same argv, so exit
+// status, signals, stdio and inherited descriptors are the runtime's. (Node's
+// process.execve would close every descriptor but stdio, breaking runc's --preserve-fds and
+// socket activation, so the exec stays in sh.) On failure config.json is left as it was; the
+// caller (cli/main.ts) prints the one-line error and exits 1, and the front runs nothing.
+import path from 'node:path';
+import { describeError } from '../errors.ts';
+import { createLogger, silentLogger, type Logger } from '../log.ts';
+import { loadSettings } from '../settings.ts';
+import { flushSpec, loadSpec } from '../oci/spec.ts';
+import { parseCreateArgs, parseRuncArgs } from '../oci/runc-args.ts';
+import { runPipeline } from '../pipeline.ts';
+import { resolveRuntime } from './runtime.ts';
+import { appendRuncLog } from './runc-log.ts';
+
+export interface ShimEnv {
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+/** Prepares the bundle of a create/run; any other argv needs nothing. Returns the runtime to exec. */
+export function runShim(argv: readonly string[], where: ShimEnv = { env: process.env, cwd: process.cwd() }): string {
+  const runc = parseRuncArgs(argv);
+  let log: Logger = silentLogger;
+  try {
+    // The shim gets runc's argv, so settings come from the environment and the config file only.
+    const settings = loadSettings({}, where.env);
+    log = createLogger(settings.logFile, settings.logLevel);
+    // Checked before any write: the runtime the front will exec must be a real one.
+    const runtime = resolveRuntime(settings.runtime, where.env);
+    const sub = runc.subcommand;
+    if (sub !== 'create' && sub !== 'run') return runtime;
+    const create = parseCreateArgs(sub, argv.slice(runc.subcommandIndex + 1));
+    if (create.help) return runtime;
+    const bundle = path.resolve(where.cwd, create.bundle ?? '.');
+    const loaded = loadSpec(bundle);
+    const { spec, plan } = runPipeline(loaded.spec, { settings, stage: 'create', log });
+    // Steps return a new object only when they change something: a sandbox or a container
+    // that asks for nothing leaves config.json as it was.
+    if (spec !== loaded.spec) flushSpec(loaded, spec);
+    log.info({ id: create.id, bundle, container: plan.container, sandbox: plan.sandbox, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length }, 'applied; runtime next');
+    return runtime;
+  } catch (err) {
+    const message = `envhook: ${describeError(err)}`;
+    appendRuncLog(runc.globals.log, runc.globals['log-format'], message);
+    log.error({ err }, 'runtime shim failed');
+    throw err;
+  } finally {
+    log.flush?.();
+  }
+}

@@ -1,0 +1,112 @@
+// The Node side of the shim, in process: which runtime it hands back to the front, what it
+// writes to config.json, and that every failure leaves config.json alone and appends the
+// error to runc's --log file.
+import t, { type Test } from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { runShim, type ShimEnv } from '../../src/shim/shim.ts';
+import { fakeExecutable, FRONT } from '../helpers/front.ts';
+import { ref, setup as podSetup, type InjectSetup } from '../helpers/inject.ts';
+
+const CANARY = 'CANARY-shim-5b2e';
+const FILES = { 'config.env': `CONFIG_VAR='HELLO'\nSECRET='${CANARY}'\n` };
+const ENV = { 'envhook.io/env': { app: [{ name: 'FROM_FILE', valueFrom: ref('CONFIG_VAR', 'config.env') }, { name: 'GREETING', value: '$(FROM_FILE) world' }] } };
+
+interface Setup extends InjectSetup {
+  runtime: string;
+  where: ShimEnv;
+}
+
+function setup(t: Test, annotations: Record<string, unknown> = ENV, env: NodeJS.ProcessEnv = {}): Setup {
+  const s = podSetup(t, FILES, annotations);
+  fs.writeFileSync(path.join(s.dir, 'envhook.json'), '{}');
+  const runtime = fakeExecutable(path.join(s.dir, 'bin/runc'), 'runc');
+  const where: ShimEnv = { env: { PATH: path.dirname(runtime), ENVHOOK_CONFIG: path.join(s.dir, 'envhook.json'), ENVHOOK_KUBELET_ROOT: s.pod.kubeletRoot, ...env }, cwd: s.dir };
+  return { ...s, runtime, where };
+}
+
+const specOf = (s: Setup) => JSON.parse(fs.readFileSync(s.config, 'utf8'));
+
+t.test('create: env applied and marked in config.json, runc from PATH handed back', async (t) => {
+  const s = setup(t);
+  const argv = ['--root', '/r', '--log', path.join(s.dir, 'log.json'), '--log-format', 'json', 'create', '--bundle', s.bundle, '--pid-file', '/p', 'id1'];
+  t.equal(runShim(argv, s.where), s.runtime);
+  const spec = specOf(s);
+  t.same(spec.process.env, ['PATH=/bin', 'HOME=/', 'FROM_FILE=HELLO', 'GREETING=HELLO world']);
+  t.match(spec.annotations['envhook.io/applied'], /^sha256:[0-9a-f]{32}$/);
+  t.match(fs.readFileSync(s.config, 'utf8'), /^\{\n\t"ociVersion"/, 'layout kept');
+  t.notOk(fs.existsSync(path.join(s.dir, 'log.json')), 'nothing logged to runc --log on success');
+});
+
+t.test('run: a relative bundle, or none, is read from the working directory', async (t) => {
+  const s = setup(t);
+  runShim(['run', '-b', 'bundle', 'id'], s.where);
+  t.ok(specOf(s).process.env.includes('FROM_FILE=HELLO'));
+  const s2 = setup(t);
+  runShim(['run', '--detach', 'id'], { ...s2.where, cwd: s2.bundle });
+  t.ok(specOf(s2).process.env.includes('FROM_FILE=HELLO'));
+});
+
+t.test('untouched: no request, sandbox containers, other subcommands', async (t) => {
+  for (const annotations of [{}, { 'io.kubernetes.cri.container-type': 'sandbox', ...ENV }, { 'io.kubernetes.cri-o.ContainerType': 'sandbox', 'envhook.io/env': 'not json' }]) {
+    const s = setup(t, annotations);
+    const before = fs.readFileSync(s.config);
+    t.equal(runShim(['create', '--bundle', s.bundle, 'pause'], s.where), s.runtime);
+    t.same(fs.readFileSync(s.config), before, `${JSON.stringify(annotations)}: config.json byte for byte`);
+  }
+  const s = setup(t);
+  const before = fs.readFileSync(s.config);
+  for (const argv of [['state', 'x'], ['--root', '/r', 'delete', '--force', 'x'], ['create', '--help'], []]) {
+    t.equal(runShim(argv, { ...s.where, cwd: '/nonexistent' }), s.runtime, JSON.stringify(argv));
+  }
+  t.same(fs.readFileSync(s.config), before);
+});
+
+t.test('failures: thrown, config.json unchanged, error line appended to --log', async (t) => {
+  const cases: [string, Record<string, unknown>, (s: Setup) => string[], RegExp][] = [
+    ['key missing, not optional', { 'envhook.io/env': { app: [{ name: 'X', valueFrom: ref('NOPE', 'config.env') }] } }, (s) => ['create', '-b', s.bundle, 'x'], /^volume "config": file "config\.env": key "NOPE" not found$/],
+    ['annotation not JSON', { 'envhook.io/env': `{"app": ${CANARY}` }, (s) => ['create', '-b', s.bundle, 'x'], /^annotation "envhook\.io\/env" is not valid JSON/],
+    ['config.json not JSON', ENV, (s) => (fs.writeFileSync(s.config, `{"ociVersion": "1.0.2", "x": ${CANARY}}`), ['create', '-b', s.bundle, 'x']), /config\.json is not valid JSON/],
+    ['no config.json', ENV, (s) => ['create', '-b', path.join(s.dir, 'nope'), 'x'], /^cannot read \S+nope\/config\.json: ENOENT$/],
+    ['unknown option', ENV, (s) => ['create', '-b', s.bundle, '--frobnicate', 'x'], /^runc create: unknown option "--frobnicate"$/],
+    ['runtime is a front', ENV, (s) => ((s.where.env.ENVHOOK_RUNTIME = FRONT), ['create', '-b', s.bundle, 'x']), /^runtime \S+envhook-runtime is an envhook front, not a real runtime/],
+  ];
+  for (const [name, annotations, prepare, message] of cases) {
+    const s = setup(t, annotations);
+    const log = path.join(s.dir, 'log.json');
+    fs.writeFileSync(log, '{"level":"info","msg":"earlier"}\n');
+    const argv = ['--log', log, '--log-format', 'json', ...prepare(s)];
+    const before = fs.readFileSync(s.config);
+    t.throws(() => runShim(argv, s.where), { message }, name);
+    t.same(fs.readFileSync(s.config), before, `${name}: config.json unchanged`);
+    t.same(fs.readdirSync(s.bundle), ['config.json'], `${name}: no temporary file`);
+    const lines = fs.readFileSync(log, 'utf8').trimEnd().split('\n');
+    t.equal(lines.length, 2, `${name}: one line appended`);
+    const last = JSON.parse(lines[1]!);
+    t.equal(last.level, 'error');
+    t.match(last.msg, /^envhook: /);
+    t.notMatch(lines[1]!, CANARY);
+  }
+});
+
+t.test('the runtime: never a front, found past fronts on PATH', async (t) => {
+  const s = setup(t);
+  const fronts = path.join(s.dir, 'fronts');
+  fs.mkdirSync(fronts);
+  fs.copyFileSync(FRONT, path.join(fronts, 'runc'));
+  fs.chmodSync(path.join(fronts, 'runc'), 0o755);
+  t.equal(runShim(['state', 'x'], { ...s.where, env: { ...s.where.env, PATH: `${fronts}:${path.dirname(s.runtime)}` } }), s.runtime, 'a copy of the front (marker line) is skipped');
+  const wrapper = fakeExecutable(path.join(s.dir, 'wrapper/runc'), 'wrapper');
+  t.throws(() => runShim(['state', 'x'], { ...s.where, env: { ...s.where.env, ENVHOOK_RUNTIME: wrapper, ENVHOOK_FRONT: wrapper } }), { message: /is an envhook front/ });
+  t.throws(() => runShim(['state', 'x'], { ...s.where, env: { ...s.where.env, PATH: fronts } }), { message: 'runtime "runc" not found on PATH (other than an envhook front)' });
+  t.throws(() => runShim(['state', 'x'], { ...s.where, env: { ...s.where.env, ENVHOOK_RUNTIME: s.dir } }), { message: /is not an executable file$/ });
+});
+
+t.test('the structured log names what was done, never values', async (t) => {
+  const s = setup(t);
+  runShim(['create', '-b', s.bundle, 'id7'], { ...s.where, env: { ...s.where.env, ENVHOOK_LOG_FILE: s.log, ENVHOOK_LOG_LEVEL: 'debug' } });
+  const text = fs.readFileSync(s.log, 'utf8');
+  const entries = text.trimEnd().split('\n').map((l) => JSON.parse(l));
+  t.match(entries.at(-1), { level: 30, msg: 'applied; runtime next', id: 'id7', bundle: s.bundle, container: 'app', env: ['FROM_FILE', 'GREETING'] });
+  t.notMatch(text, /HELLO|CANARY/);
+});
