@@ -150,3 +150,78 @@ export function envhookCli(args: string[], opts: { input?: string; env?: NodeJS.
 export function fastTempDir(prefix: string): string {
   return fs.mkdtempSync(fs.existsSync('/dev/shm') ? `/dev/shm/${prefix}` : path.join(os.tmpdir(), prefix));
 }
+
+export const FRONT = path.join(REPO, 'hooks/envhook-runtime');
+
+/**
+ * A pod-backed bundle for the runtime entry points (shim, hook, precreate), which find volumes
+ * only through the kubelet-made mounts: pod under `<dir>/kubelet`, emptyDir `cfg` holding
+ * `app.env`, a fake real runtime `<dir>/bin/runc` that records its argv in `<dir>/ran`.
+ */
+export interface RuntimeBundle {
+  dir: string;
+  bundle: string;
+  config: string;
+  kubeletRoot: string;
+  runtime: string;
+  ran: string;
+  runcLog: string;
+  pinoLog: string;
+  /** Environment for the front and the shim: real runtime, kubelet root, debug log. */
+  env: NodeJS.ProcessEnv;
+}
+
+export function runtimeBundle(dir: string, envFile: Buffer | string, annotations: Record<string, string>, podUid = '0f0e0d0c-aaaa-bbbb-cccc-000000000001'): RuntimeBundle {
+  const kubeletRoot = path.join(dir, 'kubelet');
+  const pod = path.join(kubeletRoot, 'pods', podUid);
+  const cfg = path.join(pod, 'volumes/kubernetes.io~empty-dir/cfg');
+  fs.mkdirSync(cfg, { recursive: true });
+  fs.writeFileSync(path.join(cfg, 'app.env'), envFile);
+  fs.writeFileSync(path.join(pod, 'etc-hosts'), '127.0.0.1 localhost\n');
+  const bundle = path.join(dir, 'bundle');
+  fs.mkdirSync(bundle, { recursive: true });
+  const spec = {
+    ociVersion: '1.0.2',
+    process: { args: ['sh'], env: ['PATH=/bin', 'KUBERNETES_SERVICE_HOST=10.0.0.1', 'DB_SERVICE_HOST=10.0.0.2'] },
+    root: { path: 'rootfs' },
+    mounts: [{ destination: '/etc/hosts', source: path.join(pod, 'etc-hosts'), type: 'bind', options: ['rbind', 'ro'] }],
+    annotations: { 'io.kubernetes.cri.container-name': 'app', 'io.kubernetes.cri.sandbox-uid': podUid, ...annotations },
+  };
+  const config = path.join(bundle, 'config.json');
+  fs.writeFileSync(config, JSON.stringify(spec, null, '\t'));
+  const ran = path.join(dir, 'ran');
+  const runtime = path.join(dir, 'bin/runc');
+  fs.mkdirSync(path.dirname(runtime), { recursive: true });
+  fs.writeFileSync(runtime, `#!/bin/sh\nprintf '%s\\n' "$@" > '${ran}'\n`, { mode: 0o755 });
+  const pinoLog = path.join(dir, 'envhook.log');
+  return {
+    dir,
+    bundle,
+    config,
+    kubeletRoot,
+    runtime,
+    ran,
+    runcLog: path.join(dir, 'runc-log.json'),
+    pinoLog,
+    env: { PATH: process.env.PATH, ENVHOOK_RUNTIME: runtime, ENVHOOK_KUBELET_ROOT: kubeletRoot, ENVHOOK_LOG_FILE: pinoLog, ENVHOOK_LOG_LEVEL: 'debug' },
+  };
+}
+
+/** containerd's way of calling the runtime: `FRONT --root R --log L --log-format json create --bundle B ID`. */
+export function frontCreate(b: RuntimeBundle, id = 'c1'): Promise<CliResult> {
+  return runAsync('/bin/sh', [FRONT, '--root', path.join(b.dir, 'runc-root'), '--log', b.runcLog, '--log-format', 'json', 'create', '--bundle', b.bundle, '--pid-file', path.join(b.dir, 'pid'), id], { env: b.env });
+}
+
+/** `envhook hook` with the container state on stdin. */
+export function hookRun(b: RuntimeBundle, state?: string): Promise<CliResult> {
+  return envhookCli(['hook', '--kubelet-root', b.kubeletRoot, '--log-file', b.pinoLog, '--log-level', 'debug'], { input: state ?? JSON.stringify({ ociVersion: '1.0.2', id: 'c1', status: 'creating', pid: 1, bundle: b.bundle }) });
+}
+
+/** `envhook precreate` with config.json on stdin. */
+export function precreateRun(b: RuntimeBundle, config?: string): Promise<CliResult> {
+  return envhookCli(['precreate', '--kubelet-root', b.kubeletRoot, '--log-file', b.pinoLog, '--log-level', 'debug'], { input: config ?? fs.readFileSync(b.config, 'utf8') });
+}
+
+export function readIf(file: string): string {
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+}

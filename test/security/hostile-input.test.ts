@@ -10,7 +10,7 @@ import { parseLossless, MAX_DEPTH } from '../../src/oci/json.ts';
 import { validateState } from '../../src/schema.ts';
 import { EnvhookError, describeError } from '../../src/errors.ts';
 import { RUNC } from '../helpers/bundle.ts';
-import { CLI, NODE24, envhookCli, fastTempDir, makeCanary, pool, runAsync } from './helpers.ts';
+import { CLI, NODE24, envhookCli, fastTempDir, frontCreate, hookRun, makeCanary, pool, precreateRun, readIf, runAsync, runtimeBundle, type CliResult, type RuntimeBundle } from './helpers.ts';
 
 const canary = makeCanary('SECRET');
 
@@ -314,4 +314,65 @@ t.test('control characters from annotations never reach stderr raw (terminal esc
     t.equal(r.code, 1, `case ${i}: status 1`);
     t.notMatch(r.err.slice(0, -1), /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/, `case ${i}: no control character: ${JSON.stringify(r.err)}`);
   });
+});
+
+t.test('runtime entry points on hostile input: hook state, precreate stdin, shim config.json', async (t) => {
+  const root = fastTempDir('envhook-rt-hostile-');
+  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
+  const deep = '['.repeat(10_000) + ']'.repeat(10_000);
+  const good = { [ENV]: JSON.stringify({ app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: 'app.env', key: 'A' } } }] }) };
+  type Run = (b: RuntimeBundle) => Promise<CliResult & { same?: boolean }>;
+  /** The front's create; `same`: config.json byte-identical to what it was just before. */
+  const shimChecked = async (b: RuntimeBundle) => {
+    const before = fs.existsSync(b.config) ? fs.readFileSync(b.config) : null;
+    const r = await frontCreate(b);
+    const after = fs.existsSync(b.config) ? fs.readFileSync(b.config) : null;
+    return { ...r, same: before === null ? after === null : after !== null && before.equals(after) };
+  };
+  const state = (o: unknown) => (typeof o === 'string' ? o : JSON.stringify(o));
+  const cases: [string, Run, RegExp][] = [
+    ['hook: state empty', (b) => hookRun(b, ''), /^envhook: container state on stdin is not valid JSON \(empty\)$/],
+    ['hook: state malformed', (b) => hookRun(b, `{bundle: ${canary}}`), /^envhook: container state on stdin is not valid JSON/],
+    ['hook: state truncated', (b) => hookRun(b, `{"ociVersion":"1.0.2","id":"c1","bundle":"${b.bundle}`), /^envhook: container state on stdin is not valid JSON/],
+    ['hook: state missing bundle', () => hookRun({} as RuntimeBundle, state({ id: 'c1', annotations: { a: canary } })), /^envhook: container state on stdin: \/: missing field "bundle"$/],
+    ['hook: state not an object', (b) => hookRun(b, '[1]'), /^envhook: container state on stdin: \/: must be object$/],
+    ['hook: state nests 10,000 levels', (b) => hookRun(b, `{"bundle":"${b.bundle}","x":${deep}}`), /^envhook: container state on stdin nests deeper than 512 levels$/],
+    ['hook: bundle does not exist', (b) => hookRun(b, state({ bundle: path.join(b.dir, 'nope') })), /^envhook: cannot read \S+\/nope\/config\.json: ENOENT$/],
+    ['hook: env requested, not applied', (b) => hookRun(b), /^envhook: env requested by annotation "envhook\.io\/env" was not applied before the runtime's create: /],
+    ['hook: forged applied mark', async (b) => { const s = JSON.parse(fs.readFileSync(b.config, 'utf8')); s.annotations['envhook.io/applied'] = 'sha256:' + '0'.repeat(32); fs.writeFileSync(b.config, JSON.stringify(s)); return hookRun(b); }, /belongs to other annotations/],
+    ['precreate: empty stdin', (b) => precreateRun(b, ''), /^envhook: config on stdin is not valid JSON \(empty\)$/],
+    ['precreate: truncated', (b) => precreateRun(b, `{"process":{"env":["A=${canary}`), /^envhook: config on stdin is not valid JSON/],
+    ['precreate: not an object', (b) => precreateRun(b, JSON.stringify([canary])), /^envhook: config on stdin: not a JSON object$/],
+    ['precreate: nests 10,000 levels', (b) => precreateRun(b, `{"x":${deep}}`), /^envhook: config on stdin nests deeper than 512 levels$/],
+    ['precreate: annotation not JSON', (b) => precreateRun(b, fs.readFileSync(b.config, 'utf8').replace(/"envhook\.io\/env": "[^\n]*"/, `"envhook.io/env": "{${canary}"`)), /^envhook: annotation "envhook\.io\/env" is not valid JSON/],
+    ['shim: config.json missing', async (b) => { fs.rmSync(b.config); return shimChecked(b); }, /^envhook: cannot read \S+\/config\.json: ENOENT$/],
+    ['shim: config.json truncated', async (b) => { fs.writeFileSync(b.config, `{"process":{"env":["A=${canary}`); return shimChecked(b); }, /^envhook: \S+\/config\.json is not valid JSON/],
+    ['shim: config.json not an object', async (b) => { fs.writeFileSync(b.config, '"x"'); return shimChecked(b); }, /^envhook: \S+\/config\.json: not a JSON object$/],
+    ['shim: annotation 1 MiB', async (b) => { const s = JSON.parse(fs.readFileSync(b.config, 'utf8')); s.annotations[ENV] = JSON.stringify({ app: [{ name: 'A', value: canary + 'x'.repeat(1 << 20) }] }); fs.writeFileSync(b.config, JSON.stringify(s)); return shimChecked(b); }, /^envhook: annotation "envhook\.io\/env": larger than \d+ bytes$/],
+    ['shim: path with ..', async (b) => { const s = JSON.parse(fs.readFileSync(b.config, 'utf8')); s.annotations[ENV] = JSON.stringify({ app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: '../../../../etc/shadow', key: 'A' } } }] }); fs.writeFileSync(b.config, JSON.stringify(s)); return shimChecked(b); }, /path: must be a relative path/],
+    ['shim: pod UID annotation disagrees', async (b) => { const s = JSON.parse(fs.readFileSync(b.config, 'utf8')); s.annotations['io.kubernetes.cri.sandbox-uid'] = 'other-pod'; fs.writeFileSync(b.config, JSON.stringify(s)); return shimChecked(b); }, /^envhook: pod UID annotation "other-pod" disagrees with the kubelet mounts/],
+    ['shim: UID above 2147483647', async (b) => { const s = JSON.parse(fs.readFileSync(b.config, 'utf8')); s.annotations['envhook.io/volumeOwners'] = JSON.stringify([{ volume: 'keys', defaultUser: 2147483648 }]); fs.writeFileSync(b.config, JSON.stringify(s)); return shimChecked(b); }, /^envhook: annotation "envhook\.io\/volumeOwners": \/0\/defaultUser: /],
+  ];
+  const results = await pool(
+    cases.map(([name, run], i) => async () => {
+      const b = runtimeBundle(path.join(root, `r${i}`), `A='${canary}'\n`, good);
+      const r = await run(b);
+      const after = fs.existsSync(b.config) ? fs.readFileSync(b.config) : null;
+      return { name, r, b, after };
+    }),
+  );
+  let passed = 0;
+  for (const [i, { name, r, b }] of results.entries()) {
+    const isShim = name.startsWith('shim');
+    const runcLog = readIf(b.runcLog);
+    const ok =
+      t.equal(r.code, 1, `${name}: status 1`) &&
+      t.match(r.err, /^envhook: [^\n]*\n$/, `${name}: one line`) &&
+      t.match(r.err.trimEnd(), cases[i]![2], `${name}: ${r.err.trimEnd()}`) &&
+      t.equal(r.out, '', `${name}: nothing on stdout`) &&
+      t.notMatch(r.err + runcLog + readIf(b.pinoLog), canary, `${name}: no canary`) &&
+      (!isShim || (t.notOk(fs.existsSync(b.ran), `${name}: the real runtime did not run`) && t.equal(r.same, true, `${name}: config.json byte-identical`) && t.match(runcLog, /^\{"level":"error","msg":"envhook: [^\n]*\n$/, `${name}: error line in runc --log`)));
+    if (ok) passed++;
+  }
+  t.equal(passed, cases.length, `runtime entry points hostile input: ${passed}/${cases.length} passed`);
 });

@@ -15,7 +15,7 @@ import { formatPlan } from '../../src/cli/plan.ts';
 import type { Settings } from '../../src/settings.ts';
 import type { Spec } from '../../src/oci/spec.ts';
 import { execFileSync } from 'node:child_process';
-import { envhookCli, fastTempDir, type CliResult, makeCanary, pool, tempFiles } from './helpers.ts';
+import { envhookCli, fastTempDir, frontCreate, hookRun, makeCanary, pool, precreateRun, readIf, runtimeBundle, tempFiles, type CliResult } from './helpers.ts';
 
 const canary = makeCanary(TAG);
 export const FUZZ_RUNS = 10_000;
@@ -163,4 +163,31 @@ t.test('annotations and env files: sampled through the real CLI (envhook inject,
   t.ok(results.filter((x) => x.dryRun).every((x) => x.unchanged), 'a dry run changes nothing');
   t.ok(results.every((x) => x.temps === 0), 'no temporary file left');
   t.comment(`inject CLI: ${results.length - failed.length} succeeded (${results.filter((x) => x.r.code === 0 && !x.unchanged).length} rewrote config.json), ${failed.length} failed`);
+});
+
+t.test('annotations and env files: sampled through the runtime entry points (shim front with --log, hook, precreate), log at debug', async (t) => {
+  const root = fastTempDir('envhook-leak-rt-');
+  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
+  const SAMPLES = 80;
+  const samples = fc.sample(fc.tuple(hostileEnvFile(canary), fc.oneof(hostileAnnotations(canary), { arbitrary: wellFormedAnnotations(canary), weight: 3 })), SAMPLES);
+  const results = await pool(
+    samples.map(([file, annotations], i) => async () => {
+      const b = runtimeBundle(path.join(root, `s${i}`), file, annotations);
+      const original = fs.readFileSync(b.config, 'utf8');
+      // Podman's precreate gets the config on stdin (the image env carries a canary too).
+      const pre = await precreateRun(b, original.replace('"PATH=/bin"', `"PATH=/bin", "IMG=${canary}"`));
+      const shim = await frontCreate(b);
+      const after = fs.readFileSync(b.config, 'utf8');
+      const hook = await hookRun(b);
+      return { pre, shim, hook, ran: fs.existsSync(b.ran), changed: after !== original, runcLog: readIf(b.runcLog), pino: readIf(b.pinoLog), temps: tempFiles(b.bundle).length };
+    }),
+  );
+  const leaked = results.filter((r) => [r.shim.out, r.shim.err, r.hook.out, r.hook.err, r.pre.err, r.pre.code === 0 ? '' : r.pre.out, r.runcLog, r.pino].join('\n').includes(TAG));
+  t.equal(leaked.length, 0, `no canary in stdout, stderr, runc --log or the debug log of ${results.length * 3} runs`);
+  t.ok(results.every((r) => (r.shim.code === 0) === r.ran), 'the real runtime runs exactly when the shim succeeds');
+  t.ok(results.filter((r) => r.shim.code !== 0).every((r) => r.shim.code === 1 && /^envhook: [^\n]+\n$/.test(r.shim.err) && /"level":"error"/.test(r.runcLog) && !r.changed), 'a failed create: one line, status 1, an error line in runc --log, config.json unchanged');
+  t.ok(results.filter((r) => r.pre.code !== 0).every((r) => r.pre.code === 1 && r.pre.out === '' && /^envhook: [^\n]+\n$/.test(r.pre.err)), 'a failed precreate: nothing on stdout, one line');
+  t.ok(results.every((r) => r.temps === 0), 'no temporary file left');
+  t.ok(results.filter((r) => r.shim.code === 0).every((r) => r.hook.code === 0), 'the hook accepts every create the shim prepared');
+  t.comment(`shim: ${results.filter((r) => r.shim.code === 0).length} ok / ${results.filter((r) => r.shim.code !== 0).length} failed; precreate: ${results.filter((r) => r.pre.code === 0).length} ok; hook: ${results.filter((r) => r.hook.code === 0).length} ok`);
 });
