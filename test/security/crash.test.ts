@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { NODE } from '../helpers/bundle.ts';
-import { CLI, fastTempDir, pool, tempFiles } from './helpers.ts';
+import { CLI, FRONT, fastTempDir, pool, runtimeBundle, tempFiles } from './helpers.ts';
 
 const CHILD = path.join(import.meta.dirname, 'fixtures/flush-child.ts');
 const STEPS = ['opened', 'written', 'synced', 'renamed', 'dir-synced'] as const;
@@ -188,4 +188,74 @@ t.test('kill -9 of the real CLI (envhook inject) at random moments (200 trials)'
   t.ok(results.every((r) => r.killed || r.ok), 'every run was killed or succeeded');
   t.ok(results.filter((r) => r.ok).every((r) => r.temps === 0), 'no temporary file after any completed run');
   t.ok(results.every((r) => r.state !== 'old' || r.killed), 'only a killed run leaves the old file');
+});
+
+t.test('kill -9 of the runtime shim (front and envhook, the whole process group) at random moments (100 trials)', async (t) => {
+  const root = fastTempDir('envhook-crash-shim-');
+  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
+  const disk = t.testdir({});
+  const envAnnotation = JSON.stringify({ app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: 'app.env', key: 'A' } } }] });
+  const make = (name: string) => {
+    const b = runtimeBundle(path.join(root, name), "A='from the file'\n", { 'envhook.io/env': envAnnotation });
+    // The bundle on the real disk, the big config.json in it.
+    const bundle = path.join(disk, name);
+    fs.mkdirSync(bundle);
+    const spec = JSON.parse(fs.readFileSync(b.config, 'utf8'));
+    for (let i = 0; i < 64; i++) spec.annotations[`vendor.example/blob-${i}`] = 'x'.repeat(16 * 1024);
+    fs.writeFileSync(path.join(bundle, 'config.json'), JSON.stringify(spec, null, '\t'));
+    return { ...b, bundle, config: path.join(bundle, 'config.json') };
+  };
+  const runGroup = (b: ReturnType<typeof make>, killAfterMs?: number) =>
+    new Promise<{ ms: number; killed: boolean; code: number | null }>((resolve) => {
+      const start = Date.now();
+      const child = spawn('/bin/sh', [FRONT, '--log', b.runcLog, '--log-format', 'json', 'create', '--bundle', b.bundle, 'c1'], { env: b.env, stdio: 'ignore', detached: true });
+      let killed = false;
+      const timer = killAfterMs === undefined ? undefined : setTimeout(() => {
+        killed = true;
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      }, killAfterMs);
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        resolve({ ms: Date.now() - start, killed: killed && code === null, code });
+      });
+    });
+  const ref = make('reference');
+  const original = fs.readFileSync(ref.config, 'utf8');
+  const first = await runGroup(ref);
+  t.equal(first.code, 0, 'a normal create succeeds');
+  const updated = fs.readFileSync(ref.config, 'utf8');
+  t.not(updated, original);
+  t.same(tempFiles(ref.bundle), []);
+  const lifetimes = [first.ms];
+  for (let i = 0; i < 2; i++) lifetimes.push((await runGroup(make(`time-${i}`))).ms);
+  const life = Math.max(...lifetimes);
+  let est = life;
+  const TRIALS = 100;
+  const results = await pool(
+    Array.from({ length: TRIALS }, (_, i) => async () => {
+      const b = make(`trial-${i}`);
+      // Aim at the run time as it is now (two at a time, machine load): an estimate that
+      // follows the runs that completed.
+      const delay = i % 2 === 0 ? Math.random() * est * 1.3 : est * (0.6 + Math.random() * 0.6);
+      const r = await runGroup(b, delay);
+      if (!r.killed) est = 0.7 * est + 0.3 * r.ms;
+      // Each bundle's config names its own pod directory: the reference's texts, re-pathed.
+      const mine = (text: string) => text.replaceAll(`${root}/reference/`, `${root}/trial-${i}/`);
+      return { ...r, state: stateOf(b.bundle, mine(original), mine(updated)), temps: tempFiles(b.bundle).length, ran: fs.existsSync(b.ran) };
+    }),
+  );
+  const counts = {
+    killed: results.filter((r) => r.killed).length,
+    killedMidWrite: results.filter((r) => r.killed && r.temps > 0).length,
+    old: results.filter((r) => r.state === 'old').length,
+    new: results.filter((r) => r.state === 'new').length,
+    torn: results.filter((r) => r.state === 'torn').length,
+  };
+  t.equal(counts.torn, 0, `never torn: ${JSON.stringify(counts)} (create ${life} ms)`);
+  t.ok(results.filter((r) => !r.killed).every((r) => r.code === 0 && r.temps === 0 && r.ran), 'every run not killed succeeded, ran the runtime, left no temporary file');
+  t.ok(results.filter((r) => r.ran).every((r) => r.state === 'new'), 'the real runtime only ever ran on the new config.json');
 });
