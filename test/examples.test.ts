@@ -123,6 +123,11 @@ t.test('the DaemonSet mounts the host root at /host and runs the installer image
   t.same(init.args, ['--runtime', 'containerd']);
 });
 
-t.test('every examples/ and docs/ path named in docs/install.md exists', { skip: !fs.existsSync(path.join(REPO, 'docs/install.md')) && 'no docs/install.md' }, async (t) => {
-  for (const m of read('docs/install.md').matchAll(/\b((?:examples|docs)\/[\w./-]*\w)/g)) t.ok(fs.existsSync(path.join(REPO, m[1]!)), m[1]!);
+t.test('every repository path the README and docs name exists', async (t) => {
+  const docs = ['README.md', 'CONTRIBUTING.md', ...fs.readdirSync(path.join(REPO, 'docs')).map((f) => `docs/${f}`)];
+  for (const doc of docs) {
+    for (const m of read(doc).matchAll(/\b((?:examples|docs|hooks|bench|src\/schemas)\/[\w./-]*\w)/g)) {
+      t.ok(fs.existsSync(path.join(REPO, m[1]!)), `${doc}: ${m[1]}`);
+    }
+  }
 });
