@@ -165,15 +165,18 @@ t.test('kill -9 of the real CLI (envhook inject) at random moments (200 trials)'
     lifetimes.push((await run(args(b))).ms);
   }
   const life = Math.max(...lifetimes);
+  let est = life;
   const TRIALS = 200;
   const results = await pool(
     Array.from({ length: TRIALS }, (_, i) => async () => {
       const bundle = path.join(disk, `trial-${i}`);
       fs.mkdirSync(bundle);
       fs.writeFileSync(path.join(bundle, 'config.json'), original);
-      // Half anywhere in the run, half in its last part, where the flush is.
-      const delay = i % 2 === 0 ? Math.random() * life * 1.2 : life * (0.6 + Math.random() * 0.5);
+      // Half anywhere in the run, half in its last part, where the flush is; aimed at the run
+      // time as it is now (two at a time, machine load), following the runs that completed.
+      const delay = i % 2 === 0 ? Math.random() * est * 1.3 : est * (0.6 + Math.random() * 0.6);
       const r = await run(args(bundle), delay);
+      if (r.code === 0) est = 0.7 * est + 0.3 * r.ms;
       return { killed: r.signal === 'SIGKILL', ok: r.code === 0, state: stateOf(bundle, original, updated), temps: tempFiles(bundle).length };
     }),
   );

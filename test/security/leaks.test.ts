@@ -36,12 +36,15 @@ t.test(`env files: ${FUZZ_RUNS} generated files through envhook check in-process
   const log = createLogger(logFile, 'debug');
   let accepted = 0;
   let rejected = 0;
+  // Accepted files whose values hold the canary: proof that it really flows through.
+  let carried = 0;
   fc.assert(
     fc.property(hostileEnvFile(canary), (bytes) => {
       fs.writeFileSync(file, bytes);
       try {
         const vars = checkEnvFile(file);
         accepted++;
+        if ([...vars.values()].some((v) => v.includes(TAG))) carried++;
         log.debug({ file, names: [...vars.keys()], count: vars.size }, 'env file checked');
         return true;
       } catch (err) {
@@ -58,6 +61,7 @@ t.test(`env files: ${FUZZ_RUNS} generated files through envhook check in-process
   t.equal(logged.split('\n').length - 1, accepted + 2 * rejected, 'every outcome was logged');
   t.notMatch(logged, TAG, 'no canary in the debug log');
   t.ok(rejected > FUZZ_RUNS / 2 && accepted > FUZZ_RUNS / 5, `both outcomes exercised: ${accepted} accepted, ${rejected} rejected`);
+  t.ok(carried > accepted / 2, `the canary reached the values of ${carried} accepted files`);
 });
 
 t.test('env files: sampled through the real CLI (envhook check, --names)', async (t) => {
@@ -105,6 +109,7 @@ t.test(`annotations and env files: ${FUZZ_RUNS} generated starts through the pip
   const log = createLogger(logFile, 'debug');
   const settings: Settings = { kubeletRoot: '/nonexistent-kubelet', runtime: 'runc', logFile, logLevel: 'debug' };
   const outcomes = { applied: 0, untouched: 0, rejected: 0 };
+  let carried = 0;
   const reasons = new Map<string, number>();
   fc.assert(
     fc.property(hostileEnvFile(canary), fc.oneof(hostileAnnotations(canary), { arbitrary: wellFormedAnnotations(canary), weight: 2 }), fc.constantFrom('inject', 'inject', 'create', 'precreate', 'hook'), (file, annotations, stage) => {
@@ -116,6 +121,8 @@ t.test(`annotations and env files: ${FUZZ_RUNS} generated starts through the pip
         log.debug({ plan }, 'plan');
         if (out === spec) outcomes.untouched++;
         else outcomes.applied++;
+        const outEnv = ((out.process as { env?: string[] }).env ?? []) as string[];
+        if (plan.env.some((e) => outEnv.find((x) => x.startsWith(`${e.name}=`))?.includes(TAG))) carried++;
         return !formatPlan(plan).includes(TAG) && JSON.stringify(spec) === before;
       } catch (err) {
         outcomes.rejected++;
@@ -131,6 +138,7 @@ t.test(`annotations and env files: ${FUZZ_RUNS} generated starts through the pip
   const logged = fs.readFileSync(logFile, 'utf8');
   t.notMatch(logged, TAG, `no canary in ${logged.split('\n').length - 1} debug log lines`);
   t.ok(outcomes.applied > FUZZ_RUNS / 20 && outcomes.rejected > FUZZ_RUNS / 5, `outcomes ${JSON.stringify(outcomes)}`);
+  t.ok(carried > outcomes.applied / 2, `the canary reached variables envhook set in ${carried} starts`);
   t.comment(`distinct rejection reasons: ${reasons.size}`);
   for (const [r, n] of [...reasons].sort((a, b) => b[1] - a[1]).slice(0, 40)) t.comment(`${n} × ${r}`);
 });
