@@ -5,8 +5,8 @@
 // (/usr/local/lib/envhook/envhook) is the installed executable, as on a node; /var/log is a
 // directory of the test's, where the hooks.d files' --log-file arguments land. The container is
 // named with io.kubernetes.container.name (Podman puts no name of its own into the OCI spec);
-// the precreate stage sets a value and a $(VAR) expansion, the createRuntime hook agrees. Then
-// uninstall restores the root byte for byte.
+// the precreate stage sets a value and a $(VAR) expansion, the createRuntime hook agrees; without
+// the name, the start fails. Then uninstall restores the root byte for byte.
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -64,6 +64,11 @@ t.test('podman --hooks-dir <installed dir>, then the installed drop-in alone: th
     t.equal(env.get('GREETING'), 'hello', `value (${hooksDirs.length ? '--hooks-dir' : 'containers.conf.d drop-in'})`);
     t.equal(env.get('MESSAGE'), 'hello from envhook', '$(VAR) expansion');
   }
+  // without the name annotation: Podman shows only that the hook failed; envhook's log says why
+  const unnamed = podman.run({ hooksDirs: [], annotations: { 'envhook.io/env': ANNOTATIONS['envhook.io/env'] }, rootfs, cmd: ['env'] });
+  t.not(unnamed.status, 0);
+  t.match(unnamed.stderr, /Error: setting up OCI Hooks: executing \[envhook precreate --log-file \/var\/log\/envhook\/precreate\.log\]: exit status 1\n$/);
+  t.match(logOf('precreate.log'), '"message":"annotation \\"envhook.io/env\\": the container has no name (no Kubernetes annotations in config.json): add the annotation io.kubernetes.container.name=NAME');
   t.equal(logOf('precreate.log').match(/"container":"app"[^\n]*"msg":"precreate done"/g)?.length, 2, 'the installed precreate stage ran for both');
   t.equal(logOf('hook.log').match(/"msg":"hook done"/g)?.length, 2, 'the installed createRuntime hook agreed');
   t.notMatch(logOf('precreate.log') + logOf('hook.log'), /hello/);
