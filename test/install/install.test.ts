@@ -167,3 +167,20 @@ t.test('no single executable: the bundle (launcher and main) beside a wrapper th
   t.equal(uninstall({ runtime: 'crio', root }).status, 0);
   t.same(snapshot(root), original, 'byte for byte');
 });
+
+t.test('reinstall with a single executable removes the bundle the previous install wrote', async (t) => {
+  const { root, source } = setup(t, {});
+  const original = snapshot(root);
+  t.equal(install({ runtime: 'podman', root, source }).status, 0);
+  const prefix = path.join(root, 'usr/local/lib/envhook');
+  t.ok(fs.existsSync(path.join(prefix, 'envhook-main.cjs')));
+  fs.writeFileSync(path.join(source, 'dist/envhook'), '#!/bin/sh\n# fixture single executable\n', { mode: 0o755 });
+  const r = install({ runtime: 'podman', root, source });
+  t.equal(r.status, 0, r.stderr);
+  t.match(r.stdout, /^remove \/usr\/local\/lib\/envhook\/envhook\.cjs$/m);
+  t.match(r.stdout, /^remove \/usr\/local\/lib\/envhook\/envhook-main\.cjs$/m);
+  t.same(fs.readdirSync(prefix).sort(), ['envhook', 'envhook-runtime', 'hooks.d', 'state.json']);
+  t.equal(fs.readFileSync(path.join(prefix, 'envhook'), 'utf8'), '#!/bin/sh\n# fixture single executable\n');
+  t.equal(uninstall({ runtime: 'podman', root }).status, 0);
+  t.same(snapshot(root), original);
+});
