@@ -1,8 +1,11 @@
 // What install copies onto the host: the envhook executable and the sh front next to it (the
 // front finds `envhook` in its own directory). The executable is the single-file build
-// `dist/envhook` when present; otherwise the bundle `dist/envhook.cjs` goes to <prefix>/lib and
-// `envhook` is a two-line sh wrapper running it with a Node 24 named by --node (default: the
-// Node running this install), which must exist on the host.
+// `dist/envhook` when present; otherwise the bundle goes next to it (`envhook.cjs`, the launcher,
+// and `envhook-main.cjs`, which the launcher loads) and `envhook` is a short sh wrapper running
+// the bundle from its own directory with a Node 24 named by --node (default: the Node running
+// this install), which must exist on the host. Finding the bundle from its own directory, as the
+// front finds `envhook`, keeps an installed tree working wherever it is seen from (a test root, a
+// DaemonSet's /host).
 import fs from 'node:fs';
 import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
@@ -19,10 +22,10 @@ export interface SourceOptions {
 export function findSource(explicit?: string): string {
   if (explicit) {
     const dir = path.resolve(explicit);
-    if (!isSource(dir)) throw new EnvhookError(`${dir}: no hooks/envhook-runtime and dist/envhook or dist/envhook.cjs here`);
+    if (!isSource(dir)) throw new EnvhookError(`${dir}: no hooks/envhook-runtime and dist/envhook (or dist/envhook.cjs with dist/envhook-main.cjs) here`);
     return dir;
   }
-  // a single executable lives at <source>/dist/envhook; the bundle at <source>/dist/envhook.cjs;
+  // a single executable lives at <source>/dist/envhook; the bundle at <source>/dist/envhook{,-main}.cjs;
   // from a checkout the CLI runs as <source>/src/cli/main.ts
   const isSea = seaFromModule();
   let dir = path.dirname(fs.realpathSync(isSea ? process.execPath : (process.argv[1] ?? process.execPath)));
@@ -40,7 +43,7 @@ function seaFromModule(): boolean {
 
 function isSource(dir: string): boolean {
   const has = (p: string) => fs.existsSync(path.join(dir, p));
-  return has('hooks/envhook-runtime') && (has('dist/envhook') || has('dist/envhook.cjs'));
+  return has('hooks/envhook-runtime') && (has('dist/envhook') || (has('dist/envhook.cjs') && has('dist/envhook-main.cjs')));
 }
 
 /** The executables, in install order: envhook first, the front that runs it second. */
@@ -57,8 +60,16 @@ export function executableTargets(layout: Layout, opts: SourceOptions): Target[]
   if (!path.isAbsolute(node) || !onHost) {
     throw new EnvhookError(`no single executable (dist/envhook) to install and Node ${node} is not on the host: pass --node PATH`);
   }
-  const wrapper = `#!/bin/sh\n# Written by envhook install: runs the envhook bundle with Node 24.\nexec ${shQuote(node)} ${shQuote(layout.lib)} "$@"\n`;
+  const wrapper = [
+    '#!/bin/sh',
+    '# Written by envhook install: runs the envhook bundle next to this file with Node 24.',
+    'self=$(readlink -f -- "$0" 2>/dev/null) || self=$0',
+    `exec ${shQuote(node)} "\${self%/*}/${path.posix.basename(layout.lib)}" "$@"`,
+    '',
+  ].join('\n');
   return [
+    // the launcher requires ./envhook-main.cjs: both, the loaded one first
+    { file: layout.libMain, content: read('dist/envhook-main.cjs'), mode: 0o644 },
     { file: layout.lib, content: read('dist/envhook.cjs'), mode: 0o644 },
     { file: layout.bin, content: Buffer.from(wrapper), mode: 0o755 },
     front,

@@ -29,7 +29,9 @@ export interface Layout {
   config: string;
   bin: string;
   front: string;
+  /** The bundle's launcher (no single executable), and the bundle it loads beside it. */
   lib: string;
+  libMain: string;
   /** Podman's private hooks directory: the precreate file must stay out of CRI-O's reach. */
   podmanHooksDir: string;
   runtimeClass: string;
@@ -48,6 +50,7 @@ export function makeLayout(runtime: Runtime, opts: { root?: string; prefix?: str
     bin: path.posix.join(prefix, 'envhook'),
     front: path.posix.join(prefix, 'envhook-runtime'),
     lib: path.posix.join(prefix, 'envhook.cjs'),
+    libMain: path.posix.join(prefix, 'envhook-main.cjs'),
     podmanHooksDir: path.posix.join(prefix, 'hooks.d'),
     runtimeClass: path.posix.join(prefix, 'runtimeclass.yaml'),
     state: path.posix.join(prefix, 'state.json'),

@@ -44,6 +44,14 @@ export function planInstall(opts: InstallOptions): Plan {
     // the first install saves the admin's file; later ones only rewrite the block
     changes.push({ file: b.file, before, after, mode: b.mode, backup: before !== undefined && splitBlock(text, b.file).block === undefined });
   }
+  // files the previous install of this runtime wrote and this one does not (the bundle, once a
+  // single executable replaces it): removed as uninstall would, unless another runtime uses them,
+  // and after the new files are in place
+  const previous = state.runtimes[opts.runtime]?.files ?? {};
+  for (const [file, hash] of Object.entries(previous).reverse()) {
+    if (files.some((t) => t.file === file) || ownedByOther(state, opts.runtime, file)) continue;
+    changes.push(removeFile(layout, file, hash));
+  }
   const next: State = { version: 1, runtimes: { ...state.runtimes } };
   next.runtimes[opts.runtime] = {
     config: layout.config,

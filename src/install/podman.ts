@@ -27,7 +27,9 @@ export function podmanPlan(layout: Layout, templates: HookTemplates): RuntimePla
       { file: layout.config, content: Buffer.from(dropIn), mode: 0o644 },
     ],
     blocks: [],
-    next: [`podman run --annotation envhook.io/env='{"*":[…]}' … now goes through envhook (no restart needed)`],
+    // env entries are keyed by container name ("*" is for serviceLinks only), and Podman puts no
+    // name into the OCI spec: the container is named with CRI-O's annotation
+    next: [`podman run --annotation io.kubernetes.container.name=NAME --annotation '"envhook.io/env={""NAME"":[…]}"' … now goes through envhook (no restart needed)`],
   };
 }
 

@@ -56,14 +56,16 @@ export const readServiceLinks = (a: Annotations) =>
 /**
  * The entry for `container`; the `*` entry only where the annotation allows one (`allowStar`).
  * Without a container name (plain bundle, no --container) a non-empty annotation without a
- * usable `*` entry is an error rather than silently ignored: the request would be lost.
+ * usable `*` entry is an error rather than silently ignored: the request would be lost. Under
+ * Podman and the runtime shim only an annotation can name the container (Podman puts no name of
+ * its own into the spec), so the message names the one envhook reads for CRI-O.
  */
 export function entryFor<T>(value: Record<string, T> | undefined, key: string, container: string | undefined, allowStar: boolean): T | undefined {
   if (value === undefined) return undefined;
   if (container !== undefined && Object.hasOwn(value, container)) return value[container];
   if (allowStar && Object.hasOwn(value, '*')) return value['*'];
   if (container === undefined && Object.keys(value).length > 0) {
-    throw new EnvhookError(`annotation ${JSON.stringify(key)}: the container has no name (no Kubernetes annotations in config.json): use --container NAME`);
+    throw new EnvhookError(`annotation ${JSON.stringify(key)}: the container has no name (no Kubernetes annotations in config.json): add the annotation io.kubernetes.container.name=NAME or use envhook inject --container NAME`);
   }
   return undefined;
 }

@@ -64,7 +64,7 @@ t.test('a plain bundle: --container and --volume, serviceLinks "*"', { skip: mis
   const dir = t.testdir({ vol: { 'a.env': story1 } });
   const bundle = makeBundle(path.join(dir, 'bundle'), sharedRootfs(), { annotations: { 'envhook.io/env': JSON.stringify({ web: [{ name: 'V', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: 'a.env', key: 'CONFIG_VAR' } } }] }) } });
   const without = envhook(['inject', '--bundle', bundle, '--volume', `cfg=${path.join(dir, 'vol')}`]);
-  t.equal(without.stderr, 'envhook: annotation "envhook.io/env": the container has no name (no Kubernetes annotations in config.json): use --container NAME\n');
+  t.equal(without.stderr, 'envhook: annotation "envhook.io/env": the container has no name (no Kubernetes annotations in config.json): add the annotation io.kubernetes.container.name=NAME or use envhook inject --container NAME\n');
   t.equal(envhook(['inject', '--bundle', bundle, '--volume', `cfg=${path.join(dir, 'vol')}`, '--container', 'web']).status, 0);
   t.equal(parseEnvOutput(runcRun(bundle, path.join(dir, 'runc-root')).stdout).get('V'), 'HELLO');
 });

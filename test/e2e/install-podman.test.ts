@@ -1,60 +1,79 @@
-// Podman end to end: the installed hooks directory runs envhook's precreate stage, given with
-// --hooks-dir and, in a private mount namespace, through the installed containers.conf.d
-// drop-in alone. Installed into temporary host paths (--prefix, --config) so that the paths the
-// hooks.d files name exist on this machine.
+// Podman end to end with what `envhook install --runtime podman` puts on a node, installed into
+// a temporary root (--root) with the default paths. Podman runs in a private mount namespace in
+// which the root's /usr/local/lib and /etc/containers (a copy of this machine's, plus the
+// installed drop-in) are bind-mounted at their host paths, so the hooks.d files' `hook.path`
+// (/usr/local/lib/envhook/envhook) is the installed executable, as on a node; /var/log is a
+// directory of the test's, where the hooks.d files' --log-file arguments land. The container is
+// named with io.kubernetes.container.name (Podman puts no name of its own into the OCI spec);
+// the precreate stage sets a value and a $(VAR) expansion, the createRuntime hook agrees; without
+// the name, the start fails. Then uninstall restores the root byte for byte.
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { PODMAN, makeRootfs, missingForRunc, parseEnvOutput } from '../helpers/bundle.ts';
-import { fakeSource, install, repoSource, uninstall } from '../helpers/install.ts';
-import { annotationArg } from '../helpers/podman.ts';
+import { makeRootfs, missingForRunc, parseEnvOutput } from '../helpers/bundle.ts';
+import { HAS_SEA, install, realSource, snapshot, uninstall } from '../helpers/install.ts';
+import { makePodman, missingForPodman } from '../helpers/podman.ts';
 
-const missing = missingForRunc() ?? (!PODMAN ? 'podman not installed (apt-get install podman)' : undefined);
+const missing = missingForRunc() ?? missingForPodman();
+const PREFIX = '/usr/local/lib/envhook';
+const ENV = { app: [{ name: 'GREETING', value: 'hello' }, { name: 'MESSAGE', value: '$(GREETING) from envhook' }] };
+const ANNOTATIONS = { 'io.kubernetes.container.name': 'app', 'envhook.io/env': JSON.stringify(ENV) };
+
+// mount --bind SRC DST for each pair, then exec podman: nothing outside this process changes
+const SCRIPT = 'while [ "$1" != -- ]; do mount --bind "$1" "$2" || exit 1; shift 2; done; shift; exec "$@"';
 
 function setup(t: Test) {
-  const dir = fs.mkdtempSync('/tmp/envhook-podman-');
-  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const real = repoSource();
-  if (!real) t.comment('envhook precreate is not on this branch yet: a stand-in envhook is installed');
-  const prefix = path.join(dir, 'usr/local/lib/envhook');
-  const config = path.join(dir, 'etc/containers/containers.conf.d/50-envhook.conf');
-  const r = install({ runtime: 'podman', root: '/', source: real ?? fakeSource(path.join(dir, 'src')), extra: ['--prefix', prefix, '--config', config] });
+  const dir = fs.mkdtempSync('/tmp/envhook-ipodman-');
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3 }));
+  const root = path.join(dir, 'root');
+  // the admin's files: this machine's /etc/containers (its own drop-ins left out: podman here
+  // reads exactly what install wrote)
+  for (const e of fs.readdirSync('/etc/containers')) if (e !== 'containers.conf.d') fs.cpSync(path.join('/etc/containers', e), path.join(root, 'etc/containers', e), { recursive: true });
+  fs.mkdirSync(path.join(root, 'usr/local/lib'), { recursive: true });
+  const original = snapshot(root);
+  const r = install({ runtime: 'podman', root, source: realSource() });
   t.equal(r.status, 0, r.stderr);
-  return { dir, prefix, config, real, rootfs: makeRootfs(path.join(dir, 'rootfs')) };
+  const varLog = path.join(dir, 'var-log');
+  fs.mkdirSync(varLog);
+  const binds = [path.join(root, 'usr/local/lib'), '/usr/local/lib', path.join(root, 'etc/containers'), '/etc/containers', varLog, '/var/log'];
+  const podman = makePodman({ via: ['unshare', '-m', 'sh', '-c', SCRIPT, 'sh', ...binds, '--'] });
+  t.teardown(() => podman.cleanup());
+  const rootfs = makeRootfs(path.join(dir, 'rootfs'));
+  const logOf = (name: string) => fs.readFileSync(path.join(varLog, 'envhook', name), 'utf8');
+  return { root, original, podman, rootfs, logOf };
 }
 
-function podmanArgs(dir: string, rootfs: string, real: string | undefined, extra: string[] = []): string[] {
-  const annotations = real
-    ? ['--annotation', 'io.kubernetes.container.name=app', '--annotation', annotationArg('envhook.io/env', JSON.stringify({ app: [{ name: 'GREETING', value: 'hello from envhook' }] }))]
-    : ['--annotation', 'envhook.io/env={}'];
-  return [
-    '--root', path.join(dir, 'storage'), '--runroot', path.join(dir, 'run'), '--runtime', 'runc', '--cgroup-manager', 'cgroupfs', ...extra,
-    'run', '--rm', '--net', 'none', '--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024', ...annotations, '--rootfs', rootfs, 'env',
-  ];
-}
-
-function check(t: Test, r: SpawnSyncReturns<string>, real: string | undefined) {
-  t.equal(r.status, 0, r.stderr);
-  const env = parseEnvOutput(r.stdout);
-  if (real) t.equal(env.get('GREETING'), 'hello from envhook', 'injected by the precreate stage');
-  else t.equal(env.get('ENVHOOK_STANDIN'), 'precreate', 'the precreate stage ran');
-}
-
-t.test('podman --hooks-dir <installed dir>: the container sees the variables', { skip: missing }, async (t) => {
-  const { dir, prefix, config, real, rootfs } = setup(t);
-  check(t, spawnSync(PODMAN!, podmanArgs(dir, rootfs, real, ['--hooks-dir', path.join(prefix, 'hooks.d')]), { encoding: 'utf8', timeout: 120_000 }), real);
-  t.equal(uninstall({ runtime: 'podman', root: '/', extra: ['--prefix', prefix] }).status, 0);
-  t.notOk(fs.existsSync(prefix));
-  t.notOk(fs.existsSync(config));
+t.test('the installed files: executables first, hooks.d naming them, the drop-in naming the hooks.d directory', { skip: missing }, async (t) => {
+  const { root, original } = setup(t);
+  const inRoot = (p: string) => path.join(root, p);
+  t.same(fs.readdirSync(inRoot(PREFIX)).sort(), [...(HAS_SEA ? ['envhook'] : ['envhook', 'envhook-main.cjs', 'envhook.cjs']), 'envhook-runtime', 'hooks.d', 'state.json'].sort());
+  for (const f of ['envhook-precreate.json', 'envhook-createruntime.json']) {
+    t.equal(JSON.parse(fs.readFileSync(inRoot(`${PREFIX}/hooks.d/${f}`), 'utf8')).hook.path, `${PREFIX}/envhook`, f);
+  }
+  t.match(fs.readFileSync(inRoot('etc/containers/containers.conf.d/50-envhook.conf'), 'utf8'), `hooks_dir = ["/usr/share/containers/oci/hooks.d", "/etc/containers/oci/hooks.d", "${PREFIX}/hooks.d"]`);
+  t.equal(uninstall({ runtime: 'podman', root }).status, 0);
+  t.same(snapshot(root), original, 'byte for byte');
 });
 
-t.test('podman with the installed containers.conf.d drop-in only (private mount namespace)', { skip: missing }, async (t) => {
-  const { dir, real, rootfs } = setup(t);
-  // this machine's /etc/containers, plus the drop-in, mounted over /etc/containers for podman only
-  const etc = path.join(dir, 'etc/containers');
-  for (const e of fs.readdirSync('/etc/containers')) if (e !== 'containers.conf.d') fs.cpSync(path.join('/etc/containers', e), path.join(etc, e), { recursive: true });
-  const script = 'mount --bind "$1" /etc/containers && shift && exec "$@"';
-  const r = spawnSync('unshare', ['-m', 'sh', '-c', script, 'sh', etc, PODMAN!, ...podmanArgs(dir, rootfs, real)], { encoding: 'utf8', timeout: 120_000 });
-  check(t, r, real);
+t.test('podman --hooks-dir <installed dir>, then the installed drop-in alone: the container sees the variables; uninstall restores the root', { skip: missing }, async (t) => {
+  const { root, original, podman, rootfs, logOf } = setup(t);
+  for (const hooksDirs of [[`${PREFIX}/hooks.d`], []]) {
+    const r = podman.run({ hooksDirs, annotations: ANNOTATIONS, rootfs, cmd: ['env'] });
+    t.equal(r.status, 0, r.stderr);
+    const env = parseEnvOutput(r.stdout);
+    t.equal(env.get('GREETING'), 'hello', `value (${hooksDirs.length ? '--hooks-dir' : 'containers.conf.d drop-in'})`);
+    t.equal(env.get('MESSAGE'), 'hello from envhook', '$(VAR) expansion');
+  }
+  // without the name annotation: Podman shows only that the hook failed; envhook's log says why
+  const unnamed = podman.run({ hooksDirs: [], annotations: { 'envhook.io/env': ANNOTATIONS['envhook.io/env'] }, rootfs, cmd: ['env'] });
+  t.not(unnamed.status, 0);
+  t.match(unnamed.stderr, /Error: setting up OCI Hooks: executing \[envhook precreate --log-file \/var\/log\/envhook\/precreate\.log\]: exit status 1\n$/);
+  t.match(logOf('precreate.log'), '"message":"annotation \\"envhook.io/env\\": the container has no name (no Kubernetes annotations in config.json): add the annotation io.kubernetes.container.name=NAME');
+  t.equal(logOf('precreate.log').match(/"container":"app"[^\n]*"msg":"precreate done"/g)?.length, 2, 'the installed precreate stage ran for both');
+  t.equal(logOf('hook.log').match(/"msg":"hook done"/g)?.length, 2, 'the installed createRuntime hook agreed');
+  t.notMatch(logOf('precreate.log') + logOf('hook.log'), /hello/);
+  const un = uninstall({ runtime: 'podman', root });
+  t.equal(un.status, 0, un.stderr);
+  t.same(snapshot(root), original, 'byte for byte');
+  t.notOk(fs.existsSync(path.join(root, PREFIX)));
 });

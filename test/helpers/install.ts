@@ -6,36 +6,39 @@ import { NODE, REPO, envhook } from './bundle.ts';
 
 export const REAL_NODE = fs.realpathSync(NODE);
 
-/** The repository itself when the runtime front and a build are present, else undefined. */
-export function repoSource(): string | undefined {
-  const ok = fs.existsSync(path.join(REPO, 'hooks/envhook-runtime')) && (fs.existsSync(path.join(REPO, 'dist/envhook')) || fs.existsSync(path.join(REPO, 'dist/envhook.cjs')));
-  return ok ? REPO : undefined;
+/**
+ * A source to install from, as a node gets it: this checkout's hooks/ and build (the single
+ * executable dist/envhook when `npm run build` made one), or with `bundleOnly` a copy without the
+ * single executable, so that install writes the sh wrapper and the bundle (dist/envhook.cjs, the
+ * launcher, and dist/envhook-main.cjs, which it loads).
+ */
+export function realSource(dir?: string, { bundleOnly = false } = {}): string {
+  const built = ['dist/envhook.cjs', 'dist/envhook-main.cjs'];
+  for (const f of ['hooks/envhook-runtime', ...built]) {
+    if (!fs.existsSync(path.join(REPO, f))) throw new Error(`${f} missing: run \`npm run build\` (npm test does)`);
+  }
+  if (!bundleOnly) return REPO;
+  if (!dir) throw new Error('realSource: bundleOnly needs a directory');
+  fs.cpSync(path.join(REPO, 'hooks'), path.join(dir, 'hooks'), { recursive: true });
+  for (const f of built) fs.cpSync(path.join(REPO, f), path.join(dir, f));
+  return dir;
 }
 
+/** True when this checkout has the single executable (what install puts on a node). */
+export const HAS_SEA = fs.existsSync(path.join(REPO, 'dist/envhook'));
+
 /**
- * A stand-in source, to test the registration apart from envhook itself: a front that execs
- * runc, and a bundle whose `precreate` adds ENVHOOK_STANDIN=precreate to the config (so a test
- * sees that the hook ran) and whose `hook` reads the state and succeeds.
+ * A fixture source for the registration tests: small files that only need to be copied, never
+ * run (the e2e tests install the real ones: realSource).
  */
 export function fakeSource(dir: string): string {
   fs.mkdirSync(path.join(dir, 'hooks'), { recursive: true });
   fs.mkdirSync(path.join(dir, 'dist'), { recursive: true });
-  fs.writeFileSync(path.join(dir, 'hooks/envhook-runtime'), '#!/bin/sh\nexec runc "$@"\n', { mode: 0o755 });
-  fs.writeFileSync(path.join(dir, 'dist/envhook.cjs'), STANDIN);
+  fs.writeFileSync(path.join(dir, 'hooks/envhook-runtime'), '#!/bin/sh\n# fixture front\nexit 1\n', { mode: 0o755 });
+  fs.writeFileSync(path.join(dir, 'dist/envhook.cjs'), '// fixture launcher\n');
+  fs.writeFileSync(path.join(dir, 'dist/envhook-main.cjs'), '// fixture bundle\n');
   return dir;
 }
-
-const STANDIN = `#!/usr/bin/env node
-// stand-in for envhook (tests of the registration only)
-const cmd = process.argv[2];
-let input = '';
-process.stdin.on('data', (d) => (input += d)).on('end', () => {
-  if (cmd !== 'precreate') return;
-  const config = JSON.parse(input);
-  config.process.env.push('ENVHOOK_STANDIN=precreate');
-  process.stdout.write(JSON.stringify(config));
-});
-`;
 
 /** Every regular file under `root` (relative path → bytes), and every symlink. */
 export function snapshot(root: string): Map<string, Buffer> {

@@ -36,7 +36,11 @@ export interface Podman {
   cleanup(): void;
 }
 
-export function makePodman(): Podman {
+/**
+ * `via`: a command that runs podman, which is appended to it (install tests run podman in a
+ * private mount namespace that shows an installed root's files at their host paths).
+ */
+export function makePodman({ via = [] }: { via?: string[] } = {}): Podman {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-podman-'));
   const global = ['--root', `${dir}/root`, '--runroot', `${dir}/run`, '--tmpdir', `${dir}/tmp`, '--storage-driver', 'vfs', '--runtime', RUNC!, '--cgroup-manager', 'cgroupfs', '--events-backend', 'file'];
   return {
@@ -44,7 +48,9 @@ export function makePodman(): Podman {
       const args = [...global, ...hooksDirs.flatMap((d) => ['--hooks-dir', d]), 'run', '--rm', '--net', 'none', '--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'];
       for (const v of volumes) args.push('--volume', v);
       for (const [k, v] of Object.entries(annotations)) args.push('--annotation', annotationArg(k, v));
-      return spawnSync(PODMAN!, [...args, '--rootfs', rootfs, ...cmd], { encoding: 'utf8', timeout: 120_000 });
+      const argv = [PODMAN!, ...args, '--rootfs', rootfs, ...cmd];
+      const [bin, ...rest] = [...via, ...argv];
+      return spawnSync(bin!, rest, { encoding: 'utf8', timeout: 120_000 });
     },
     cleanup() {
       spawnSync(PODMAN!, [...global, 'rm', '--all', '--force'], { encoding: 'utf8', timeout: 60_000 });

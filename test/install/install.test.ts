@@ -3,7 +3,8 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fakeSource, hostFiles, install, snapshot, uninstall } from '../helpers/install.ts';
+import { spawnSync } from 'node:child_process';
+import { fakeSource, hostFiles, install, realSource, REAL_NODE, snapshot, uninstall } from '../helpers/install.ts';
 
 const ADMIN_CONTAINERD = '# the admin\'s file, with comments\nversion = 2\n\n[plugins."io.containerd.grpc.v1.cri".containerd]\n  snapshotter = "overlayfs" # keep me\n';
 
@@ -16,7 +17,7 @@ function setup(t: Test, files: Record<string, string>) {
 }
 
 const cases = {
-  containerd: { files: { 'etc/containerd/config.toml': ADMIN_CONTAINERD }, expect: ['usr/local/lib/envhook/envhook', 'usr/local/lib/envhook/envhook-runtime', 'usr/local/lib/envhook/envhook.cjs', 'usr/local/lib/envhook/runtimeclass.yaml'] },
+  containerd: { files: { 'etc/containerd/config.toml': ADMIN_CONTAINERD }, expect: ['usr/local/lib/envhook/envhook', 'usr/local/lib/envhook/envhook-runtime', 'usr/local/lib/envhook/envhook.cjs', 'usr/local/lib/envhook/envhook-main.cjs', 'usr/local/lib/envhook/runtimeclass.yaml'] },
   crio: { files: { 'etc/crio/crio.conf': '[crio]\n' }, expect: ['etc/crio/crio.conf.d/50-envhook.conf', 'usr/share/containers/oci/hooks.d/envhook-createruntime.json', 'usr/local/lib/envhook/runtimeclass.yaml'] },
   podman: { files: { 'etc/containers/containers.conf': '[engine]\nhooks_dir = ["/etc/admin/hooks.d"]\n' }, expect: ['etc/containers/containers.conf.d/50-envhook.conf', 'usr/local/lib/envhook/hooks.d/envhook-precreate.json', 'usr/local/lib/envhook/hooks.d/envhook-createruntime.json'] },
 } as const;
@@ -141,4 +142,45 @@ t.test("the source's hooks.d templates are used, with hook.path set to the insta
   const bad = install({ runtime: 'podman', root, source });
   t.equal(bad.status, 1);
   t.match(bad.stderr, /anchored annotation regexes/);
+});
+
+t.test('no single executable: the bundle (launcher and main) beside a wrapper that runs it from its own directory', async (t) => {
+  const dir = t.testdir({});
+  const root = path.join(dir, 'root');
+  fs.mkdirSync(root);
+  const source = realSource(path.join(dir, 'src'), { bundleOnly: true });
+  const original = snapshot(root);
+  const r = install({ runtime: 'crio', root, source });
+  t.equal(r.status, 0, r.stderr);
+  const prefix = path.join(root, 'usr/local/lib/envhook');
+  t.same(fs.readdirSync(prefix).sort(), ['envhook', 'envhook-main.cjs', 'envhook-runtime', 'envhook.cjs', 'runtimeclass.yaml', 'state.json']);
+  const wrapper = fs.readFileSync(path.join(prefix, 'envhook'), 'utf8');
+  t.match(wrapper, `exec '${REAL_NODE}' "\${self%/*}/envhook.cjs" "$@"`);
+  t.notMatch(wrapper, '/usr/local/lib/envhook', 'no host path: works under any root');
+  // the installed tree runs where it is (a test root here, /host in the DaemonSet), and through a symlink
+  fs.symlinkSync(path.join(prefix, 'envhook'), path.join(dir, 'envhook-link'));
+  for (const exe of [path.join(prefix, 'envhook'), path.join(dir, 'envhook-link')]) {
+    const v = spawnSync(exe, ['version'], { encoding: 'utf8', cwd: '/' });
+    t.equal(v.status, 0, v.stderr);
+    t.match(v.stdout, /^envhook \d+\.\d+\.\d+/);
+  }
+  t.equal(uninstall({ runtime: 'crio', root }).status, 0);
+  t.same(snapshot(root), original, 'byte for byte');
+});
+
+t.test('reinstall with a single executable removes the bundle the previous install wrote', async (t) => {
+  const { root, source } = setup(t, {});
+  const original = snapshot(root);
+  t.equal(install({ runtime: 'podman', root, source }).status, 0);
+  const prefix = path.join(root, 'usr/local/lib/envhook');
+  t.ok(fs.existsSync(path.join(prefix, 'envhook-main.cjs')));
+  fs.writeFileSync(path.join(source, 'dist/envhook'), '#!/bin/sh\n# fixture single executable\n', { mode: 0o755 });
+  const r = install({ runtime: 'podman', root, source });
+  t.equal(r.status, 0, r.stderr);
+  t.match(r.stdout, /^remove \/usr\/local\/lib\/envhook\/envhook\.cjs$/m);
+  t.match(r.stdout, /^remove \/usr\/local\/lib\/envhook\/envhook-main\.cjs$/m);
+  t.same(fs.readdirSync(prefix).sort(), ['envhook', 'envhook-runtime', 'hooks.d', 'state.json']);
+  t.equal(fs.readFileSync(path.join(prefix, 'envhook'), 'utf8'), '#!/bin/sh\n# fixture single executable\n');
+  t.equal(uninstall({ runtime: 'podman', root }).status, 0);
+  t.same(snapshot(root), original);
 });

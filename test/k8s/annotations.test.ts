@@ -82,6 +82,6 @@ t.test('container selection', async (t) => {
   t.equal(entryFor(value, 'k', 'other', true), 2);
   t.equal(entryFor(value, 'k', undefined, true), 2);
   t.equal(entryFor({ ['__proto__']: 1 } as Record<string, number>, 'k', 'constructor', false), undefined);
-  t.equal(msg(() => entryFor({ app: 1 }, 'envhook.io/env', undefined, false)), 'annotation "envhook.io/env": the container has no name (no Kubernetes annotations in config.json): use --container NAME');
+  t.equal(msg(() => entryFor({ app: 1 }, 'envhook.io/env', undefined, false)), 'annotation "envhook.io/env": the container has no name (no Kubernetes annotations in config.json): add the annotation io.kubernetes.container.name=NAME or use envhook inject --container NAME');
   t.equal(entryFor({}, 'k', undefined, false), undefined);
 });
