@@ -9,6 +9,8 @@ import { makePod } from '../helpers/kubelet.ts';
 import { atomicWrite } from '../helpers/atomic-writer.ts';
 import { CLI, FRONT, NODE24, runAsync, snapshot, tempFiles, type CliResult } from './helpers.ts';
 
+t.setTimeout(300_000);
+
 const N = 64;
 
 type Start = (bundle: string, kubeletRoot: string, i: number) => Promise<CliResult>;

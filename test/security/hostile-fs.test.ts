@@ -258,7 +258,7 @@ t.test('hostile files through the real CLI (envhook inject): one line, status 1,
       t.equal(r.code, 1, `${name}: status 1`) &&
       t.equal(r.err, `envhook: volume "cfg": file "${rel}": ${reason}\n`, `${name}: ${r.err.trim()}`) &&
       t.ok(same, `${name}: config.json byte-identical`) &&
-      t.ok(r.ms < 3000, `${name}: ${r.ms} ms including Node start-up`);
+      t.ok(r.ms < 10_000, `${name}: ${r.ms} ms including Node start-up (no hang)`);
     if (ok) passed++;
   });
   t.same(snapshot(outside), before, 'outside file unchanged');

@@ -232,7 +232,7 @@ t.test('envhook inject on hostile input: one clear line, status 1, config.json b
       t.equal(r.out, '', `${name}: nothing on stdout`) &&
       t.ok(same, `${name}: config.json byte-identical`) &&
       t.notMatch(r.err + logged, canary, `${name}: no canary in stderr or the debug log`) &&
-      t.ok(r.ms < 5000, `${name}: ${r.ms} ms`);
+      t.ok(r.ms < 10_000, `${name}: ${r.ms} ms (no hang)`);
     if (ok) passed++;
   });
   t.equal(passed, cases.length, `inject hostile input: ${passed}/${cases.length} passed`);

@@ -17,6 +17,9 @@ import type { Spec } from '../../src/oci/spec.ts';
 import { execFileSync } from 'node:child_process';
 import { envhookCli, fastTempDir, frontCreate, hookRun, makeCanary, pool, precreateRun, readIf, runtimeBundle, tempFiles, type CliResult } from './helpers.ts';
 
+// Hundreds of CLI runs: a busy 2-core machine can take longer than the default 120 s.
+t.setTimeout(300_000);
+
 const canary = makeCanary(TAG);
 export const FUZZ_RUNS = 10_000;
 
