@@ -334,7 +334,7 @@ t.test('runtime entry points on hostile input: hook state, precreate stdin, shim
     ['hook: state empty', (b) => hookRun(b, ''), /^envhook: container state on stdin is not valid JSON \(empty\)$/],
     ['hook: state malformed', (b) => hookRun(b, `{bundle: ${canary}}`), /^envhook: container state on stdin is not valid JSON/],
     ['hook: state truncated', (b) => hookRun(b, `{"ociVersion":"1.0.2","id":"c1","bundle":"${b.bundle}`), /^envhook: container state on stdin is not valid JSON/],
-    ['hook: state missing bundle', () => hookRun({} as RuntimeBundle, state({ id: 'c1', annotations: { a: canary } })), /^envhook: container state on stdin: \/: missing field "bundle"$/],
+    ['hook: state missing bundle', (b) => hookRun(b, state({ id: 'c1', annotations: { a: canary } })), /^envhook: container state on stdin: \/: missing field "bundle"$/],
     ['hook: state not an object', (b) => hookRun(b, '[1]'), /^envhook: container state on stdin: \/: must be object$/],
     ['hook: state nests 10,000 levels', (b) => hookRun(b, `{"bundle":"${b.bundle}","x":${deep}}`), /^envhook: container state on stdin nests deeper than 512 levels$/],
     ['hook: bundle does not exist', (b) => hookRun(b, state({ bundle: path.join(b.dir, 'nope') })), /^envhook: cannot read \S+\/nope\/config\.json: ENOENT$/],
