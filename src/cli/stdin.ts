@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import { EnvhookError } from '../errors.ts';
 
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
 /** All of stdin (a hook's state or Podman's config), bounded like config.json itself. */
 export function readStdin(limit: number, what: string): string {
   const chunks: Buffer[] = [];
@@ -12,7 +14,11 @@ export function readStdin(limit: number, what: string): string {
       n = fs.readSync(0, buf, 0, buf.length, null);
     } catch (cause) {
       const code = (cause as NodeJS.ErrnoException).code;
-      if (code === 'EAGAIN') continue;
+      if (code === 'EAGAIN') {
+        // A non-blocking pipe with no data yet: wait a little instead of spinning.
+        Atomics.wait(PAUSE, 0, 0, 5);
+        continue;
+      }
       if (code === 'EOF') break;
       throw new EnvhookError(`cannot read ${what} from stdin: ${code ?? 'error'}`, { cause });
     }

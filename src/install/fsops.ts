@@ -8,6 +8,7 @@ import crypto from 'node:crypto';
 import { EnvhookError } from '../errors.ts';
 import { backupPath, type Layout } from './layout.ts';
 import { unifiedDiff } from './diff.ts';
+import { atomicWrite } from '../fs/atomic-write.ts';
 
 export interface Change {
   /** Host path. */
@@ -49,10 +50,10 @@ export function applyChanges(layout: Layout, changes: Change[]): void {
     if (c.backup && c.before !== undefined) {
       const b = layout.real(backupPath(layout, c.file));
       // the oldest backup is the admin's original: a later install never replaces it
-      if (!fs.existsSync(b)) writeAtomic(b, c.before, 0o600);
+      if (!fs.existsSync(b)) atomicWrite(b, c.before, { newFileMode: 0o600, mkdir: true });
     }
     if (c.after === undefined) fs.rmSync(real, { force: true });
-    else if (c.before === undefined || !c.before.equals(c.after)) writeAtomic(real, c.after, c.mode);
+    else if (c.before === undefined || !c.before.equals(c.after)) atomicWrite(real, c.after, { newFileMode: c.mode, mkdir: true });
     if (c.dropBackup) fs.rmSync(layout.real(backupPath(layout, c.file)), { force: true });
   }
 }
@@ -76,35 +77,6 @@ function diffOf(c: Change): string {
   // executables and bundles: a size, not a diff
   if (texts.some((b) => b.includes(0) || b.length > 64 * 1024)) return `  (${(c.after ?? c.before)?.length ?? 0} bytes)`;
   return unifiedDiff(texts[0]!.toString('utf8'), texts[1]!.toString('utf8'), c.file).trimEnd();
-}
-
-/** Writes `data` to `file` atomically; a new file gets `mode`, an existing one keeps its own. */
-export function writeAtomic(file: string, data: Buffer, mode: number): void {
-  const dir = path.dirname(file);
-  fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
-  const tmp = path.join(dir, `.${path.basename(file)}.envhook-${process.pid}-${crypto.randomBytes(6).toString('hex')}`);
-  let fd: number | undefined;
-  try {
-    const st = fs.statSync(file, { throwIfNoEntry: false });
-    fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
-    fs.writeFileSync(fd, data);
-    fs.fchmodSync(fd, st ? st.mode & 0o7777 : mode);
-    if (st && process.getuid?.() === 0) fs.fchownSync(fd, st.uid, st.gid);
-    fs.fsyncSync(fd);
-    fs.closeSync(fd);
-    fd = undefined;
-    fs.renameSync(tmp, file);
-  } catch (cause) {
-    if (fd !== undefined) fs.closeSync(fd);
-    fs.rmSync(tmp, { force: true });
-    throw new EnvhookError(`cannot write ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
-  }
-  const dfd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
-  try {
-    fs.fsyncSync(dfd);
-  } finally {
-    fs.closeSync(dfd);
-  }
 }
 
 export function sha256(data: Buffer): string {

@@ -3,8 +3,8 @@
 // file atomically: temp file in the bundle, fsync, rename, fsync the directory.
 import fs from 'node:fs';
 import path from 'node:path';
-import crypto from 'node:crypto';
 import { EnvhookError } from '../errors.ts';
+import { atomicWrite } from '../fs/atomic-write.ts';
 import { parseLossless, stringifyLossless, type JsonObject, type JsonValue } from './json.ts';
 import { validateSpec } from '../schema.ts';
 
@@ -55,64 +55,12 @@ export function serializeSpec(loaded: Pick<LoadedSpec, 'indent' | 'finalNewline'
 }
 
 export function flushSpec(loaded: LoadedSpec, spec: Spec): void {
+  // The steps return the spec they were given when they change nothing: a no-op start never
+  // writes, whatever the original's layout (spaces after colons, CRLF), at no extra parse.
+  if (spec === loaded.spec) return;
   const text = serializeSpec(loaded, spec);
   if (text === loaded.original) return;
-  // Same content in another layout (spaces after colons, CRLF): a no-op must not write either.
-  if (stringifyLossless(spec) === stringifyLossless(parseLossless(loaded.original, loaded.path))) return;
   atomicWrite(loaded.path, text);
-}
-
-/** The points of atomicWrite where a crash leaves a different state on disk. */
-export type WriteStep = 'opened' | 'written' | 'synced' | 'renamed' | 'dir-synced';
-
-// Test-only fault switch (test/security/crash.test.ts kills the process at each step). It is a
-// module variable set by a function call only: no environment variable, flag, config key or
-// annotation reaches it, so it stays inert in production.
-let faultAt: ((step: WriteStep) => void) | undefined;
-export function setWriteFault(fn: ((step: WriteStep) => void) | undefined): void {
-  faultAt = fn;
-}
-
-export function atomicWrite(file: string, text: string): void {
-  const dir = path.dirname(file);
-  const tmp = path.join(dir, `.${path.basename(file)}.envhook-${process.pid}-${crypto.randomBytes(6).toString('hex')}`);
-  let fd: number | undefined;
-  try {
-    const st = fs.statSync(file, { throwIfNoEntry: false });
-    fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, st ? st.mode & 0o7777 : 0o644);
-    faultAt?.('opened');
-    fs.writeFileSync(fd, text);
-    faultAt?.('written');
-    if (st) {
-      fs.fchmodSync(fd, st.mode & 0o7777);
-      if (process.getuid?.() === 0) fs.fchownSync(fd, st.uid, st.gid);
-    }
-    fs.fsyncSync(fd);
-    faultAt?.('synced');
-    fs.closeSync(fd);
-    fd = undefined;
-    fs.renameSync(tmp, file);
-    faultAt?.('renamed');
-  } catch (cause) {
-    if (fd !== undefined) fs.closeSync(fd);
-    fs.rmSync(tmp, { force: true });
-    throw new EnvhookError(`cannot write ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
-  }
-  fsyncDir(dir);
-  faultAt?.('dir-synced');
-}
-
-function fsyncDir(dir: string): void {
-  try {
-    const fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
-    try {
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch (cause) {
-    throw new EnvhookError(`cannot sync directory ${dir}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
-  }
 }
 
 export function detectIndent(text: string): string | undefined {

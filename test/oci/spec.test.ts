@@ -15,8 +15,7 @@ t.test('flush rewrites atomically, keeps unknown fields, big integers and the fi
   const loaded = loadSpec(dir);
   t.equal(loaded.indent, '  ');
   const spec = loaded.spec as { process: { env: string[] } };
-  spec.process.env.push('B=2');
-  flushSpec(loaded, loaded.spec);
+  flushSpec(loaded, { ...loaded.spec, process: { ...spec.process, env: [...spec.process.env, 'B=2'] } });
   const after = fs.readFileSync(path.join(dir, 'config.json'), 'utf8');
   t.match(after, /"big": 18446744073709551615,/);
   t.match(after, /"x-vendor": \{\n    "deep": \[/);

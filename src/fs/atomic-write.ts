@@ -1,0 +1,69 @@
+// Atomic replacement of a file: a temporary file in the same directory, written, fsynced,
+// renamed over the target, then the directory fsynced. A crash leaves the old or the new
+// file, never a torn one. An existing file's mode and owner are kept.
+import fs from 'node:fs';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import { EnvhookError } from '../errors.ts';
+
+/** The points of atomicWrite where a crash leaves a different state on disk. */
+export type WriteStep = 'opened' | 'written' | 'synced' | 'renamed' | 'dir-synced';
+
+// Test-only fault switch (test/security/crash.test.ts kills the process at each step). It is a
+// module variable set by a function call only: no environment variable, flag, config key or
+// annotation reaches it, so it stays inert in production.
+let faultAt: ((step: WriteStep) => void) | undefined;
+export function setWriteFault(fn: ((step: WriteStep) => void) | undefined): void {
+  faultAt = fn;
+}
+
+export interface AtomicWriteOptions {
+  /** Mode of a file that does not exist yet (default 0644). */
+  newFileMode?: number;
+  /** Create missing parent directories (0755). */
+  mkdir?: boolean;
+}
+
+const TMP_FLAGS = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW;
+
+export function atomicWrite(file: string, data: string | Uint8Array, { newFileMode = 0o644, mkdir = false }: AtomicWriteOptions = {}): void {
+  const dir = path.dirname(file);
+  if (mkdir) fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const tmp = path.join(dir, `.${path.basename(file)}.envhook-${process.pid}-${crypto.randomBytes(6).toString('hex')}`);
+  let fd: number | undefined;
+  try {
+    const st = fs.statSync(file, { throwIfNoEntry: false });
+    // 0600 until the content is complete; the final mode is set on the descriptor.
+    fd = fs.openSync(tmp, TMP_FLAGS, 0o600);
+    faultAt?.('opened');
+    fs.writeFileSync(fd, data);
+    faultAt?.('written');
+    fs.fchmodSync(fd, st ? st.mode & 0o7777 : newFileMode);
+    if (st && process.getuid?.() === 0) fs.fchownSync(fd, st.uid, st.gid);
+    fs.fsyncSync(fd);
+    faultAt?.('synced');
+    fs.closeSync(fd);
+    fd = undefined;
+    fs.renameSync(tmp, file);
+    faultAt?.('renamed');
+  } catch (cause) {
+    if (fd !== undefined) fs.closeSync(fd);
+    fs.rmSync(tmp, { force: true });
+    throw new EnvhookError(`cannot write ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
+  }
+  fsyncDir(dir);
+  faultAt?.('dir-synced');
+}
+
+function fsyncDir(dir: string): void {
+  try {
+    const fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+    try {
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (cause) {
+    throw new EnvhookError(`cannot sync directory ${dir}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
+  }
+}
