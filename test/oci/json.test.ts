@@ -41,4 +41,9 @@ t.test('the plain-parse fast path gives what the lossless reviver gives', async 
     t.equal(scanJson(tx).depth, depth(tx));
     return true;
   }), { numRuns: 2000 });
+  // Malformed text too (unterminated strings, stray backslashes): the depth is the old scan's.
+  const junk = fc.array(fc.constantFrom('[', ']', '{', '}', '"', '\\', 'a', ' ', '\n', '1.0', ','), { maxLength: 40 }).map((a) => a.join(''));
+  fc.assert(fc.property(junk, (tx) => scanJson(tx).depth === depth(tx)), { numRuns: 20000 });
+  t.equal(scanJson('[[' + '"' + '\\'.repeat(5000) + '"]]').depth, 2);
+  t.equal(scanJson('"' + '[{'.repeat(2000)).depth, 0);
 });
