@@ -34,6 +34,10 @@ export function injectTypical(work) {
   const prepare = () => (fx.restore(), resetOwners(fx.pod));
   const { unbundled, ...fast } = builds();
   const subjects = Object.entries(fast).map(([label, argv]) => cmd(`inject, ${label}`, injectArgs(argv, fx), { prepare }));
+  // The same with the bundle on this machine's disk: what the two fsyncs cost off tmpfs.
+  const disk = typicalPod(path.join(work, 'typical-disk'), { onDisk: true });
+  const best = fast.SEA ? ['SEA', fast.SEA] : ['bundle', fast.bundle];
+  subjects.push(cmd(`inject, ${best[0]}, bundle on disk`, injectArgs(best[1], disk), { prepare: () => (disk.restore(), resetOwners(disk.pod)) }));
   return compare('1 inject, typical pod', nodeE0(), subjects, { addMs: 12 });
 }
 

@@ -2,7 +2,9 @@
 // bench/RESULTS.md. Fixtures live under bench/out/ (ignored by git). BENCH_RUNS=N for more runs.
 import fs from 'node:fs';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { RUNS, machine, loadavg } from './harness.mjs';
+import { setBundleBase } from './fixtures.mjs';
 import { NODE, REPO } from './cli.mjs';
 import { startup, injectTypical, passThrough, runThroughShim } from './rows.mjs';
 import { scale, FACTORS } from './scale.mjs';
@@ -10,6 +12,17 @@ import { scale, FACTORS } from './scale.mjs';
 const work = path.join(REPO, 'bench/out');
 fs.rmSync(work, { recursive: true, force: true });
 fs.mkdirSync(work, { recursive: true });
+// Bundles on tmpfs, as containerd's and CRI-O's are (fixtures.mjs); pod directories on disk.
+const bundles = fs.mkdtempSync(path.join(process.env.BENCH_BUNDLE_DIR ?? '/dev/shm', 'envhook-bench-'));
+setBundleBase(bundles);
+process.on('exit', () => fs.rmSync(bundles, { recursive: true, force: true }));
+const fsType = (dir) => {
+  try {
+    return execFileSync('stat', ['-f', '-c', '%T', dir], { encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+};
 
 const f1 = (x) => (x === undefined ? '–' : x.toFixed(1));
 const signed = (x) => `${x >= 0 ? '+' : ''}${f1(x)}`;
@@ -76,6 +89,7 @@ than wall time when the machine is busy.${busy()}
 - Machine: ${m.cpu}; ${m.kernel}
 - Node: ${m.node} (node_modules/node/bin/node); ${m.runc}
 - Load average (1 min) at start / end: ${m.load} / ${loadavg()}
+- Bundles (config.json) on ${fsType(bundles)} (as containerd's /run/containerd), pod directories on ${fsType(work)}
 
 ## Start path
 

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { cmd, measure, peakRss, loadavg } from './harness.mjs';
 import { NODE, REPO, builds, injectMissing, injectArgs, verifyPlan } from './cli.mjs';
-import { makePod, makeBundle, envFileText, serviceEnv, resetOwners } from './fixtures.mjs';
+import { makePod, makeBundle, bundleDir, envFileText, serviceEnv, resetOwners } from './fixtures.mjs';
 
 export const FACTORS = [1, 10, 100];
 const FLOOR = path.join(REPO, 'bench/floor.mjs');
@@ -36,7 +36,7 @@ export const DIMENSIONS = {
 
 function fixture(dir, podOpts, bundleOpts) {
   const pod = makePod(dir, podOpts);
-  const bundle = path.join(dir, 'bundle');
+  const bundle = bundleDir(dir);
   const restore = makeBundle(bundle, pod, bundleOpts);
   return { pod, bundle, restore };
 }
