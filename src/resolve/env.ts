@@ -32,18 +32,27 @@ export function resolveEnv(processEnv: readonly string[], req: EnvRequest, volum
   const names = processEnv.map(nameOf);
   const removed = req.removeServiceLinks ? serviceLinkNames(names) : [];
   const removedSet = new Set(removed);
-  // What $(VAR) can see: the runtime's variables (last duplicate wins, as runc does), then ours.
-  const visible = new Map<string, string>();
-  processEnv.forEach((entry, i) => {
-    const eq = entry.indexOf('=');
-    if (eq > 0 && !removedSet.has(names[i]!)) visible.set(names[i]!, entry.slice(eq + 1));
-  });
   const values = new Map<string, string>();
   const sources = new Map<string, string>();
   const skipped: EnvSource[] = [];
+  // What $(VAR) can see: the runtime's variables (last duplicate wins, as runc does), then ours
+  // as set so far. Built on the first expansion only: a spec of 35,000 variables with no
+  // `value` entry to expand should not copy them all into a map.
+  let visible: Map<string, string> | undefined;
+  const lookup = (ref: string): string | undefined => {
+    if (visible === undefined) {
+      visible = new Map<string, string>();
+      processEnv.forEach((entry, i) => {
+        const eq = entry.indexOf('=');
+        if (eq > 0 && !removedSet.has(names[i]!)) visible!.set(names[i]!, entry.slice(eq + 1));
+      });
+      for (const [name, value] of values) visible.set(name, value);
+    }
+    return visible.get(ref);
+  };
   const setVar = (name: string, value: string, source: string): void => {
     values.set(name, value);
-    visible.set(name, value);
+    visible?.set(name, value);
     sources.delete(name); // the plan lists a name where it was last set
     sources.set(name, source);
   };
@@ -58,7 +67,7 @@ export function resolveEnv(processEnv: readonly string[], req: EnvRequest, volum
   }
   for (const v of req.env) {
     if (v.value !== undefined) {
-      setVar(v.name, expand(v.value, (ref) => visible.get(ref)), 'value');
+      setVar(v.name, expand(v.value, lookup), 'value');
       continue;
     }
     const ref = v.valueFrom!.fileKeyRef;

@@ -38,8 +38,9 @@ function inFamily(name: string, prefix: string): boolean {
  * those: a few Set lookups a name instead of a scan of every service (5,000 services and
  * 35,000 variables made that scan 175 million prefix tests, over a second).
  */
+const MARKERS = ['_SERVICE_', '_PORT'] as const;
 function inAnyFamily(name: string, prefixes: ReadonlySet<string>): boolean {
-  for (const marker of ['_SERVICE_', '_PORT']) {
+  for (const marker of MARKERS) {
     for (let i = name.indexOf(marker, 1); i > 0; i = name.indexOf(marker, i + 1)) {
       if (prefixes.has(name.slice(0, i)) && PORT_FAMILY.test(name.slice(i))) return true;
     }
