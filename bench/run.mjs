@@ -59,6 +59,30 @@ function scaleTable(rows) {
   return table(['work', 'size', 'envhook ms', 'floor ms', 'ratio (target ≤ 2×)', 'ms per extra 1×', 'CPU ms envhook / floor', 'envhook RSS MiB', 'floor RSS MiB', 'load'], body);
 }
 
+// Row 4's targets: linear growth (the 10×→100× slope no steeper than 1.5 times the 1×→10×
+// one, so no superlinear term) and within 2× of the floor at 100×, where the work dominates
+// Node's start-up.
+function scaleVerdicts(rows) {
+  const out = [];
+  for (const dim of [...new Set(rows.map((r) => r.dimension))]) {
+    const [a, b, c] = rows.filter((r) => r.dimension === dim);
+    if (!a || !b || !c || a.skip) continue;
+    const s1 = (b.ms - a.ms) / (b.factor - a.factor);
+    const s2 = (c.ms - b.ms) / (c.factor - b.factor);
+    const linear = s2 <= Math.max(1.5 * s1, 0.1);
+    const ratio = c.ms / c.floorMs;
+    const cpuRatio = c.cpu / c.floorCpu;
+    out.push(`- 4 ${dim}: growth ${linear ? 'linear: met' : 'NOT linear'} (${f1(s1)} then ${f1(s2)} ms per extra 1×); ` +
+      `at 100× ${ratio.toFixed(2)}× the floor: ${ratio <= 2 ? 'met' : 'NOT met'} (CPU ${cpuRatio.toFixed(2)}×: ${cpuRatio <= 2 ? 'met' : 'NOT met'})`);
+  }
+  return out;
+}
+
+function verdicts(rows, scaled) {
+  const out = rows.filter((r) => r.target && !r.skip).map((r) => `- ${r.case}, ${r.subject}: Δ ${signed(r.ms - r.baseMs)} ms, CPU Δ ${signed(r.cpu - r.baseCpu)} ms: ${verdict(r)}`);
+  return [...out, ...scaleVerdicts(scaled)].join('\n');
+}
+
 const m = machine(NODE);
 // Wall-clock figures from a loaded machine are not worth much: say so in the results.
 function busy() {
@@ -90,6 +114,10 @@ than wall time when the machine is busy.${busy()}
 - Node: ${m.node} (node_modules/node/bin/node); ${m.runc}
 - Load average (1 min) at start / end: ${m.load} / ${loadavg()}
 - Bundles (config.json) on ${fsType(bundles)} (as containerd's /run/containerd), pod directories on ${fsType(work)}
+
+## Targets
+
+${verdicts(rows, scaled)}
 
 ## Start path
 
