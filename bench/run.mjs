@@ -60,8 +60,9 @@ function scaleTable(rows) {
 }
 
 // Row 4's targets: linear growth (the 10×→100× slope no steeper than 1.5 times the 1×→10×
-// one, so no superlinear term, give or take 0.2 ms per 1×: where 1×→10× is lost in noise, ~2 ms
-// over 9 steps) and within 2× of the floor at 100×, where the work dominates Node's start-up.
+// one, so no superlinear term; where 1×→10× is within run-to-run noise, taken as 5% of the 1×
+// run, that noise over the 9 steps stands in for it) and within 2× of the floor at 100×, where
+// the work dominates Node's start-up.
 function scaleVerdicts(rows) {
   const out = [];
   for (const dim of [...new Set(rows.map((r) => r.dimension))]) {
@@ -69,7 +70,7 @@ function scaleVerdicts(rows) {
     if (!a || !b || !c || a.skip) continue;
     const s1 = (b.ms - a.ms) / (b.factor - a.factor);
     const s2 = (c.ms - b.ms) / (c.factor - b.factor);
-    const linear = s2 <= 1.5 * Math.max(s1, 0) + 0.2;
+    const linear = s2 <= 1.5 * Math.max(s1, (0.05 * a.ms) / (b.factor - a.factor));
     const ratio = c.ms / c.floorMs;
     const cpuRatio = c.cpu / c.floorCpu;
     out.push(`- 4 ${dim}: growth ${linear ? 'linear: met' : 'NOT linear'} (${f1(s1)} then ${f1(s2)} ms per extra 1×); ` +
