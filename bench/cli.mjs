@@ -26,8 +26,25 @@ export function injectMissing() {
   const r = spawnSync(NODE, [path.join(REPO, 'dist/envhook.cjs'), 'inject', '--help'], { encoding: 'utf8' });
   // Unknown commands still print the top-level help for --help: look for inject's own usage.
   if (r.status !== 0 || !/Usage: envhook inject/.test(r.stdout)) return '`envhook inject` not built yet (dist/envhook.cjs has no inject command)';
-  const flags = ['--bundle', '--pod-dir', '--kubelet-root'].filter((f) => !r.stdout.includes(f));
+  const flags = ['--bundle', '--kubelet-root', '--dry-run'].filter((f) => !r.stdout.includes(f));
   return flags.length ? `\`envhook inject\` lacks ${flags.join(', ')}` : undefined;
+}
+
+/**
+ * Checks that a fixture asks for the work a row claims to measure: `inject --dry-run` must
+ * accept its annotations (the real schemas) and plan `expect` = { env, removed, owners }
+ * (counts). A fixture the code rejects or half-ignores would time an error path or nothing.
+ */
+export function verifyPlan(fx, expect) {
+  const argv = [...injectArgs([NODE, path.join(REPO, 'dist/envhook.cjs')], fx), '--dry-run'];
+  const r = spawnSync(argv[0], argv.slice(1), { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`fixture ${fx.bundle} rejected by inject --dry-run: ${r.stderr.trim()}`);
+  const count = (what) => Number(r.stdout.match(new RegExp(`^${what}: (\\d+)$`, 'm'))?.[1]);
+  const got = { env: count('env'), removed: count('removed service variables'), owners: count('owners') };
+  for (const [k, v] of Object.entries(expect)) {
+    if (got[k] !== v) throw new Error(`fixture ${fx.bundle}: inject --dry-run plans ${k} ${got[k]}, the row expects ${v}`);
+  }
+  return got;
 }
 
 /** Why the runtime front cannot be benchmarked yet, or undefined when it can. */
@@ -38,7 +55,22 @@ export function frontMissing() {
   return undefined;
 }
 
-/** `inject` argv for a fixture (typicalPod / scale fixtures). */
+/**
+ * `inject` argv for a fixture (typicalPod / scale fixtures). No --pod-dir: the pod directory is
+ * found from the kubelet-made mounts under --kubelet-root, as the shim finds it under containerd.
+ */
 export function injectArgs(prefix, fx) {
-  return [...prefix, 'inject', '--bundle', fx.bundle, '--pod-dir', fx.pod.dir, '--kubelet-root', fx.pod.root];
+  return [...prefix, 'inject', '--bundle', fx.bundle, '--kubelet-root', fx.pod.root];
+}
+
+/**
+ * ENVHOOK_BIN values for the runtime front: the single executable, and the bundle behind the
+ * two-line sh wrapper `envhook install` writes when there is no single executable.
+ */
+export function frontBins(work) {
+  const wrapper = path.join(work, 'envhook-bundle');
+  fs.writeFileSync(wrapper, `#!/bin/sh\nexec '${NODE}' '${path.join(REPO, 'dist/envhook.cjs')}' "$@"\n`, { mode: 0o755 });
+  const out = { bundle: wrapper };
+  if (builds().SEA) out.SEA = path.join(REPO, 'dist/envhook');
+  return out;
 }

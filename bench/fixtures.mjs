@@ -62,6 +62,22 @@ export function makePod(root, { envFiles = {}, projectedFiles = 0 } = {}) {
   return { root, dir: pod, emptyDir, projected };
 }
 
+/**
+ * Where bundles go. containerd and CRI-O keep them on tmpfs (/run/containerd/..., /run/containers/
+ * storage/...), where the two fsyncs of config.json's atomic rewrite cost nothing; on this
+ * machine's disk they cost several ms under load. run.mjs points this at a tmpfs directory
+ * (BENCH_BUNDLE_DIR, default under /dev/shm); a fixture given `onDisk` keeps its bundle in the
+ * work directory instead (row 1 shows both).
+ */
+let bundleBase;
+export function setBundleBase(dir) {
+  bundleBase = dir;
+}
+export function bundleDir(root, { onDisk = false } = {}) {
+  if (onDisk || !bundleBase) return path.join(root, 'bundle');
+  return path.join(bundleBase, root.replace(/[^A-Za-z0-9._-]+/g, '_'), 'bundle');
+}
+
 /** A busybox-static rootfs (for runc rows). */
 export function makeRootfs(dir) {
   if (!BUSYBOX) throw new Error('busybox-static not installed');
@@ -105,7 +121,7 @@ export function resetOwners(pod) {
 }
 
 /** The issue's typical pod: 10 fileKeyRefs, 2 envFrom files of 50, service links off, 100 files. */
-export function typicalPod(root, { services = 50, rootfs } = {}) {
+export function typicalPod(root, { services = 50, rootfs, onDisk = false } = {}) {
   const keys = envFileText({ count: 10, prefix: 'KEY_' });
   const pod = makePod(root, {
     envFiles: { 'keys.env': keys, 'a.env': envFileText({ count: 50 }), 'b.env': envFileText({ count: 50 }) },
@@ -122,6 +138,7 @@ export function typicalPod(root, { services = 50, rootfs } = {}) {
     'envhook.io/serviceLinks': { app: false },
     'envhook.io/volumeOwners': [{ volume: 'certs', defaultUser: 1000, items: [{ path: 'file-00000.pem', user: 0 }] }],
   };
-  const restore = makeBundle(path.join(root, 'bundle'), pod, { rootfs, env: serviceEnv(services), annotations });
-  return { pod, bundle: path.join(root, 'bundle'), restore };
+  const bundle = bundleDir(root, { onDisk });
+  const restore = makeBundle(bundle, pod, { rootfs, env: serviceEnv(services), annotations });
+  return { pod, bundle, restore };
 }

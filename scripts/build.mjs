@@ -23,7 +23,23 @@ const common = {
   logLevel: 'warning',
 };
 const shebang = { js: '#!/usr/bin/env node' };
-await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/envhook-main.cjs', banner: shebang });
+
+// commander requires node:child_process at load time for executable subcommands, which envhook
+// has none of; loading it (and net, stream, ...) costs ~3 ms of every `envhook inject` or hook
+// run. Its only use is childProcess.spawn, so the bundled copy gets the module on first use.
+const CHILD_PROCESS = "const childProcess = require('node:child_process');";
+const lazyChildProcess = {
+  name: 'commander-lazy-child-process',
+  setup(b) {
+    b.onLoad({ filter: /commander[\\/]lib[\\/]command\.js$/ }, (args) => {
+      const text = fs.readFileSync(args.path, 'utf8');
+      if (!text.includes(CHILD_PROCESS)) throw new Error(`${args.path}: no "${CHILD_PROCESS}" (commander changed: update scripts/build.mjs)`);
+      const lazy = "const childProcess = { spawn: (...args) => require('node:child_process').spawn(...args) };";
+      return { contents: text.replace(CHILD_PROCESS, lazy), loader: 'js' };
+    });
+  },
+};
+await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/envhook-main.cjs', banner: shebang, plugins: [lazyChildProcess] });
 await build({ ...common, entryPoints: ['src/cli/entry.ts'], outfile: 'dist/envhook.cjs', banner: shebang, external: ['./envhook-main.cjs'] });
 await build({ ...common, entryPoints: ['src/index.ts'], outfile: 'dist/index.cjs' });
 for (const f of ['dist/envhook.cjs', 'dist/envhook-main.cjs']) fs.chmodSync(f, 0o755);

@@ -1,27 +1,36 @@
 // The CLI entry: builds the commander program and is the only place that sets the exit
 // status. Every failure is one line `envhook: <message>` on stderr with status 1.
-import { Command, CommanderError } from 'commander';
+//
+// Start-up is part of every container start, so only the running command's modules are
+// loaded: `envhook shim` (the runtime front, on every create) never loads commander, and a
+// named command registers only itself. Help, unknown commands and no command get the whole
+// program, so their output is what it always was. In the esbuild bundle the dynamic imports
+// stay lazy (each module is evaluated on first import), so this holds there too.
+import type { Command } from 'commander';
 import { describeError } from '../errors.ts';
-import { registerVersion } from './version.ts';
-import { registerInject } from './inject.ts';
-import { registerCheck } from './check.ts';
-import { registerInstall, registerUninstall } from './install.ts';
-import { registerHook } from './hook.ts';
-import { registerPrecreate } from './precreate.ts';
-import { runShim } from '../shim/shim.ts';
 
-export function buildProgram(): Command {
+type Register = (program: Command) => void;
+
+/** Command name → its register function, in the order the top-level help lists them. */
+const COMMANDS: Record<string, () => Promise<Register>> = {
+  version: async () => (await import('./version.ts')).registerVersion,
+  inject: async () => (await import('./inject.ts')).registerInject,
+  check: async () => (await import('./check.ts')).registerCheck,
+  install: async () => (await import('./install.ts')).registerInstall,
+  uninstall: async () => (await import('./install.ts')).registerUninstall,
+  hook: async () => (await import('./hook.ts')).registerHook,
+  precreate: async () => (await import('./precreate.ts')).registerPrecreate,
+};
+
+/** The program with every command, or only `only` when it names one. */
+export async function buildProgram(only?: string): Promise<Command> {
+  const { Command } = await import('commander');
   const program = new Command('envhook')
     .description('KEP-3721 env files and KEP-5936 volume owners for any OCI runtime')
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s), outputError: (s, write) => write(`envhook: ${s.replace(/^error: /, '').trimEnd()}\n`) });
-  registerVersion(program);
-  registerInject(program);
-  registerCheck(program);
-  registerInstall(program);
-  registerUninstall(program);
-  registerHook(program);
-  registerPrecreate(program);
+  const names = only !== undefined && Object.hasOwn(COMMANDS, only) ? [only] : Object.keys(COMMANDS);
+  for (const name of names) (await COMMANDS[name]!())(program);
   return program;
 }
 
@@ -29,12 +38,14 @@ export async function main(argv: string[] = process.argv): Promise<number> {
   try {
     // runc's argv is never seen by commander: `envhook shim <runc argv>` (from hooks/envhook-runtime).
     if (argv[2] === 'shim') {
+      const { runShim } = await import('../shim/shim.ts');
       runShim(argv.slice(3));
       return 0;
     }
-    await buildProgram().parseAsync(argv);
+    await (await buildProgram(argv[2])).parseAsync(argv);
     return 0;
   } catch (err) {
+    const { CommanderError } = await import('commander');
     if (err instanceof CommanderError) {
       // Help and version output are successes; commander already printed its own line.
       return err.exitCode === 0 ? 0 : 1;

@@ -8,7 +8,7 @@
 // and other kinds are never chowned (as the kubelet does).
 import fs from 'node:fs';
 import { EnvhookError } from '../errors.ts';
-import { ConfinedError, fdPath, openDirAt, reopenFileAt } from '../fs/confined.ts';
+import { ConfinedError, fdPath, openDirAt, reopenFileAt, withCwdAt } from '../fs/confined.ts';
 
 export interface Owner {
   uid: number;
@@ -40,11 +40,14 @@ const MAX_DEPTH = 256;
 
 export function chownTree(dirFd: number, opts: WalkOptions): WalkStats {
   const stats: WalkStats = { files: 0, changed: 0 };
-  walkDir(dirFd, '', 0, opts, stats);
+  // Each directory is walked with the working directory set to it (fs/confined.ts: one name
+  // looked up per call instead of a /proc/self/fd walk); restored at the end.
+  withCwdAt((enter) => walkDir(dirFd, '', 0, opts, stats, enter));
   return stats;
 }
 
-function walkDir(dirFd: number, prefix: string, depth: number, opts: WalkOptions, stats: WalkStats): void {
+function walkDir(dirFd: number, prefix: string, depth: number, opts: WalkOptions, stats: WalkStats, enter: (dirFd: number) => void): void {
+  enter(dirFd);
   const entries = fs.readdirSync(fdPath(dirFd, '.'), { withFileTypes: true });
   for (const entry of entries) {
     const name = entry.name;
@@ -55,8 +58,9 @@ function walkDir(dirFd: number, prefix: string, depth: number, opts: WalkOptions
       const sub = openSubdir(dirFd, name, rel, opts);
       if (sub === undefined) continue;
       try {
-        walkDir(sub, rel + '/', depth + 1, opts, stats);
+        walkDir(sub, rel + '/', depth + 1, opts, stats, enter);
       } finally {
+        enter(dirFd); // before the close: the descriptor number may be reused
         fs.closeSync(sub);
       }
     } else if (entry.isFile()) {

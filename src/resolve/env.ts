@@ -41,18 +41,27 @@ export function resolveEnv(processEnv: readonly string[], req: EnvRequest, volum
   const names = processEnv.map(nameOf);
   const removed = req.removeServiceLinks ? serviceLinkNames(names) : [];
   const removedSet = new Set(removed);
-  // What $(VAR) can see: the runtime's variables (last duplicate wins, as runc does), then ours.
-  const visible = new Map<string, string>();
-  processEnv.forEach((entry, i) => {
-    const eq = entry.indexOf('=');
-    if (eq > 0 && !removedSet.has(names[i]!)) visible.set(names[i]!, entry.slice(eq + 1));
-  });
   const values = new Map<string, string>();
   const sources = new Map<string, string>();
   const skipped: EnvSource[] = [];
+  // What $(VAR) can see: the runtime's variables (last duplicate wins, as runc does), then ours
+  // as set so far. Built on the first expansion only: a spec of 35,000 variables with no
+  // `value` entry to expand should not copy them all into a map.
+  let visible: Map<string, string> | undefined;
+  const lookup = (ref: string): string | undefined => {
+    if (visible === undefined) {
+      visible = new Map<string, string>();
+      processEnv.forEach((entry, i) => {
+        const eq = entry.indexOf('=');
+        if (eq > 0 && !removedSet.has(names[i]!)) visible!.set(names[i]!, entry.slice(eq + 1));
+      });
+      for (const [name, value] of values) visible.set(name, value);
+    }
+    return visible.get(ref);
+  };
   const setVar = (name: string, value: string, source: string): void => {
     values.set(name, value);
-    visible.set(name, value);
+    visible?.set(name, value);
     sources.delete(name); // the plan lists a name where it was last set
     sources.set(name, source);
   };
@@ -65,12 +74,12 @@ export function resolveEnv(processEnv: readonly string[], req: EnvRequest, volum
     if (vars === undefined) skipped.push({ name: `${src.prefix ?? ''}*`, source: `${source} (optional, not found)` });
     else for (const [name, value] of vars) setVar(`${src.prefix ?? ''}${name}`, value, source);
   }
-  let total = processEnv.reduce((n, e) => n + Buffer.byteLength(e) + 1, 0);
+  let total: number | undefined; // size of the environment, counted on the first `value` only
   for (const v of req.env) {
     if (v.value !== undefined) {
       let value: string;
       try {
-        value = expand(v.value, (ref) => visible.get(ref), MAX_ENV_ENTRY_BYTES);
+        value = expand(v.value, lookup, MAX_ENV_ENTRY_BYTES);
       } catch (err) {
         if (err instanceof ExpansionTooLong) throw tooLong(v.name);
         throw err;
@@ -78,6 +87,7 @@ export function resolveEnv(processEnv: readonly string[], req: EnvRequest, volum
       if (Buffer.byteLength(v.name) + 1 + Buffer.byteLength(value) > MAX_ENV_ENTRY_BYTES) throw tooLong(v.name);
       // An upper bound of the final size (a replaced variable is counted twice): enough to stop
       // a request that adds entry after entry near the limit.
+      total ??= processEnv.reduce((n, e) => n + Buffer.byteLength(e) + 1, 0);
       total += Buffer.byteLength(v.name) + Buffer.byteLength(value) + 2;
       if (total > MAX_ENV_TOTAL_BYTES) throw totalTooLarge();
       setVar(v.name, value, 'value');

@@ -32,8 +32,25 @@ function inFamily(name: string, prefix: string): boolean {
   return name.startsWith(prefix) && PORT_FAMILY.test(name.slice(prefix.length));
 }
 
+/**
+ * True when `name` is X + a family suffix for some X in `prefixes`. Every family suffix starts
+ * with `_SERVICE_` or `_PORT`, so the only candidate prefixes are the name cut before one of
+ * those: a few Set lookups a name instead of a scan of every service (5,000 services and
+ * 35,000 variables made that scan 175 million prefix tests, over a second).
+ */
+const MARKERS = ['_SERVICE_', '_PORT'] as const;
+function inAnyFamily(name: string, prefixes: ReadonlySet<string>): boolean {
+  for (const marker of MARKERS) {
+    for (let i = name.indexOf(marker, 1); i > 0; i = name.indexOf(marker, i + 1)) {
+      if (prefixes.has(name.slice(0, i)) && PORT_FAMILY.test(name.slice(i))) return true;
+    }
+  }
+  return false;
+}
+
 /** The names among `names` that removal of service links drops, in their original order. */
 export function serviceLinkNames(names: readonly string[]): string[] {
-  const prefixes = [...servicePrefixes(names)];
-  return [...new Set(names.filter((name) => !inFamily(name, KEPT) && prefixes.some((p) => inFamily(name, p))))];
+  const prefixes = servicePrefixes(names);
+  if (prefixes.size === 0) return [];
+  return [...new Set(names.filter((name) => !inFamily(name, KEPT) && inAnyFamily(name, prefixes)))];
 }

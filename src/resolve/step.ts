@@ -3,13 +3,13 @@
 // with envhook.io/applied. The hook stage does no env work: it runs after the runtime has read
 // config.json, too late to change the process env; it only checks, with envRequested() and
 // appliedDigest(), that an earlier stage did the work.
-import crypto from 'node:crypto';
 import type { PipelineContext, Step } from '../pipeline.ts';
 import { entryFor, ENV_FROM_KEY, ENV_KEY, ENV_KEYS, readEnv, readEnvFrom, readServiceLinks, SERVICE_LINKS_KEY } from '../k8s/annotations.ts';
 import { setProcessEnv } from '../modify/env.ts';
 import { setAnnotation } from '../modify/annotation.ts';
 import { parseEnvFile } from '../envfile/index.ts';
 import { resolveEnv, type EnvRequest } from './env.ts';
+import { sha256Hex } from './sha256.ts';
 
 export const APPLIED_KEY = 'envhook.io/applied';
 
@@ -40,7 +40,7 @@ export function envRequested(ctx: Pick<PipelineContext, 'annotations' | 'contain
  */
 export function appliedDigest(ctx: Pick<PipelineContext, 'annotations' | 'container'>): string {
   const input = JSON.stringify([ctx.container ?? null, ...ENV_KEYS.map((k) => ctx.annotations[k] ?? null)]);
-  return 'sha256:' + crypto.createHash('sha256').update(input).digest('hex').slice(0, 32);
+  return 'sha256:' + sha256Hex(input).slice(0, 32);
 }
 
 export const envStep: Step = (spec, ctx) => {

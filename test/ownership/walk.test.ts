@@ -121,3 +121,29 @@ t.test('another file system inside the volume is not entered', { skip: process.g
   t.throws(() => walk(vol), { message: 'volume "v": directory "m" is a mount point (another file system inside the volume)' });
   t.equal(uidOf(path.join(ts, 'm/y')), 0);
 });
+
+t.test('the walk leaves the working directory as it was, on success and on failure', async (t) => {
+  const home = process.cwd();
+  const vol = path.join(t.testdir({}), 'vol');
+  const ts = atomicWrite(vol, { a: 'A', 'sub/b': 'B', 'sub/deep/c': 'C' });
+  t.equal(walk(vol).changed, 3);
+  t.equal(process.cwd(), home);
+  fs.linkSync(path.join(ts, 'sub/b'), path.join(ts, 'sub/b2'));
+  t.throws(() => walk(vol, { defaultOwner: owner(1002) }), /hard links/);
+  t.equal(process.cwd(), home);
+});
+
+t.test('without a working directory (removed) the walk still works', async (t) => {
+  const home = process.cwd();
+  const gone = t.testdir({ gone: {} });
+  const vol = path.join(gone, 'vol');
+  const ts = atomicWrite(vol, { a: 'A', 'sub/b': 'B' });
+  process.chdir(path.join(gone, 'gone'));
+  fs.rmdirSync(path.join(gone, 'gone'));
+  try {
+    t.equal(walk(vol).changed, 2);
+    t.equal(uidOf(path.join(ts, 'sub/b')), 1000);
+  } finally {
+    process.chdir(home);
+  }
+});
