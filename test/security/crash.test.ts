@@ -184,13 +184,7 @@ t.test('kill -9 of the real CLI (envhook inject) at random moments (200 trials)'
       return { killed: r.signal === 'SIGKILL', ok: r.code === 0, state: stateOf(bundle, original, updated), temps: tempFiles(bundle).length };
     }),
   );
-  const counts = {
-    killed: results.filter((r) => r.killed).length,
-    killedMidWrite: results.filter((r) => r.killed && r.temps > 0).length,
-    old: results.filter((r) => r.state === 'old').length,
-    new: results.filter((r) => r.state === 'new').length,
-    torn: results.filter((r) => r.state === 'torn').length,
-  };
+  const counts = countTrials(results);
   t.equal(counts.torn, 0, `never torn: ${JSON.stringify(counts)} (run ${life} ms)`);
   t.ok(results.every((r) => r.killed || r.ok), 'every run was killed or succeeded');
   t.ok(results.filter((r) => r.ok).every((r) => r.temps === 0), 'no temporary file after any completed run');
@@ -255,14 +249,14 @@ t.test('kill -9 of the runtime shim (front and envhook, the whole process group)
       return { ...r, state: stateOf(b.bundle, mine(original), mine(updated)), temps: tempFiles(b.bundle).length, ran: fs.existsSync(b.ran) };
     }),
   );
-  const counts = {
-    killed: results.filter((r) => r.killed).length,
-    killedMidWrite: results.filter((r) => r.killed && r.temps > 0).length,
-    old: results.filter((r) => r.state === 'old').length,
-    new: results.filter((r) => r.state === 'new').length,
-    torn: results.filter((r) => r.state === 'torn').length,
-  };
+  const counts = countTrials(results);
   t.equal(counts.torn, 0, `never torn: ${JSON.stringify(counts)} (create ${life} ms)`);
   t.ok(results.filter((r) => !r.killed).every((r) => r.code === 0 && r.temps === 0 && r.ran), 'every run not killed succeeded, ran the runtime, left no temporary file');
   t.ok(results.filter((r) => r.ran).every((r) => r.state === 'new'), 'the real runtime only ever ran on the new config.json');
 });
+
+/** How the trials ended: killed (mid-write when a temporary file was left), and what config.json holds. */
+function countTrials(results: readonly { killed: boolean; temps: number; state: string }[]) {
+  const n = (f: (r: (typeof results)[number]) => boolean) => results.filter(f).length;
+  return { killed: n((r) => r.killed), killedMidWrite: n((r) => r.killed && r.temps > 0), old: n((r) => r.state === 'old'), new: n((r) => r.state === 'new'), torn: n((r) => r.state === 'torn') };
+}
