@@ -4,7 +4,9 @@
 // into a copy of the node binary (the `node` devDependency) with postject. Linux: no signature.
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { makeTrainingPod } from './sea-training.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 process.chdir(root);
@@ -13,8 +15,27 @@ const node = 'node_modules/node/bin/node';
 const out = 'dist/envhook';
 const work = 'dist/sea';
 fs.mkdirSync(work, { recursive: true });
+// The bundle, wrapped as a CommonJS module (its shebang line dropped), and its code cache taken
+// after `envhook inject` of a small pod (scripts/sea-main.cjs says why). Made with the same Node
+// and the same (default) V8 flags as the executable runs with, else V8 rejects the cache.
+// Typical pod inject: 180 M -> 144 M instructions, `version` unchanged (115 M).
+const source = `${work}/envhook-main.js`;
+const cache = `${work}/envhook-main.cache`;
+const bundle = fs.readFileSync('dist/envhook-main.cjs', 'utf8').replace(/^#!.*\n/, '');
+fs.writeFileSync(source, `(function (exports, require, module, __filename, __dirname) {${bundle}\n})`);
+const training = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-sea-training-'));
+try {
+  const argv = makeTrainingPod(training);
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS;
+  const run = spawnSync(node, ['scripts/sea-train.cjs', source, cache, ...argv], { env, encoding: 'utf8' });
+  if (run.status !== 0 || !fs.existsSync(cache)) throw new Error(`training run of envhook inject failed (status ${run.status}): ${run.stderr}`);
+} finally {
+  fs.rmSync(training, { recursive: true, force: true });
+}
 const config = {
-  main: 'dist/envhook-main.cjs',
+  main: 'scripts/sea-main.cjs',
+  assets: { 'envhook-main.js': source, 'envhook-main.cache': cache },
   output: `${work}/sea-prep.blob`,
   disableExperimentalSEAWarning: true,
   // Code cache: yes. Snapshot: no. It does work once main.ts defers main() to
