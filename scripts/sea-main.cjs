@@ -1,0 +1,14 @@
+// The single executable's main script (scripts/build-sea.mjs). Node's SEA code cache holds only
+// the code V8 compiles before running (top-level code), so every function `envhook inject` calls
+// was compiled on first call at each start. Instead the CLI bundle is an asset, wrapped like a
+// CommonJS module, with a V8 code cache made after a run of `envhook inject` (so it holds the
+// functions that run compiled). If V8 rejects the cache (another V8 or other flags), it compiles
+// the source as usual: slower, same behaviour.
+const { getAsset } = require('node:sea');
+const { Script } = require('node:vm');
+
+const script = new Script(getAsset('envhook-main.js', 'utf8'), {
+  filename: __filename,
+  cachedData: new Uint8Array(getAsset('envhook-main.cache')),
+});
+script.runInThisContext()(exports, require, module, __filename, __dirname);

@@ -1,0 +1,10 @@
+// node scripts/sea-train.cjs SOURCE CACHE <envhook argv>: runs the wrapped CLI bundle SOURCE (as
+// scripts/sea-main.cjs does in the single executable) with the arguments given, and at exit
+// writes V8's code cache of it, with every function compiled so far, to CACHE.
+const fs = require('node:fs');
+const { Script } = require('node:vm');
+
+const [source, cache] = process.argv.splice(2, 2);
+const script = new Script(fs.readFileSync(source, 'utf8'), { filename: source });
+process.on('exit', () => fs.writeFileSync(cache, script.createCachedData()));
+script.runInThisContext()(exports, require, module, __filename, __dirname);
