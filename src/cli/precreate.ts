@@ -2,7 +2,7 @@
 // config on stdout and nothing else (Podman parses stdout as the new config), laid out like
 // the input and lossless (unknown fields, big integers).
 import type { Command } from 'commander';
-import { detectIndent, parseSpec, serializeSpec, SPEC_LIMIT } from '../oci/spec.ts';
+import { layoutOf, parseSpec, serializeSpec, SPEC_LIMIT } from '../oci/spec.ts';
 import { createLogger } from '../log.ts';
 import { runPipeline } from '../pipeline.ts';
 import { addSettingFlags, settingsFrom, type SettingOptions } from './options.ts';
@@ -18,7 +18,7 @@ export function registerPrecreate(program: Command): void {
         const spec = parseSpec(text, 'config on stdin');
         const { spec: out, plan } = runPipeline(spec, { settings, stage: 'precreate', log });
         // Nothing to do (a sandbox, no request): the input goes back byte for byte.
-        process.stdout.write(out === spec ? text : serializeSpec({ indent: detectIndent(text) }, out));
+        process.stdout.write(out === spec ? text : serializeSpec(layoutOf(text), out));
         log.info({ container: plan.container, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length }, 'precreate done');
       } catch (err) {
         log.error({ err }, 'precreate failed');

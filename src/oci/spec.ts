@@ -11,13 +11,16 @@ import { validateSpec } from '../schema.ts';
 /** The fields envhook reads; every other field is carried through untouched. */
 export interface Spec extends JsonObject {}
 
-export interface LoadedSpec {
+/** How a config.json was laid out, so that it is written back the same way. */
+export interface Layout {
+  indent: string | undefined;
+  finalNewline: boolean;
+}
+
+export interface LoadedSpec extends Layout {
   path: string;
   original: string;
   spec: Spec;
-  indent: string | undefined;
-  /** Whether the original ended with a newline; absent: as the indent suggests. */
-  finalNewline?: boolean;
 }
 
 export const SPEC_LIMIT = 64 * 1024 * 1024;
@@ -43,15 +46,20 @@ export function loadSpec(bundle: string): LoadedSpec {
     if (cause instanceof EnvhookError) throw cause;
     throw new EnvhookError(`cannot read ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
   }
-  return { path: file, original, spec: parseSpec(original, file), indent: detectIndent(original), finalNewline: original.endsWith('\n') };
+  return { path: file, original, spec: parseSpec(original, file), ...layoutOf(original) };
+}
+
+export function layoutOf(text: string): Layout {
+  const m = /^[{[]\r?\n([ \t]+)\S/.exec(text);
+  return { indent: m ? m[1] : undefined, finalNewline: text.endsWith('\n') };
 }
 
 /**
  * Serialise as the original was laid out (compact, or indented like it; final newline or not),
  * so that an unchanged spec serialises to the original bytes and is not rewritten.
  */
-export function serializeSpec(loaded: Pick<LoadedSpec, 'indent' | 'finalNewline'>, spec: JsonValue): string {
-  return stringifyLossless(spec, loaded.indent) + ((loaded.finalNewline ?? Boolean(loaded.indent)) ? '\n' : '');
+export function serializeSpec(layout: Layout, spec: JsonValue): string {
+  return stringifyLossless(spec, layout.indent) + (layout.finalNewline ? '\n' : '');
 }
 
 export function flushSpec(loaded: LoadedSpec, spec: Spec): void {
@@ -61,9 +69,4 @@ export function flushSpec(loaded: LoadedSpec, spec: Spec): void {
   const text = serializeSpec(loaded, spec);
   if (text === loaded.original) return;
   atomicWrite(loaded.path, text);
-}
-
-export function detectIndent(text: string): string | undefined {
-  const m = /^[{[]\r?\n([ \t]+)\S/.exec(text);
-  return m ? m[1] : undefined;
 }

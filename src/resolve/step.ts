@@ -1,8 +1,8 @@
 // The env step of the pipeline (SPEC §1, §2). Stages inject, create and precreate resolve the
 // container's env and, when any env annotation has an entry for this container, mark the spec
-// with envhook.io/applied. The hook stage does no env work: it runs after the runtime has read
-// config.json, too late to change the process env; it only checks, with envRequested() and
-// appliedDigest(), that an earlier stage did the work.
+// with envhook.io/applied. The hook stage does not run this step (pipeline.ts): it runs after
+// the runtime has read config.json, too late to change the process env; it only checks, with
+// envRequested() and appliedDigest() (resolve/applied.ts), that an earlier stage did the work.
 import type { PipelineContext, Step } from '../pipeline.ts';
 import { entryFor, ENV_FROM_KEY, ENV_KEY, ENV_KEYS, readEnv, readEnvFrom, readServiceLinks, SERVICE_LINKS_KEY } from '../k8s/annotations.ts';
 import { setProcessEnv } from '../modify/env.ts';
@@ -44,7 +44,6 @@ export function appliedDigest(ctx: Pick<PipelineContext, 'annotations' | 'contai
 }
 
 export const envStep: Step = (spec, ctx) => {
-  if (ctx.options.stage === 'hook') return spec;
   const req = envRequest(ctx);
   if (req === undefined) return spec;
   const { log } = ctx;

@@ -37,9 +37,8 @@ export function runShim(argv: readonly string[], where: ShimEnv = { env: process
     const bundle = path.resolve(where.cwd, create.bundle ?? '.');
     const loaded = loadSpec(bundle);
     const { spec, plan } = runPipeline(loaded.spec, { settings, stage: 'create', log });
-    // Steps return a new object only when they change something: a sandbox or a container
-    // that asks for nothing leaves config.json as it was.
-    if (spec !== loaded.spec) flushSpec(loaded, spec);
+    // A sandbox or a container that asks for nothing leaves config.json as it was (flushSpec).
+    flushSpec(loaded, spec);
     log.info({ id: create.id, bundle, container: plan.container, sandbox: plan.sandbox, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length }, 'applied; runtime next');
     return runtime;
   } catch (err) {
