@@ -8,7 +8,7 @@ import { MAX_FILE_BYTES, parseEnvFile } from '../../src/envfile/index.ts';
 import { EnvFileError } from '../../src/errors.ts';
 import { BASH, sourceAll, sourceEach, type Sourced } from './bash.ts';
 import { model, rejectedFile, render, validFile } from './gen.ts';
-import { kubeletCases } from './shared.ts';
+import { kubeletCases } from './kubelet-cases.ts';
 
 const SEED = 3721;
 const VALID_FILES = 500;

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { BLANKS, isBlank, MAX_FILE_BYTES, MAX_NAME_CHARS, MAX_VALUE_BYTES, NAME_PATTERN, parseEnvFile, Reason } from '../../src/envfile/index.ts';
 import { EnvFileError, EnvhookError } from '../../src/errors.ts';
 import * as api from '../../src/index.ts';
-import { kubeletCases } from './shared.ts';
+import { kubeletCases } from './kubelet-cases.ts';
 
 type Input = string | Uint8Array;
 const enc = new TextEncoder();
