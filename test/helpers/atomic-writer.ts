@@ -37,6 +37,22 @@ export function timestampedName(now = new Date()): string {
 
 /** Writes `payload` (visible path → content) into `target`; returns the timestamped dir's path. */
 export function atomicWrite(target: string, payload: Record<string, Projection>, hooks: WriteHooks = {}): string {
+  const steps = atomicWriteSteps(target, payload);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+    hooks[r.value.step === 'written' ? 'beforeRename' : 'afterRename']?.(r.value.tsDir);
+  }
+}
+
+export interface WriteStep {
+  /** 'written': files complete, ..data not yet swapped; 'renamed': ..data swapped. */
+  step: 'written' | 'renamed';
+  tsDir: string;
+}
+
+/** atomicWrite one step at a time: a test may wait (for a watcher) between the steps. */
+export function* atomicWriteSteps(target: string, payload: Record<string, Projection>): Generator<WriteStep, string> {
   const files = Object.entries(payload).map(([rel, proj]) => {
     if (path.isAbsolute(rel) || rel.split('/').includes('..') || rel.startsWith('..')) throw new Error(`invalid path ${rel}`);
     const { data, mode = 0o644, uid } = typeof proj === 'string' || Buffer.isBuffer(proj) ? { data: proj } : proj;
@@ -65,11 +81,11 @@ export function atomicWrite(target: string, payload: Record<string, Projection>,
       if (f.uid !== undefined) fs.chownSync(file, f.uid, -1);
     }
     // (4)
-    hooks.beforeRename?.(tsDir);
+    yield { step: 'written', tsDir };
     const tmpLink = path.join(target, '..data_tmp');
     fs.symlinkSync(tsName, tmpLink);
     fs.renameSync(tmpLink, dataLink);
-    hooks.afterRename?.(tsDir);
+    yield { step: 'renamed', tsDir };
   } else {
     toRemove = [];
   }
