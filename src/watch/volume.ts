@@ -5,13 +5,13 @@
 // before `..data` points at them. The `..data` rename then triggers a pass over what it points
 // at, with the start's code: the safety net for whatever the race was lost on.
 // Events only mark the volume dirty; the work runs as one scheduler task (coalesced, one per
-// loop turn). State is bounded: at most `maxPending` new directories are watched at once.
+// loop turn). State is bounded: the new directories (pending.ts) and the names kept here.
 import fs from 'node:fs';
-import path from 'node:path';
 import { describeError, EnvhookError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { DATA_LINK } from '../ownership/datadir.ts';
 import type { Inotify, Watch } from './inotify.ts';
+import { PendingDirs } from './pending.ts';
 import { isKubeletTimestamped, ownCurrent, ownPending, type CurrentPass, type PassTarget } from './pass.ts';
 import { ConfinedError } from '../fs/confined.ts';
 import type { Scheduler, Task } from './scheduler.ts';
@@ -26,7 +26,6 @@ export interface VolumeEnv {
   onGone(v: VolumeWatch): void;
 }
 
-const MAX_SUBDIRS = 32; // watched subdirectories of one new directory; deeper ones wait for the rename pass
 const MAX_REMEMBERED = 8; // candidate names, retired names and distinct warnings kept
 
 export class VolumeWatch implements Task {
@@ -40,8 +39,8 @@ export class VolumeWatch implements Task {
   #full = true; // a pass over what ..data points at is due
   #current: string | undefined;
   #candidates = new Set<string>(); // names of new timestamped entries seen in events
-  #pending = new Map<string, Map<string, Watch>>(); // new dir → its watched dirs ('' is itself)
-  #dirty = new Set<string>(); // pending dirs with events since their last pass
+  readonly #pending: PendingDirs;
+  #unwatched = new Set<string>(); // polling mode: new directories due a pass without a watch
   #retired: string[] = []; // former ..data targets: being removed, never adopted again
   #warned = new Set<string>();
 
@@ -49,6 +48,7 @@ export class VolumeWatch implements Task {
     this.podUid = podUid;
     this.target = target;
     this.#env = env;
+    this.#pending = new PendingDirs(target.dir, { inotify: env.inotify, max: env.maxPending, mark: () => env.scheduler.mark(this), onLimit: () => this.#degrade() });
   }
 
   start(): void {
@@ -72,9 +72,7 @@ export class VolumeWatch implements Task {
   }
 
   get watches(): number {
-    let n = this.#root ? 1 : 0;
-    for (const dirs of this.#pending.values()) n += dirs.size;
-    return n;
+    return (this.#root ? 1 : 0) + this.#pending.watches;
   }
 
   close(): void {
@@ -82,7 +80,7 @@ export class VolumeWatch implements Task {
     this.#env.scheduler.cancel(this);
     this.#root?.close();
     this.#root = undefined;
-    for (const name of [...this.#pending.keys()]) this.#unwatch(name);
+    this.#pending.close();
   }
 
   #onRoot(name: string | null): void {
@@ -94,7 +92,7 @@ export class VolumeWatch implements Task {
   #degrade(): void {
     this.#root?.close();
     this.#root = undefined;
-    for (const name of [...this.#pending.keys()]) this.#unwatch(name);
+    this.#pending.close();
     this.degraded = true;
     this.#full = true;
     this.#env.scheduler.mark(this);
@@ -110,8 +108,10 @@ export class VolumeWatch implements Task {
     if (this.#full) this.#guard(() => this.#ownCurrent());
     for (const name of this.#candidates) this.#guard(() => this.#adopt(name));
     this.#candidates.clear();
-    for (const name of this.#dirty) this.#guard(() => this.#ownPending(name));
-    this.#dirty.clear();
+    let due: string[] = [];
+    this.#guard(() => (due = this.#pending.drain()));
+    for (const name of [...due, ...this.#unwatched]) this.#guard(() => this.#ownPending(name));
+    this.#unwatched.clear();
   }
 
   #guard(step: () => void): void {
@@ -139,70 +139,20 @@ export class VolumeWatch implements Task {
       this.#current = r.timestamped;
     }
     // Published: the kubelet never touches it again, so its watches end here.
-    if (r.timestamped !== undefined) this.#unwatch(r.timestamped);
+    if (r.timestamped !== undefined) this.#pending.unwatch(r.timestamped);
     this.#log('current', r, start);
   }
 
   #adopt(name: string): void {
     if (name === this.#current || this.#retired.includes(name) || this.#pending.has(name)) return;
-    if (this.degraded) {
-      this.#dirty.add(name);
-      return;
-    }
-    while (this.#pending.size >= this.#env.maxPending) this.#unwatch(this.#pending.keys().next().value!);
-    this.#pending.set(name, new Map());
-    // Watch first, then pass: a file made between the two is seen by one or the other.
-    if (this.#watchDir(name, '')) this.#dirty.add(name);
-    else this.#unwatch(name);
+    if (this.degraded || !this.#pending.adopt(name)) this.#unwatched.add(name);
   }
 
   #ownPending(name: string): void {
     const start = process.hrtime.bigint();
     const stats = ownPending(this.target, name);
-    if (stats === undefined) {
-      this.#unwatch(name); // gone: removed as the old directory, or never a real one
-      return;
-    }
+    if (stats === undefined) return this.#pending.unwatch(name); // gone: the old directory, or never a real one
     this.#log('pending', stats, start);
-    if (this.#pending.has(name)) this.#watchSubdirs(name);
-  }
-
-  /** Subdirectories of a new directory (nested item paths) get their own watch. */
-  #watchSubdirs(name: string): void {
-    const dirs = this.#pending.get(name)!;
-    const top = path.join(this.target.dir, name);
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(top, { withFileTypes: true, recursive: true }); // symlinks are not descended
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      if (!e.isDirectory() || dirs.size >= MAX_SUBDIRS) continue;
-      const rel = path.relative(top, path.join(e.parentPath, e.name));
-      if (!dirs.has(rel)) this.#watchDir(name, rel);
-    }
-  }
-
-  #watchDir(name: string, rel: string): boolean {
-    const w = this.#env.inotify.watch(path.join(this.target.dir, name, rel), () => this.#onPending(name), () => this.#unwatch(name));
-    if (w === 'limit') this.#degrade();
-    if (typeof w === 'string') return false;
-    this.#pending.get(name)?.set(rel, w);
-    return true;
-  }
-
-  #onPending(name: string): void {
-    if (!this.#pending.has(name)) return;
-    this.#dirty.add(name);
-    this.#env.scheduler.mark(this);
-  }
-
-  #unwatch(name: string): void {
-    const dirs = this.#pending.get(name);
-    if (dirs) for (const w of dirs.values()) w.close();
-    this.#pending.delete(name);
-    this.#dirty.delete(name);
   }
 
   #retire(name: string): void {

@@ -150,3 +150,22 @@ t.test('a volume whose directory goes away is dropped and reported', async (t) =
   t.same(s.registry.stats(), { pods: 1, volumes: 0, watches: 0, polled: 0, queued: 0 });
   t.equal(inotifyWatches(), before);
 });
+
+t.test('a subdirectory made in the new directory after it is watched gets its own watch', async (t) => {
+  const s = setup(t);
+  s.registry.add('p1', [s.volume(KEYS)]);
+  await waitFor(() => uidOf(s.vol, 'key') === 1000);
+  t.equal(s.registry.stats().watches, 1);
+  const ts = path.join(s.vol, '..2026_11_23_20_00_00.42');
+  fs.mkdirSync(ts);
+  await waitFor(() => s.registry.stats().watches === 2, 5000, 'new directory watched');
+  fs.mkdirSync(path.join(ts, 'sub'));
+  await waitFor(() => s.registry.stats().watches === 3, 5000, 'subdirectory watched');
+  fs.mkdirSync(path.join(ts, 'sub/deeper'));
+  await waitFor(() => s.registry.stats().watches === 4, 5000, 'its subdirectory watched');
+  fs.writeFileSync(path.join(ts, 'sub/deeper/f'), 'x', { mode: 0o400 });
+  await waitFor(() => fs.lstatSync(path.join(ts, 'sub/deeper/f')).uid === 1000, 5000, 'owned through the nested watch');
+  t.equal(fs.readlinkSync(path.join(s.vol, '..data')) === path.basename(ts), false, 'never published');
+  fs.rmSync(ts, { recursive: true });
+  await waitFor(() => s.registry.stats().watches === 1, 5000, 'watches end with the directory');
+});
