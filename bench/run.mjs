@@ -133,5 +133,8 @@ as a steady "ms per extra 1×". RSS: peak resident set (GNU time), median of 5.
 
 ${scaleTable(scaled)}
 `;
-fs.writeFileSync(path.join(REPO, 'bench/RESULTS.md'), text);
+// bench/watch.ts owns the section from its marker to the end: keep it.
+const previous = fs.existsSync(path.join(REPO, 'bench/RESULTS.md')) ? fs.readFileSync(path.join(REPO, 'bench/RESULTS.md'), 'utf8') : '';
+const watchAt = previous.indexOf('<!-- bench/watch.ts -->');
+fs.writeFileSync(path.join(REPO, 'bench/RESULTS.md'), watchAt >= 0 ? `${text}\n${previous.slice(watchAt)}` : text);
 console.log(text);

@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   uninstall: async () => (await import('./install.ts')).registerUninstall,
   hook: async () => (await import('./hook.ts')).registerHook,
   precreate: async () => (await import('./precreate.ts')).registerPrecreate,
+  watch: async () => (await import('./watch.ts')).registerWatch,
 };
 
 /** The program with every command, or only `only` when it names one. */

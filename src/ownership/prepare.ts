@@ -8,7 +8,8 @@ import type { PipelineContext } from '../pipeline.ts';
 import type { Spec } from '../oci/spec.ts';
 import type { OwnerItem, VolumeOwner } from './annotation.ts';
 import { closeDataDir, openDataDir, type DataDir } from './datadir.ts';
-import { describeMappings, hostUid, volumeTranslation, type UidTranslation } from './uidmap.ts';
+import { ownersOf } from './owners.ts';
+import { volumeTranslation, type UidTranslation } from './uidmap.ts';
 import type { Owner } from './walk.ts';
 
 export interface PreparedVolume {
@@ -25,17 +26,7 @@ export function prepareVolume(spec: Spec, ctx: PipelineContext, entry: VolumeOwn
   const dir = ctx.volumes.find(volume, 'atomic');
   const translation = volumeTranslation(spec, dir);
   if (translation === 'mixed') throw new EnvhookError(`volume "${volume}" is mounted both idmapped and not idmapped: one owner on disk cannot be the same user through both`);
-  const owner = (uid: number, what: string): Owner => {
-    const host = hostUid(uid, translation);
-    if (host === undefined) {
-      const ranges = translation.kind === 'userns' ? describeMappings(translation.mappings) : 'none';
-      throw new EnvhookError(`volume "${volume}": ${what} ${uid} is outside the container's user namespace (linux.uidMappings: ${ranges})`);
-    }
-    return { uid, hostUid: host };
-  };
-  const defaultOwner = entry.defaultUser === undefined ? undefined : owner(entry.defaultUser, 'defaultUser');
-  const items = new Map<string, Owner>();
-  for (const item of entry.items) items.set(item.key, owner(item.user, `item path ${JSON.stringify(item.path)}: user`));
+  const { defaultOwner, items } = ownersOf(entry, translation);
   const data = openDataDir(volume, dir);
   try {
     for (const item of entry.items) checkItem(volume, data.fd, item);
