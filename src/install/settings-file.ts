@@ -27,6 +27,7 @@ export function settingsTarget(layout: Layout, flags: SettingsFlags, state: Stat
   if (flags.logFile !== undefined) given.logFile = hostPath(flags.logFile, '--log-file');
   if (flags.logLevel !== undefined) given.logLevel = flags.logLevel;
   if (flags.ociRuntime !== undefined) given.runtime = flags.ociRuntime;
+  validateSettingsFile(given, 'install flags for ' + SETTINGS_FILE);
   const before = readHost(layout, SETTINGS_FILE);
   if (Object.keys(given).length === 0) {
     const ours = before !== undefined && recordedHash(state, SETTINGS_FILE).includes(sha256(before));
