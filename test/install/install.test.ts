@@ -6,6 +6,9 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fakeSource, hostFiles, install, realSource, REAL_NODE, snapshot, uninstall } from '../helpers/install.ts';
 
+// every install asks the containerd on PATH (version, config dump): room for a busy machine
+t.setTimeout(300_000);
+
 const ADMIN_CONTAINERD = '# the admin\'s file, with comments\nversion = 2\n\n[plugins."io.containerd.grpc.v1.cri".containerd]\n  snapshotter = "overlayfs" # keep me\n';
 
 function setup(t: Test, files: Record<string, string>) {
