@@ -20,8 +20,11 @@ export interface ShimEnv {
   cwd: string;
 }
 
-/** Prepares the bundle of a create/run; any other argv needs nothing. Returns the runtime to exec. */
-export function runShim(argv: readonly string[], where: ShimEnv = { env: process.env, cwd: process.cwd() }): string {
+/**
+ * Prepares the bundle of a create/run; any other argv needs nothing. The front resolves and execs
+ * the runtime itself; this only checks, before any write, that the runtime it will find is real.
+ */
+export function runShim(argv: readonly string[], where: ShimEnv = { env: process.env, cwd: process.cwd() }): void {
   const runc = parseRuncArgs(argv);
   let log: Logger = silentLogger;
   try {
@@ -29,18 +32,17 @@ export function runShim(argv: readonly string[], where: ShimEnv = { env: process
     const settings = loadSettings({}, where.env);
     log = createLogger(settings.logFile, settings.logLevel);
     // Checked before any write: the runtime the front will exec must be a real one.
-    const runtime = resolveRuntime(settings.runtime, where.env);
+    resolveRuntime(settings.runtime, where.env);
     const sub = runc.subcommand;
-    if (sub !== 'create' && sub !== 'run') return runtime;
+    if (sub !== 'create' && sub !== 'run') return;
     const create = parseCreateArgs(sub, argv.slice(runc.subcommandIndex + 1));
-    if (create.help) return runtime;
+    if (create.help) return;
     const bundle = path.resolve(where.cwd, create.bundle ?? '.');
     const loaded = loadSpec(bundle);
     const { spec, plan } = runPipeline(loaded.spec, { settings, stage: 'create', log });
     // A sandbox or a container that asks for nothing leaves config.json as it was (flushSpec).
     flushSpec(loaded, spec);
     log.info({ id: create.id, bundle, container: plan.container, sandbox: plan.sandbox, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length }, 'applied; runtime next');
-    return runtime;
   } catch (err) {
     const message = `envhook: ${describeError(err)}`;
     appendRuncLog(runc.globals.log, runc.globals['log-format'], message);
