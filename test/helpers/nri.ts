@@ -2,7 +2,7 @@
 // the protocol layer hands them to the handler: the pod's annotations (NRI passes every one),
 // NRI's own container name and pod UID, the process env and the mounts the runtime built.
 import type { NriAdjustment, NriCreateRequest, NriMount } from '../../src/nri/types.ts';
-import type { Pod } from './kubelet.ts';
+import type { Pod } from '../../scripts/kubelet-pod.ts';
 
 export interface NriRequestOptions {
   annotations?: Record<string, string>;

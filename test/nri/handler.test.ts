@@ -9,8 +9,8 @@ import { EMPTY_ADJUSTMENT, type NriAdjustment, type NriCreateRequest } from '../
 import { EnvhookError } from '../../src/errors.ts';
 import { createLogger } from '../../src/log.ts';
 import { appliedDigest, APPLIED_KEY } from '../../src/plan/mark.ts';
-import { makePod, type Pod } from '../helpers/kubelet.ts';
-import { makeAtomicVolume } from '../helpers/atomic-writer.ts';
+import { makePod, type Pod } from '../../scripts/kubelet-pod.ts';
+import { makeAtomicVolume } from '../../scripts/kubelet-pod.ts';
 import { CANARY, ENV_ANNOTATIONS, FAILING_ANNOTATIONS, FAILING_MESSAGE, FILES, raw } from '../helpers/injected.ts';
 import { applyAdjustment, nriRequest } from '../helpers/nri.ts';
 

@@ -9,7 +9,7 @@ import { createNriHandler } from '../../src/nri/handler.ts';
 import type { NriAdjustment } from '../../src/nri/types.ts';
 import { createLogger } from '../../src/log.ts';
 import { inject, ref, setup } from '../helpers/inject.ts';
-import { makeAtomicVolume } from '../helpers/atomic-writer.ts';
+import { makeAtomicVolume } from '../../scripts/kubelet-pod.ts';
 import { CANARY, ENV_ANNOTATIONS, FILES } from '../helpers/injected.ts';
 import { applyAdjustment, nriRequest } from '../helpers/nri.ts';
 import { missingForRunc } from '../helpers/bundle.ts';
