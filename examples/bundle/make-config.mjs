@@ -17,17 +17,17 @@ fs.mkdirSync(bundle, { recursive: true });
 execFileSync('runc', ['spec', '--bundle', bundle]);
 const file = path.join(bundle, 'config.json');
 const spec = JSON.parse(fs.readFileSync(file, 'utf8'));
-// <kubeletRoot>/pods/<uid>
-const pod = makePod(path.dirname(path.dirname(path.resolve(podDir))), {}, path.basename(podDir));
+// <kubeletRoot>/pods/<uid>, with the emptyDir the container mounts, if any.
+const [emptyName, emptyDest] = emptyDir ? emptyDir.split(':') : [];
+const pod = makePod(path.dirname(path.dirname(path.resolve(podDir))), emptyName ? { emptyDirs: { [emptyName]: {} } } : {}, path.basename(podDir));
 spec.root = { path: path.resolve(rootfs), readonly: true };
 spec.process.terminal = false;
 spec.process.args = args;
 spec.process.env = ['PATH=/bin', 'HOME=/', 'HOSTNAME=example'];
 spec.mounts.push(...pod.mounts(container));
-if (emptyDir) {
+if (emptyName) {
   // Only the init container mounts the emptyDir: the main container gets its env file through envhook.
-  const [name, dest] = emptyDir.split(':');
-  spec.mounts.push({ destination: dest, type: 'bind', source: pod.emptyDir(name), options: ['rbind', 'rw'] });
+  spec.mounts.push({ destination: emptyDest, type: 'bind', source: pod.emptyDir(emptyName), options: ['rbind', 'rw'] });
 }
 const podAnnotations = JSON.parse(fs.readFileSync(annotationsFile, 'utf8'));
 // Pod annotations are strings; envhook's carry JSON.
