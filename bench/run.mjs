@@ -8,6 +8,7 @@ import { setBundleBase } from './fixtures.mjs';
 import { NODE, REPO } from './cli.mjs';
 import { startup, injectTypical, passThrough, runThroughShim } from './rows.mjs';
 import { scale, FACTORS } from './scale.mjs';
+import { execRows } from './exec.mjs';
 
 const work = path.join(REPO, 'bench/out');
 fs.rmSync(work, { recursive: true, force: true });
@@ -96,7 +97,7 @@ console.error(`envhook bench: ${RUNS} runs a figure, medians; ${m.cpu}; ${m.kern
 const only = process.env.BENCH_ONLY?.split(',');
 const want = (n) => !only || only.includes(String(n));
 const rows = [];
-for (const [n, row] of [[5, startup], [1, injectTypical], [2, passThrough], [3, runThroughShim]]) {
+for (const [n, row] of [[5, startup], [1, injectTypical], [2, passThrough], [3, runThroughShim], [6, execRows]]) {
   if (!want(n)) continue;
   const out = row(work);
   for (const r of out) console.error(r.skip ? `  ${r.case}: skipped, ${r.skip}` : `  ${r.case}: ${r.subject} ${f1(r.ms)} ms vs ${r.baseline} ${f1(r.baseMs)} ms`);

@@ -1,14 +1,18 @@
 // The config.json applier (inject, the shim's create, precreate): a pure function of (spec,
 // changes) that returns a new spec, or the very same object when there is nothing to change,
-// so that flushSpec can skip the write of a no-op start without re-serialising.
+// so that flushSpec can skip the write of a no-op start without re-serialising. Beside the env
+// it sets both marks: the digest (APPLIED_KEY) and the names of what changed (APPLIED_ENV_KEY),
+// which the front's exec path applies to exec'd processes (apply/exec.ts).
 import type { Spec } from '../oci/spec.ts';
 import type { JsonObject } from '../oci/json.ts';
 import type { Changes } from '../plan/changes.ts';
-import { APPLIED_KEY } from '../plan/mark.ts';
+import { APPLIED_ENV_KEY, APPLIED_KEY, appliedEnvMark } from '../plan/mark.ts';
 
 export function applyToSpec(spec: Spec, changes: Changes): Spec {
   if (changes.env === undefined || changes.mark === undefined) return spec;
-  return setAnnotation(setProcessEnv(spec, changes.env.env), APPLIED_KEY, changes.mark);
+  const { env, set, removed } = changes.env;
+  const marked = setAnnotation(setProcessEnv(spec, env), APPLIED_KEY, changes.mark);
+  return setAnnotation(marked, APPLIED_ENV_KEY, appliedEnvMark({ set: set.map((v) => v.name), removed }));
 }
 
 /** A new spec whose process.env is `env`; the input spec is not changed. */

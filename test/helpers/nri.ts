@@ -1,4 +1,4 @@
-// NRI CreateContainer requests for a container of a kubelet-like pod (helpers/kubelet.ts), as
+// NRI CreateContainer requests for a container of a kubelet-like pod (scripts/kubelet-pod.ts), as
 // the protocol layer hands them to the handler: the pod's annotations (NRI passes every one),
 // NRI's own container name and pod UID, the process env and the mounts the runtime built.
 import type { NriAdjustment, NriCreateRequest, NriMount } from '../../src/nri/types.ts';
