@@ -1,12 +1,12 @@
 // Child process of bench/watch.ts: the kubelet's side. Rewrites a volume with the atomic-writer
-// double (test/helpers/atomic-writer.ts: the kubelet's operations in its order), `count` times,
+// double (scripts/atomic-writer.ts: the kubelet's operations in its order), `count` times,
 // one every `intervalMs`, and after each `..data` rename times how long until every new file
 // carries the owner (spinning on lstat, up to 1 s). Prints one JSON line of results.
 // MODE 'churn' only rewrites (no timing, no spinning), for the runs that measure something else.
 // Run by bench/watch.ts: node bench/watch-writer.ts VOLUME COUNT INTERVAL_MS UID [time|churn]
 import fs from 'node:fs';
 import path from 'node:path';
-import { atomicWriteSteps } from '../test/helpers/atomic-writer.ts';
+import { atomicWriteSteps } from '../scripts/kubelet-pod.ts';
 
 const [vol, countArg, intervalArg, uidArg] = process.argv.slice(2);
 const count = Number(countArg);

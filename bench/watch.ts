@@ -18,7 +18,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createRegistry, type Registry } from '../src/watch/registry.ts';
 import { silentLogger } from '../src/log.ts';
 import { normalize } from '../src/ownership/annotation.ts';
-import { atomicWrite } from '../test/helpers/atomic-writer.ts';
+import { atomicWrite } from '../scripts/kubelet-pod.ts';
 
 const REPO = path.resolve(import.meta.dirname, '..');
 const UID = 1000;

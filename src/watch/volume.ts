@@ -1,4 +1,4 @@
-// One watched atomic-write volume. The kubelet's writer (test/helpers/atomic-writer.ts shows its
+// One watched atomic-write volume. The kubelet's writer (scripts/atomic-writer.ts shows its
 // order) makes `..<timestamp>.<random>`, writes the files into it, renames `..data_tmp` onto
 // `..data`, then removes the old directory. We watch the volume directory; a new timestamped
 // directory is watched too (and its subdirectories), and its files are owned as they appear,

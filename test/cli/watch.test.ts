@@ -4,8 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { envhook, NODE, REPO } from '../helpers/bundle.ts';
-import { makePod } from '../helpers/kubelet.ts';
-import { atomicWrite, makeAtomicVolume } from '../helpers/atomic-writer.ts';
+import { makePod } from '../../scripts/kubelet-pod.ts';
+import { atomicWrite, makeAtomicVolume } from '../../scripts/kubelet-pod.ts';
 import { waitFor } from '../helpers/inotify.ts';
 import { writeOwnersRecord } from '../../src/watch/record.ts';
 

@@ -14,7 +14,7 @@ import { containerId, makeBundle, missingForRunc, parseEnvOutput } from '../help
 import { install, realSource, snapshot, uninstall } from '../helpers/install.ts';
 import { sharedRootfs } from '../helpers/inject.ts';
 import { CANARY, checkInjected, ENV_ANNOTATIONS, FILES, raw } from '../helpers/injected.ts';
-import { makePod } from '../helpers/kubelet.ts';
+import { makePod } from '../../scripts/kubelet-pod.ts';
 
 const missing = missingForRunc() ?? (spawnSync('unshare', ['--help']).status === 0 ? undefined : 'unshare (util-linux) not installed');
 const FRONT = 'usr/local/lib/envhook/envhook-runtime';

@@ -5,8 +5,8 @@ import path from 'node:path';
 import { startWatchDaemon } from '../../src/watch/daemon.ts';
 import { writeOwnersRecord, type OwnersRecord } from '../../src/watch/record.ts';
 import { createLogger } from '../../src/log.ts';
-import { makePod } from '../helpers/kubelet.ts';
-import { atomicWrite, makeAtomicVolume } from '../helpers/atomic-writer.ts';
+import { makePod } from '../../scripts/kubelet-pod.ts';
+import { atomicWrite, makeAtomicVolume } from '../../scripts/kubelet-pod.ts';
 import { waitFor } from '../helpers/inotify.ts';
 
 function setup(t: Test, uid = '11111111-2222-3333-4444-555555555555') {

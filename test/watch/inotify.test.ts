@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { NODE, whichSync } from '../helpers/bundle.ts';
-import { atomicWrite } from '../helpers/atomic-writer.ts';
+import { atomicWrite } from '../../scripts/kubelet-pod.ts';
 
 const PRLIMIT = whichSync('prlimit');
 const SRC = path.resolve(import.meta.dirname, '../../src');

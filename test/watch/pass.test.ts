@@ -3,7 +3,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { isKubeletTimestamped, ownCurrent, ownPending, type PassTarget } from '../../src/watch/pass.ts';
-import { atomicWrite, atomicWriteSteps, timestampedName } from '../helpers/atomic-writer.ts';
+import { atomicWrite, atomicWriteSteps, timestampedName } from '../../scripts/kubelet-pod.ts';
 
 function target(dir: string): PassTarget {
   return { volume: 'keys', dir, defaultOwner: { uid: 1000, hostUid: 1000 }, items: new Map([['b', { uid: 7, hostUid: 7 }]]) };

@@ -7,7 +7,7 @@ import { createRegistry, type RegistryOptions, type WatchVolume } from '../../sr
 import { createLogger } from '../../src/log.ts';
 import { normalize } from '../../src/ownership/annotation.ts';
 import type { UidTranslation } from '../../src/ownership/uidmap.ts';
-import { atomicWrite, atomicWriteSteps } from '../helpers/atomic-writer.ts';
+import { atomicWrite, atomicWriteSteps } from '../../scripts/kubelet-pod.ts';
 import { inotifyWatches, waitFor } from '../helpers/inotify.ts';
 
 const CANARY = 'CANARY-5e1f-value-never-logged';

@@ -1,8 +1,8 @@
 import t from 'tap';
-import { runPipeline, type Stage } from '../../src/pipeline.ts';
-import { silentLogger } from '../../src/log.ts';
-import { APPLIED_KEY, appliedDigest, envRequested } from '../../src/resolve/step.ts';
-import type { Spec } from '../../src/oci/spec.ts';
+import { runPipeline, type Stage } from '../src/pipeline.ts';
+import { silentLogger } from '../src/log.ts';
+import { APPLIED_KEY, appliedDigest, envRequested } from '../src/plan/mark.ts';
+import type { Spec } from '../src/oci/spec.ts';
 
 const settings = { kubeletRoot: '/nonexistent', runtime: 'runc', logFile: undefined, logLevel: 'info' as const };
 const run = (spec: Spec, stage: Stage = 'inject') => runPipeline(spec, { settings, stage, log: silentLogger });

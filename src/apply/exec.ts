@@ -1,28 +1,9 @@
-// The env of an exec'd process, as PID 1 got it: the names mark (modify/applied-env.ts) says
-// which variables envhook set and which it removed; the values come from the bundle's
-// config.json, which holds PID 1's env. Pure functions: no file is read here.
+// The exec applier: the env of an exec'd process, as PID 1 got it. The names mark
+// (plan/mark.ts, written by the config.json applier) says which variables envhook set and which
+// it removed; the values come from the bundle's config.json, which holds PID 1's env. Pure: no
+// file is read here (shim/exec.ts reads the process file and config.json, and writes).
 import { EnvhookError } from '../errors.ts';
-import { APPLIED_ENV_KEY, type AppliedEnv } from '../modify/applied-env.ts';
-
-/** The names mark of a spec's annotations, or undefined when it has none. Throws EnvhookError. */
-export function readAppliedEnv(annotations: Record<string, unknown> | undefined, where: string): AppliedEnv | undefined {
-  const text = annotations?.[APPLIED_ENV_KEY];
-  if (text === undefined) return undefined;
-  const bad = () => new EnvhookError(`${where}: annotation "${APPLIED_ENV_KEY}" is not {"set":[names],"removed":[names]}`);
-  if (typeof text !== 'string') throw bad();
-  let mark: unknown;
-  try {
-    mark = JSON.parse(text);
-  } catch {
-    // V8's message quotes its input: ours names the annotation only.
-    throw bad();
-  }
-  const names = (v: unknown): v is string[] => Array.isArray(v) && v.every((n) => typeof n === 'string' && n !== '' && !n.includes('='));
-  if (mark === null || typeof mark !== 'object' || Array.isArray(mark)) throw bad();
-  const { set, removed } = mark as Record<string, unknown>;
-  if (!names(set) || !names(removed)) throw bad();
-  return { set, removed };
-}
+import { APPLIED_ENV_KEY, type AppliedEnv } from '../plan/mark.ts';
 
 function nameOf(entry: string): string {
   const eq = entry.indexOf('=');

@@ -1,7 +1,7 @@
 import t from 'tap';
 import crypto from 'node:crypto';
 import fc from 'fast-check';
-import { sha256Hex } from '../../src/resolve/sha256.ts';
+import { sha256Hex } from '../../src/plan/sha256.ts';
 
 const nodeSha = (s: string) => crypto.createHash('sha256').update(s).digest('hex');
 

@@ -6,8 +6,8 @@ import path from 'node:path';
 import { runPipeline, type PipelineOptions } from '../../src/pipeline.ts';
 import { silentLogger } from '../../src/log.ts';
 import type { Spec } from '../../src/oci/spec.ts';
-import { makePod, type Pod } from '../helpers/kubelet.ts';
-import { makeAtomicVolume } from '../helpers/atomic-writer.ts';
+import { makePod, type Pod } from '../../scripts/kubelet-pod.ts';
+import { makeAtomicVolume } from '../../scripts/kubelet-pod.ts';
 
 const USERNS = [{ containerID: 0, hostID: 100000, size: 65536 }];
 

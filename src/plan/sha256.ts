@@ -2,7 +2,7 @@
 // consistency mark and not a security boundary (see appliedDigest): loading node:crypto costs
 // about 4 ms (20 M instructions: it pulls in streams, keys, webcrypto) of every container
 // start, hashing a few KiB of annotations here takes microseconds. Checked against
-// node:crypto in test/resolve/sha256.test.ts.
+// node:crypto in test/plan/sha256.test.ts.
 
 // First 32 bits of the fractional parts of the cube roots of the first 64 primes.
 const K = Int32Array.of(

@@ -15,7 +15,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import type { Pod } from './kubelet.ts';
 
 export type Projection = string | Buffer | { data: string | Buffer; mode?: number; uid?: number };
 export type Plugin = 'configmap' | 'secret' | 'projected' | 'downward-api';
@@ -119,12 +118,12 @@ function needsWrite(oldDir: string, files: { rel: string; data: Buffer }[], remo
 }
 
 /** The host directory of atomic-write volume `name` of `pod` (the kubelet's plugin dir). */
-export function atomicVolumeDir(pod: Pick<Pod, 'dir'>, plugin: Plugin, name: string): string {
+export function atomicVolumeDir(pod: { dir: string }, plugin: Plugin, name: string): string {
   return path.join(pod.dir, 'volumes', `kubernetes.io~${plugin}`, name);
 }
 
 /** Creates the volume as the kubelet would, with files owned by root; returns its directory. */
-export function makeAtomicVolume(pod: Pick<Pod, 'dir'>, plugin: Plugin, name: string, payload: Record<string, Projection>): string {
+export function makeAtomicVolume(pod: { dir: string }, plugin: Plugin, name: string, payload: Record<string, Projection>): string {
   const dir = atomicVolumeDir(pod, plugin, name);
   fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
   atomicWrite(dir, payload);

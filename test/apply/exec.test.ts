@@ -1,5 +1,6 @@
 import t from 'tap';
-import { execEnv, readAppliedEnv } from '../../src/shim/exec-env.ts';
+import { execEnv } from '../../src/apply/exec.ts';
+import { readAppliedEnv } from '../../src/plan/mark.ts';
 
 const W = '/b/config.json';
 

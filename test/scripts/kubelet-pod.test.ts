@@ -1,8 +1,8 @@
-// The helper lays volumes out as the kubelet's atomic writer does, updates included.
+// The shared pod fixture lays volumes out as the kubelet's atomic writer does, updates included.
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { atomicWrite, timestampedName } from './atomic-writer.ts';
+import { atomicWrite, timestampedName } from '../../scripts/kubelet-pod.ts';
 
 t.test('layout: ..data, timestamped dir, visible top-level symlinks', async (t) => {
   const vol = path.join(t.testdir({}), 'vol');
