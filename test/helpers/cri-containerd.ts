@@ -98,6 +98,10 @@ export function prepareCriContainerd(opts: CriContainerdOptions): CriContainerd 
     const c = spawn(bin.containerd, ['--config', paths.config], { env, stdio: ['ignore', log, log] });
     fs.closeSync(log);
     child = c;
+    // A run that dies (a test runner's timeout) must not leave the daemon behind.
+    const killOnExit = () => c.kill('SIGKILL');
+    process.once('exit', killOnExit);
+    c.once('exit', () => process.removeListener('exit', killOnExit));
     exited = new Promise<void>((resolve) => c.once('exit', () => resolve()));
     try {
       await Promise.race([cri.waitReady(60_000), exited.then(() => Promise.reject(new Error('containerd exited')))]);
@@ -141,9 +145,12 @@ export function prepareCriContainerd(opts: CriContainerdOptions): CriContainerd 
       if (pid > 0 && start) recorded.set(pid, start);
     },
     async stop() {
-      if (child && child.exitCode === null) await removeAllPods(cri);
-      cri.close();
-      await halt();
+      try {
+        if (child && child.exitCode === null) await removeAllPods(cri);
+      } finally {
+        cri.close();
+        await halt();
+      }
       const found = { processes: leftoverProcesses(dir, recorded), mounts: leftoverMounts(dir) };
       sweep(found);
       // After a sweep, the rootfs mounts are gone (lazily): the removal then succeeds.

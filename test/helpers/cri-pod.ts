@@ -19,6 +19,7 @@ export interface PodOptions {
   annotations?: Record<string, string>;
   emptyDirs?: Record<string, Record<string, string | Buffer>>;
   secrets?: Record<string, Record<string, Projection>>;
+  projected?: Record<string, Record<string, Projection>>;
 }
 
 export interface ContainerOptions {
@@ -52,12 +53,24 @@ export interface KubeletPod {
 
 const HOST_NETWORK = { network: NamespaceMode.NODE, pid: NamespaceMode.CONTAINER, ipc: NamespaceMode.POD };
 
-export async function runPod(c: CriContainerd, kubeletRoot: string, o: PodOptions): Promise<KubeletPod> {
+export interface PodLayout {
+  uid: string;
+  pod: Pod;
+  /** PodSandboxConfig as the kubelet sends it. */
+  config: CriMessage;
+  /** Volume name → host directory (emptyDirs, atomic-writer volumes). */
+  volumes: Map<string, string>;
+}
+
+/** The pod directory and the PodSandboxConfig, before any CRI call (benchmarks time RunPodSandbox alone). */
+export function layOutPod(kubeletRoot: string, o: Omit<PodOptions, 'handler'>): PodLayout {
   const uid = crypto.randomUUID();
   const namespace = o.namespace ?? 'default';
   const pod = makePod(kubeletRoot, { emptyDirs: o.emptyDirs ?? {} }, uid);
   const volumes = new Map<string, string>(Object.keys(o.emptyDirs ?? {}).map((v) => [v, pod.emptyDir(v)]));
-  for (const [name, payload] of Object.entries(o.secrets ?? {})) volumes.set(name, makeAtomicVolume(pod, 'secret', name, payload));
+  for (const plugin of ['secret', 'projected'] as const) {
+    for (const [name, payload] of Object.entries((plugin === 'secret' ? o.secrets : o.projected) ?? {})) volumes.set(name, makeAtomicVolume(pod, plugin, name, payload));
+  }
   const logDirectory = path.join(path.dirname(kubeletRoot), 'pod-logs', `${namespace}_${o.name}_${uid}`);
   fs.mkdirSync(logDirectory, { recursive: true });
   const labels = { 'io.kubernetes.pod.name': o.name, 'io.kubernetes.pod.namespace': namespace, 'io.kubernetes.pod.uid': uid };
@@ -70,6 +83,12 @@ export async function runPod(c: CriContainerd, kubeletRoot: string, o: PodOption
     annotations: { 'kubernetes.io/config.source': 'api', ...o.annotations },
     linux: { securityContext: { namespaceOptions: HOST_NETWORK } },
   };
+  return { uid, pod, config, volumes };
+}
+
+export async function runPod(c: CriContainerd, kubeletRoot: string, o: PodOptions): Promise<KubeletPod> {
+  const { uid, pod, config, volumes } = layOutPod(kubeletRoot, o);
+  const labels = config.labels as Record<string, string>;
   const cri: CriClient = c.cri;
   const { podSandboxId: id } = await cri.call('RunPodSandbox', { config, runtimeHandler: o.handler });
   const sb = await cri.call('PodSandboxStatus', { podSandboxId: id, verbose: true });
