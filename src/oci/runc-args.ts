@@ -36,7 +36,7 @@ interface Flag {
 }
 
 /** `-x`, `--x`, `-x=v`, `--x=v` → name and inline value; undefined for a non-flag. */
-function asFlag(arg: string): Flag | undefined {
+export function asFlag(arg: string): Flag | undefined {
   if (arg.length < 2 || arg[0] !== '-' || arg === '--') return undefined;
   const body = arg.startsWith('--') ? arg.slice(2) : arg.slice(1);
   const eq = body.indexOf('=');

@@ -7,6 +7,7 @@ import type { PipelineContext, Step } from '../pipeline.ts';
 import { entryFor, ENV_FROM_KEY, ENV_KEY, ENV_KEYS, readEnv, readEnvFrom, readServiceLinks, SERVICE_LINKS_KEY } from '../k8s/annotations.ts';
 import { setProcessEnv } from '../modify/env.ts';
 import { setAnnotation } from '../modify/annotation.ts';
+import { markAppliedEnv } from '../modify/applied-env.ts';
 import { parseEnvFile } from '../envfile/index.ts';
 import { resolveEnv, type EnvRequest } from './env.ts';
 import { sha256Hex } from './sha256.ts';
@@ -57,5 +58,6 @@ export const envStep: Step = (spec, ctx) => {
   ctx.plan.removed.push(...resolved.removed);
   (ctx.plan.skipped ??= []).push(...resolved.skipped);
   log.info({ container: ctx.container, set: resolved.set.length, removed: resolved.removed.length, skipped: resolved.skipped.length }, 'env resolved');
-  return setAnnotation(setProcessEnv(spec, resolved.env), APPLIED_KEY, appliedDigest(ctx));
+  const applied = setAnnotation(setProcessEnv(spec, resolved.env), APPLIED_KEY, appliedDigest(ctx));
+  return markAppliedEnv(applied, { set: resolved.set.map((v) => v.name), removed: resolved.removed });
 };

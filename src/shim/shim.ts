@@ -1,5 +1,5 @@
 // The Node side of the runtime shim: `envhook shim <runc argv>`, run by hooks/envhook-runtime
-// for create and run. Runs the pipeline on the bundle and rewrites config.json atomically;
+// for create and run, and for an exec into a container with envhook's names mark (exec.ts). Runs the pipeline on the bundle and rewrites config.json atomically;
 // on success it exits 0 and the front execs the real runtime with the same argv, so exit
 // status, signals, stdio and inherited descriptors are the runtime's. (Node's
 // process.execve would close every descriptor but stdio, breaking runc's --preserve-fds and
@@ -12,6 +12,9 @@ import { loadSettings } from '../settings.ts';
 import { flushSpec, loadSpec } from '../oci/spec.ts';
 import { parseCreateArgs, parseRuncArgs } from '../oci/runc-args.ts';
 import { runPipeline } from '../pipeline.ts';
+import { containerName, podUidAnnotation, type Annotations } from '../k8s/identity.ts';
+import { APPLIED_KEY } from '../resolve/step.ts';
+import { prepareExec } from './exec.ts';
 import { resolveRuntime } from './runtime.ts';
 import { appendRuncLog } from './runc-log.ts';
 
@@ -24,6 +27,8 @@ export interface ShimEnv {
 export function runShim(argv: readonly string[], where: ShimEnv = { env: process.env, cwd: process.cwd() }): string {
   const runc = parseRuncArgs(argv);
   let log: Logger = silentLogger;
+  // Which container this is, as far as known: the failure line names it as the success line does.
+  const about: Record<string, unknown> = {};
   try {
     // The shim gets runc's argv, so settings come from the environment and the config file only.
     const settings = loadSettings({}, where.env);
@@ -31,20 +36,33 @@ export function runShim(argv: readonly string[], where: ShimEnv = { env: process
     // Checked before any write: the runtime the front will exec must be a real one.
     const runtime = resolveRuntime(settings.runtime, where.env);
     const sub = runc.subcommand;
+    if (sub === 'exec') {
+      prepareExec({ argv, runc, runtime, env: where.env, cwd: where.cwd, log, about });
+      return runtime;
+    }
     if (sub !== 'create' && sub !== 'run') return runtime;
     const create = parseCreateArgs(sub, argv.slice(runc.subcommandIndex + 1));
     if (create.help) return runtime;
     const bundle = path.resolve(where.cwd, create.bundle ?? '.');
+    Object.assign(about, { id: create.id, bundle });
     const loaded = loadSpec(bundle);
+    const annotations = (loaded.spec.annotations ?? {}) as Annotations;
+    Object.assign(about, { container: containerName(annotations), pod: podUidAnnotation(annotations) });
+    // Applied by an earlier stage (the NRI plugin, or an earlier create of this bundle): the
+    // front decides the same without Node when it sees the key unescaped.
+    if (annotations[APPLIED_KEY] !== undefined) {
+      log.info(about, 'already applied; runtime next');
+      return runtime;
+    }
     const { spec, plan } = runPipeline(loaded.spec, { settings, stage: 'create', log });
     // A sandbox or a container that asks for nothing leaves config.json as it was (flushSpec).
     flushSpec(loaded, spec);
-    log.info({ id: create.id, bundle, container: plan.container, sandbox: plan.sandbox, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length }, 'applied; runtime next');
+    log.info({ ...about, sandbox: plan.sandbox, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length }, 'applied; runtime next');
     return runtime;
   } catch (err) {
     const message = `envhook: ${describeError(err)}`;
     appendRuncLog(runc.globals.log, runc.globals['log-format'], message);
-    log.error({ err }, 'runtime shim failed');
+    log.error({ err, ...about }, runc.subcommand === 'exec' ? 'runtime shim failed (exec)' : 'runtime shim failed');
     throw err;
   } finally {
     log.flush?.();

@@ -36,3 +36,19 @@ export function envhookWrapper(dir: string): string {
   fs.writeFileSync(file, `#!/bin/sh\nexec ${JSON.stringify(NODE)} ${JSON.stringify(path.join(REPO, 'src/cli/main.ts'))} "$@"\n`, { mode: 0o755 });
   return file;
 }
+
+/**
+ * `DIR/counting-envhook`: appends one line to `DIR/calls` per call (its argv), then runs this
+ * checkout's envhook (from source, or with `built` its dist/envhook when built): proof that the
+ * front started Node, or did not (no line).
+ */
+export function countingEnvhook(dir: string, opts: { built?: boolean } = {}): { bin: string; calls: () => string[] } {
+  // The single executable starts fastest, for tables of many calls (`npm test` builds it first).
+  const sea = path.join(REPO, 'dist/envhook');
+  const real = opts.built && fs.existsSync(sea) ? sea : envhookWrapper(path.join(dir, 'real'));
+  const calls = path.join(dir, 'calls');
+  const bin = path.join(dir, 'counting-envhook');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(bin, `#!/bin/sh\nprintf '%s\\n' "$*" >>${JSON.stringify(calls)}\nexec ${JSON.stringify(real)} "$@"\n`, { mode: 0o755 });
+  return { bin, calls: () => (fs.existsSync(calls) ? fs.readFileSync(calls, 'utf8').split('\n').filter(Boolean) : []) };
+}

@@ -110,3 +110,27 @@ t.test('the structured log names what was done, never values', async (t) => {
   t.match(entries.at(-1), { level: 30, msg: 'applied; runtime next', id: 'id7', bundle: s.bundle, container: 'app', env: ['FROM_FILE', 'GREETING'] });
   t.notMatch(text, /HELLO|CANARY/);
 });
+
+t.test('a failed start is logged with the container named as on success: id, bundle, container, pod', async (t) => {
+  const s = setup(t, { 'envhook.io/env': { app: [{ name: 'A', value: CANARY }, { name: 'X', valueFrom: ref('NOPE', 'config.env') }] } });
+  const env = { ...s.where.env, ENVHOOK_LOG_FILE: s.log, ENVHOOK_LOG_LEVEL: 'debug' };
+  t.throws(() => runShim(['create', '-b', s.bundle, 'id9'], { ...s.where, env }));
+  const text = fs.readFileSync(s.log, 'utf8');
+  const last = JSON.parse(text.trimEnd().split('\n').at(-1)!);
+  t.match(last, { level: 50, msg: 'runtime shim failed', id: 'id9', bundle: s.bundle, container: 'app', pod: s.pod.uid, err: { message: /key "NOPE" not found/ } });
+  t.notMatch(text, CANARY);
+  const ok = setup(t);
+  runShim(['create', '-b', ok.bundle, 'id10'], { ...ok.where, env: { ...ok.where.env, ENVHOOK_LOG_FILE: ok.log } });
+  t.match(JSON.parse(fs.readFileSync(ok.log, 'utf8').trimEnd().split('\n').at(-1)!), { msg: 'applied; runtime next', id: 'id10', bundle: ok.bundle, container: 'app', pod: ok.pod.uid });
+});
+
+t.test('already applied by an earlier stage (NRI, an earlier create): passed through untouched', async (t) => {
+  const s = setup(t);
+  const spec = specOf(s);
+  spec.annotations['envhook.io/applied'] = 'sha256:from-nri';
+  fs.writeFileSync(s.config, JSON.stringify(spec));
+  const before = fs.readFileSync(s.config);
+  t.equal(runShim(['create', '-b', s.bundle, 'x'], { ...s.where, env: { ...s.where.env, ENVHOOK_LOG_FILE: s.log } }), s.runtime);
+  t.same(fs.readFileSync(s.config), before, 'config.json byte for byte');
+  t.match(JSON.parse(fs.readFileSync(s.log, 'utf8').trimEnd()), { msg: 'already applied; runtime next', id: 'x', container: 'app' });
+});

@@ -1,0 +1,102 @@
+// hooks/envhook-runtime on `exec`: the same argv table as src/oci/runc-exec-args.ts; the
+// bundle from the runtime's `state` (with this call's global options); envhook only for
+// `--process` into a container whose config.json carries the names mark. A fake runtime
+// answers `state` as runc prints it; a fake envhook shows what it was given.
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { BUSYBOX, whichSync } from '../helpers/bundle.ts';
+import { fakeExecutable, runFront } from '../helpers/front.ts';
+import { EXEC_ARGV_CASES } from '../oci/runc-exec-args.cases.ts';
+
+const SHELLS: [string, string[] | undefined][] = [
+  ['dash', whichSync('dash') ? ['dash'] : undefined],
+  ['busybox ash', BUSYBOX ? [BUSYBOX, 'sh'] : undefined],
+  ['bash --posix', whichSync('bash') ? ['bash', '--posix'] : undefined],
+];
+
+const MARK = '{"set":["A"],"removed":[]}';
+
+/** `runc state` output (Go's MarshalIndent, two spaces), annotations one level deeper. */
+function stateJson(bundle: string, annotations: Record<string, string> = {}): string {
+  const escaped = JSON.stringify(bundle).replace(/&/g, '\\u0026');
+  const ann = JSON.stringify(annotations, null, 2).replace(/\n/g, '\n  ');
+  return `{\n  "ociVersion": "1.0.2-dev",\n  "id": "c1",\n  "pid": 42,\n  "status": "running",\n  "bundle": ${escaped},\n  "rootfs": "/r",\n  "created": "2026-01-01T00:00:00Z",\n  "annotations": ${ann},\n  "owner": ""\n}\n`;
+}
+
+function setup(dir: string) {
+  const stateFile = path.join(dir, 'state.json');
+  const stateLog = path.join(dir, 'state.log');
+  const runtime = fakeExecutable(
+    path.join(dir, 'bin/real-runc'),
+    'runtime',
+    `case " $* " in *" state "*) printf '%s\\n' "$*" >>${JSON.stringify(stateLog)}; cat ${JSON.stringify(stateFile)}; exit "\${FAKE_STATE_STATUS:-0}" ;; esac\n`,
+  );
+  const envhook = fakeExecutable(path.join(dir, 'bin/envhook'), 'envhook', 'echo "BUNDLE=${ENVHOOK_EXEC_BUNDLE-unset}"\n');
+  fs.writeFileSync(path.join(dir, 'envhook.json'), '{}');
+  const bundle = (name: string, annotations: string | undefined) => {
+    const b = path.join(dir, name);
+    fs.mkdirSync(b, { recursive: true });
+    if (annotations !== undefined) fs.writeFileSync(path.join(b, 'config.json'), `{"ociVersion":"1.0.2","annotations":{${annotations}}}`);
+    return b;
+  };
+  return {
+    env: { ENVHOOK_RUNTIME: runtime, ENVHOOK_BIN: envhook, ENVHOOK_CONFIG: path.join(dir, 'envhook.json') },
+    state: (bundleDir: string, annotations?: Record<string, string>) => fs.writeFileSync(stateFile, stateJson(bundleDir, annotations)),
+    stateCalls: () => (fs.existsSync(stateLog) ? fs.readFileSync(stateLog, 'utf8').split('\n').filter(Boolean) : []),
+    bundle,
+  };
+}
+
+for (const [name, shell] of SHELLS) {
+  t.test(`exec under ${name}: the argv table, a marked container`, { skip: shell ? false : `${name} not installed` }, async (t) => {
+    const s = setup(t.testdir({}));
+    const marked = s.bundle('marked', `"io.kubernetes.cri.container-name":"app","envhook.io/applied-env":${JSON.stringify(MARK)}`);
+    s.state(marked);
+    for (const c of EXEC_ARGV_CASES) {
+      const argv = [...(c.globals ?? []), 'exec', ...c.argv];
+      const before = s.stateCalls().length;
+      const r = runFront(argv, s.env, { shell: shell! });
+      t.equal(r.status, 0, r.stderr);
+      const needed = c.process !== undefined && c.id !== undefined;
+      const expected = needed ? [`BUNDLE=${marked}`, 'envhook', 'shim', ...argv, 'runtime', ...argv] : ['runtime', ...argv];
+      t.same(r.lines, expected, JSON.stringify(argv));
+      t.same(s.stateCalls().slice(before), needed ? [[...(c.globals ?? []), 'state', c.id].join(' ')] : [], `${JSON.stringify(argv)}: state asked ${needed ? 'once, with the global options' : 'never'}`);
+    }
+  });
+
+  t.test(`exec under ${name}: which containers reach envhook`, { skip: shell ? false : `${name} not installed` }, async (t) => {
+    const s = setup(t.testdir({}));
+    const argv = ['--root', '/r', 'exec', '--process', '/p.json', 'c1'];
+    const run = (what: string, expected: 'runtime' | 'envhook', bundleHint?: string) => {
+      const r = runFront(argv, s.env, { shell: shell! });
+      t.equal(r.status, 0, `${what}: ${r.stderr}`);
+      t.same(r.lines, expected === 'runtime' ? ['runtime', ...argv] : [`BUNDLE=${bundleHint ?? 'unset'}`, 'envhook', 'shim', ...argv, 'runtime', ...argv], what);
+    };
+    const plain = s.bundle('plain', '"io.kubernetes.cri.container-name":"app","envhook.io/env":"{}","envhook.io/applied":"sha256:00"');
+    s.state(plain);
+    run('no names mark (not even with other envhook annotations)', 'runtime');
+    const marked = s.bundle('marked', `"envhook.io/applied-env":${JSON.stringify(MARK)}`);
+    s.state(plain, { bundle: marked, 'io.kubernetes.cri.sandbox-id': 'x' });
+    run('a "bundle" annotation pointing at a marked bundle is not the bundle', 'runtime');
+    s.state(marked);
+    run('marked', 'envhook', marked);
+    const escapedMark = s.bundle('escaped', `"envhook.io\\/applied-env":${JSON.stringify(MARK)}`);
+    s.state(escapedMark);
+    run('the mark written with \\/', 'envhook', escapedMark);
+    const uMark = s.bundle('u-escaped', `"envhook.io/\\u0061pplied-env":${JSON.stringify(MARK)}`);
+    s.state(uMark);
+    run('the mark written with \\u0061', 'envhook', uMark);
+    const amp = s.bundle('a&b', `"envhook.io/applied-env":${JSON.stringify(MARK)}`);
+    s.state(amp);
+    run('a bundle path the state escapes (&): envhook reads the state itself', 'envhook');
+    const gone = s.bundle('gone', undefined);
+    s.state(gone);
+    run('a bundle without config.json: envhook reports it', 'envhook', gone);
+    s.state(marked);
+    const failed = runFront(argv, { ...s.env, FAKE_STATE_STATUS: '1' }, { shell: shell! });
+    t.same(failed.lines, ['runtime', ...argv], 'state fails (no such container): the runtime says so itself');
+    const stale = runFront(['exec', 'c1', 'env'], { ...s.env, ENVHOOK_EXEC_BUNDLE: '/stale' }, { shell: shell! });
+    t.same(stale.lines, ['runtime', 'exec', 'c1', 'env'], 'without --process: the runtime at once');
+  });
+}
