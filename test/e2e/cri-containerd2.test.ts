@@ -14,7 +14,6 @@ import { APP_ANNOTATIONS, APP_CHECKS, CANARY, DB_FILES, FAILING, onPid1AndExec, 
 // Image import, pods and daemon stops take tens of seconds; more on a busy machine.
 t.setTimeout(300_000);
 const missing = missingForCri('2.1');
-const FRONT_PENDING = "needs the front's exec support (issue 12, branch front)";
 
 t.test('containerd 2.1, config version 3: a pod through the envhook handler', { skip: missing }, async (t) => {
   const node: CriEnvhook = prepareWithEnvhook({ version: '2.1', nri: true });
@@ -29,7 +28,9 @@ t.test('containerd 2.1, config version 3: a pod through the envhook handler', { 
 
   const pod = await runPod(node.containerd, node.kubeletRoot, { name: `app2-${process.pid}`, handler: 'envhook', annotations: raw(APP_ANNOTATIONS), emptyDirs: { config: DB_FILES } });
   const id = await pod.run({ name: 'app', command: ['sleep', '3600'], env: { POD_ENV: 'kept', ...SERVICE_ENV } });
-  for (const [name, check] of Object.entries(APP_CHECKS)) await t.test(name, (t) => onPid1AndExec(t, pod, id, check, { execTodo: FRONT_PENDING }));
+  for (const [name, check] of Object.entries(APP_CHECKS)) await t.test(name, (t) => onPid1AndExec(t, pod, id, check));
+  t.ok(node.runs().some((l) => l.includes(id)), 'the container ran envhook');
+  t.notOk(node.runs().some((l) => l.includes(pod.id)), 'its sandbox did not');
 
   const bad = await runPod(node.containerd, node.kubeletRoot, { name: `bad2-${process.pid}`, handler: 'envhook', annotations: raw(FAILING.annotations), emptyDirs: { config: DB_FILES } });
   const bid = await bad.create({ name: 'app', command: ['sleep', '3600'] });

@@ -28,9 +28,6 @@ if (!missing) {
 }
 let stopped = false;
 
-// Until the front handles exec and decides create/run without Node (issue 12, branch `front`),
-// those checks are expected to fail: marked todo, not hidden.
-const FRONT_PENDING = "needs the front's exec support and no-Node decision (issue 12, branch front)";
 
 t.test('a pod through the envhook handler', { skip: missing }, async (t) => {
   const pod = await runPod(node.containerd, node.kubeletRoot, {
@@ -43,8 +40,8 @@ t.test('a pod through the envhook handler', { skip: missing }, async (t) => {
   // The emptyDir `config` is not mounted: its variables can only come from envhook.
   const id = await pod.run({ name: 'app', command: ['sleep', '3600'], env: { POD_ENV: 'kept', ...SERVICE_ENV }, volumeMounts: { tls: '/etc/tls' } });
 
-  for (const [name, check] of Object.entries(APP_CHECKS)) await t.test(name, (t) => onPid1AndExec(t, pod, id, check, { execTodo: FRONT_PENDING }));
-  await t.test('an exec probe (ExecSync sh -c test) sees the variable', { todo: FRONT_PENDING }, async (t) => {
+  for (const [name, check] of Object.entries(APP_CHECKS)) await t.test(name, (t) => onPid1AndExec(t, pod, id, check));
+  await t.test('an exec probe (ExecSync sh -c test) sees the variable', async (t) => {
     const ok = await pod.execSync(id, ['sh', '-c', 'test "$DB" = db.internal']);
     t.equal(ok.exitCode, 0, 'probe succeeds');
     const no = await pod.execSync(id, ['sh', '-c', 'test "$DB" = elsewhere']);
@@ -87,7 +84,7 @@ t.test("a failing start shows envhook's message in ContainerStatus (kubectl desc
   await pod.remove();
 });
 
-t.test('a sandbox and an unannotated container start without envhook running', { skip: missing, todo: FRONT_PENDING }, async (t) => {
+t.test('a sandbox and an unannotated container start without envhook running', { skip: missing }, async (t) => {
   const before = node.runs().length;
   const pod = await runPod(node.containerd, node.kubeletRoot, { name: `none-${process.pid}`, handler: 'envhook', emptyDirs: { config: DB_FILES } });
   const id = await pod.run({ name: 'app', command: ['sleep', '3600'], env: SERVICE_ENV });
