@@ -59,3 +59,12 @@ t.test('NRI on 2.1: its own socket and plugin directories', { skip: missingForCr
 t.test('NRI is refused for 1.6 (it came with 1.7)', async (t) => {
   t.throws(() => criConfig({ version: '1.6', dir: '/tmp/x', runc: 'runc', sandboxImage: 'p', nri: true }), /no NRI/);
 });
+
+t.test('extra config: another runtime handler next to runc', { skip: missingForCri('1.6') }, async (t) => {
+  const dir = t.testdir({});
+  const extra = ['[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.other]', '  runtime_type = "io.containerd.runc.v2"'].join('\n');
+  fs.writeFileSync(criPaths(dir).config, criConfig({ version: '1.6', dir, runc: '/usr/sbin/runc', sandboxImage: 'p', extra }));
+  const r = spawnSync(CONTAINERD!, ['--config', criPaths(dir).config, 'config', 'dump'], { encoding: 'utf8' });
+  const runtimes = (parse(r.stdout) as Record<string, any>).plugins['io.containerd.grpc.v1.cri'].containerd.runtimes;
+  t.same(Object.keys(runtimes).sort(), ['other', 'runc']);
+});
