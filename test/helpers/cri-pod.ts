@@ -5,22 +5,12 @@
 // then /etc/hosts, then /dev/termination-log) and the env it builds (service variables included).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
-import { makeAtomicVolume, type Projection } from './atomic-writer.ts';
-import { ContainerState, NamespaceMode, type CriClient, type CriMessage } from './cri-client.ts';
+import { ContainerState, type CriClient, type CriMessage } from './cri-client.ts';
 import { BUSYBOX_IMAGE, type CriContainerd } from './cri-containerd.ts';
-import { makePod, type Pod } from './kubelet.ts';
+import { HOST_NETWORK, layOutPod, type PodOptions } from './cri-pod-layout.ts';
+import type { Pod } from './kubelet.ts';
 
-export interface PodOptions {
-  name: string;
-  namespace?: string;
-  handler: 'envhook' | 'runc' | string;
-  /** Pod annotations (values JSON text, as the API server stores them). */
-  annotations?: Record<string, string>;
-  emptyDirs?: Record<string, Record<string, string | Buffer>>;
-  secrets?: Record<string, Record<string, Projection>>;
-  projected?: Record<string, Record<string, Projection>>;
-}
+export { layOutPod, type PodLayout, type PodOptions } from './cri-pod-layout.ts';
 
 export interface ContainerOptions {
   name: string;
@@ -30,7 +20,6 @@ export interface ContainerOptions {
   env?: Record<string, string>;
   /** Volumes of the pod mounted into the container: volume name → container path. */
   volumeMounts?: Record<string, string>;
-  runAsUser?: number;
 }
 
 export interface KubeletPod {
@@ -51,40 +40,6 @@ export interface KubeletPod {
   remove(): Promise<void>;
 }
 
-const HOST_NETWORK = { network: NamespaceMode.NODE, pid: NamespaceMode.CONTAINER, ipc: NamespaceMode.POD };
-
-export interface PodLayout {
-  uid: string;
-  pod: Pod;
-  /** PodSandboxConfig as the kubelet sends it. */
-  config: CriMessage;
-  /** Volume name → host directory (emptyDirs, atomic-writer volumes). */
-  volumes: Map<string, string>;
-}
-
-/** The pod directory and the PodSandboxConfig, before any CRI call (benchmarks time RunPodSandbox alone). */
-export function layOutPod(kubeletRoot: string, o: Omit<PodOptions, 'handler'>): PodLayout {
-  const uid = crypto.randomUUID();
-  const namespace = o.namespace ?? 'default';
-  const pod = makePod(kubeletRoot, { emptyDirs: o.emptyDirs ?? {} }, uid);
-  const volumes = new Map<string, string>(Object.keys(o.emptyDirs ?? {}).map((v) => [v, pod.emptyDir(v)]));
-  for (const plugin of ['secret', 'projected'] as const) {
-    for (const [name, payload] of Object.entries((plugin === 'secret' ? o.secrets : o.projected) ?? {})) volumes.set(name, makeAtomicVolume(pod, plugin, name, payload));
-  }
-  const logDirectory = path.join(path.dirname(kubeletRoot), 'pod-logs', `${namespace}_${o.name}_${uid}`);
-  fs.mkdirSync(logDirectory, { recursive: true });
-  const labels = { 'io.kubernetes.pod.name': o.name, 'io.kubernetes.pod.namespace': namespace, 'io.kubernetes.pod.uid': uid };
-  const config = {
-    metadata: { name: o.name, uid, namespace, attempt: 0 },
-    // no hostname: the kubelet sets none for a host-network pod (the node's UTS namespace)
-    logDirectory,
-    dnsConfig: {},
-    labels,
-    annotations: { 'kubernetes.io/config.source': 'api', ...o.annotations },
-    linux: { securityContext: { namespaceOptions: HOST_NETWORK } },
-  };
-  return { uid, pod, config, volumes };
-}
 
 export async function runPod(c: CriContainerd, kubeletRoot: string, o: PodOptions): Promise<KubeletPod> {
   const { uid, pod, config, volumes } = layOutPod(kubeletRoot, o);
@@ -125,7 +80,7 @@ export async function runPod(c: CriContainerd, kubeletRoot: string, o: PodOption
           labels: { ...labels, 'io.kubernetes.container.name': k.name },
           annotations: { 'io.kubernetes.container.restartCount': '0', 'io.kubernetes.container.terminationMessagePath': '/dev/termination-log', 'io.kubernetes.container.terminationMessagePolicy': 'File' },
           logPath: `${k.name}/0.log`,
-          linux: { securityContext: { namespaceOptions: HOST_NETWORK, ...(k.runAsUser === undefined ? {} : { runAsUser: { value: BigInt(k.runAsUser) } }) } },
+          linux: { securityContext: { namespaceOptions: HOST_NETWORK } },
         },
       };
       return (await cri.call('CreateContainer', request)).containerId;
