@@ -37,8 +37,11 @@ export interface Pod {
   uid: string;
   dir: string;
   emptyDir(name: string): string;
-  /** The mounts the kubelet/CRI put in a container's config.json (etc-hosts, termination log). */
-  mounts(container: string): Mount[];
+  /**
+   * The mounts the kubelet/CRI put in a container's config.json (etc-hosts, termination log);
+   * `id` names the termination-log file (the kubelet takes a random one a container start).
+   */
+  mounts(container: string, id?: string): Mount[];
   /** The runtime annotations CRI-O ('crio') or containerd ('containerd') add for a container. */
   annotations(container: string, runtime?: 'crio' | 'containerd'): Record<string, string>;
 }
@@ -62,8 +65,8 @@ export function makePod(kubeletRoot: string, layout: PodLayout = {}, uid = POD_U
     uid,
     dir,
     emptyDir,
-    mounts(container) {
-      const term = path.join(dir, 'containers', container, 'd0c0ffee');
+    mounts(container, id = 'd0c0ffee') {
+      const term = path.join(dir, 'containers', container, id);
       fs.mkdirSync(path.dirname(term), { recursive: true });
       fs.writeFileSync(term, '');
       return [

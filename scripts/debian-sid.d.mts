@@ -1,0 +1,5 @@
+// Types for scripts/debian-sid.mjs, so TypeScript tests can import it.
+export function sidCacheDir(): string;
+export function sidPackages<N extends string>(names: readonly N[]): Record<N, string>;
+export function sidPackage(name: string): string;
+export function sidVersion(name: string): string;
