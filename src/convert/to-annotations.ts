@@ -26,7 +26,9 @@ function env(doc: Document, facts: PodFacts, a: PodAnnotations, note: Noter): bo
     const seq = getSeq(c.node, 'env');
     if (!seq) continue;
     const at = `/spec/${c.list}/${c.index}/env`;
-    const marked = seq.items.findIndex((n) => (n as Node).commentBefore === MOVED_MARK);
+    // The mark before the first entry is read back as the sequence's own comment.
+    const marks = (comment: string | null | undefined) => comment?.split('\n').includes(MOVED_MARK) ?? false;
+    const marked = marks(seq.commentBefore) ? 0 : seq.items.findIndex((n) => marks((n as Node).commentBefore));
     const from = marked >= 0 ? marked : seq.items.findIndex((n) => isMap(n) && isMap(getMap(n, 'valueFrom')?.get('fileKeyRef', true)));
     if (from < 0) continue;
     const entries = seq.items.slice(from).map((n) => (n as Node).toJSON() as EnvVar);
