@@ -1,0 +1,76 @@
+// Before/after of one change in instructions, which do not move with the load of a shared
+// machine (wall time does: on a 2-CPU machine at load 12, `node -e 0` took 650 ms). Counts
+// user-space instructions (`perf stat -e instructions:u`) of the container start path, `envhook
+// shim create --bundle B ID` on the typical pod (what hooks/envhook-runtime runs on every
+// create), and of `envhook version`, for the current build and for BENCH_BEFORE/dist, runs
+// interleaved, medians. Writes its table into bench/RESULTS.md (section "Before and after").
+//   BENCH_BEFORE=/path/to/copy node bench/instructions.mjs      (after npm run build)
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { benchEnv, median, loadavg } from './harness.mjs';
+import { NODE, REPO, BEFORE } from './cli.mjs';
+import { typicalPod, resetOwners, setBundleBase } from './fixtures.mjs';
+
+if (!BEFORE) throw new Error('BENCH_BEFORE=DIR (a copy of dist/ from before the change, as DIR/dist) is required');
+const RUNS = Math.max(10, Number(process.env.BENCH_RUNS) || 21);
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-instr-'));
+const shm = fs.mkdtempSync('/dev/shm/envhook-instr-');
+setBundleBase(shm);
+try {
+  const fx = typicalPod(path.join(work, 'typical'));
+  const builds = {
+    'SEA, after': [path.join(REPO, 'dist/envhook')],
+    'SEA, before': [path.join(BEFORE, 'dist/envhook')],
+    'bundle, after': [NODE, path.join(REPO, 'dist/envhook.cjs')],
+    'bundle, before': [NODE, path.join(BEFORE, 'dist/envhook.cjs')],
+  };
+  const env = { ...benchEnv, ENVHOOK_KUBELET_ROOT: fx.pod.root };
+  const cases = [];
+  for (const [label, argv] of Object.entries(builds)) {
+    cases.push({ what: 'envhook shim create (typical pod)', label, argv: [...argv, 'shim', 'create', '--bundle', fx.bundle, 'id'], prepare: () => (fx.restore(), resetOwners(fx.pod)), check: true });
+    cases.push({ what: 'envhook version', label, argv: [...argv, 'version'] });
+  }
+  const count = (c) => {
+    c.prepare?.();
+    const out = path.join(work, 'perf.txt');
+    const r = spawnSync('perf', ['stat', '-x,', '-o', out, '-e', 'instructions:u', '--', ...c.argv], { env, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`${c.label}: ${c.argv.join(' ')} exited ${r.status}: ${r.stderr}`);
+    if (c.check && !fs.readFileSync(path.join(fx.bundle, 'config.json'), 'utf8').includes('envhook.io/applied')) throw new Error(`${c.label}: config.json not rewritten`);
+    return Number(fs.readFileSync(out, 'utf8').split('\n').find((l) => l.includes('instructions'))?.split(',')[0]);
+  };
+  for (const c of cases) c.counts = [count(c)];
+  const load = loadavg();
+  for (let i = 0; i < RUNS; i++) for (let k = 0; k < cases.length; k++) cases[(i + k) % cases.length].counts.push(count(cases[(i + k) % cases.length]));
+  const M = (c) => median(c.counts.slice(1)) / 1e6;
+  const rows = [];
+  for (const what of [...new Set(cases.map((c) => c.what))]) {
+    for (const kind of ['SEA', 'bundle']) {
+      const after = cases.find((c) => c.what === what && c.label === `${kind}, after`);
+      const before = cases.find((c) => c.what === what && c.label === `${kind}, before`);
+      const d = M(after) - M(before);
+      rows.push(`| ${what} | ${kind} | ${M(before).toFixed(1)} M | ${M(after).toFixed(1)} M | ${d >= 0 ? '+' : ''}${d.toFixed(1)} M (${((d / M(before)) * 100).toFixed(1)}%) |`);
+    }
+  }
+  const size = (f) => (fs.statSync(f).size / 1024).toFixed(0);
+  const section = `## Before and after: instructions (bench/instructions.mjs)
+
+${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}: user-space instructions (\`perf stat -e instructions:u\`), median of ${RUNS} interleaved runs,
+before = ${process.env.BENCH_BEFORE_LABEL ?? BEFORE}, after = this tree; load ${load}. Bundle dist/envhook-main.cjs:
+${size(path.join(BEFORE, 'dist/envhook-main.cjs'))} KiB before, ${size(path.join(REPO, 'dist/envhook-main.cjs'))} KiB after.
+
+| command | build | before | after | Δ |
+|---|---|---|---|---|
+${rows.join('\n')}
+`;
+  const results = path.join(REPO, 'bench/RESULTS.md');
+  const text = fs.existsSync(results) ? fs.readFileSync(results, 'utf8') : '';
+  const start = text.indexOf('## Before and after: instructions');
+  const kept = start >= 0 ? text.slice(0, start).trimEnd() : text.trimEnd();
+  fs.writeFileSync(results, `${kept}\n\n${section}`);
+  console.log(section);
+} finally {
+  fs.rmSync(work, { recursive: true, force: true });
+  fs.rmSync(shm, { recursive: true, force: true });
+}
