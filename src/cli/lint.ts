@@ -4,9 +4,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { EnvhookError } from '../errors.ts';
-import { readManifest } from '../manifest/read.ts';
-import { lintManifest, type Mode } from '../lint/lint.ts';
-import { formatFinding, formatJson, summary, type Finding } from '../lint/finding.ts';
+import { adopt, loadTools } from './tools.ts';
 
 export function registerLint(program: Command): void {
   program
@@ -15,15 +13,12 @@ export function registerLint(program: Command): void {
     .argument('<file...>', 'manifests: Pods, pod templates of workloads, List objects')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
     .addOption(new Option('--mode <mode>', 'how the node runs envhook: shim (runtime class) or nri (NRI plugin)').choices(['shim', 'nri']).default('shim'))
-    .action((files: string[], opts: { format: 'text' | 'json'; mode: Mode }) => {
+    .action(async (files: string[], opts: { format: 'text' | 'json'; mode: 'shim' | 'nri' }) => {
       if (files.filter((f) => f === '-').length > 1) throw new EnvhookError('stdin (-) named more than once');
-      const findings: Finding[] = [];
-      // Read every file first: a missing file fails the run before any output.
-      const manifests = files.map(readManifest);
-      for (const m of manifests) findings.push(...lintManifest(m, { mode: opts.mode }));
-      if (opts.format === 'json') process.stdout.write(`${formatJson(findings)}\n`);
-      else for (const f of findings) process.stdout.write(`${formatFinding(f)}\n`);
-      if (opts.format === 'text') process.stderr.write(`${summary(findings)}\n`);
-      if (findings.some((f) => f.severity === 'error')) process.exitCode = 1;
+      const tools = await loadTools();
+      const out = adopt(() => tools.runLint(files, opts));
+      process.stdout.write(out.stdout);
+      process.stderr.write(out.stderr);
+      if (out.failed) process.exitCode = 1;
     });
 }

@@ -26,7 +26,7 @@ spec:
 `;
 
 function envhook(entry: string, args: string[], input?: string) {
-  return spawnSync(NODE, [path.join(root, entry), ...args], { encoding: 'utf8', timeout: 30_000, cwd: root, input });
+  return spawnSync(NODE, [path.join(root, entry), ...args], { encoding: 'utf8', timeout: 120_000, cwd: root, input });
 }
 
 for (const entry of ['src/cli/main.ts', 'dist/envhook.cjs']) {

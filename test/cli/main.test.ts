@@ -3,6 +3,7 @@
 // sources, where every package is resolved by Node (a resolve hook records them); the bundle
 // keeps the same dynamic imports lazy (bench/instructions.mjs measures its start path).
 import t from 'tap';
+import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 
@@ -11,7 +12,7 @@ const NODE = path.join(root, 'node_modules/.bin/node');
 
 function loaded(args: string[], dir: string): string[] {
   const hook = path.join(dir, 'hook.mjs');
-  const r = spawnSync(NODE, ['--import', hook, path.join(root, 'src/cli/main.ts'), ...args], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, ENVHOOK_KUBELET_ROOT: dir } });
+  const r = spawnSync(NODE, ['--import', hook, path.join(root, 'src/cli/main.ts'), ...args], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, ENVHOOK_KUBELET_ROOT: dir } });
   return [...new Set(r.stderr.split('\n').filter((l) => l.startsWith('loaded ')).map((l) => l.slice(7)))];
 }
 
@@ -34,4 +35,21 @@ registerHooks({ resolve(specifier, context, next) {
   for (const cmd of [['version'], ['inject', '--help'], ['check', '--help']]) t.notOk(loaded(cmd, dir).includes('yaml'), cmd.join(' '));
   t.ok(loaded(['lint', path.join(dir, 'pod.yaml')], dir).includes('yaml'), 'lint loads yaml (the hook sees packages)');
   t.ok(loaded(['convert', '--to', 'native', path.join(dir, 'pod.yaml')], dir).includes('yaml'), 'convert loads yaml');
+});
+
+t.test('the built CLI bundle holds no yaml code; lint and convert run from the tools bundle and the single executable', async (t) => {
+  const main = fs.readFileSync(path.join(root, 'dist/envhook-main.cjs'), 'utf8');
+  t.notMatch(main, 'LineCounter', 'yaml is not in dist/envhook-main.cjs');
+  t.match(fs.readFileSync(path.join(root, 'dist/envhook-tools.cjs'), 'utf8'), 'LineCounter', 'it is in dist/envhook-tools.cjs');
+  const pod = path.join(root, 'examples/pods/kep-3721-story1.yaml');
+  const runs: [string, string[]][] = [['bundle', [NODE, path.join(root, 'dist/envhook.cjs')]]];
+  if (fs.existsSync(path.join(root, 'dist/envhook'))) runs.push(['single executable', [path.join(root, 'dist/envhook')]]);
+  for (const [what, argv] of runs) {
+    const lint = spawnSync(argv[0]!, [...argv.slice(1), 'lint', pod], { encoding: 'utf8', timeout: 120_000 });
+    t.equal(lint.status, 0, `${what}: lint ${lint.stderr}`);
+    t.equal(lint.stderr, '0 errors, 0 warnings\n');
+    const convert = spawnSync(argv[0]!, [...argv.slice(1), 'convert', '--to', 'native', pod], { encoding: 'utf8', timeout: 120_000 });
+    t.equal(convert.status, 0, `${what}: convert ${convert.stderr}`);
+    t.match(convert.stdout, /fileKeyRef:\n/);
+  }
 });
