@@ -35,7 +35,8 @@ export function lintManifest(m: Manifest, opts: LintOptions): Finding[] {
       lintPod(facts, opts, at);
       // Annotations on a workload's own metadata never reach its pods.
       if (ref.object !== ref.pod) {
-        const own = getMap(getMap(ref.object, 'metadata') ?? ref.object, 'annotations');
+        const meta = getMap(ref.object, 'metadata');
+        const own = meta && getMap(meta, 'annotations');
         for (const pair of own?.items ?? []) {
           if (isScalar(pair.key) && String(pair.key.value).startsWith(ENVHOOK_PREFIX)) {
             at(offsetOf(pair), 'warning', String(pair.key.value), '', `on the ${ref.kind}'s own metadata, which its pods do not get: put it under the pod template's metadata.annotations`);

@@ -67,7 +67,8 @@ export function podFacts(ref: PodRef): PodFacts {
   for (const pair of annotationsNode?.items ?? []) {
     if (!isScalar(pair.key) || typeof pair.key.value !== 'string' || !pair.key.value.startsWith(ENVHOOK_PREFIX)) continue;
     const v = pair.value;
-    annotations.set(pair.key.value, { value: isScalar(v) ? v.value : isMap(v) || v ? (v as { toJSON(): unknown }).toJSON() : null, pair });
+    // A scalar's value; a map or list written where the JSON text belongs, as data (refused later).
+    annotations.set(pair.key.value, { value: isScalar(v) ? v.value : v ? (v as { toJSON(): unknown }).toJSON() : null, pair });
   }
   const spec = getMap(ref.pod, 'spec');
   const containers: ContainerFact[] = [];

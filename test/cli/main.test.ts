@@ -1,7 +1,7 @@
 // Commands load lazily: the container start path (`envhook shim`) and the other node-side
 // commands never load the yaml package, which only lint and convert need. Checked on the
 // sources, where every package is resolved by Node (a resolve hook records them); the bundle
-// keeps the same dynamic imports lazy (bench/instructions.mjs measures its start path).
+// keeps the same dynamic imports lazy (bench/before-after.mjs measures its start path).
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -9,6 +9,8 @@ import { spawnSync } from 'node:child_process';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const NODE = path.join(root, 'node_modules/.bin/node');
+// Process-heavy (a CLI start per case): room for a busy machine.
+t.setTimeout(300_000);
 
 function loaded(args: string[], dir: string): string[] {
   const hook = path.join(dir, 'hook.mjs');

@@ -4,8 +4,9 @@
 // (`task-clock`: virtual machines often have no instruction counter). Of the container start
 // path, `envhook shim create --bundle B ID` on the typical pod (what hooks/envhook-runtime runs
 // on every create), and of `envhook version`, for the current build and for BENCH_BEFORE/dist,
-// runs interleaved, medians. Writes its table into bench/RESULTS.md ("Before and after").
-//   BENCH_BEFORE=/path/to/copy node bench/instructions.mjs      (after npm run build)
+// runs interleaved, medians; wall time beside it. Writes its table into bench/RESULTS.md
+// ("Before and after").
+//   BENCH_BEFORE=/path/to/copy node bench/before-after.mjs      (after npm run build)
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -42,7 +43,9 @@ try {
   const count = (c) => {
     c.prepare?.();
     const out = path.join(work, 'perf.txt');
+    const t0 = process.hrtime.bigint();
     const r = spawnSync('perf', ['stat', '-x,', '-o', out, '-e', EVENT, '--', ...c.argv], { env, encoding: 'utf8' });
+    (c.wall ??= []).push(Number(process.hrtime.bigint() - t0) / 1e6);
     if (r.status !== 0) throw new Error(`${c.label}: ${c.argv.join(' ')} exited ${r.status}: ${r.stderr}`);
     if (c.check && !fs.readFileSync(path.join(fx.bundle, 'config.json'), 'utf8').includes('envhook.io/applied')) throw new Error(`${c.label}: config.json not rewritten`);
     return Number(fs.readFileSync(out, 'utf8').split('\n').find((l) => l.includes(EVENT))?.split(',')[0]);
@@ -51,29 +54,32 @@ try {
   const load = loadavg();
   for (let i = 0; i < RUNS; i++) for (let k = 0; k < cases.length; k++) cases[(i + k) % cases.length].counts.push(count(cases[(i + k) % cases.length]));
   const M = (c) => median(c.counts.slice(1)) / SCALE;
+  const W = (c) => median(c.wall.slice(1));
   const rows = [];
   for (const what of [...new Set(cases.map((c) => c.what))]) {
     for (const kind of ['SEA', 'bundle']) {
       const after = cases.find((c) => c.what === what && c.label === `${kind}, after`);
       const before = cases.find((c) => c.what === what && c.label === `${kind}, before`);
       const d = M(after) - M(before);
-      rows.push(`| ${what} | ${kind} | ${M(before).toFixed(1)} | ${M(after).toFixed(1)} | ${d >= 0 ? '+' : ''}${d.toFixed(1)} (${((d / M(before)) * 100).toFixed(1)}%) |`);
+      const w = W(after) - W(before);
+      const pct = (x, base) => `${x >= 0 ? '+' : ''}${x.toFixed(1)} (${((x / base) * 100).toFixed(1)}%)`;
+      rows.push(`| ${what} | ${kind} | ${M(before).toFixed(1)} | ${M(after).toFixed(1)} | ${pct(d, M(before))} | ${W(before).toFixed(1)} | ${W(after).toFixed(1)} | ${pct(w, W(before))} |`);
     }
   }
   const size = (f) => (fs.statSync(f).size / 1024).toFixed(0);
-  const section = `## Before and after (bench/instructions.mjs)
+  const section = `## Before and after (bench/before-after.mjs)
 
 ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}: ${counted ? 'user-space instructions' : 'CPU time (no instruction counter on this machine)'} (\`perf stat -e ${EVENT}\`), median of ${RUNS} interleaved runs,
 before = ${process.env.BENCH_BEFORE_LABEL ?? BEFORE}, after = this tree; load ${load}. Bundle dist/envhook-main.cjs:
 ${size(path.join(BEFORE, 'dist/envhook-main.cjs'))} KiB before, ${size(path.join(REPO, 'dist/envhook-main.cjs'))} KiB after.
 
-| command | build | before (${UNIT}) | after (${UNIT}) | Δ |
-|---|---|---|---|---|
+| command | build | before (${UNIT}) | after (${UNIT}) | Δ | before (ms wall) | after (ms wall) | Δ wall |
+|---|---|---|---|---|---|---|---|
 ${rows.join('\n')}
 `;
   const results = path.join(REPO, 'bench/RESULTS.md');
   const text = fs.existsSync(results) ? fs.readFileSync(results, 'utf8') : '';
-  const start = text.indexOf('## Before and after (bench/instructions.mjs)');
+  const start = text.indexOf('## Before and after');
   const kept = start >= 0 ? text.slice(0, start).trimEnd() : text.trimEnd();
   fs.writeFileSync(results, `${kept}\n\n${section}`);
   console.log(section);
