@@ -12,7 +12,8 @@ import { planChanges } from './plan/plan.ts';
 import { summarize, type Changes, type Plan } from './plan/changes.ts';
 import { applyToSpec } from './apply/spec.ts';
 import { chownVolumes } from './ownership/chown.ts';
-import { releaseOwners } from './ownership/prepare.ts';
+import { releaseOwners, type PreparedVolume } from './ownership/prepare.ts';
+import { ownersRecordOf, writeOwnersRecord } from './watch/record.ts';
 
 /** Which entry point runs: the hook stage can only check env (the runtime read config.json). */
 export type Stage = 'inject' | 'create' | 'precreate' | 'hook' | 'nri';
@@ -23,6 +24,11 @@ export interface RunOptions {
   log: Logger;
   /** Plan only: no chown, and the caller does not flush. */
   dryRun?: boolean | undefined;
+  /**
+   * The run directory of `envhook watch` (shim nodes): after the chown, the pod's owners are
+   * recorded there so that the watcher applies them again after the kubelet's rewrites.
+   */
+  recordOwnersIn?: string | undefined;
 }
 
 export interface PipelineOptions extends RunOptions {
@@ -53,8 +59,24 @@ export function run<T>(facts: Facts, options: RunOptions, apply: (changes: Chang
     // fails the start before any file changed owner.
     const output = apply(changes);
     const owned = chownVolumes(changes.owners, { dryRun: options.dryRun === true, log, stage });
+    if (options.recordOwnersIn !== undefined && options.dryRun !== true) recordOwners(options.recordOwnersIn, changes.owners, log);
     return { output, plan: summarize(changes, owned) };
   } finally {
     releaseOwners(changes.owners);
+  }
+}
+
+/**
+ * The start has done its work when this runs: a record that cannot be written (no /run, a run
+ * directory someone else owns) costs the pod its owners after a rewrite, not its start.
+ */
+function recordOwners(runDir: string, owners: readonly PreparedVolume[], log: Logger): void {
+  const record = ownersRecordOf(owners);
+  if (record === undefined) return;
+  try {
+    writeOwnersRecord(runDir, record);
+    log.debug({ pod: record.podUid, volumes: record.volumes.length }, 'owners recorded for envhook watch');
+  } catch (err) {
+    log.warn({ err, pod: record.podUid }, 'owners not recorded for envhook watch');
   }
 }

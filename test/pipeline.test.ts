@@ -33,3 +33,41 @@ t.test('env and envhook.io/applied only when an env annotation has an entry for 
   t.ok(envRequested({ annotations: mine.annotations as Record<string, string>, container: 'app' }));
   t.notSame(appliedDigest({ annotations: mine.annotations as Record<string, string>, container: 'app' }), appliedDigest({ annotations: mine.annotations as Record<string, string>, container: 'b' }));
 });
+
+t.test('shim stages record the pod\'s owners for envhook watch; a failed record does not fail the start', async (t) => {
+  const fs = await import('node:fs');
+  const path = await import('node:path');
+  const { makePod, rawAnnotations } = await import('../scripts/kubelet-pod.ts');
+  const { readOwnersRecord } = await import('../src/watch/record.ts');
+  const root = t.testdir({});
+  const kubeletRoot = path.join(root, 'kubelet');
+  const pod = makePod(kubeletRoot, { atomic: [{ plugin: 'secret', name: 'keys', payload: { 'key.pem': { data: 'k', mode: 0o400 } } }] });
+  const ownersSpec = (): Spec => ({
+    process: { env: ['PATH=/bin'] },
+    mounts: pod.mounts('app'),
+    annotations: { ...pod.annotations('app'), ...rawAnnotations({ 'envhook.io/volumeOwners': [{ volume: 'keys', defaultUser: 1000 }] }) },
+  });
+  const warnings: string[] = [];
+  const log = { ...silentLogger, warn: (_o: unknown, msg: string) => warnings.push(msg) } as typeof silentLogger;
+  const runDir = path.join(root, 'run');
+  runPipeline(ownersSpec(), { settings: { kubeletRoot }, stage: 'create', log, recordOwnersIn: runDir });
+  const record = readOwnersRecord(runDir, `${pod.uid}.json`);
+  t.equal(record.podUid, pod.uid, 'the record names the pod');
+  t.equal(record.podDir, pod.dir, 'and its directory');
+  t.same(record.volumes.map((v) => [v.volume, v.defaultUser, v.dir]), [['keys', 1000, path.join(pod.dir, 'volumes/kubernetes.io~secret/keys')]], 'the volume and its owner');
+  t.equal(fs.statSync(path.join(runDir, 'owners', `${pod.uid}.json`)).mode & 0o777, 0o600, 'root-only record');
+
+  const other = path.join(root, 'other-run');
+  runPipeline(ownersSpec(), { settings: { kubeletRoot }, stage: 'inject', log, dryRun: true, recordOwnersIn: other });
+  t.notOk(fs.existsSync(other), 'a dry run records nothing');
+
+  const open = path.join(root, 'open-run');
+  fs.mkdirSync(open, { mode: 0o777 });
+  fs.chmodSync(open, 0o777);
+  const keyFile = path.join(pod.dir, 'volumes/kubernetes.io~secret/keys/key.pem');
+  fs.chownSync(fs.realpathSync(keyFile), 0, 0);
+  runPipeline(ownersSpec(), { settings: { kubeletRoot }, stage: 'create', log, recordOwnersIn: open });
+  t.equal(fs.statSync(keyFile).uid, 1000, 'the start chowned the file');
+  t.same(warnings, ['owners not recorded for envhook watch'], 'a run directory writable by others: the start goes on, one warning');
+  t.notOk(fs.existsSync(path.join(open, 'owners')), 'and nothing written there');
+});

@@ -20,7 +20,7 @@ export function registerHook(program: Command): void {
       validateState(state, 'container state on stdin');
       const { id, bundle } = state as { id?: string; bundle: string };
       const loaded = loadSpec(bundle);
-      const { plan } = runPipeline(loaded.spec, { settings, stage: 'hook', log });
+      const { plan } = runPipeline(loaded.spec, { settings, stage: 'hook', log, recordOwnersIn: settings.runDir });
       log.info({ id, bundle, container: plan.container, sandbox: plan.sandbox, owners: plan.owners.length }, 'hook done');
     } catch (err) {
       log.error({ err }, 'hook failed');

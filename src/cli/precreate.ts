@@ -16,7 +16,7 @@ export function registerPrecreate(program: Command): void {
       try {
         const text = readStdin(SPEC_LIMIT, 'config');
         const spec = parseSpec(text, 'config on stdin');
-        const { spec: out, plan } = runPipeline(spec, { settings, stage: 'precreate', log });
+        const { spec: out, plan } = runPipeline(spec, { settings, stage: 'precreate', log, recordOwnersIn: settings.runDir });
         // Nothing to do (a sandbox, no request): the input goes back byte for byte.
         process.stdout.write(out === spec ? text : serializeSpec(layoutOf(text), out));
         log.info({ container: plan.container, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length }, 'precreate done');

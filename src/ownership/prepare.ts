@@ -14,6 +14,8 @@ import { volumeTranslation, type MountFacts, type UidTranslation } from './uidma
 import type { Owner } from './walk.ts';
 
 export interface PreparedVolume {
+  /** The annotation's entry (the owners record of `envhook watch` restates it). */
+  entry: VolumeOwner;
   volume: string;
   dir: string;
   data: DataDir;
@@ -51,7 +53,7 @@ export function prepareVolume(entry: VolumeOwner, volumes: VolumeLocator, mounts
     closeDataDir(data);
     throw err;
   }
-  return { volume, dir, data, translation, defaultOwner, items };
+  return { entry, volume, dir, data, translation, defaultOwner, items };
 }
 
 /** The item's path, resolved in the data directory without following links, is a regular file. */

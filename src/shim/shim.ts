@@ -59,7 +59,7 @@ export function runShim(argv: readonly string[], where: ShimEnv = { env: process
       log.info(about, 'already applied; runtime next');
       return;
     }
-    const { spec, plan } = runPipeline(loaded.spec, { settings, stage: 'create', log });
+    const { spec, plan } = runPipeline(loaded.spec, { settings, stage: 'create', log, recordOwnersIn: settings.runDir });
     // A sandbox or a container that asks for nothing leaves config.json as it was (flushSpec).
     flushSpec(loaded, spec);
     log.info({ ...about, sandbox: plan.sandbox, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length }, 'applied; runtime next');

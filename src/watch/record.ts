@@ -13,6 +13,7 @@ import { validateOwnersRecord } from '../generated/validators.js';
 import { check } from '../schema.ts';
 import { normalize, type VolumeOwner } from '../ownership/annotation.ts';
 import type { UidTranslation } from '../ownership/uidmap.ts';
+import type { PreparedVolume } from '../ownership/prepare.ts';
 import type { WatchVolume } from './registry.ts';
 import { ensureRunDir, recordsDir } from './run-dir.ts';
 
@@ -41,6 +42,22 @@ export function recordVolume(entry: VolumeOwner, dir: string, uidMapping: UidTra
   if (entry.defaultUser !== undefined) v.defaultUser = entry.defaultUser;
   if (entry.items.length > 0) v.items = entry.items.map((i) => ({ path: i.path, user: i.user }));
   return v;
+}
+
+/**
+ * The record of a start's prepared owners, or undefined when the volumes are not all the
+ * kubelet's volumes of one pod (direct use with --volume or --pod-dir overrides).
+ */
+export function ownersRecordOf(prepared: readonly PreparedVolume[]): OwnersRecord | undefined {
+  if (prepared.length === 0) return undefined;
+  const podDir = path.dirname(path.dirname(path.dirname(prepared[0]!.dir)));
+  const record: OwnersRecord = { podUid: path.basename(podDir), podDir, volumes: prepared.map((p) => recordVolume(p.entry, p.dir, p.translation)) };
+  try {
+    checkRecord({ version: 1, ...record }, 'owners record');
+  } catch {
+    return undefined;
+  }
+  return record;
 }
 
 /** Writes (replaces) the pod's record; creates the run directory 0700 where missing. */
