@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   uninstall: async () => (await import('./install.ts')).registerUninstall,
   hook: async () => (await import('./hook.ts')).registerHook,
   precreate: async () => (await import('./precreate.ts')).registerPrecreate,
+  nri: async () => (await import('./nri.ts')).registerNri,
 };
 
 /** The program with every command, or only `only` when it names one. */
