@@ -29,7 +29,7 @@ export interface Daemon {
 
 export function startDaemon(opts: DaemonOptions): Daemon {
   const { log } = opts;
-  const { initialMs, maxMs } = opts.backoff ?? { initialMs: 100, maxMs: 2000 };
+  const { initialMs, maxMs } = opts.backoff ?? { initialMs: 100, maxMs: 1000 };
   let stopping = false;
   let current: { close(reason: string): void } | undefined;
   let wake: (() => void) | undefined;
