@@ -29,8 +29,8 @@ export class MuxConnection {
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
     socket.on('error', (err: NodeJS.ErrnoException) => this.close(`socket error ${err.code ?? err.name}`));
-    socket.on('close', () => this.close('closed by the runtime'));
-    socket.on('end', () => this.close('closed by the runtime'));
+    socket.on('close', () => this.close('closed by the peer'));
+    socket.on('end', () => this.close('closed by the peer'));
   }
 
   /** The logical connection `id` (NRI opens both ends blindly: no signalling). */

@@ -93,7 +93,7 @@ t.test('a slow handler: the runtime gives up and closes; the late answer goes no
   const err = (await peer.createContainer(REQUEST, 150).catch((e: unknown) => e)) as RpcError;
   t.equal(err.code, Code.DeadlineExceeded);
   peer.socket.destroy(); // what containerd does with a plugin that timed out
-  t.equal(await session.closed, 'closed by the runtime');
+  t.equal(await session.closed, 'closed by the peer');
   release();
   await new Promise((r) => setTimeout(r, 20));
 });
