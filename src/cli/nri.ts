@@ -6,8 +6,6 @@ import type { Command } from 'commander';
 import { addSettingFlags, type SettingOptions } from './options.ts';
 import { loadSettings } from '../settings.ts';
 import { createLogger, type LogLevel } from '../log.ts';
-import { inheritedFd, startDaemon } from '../nri/daemon.ts';
-import { createNriHandler } from '../nri/handler.ts';
 
 interface NriOptions extends SettingOptions {
   socket?: string;
@@ -38,6 +36,9 @@ export function limitJitTiers(): void {
 
 export async function runNri(opts: NriOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   limitJitTiers();
+  // Loaded here, not at registration: `envhook --help` registers every command.
+  const { inheritedFd, startDaemon } = await import('../nri/daemon.ts');
+  const { createNriHandler } = await import('../nri/handler.ts');
   const settings = loadSettings({
     kubeletRoot: opts.kubeletRoot,
     logFile: opts.logFile,

@@ -47,6 +47,9 @@ export async function startNriContainerd(): Promise<NriContainerd> {
       `  socket_path = ${JSON.stringify(nriSocket)}`,
       `  plugin_path = ${JSON.stringify(pluginDir)}`,
       `  plugin_config_path = ${JSON.stringify(path.join(dir, 'plugin-conf'))}`,
+      // NRI's default is 5 s: a plugin run from source on a loaded test machine can take longer
+      // to start (seen at load 40). The request timeout stays at its 2 s default.
+      '  plugin_registration_timeout = "30s"',
       '',
     ].join('\n'),
   );
