@@ -14,33 +14,64 @@ export interface Settings {
   runDir?: string;
 }
 
-export type SettingFlags = Partial<Settings>;
+/** The settings only `envhook nri` reads, kept apart so the pipeline's Settings stay as they are. */
+export interface NriSettings {
+  /** The runtime's NRI socket. */
+  nriSocket: string;
+  /** The plugin index NRI orders plugins by: two digits. */
+  nriIndex: string;
+}
+
+type AllSettings = Settings & NriSettings;
+export type SettingFlags = Partial<AllSettings>;
 
 export const DEFAULT_CONFIG_FILE = '/etc/envhook/config.json';
-const ENV_NAMES: Record<keyof Settings, string> = {
+const ENV_NAMES: Record<keyof AllSettings, string> = {
   kubeletRoot: 'ENVHOOK_KUBELET_ROOT',
   runtime: 'ENVHOOK_RUNTIME',
   logFile: 'ENVHOOK_LOG_FILE',
   logLevel: 'ENVHOOK_LOG_LEVEL',
   runDir: 'ENVHOOK_RUN_DIR',
+  nriSocket: 'ENVHOOK_NRI_SOCKET',
+  nriIndex: 'ENVHOOK_NRI_INDEX',
 };
-const DEFAULTS: Settings = { kubeletRoot: '/var/lib/kubelet', runtime: 'runc', logFile: undefined, logLevel: 'info', runDir: '/run/envhook' };
+const DEFAULTS: AllSettings = {
+  kubeletRoot: '/var/lib/kubelet',
+  runtime: 'runc',
+  logFile: undefined,
+  logLevel: 'info',
+  runDir: '/run/envhook',
+  nriSocket: '/var/run/nri/nri.sock',
+  nriIndex: '50',
+};
 
-export function loadSettings(flags: SettingFlags = {}, env: NodeJS.ProcessEnv = process.env): Settings {
+export function loadSettings(flags: SettingFlags = {}, env: NodeJS.ProcessEnv = process.env): AllSettings {
   const file = readConfigFile(env);
-  const fromEnv: Partial<Record<keyof Settings, string>> = {};
-  for (const key of Object.keys(ENV_NAMES) as (keyof Settings)[]) {
+  const fromEnv: Partial<Record<keyof AllSettings, string>> = {};
+  for (const key of Object.keys(ENV_NAMES) as (keyof AllSettings)[]) {
     const v = env[ENV_NAMES[key]];
     if (v !== undefined && v !== '') fromEnv[key] = v;
   }
-  if (fromEnv.logLevel !== undefined) validateSettingsFile({ logLevel: fromEnv.logLevel }, ENV_NAMES.logLevel);
-  const pick = <K extends keyof Settings>(k: K): Settings[K] =>
-    (flags[k] ?? (fromEnv[k] as Settings[K] | undefined) ?? (file[k] as Settings[K] | undefined) ?? DEFAULTS[k]) as Settings[K];
+  // Values that the schema constrains are checked wherever they come from.
+  for (const key of ['logLevel', 'nriIndex'] as const) {
+    if (fromEnv[key] !== undefined) validateSettingsFile({ [key]: fromEnv[key] }, ENV_NAMES[key]);
+  }
+  const pick = <K extends keyof AllSettings>(k: K): AllSettings[K] =>
+    (flags[k] ?? (fromEnv[k] as AllSettings[K] | undefined) ?? (file[k] as AllSettings[K] | undefined) ?? DEFAULTS[k]) as AllSettings[K];
   if (flags.logLevel !== undefined) validateSettingsFile({ logLevel: flags.logLevel }, '--log-level');
-  return { kubeletRoot: pick('kubeletRoot'), runtime: pick('runtime'), logFile: pick('logFile'), logLevel: pick('logLevel'), runDir: pick('runDir') };
+  if (flags.nriIndex !== undefined) validateSettingsFile({ nriIndex: flags.nriIndex }, '--index');
+  return {
+    kubeletRoot: pick('kubeletRoot'),
+    runtime: pick('runtime'),
+    logFile: pick('logFile'),
+    logLevel: pick('logLevel'),
+    runDir: pick('runDir'),
+    nriSocket: pick('nriSocket'),
+    nriIndex: pick('nriIndex'),
+  };
 }
 
-function readConfigFile(env: NodeJS.ProcessEnv): Partial<Settings> {
+function readConfigFile(env: NodeJS.ProcessEnv): Partial<AllSettings> {
   const named = env.ENVHOOK_CONFIG;
   const file = named || DEFAULT_CONFIG_FILE;
   let text: string;
@@ -57,5 +88,5 @@ function readConfigFile(env: NodeJS.ProcessEnv): Partial<Settings> {
     throw new EnvhookError(`config file ${file} is not valid JSON`, { cause: new SyntaxError('JSON syntax error') });
   }
   validateSettingsFile(data, `config file ${file}`);
-  return data as Partial<Settings>;
+  return data as Partial<AllSettings>;
 }

@@ -48,7 +48,7 @@ t.test('shim stages record the pod\'s owners for envhook watch; a failed record 
     annotations: { ...pod.annotations('app'), ...rawAnnotations({ 'envhook.io/volumeOwners': [{ volume: 'keys', defaultUser: 1000 }] }) },
   });
   const warnings: string[] = [];
-  const log = { ...silentLogger, warn: (_o: unknown, msg: string) => warnings.push(msg) } as typeof silentLogger;
+  const log = { ...silentLogger, warn: (_o: unknown, msg: string) => void warnings.push(msg) } as unknown as typeof silentLogger;
   const runDir = path.join(root, 'run');
   runPipeline(ownersSpec(), { settings: { kubeletRoot }, stage: 'create', log, recordOwnersIn: runDir });
   const record = readOwnersRecord(runDir, `${pod.uid}.json`);

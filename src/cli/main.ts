@@ -23,6 +23,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   watch: async () => (await import('./watch.ts')).registerWatch,
   lint: async () => (await import('./lint.ts')).registerLint,
   convert: async () => (await import('./convert.ts')).registerConvert,
+  nri: async () => (await import('./nri.ts')).registerNri,
 };
 
 /** The program with every command, or only `only` when it names one. */

@@ -1,0 +1,135 @@
+// Row 8: `envhook nri` (the bundle, dist/envhook.cjs) driven by the test peer that plays the
+// runtime's side (test/helpers/nri-runtime.ts): N CreateContainer requests at full speed, one in
+// flight, alternating with the same request to the floor process (bench/nri-floor.mjs), so the
+// machine's load hits both alike. Reports round-trip p50/p99 of each, their difference (the
+// plugin's own time), and the daemon's RSS every 500 requests. The handler is the placeholder
+// `envhook nri` ships until the pipeline is wired (an empty adjustment).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { benchEnv, loadavg } from './harness.mjs';
+import { NODE, REPO } from './cli.mjs';
+import { startFakeRuntime } from '../test/helpers/nri-runtime.ts';
+import { encode, Msg } from '../src/nri/descriptors.ts';
+import { encodeMux, encodeTtrpc, MessageType, RUNTIME_CONN } from '../src/nri/frames.ts';
+import { RUNTIME_SERVICE } from '../src/nri/schema.ts';
+
+export const NRI_REQUESTS = Number(process.env.BENCH_NRI_REQUESTS) || 10_000;
+
+/** A typical annotated pod's CreateContainer (as containerd sends it), and an unannotated one. */
+function requests() {
+  const env = JSON.stringify({ app: Array.from({ length: 10 }, (_, i) => ({ name: `V${i}`, valueFrom: { fileKeyRef: { volumeName: 'config', path: 'app.env', key: `K${i}` } } })) });
+  const k8s = { 'io.kubernetes.cri.sandbox-uid': '0c6f8f4e-1b2a-4d5e-9f00-123456789abc', 'io.kubernetes.cri.sandbox-name': 'web-7d9c', 'io.kubernetes.cri.sandbox-namespace': 'default', 'kubernetes.io/config.seen': '2026-11-23T10:00:00Z', 'kubernetes.io/config.source': 'api' };
+  const container = (annotations) => ({
+    id: 'c'.repeat(64), podSandboxId: 's'.repeat(64), name: 'app', annotations,
+    env: [...Array.from({ length: 50 }, (_, i) => `SVC${i}_SERVICE_HOST=10.0.${i}.1`), 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'HOSTNAME=web-7d9c'],
+    mounts: Array.from({ length: 8 }, (_, i) => ({ destination: `/mnt/v${i}`, type: 'bind', source: `/var/lib/kubelet/pods/0c6f8f4e/volumes/kubernetes.io~empty-dir/v${i}`, options: ['rbind', 'rprivate', 'rw'] })),
+  });
+  const pod = (annotations) => ({ id: 's'.repeat(64), name: 'web-7d9c', uid: '0c6f8f4e-1b2a-4d5e-9f00-123456789abc', namespace: 'default', annotations });
+  return {
+    'typical annotated pod': { pod: pod({ ...k8s, 'envhook.io/env': env, 'envhook.io/serviceLinks': '{"app":false}', 'envhook.io/volumeOwners': '[{"volume":"keys","defaultUser":1000}]' }), container: container({ 'io.kubernetes.cri.container-name': 'app' }) },
+    unannotated: { pod: pod(k8s), container: container({ 'io.kubernetes.cri.container-name': 'app' }) },
+  };
+}
+
+const status = (pid, field) => Number(fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`${field}:\\s+(\\d+)`))[1]) / 1024;
+/** VmRSS counts Node's own binary pages (~40 MiB, shared with every Node process); RssAnon is the process's own memory. */
+const rssMiB = (pid) => status(pid, 'VmRSS');
+const anonMiB = (pid) => status(pid, 'RssAnon');
+const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+export async function nriRow() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-bench-nri-'));
+  const rt = await startFakeRuntime({ dir });
+  const procs = [];
+  try {
+    const config = path.join(dir, 'config.json');
+    fs.writeFileSync(config, '{}');
+    const envhook = spawn(NODE, [...(process.env.BENCH_NRI_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), path.join(REPO, 'dist/envhook.cjs'), 'nri', '--socket', rt.socketPath], { env: { ...benchEnv, ENVHOOK_CONFIG: config }, stdio: ['ignore', 'ignore', 'inherit'] });
+    procs.push(envhook);
+    const died = new Promise((_, reject) => envhook.once('exit', (code) => reject(new Error(`envhook nri exited (${code}) before registering`))));
+    const plugin = await Promise.race([rt.nextPlugin(), died]);
+    died.catch(() => {});
+    const register = encode(Msg.Request, { service: RUNTIME_SERVICE, method: 'RegisterPlugin', payload: encode(Msg.RegisterPluginRequest, { pluginName: 'floor', pluginIdx: '99' }) });
+    const registerHex = Buffer.concat(encodeMux(RUNTIME_CONN, encodeTtrpc({ streamId: 1, type: MessageType.Request, payload: register }))).toString('hex');
+    const floorProc = spawn(NODE, [path.join(REPO, 'bench/nri-floor.mjs'), rt.socketPath, registerHex], { env: benchEnv, stdio: 'ignore' });
+    procs.push(floorProc);
+    const floor = await rt.nextPlugin();
+    const rows = [];
+    for (const [label, req] of Object.entries(requests())) {
+      const payload = encode(Msg.CreateContainerRequest, req);
+      const call = (p) => p.call('CreateContainer', payload, 5000);
+      for (let i = 0; i < 500; i++) await Promise.all([call(plugin), call(floor)]); // warm-up
+      const ours = [];
+      const base = [];
+      const rss = [rssMiB(envhook.pid)];
+      const anon = [anonMiB(envhook.pid)];
+      const load = loadavg();
+      for (let i = 1; i <= NRI_REQUESTS; i++) {
+        for (const [p, into] of i % 2 ? [[plugin, ours], [floor, base]] : [[floor, base], [plugin, ours]]) {
+          const t0 = process.hrtime.bigint();
+          await call(p);
+          into.push(Number(process.hrtime.bigint() - t0) / 1e6);
+        }
+        if (i % 500 === 0) {
+          rss.push(rssMiB(envhook.pid));
+          anon.push(anonMiB(envhook.pid));
+        }
+      }
+      ours.sort((a, b) => a - b);
+      base.sort((a, b) => a - b);
+      rows.push({ label, bytes: payload.length, p50: pct(ours, 50), p99: pct(ours, 99), base50: pct(base, 50), base99: pct(base, 99), rss, anon, load });
+    }
+    return rows;
+  } finally {
+    for (const p of procs) p.kill('SIGTERM');
+    await rt.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const f2 = (x) => x.toFixed(3);
+const series = (xs) => `${xs[0].toFixed(1)} → ${Math.max(...xs).toFixed(1)} → ${xs.at(-1).toFixed(1)}`;
+
+export function nriSection(rows) {
+  const lines = rows.map((r) => {
+    const own = r.p50 - r.base50;
+    const rssFlat = Math.max(...r.rss.slice(2)) - r.rss[2];
+    return `| ${r.label} | ${r.bytes} | ${f2(r.p50)} | ${f2(r.p99)} | ${f2(r.base50)} | ${f2(r.base99)} | ${own >= 0 ? '+' : ''}${f2(own)} | ${own < 1 ? 'met' : 'NOT met'} | ${series(r.rss)} | ${series(r.anon)} | ${Math.max(...r.rss) <= 64 && rssFlat < 4 ? 'met' : 'NOT met'} | ${r.load} |`;
+  });
+  return `## NRI plugin (row 8): CreateContainer through \`envhook nri\`
+
+${NRI_REQUESTS} CreateContainer requests per case from the test peer that plays the runtime's side
+(test/helpers/nri-runtime.ts), one in flight, alternating with the same request to the floor
+(bench/nri-floor.mjs: NRI framing only, an empty response, no decoding, no handler). Round trip
+in ms as the peer sees it; "own" is envhook's p50 minus the floor's: the plugin's own time.
+The handler is the placeholder \`envhook nri\` has until the pipeline is wired (an empty
+adjustment). Memory of the daemon (\`dist/envhook.cjs\` on Node ${process.version}) at the start of
+the timed requests (after a 500-request warm-up), its maximum, and at the end: VmRSS, which
+includes ~40 MiB of Node's own binary shared with every Node process (a bare \`node\` idles at
+~43 MiB), and RssAnon, the daemon's own memory. Flat: VmRSS grows by less than 4 MiB after the
+first 1,000 requests. Targets: own p50 < 1 ms; VmRSS flat and ≤ 64 MiB.
+
+| case | request bytes | envhook p50 | envhook p99 | floor p50 | floor p99 | own p50 | < 1 ms | VmRSS MiB start → max → end | RssAnon MiB start → max → end | flat, ≤ 64 MiB | load |
+|---|---|---|---|---|---|---|---|---|---|---|---|
+${lines.join('\n')}
+`;
+}
+
+/** Puts the section into bench/RESULTS.md in place of an earlier one (the other rows stay). */
+export function writeNriSection(section) {
+  const file = path.join(REPO, 'bench/RESULTS.md');
+  const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '# envhook benchmark results\n';
+  const start = old.indexOf('## NRI plugin (row 8)');
+  const rest = start < 0 ? '' : old.slice(start + 1).match(/\n## [\s\S]*$/)?.[0] ?? '';
+  const head = start < 0 ? old.trimEnd() + '\n\n' : old.slice(0, start);
+  fs.writeFileSync(file, head + section + rest);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const rows = await nriRow();
+  const section = nriSection(rows);
+  writeNriSection(section);
+  console.log(section);
+}

@@ -1,0 +1,38 @@
+// Protobuf shapes ↔ the plain data of types.ts, the boundary with the pipeline.
+import type { NriAdjustment, NriCreateRequest } from './types.ts';
+import type { CreateContainerRequestShape } from './descriptors.ts';
+
+export function toCreateRequest(msg: CreateContainerRequestShape): NriCreateRequest {
+  const pod = msg.pod;
+  const c = msg.container;
+  return {
+    pod: {
+      id: pod?.id ?? '',
+      name: pod?.name ?? '',
+      namespace: pod?.namespace ?? '',
+      uid: pod?.uid ?? '',
+      annotations: { ...pod?.annotations },
+    },
+    container: {
+      id: c?.id ?? '',
+      name: c?.name ?? '',
+      annotations: { ...c?.annotations },
+      env: c?.env ?? [],
+      mounts: (c?.mounts ?? []).map((m) => ({ destination: m.destination, source: m.source, type: m.type, options: m.options })),
+      // NRI 0.8.0's Container carries no user-namespace mappings.
+      uidMappings: undefined,
+    },
+  };
+}
+
+/**
+ * The ContainerAdjustment fields of an NriAdjustment. NRI removes a variable with a KeyValue
+ * whose key is the name prefixed with `-`; removals come first so that a name both removed
+ * and set ends up set.
+ */
+export function fromAdjustment(adj: NriAdjustment): { annotations: Record<string, string>; env: { key: string; value: string }[] } {
+  return {
+    annotations: { ...adj.annotations },
+    env: [...adj.removeEnv.map((name) => ({ key: `-${name}`, value: '' })), ...adj.env.map(({ key, value }) => ({ key, value }))],
+  };
+}

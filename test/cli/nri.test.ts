@@ -1,0 +1,123 @@
+// `envhook nri` as a process: settings (flag, environment, config file), the runtime's fd,
+// reconnecting with backoff, surviving a bad peer, and a clean exit on SIGTERM.
+import t from 'tap';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { envhook } from '../helpers/bundle.ts';
+import { startFakeRuntime } from '../helpers/nri-runtime.ts';
+import { startNriProcess } from '../helpers/nri-process.ts';
+
+t.test('registers as envhook, index 50 by default; SIGTERM: exit 0, the connection closed', async (t) => {
+  const rt = await startFakeRuntime();
+  t.teardown(() => rt.close());
+  const p = startNriProcess(['--socket', rt.socketPath], { dir: t.testdir() });
+  const peer = await rt.nextPlugin();
+  t.same([peer.name, peer.index, peer.events], ['envhook', '50', 8]);
+  t.match(await peer.createContainer({ pod: { uid: 'u' }, container: { name: 'c' } }), { adjust: { env: [], annotations: {} } }, 'the placeholder handler: an empty adjustment');
+  const started = Date.now();
+  t.equal(await p.stop(), 0, 'exit status 0');
+  t.ok(Date.now() - started < 2000, `stopped in ${Date.now() - started} ms`);
+  await peer.closed;
+  t.equal(p.stderr(), '', 'nothing on stderr');
+  t.match(p.log(), /"signal":"SIGTERM".*nri stopping[\s\S]*nri stopped/);
+});
+
+t.test('socket and index: flag over environment over config file', async (t) => {
+  const dir = t.testdir();
+  const [a, b, c] = [await startFakeRuntime(), await startFakeRuntime(), await startFakeRuntime()];
+  t.teardown(async () => Promise.all([a.close(), b.close(), c.close()]));
+  const config = path.join(dir, 'config.json');
+  fs.writeFileSync(config, JSON.stringify({ nriSocket: c.socketPath, nriIndex: '70' }));
+  const cases: [string[], NodeJS.ProcessEnv, typeof a, string][] = [
+    [[], {}, c, '70'],
+    [[], { ENVHOOK_NRI_SOCKET: b.socketPath, ENVHOOK_NRI_INDEX: '60' }, b, '60'],
+    [['--socket', a.socketPath, '--index', '05'], { ENVHOOK_NRI_SOCKET: b.socketPath, ENVHOOK_NRI_INDEX: '60' }, a, '05'],
+  ];
+  for (const [args, env, rt, index] of cases) {
+    const p = startNriProcess(args, { dir, env: { ENVHOOK_CONFIG: config, ...env } });
+    const peer = await rt.nextPlugin();
+    t.equal(peer.index, index, `index ${index} on the expected socket`);
+    t.equal(await p.stop(), 0);
+  }
+});
+
+t.test('a bad index or fd: one line, exit 1, nothing started', async (t) => {
+  const dir = t.testdir({ 'config.json': '{}' });
+  const env = { ENVHOOK_CONFIG: path.join(dir, 'config.json') };
+  const cases: [string[], NodeJS.ProcessEnv, RegExp][] = [
+    [['nri', '--index', '5'], env, /^envhook: --index: .*\n$/],
+    [['nri', '--index', '5x'], env, /^envhook: --index: /],
+    [['nri'], { ...env, ENVHOOK_NRI_INDEX: '100' }, /^envhook: ENVHOOK_NRI_INDEX: /],
+    [['nri'], { ...env, NRI_PLUGIN_SOCKET: 'three' }, /^envhook: NRI_PLUGIN_SOCKET is not a file descriptor number\n$/],
+  ];
+  for (const [args, e, re] of cases) {
+    const r = envhook(args, { env: e });
+    t.equal(r.status, 1, args.join(' '));
+    t.match(r.stderr, re);
+    t.equal(r.stderr.split('\n').length, 2, 'one line');
+  }
+  const bad = envhook(['nri'], { env: { ENVHOOK_CONFIG: path.join(dir, 'c2.json') } });
+  t.equal(bad.status, 1, 'a named config file that is missing');
+});
+
+t.test('the runtime restarts: the plugin dials again and registers anew', async (t) => {
+  const dir = t.testdir();
+  let rt = await startFakeRuntime();
+  const socketPath = rt.socketPath;
+  const sockDir = path.dirname(socketPath);
+  const p = startNriProcess(['--socket', socketPath], { dir });
+  t.teardown(async () => {
+    await p.stop();
+    await rt.close();
+  });
+  await rt.nextPlugin();
+  // Stop the runtime (socket gone), keep it down a while, then start it on the same path.
+  await new Promise<void>((r) => {
+    void rt.close().then(r);
+  });
+  fs.mkdirSync(sockDir, { recursive: true });
+  await new Promise((r) => setTimeout(r, 700));
+  rt = await startFakeRuntime({ dir: sockDir });
+  const back = Date.now();
+  const peer = await rt.nextPlugin();
+  const took = Date.now() - back;
+  t.equal(peer.name, 'envhook');
+  t.ok(took < 3000, `registered again ${took} ms after the runtime came back (backoff at most 1 s)`);
+  t.match(p.log(), /NRI session ended/);
+});
+
+t.test('a bad peer: logged, connection closed, the daemon dials again and serves the next', async (t) => {
+  const dir = t.testdir();
+  const garbage = Buffer.from('000000010000000a00000000000000057700', 'hex');
+  const rt = await startFakeRuntime();
+  t.teardown(() => rt.close());
+  const p = startNriProcess(['--socket', rt.socketPath], { dir });
+  t.teardown(() => p.stop());
+  const peer = await rt.nextPlugin();
+  peer.socket.write(garbage);
+  await peer.closed;
+  await p.waitForLog(/unknown ttRPC message type 119.*NRI connection closed: protocol error/);
+  const next = await rt.nextPlugin();
+  t.match(await next.createContainer({ container: { name: 'c' } }), { adjust: {} }, 'the next session works');
+  t.equal(p.child.exitCode, null, 'still running');
+});
+
+t.test('NRI_PLUGIN_SOCKET: uses the inherited connection, named by NRI_PLUGIN_NAME/IDX; exits 0 when it closes', async (t) => {
+  const dir = t.testdir();
+  const rt = await startFakeRuntime();
+  t.teardown(() => rt.close());
+  const conn = net.createConnection(rt.socketPath);
+  await new Promise((r) => conn.once('connect', r));
+  const p = startNriProcess(['--socket', '/nonexistent/nri.sock'], {
+    dir,
+    env: { NRI_PLUGIN_SOCKET: '3', NRI_PLUGIN_NAME: 'envhook', NRI_PLUGIN_IDX: '42' },
+    stdio: ['ignore', 'ignore', 'pipe', conn],
+  });
+  conn.destroy(); // the child holds its own copy of the descriptor
+  const peer = await rt.nextPlugin();
+  t.same([peer.name, peer.index], ['envhook', '42']);
+  peer.socket.destroy();
+  t.equal(await p.exited, 0, 'the connection closed: exit 0, no redial');
+  t.notMatch(p.log(), /NRI socket not reachable/);
+});

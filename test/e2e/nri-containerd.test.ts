@@ -1,0 +1,79 @@
+// `envhook nri` against a real containerd 2.1.9 (Debian sid, NRI 0.8.0): registration as
+// containerd logs it, reconnection after a containerd restart (timed), a clean exit on SIGTERM,
+// and the pre-installed form (containerd starts the plugin from its plugin directory with the
+// connection in NRI_PLUGIN_SOCKET).
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { NODE, REPO } from '../helpers/bundle.ts';
+import { containerd2Binary, startNriContainerd } from '../helpers/containerd-nri.ts';
+import { startNriProcess } from '../helpers/nri-process.ts';
+
+function missing(): string | undefined {
+  if (process.getuid?.() !== 0) return 'needs root';
+  try {
+    if (!fs.existsSync(containerd2Binary())) return 'containerd 2.1.9 (Debian sid) has no binary in its package';
+  } catch (err) {
+    return `containerd 2.1.9 (Debian sid) not available: ${(err as Error).message}`;
+  }
+  return undefined;
+}
+
+const skip = missing();
+const CONNECTED = /plugin \\"50-envhook\\" connected and synchronized/;
+const timeOf = (line: string) => Date.parse(line.match(/time="([^"]+)"/)![1]!);
+
+t.test('external plugin: registers, comes back after a containerd restart, exits 0 on SIGTERM', { skip }, async (t) => {
+  const ctrd = await startNriContainerd();
+  t.teardown(() => ctrd.cleanup());
+  const p = startNriProcess(['--socket', ctrd.nriSocket], { dir: t.testdir() });
+  t.teardown(() => p.stop());
+  await ctrd.waitForLog(CONNECTED);
+  t.match(ctrd.log(), /plugin \\"external:50-envhook\[\d+\]\\" registered as \\"50-envhook\\"/, 'containerd: registered as 50-envhook');
+  await p.waitForLog(/"runtime":"containerd","version":"2\.1\.9/);
+
+  // Restart: stop containerd, start it again with the same directories.
+  await ctrd.stop();
+  const from = ctrd.log().length;
+  await ctrd.start();
+  const m = await ctrd.waitForLog(new RegExp(`.*${CONNECTED.source}.*`), 20_000, from);
+  const after = ctrd.log().slice(from);
+  const up = after.split('\n').find((l) => l.includes('Synchronizing NRI (plugin) with current runtime state'))!;
+  const ms = timeOf(m[0]) - timeOf(up);
+  t.ok(ms >= 0 && ms < 3000, `reconnected ${ms} ms after containerd's NRI was up again`);
+  t.comment(`reconnect after containerd restart: ${ms} ms`);
+  t.match(p.log(), /NRI session ended/);
+
+  // SIGTERM: exit 0, and containerd sees the connection close.
+  const mark = ctrd.log().length;
+  t.equal(await p.stop(), 0, 'exit status 0 on SIGTERM');
+  await ctrd.waitForLog(/connection to plugin \\"50-envhook\\" closed/, 5000, mark);
+  t.equal(p.stderr(), '');
+});
+
+t.test('pre-installed plugin: started by containerd, uses NRI_PLUGIN_SOCKET, ends with containerd', { skip }, async (t) => {
+  const dir = t.testdir();
+  const ctrd = await startNriContainerd();
+  t.teardown(() => ctrd.cleanup());
+  const logFile = path.join(dir, 'plugin.log');
+  const pidFile = path.join(dir, 'plugin.pid');
+  // containerd gives the plugin an environment of three variables only: the wrapper sets the rest.
+  fs.writeFileSync(
+    path.join(ctrd.pluginDir, '50-envhook'),
+    `#!/bin/sh\necho $$ > ${JSON.stringify(pidFile)}\nexec ${JSON.stringify(NODE)} ${JSON.stringify(path.join(REPO, 'src/cli/main.ts'))} nri --log-file ${JSON.stringify(logFile)} --log-level debug\n`,
+    { mode: 0o755 },
+  );
+  await ctrd.stop();
+  const from = ctrd.log().length;
+  await ctrd.start();
+  await ctrd.waitForLog(/pre-installed NRI plugin \\"50-envhook\\" synchronization success/, 20_000, from);
+  t.match(ctrd.log().slice(from), /plugin \\"pre-connected:50-envhook\[\d+\]\\" registered as \\"50-envhook\\"/, 'containerd: pre-connected plugin');
+  const log = fs.readFileSync(logFile, 'utf8');
+  t.match(log, /"fd":3.*NRI plugin on the runtime-provided connection/);
+  t.notMatch(log, /NRI socket connected/, 'did not dial the default socket');
+  const pid = Number(fs.readFileSync(pidFile, 'utf8'));
+  await ctrd.stop();
+  const end = Date.now() + 5000;
+  while (fs.existsSync(`/proc/${pid}`) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+  t.notOk(fs.existsSync(`/proc/${pid}`) && !fs.readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z'), 'the plugin ended with its connection');
+});

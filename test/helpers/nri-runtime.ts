@@ -1,0 +1,105 @@
+// A test peer playing the runtime's side of an NRI socket, as NRI 0.8.0's adaptation does:
+// it serves Runtime.RegisterPlugin on connection 2, then calls Plugin.Configure and
+// Plugin.Synchronize on connection 1, and then whatever the test sends. Built on envhook's own
+// framing, so every test that uses it is also checked against recorded containerd frames
+// (test/nri/frames.test.ts) for the framing itself.
+import net from 'node:net';
+import fs from 'node:fs';
+import path from 'node:path';
+import os from 'node:os';
+import { silentLogger } from '../../src/log.ts';
+import { decode, encode, Msg } from '../../src/nri/descriptors.ts';
+import { PLUGIN_CONN, RUNTIME_CONN } from '../../src/nri/frames.ts';
+import { MuxConnection } from '../../src/nri/mux.ts';
+import { PLUGIN_SERVICE, RUNTIME_SERVICE } from '../../src/nri/schema.ts';
+import { TtrpcClient, TtrpcServer } from '../../src/nri/ttrpc.ts';
+
+export interface PeerPlugin {
+  name: string;
+  index: string;
+  events: number;
+  /** Plugin.<method> with an encoded request; resolves with the response payload. */
+  call(method: string, payload: Uint8Array, timeoutMs?: number): Promise<Buffer>;
+  createContainer(req: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>>;
+  socket: net.Socket;
+  mux: MuxConnection;
+  closed: Promise<string>;
+}
+
+export interface FakeRuntime {
+  socketPath: string;
+  /** The next plugin that registers and is configured and synchronized. */
+  nextPlugin(): Promise<PeerPlugin>;
+  /** Raw sockets accepted, for tests that speak bytes directly. */
+  onRawConnection?: (socket: net.Socket) => boolean;
+  close(): Promise<void>;
+}
+
+export async function startFakeRuntime(opts: { dir?: string; raw?: (socket: net.Socket) => void } = {}): Promise<FakeRuntime> {
+  const dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-nri-'));
+  const socketPath = path.join(dir, 'nri.sock');
+  const waiting: ((p: PeerPlugin) => void)[] = [];
+  const ready: PeerPlugin[] = [];
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    if (opts.raw) return opts.raw(socket);
+    void accept(socket).then(
+      (p) => {
+        const w = waiting.shift();
+        if (w) w(p);
+        else ready.push(p);
+      },
+      () => socket.destroy(),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  return {
+    socketPath,
+    nextPlugin: () => {
+      const p = ready.shift();
+      return p ? Promise.resolve(p) : new Promise((resolve) => waiting.push(resolve));
+    },
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (!opts.dir) fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function accept(socket: net.Socket): Promise<PeerPlugin> {
+  const mux = new MuxConnection(socket, silentLogger);
+  let registered!: (r: { name: string; index: string }) => void;
+  const reg = new Promise<{ name: string; index: string }>((resolve) => (registered = resolve));
+  new TtrpcServer(mux.open(RUNTIME_CONN), {
+    [`${RUNTIME_SERVICE}/RegisterPlugin`]: (payload) => {
+      const r = decode<{ pluginName: string; pluginIdx: string }>(Msg.RegisterPluginRequest, payload);
+      registered({ name: r.pluginName, index: r.pluginIdx });
+      return encode(Msg.Empty, {});
+    },
+  });
+  const client = new TtrpcClient(mux.open(PLUGIN_CONN));
+  mux.closed.then((reason) => client.abort(reason));
+  const call = (method: string, payload: Uint8Array, timeoutMs = 2000) => client.call(PLUGIN_SERVICE, method, payload, timeoutMs);
+  const { name, index } = await reg;
+  const cfg = decode<{ events: number }>(
+    Msg.ConfigureResponse,
+    await call('Configure', encode(Msg.ConfigureRequest, { runtimeName: 'fake-runtime', runtimeVersion: '0.0', registrationTimeout: 5000n, requestTimeout: 2000n })),
+  );
+  await call('Synchronize', encode(Msg.SynchronizeRequest, { more: false }));
+  return {
+    name,
+    index,
+    events: cfg.events,
+    call,
+    async createContainer(req, timeoutMs) {
+      const res = await call('CreateContainer', encode(Msg.CreateContainerRequest, req), timeoutMs);
+      return decode<Record<string, unknown>>(Msg.CreateContainerResponse, res);
+    },
+    socket,
+    mux,
+    closed: mux.closed,
+  };
+}

@@ -1,0 +1,35 @@
+import t from 'tap';
+import fc from 'fast-check';
+import { decode, encode, Msg } from '../../src/nri/descriptors.ts';
+import { fromAdjustment, toCreateRequest } from '../../src/nri/convert.ts';
+
+t.test('a request without pod or container: empty fields, never undefined', async (t) => {
+  t.same(toCreateRequest({}), {
+    pod: { id: '', name: '', namespace: '', uid: '', annotations: {} },
+    container: { id: '', name: '', annotations: {}, env: [], mounts: [], uidMappings: undefined },
+  });
+});
+
+t.test('annotations are copies: the handler cannot reach into the decoded message', async (t) => {
+  const msg = decode<Parameters<typeof toCreateRequest>[0]>(Msg.CreateContainerRequest, encode(Msg.CreateContainerRequest, { pod: { annotations: { a: '1' } } }));
+  const req = toCreateRequest(msg);
+  req.pod.annotations.b = '2';
+  t.same(msg.pod!.annotations, { a: '1' });
+});
+
+t.test('adjustment: removals as -NAME first, then additions in order; round trip through the wire', async (t) => {
+  const name = fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,8}$/);
+  fc.assert(
+    fc.property(fc.array(fc.record({ key: name, value: fc.string() })), fc.array(name), fc.dictionary(fc.string({ minLength: 1 }), fc.string()), (env, removeEnv, annotations) => {
+      const adjust = fromAdjustment({ env, removeEnv, annotations });
+      const back = decode<{ adjust: { env: { key: string; value: string }[]; annotations: Record<string, string> } }>(
+        Msg.CreateContainerResponse,
+        encode(Msg.CreateContainerResponse, { adjust }),
+      );
+      const want = [...removeEnv.map((n) => ({ key: `-${n}`, value: '' })), ...env];
+      return JSON.stringify(back.adjust.env.map(({ key, value }) => ({ key, value }))) === JSON.stringify(want) && JSON.stringify({ ...back.adjust.annotations }) === JSON.stringify({ ...annotations });
+    }),
+    { numRuns: 200 },
+  );
+  t.pass('200 random adjustments');
+});

@@ -1,0 +1,98 @@
+// The multiplexer and ttRPC framing against bytes recorded from containerd 2.1.9 (NRI 0.8.0)
+// talking to `envhook nri` (test/nri/record-frames.ts), then the limits and malformed input.
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { decode, encode, Msg, type RequestShape, type ResponseShape } from '../../src/nri/descriptors.ts';
+import {
+  encodeMux, encodeTtrpc, MessageType, MUX_HEADER, MUX_MAX, MuxDecoder, PLUGIN_CONN, ProtocolError, RUNTIME_CONN, TTRPC_MAX, TtrpcDecoder,
+  type TtrpcFrame,
+} from '../../src/nri/frames.ts';
+import { PLUGIN_SERVICE, RUNTIME_SERVICE } from '../../src/nri/schema.ts';
+
+const fixture = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '../fixtures/nri/containerd-2.1.9.json'), 'utf8')) as {
+  chunks: { from: 'plugin' | 'runtime'; hex: string }[];
+};
+const stream = (from: string) => Buffer.concat(fixture.chunks.filter((c) => c.from === from).map((c) => Buffer.from(c.hex, 'hex')));
+
+/** Every ttRPC frame of a byte stream, by connection, fed in pieces of `step` bytes. */
+function frames(bytes: Buffer, step: number): { conn: number; frame: TtrpcFrame }[] {
+  const mux = new MuxDecoder();
+  const ttrpc = new Map<number, TtrpcDecoder>();
+  const out: { conn: number; frame: TtrpcFrame }[] = [];
+  for (let i = 0; i < bytes.length; i += step) {
+    for (const { conn, payload } of mux.push(bytes.subarray(i, i + step))) {
+      if (!ttrpc.has(conn)) ttrpc.set(conn, new TtrpcDecoder());
+      for (const frame of ttrpc.get(conn)!.push(payload)) out.push({ conn, frame });
+    }
+  }
+  return out;
+}
+
+t.test("containerd's side: RegisterPlugin answered on conn 2, Configure and Synchronize called on conn 1", async (t) => {
+  for (const step of [1, 3, 7, 1 << 20]) {
+    const got = frames(stream('runtime'), step);
+    t.same(got.map(({ conn, frame }) => [conn, frame.streamId, frame.type, frame.flags]), [
+      [RUNTIME_CONN, 1, MessageType.Response, 0],
+      [PLUGIN_CONN, 1, MessageType.Request, 0],
+      [PLUGIN_CONN, 3, MessageType.Request, 0],
+    ], `conn ids, stream ids, types (pieces of ${step} bytes)`);
+    const register = decode<ResponseShape>(Msg.Response, got[0]!.frame.payload);
+    t.equal(register.status, undefined, 'RegisterPlugin: no error status');
+    const configure = decode<RequestShape>(Msg.Request, got[1]!.frame.payload);
+    t.match(configure, { service: PLUGIN_SERVICE, method: 'Configure' });
+    t.match(decode(Msg.ConfigureRequest, configure.payload), { runtimeName: 'containerd', runtimeVersion: /^2\.1\.9/, registrationTimeout: 5000n, requestTimeout: 2000n });
+    t.ok(configure.timeoutNano > 0n, 'the runtime sends its deadline');
+    const sync = decode<RequestShape>(Msg.Request, got[2]!.frame.payload);
+    t.match(sync, { service: PLUGIN_SERVICE, method: 'Synchronize' });
+    t.match(decode(Msg.SynchronizeRequest, sync.payload), { more: false });
+  }
+});
+
+t.test("envhook's side, re-encoded byte for byte", async (t) => {
+  const got = frames(stream('plugin'), 5);
+  t.same(got.map(({ conn, frame }) => [conn, frame.streamId, frame.type]), [
+    [RUNTIME_CONN, 1, MessageType.Request],
+    [PLUGIN_CONN, 1, MessageType.Response],
+    [PLUGIN_CONN, 3, MessageType.Response],
+  ]);
+  const ours = Buffer.concat([
+    ...encodeMux(RUNTIME_CONN, encodeTtrpc({ streamId: 1, type: MessageType.Request, payload: encode(Msg.Request, {
+      service: RUNTIME_SERVICE, method: 'RegisterPlugin', payload: encode(Msg.RegisterPluginRequest, { pluginName: 'envhook', pluginIdx: '50' }), timeoutNano: 5_000_000_000n,
+    }) })),
+    ...encodeMux(PLUGIN_CONN, encodeTtrpc({ streamId: 1, type: MessageType.Response, payload: encode(Msg.Response, { payload: encode(Msg.ConfigureResponse, { events: 8 }) }) })),
+    ...encodeMux(PLUGIN_CONN, encodeTtrpc({ streamId: 3, type: MessageType.Response, payload: encode(Msg.Response, { payload: encode(Msg.SynchronizeResponse, { more: false }) }) })),
+  ]);
+  t.equal(ours.toString('hex'), stream('plugin').toString('hex'), 'the recorded bytes');
+});
+
+t.test('a mux frame over the limit is refused from its header, before its payload arrives', async (t) => {
+  const header = Buffer.alloc(MUX_HEADER);
+  header.writeUInt32BE(1, 0);
+  header.writeUInt32BE(MUX_MAX + 1, 4);
+  t.throws(() => new MuxDecoder().push(header), new ProtocolError(`multiplexer frame of ${MUX_MAX + 1} bytes exceeds the limit of ${MUX_MAX}`));
+  header.writeUInt32BE(MUX_MAX, 4);
+  t.same(new MuxDecoder().push(header), [], 'at the limit: waits for the payload');
+});
+
+t.test('a ttRPC message over 4 MiB is refused, both ways; an unknown message type too', async (t) => {
+  const h = Buffer.alloc(10);
+  h.writeUInt32BE(TTRPC_MAX + 1, 0);
+  t.throws(() => new TtrpcDecoder().push(h), /ttRPC message of 4194305 bytes exceeds the limit of 4194304/);
+  t.throws(() => encodeTtrpc({ streamId: 1, type: 1, payload: new Uint8Array(TTRPC_MAX + 1) }), ProtocolError);
+  const max = encodeTtrpc({ streamId: 1, type: 2, payload: new Uint8Array(TTRPC_MAX) });
+  t.equal(new TtrpcDecoder().push(max)[0]!.payload.length, TTRPC_MAX, 'exactly 4 MiB passes');
+  const odd = Buffer.from('00000000000000010900', 'hex');
+  t.throws(() => new TtrpcDecoder().push(odd), /unknown ttRPC message type 9/);
+});
+
+t.test('writes over the mux limit are split as NRI splits them, and read back whole', async (t) => {
+  const big = Buffer.alloc(MUX_MAX + 100, 7);
+  const parts = encodeMux(PLUGIN_CONN, big);
+  t.equal(parts.length, 4, 'two frames');
+  t.equal(parts[0]!.readUInt32BE(4), MUX_MAX);
+  t.equal(parts[2]!.readUInt32BE(4), 100);
+  const got = new MuxDecoder().push(Buffer.concat(parts));
+  t.same(got.map((f) => [f.conn, f.payload.length]), [[1, MUX_MAX], [1, 100]]);
+  t.same(encodeMux(2, Buffer.alloc(0)).map((b) => b.length), [MUX_HEADER, 0], 'an empty write is one empty frame');
+});

@@ -1,0 +1,155 @@
+// A plugin session against a test peer playing containerd's side (test/helpers/nri-runtime.ts):
+// RegisterPlugin → Configure → Synchronize → CreateContainer, handler errors as ttRPC status,
+// and malformed, oversized or unknown input on a live connection: one log line, the
+// connection closed, the process unharmed.
+import t, { type Test } from 'tap';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { EnvhookError } from '../../src/errors.ts';
+import { createLogger } from '../../src/log.ts';
+import { encode, Msg } from '../../src/nri/descriptors.ts';
+import { encodeMux, encodeTtrpc, MessageType, MUX_MAX, PLUGIN_CONN, RUNTIME_CONN, TTRPC_MAX } from '../../src/nri/frames.ts';
+import { startPlugin, type PluginSession } from '../../src/nri/plugin.ts';
+import { Code, RpcError } from '../../src/nri/ttrpc.ts';
+import { EMPTY_ADJUSTMENT, type NriCreateHandler, type NriCreateRequest } from '../../src/nri/types.ts';
+import { startFakeRuntime, type FakeRuntime, type PeerPlugin } from '../helpers/nri-runtime.ts';
+
+const CANARY = 'canary-7f3a9c-value';
+
+async function setup(t: Test, handler: NriCreateHandler): Promise<{ rt: FakeRuntime; peer: PeerPlugin; session: PluginSession; logText: () => string }> {
+  const dir = t.testdir();
+  const logFile = path.join(dir, 'envhook.log');
+  const rt = await startFakeRuntime(); // a short private directory: socket paths are at most 107 bytes
+  const session = startPlugin(net.createConnection(rt.socketPath), { name: 'envhook', index: '50', handler, log: createLogger(logFile, 'debug') });
+  const peer = await rt.nextPlugin();
+  await session.registered;
+  t.teardown(async () => {
+    session.close('test over');
+    await rt.close();
+  });
+  return { rt, peer, session, logText: () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '') };
+}
+
+const REQUEST = {
+  pod: { id: 'sandbox-1', name: 'web', namespace: 'default', uid: 'a1b2-uid', annotations: { 'envhook.io/env': '{"app":[]}', other: CANARY } },
+  container: {
+    id: 'ctr-1', podSandboxId: 'sandbox-1', name: 'app', annotations: { 'io.kubernetes.cri.container-name': 'app' },
+    env: ['PATH=/bin', `SECRET=${CANARY}`],
+    mounts: [{ destination: '/etc/hosts', type: 'bind', source: '/var/lib/kubelet/pods/a1b2-uid/etc-hosts', options: ['rbind', 'ro'] }],
+  },
+};
+
+t.test('registers, subscribes to CreateContainer only, and maps request and adjustment', async (t) => {
+  let seen: NriCreateRequest | undefined;
+  const { peer } = await setup(t, (req) => {
+    seen = req;
+    return { env: [{ key: 'FROM_FILE', value: 'x' }], removeEnv: ['REDIS_PORT'], annotations: { 'envhook.io/applied': 'nri' } };
+  });
+  t.equal(peer.name, 'envhook');
+  t.equal(peer.index, '50');
+  t.equal(peer.events, 1 << 3, 'event mask: CreateContainer (4) only');
+  const res = await peer.createContainer(REQUEST);
+  t.same(seen, {
+    pod: { id: 'sandbox-1', name: 'web', namespace: 'default', uid: 'a1b2-uid', annotations: REQUEST.pod.annotations },
+    container: { id: 'ctr-1', name: 'app', annotations: REQUEST.container.annotations, env: REQUEST.container.env, mounts: REQUEST.container.mounts, uidMappings: undefined },
+  }, 'the handler gets plain data');
+  t.match(res, { adjust: { annotations: { 'envhook.io/applied': 'nri' }, env: [{ key: '-REDIS_PORT', value: '' }, { key: 'FROM_FILE', value: 'x' }] } }, 'removal as -NAME, then additions');
+  t.same(await peer.createContainer({}), { $typeName: 'nri.pkg.api.v1alpha1.CreateContainerResponse', adjust: res.adjust }, 'an empty request is still answered');
+});
+
+t.test('an empty adjustment is an empty ContainerAdjustment', async (t) => {
+  const { peer } = await setup(t, () => EMPTY_ADJUSTMENT);
+  const res = await peer.createContainer(REQUEST);
+  t.match(res, { adjust: { annotations: {}, env: [] } });
+});
+
+t.test("a handler's EnvhookError is the call's error status, envhook's one line; no value logged", async (t) => {
+  const { peer, logText } = await setup(t, () => {
+    throw new EnvhookError('volume "config" not found');
+  });
+  const err = await peer.createContainer(REQUEST).catch((e: unknown) => e);
+  t.ok(err instanceof RpcError);
+  t.equal((err as RpcError).code, Code.Unknown, 'code Unknown, as the Go stub returns a plain error');
+  t.equal((err as RpcError).message, 'envhook: volume "config" not found');
+  const ok = await peer.call('Synchronize', encode(Msg.SynchronizeRequest, { more: false }));
+  t.ok(ok, 'the connection stays up');
+  t.match(logText(), /CreateContainer failed/);
+  t.notMatch(logText(), CANARY, 'no request value in the log');
+});
+
+t.test('a foreign error: "internal error", never its message', async (t) => {
+  const { peer, logText } = await setup(t, async () => {
+    throw new TypeError(`bad ${CANARY}`);
+  });
+  const err = (await peer.createContainer(REQUEST).catch((e: unknown) => e)) as RpcError;
+  t.equal(err.message, 'envhook: internal error (TypeError)');
+  t.notMatch(logText(), CANARY);
+});
+
+t.test('a slow handler: the runtime gives up and closes; the late answer goes nowhere', async (t) => {
+  let release!: () => void;
+  const { peer, session } = await setup(t, () => new Promise((resolve) => (release = () => resolve(EMPTY_ADJUSTMENT))));
+  const err = (await peer.createContainer(REQUEST, 150).catch((e: unknown) => e)) as RpcError;
+  t.equal(err.code, Code.DeadlineExceeded);
+  peer.socket.destroy(); // what containerd does with a plugin that timed out
+  t.equal(await session.closed, 'closed by the peer');
+  release();
+  await new Promise((r) => setTimeout(r, 20));
+});
+
+t.test('an unknown method is Unimplemented and the connection stays', async (t) => {
+  const { peer } = await setup(t, () => EMPTY_ADJUSTMENT);
+  const err = (await peer.call('StopContainer', new Uint8Array()).catch((e: unknown) => e)) as RpcError;
+  t.equal(err.code, Code.Unimplemented);
+  t.match(await peer.createContainer(REQUEST), { adjust: {} });
+});
+
+t.test('an adjustment over 4 MiB: ResourceExhausted, nothing oversized is sent', async (t) => {
+  const { peer } = await setup(t, () => ({ env: [{ key: 'BIG', value: 'x'.repeat(TTRPC_MAX) }], removeEnv: [], annotations: {} }));
+  const err = (await peer.createContainer(REQUEST).catch((e: unknown) => e)) as RpcError;
+  t.equal(err.code, Code.ResourceExhausted);
+  t.match(err.message, /exceeds the ttRPC limit of 4194304/);
+});
+
+const header = (conn: number, size: number) => {
+  const b = Buffer.alloc(8);
+  b.writeUInt32BE(conn, 0);
+  b.writeUInt32BE(size, 4);
+  return b;
+};
+
+const MALFORMED: [string, () => Buffer, RegExp][] = [
+  ['a mux frame over the limit', () => header(PLUGIN_CONN, MUX_MAX + 1), /multiplexer frame of \d+ bytes exceeds the limit/],
+  ['a frame for an unknown connection', () => Buffer.concat(encodeMux(7, Buffer.from('hello'))), /unknown connection 7/],
+  ['a ttRPC header announcing more than 4 MiB', () => Buffer.concat([header(PLUGIN_CONN, 10), Buffer.from('00400001000000050100', 'hex')]), /exceeds the limit of 4194304/],
+  ['an unknown ttRPC message type', () => Buffer.concat(encodeMux(PLUGIN_CONN, Buffer.from('00000000000000057700', 'hex'))), /unknown ttRPC message type 119/],
+  ['a stream Data frame', () => Buffer.concat(encodeMux(PLUGIN_CONN, encodeTtrpc({ streamId: 5, type: MessageType.Data, payload: Buffer.from('x') }))), /unexpected ttRPC message type 3/],
+  ['a request on an even stream', () => Buffer.concat(encodeMux(PLUGIN_CONN, encodeTtrpc({ streamId: 2, type: MessageType.Request, payload: Buffer.alloc(0) }))), /even stream 2/],
+  ['a Request that is not protobuf', () => Buffer.concat(encodeMux(PLUGIN_CONN, encodeTtrpc({ streamId: 5, type: MessageType.Request, payload: Buffer.from('ffffffffffffffffffff', 'hex') }))), /malformed Request message/],
+  ['a response nobody asked for', () => Buffer.concat(encodeMux(RUNTIME_CONN, encodeTtrpc({ streamId: 9, type: MessageType.Response, payload: Buffer.alloc(0) }))), /response for unknown stream 9/],
+];
+
+for (const [what, bytes, reason] of MALFORMED) {
+  t.test(`${what}: one log line, the connection closed`, async (t) => {
+    const { peer, session, logText } = await setup(t, () => EMPTY_ADJUSTMENT);
+    peer.socket.write(bytes());
+    t.match(await session.closed, reason);
+    await peer.closed;
+    const lines = logText().split('\n').filter((l) => l.includes('protocol error'));
+    t.equal(lines.length, 1, 'one log line');
+    t.match(lines[0], reason);
+  });
+}
+
+t.test('a runtime that never answers RegisterPlugin: registration times out, the socket is closed', async (t) => {
+  const dir = t.testdir();
+  const accepted: net.Socket[] = [];
+  const rt = await startFakeRuntime({ raw: (s) => void accepted.push(s) });
+  const session = startPlugin(net.createConnection(rt.socketPath), { name: 'envhook', index: '50', handler: () => EMPTY_ADJUSTMENT, log: createLogger(path.join(dir, 'l.log'), 'debug'), registrationTimeoutMs: 200 });
+  const started = Date.now();
+  await t.rejects(session.registered, /RegisterPlugin: no response within 200 ms|registration not completed/);
+  t.ok(Date.now() - started < 2000, 'no hang');
+  t.match(await session.closed, /registration failed/);
+  await rt.close();
+});

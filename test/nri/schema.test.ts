@@ -1,0 +1,83 @@
+// Every message and field of ours (src/nri/schema.ts, as descriptors) against the protocol's own
+// files from Debian sid: NRI 0.8.0's pkg/api/api.proto and ttRPC's request.proto, compiled by
+// protoc into descriptor sets at test time (never copied into the repository).
+import t, { type Test } from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { fromBinary } from '@bufbuild/protobuf';
+import { FileDescriptorSetSchema, type DescriptorProto, type FileDescriptorSet } from '@bufbuild/protobuf/wkt';
+import { sidPackage } from '../../scripts/debian-sid.mjs';
+import { FILE_SET } from '../../src/nri/descriptors.ts';
+import { NRI_PACKAGE } from '../../src/nri/schema.ts';
+
+const GOCODE = 'usr/share/gocode/src';
+
+function compile(includeDir: string, file: string, out: string): FileDescriptorSet {
+  execFileSync('protoc', ['--include_imports', `--descriptor_set_out=${out}`, '-I', includeDir, file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  return fromBinary(FileDescriptorSetSchema, fs.readFileSync(out));
+}
+
+/** Every message of a set by its full name (nested ones included), e.g. `.ttrpc.Request`. */
+function messagesOf(set: FileDescriptorSet): Map<string, DescriptorProto> {
+  const out = new Map<string, DescriptorProto>();
+  const walk = (prefix: string, msgs: DescriptorProto[]) => {
+    for (const m of msgs) {
+      out.set(`${prefix}.${m.name}`, m);
+      walk(`${prefix}.${m.name}`, m.nestedType);
+    }
+  };
+  for (const f of set.file) walk(f.package ? `.${f.package}` : '', f.messageType);
+  return out;
+}
+
+const ours = messagesOf(FILE_SET);
+
+function compareFile(t: Test, pkg: string, theirs: Map<string, DescriptorProto>, rename: (name: string) => string = (n) => n) {
+  let fields = 0;
+  for (const [name, msg] of ours) {
+    if (!name.startsWith(`.${pkg}.`)) continue;
+    const other = theirs.get(rename(name));
+    if (!t.ok(other, `${name} exists upstream`)) continue;
+    t.equal(msg.options?.mapEntry ?? false, other!.options?.mapEntry ?? false, `${name}: map entry or not`);
+    for (const f of msg.field) {
+      const o = other!.field.find((x) => x.number === f.number);
+      if (!t.ok(o, `${name}.${f.name} (${f.number}) exists upstream`)) continue;
+      t.same(
+        { name: o!.name, number: o!.number, type: o!.type, label: o!.label, typeName: o!.typeName },
+        { name: f.name, number: f.number, type: f.type, label: f.label, typeName: f.typeName ? rename(f.typeName) : '' },
+        `${name}.${f.name}: name, number, type, label, message type`,
+      );
+      fields++;
+    }
+  }
+  return fields;
+}
+
+t.test('NRI messages and fields match NRI 0.8.0 api.proto (Debian sid)', async (t) => {
+  const root = path.join(sidPackage('golang-github-containerd-nri-dev'), GOCODE);
+  const set = compile(root, 'github.com/containerd/nri/pkg/api/api.proto', path.join(t.testdir(), 'nri.pb'));
+  const n = compareFile(t, NRI_PACKAGE, messagesOf(set));
+  t.ok(n >= 30, `${n} NRI fields compared`);
+  // The services and methods envhook serves and calls exist as named.
+  const api = set.file.find((f) => f.package === NRI_PACKAGE)!;
+  const plugin = api.service.find((s) => s.name === 'Plugin')!;
+  const runtime = api.service.find((s) => s.name === 'Runtime')!;
+  for (const m of ['Configure', 'Synchronize', 'Shutdown', 'CreateContainer']) t.ok(plugin.method.some((x) => x.name === m), `Plugin.${m}`);
+  t.ok(runtime.method.some((x) => x.name === 'RegisterPlugin'), 'Runtime.RegisterPlugin');
+  const ev = api.enumType.find((e) => e.name === 'Event')!;
+  t.equal(ev.value.find((v) => v.name === 'CREATE_CONTAINER')?.number, 4, 'Event CREATE_CONTAINER = 4');
+});
+
+t.test('ttRPC Request, Response and KeyValue match ttRPC request.proto (Debian sid)', async (t) => {
+  const root = path.join(sidPackage('golang-github-containerd-ttrpc-dev'), GOCODE, 'github.com/containerd/ttrpc');
+  const set = compile(root, 'request.proto', path.join(t.testdir(), 'ttrpc.pb'));
+  const theirs = messagesOf(set);
+  // ttRPC's own copy of Status has no package (`.Status`) and only `code`; ours is google.rpc.Status,
+  // whose `message` (2) ttRPC's Go code fills from google.golang.org/genproto (not in that copy).
+  const rename = (n: string) => (n === '.google.rpc.Status' ? '.Status' : n);
+  const n = compareFile(t, 'ttrpc', theirs, rename);
+  t.equal(n, 9, 'every ttRPC field compared');
+  const status = theirs.get('.Status')!;
+  t.same(status.field.map((f) => [f.name, f.number, f.type]), [['code', 1, ours.get('.google.rpc.Status')!.field[0]!.type]], 'Status.code = 1, int32');
+});
