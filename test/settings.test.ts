@@ -7,8 +7,8 @@ import { EnvhookError } from '../src/errors.ts';
 t.test('precedence', async (t) => {
   const dir = t.testdir({ 'c.json': JSON.stringify({ kubeletRoot: '/file', runtime: 'crun', logLevel: 'warn' }) });
   const env = { ENVHOOK_CONFIG: path.join(dir, 'c.json'), ENVHOOK_KUBELET_ROOT: '/env', ENVHOOK_RUNTIME: '' };
-  t.same(loadSettings({ kubeletRoot: '/flag' }, env), { kubeletRoot: '/flag', runtime: 'crun', logFile: undefined, logLevel: 'warn' });
-  t.same(loadSettings({}, env), { kubeletRoot: '/env', runtime: 'crun', logFile: undefined, logLevel: 'warn' }, 'an empty variable does not count');
+  t.same(loadSettings({ kubeletRoot: '/flag' }, env), { kubeletRoot: '/flag', runtime: 'crun', logFile: undefined, logLevel: 'warn', runDir: '/run/envhook', nriSocket: '/var/run/nri/nri.sock', nriIndex: '50' });
+  t.same(loadSettings({}, env), { kubeletRoot: '/env', runtime: 'crun', logFile: undefined, logLevel: 'warn', runDir: '/run/envhook', nriSocket: '/var/run/nri/nri.sock', nriIndex: '50' }, 'an empty variable does not count');
   t.same(loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'c.json') }).kubeletRoot, '/file');
 });
 
