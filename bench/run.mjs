@@ -9,6 +9,7 @@ import { NODE, REPO } from './cli.mjs';
 import { startup, injectTypical, passThrough, runThroughShim } from './rows.mjs';
 import { scale, FACTORS } from './scale.mjs';
 import { criRows } from './cri.mjs';
+import { execRows } from './exec.mjs';
 
 const work = path.join(REPO, 'bench/out');
 fs.rmSync(work, { recursive: true, force: true });
@@ -25,8 +26,8 @@ const fsType = (dir) => {
   }
 };
 
-const CRI_START = '<!-- row 6: CRI -->';
-const CRI_END = '<!-- end of row 6 -->';
+const CRI_START = '<!-- row 7: CRI -->';
+const CRI_END = '<!-- end of row 7 -->';
 const f1 = (x) => (x === undefined ? '–' : x.toFixed(1));
 const signed = (x) => (Number.isNaN(x) ? '–' : `${x >= 0 ? '+' : ''}${f1(x)}`);
 const table = (head, rows) => [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
@@ -100,23 +101,23 @@ console.error(`envhook bench: ${RUNS} runs a figure, medians; ${m.cpu}; ${m.kern
 const only = process.env.BENCH_ONLY?.split(',');
 const want = (n) => !only || only.includes(String(n));
 const rows = [];
-for (const [n, row] of [[5, startup], [1, injectTypical], [2, passThrough], [3, runThroughShim]]) {
+for (const [n, row] of [[5, startup], [1, injectTypical], [2, passThrough], [3, runThroughShim], [6, execRows]]) {
   if (!want(n)) continue;
   const out = row(work);
   for (const r of out) console.error(r.skip ? `  ${r.case}: skipped, ${r.skip}` : `  ${r.case}: ${r.subject} ${f1(r.ms)} ms vs ${r.baseline} ${f1(r.baseMs)} ms`);
   rows.push(...out);
 }
-// Row 6 talks gRPC to a containerd: asynchronous, after the others, in a section of its own.
+// Row 7 talks gRPC to a containerd: asynchronous, after the others, in a section of its own.
 const criLoad = loadavg();
-const cri = want(6) ? await criRows() : [];
+const cri = want(7) ? await criRows() : [];
 for (const r of cri) console.error(r.skip ? `  ${r.case}: skipped, ${r.skip}` : `  ${r.case}: ${r.subject} ${f1(r.ms)} ms vs ${r.baseline} ${f1(r.baseMs)} ms`);
 const criSection = `${CRI_START}
-## CRI (row 6): the kubelet's calls, envhook handler against the plain runc handler
+## CRI (row 7): the kubelet's calls, envhook handler against the plain runc handler
 
 Measured on ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')} (load average ${criLoad} at start, ${loadavg()} at end) on one private
 ${cri[0]?.containerd ?? 'containerd 1.6'} with the CRI plugin, over gRPC as the kubelet calls it; the two
 handlers interleaved in the same run, wall time per call (CPU is not attributed per call: the
-work is spread over containerd, its shims, runc and envhook). Method: bench/README.md, row 6.
+work is spread over containerd, its shims, runc and envhook). Method: bench/README.md, row 7.
 
 ${verdicts(cri, [])}
 
@@ -153,14 +154,14 @@ as a steady "ms per extra 1×". RSS: peak resident set (GNU time), median of 5.
 ${scaleTable(scaled)}
 `;
 const results = path.join(REPO, 'bench/RESULTS.md');
-if (only && only.every((n) => n === '6')) {
-  // Row 6 alone: replace its section in the last full results, keep the other rows' figures.
+if (only && only.every((n) => n === '7')) {
+  // Row 7 alone: replace its section in the last full results, keep the other rows' figures.
   const old = fs.existsSync(results) ? fs.readFileSync(results, 'utf8') : '';
   const at = old.indexOf(CRI_START);
   const end = old.indexOf(CRI_END);
   fs.writeFileSync(results, at >= 0 && end > at ? old.slice(0, at) + criSection + old.slice(end + CRI_END.length) : `${old.trimEnd()}\n\n${criSection}\n`);
   console.log(criSection);
 } else {
-  fs.writeFileSync(results, `${text}${want(6) ? `\n${criSection}\n` : ''}`);
+  fs.writeFileSync(results, `${text}${want(7) ? `\n${criSection}\n` : ''}`);
   console.log(text);
 }
