@@ -18,8 +18,20 @@ export function builds() {
   const mtime = (f) => fs.statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? 0;
   if (mtime(sea) >= mtime(path.join(REPO, 'dist/envhook-main.cjs'))) out.SEA = [sea];
   else console.error('  (dist/envhook missing or older than the bundle: SEA left out; npm run build)');
+  const before = BEFORE && path.join(BEFORE, 'dist');
+  if (before) {
+    out['bundle, before'] = [NODE, path.join(before, 'envhook.cjs')];
+    if (fs.existsSync(path.join(before, 'envhook'))) out['SEA, before'] = [path.join(before, 'envhook')];
+  }
   return out;
 }
+
+/**
+ * BENCH_BEFORE=DIR: a copy of the repository's dist/ from an earlier commit, in DIR/dist, timed
+ * side by side with the current build in the same run (rows 1, 3, 5): "before" and "after" of a
+ * change, without comparing figures across runs.
+ */
+export const BEFORE = process.env.BENCH_BEFORE;
 
 /** Why `envhook inject` cannot be benchmarked yet, or undefined when it can. */
 export function injectMissing() {
@@ -71,6 +83,13 @@ export function frontBins(work) {
   const wrapper = path.join(work, 'envhook-bundle');
   fs.writeFileSync(wrapper, `#!/bin/sh\nexec '${NODE}' '${path.join(REPO, 'dist/envhook.cjs')}' "$@"\n`, { mode: 0o755 });
   const out = { bundle: wrapper };
-  if (builds().SEA) out.SEA = path.join(REPO, 'dist/envhook');
+  const all = builds();
+  if (all.SEA) out.SEA = path.join(REPO, 'dist/envhook');
+  if (all['SEA, before']) out['SEA, before'] = all['SEA, before'][0];
+  if (all['bundle, before']) {
+    const old = path.join(work, 'envhook-bundle-before');
+    fs.writeFileSync(old, `#!/bin/sh\nexec '${NODE}' '${all['bundle, before'][1]}' "$@"\n`, { mode: 0o755 });
+    out['bundle, before'] = old;
+  }
   return out;
 }

@@ -1,14 +1,15 @@
-// Bench fixtures: a kubelet-like pod directory and an OCI bundle whose config.json points into
-// it, as containerd would write them (SPEC §2, §3).
-//   <root>/pods/<uid>/etc-hosts
-//   <root>/pods/<uid>/volumes/kubernetes.io~empty-dir/<vol>/*.env
-//   <root>/pods/<uid>/volumes/kubernetes.io~projected/<vol>/{..<ts>/files, ..data → ..<ts>, name → ..data/name}
+// Bench fixtures: the kubelet-like pod of scripts/kubelet-pod.ts (shared with the tests and the
+// build) and an OCI bundle whose config.json points into it, as containerd would write them
+// (SPEC §2, §3):
+//   <root>/pods/<uid>/etc-hosts, containers/app/<id>
+//   <root>/pods/<uid>/volumes/kubernetes.io~empty-dir/config/*.env
+//   <root>/pods/<uid>/volumes/kubernetes.io~projected/certs/{..<ts>/files, ..data → ..<ts>, name → ..data/name}
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { atomicVolumeDir, makePod as makeKubeletPod, rawAnnotations } from '../scripts/kubelet-pod.ts';
 
 export const POD_UID = '0b3e7c1a-5d2f-4a6b-9c8d-7e6f5a4b3c2d';
-const TS_DIR = '..2026_01_01_00_00_00.123456789';
 const BUSYBOX = ['/bin/busybox', '/usr/bin/busybox'].find((p) => fs.existsSync(p));
 
 /** An env file of `count` variables `<prefix>NNNN='…'`, or filled up to about `bytes`. */
@@ -35,31 +36,17 @@ export function serviceEnv(n) {
   return env;
 }
 
-/** A projected volume as the kubelet's atomic writer lays it out, `files` flat files. */
-export function makeProjected(dir, files) {
-  const data = path.join(dir, TS_DIR);
-  fs.mkdirSync(data, { recursive: true });
-  for (let i = 0; i < files; i++) {
-    const name = `file-${String(i).padStart(5, '0')}.pem`;
-    fs.writeFileSync(path.join(data, name), `-----BEGIN CERTIFICATE ${i}-----\n`);
-    fs.symlinkSync(`..data/${name}`, path.join(dir, name));
-  }
-  fs.symlinkSync(TS_DIR, path.join(dir, '..data'));
-  return { dir, data };
-}
-
 /**
- * A pod under `<root>/pods/<uid>`: emptyDir `config` holding `envFiles` (name → text) and
- * projected volume `certs` with `projectedFiles` files.
+ * A pod under `<root>/pods/<uid>` (the shared kubelet-like fixture, scripts/kubelet-pod.ts):
+ * emptyDir `config` holding `envFiles` (name → text) and projected volume `certs` with
+ * `projectedFiles` flat files, laid out by the atomic writer.
  */
 export function makePod(root, { envFiles = {}, projectedFiles = 0 } = {}) {
-  const pod = path.join(root, 'pods', POD_UID);
-  const emptyDir = path.join(pod, 'volumes/kubernetes.io~empty-dir/config');
-  fs.mkdirSync(emptyDir, { recursive: true });
-  fs.writeFileSync(path.join(pod, 'etc-hosts'), '127.0.0.1 localhost\n');
-  for (const [name, text] of Object.entries(envFiles)) fs.writeFileSync(path.join(emptyDir, name), text);
-  const projected = makeProjected(path.join(pod, 'volumes/kubernetes.io~projected/certs'), projectedFiles);
-  return { root, dir: pod, emptyDir, projected };
+  const payload = {};
+  for (let i = 0; i < projectedFiles; i++) payload[`file-${String(i).padStart(5, '0')}.pem`] = `-----BEGIN CERTIFICATE ${i}-----\n`;
+  const pod = makeKubeletPod(root, { emptyDirs: { config: envFiles }, atomic: [{ plugin: 'projected', name: 'certs', payload }] }, POD_UID);
+  const dir = atomicVolumeDir(pod, 'projected', 'certs');
+  return { ...pod, root, emptyDir: pod.emptyDir('config'), projected: { dir, data: path.join(dir, fs.readlinkSync(path.join(dir, '..data'))) } };
 }
 
 /**
@@ -100,16 +87,8 @@ export function makeBundle(dir, pod, { rootfs, args = ['/bin/true'], env = [], a
   const spec = JSON.parse(fs.readFileSync(file, 'utf8'));
   spec.root = { path: rootfs ?? path.join(dir, 'rootfs'), readonly: false };
   Object.assign(spec.process, { terminal: false, args, env: ['PATH=/bin', 'HOME=/', ...env] });
-  spec.mounts.push(
-    { destination: '/etc/hosts', source: path.join(pod.dir, 'etc-hosts'), type: 'bind', options: ['rbind', 'ro'] },
-    { destination: '/certs', source: pod.projected.dir, type: 'bind', options: ['rbind', 'ro'] },
-  );
-  spec.annotations = {
-    'io.kubernetes.cri.container-type': 'container',
-    'io.kubernetes.cri.container-name': 'app',
-    'io.kubernetes.cri.sandbox-uid': POD_UID,
-    ...Object.fromEntries(Object.entries(annotations).map(([k, v]) => [k, JSON.stringify(v)])),
-  };
+  spec.mounts.push(...pod.mounts('app'), { destination: '/certs', source: pod.projected.dir, type: 'bind', options: ['rbind', 'ro'] });
+  spec.annotations = { ...pod.annotations('app'), ...rawAnnotations(annotations) };
   const text = JSON.stringify(spec, null, '\t');
   fs.writeFileSync(file, text);
   return () => fs.writeFileSync(file, text);

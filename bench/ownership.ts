@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { atomicWrite } from '../test/helpers/atomic-writer.ts';
+import { atomicWrite } from '../scripts/kubelet-pod.ts';
 import { closeDataDir, openDataDir } from '../src/ownership/datadir.ts';
 import { chownTree } from '../src/ownership/walk.ts';
 

@@ -8,8 +8,8 @@ import { setBundleBase } from './fixtures.mjs';
 import { NODE, REPO } from './cli.mjs';
 import { startup, injectTypical, passThrough, runThroughShim } from './rows.mjs';
 import { scale, FACTORS } from './scale.mjs';
-import { criRows } from './cri.mjs';
 import { execRows } from './exec.mjs';
+import { criRows } from './cri.mjs';
 
 const work = path.join(REPO, 'bench/out');
 fs.rmSync(work, { recursive: true, force: true });
@@ -154,14 +154,17 @@ as a steady "ms per extra 1×". RSS: peak resident set (GNU time), median of 5.
 ${scaleTable(scaled)}
 `;
 const results = path.join(REPO, 'bench/RESULTS.md');
+const previous = fs.existsSync(results) ? fs.readFileSync(results, 'utf8') : '';
+// bench/watch.ts owns the section from its marker to the end: keep it.
+const watchAt = previous.indexOf('<!-- bench/watch.ts -->');
+const watchSection = watchAt >= 0 ? `\n${previous.slice(watchAt)}` : '';
 if (only && only.every((n) => n === '7')) {
   // Row 7 alone: replace its section in the last full results, keep the other rows' figures.
-  const old = fs.existsSync(results) ? fs.readFileSync(results, 'utf8') : '';
-  const at = old.indexOf(CRI_START);
-  const end = old.indexOf(CRI_END);
-  fs.writeFileSync(results, at >= 0 && end > at ? old.slice(0, at) + criSection + old.slice(end + CRI_END.length) : `${old.trimEnd()}\n\n${criSection}\n`);
+  const at = previous.indexOf(CRI_START);
+  const end = previous.indexOf(CRI_END);
+  fs.writeFileSync(results, at >= 0 && end > at ? previous.slice(0, at) + criSection + previous.slice(end + CRI_END.length) : `${previous.trimEnd()}\n\n${criSection}\n`);
   console.log(criSection);
 } else {
-  fs.writeFileSync(results, `${text}${want(7) ? `\n${criSection}\n` : ''}`);
+  fs.writeFileSync(results, `${text}${want(7) ? `\n${criSection}\n` : ''}${watchSection}`);
   console.log(text);
 }

@@ -30,9 +30,8 @@ for a in sh env echo cat sort grep; do ln -s busybox "$WORK/rootfs/bin/$a"; done
 
 # A pod directory as the kubelet lays it out, under a kubelet root of our own.
 KUBELET_ROOT="$WORK/kubelet"
+# make-config.mjs lays the pod directory out (scripts/kubelet-pod.ts) as it writes each bundle.
 POD="$KUBELET_ROOT/pods/0e5f1f4c-5c8e-4b59-9d3a-6f0b2f6c1a11"
-mkdir -p "$POD/volumes/kubernetes.io~empty-dir/config"
-echo '127.0.0.1 localhost' > "$POD/etc-hosts"
 
 MAKE="$NODE examples/bundle/make-config.mjs"
 # 1. The init container: mounts the emptyDir and writes the env files (KEP-3721 format).

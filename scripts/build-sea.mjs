@@ -24,6 +24,8 @@ const source = `${work}/envhook-main.js`;
 const cache = `${work}/envhook-main.cache`;
 const bundle = fs.readFileSync('dist/envhook-main.cjs', 'utf8').replace(/^#!.*\n/, '');
 fs.writeFileSync(source, `(function (exports, require, module, __filename, __dirname) {${bundle}\n})`);
+const tools = `${work}/envhook-tools.js`;
+fs.writeFileSync(tools, `(function (exports, require, module, __filename, __dirname) {${fs.readFileSync('dist/envhook-tools.cjs', 'utf8')}\n})`);
 const training = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-sea-training-'));
 try {
   const argv = makeTrainingPod(training);
@@ -36,7 +38,8 @@ try {
 }
 const config = {
   main: 'scripts/sea-main.cjs',
-  assets: { 'envhook-main.js': source, 'envhook-main.cache': cache },
+  // lint and convert (dist/envhook-tools.cjs), wrapped the same way; compiled only when run.
+  assets: { 'envhook-main.js': source, 'envhook-main.cache': cache, 'envhook-tools.js': tools },
   output: `${work}/sea-prep.blob`,
   disableExperimentalSEAWarning: true,
   // Code cache: yes. Snapshot: no. It does work once main.ts defers main() to

@@ -1,27 +1,17 @@
-// A small kubelet-like pod and OCI bundle for scripts/build-sea.mjs to run `envhook inject` on
-// once while it makes the single executable's code cache (the layout of bench/fixtures.mjs's
-// typical pod, without runc: a minimal config.json). Returns inject's arguments.
+// A small kubelet-like pod (scripts/kubelet-pod.ts, the fixture the tests and the bench use)
+// and OCI bundle for scripts/build-sea.mjs to run `envhook inject` on once while it makes the
+// single executable's code cache (the shape of bench/fixtures.mjs's typical pod, without runc:
+// a minimal config.json). Returns inject's arguments.
 import fs from 'node:fs';
 import path from 'node:path';
-
-const UID = '0b3e7c1a-5d2f-4a6b-9c8d-7e6f5a4b3c2d';
-const TS_DIR = '..2026_01_01_00_00_00.123456789';
+import { atomicVolumeDir, makePod, rawAnnotations } from './kubelet-pod.ts';
 
 export function makeTrainingPod(root) {
-  const pod = path.join(root, 'pods', UID);
-  const config = path.join(pod, 'volumes/kubernetes.io~empty-dir/config');
-  fs.mkdirSync(config, { recursive: true });
-  fs.writeFileSync(path.join(pod, 'etc-hosts'), '127.0.0.1 localhost\n');
   const envText = (prefix, n) => Array.from({ length: n }, (_, i) => `${prefix}${i}='value-${i}'\n`).join('');
-  fs.writeFileSync(path.join(config, 'keys.env'), envText('KEY_', 2));
-  fs.writeFileSync(path.join(config, 'a.env'), envText('VAR_', 5));
-  const certs = path.join(pod, 'volumes/kubernetes.io~projected/certs');
-  fs.mkdirSync(path.join(certs, TS_DIR), { recursive: true });
-  for (const name of ['a.pem', 'b.pem']) {
-    fs.writeFileSync(path.join(certs, TS_DIR, name), 'x\n');
-    fs.symlinkSync(`..data/${name}`, path.join(certs, name));
-  }
-  fs.symlinkSync(TS_DIR, path.join(certs, '..data'));
+  const pod = makePod(root, {
+    emptyDirs: { config: { 'keys.env': envText('KEY_', 2), 'a.env': envText('VAR_', 5) } },
+    atomic: [{ plugin: 'projected', name: 'certs', payload: { 'a.pem': 'x\n', 'b.pem': 'x\n' } }],
+  });
   const bundle = path.join(root, 'bundle');
   fs.mkdirSync(bundle);
   const annotations = {
@@ -41,16 +31,11 @@ export function makeTrainingPod(root) {
     hostname: 'app',
     mounts: [
       { destination: '/proc', type: 'proc', source: 'proc' },
-      { destination: '/etc/hosts', source: path.join(pod, 'etc-hosts'), type: 'bind', options: ['rbind', 'ro'] },
-      { destination: '/certs', source: certs, type: 'bind', options: ['rbind', 'ro'] },
+      ...pod.mounts('app'),
+      { destination: '/certs', source: atomicVolumeDir(pod, 'projected', 'certs'), type: 'bind', options: ['rbind', 'ro'] },
     ],
     linux: { namespaces: [{ type: 'pid' }, { type: 'mount' }] },
-    annotations: {
-      'io.kubernetes.cri.container-type': 'container',
-      'io.kubernetes.cri.container-name': 'app',
-      'io.kubernetes.cri.sandbox-uid': UID,
-      ...Object.fromEntries(Object.entries(annotations).map(([k, v]) => [k, JSON.stringify(v)])),
-    },
+    annotations: { ...pod.annotations('app'), ...rawAnnotations(annotations) },
   };
   fs.writeFileSync(path.join(bundle, 'config.json'), JSON.stringify(spec, null, '\t'));
   return ['inject', '--bundle', bundle, '--kubelet-root', root];

@@ -22,6 +22,24 @@ export class EnvFileError extends EnvhookError {
 }
 
 /**
+ * An input that does not match its schema (or a rule checked beside it): `where` names the
+ * input, `at` the JSON path, `reason` what is wrong. Kept apart so `envhook lint` can report
+ * the path and the reason as fields, with the same text the node prints.
+ */
+export class SchemaError extends EnvhookError {
+  override name = 'SchemaError';
+  readonly where: string;
+  readonly at: string;
+  readonly reason: string;
+  constructor(where: string, at: string, reason: string) {
+    super(`${where}: ${at}: ${reason}`);
+    this.where = where;
+    this.at = at;
+    this.reason = reason;
+  }
+}
+
+/**
  * The one line printed after `envhook: `. Messages of foreign errors are not trusted
  * (V8's JSON.parse quotes its input, for one), so only their name and code are shown.
  */
@@ -53,7 +71,7 @@ export function serializeCause(err: unknown, depth = 0): Record<string, unknown>
  * a terminal escape (ESC, BEL) or a line separator there must not reach the admin's terminal,
  * the kubelet's event or containerd's log as such.
  */
-function oneLine(text: string): string {
+export function oneLine(text: string): string {
   return text
     .replace(/[\r\n]+/g, ' ')
     .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);

@@ -1,96 +1,60 @@
-// The one pipeline every entry point runs: load spec (caller) → identify the container →
-// discover the pod lazily → resolve env → modify the spec (pure) → chown → return the new spec
-// for the caller to flush (inject, shim), print (precreate) or drop (hook).
+// The one pipeline every entry point runs, in one direction:
+//   facts (facts/)  →  plan (plan/plan.ts: reads annotations and files, changes nothing)
+//   →  apply (apply/: a pure function of the changes: a new config.json, an NRI adjustment)
+//   →  chown (ownership/chown.ts: the one side effect)  →  flush (the caller: write config.json,
+//   print it (precreate), drop it (hook), or answer the runtime (NRI)).
 import type { Spec } from './oci/spec.ts';
 import type { Settings } from './settings.ts';
 import type { Logger } from './log.ts';
-import { containerName, isKubernetes, isSandbox, type Annotations } from './k8s/identity.ts';
-import { discoverPodDir, type PodDir } from './k8s/pod.ts';
-import { findVolume, type VolumeLocator } from './k8s/volumes.ts';
-import { envStep } from './resolve/step.ts';
-import { ownershipStep } from './ownership/step.ts';
-import { appliedCheckStep } from './resolve/applied.ts';
+import type { Facts } from './facts/facts.ts';
+import { factsFromSpec } from './facts/spec.ts';
+import { planChanges } from './plan/plan.ts';
+import { summarize, type Changes, type Plan } from './plan/changes.ts';
+import { applyToSpec } from './apply/spec.ts';
+import { chownVolumes } from './ownership/chown.ts';
+import { releaseOwners } from './ownership/prepare.ts';
 
-export type Stage = 'inject' | 'create' | 'precreate' | 'hook';
+/** Which entry point runs: the hook stage can only check env (the runtime read config.json). */
+export type Stage = 'inject' | 'create' | 'precreate' | 'hook' | 'nri';
 
-export interface PipelineOptions {
-  settings: Settings;
+export interface RunOptions {
+  settings: Pick<Settings, 'kubeletRoot'>;
   stage: Stage;
   log: Logger;
-  /** Admin overrides for direct use and tests. */
-  podDir?: string | undefined;
-  volumes?: ReadonlyMap<string, string> | undefined;
-  container?: string | undefined;
   /** Plan only: no chown, and the caller does not flush. */
   dryRun?: boolean | undefined;
 }
 
-/** What was (or, in a dry run, would be) done: names and sources, never values. */
-export interface Plan {
-  container: string | undefined;
-  sandbox: boolean;
-  env: { name: string; source: string }[];
-  removed: string[];
-  /** Optional env references whose file or key was missing (nothing set for them). */
-  skipped?: { name: string; source: string }[];
-  owners: { volume: string; path: string; uid: number; hostUid: number }[];
+export interface PipelineOptions extends RunOptions {
+  /** Admin overrides for direct use and tests. */
+  podDir?: string | undefined;
+  volumes?: ReadonlyMap<string, string> | undefined;
+  container?: string | undefined;
 }
-
-export interface PipelineContext {
-  spec: Spec;
-  annotations: Annotations;
-  /** Container name from the runtime's annotations, or --container for plain bundles. */
-  container: string | undefined;
-  /** True for a bundle with no Kubernetes annotations (runc used directly). */
-  plainBundle: boolean;
-  volumes: VolumeLocator;
-  options: PipelineOptions;
-  log: Logger;
-  plan: Plan;
-}
-
-/** A step returns the (possibly new) spec; it never writes config.json. */
-export type Step = (spec: Spec, ctx: PipelineContext) => Spec;
 
 export interface PipelineResult {
   spec: Spec;
   plan: Plan;
 }
 
+/** The pipeline on a config.json: the new spec (the same object when nothing changes) and the plan. */
 export function runPipeline(spec: Spec, options: PipelineOptions): PipelineResult {
-  const annotations = (spec.annotations ?? {}) as Annotations;
-  const plainBundle = !isKubernetes(annotations);
-  const container = containerName(annotations) ?? options.container;
-  const plan: Plan = { container, sandbox: isSandbox(annotations), env: [], removed: [], owners: [] };
-  if (plan.sandbox) {
-    options.log.debug({ stage: options.stage }, 'sandbox container: passed through');
-    return { spec, plan };
-  }
-  const ctx: PipelineContext = { spec, annotations, container, plainBundle, volumes: lazyVolumes(spec, annotations, options), options, log: options.log, plan };
-  let out = spec;
-  for (const step of STEPS[options.stage]) out = step(out, ctx);
-  return { spec: out, plan };
+  const facts = factsFromSpec(spec, options);
+  const { output, plan } = run(facts, options, (changes) => applyToSpec(spec, changes));
+  return { spec: output, plan };
 }
 
-/**
- * The hook stage runs after the runtime read config.json: it cannot set env, only check that
- * an earlier stage did (envStep marks what it applied), then do the file work.
- */
-const STEPS: Record<Stage, readonly Step[]> = {
-  inject: [envStep, ownershipStep],
-  create: [envStep, ownershipStep],
-  precreate: [envStep, ownershipStep],
-  hook: [appliedCheckStep, ownershipStep],
-};
-
-/** Pod discovery runs only when a step asks for a volume. */
-function lazyVolumes(spec: Spec, annotations: Annotations, options: PipelineOptions): VolumeLocator {
-  let pod: { value: PodDir | undefined } | undefined;
-  const overrides = options.volumes ?? new Map<string, string>();
-  return {
-    find(name, kind) {
-      if (!overrides.has(name)) pod ??= { value: discoverPodDir(spec, annotations, options.settings.kubeletRoot, options.podDir) };
-      return findVolume({ pod: pod?.value, overrides }, name, kind);
-    },
-  };
+/** facts → plan → apply → chown, for any applier; the caller flushes the output. */
+export function run<T>(facts: Facts, options: RunOptions, apply: (changes: Changes) => T): { output: T; plan: Plan } {
+  const { stage, log } = options;
+  const changes = planChanges(facts, { kubeletRoot: options.settings.kubeletRoot, env: stage === 'hook' ? 'verify' : 'resolve', log, stage });
+  try {
+    // Applied before the chown: an applier that refuses the changes (NRI cannot remove env)
+    // fails the start before any file changed owner.
+    const output = apply(changes);
+    const owned = chownVolumes(changes.owners, { dryRun: options.dryRun === true, log, stage });
+    return { output, plan: summarize(changes, owned) };
+  } finally {
+    releaseOwners(changes.owners);
+  }
 }

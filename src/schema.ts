@@ -3,7 +3,7 @@
 // Messages carry schema facts (types, allowed names), never the data itself (no `verbose`).
 // Validators stop at the first failing keyword (allErrors: false), and a failing oneOf/anyOf
 // lists its branches' errors before its own: so the last error is the one to report.
-import { EnvhookError } from './errors.ts';
+import { EnvhookError, SchemaError } from './errors.ts';
 import * as validators from './generated/validators.js';
 import type { ValidateFunction, ValidationError } from './generated/validators.js';
 
@@ -29,10 +29,18 @@ export function check(validate: ValidateFunction, data: unknown, where: string, 
     const at = err.instancePath;
     err = errors.find((e) => e.keyword === 'type' && e.instancePath === at) ?? err;
   }
-  throw new EnvhookError(`${where}: ${err ? formatError(err, messages) : 'invalid'}`);
+  if (!err) throw new EnvhookError(`${where}: invalid`);
+  const { at, reason } = describeError(err, messages);
+  throw new SchemaError(where, at, reason);
 }
 
 export function formatError(err: ValidationError, messages: SchemaMessages = {}): string {
+  const { at, reason } = describeError(err, messages);
+  return `${at}: ${reason}`;
+}
+
+/** The JSON path (shortened) and the reason of one ajv error. */
+function describeError(err: ValidationError, messages: SchemaMessages): { at: string; reason: string } {
   let at = err.instancePath;
   const p = err.params;
   // propertyNames reports the object; point at the offending key instead.
@@ -41,7 +49,7 @@ export function formatError(err: ValidationError, messages: SchemaMessages = {})
   if (at === '') at = '/';
   const field = err.instancePath.split('/').reverse().find((s) => s !== '' && !/^\d+$/.test(s));
   const custom = messages[`${err.keyword}:${field}`] ?? messages[err.keyword];
-  return `${at}: ${custom ?? genericReason(err)}`;
+  return { at, reason: custom ?? genericReason(err) };
 }
 
 function genericReason(err: ValidationError): string {

@@ -10,6 +10,8 @@ export interface Settings {
   runtime: string;
   logFile: string | undefined;
   logLevel: LogLevel;
+  /** Where the shim records owners for `envhook watch` (src/watch/run-dir.ts); always set by loadSettings. */
+  runDir?: string;
 }
 
 export type SettingFlags = Partial<Settings>;
@@ -20,8 +22,9 @@ const ENV_NAMES: Record<keyof Settings, string> = {
   runtime: 'ENVHOOK_RUNTIME',
   logFile: 'ENVHOOK_LOG_FILE',
   logLevel: 'ENVHOOK_LOG_LEVEL',
+  runDir: 'ENVHOOK_RUN_DIR',
 };
-const DEFAULTS: Settings = { kubeletRoot: '/var/lib/kubelet', runtime: 'runc', logFile: undefined, logLevel: 'info' };
+const DEFAULTS: Settings = { kubeletRoot: '/var/lib/kubelet', runtime: 'runc', logFile: undefined, logLevel: 'info', runDir: '/run/envhook' };
 
 export function loadSettings(flags: SettingFlags = {}, env: NodeJS.ProcessEnv = process.env): Settings {
   const file = readConfigFile(env);
@@ -34,7 +37,7 @@ export function loadSettings(flags: SettingFlags = {}, env: NodeJS.ProcessEnv = 
   const pick = <K extends keyof Settings>(k: K): Settings[K] =>
     (flags[k] ?? (fromEnv[k] as Settings[K] | undefined) ?? (file[k] as Settings[K] | undefined) ?? DEFAULTS[k]) as Settings[K];
   if (flags.logLevel !== undefined) validateSettingsFile({ logLevel: flags.logLevel }, '--log-level');
-  return { kubeletRoot: pick('kubeletRoot'), runtime: pick('runtime'), logFile: pick('logFile'), logLevel: pick('logLevel') };
+  return { kubeletRoot: pick('kubeletRoot'), runtime: pick('runtime'), logFile: pick('logFile'), logLevel: pick('logLevel'), runDir: pick('runDir') };
 }
 
 function readConfigFile(env: NodeJS.ProcessEnv): Partial<Settings> {

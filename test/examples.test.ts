@@ -24,7 +24,8 @@ t.test('the config examples are what envhook install writes', async (t) => {
   const installed = (runtime: 'containerd' | 'crio' | 'podman', name: string, files: Record<string, string> = {}) => {
     const root = path.join(dir, name);
     hostFiles(root, files);
-    const r = install({ runtime, root, source });
+    // no runtime binary on PATH: the examples are what install writes from the files alone
+    const r = install({ runtime, root, source, env: { PATH: '/nonexistent' } });
     t.equal(r.status, 0, r.stderr);
     return (p: string) => fs.readFileSync(path.join(root, p), 'utf8');
   };

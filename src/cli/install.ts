@@ -2,8 +2,9 @@
 // the hooks.d files, and register them with containerd, CRI-O or Podman.
 import { Command, Option } from 'commander';
 import { DEFAULT_PREFIX, RUNTIMES, type Runtime } from '../install/layout.ts';
-import { applyChanges, changed, describeChanges, pruneEmptyDirs } from '../install/fsops.ts';
+import { applyChanges, changed, describeChanges, missingDirs, pruneEmptyDirs, revertChanges } from '../install/fsops.ts';
 import { planInstall, planUninstall, type Plan } from '../install/plan.ts';
+import { EnvhookError } from '../errors.ts';
 
 interface Flags {
   runtime: Runtime;
@@ -11,9 +12,16 @@ interface Flags {
   root?: string;
   prefix?: string;
   config?: string;
+  dropIn?: string;
+  containerd?: string;
+  crio?: string;
   source?: string;
   node?: string;
   hooksDir?: string;
+  kubeletRoot?: string;
+  logFile?: string;
+  logLevel?: string;
+  ociRuntime?: string;
 }
 
 function common(cmd: Command): Command {
@@ -26,8 +34,15 @@ function common(cmd: Command): Command {
 
 export function registerInstall(program: Command): void {
   common(program.command('install').description('install envhook for a container runtime and register it'))
-    .option('--config <file>', 'containerd: config.toml; CRI-O, Podman: the drop-in file to write')
+    .option('--config <file>', "containerd: its root config file (containerd --config); CRI-O, Podman: the drop-in file to write")
+    .option('--drop-in <file>', 'containerd: write the handler into this file, which the root config imports')
+    .option('--containerd <path>', 'containerd: the binary to ask for its version and config dump (default: containerd on PATH)')
+    .option('--crio <path>', 'CRI-O: the binary to ask for its config after install (default: crio on PATH)')
     .option('--hooks-dir <dir>', 'CRI-O: the hooks directory CRI-O reads (default /usr/share/containers/oci/hooks.d)')
+    .option('--kubelet-root <dir>', "write kubeletRoot into /etc/envhook/config.json (the kubelet's --root-dir)")
+    .option('--log-file <file>', 'write logFile into /etc/envhook/config.json')
+    .option('--log-level <level>', 'write logLevel into /etc/envhook/config.json')
+    .option('--oci-runtime <path>', 'write runtime (the real OCI runtime, default runc on PATH) into /etc/envhook/config.json')
     .option('--source <dir>', 'directory holding dist/ and hooks/ (default: found from this executable)')
     .option('--node <path>', 'Node 24 on the host, used only when there is no single executable to install')
     .action((flags: Flags) => run(planInstall(flags), flags, false));
@@ -41,11 +56,23 @@ export function registerUninstall(program: Command): void {
 function run(plan: Plan, flags: Flags, uninstall: boolean): void {
   const out = describeChanges(plan.layout, plan.changes, { dryRun: !!flags.dryRun, diffs: !!flags.dryRun });
   const any = plan.changes.some(changed);
+  let checked: string | undefined;
   if (!flags.dryRun) {
-    applyChanges(plan.layout, plan.changes);
+    const dirs = missingDirs(plan.layout, plan.changes);
+    const backups = applyChanges(plan.layout, plan.changes);
     if (uninstall) pruneEmptyDirs(plan.layout, plan.layout.prefix);
+    try {
+      if (any) checked = plan.verify?.();
+    } catch (err) {
+      // the runtime would not run envhook with these files: put every file back
+      revertChanges(plan.layout, plan.changes, backups);
+      for (const d of dirs.reverse()) pruneEmptyDirs(plan.layout, d);
+      throw new EnvhookError(`${(err as Error).message}; every file is back as it was`, { cause: err });
+    }
   }
   if (out) process.stdout.write(out + '\n');
+  if (any) for (const n of plan.notes) process.stdout.write(`note: ${n}\n`);
+  if (checked) process.stdout.write(checked + '\n');
   if (!any) process.stdout.write(`nothing changed: envhook is ${uninstall ? 'not' : 'already'} installed for ${flags.runtime} under ${plan.layout.prefix}\n`);
   else if (!flags.dryRun && plan.next.length) process.stdout.write(`next:\n${plan.next.map((l) => `  ${l}`).join('\n')}\n`);
 }

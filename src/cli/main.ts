@@ -20,6 +20,9 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   uninstall: async () => (await import('./install.ts')).registerUninstall,
   hook: async () => (await import('./hook.ts')).registerHook,
   precreate: async () => (await import('./precreate.ts')).registerPrecreate,
+  watch: async () => (await import('./watch.ts')).registerWatch,
+  lint: async () => (await import('./lint.ts')).registerLint,
+  convert: async () => (await import('./convert.ts')).registerConvert,
 };
 
 /** The program with every command, or only `only` when it names one. */
@@ -43,7 +46,8 @@ export async function main(argv: string[] = process.argv): Promise<number> {
       return 0;
     }
     await (await buildProgram(argv[2])).parseAsync(argv);
-    return 0;
+    // A command that ran to its end but found problems (lint) sets process.exitCode itself.
+    return Number(process.exitCode ?? 0);
   } catch (err) {
     const { CommanderError } = await import('commander');
     if (err instanceof CommanderError) {

@@ -8,6 +8,7 @@ export interface SettingOptions {
   runtime?: string;
   logFile?: string;
   logLevel?: string;
+  runDir?: string;
 }
 
 export function addSettingFlags(cmd: Command, { runtime = false } = {}): Command {
@@ -25,5 +26,6 @@ export function settingsFrom(opts: SettingOptions): Settings {
     runtime: opts.runtime,
     logFile: opts.logFile,
     logLevel: opts.logLevel as LogLevel | undefined,
+    runDir: opts.runDir,
   });
 }

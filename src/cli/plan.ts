@@ -1,6 +1,6 @@
 // The --dry-run plan as text: container, each variable's name and source, removed service
 // variables, owners. Never a value: the plan holds none.
-import type { Plan } from '../pipeline.ts';
+import type { Plan } from '../plan/changes.ts';
 
 export function formatPlan(plan: Plan): string {
   const lines = [`container: ${plan.container ?? '(unnamed)'}`];

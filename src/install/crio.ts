@@ -6,7 +6,9 @@
 import path from 'node:path';
 import { HANDLER, HOOK_FILES, SHARED_HOOKS_DIR, type Layout } from './layout.ts';
 import { hookFile, runtimeClass, type HookTemplates, type RuntimePlan } from './targets.ts';
-import { parseToml } from './containerd.ts';
+import { parseToml } from './toml.ts';
+import { onPath } from './which.ts';
+import { checkCrio } from './crio-check.ts';
 
 export function crioDropIn(layout: Layout): string {
   return [
@@ -20,9 +22,10 @@ export function crioDropIn(layout: Layout): string {
   ].join('\n');
 }
 
-export function crioPlan(layout: Layout, templates: HookTemplates, hooksDir = SHARED_HOOKS_DIR): RuntimePlan {
+export function crioPlan(layout: Layout, templates: HookTemplates, hooksDir = SHARED_HOOKS_DIR, crio?: string): RuntimePlan {
   const dropIn = crioDropIn(layout);
   parseToml(dropIn, layout.config); // a path with odd characters must still make valid TOML
+  const bin = crio ? path.resolve(crio) : onPath('crio');
   return {
     files: [
       { file: path.posix.join(hooksDir, HOOK_FILES.createRuntime), content: hookFile(layout, 'createRuntime', templates.createRuntime), mode: 0o644 },
@@ -30,6 +33,9 @@ export function crioPlan(layout: Layout, templates: HookTemplates, hooksDir = SH
       { file: layout.runtimeClass, content: runtimeClass(), mode: 0o644 },
     ],
     blocks: [],
-    next: [`reload CRI-O to load the handler: systemctl reload crio (or restart it)`, `kubectl apply -f ${layout.runtimeClass}`],
+    // a reload (SIGHUP) re-reads only some options: CRI-O logs "Updating runtime configuration"
+    // and RunPodSandbox still fails with "failed to find runtime handler envhook"
+    next: [`restart CRI-O to load the handler: systemctl restart crio (not reload: a reload does not register a new runtime handler)`, `kubectl apply -f ${layout.runtimeClass}`],
+    ...(bin ? { verify: () => checkCrio(bin, layout, hooksDir) } : { notes: ['not checked with CRI-O: no crio on PATH (--crio PATH names one)'] }),
   };
 }

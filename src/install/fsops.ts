@@ -43,19 +43,38 @@ export function changed(c: Change): boolean {
   return !c.before.equals(c.after) || !!c.dropBackup;
 }
 
-export function applyChanges(layout: Layout, changes: Change[]): void {
+/** Applies the changes in order; returns the backups it created (host paths), for revertChanges. */
+export function applyChanges(layout: Layout, changes: Change[]): string[] {
+  const created: string[] = [];
   for (const c of changes) {
     if (!changed(c)) continue;
     const real = layout.real(c.file);
     if (c.backup && c.before !== undefined) {
       const b = layout.real(backupPath(layout, c.file));
       // the oldest backup is the admin's original: a later install never replaces it
-      if (!fs.existsSync(b)) atomicWrite(b, c.before, { newFileMode: 0o600, mkdir: true });
+      if (!fs.existsSync(b)) {
+        atomicWrite(b, c.before, { newFileMode: 0o600, mkdir: true });
+        created.push(backupPath(layout, c.file));
+      }
     }
     if (c.after === undefined) fs.rmSync(real, { force: true });
     else if (c.before === undefined || !c.before.equals(c.after)) atomicWrite(real, c.after, { newFileMode: c.mode, mkdir: true });
     if (c.dropBackup) fs.rmSync(layout.real(backupPath(layout, c.file)), { force: true });
   }
+  return created;
+}
+
+/**
+ * Puts back what applyChanges wrote (install only: it drops no backup), last change first, and
+ * removes the backups it created, so a failed check leaves every file as it was.
+ */
+export function revertChanges(layout: Layout, changes: Change[], createdBackups: string[]): void {
+  for (const c of [...changes].reverse()) {
+    if (!changed(c)) continue;
+    if (c.before === undefined) fs.rmSync(layout.real(c.file), { force: true });
+    else atomicWrite(layout.real(c.file), c.before, { newFileMode: c.mode });
+  }
+  for (const b of createdBackups) fs.rmSync(layout.real(b), { force: true });
 }
 
 /** One line per change; with `diffs`, a unified diff of every text change below it. */
@@ -100,4 +119,16 @@ export function pruneEmptyDirs(layout: Layout, dir: string): void {
     return empty;
   };
   walk(layout.real(dir));
+}
+
+/** The outermost directories the changes would create (host paths), so a revert can remove them. */
+export function missingDirs(layout: Layout, changes: Change[]): string[] {
+  const out = new Set<string>();
+  for (const c of changes) {
+    if (!changed(c) || c.after === undefined) continue;
+    let top: string | undefined;
+    for (let d = path.posix.dirname(c.file); d !== '/' && !fs.existsSync(layout.real(d)); d = path.posix.dirname(d)) top = d;
+    if (top) out.add(top);
+  }
+  return [...out];
 }

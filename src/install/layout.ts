@@ -64,7 +64,7 @@ export function backupPath(layout: Layout, file: string): string {
   return path.posix.join(layout.backupDir, file);
 }
 
-function absolute(p: string, flag: string): string {
+export function absolute(p: string, flag: string): string {
   if (!path.posix.isAbsolute(p)) throw new EnvhookError(`${flag} must be an absolute host path`);
   const norm = path.posix.normalize(p);
   if (norm === '/') throw new EnvhookError(`${flag} must not be /`);

@@ -5,24 +5,30 @@ import { backupPath, makeLayout, type Layout, type Runtime } from './layout.ts';
 import { readHost, sha256, type Change } from './fsops.ts';
 import { ownedByOther, readState, recordedHash, stateChange, type State } from './state.ts';
 import { executableTargets, hookTemplates, type SourceOptions } from './artifacts.ts';
-import { runtimeClass, type RuntimePlan } from './targets.ts';
-import { containerdBlock } from './containerd.ts';
+import type { RuntimePlan } from './targets.ts';
+import { containerdPlan, type ContainerdOptions } from './containerd-plan.ts';
 import { crioPlan } from './crio.ts';
 import { podmanPlan } from './podman.ts';
+import { settingsTarget, type SettingsFlags } from './settings-file.ts';
 
-export interface InstallOptions extends SourceOptions {
+export interface InstallOptions extends SourceOptions, ContainerdOptions, SettingsFlags {
   runtime: Runtime;
   root?: string | undefined;
   prefix?: string | undefined;
   config?: string | undefined;
   /** CRI-O only: the hooks directory CRI-O reads (default /usr/share/containers/oci/hooks.d). */
   hooksDir?: string | undefined;
+  /** CRI-O only: the crio binary for the check after install (default: crio on PATH). */
+  crio?: string | undefined;
 }
 
 export interface Plan {
   layout: Layout;
   changes: Change[];
   next: string[];
+  notes: string[];
+  /** The runtime's own reading of the written files (install only). */
+  verify?: (() => string) | undefined;
 }
 
 export function planInstall(opts: InstallOptions): Plan {
@@ -30,7 +36,9 @@ export function planInstall(opts: InstallOptions): Plan {
   const state = readState(layout);
   const stateBefore = readHost(layout, layout.state);
   const rp = runtimePlan(layout, opts);
-  const files = [...executableTargets(layout, opts), ...rp.files];
+  // the settings before the registration that makes the runtime run the front
+  const settings = settingsTarget(layout, opts, state);
+  const files = [...executableTargets(layout, opts), ...(settings ? [settings] : []), ...rp.files];
   const changes: Change[] = files.map((t) => {
     const before = readHost(layout, t.file);
     // an existing file that envhook did not write (or that was edited since) is the admin's
@@ -42,7 +50,13 @@ export function planInstall(opts: InstallOptions): Plan {
     const text = before?.toString('utf8') ?? '';
     const after = Buffer.from(withBlock(text, b.body, b.file));
     // the first install saves the admin's file; later ones only rewrite the block
-    changes.push({ file: b.file, before, after, mode: b.mode, backup: before !== undefined && splitBlock(text, b.file).block === undefined });
+    // why the block goes there: said when it is written, not on a reinstall that changes nothing
+    const note = b.note && !(before && before.equals(after)) ? { note: b.note } : {};
+    changes.push({ file: b.file, before, after, mode: b.mode, backup: before !== undefined && splitBlock(text, b.file).block === undefined, ...note });
+  }
+  // a block the previous install put in another file (the layout changed since): taken out
+  for (const file of state.runtimes[opts.runtime]?.blocks ?? []) {
+    if (!rp.blocks.some((b) => b.file === file)) changes.push(removeBlock(layout, file));
   }
   // files the previous install of this runtime wrote and this one does not (the bundle, once a
   // single executable replaces it): removed as uninstall would, unless another runtime uses them,
@@ -59,21 +73,15 @@ export function planInstall(opts: InstallOptions): Plan {
     blocks: rp.blocks.map((b) => b.file),
   };
   changes.push(stateChange(layout, next, stateBefore));
-  return { layout, changes, next: rp.next };
+  return { layout, changes, next: rp.next, notes: rp.notes ?? [], verify: rp.verify };
 }
 
 function runtimePlan(layout: Layout, opts: InstallOptions): RuntimePlan {
   switch (opts.runtime) {
-    case 'containerd': {
-      const current = readHost(layout, layout.config)?.toString('utf8');
-      return {
-        files: [{ file: layout.runtimeClass, content: runtimeClass(), mode: 0o644 }],
-        blocks: [containerdBlock(layout, current)],
-        next: ['restart containerd to load the handler: systemctl restart containerd', `kubectl apply -f ${layout.runtimeClass}`],
-      };
-    }
+    case 'containerd':
+      return containerdPlan(layout, opts);
     case 'crio':
-      return crioPlan(layout, hookTemplates(opts), opts.hooksDir);
+      return crioPlan(layout, hookTemplates(opts), opts.hooksDir, opts.crio);
     case 'podman':
       return podmanPlan(layout, hookTemplates(opts));
   }
@@ -84,7 +92,7 @@ export function planUninstall(opts: Pick<InstallOptions, 'runtime' | 'root' | 'p
   const state = readState(layout);
   const stateBefore = readHost(layout, layout.state);
   const rec = state.runtimes[opts.runtime];
-  if (!rec) return { layout, changes: [], next: [] };
+  if (!rec) return { layout, changes: [], next: [], notes: [] };
   const changes: Change[] = [];
   // configs and hooks.d files first, the executables they name last: the reverse of install
   for (const file of rec.blocks) changes.push(removeBlock(layout, file));
@@ -95,7 +103,7 @@ export function planUninstall(opts: Pick<InstallOptions, 'runtime' | 'root' | 'p
   const next: State = { version: 1, runtimes: { ...state.runtimes } };
   delete next.runtimes[opts.runtime];
   changes.push(stateChange(layout, next, stateBefore));
-  return { layout, changes, next: [] };
+  return { layout, changes, next: [], notes: [] };
 }
 
 function removeFile(layout: Layout, file: string, hash: string): Change {

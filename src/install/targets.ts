@@ -16,6 +16,8 @@ export interface BlockTarget {
   /** The block's body (between BEGIN and END). */
   body: string;
   mode: number;
+  /** Why the block goes into this file (printed with the change). */
+  note?: string;
 }
 
 export interface RuntimePlan {
@@ -24,6 +26,10 @@ export interface RuntimePlan {
   blocks: BlockTarget[];
   /** What the admin does next (restart the runtime, apply the RuntimeClass). */
   next: string[];
+  /** Lines for the admin about how the plan was made (config version, checks skipped). */
+  notes?: string[];
+  /** The runtime's own reading after the files are written: a line, or throws with what is missing. */
+  verify?: () => string;
 }
 
 /** hooks.d annotation keys are regexes matched unanchored: anchor ours. */

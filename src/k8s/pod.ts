@@ -1,10 +1,11 @@
-// The pod directory is taken only from what the kubelet made: mount sources under
-// <kubeletRoot>/pods/<uid>/{etc-hosts,containers,volumes}. Annotations cannot choose a host
-// path; the runtime's pod-UID annotation is only a cross-check (SPEC §3).
+// The pod directory is taken only from what the kubelet or the runtime made: mount sources under
+// <kubeletRoot>/pods/<uid>/{etc-hosts,containers,volumes} in config.json, or NRI's own pod UID.
+// Annotations cannot choose a host path; the runtime's pod-UID annotation is only a cross-check
+// (SPEC §3, §9).
 import fs from 'node:fs';
 import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
-import type { Spec } from '../oci/spec.ts';
+import type { Facts } from '../facts/facts.ts';
 import { podUidAnnotation, type Annotations } from './identity.ts';
 
 const KUBELET_ENTRIES = new Set(['etc-hosts', 'containers', 'volumes']);
@@ -13,12 +14,36 @@ const POD_UID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 export interface PodDir {
   dir: string;
   uid: string | undefined;
-  /** 'mounts' when found from kubelet-made mounts; 'flag' when the admin named it. */
-  from: 'mounts' | 'flag';
+  /** 'mounts': found from kubelet-made mounts; 'flag': the admin named it; 'uid': NRI's pod UID. */
+  from: 'mounts' | 'flag' | 'uid';
+}
+
+/** Mount sources are all this module reads of a config.json. */
+interface WithMounts {
+  mounts?: unknown;
+}
+
+/** The pod directory the facts point to (see PodSource); undefined for a plain bundle. */
+export function findPodDir(facts: Pick<Facts, 'pod' | 'mounts' | 'annotations'>, kubeletRoot: string): PodDir | undefined {
+  const { pod } = facts;
+  if (pod.from === 'uid') return podDirOfUid(pod.uid, kubeletRoot);
+  return discoverPodDir(facts, facts.annotations, kubeletRoot, pod.from === 'flag' ? pod.dir : undefined);
+}
+
+/** `<kubeletRoot>/pods/<uid>` for a pod UID the runtime gave (NRI): it must be a real directory. */
+export function podDirOfUid(uid: string, kubeletRoot: string): PodDir {
+  if (!POD_UID.test(uid)) throw new EnvhookError(`pod UID ${JSON.stringify(uid)} is not a valid pod UID`);
+  const dir = path.join(path.resolve(kubeletRoot), 'pods', uid);
+  if (!isDirectory(dir)) throw new EnvhookError(`pod directory ${dir} not found`);
+  return { dir, uid, from: 'uid' };
+}
+
+function isDirectory(dir: string): boolean {
+  return fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() === true;
 }
 
 /** Pod UIDs named by kubelet-made mount sources under `kubeletRoot`. */
-export function podUidsFromMounts(spec: Spec, kubeletRoot: string): Set<string> {
+export function podUidsFromMounts(spec: WithMounts, kubeletRoot: string): Set<string> {
   const podsDir = path.resolve(kubeletRoot, 'pods') + '/';
   const uids = new Set<string>();
   const mounts = Array.isArray(spec.mounts) ? spec.mounts : [];
@@ -37,7 +62,7 @@ export function podUidsFromMounts(spec: Spec, kubeletRoot: string): Set<string> 
  * Finds this container's pod directory. Returns undefined when the spec shows no kubelet-made
  * mount and no flag names one (a plain runc bundle); throws on any disagreement.
  */
-export function discoverPodDir(spec: Spec, annotations: Annotations, kubeletRoot: string, podDirFlag?: string): PodDir | undefined {
+export function discoverPodDir(spec: WithMounts, annotations: Annotations, kubeletRoot: string, podDirFlag?: string): PodDir | undefined {
   const annotated = podUidAnnotation(annotations);
   if (podDirFlag) return { dir: path.resolve(podDirFlag), uid: annotated, from: 'flag' };
   const uids = podUidsFromMounts(spec, kubeletRoot);
@@ -48,7 +73,6 @@ export function discoverPodDir(spec: Spec, annotations: Annotations, kubeletRoot
     throw new EnvhookError(`pod UID annotation "${annotated}" disagrees with the kubelet mounts (pod "${uid}")`);
   }
   const dir = path.join(path.resolve(kubeletRoot), 'pods', uid);
-  const st = fs.lstatSync(dir, { throwIfNoEntry: false });
-  if (!st?.isDirectory()) throw new EnvhookError(`pod directory ${dir} not found`);
+  if (!isDirectory(dir)) throw new EnvhookError(`pod directory ${dir} not found`);
   return { dir, uid, from: 'mounts' };
 }

@@ -1,7 +1,7 @@
 // envhook.io/volumeOwners (SPEC §2, KEP-5936): parsed, schema-checked (ajv, build time), then
 // normalised. The pod author writes this annotation, so it is untrusted: item paths are split
 // here once (relative, no `..`) and never joined onto a host path by string.
-import { EnvhookError } from '../errors.ts';
+import { SchemaError } from '../errors.ts';
 import { readAnnotation } from '../k8s/annotations.ts';
 import { validateVolumeOwners } from '../generated/validators.js';
 import { splitRelative, ConfinedError } from '../fs/confined.ts';
@@ -41,14 +41,14 @@ export function readVolumeOwners(annotations: Annotations): VolumeOwner[] | unde
 export function normalize(entries: readonly RawEntry[]): VolumeOwner[] {
   const seen = new Set<string>();
   return entries.map((entry, i) => {
-    if (seen.has(entry.volume)) throw new EnvhookError(`${WHERE}: /${i}/volume: volume ${JSON.stringify(entry.volume)} is listed more than once`);
+    if (seen.has(entry.volume)) throw new SchemaError(WHERE, `/${i}/volume`, `volume ${JSON.stringify(entry.volume)} is listed more than once`);
     seen.add(entry.volume);
     const keys = new Set<string>();
     const items = (entry.items ?? []).map((item, j): OwnerItem => {
-      const at = `${WHERE}: /${i}/items/${j}/path`;
+      const at = `/${i}/items/${j}/path`;
       const names = itemNames(item.path, at);
       const key = names.join('/');
-      if (keys.has(key)) throw new EnvhookError(`${at}: path ${JSON.stringify(key)} is listed more than once`);
+      if (keys.has(key)) throw new SchemaError(WHERE, at, `path ${JSON.stringify(key)} is listed more than once`);
       keys.add(key);
       return { path: item.path, names, key, user: item.user };
     });
@@ -61,11 +61,11 @@ function itemNames(path: string, at: string): string[] {
   try {
     names = splitRelative(path);
   } catch (err) {
-    if (err instanceof ConfinedError) throw new EnvhookError(`${at}: ${err.reason}`);
+    if (err instanceof ConfinedError) throw new SchemaError(WHERE, at, err.reason);
     throw err;
   }
   // The atomic writer reserves top-level names starting with `..` (`..data`, the timestamped
   // directories): no visible path can start with one.
-  if (names[0]!.startsWith('..')) throw new EnvhookError(`${at}: path must not start with '..'`);
+  if (names[0]!.startsWith('..')) throw new SchemaError(WHERE, at, "path must not start with '..'");
   return names;
 }

@@ -1,14 +1,16 @@
-// Everything that can fail for a reason other than a race is checked here, for every volume of
-// the annotation, before the first chown: volume found and of the right kind, UIDs mappable,
-// `..data` sound, every item path a regular file in the data directory.
+// The owners part of the plan. Everything that can fail for a reason other than a race is
+// checked here, for every volume of the annotation, before the first chown (ownership/chown.ts):
+// volume found and of the right kind, UIDs mappable, `..data` sound, every item path a regular
+// file in the data directory. Each prepared volume holds its data directory open (so the chown
+// walks what was checked); releaseOwners closes them.
 import fs from 'node:fs';
 import { EnvhookError } from '../errors.ts';
 import { ConfinedError, fdPath, fileKind, openDirPathAt } from '../fs/confined.ts';
-import type { PipelineContext } from '../pipeline.ts';
-import type { Spec } from '../oci/spec.ts';
+import type { VolumeLocator } from '../k8s/volumes.ts';
 import type { OwnerItem, VolumeOwner } from './annotation.ts';
 import { closeDataDir, openDataDir, type DataDir } from './datadir.ts';
-import { describeMappings, hostUid, volumeTranslation, type UidTranslation } from './uidmap.ts';
+import { ownersOf } from './owners.ts';
+import { volumeTranslation, type MountFacts, type UidTranslation } from './uidmap.ts';
 import type { Owner } from './walk.ts';
 
 export interface PreparedVolume {
@@ -20,22 +22,28 @@ export interface PreparedVolume {
   items: Map<string, Owner>;
 }
 
-export function prepareVolume(spec: Spec, ctx: PipelineContext, entry: VolumeOwner): PreparedVolume {
+/** Every entry checked and opened, or none: on a failure the volumes opened so far are closed. */
+export function prepareOwners(entries: readonly VolumeOwner[], volumes: VolumeLocator, mounts: MountFacts): PreparedVolume[] {
+  const prepared: PreparedVolume[] = [];
+  try {
+    for (const entry of entries) prepared.push(prepareVolume(entry, volumes, mounts));
+  } catch (err) {
+    releaseOwners(prepared);
+    throw err;
+  }
+  return prepared;
+}
+
+export function releaseOwners(prepared: readonly PreparedVolume[]): void {
+  for (const p of prepared) closeDataDir(p.data);
+}
+
+export function prepareVolume(entry: VolumeOwner, volumes: VolumeLocator, mounts: MountFacts): PreparedVolume {
   const { volume } = entry;
-  const dir = ctx.volumes.find(volume, 'atomic');
-  const translation = volumeTranslation(spec, dir);
+  const dir = volumes.find(volume, 'atomic');
+  const translation = volumeTranslation(mounts, dir);
   if (translation === 'mixed') throw new EnvhookError(`volume "${volume}" is mounted both idmapped and not idmapped: one owner on disk cannot be the same user through both`);
-  const owner = (uid: number, what: string): Owner => {
-    const host = hostUid(uid, translation);
-    if (host === undefined) {
-      const ranges = translation.kind === 'userns' ? describeMappings(translation.mappings) : 'none';
-      throw new EnvhookError(`volume "${volume}": ${what} ${uid} is outside the container's user namespace (linux.uidMappings: ${ranges})`);
-    }
-    return { uid, hostUid: host };
-  };
-  const defaultOwner = entry.defaultUser === undefined ? undefined : owner(entry.defaultUser, 'defaultUser');
-  const items = new Map<string, Owner>();
-  for (const item of entry.items) items.set(item.key, owner(item.user, `item path ${JSON.stringify(item.path)}: user`));
+  const { defaultOwner, items } = ownersOf(entry, translation);
   const data = openDataDir(volume, dir);
   try {
     for (const item of entry.items) checkItem(volume, data.fd, item);

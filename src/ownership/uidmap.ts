@@ -4,7 +4,8 @@
 // - else the container has a user namespace (`linux.uidMappings`): mapped through it, and a
 //   UID outside every range cannot be written (it would show as the overflow UID inside);
 // - else as is.
-// Pure functions of the spec: no file system access, so they are tested without containers.
+// Pure functions of the container's mounts and mappings (from config.json or from NRI): no file
+// system access, so they are tested without containers.
 import path from 'node:path';
 import type { Spec } from '../oci/spec.ts';
 
@@ -14,7 +15,7 @@ export interface IdMapping {
   size: number;
 }
 
-export type UidTranslation = { kind: 'idmapped' } | { kind: 'userns'; mappings: IdMapping[] } | { kind: 'none' };
+export type UidTranslation = { kind: 'idmapped' } | { kind: 'userns'; mappings: readonly IdMapping[] } | { kind: 'none' };
 
 /** The largest UID chown(2) accepts: (uid_t)-1 means "leave unchanged". */
 const MAX_HOST_UID = 0xfffffffe;
@@ -35,10 +36,16 @@ export function hostUid(uid: number, t: UidTranslation): number | undefined {
   return t.kind === 'userns' ? mapId(uid, t.mappings) : uid;
 }
 
-interface MountLike {
+export interface MountLike {
   source?: unknown;
   options?: unknown;
   uidMappings?: unknown;
+}
+
+/** What decides how a volume's UIDs reach the disk. */
+export interface MountFacts {
+  mounts: readonly MountLike[];
+  uidMappings: readonly IdMapping[] | undefined;
 }
 
 export function isIdmappedMount(m: MountLike): boolean {
@@ -47,9 +54,8 @@ export function isIdmappedMount(m: MountLike): boolean {
 }
 
 /** Mounts whose source is `dir` or a path below it (a file of the volume mounted alone). */
-export function mountsOf(spec: Spec, dir: string): MountLike[] {
+export function mountsOf(mounts: readonly MountLike[], dir: string): MountLike[] {
   const root = path.resolve(dir);
-  const mounts = Array.isArray(spec.mounts) ? (spec.mounts as MountLike[]) : [];
   return mounts.filter((m) => {
     if (typeof m?.source !== 'string' || !m.source.startsWith('/')) return false;
     const src = path.resolve(m.source);
@@ -61,13 +67,13 @@ export function mountsOf(spec: Spec, dir: string): MountLike[] {
  * How UIDs of the volume at `dir` reach the disk. Returns 'mixed' when the volume is mounted
  * both idmapped and not: one owner on disk cannot mean the same user through both.
  */
-export function volumeTranslation(spec: Spec, dir: string): UidTranslation | 'mixed' {
-  const mounts = mountsOf(spec, dir);
+export function volumeTranslation(facts: MountFacts, dir: string): UidTranslation | 'mixed' {
+  const mounts = mountsOf(facts.mounts, dir);
   const idmapped = mounts.filter(isIdmappedMount).length;
   if (idmapped > 0 && idmapped < mounts.length) return 'mixed';
   if (idmapped > 0) return { kind: 'idmapped' };
-  const mappings = userNamespaceMappings(spec);
-  return mappings ? { kind: 'userns', mappings } : { kind: 'none' };
+  const mappings = facts.uidMappings;
+  return mappings && mappings.length > 0 ? { kind: 'userns', mappings } : { kind: 'none' };
 }
 
 /** linux.uidMappings when non-empty (the schema checked its shape when the spec was loaded). */

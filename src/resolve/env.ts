@@ -30,7 +30,10 @@ export interface EnvRequest {
 export interface EnvSource { name: string; source: string }
 
 export interface ResolvedEnv {
+  /** The whole resulting process env (the config.json and exec appliers write it). */
   env: string[];
+  /** Each variable set, with its final value, in the order it was first set (the NRI applier). */
+  values: ReadonlyMap<string, string>;
   set: EnvSource[];
   removed: string[];
   /** Optional references whose file or key was missing: nothing was set for them. */
@@ -106,6 +109,7 @@ export function resolveEnv(processEnv: readonly string[], req: EnvRequest, volum
   if (env.reduce((n, e) => n + Buffer.byteLength(e) + 1, 0) > MAX_ENV_TOTAL_BYTES) throw totalTooLarge();
   return {
     env,
+    values,
     set: [...sources].map(([name, source]) => ({ name, source })),
     // A removed name that an envFrom file or env entry sets again is not reported as removed.
     removed: removed.filter((name) => !values.has(name)),

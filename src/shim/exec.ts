@@ -15,7 +15,8 @@ import { layoutOf, loadSpec, serializeSpec } from '../oci/spec.ts';
 import type { RuncArgs } from '../oci/runc-args.ts';
 import { parseExecArgs } from '../oci/runc-exec-args.ts';
 import { containerName, podUidAnnotation, type Annotations } from '../k8s/identity.ts';
-import { execEnv, readAppliedEnv } from './exec-env.ts';
+import { execEnv } from '../apply/exec.ts';
+import { readAppliedEnv } from '../plan/mark.ts';
 
 /** A process file is a few KiB; containerd's largest hold a container's whole env. */
 const PROCESS_LIMIT = 16 * 1024 * 1024;

@@ -1,5 +1,6 @@
 // The Node side of the runtime shim: `envhook shim <runc argv>`, run by hooks/envhook-runtime
-// for create and run, and for an exec into a container with envhook's names mark (exec.ts). Runs the pipeline on the bundle and rewrites config.json atomically;
+// for create and run, and for an exec into a container with envhook's names mark (exec.ts).
+// Runs the pipeline on the bundle and rewrites config.json atomically;
 // on success it exits 0 and the front execs the real runtime with the same argv, so exit
 // status, signals, stdio and inherited descriptors are the runtime's. (Node's
 // process.execve would close every descriptor but stdio, breaking runc's --preserve-fds and
@@ -13,7 +14,7 @@ import { flushSpec, loadSpec } from '../oci/spec.ts';
 import { parseCreateArgs, parseRuncArgs } from '../oci/runc-args.ts';
 import { runPipeline } from '../pipeline.ts';
 import { containerName, podUidAnnotation, type Annotations } from '../k8s/identity.ts';
-import { APPLIED_KEY } from '../resolve/step.ts';
+import { APPLIED_KEY } from '../plan/mark.ts';
 import { prepareExec } from './exec.ts';
 import { resolveRuntime } from './runtime.ts';
 import { appendRuncLog } from './runc-log.ts';
@@ -23,8 +24,12 @@ export interface ShimEnv {
   cwd: string;
 }
 
-/** Prepares the bundle of a create/run; any other argv needs nothing. Returns the runtime to exec. */
-export function runShim(argv: readonly string[], where: ShimEnv = { env: process.env, cwd: process.cwd() }): string {
+/**
+ * Prepares the bundle of a create/run, or the process file of an exec; any other argv needs
+ * nothing. The front resolves and execs the runtime itself; this checks, before any write, that
+ * the runtime it will find is real (and asks it for an exec's bundle).
+ */
+export function runShim(argv: readonly string[], where: ShimEnv = { env: process.env, cwd: process.cwd() }): void {
   const runc = parseRuncArgs(argv);
   let log: Logger = silentLogger;
   // Which container this is, as far as known: the failure line names it as the success line does.
@@ -38,11 +43,11 @@ export function runShim(argv: readonly string[], where: ShimEnv = { env: process
     const sub = runc.subcommand;
     if (sub === 'exec') {
       prepareExec({ argv, runc, runtime, env: where.env, cwd: where.cwd, log, about });
-      return runtime;
+      return;
     }
-    if (sub !== 'create' && sub !== 'run') return runtime;
+    if (sub !== 'create' && sub !== 'run') return;
     const create = parseCreateArgs(sub, argv.slice(runc.subcommandIndex + 1));
-    if (create.help) return runtime;
+    if (create.help) return;
     const bundle = path.resolve(where.cwd, create.bundle ?? '.');
     Object.assign(about, { id: create.id, bundle });
     const loaded = loadSpec(bundle);
@@ -52,13 +57,12 @@ export function runShim(argv: readonly string[], where: ShimEnv = { env: process
     // front decides the same without Node when it sees the key unescaped.
     if (annotations[APPLIED_KEY] !== undefined) {
       log.info(about, 'already applied; runtime next');
-      return runtime;
+      return;
     }
     const { spec, plan } = runPipeline(loaded.spec, { settings, stage: 'create', log });
     // A sandbox or a container that asks for nothing leaves config.json as it was (flushSpec).
     flushSpec(loaded, spec);
     log.info({ ...about, sandbox: plan.sandbox, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length }, 'applied; runtime next');
-    return runtime;
   } catch (err) {
     const message = `envhook: ${describeError(err)}`;
     appendRuncLog(runc.globals.log, runc.globals['log-format'], message);

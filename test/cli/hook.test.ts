@@ -4,7 +4,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { envhook } from '../helpers/bundle.ts';
-import { appliedDigest } from '../../src/resolve/step.ts';
+import { appliedDigest } from '../../src/plan/mark.ts';
 
 function bundleWith(dir: string, annotations: Record<string, string>): string {
   const bundle = path.join(dir, 'bundle');

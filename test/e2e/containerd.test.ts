@@ -9,7 +9,7 @@ import { missingForContainerd, startContainerd, type Containerd } from '../helpe
 import { envhookWrapper, FRONT } from '../helpers/front.ts';
 import { sharedRootfs } from '../helpers/inject.ts';
 import { CANARY, checkInjected, ENV_ANNOTATIONS, FAILING_ANNOTATIONS, FAILING_MESSAGE, FILES, raw } from '../helpers/injected.ts';
-import { makePod, type Pod } from '../helpers/kubelet.ts';
+import { makePod, type Pod } from '../../scripts/kubelet-pod.ts';
 
 const missing = missingForRunc() ?? missingForContainerd();
 let containerd: Containerd;

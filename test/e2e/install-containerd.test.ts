@@ -17,7 +17,7 @@ import { missingForContainerd, startContainerd } from '../helpers/containerd.ts'
 import { HAS_SEA, hostFiles, install, realSource, snapshot, uninstall } from '../helpers/install.ts';
 import { sharedRootfs } from '../helpers/inject.ts';
 import { CANARY, checkInjected, ENV_ANNOTATIONS, FAILING_ANNOTATIONS, FAILING_MESSAGE, FILES, raw } from '../helpers/injected.ts';
-import { makePod } from '../helpers/kubelet.ts';
+import { makePod } from '../../scripts/kubelet-pod.ts';
 
 const missing = missingForRunc() ?? missingForContainerd();
 const PREFIX = 'usr/local/lib/envhook';

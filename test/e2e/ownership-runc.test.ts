@@ -4,8 +4,8 @@ import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { envhook, makeBundle, makeRootfs, missingForRunc, runcRun } from '../helpers/bundle.ts';
-import { makePod } from '../helpers/kubelet.ts';
-import { makeAtomicVolume } from '../helpers/atomic-writer.ts';
+import { makePod } from '../../scripts/kubelet-pod.ts';
+import { makeAtomicVolume } from '../../scripts/kubelet-pod.ts';
 
 const USERNS = [{ containerID: 0, hostID: 100000, size: 65536 }];
 const SCRIPT = 'for f in /keys/ssh_host_ed25519_key /keys/mongo/keyfile; do echo "$f owner=$(stat -L -c %u $f)"; cat $f && echo " read"; done; cat /proc/self/uid_map; true';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { makeRootfs, missingForRunc, parseEnvOutput } from '../helpers/bundle.ts';
 import { envhookWrapper } from '../helpers/front.ts';
 import { CANARY, checkInjected, ENV_ANNOTATIONS, FAILING_ANNOTATIONS, FAILING_MESSAGE, FILES, raw } from '../helpers/injected.ts';
-import { makePod, type Pod } from '../helpers/kubelet.ts';
+import { makePod, type Pod } from '../../scripts/kubelet-pod.ts';
 import { hooksDir, makePodman, missingForPodman, type Podman } from '../helpers/podman.ts';
 
 const missing = missingForRunc() ?? missingForPodman();

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { REPO } from '../helpers/bundle.ts';
 import { readEnv, readEnvFrom, readServiceLinks } from '../../src/k8s/annotations.ts';
-import { envRequest } from '../../src/resolve/step.ts';
+import { envRequest } from '../../src/plan/request.ts';
 
 /** envhook.io/* annotations of a manifest: `key: |` blocks and `key: '…'` one-liners (no YAML library). */
 function annotations(file: string): Record<string, string> {

@@ -2,7 +2,7 @@
 import t from 'tap';
 import path from 'node:path';
 import { makeBundle, makeRootfs, missingForRunc, parseEnvOutput, runcRun } from './bundle.ts';
-import { makePod } from './kubelet.ts';
+import { makePod } from '../../scripts/kubelet-pod.ts';
 
 const missing = missingForRunc();
 t.test('a kubelet-like pod and a busybox bundle run under runc', { skip: missing }, async (t) => {

@@ -36,7 +36,7 @@ export function prepareWithEnvhook(opts: CriContainerdOptions & { countRuns?: bo
   const settings = path.join(dir, 'envhook.json');
   fs.mkdirSync(kubeletRoot, { recursive: true });
   fs.writeFileSync(settings, JSON.stringify({ kubeletRoot, logFile: log, logLevel: logLevel ?? 'debug' }) + '\n');
-  const r = install({ runtime: 'containerd', root: '/', source: realSource(), extra: ['--config', containerd.paths.config, '--prefix', prefix] });
+  const r = install({ runtime: 'containerd', root: '/', source: realSource(), extra: ['--config', containerd.paths.config, '--prefix', prefix, '--containerd', containerd.bin.containerd] });
   if (r.status !== 0) throw new Error(`envhook install failed: ${r.stderr}`);
   const wrapper = path.join(dir, 'envhook-counted');
   fs.writeFileSync(wrapper, `#!/bin/sh\nprintf '%s\\n' "$*" >> ${JSON.stringify(runsFile)}\nexec ${JSON.stringify(path.join(prefix, 'envhook'))} "$@"\n`, { mode: 0o755 });

@@ -4,9 +4,8 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { makeAtomicVolume, type Projection } from './atomic-writer.ts';
 import { NamespaceMode, type CriMessage } from './cri-client.ts';
-import { makePod, type Pod } from './kubelet.ts';
+import { makeAtomicVolume, makePod, type Pod, type Projection } from '../../scripts/kubelet-pod.ts';
 
 /** Host network, as a pod with hostNetwork: true: the node's network namespace, no CNI. */
 export const HOST_NETWORK = { network: NamespaceMode.NODE, pid: NamespaceMode.CONTAINER, ipc: NamespaceMode.POD };

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import { ContainerState, type CriClient, type CriMessage } from './cri-client.ts';
 import { BUSYBOX_IMAGE, type CriContainerd } from './cri-containerd.ts';
 import { HOST_NETWORK, layOutPod, type PodOptions } from './cri-pod-layout.ts';
-import type { Pod } from './kubelet.ts';
+import type { Pod } from '../../scripts/kubelet-pod.ts';
 
 export { layOutPod, type PodLayout, type PodOptions } from './cri-pod-layout.ts';
 

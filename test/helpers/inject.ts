@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { envhook, makeBundle, makeRootfs } from './bundle.ts';
-import { makePod, type Pod } from './kubelet.ts';
+import { makePod, rawAnnotations, type Pod } from '../../scripts/kubelet-pod.ts';
 
 export interface InjectSetup { dir: string; pod: Pod; bundle: string; config: string; log: string; runcRoot: string }
 
@@ -24,7 +24,7 @@ export function sharedRootfs(): string {
 export function setup(t: Test, files: Record<string, string | Buffer>, annotations: Record<string, unknown>, env?: string[]): InjectSetup {
   const dir = t.testdir({});
   const pod = makePod(path.join(dir, 'kubelet'), { emptyDirs: { config: files } });
-  const raw = Object.fromEntries(Object.entries(annotations).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+  const raw = rawAnnotations(annotations);
   const bundle = makeBundle(path.join(dir, 'bundle'), sharedRootfs(), { env: env ?? ['PATH=/bin', 'HOME=/'], mounts: pod.mounts('app'), annotations: { ...pod.annotations('app'), ...raw } });
   return { dir, pod, bundle, config: path.join(bundle, 'config.json'), log: path.join(dir, 'envhook.log'), runcRoot: path.join(dir, 'runc-root') };
 }

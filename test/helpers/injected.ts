@@ -23,9 +23,7 @@ export const FAILING_ANNOTATIONS = { 'envhook.io/env': { app: [{ name: 'A', valu
 export const FAILING_MESSAGE = 'volume "config": file "config.env": key "NOPE" not found';
 
 /** Annotation values as the runtime carries them: JSON text. */
-export function raw(annotations: Record<string, unknown>): Record<string, string> {
-  return Object.fromEntries(Object.entries(annotations).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
-}
+export { rawAnnotations as raw } from '../../scripts/kubelet-pod.ts';
 
 /** The variables ENV_ANNOTATIONS inject, as the container sees them. */
 export function checkInjected(t: Test, env: Map<string, string>): void {

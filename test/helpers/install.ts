@@ -60,10 +60,12 @@ export interface InstallArgs {
   root: string;
   source: string;
   extra?: string[];
+  /** Environment of the install (PATH decides which runtime binaries it finds). */
+  env?: NodeJS.ProcessEnv;
 }
 
-export function install({ runtime, root, source, extra = [] }: InstallArgs) {
-  return envhook(['install', '--runtime', runtime, '--root', root, '--source', source, '--node', REAL_NODE, ...extra]);
+export function install({ runtime, root, source, extra = [], env }: InstallArgs) {
+  return envhook(['install', '--runtime', runtime, '--root', root, '--source', source, '--node', REAL_NODE, ...extra], env ? { env } : {});
 }
 
 export function uninstall({ runtime, root, extra = [] }: Omit<InstallArgs, 'source'>) {

@@ -6,6 +6,9 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fakeSource, hostFiles, install, realSource, REAL_NODE, snapshot, uninstall } from '../helpers/install.ts';
 
+// every install asks the containerd on PATH (version, config dump): room for a busy machine
+t.setTimeout(300_000);
+
 const ADMIN_CONTAINERD = '# the admin\'s file, with comments\nversion = 2\n\n[plugins."io.containerd.grpc.v1.cri".containerd]\n  snapshotter = "overlayfs" # keep me\n';
 
 function setup(t: Test, files: Record<string, string>) {
@@ -183,4 +186,25 @@ t.test('reinstall with a single executable removes the bundle the previous insta
   t.equal(fs.readFileSync(path.join(prefix, 'envhook'), 'utf8'), '#!/bin/sh\n# fixture single executable\n');
   t.equal(uninstall({ runtime: 'podman', root }).status, 0);
   t.same(snapshot(root), original);
+});
+
+t.test('containerd: --dry-run says where the block goes and why; a later install that places it elsewhere takes it out of the old file', async (t) => {
+  const { root, source } = setup(t, {
+    'etc/containerd/config.toml': "version = 3\nimports = ['conf.d/*.toml']\n",
+    'etc/containerd/conf.d/10-cgroup.toml': "version = 3\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]\n  SystemdCgroup = true\n",
+  });
+  const original = snapshot(root);
+  const env = { PATH: '/nonexistent' };
+  const dry = install({ runtime: 'containerd', root, source, env, extra: ['--dry-run'] });
+  t.equal(dry.status, 0, dry.stderr);
+  t.match(dry.stdout, /^would update \/etc\/containerd\/config\.toml .*\n  note: envhook's block goes here: containerd 2\.x merges imported files table by table/m);
+  t.match(dry.stdout, '+  SystemdCgroup = true', 'the option set in the drop-in, in the diff');
+  t.same(snapshot(root), original);
+  t.equal(install({ runtime: 'containerd', root, source, env }).status, 0);
+  const moved = install({ runtime: 'containerd', root, source, env, extra: ['--drop-in', '/etc/containerd/conf.d/50-envhook.toml'] });
+  t.equal(moved.status, 0, moved.stderr);
+  t.match(moved.stdout, /^create \/etc\/containerd\/conf\.d\/50-envhook\.toml\n  note: envhook's block goes here: \/etc\/containerd\/conf\.d\/50-envhook\.toml is imported by \/etc\/containerd\/config\.toml/m);
+  t.equal(fs.readFileSync(path.join(root, 'etc/containerd/config.toml'), 'utf8'), "version = 3\nimports = ['conf.d/*.toml']\n", 'the old block is gone from the root file');
+  t.equal(uninstall({ runtime: 'containerd', root }).status, 0);
+  t.same(snapshot(root), original, 'byte for byte');
 });

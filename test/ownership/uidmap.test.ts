@@ -1,6 +1,10 @@
 import t from 'tap';
 import { describeMappings, hostUid, isIdmappedMount, mapId, mountsOf, volumeTranslation } from '../../src/ownership/uidmap.ts';
 import type { Spec } from '../../src/oci/spec.ts';
+import { factsFromSpec } from '../../src/facts/spec.ts';
+
+/** The rule for a volume of a config.json: its mounts and linux.uidMappings, as the pipeline reads them. */
+const translation = (spec: Spec, dir: string) => volumeTranslation(factsFromSpec(spec), dir);
 
 const USERNS = [{ containerID: 0, hostID: 100000, size: 65536 }];
 
@@ -37,17 +41,17 @@ t.test('which rule applies to a volume (SPEC §5)', async (t) => {
     ],
     ...(linux ? { linux } : {}),
   } as Spec);
-  t.same(volumeTranslation(spec({}), vol), { kind: 'none' });
-  t.same(volumeTranslation(spec({}, { uidMappings: USERNS }), vol), { kind: 'userns', mappings: USERNS });
-  t.same(volumeTranslation(spec({}, { uidMappings: [] }), vol), { kind: 'none' }, 'empty mappings: no user namespace');
-  t.same(volumeTranslation(spec({ options: ['rbind', 'ro', 'idmap'] }, { uidMappings: USERNS }), vol), { kind: 'idmapped' }, 'idmapped wins over the user namespace');
-  t.same(volumeTranslation(spec({ uidMappings: USERNS, gidMappings: USERNS }, { uidMappings: USERNS }), vol), { kind: 'idmapped' });
-  t.same(volumeTranslation(spec({ source: vol + '/..data/key' , options: ['idmap'] }), vol), { kind: 'idmapped' }, 'a file of the volume mounted alone');
-  t.same(volumeTranslation(spec({ source: vol + '-other' }), vol), { kind: 'none' }, 'a sibling with a common prefix is not the volume');
+  t.same(translation(spec({}), vol), { kind: 'none' });
+  t.same(translation(spec({}, { uidMappings: USERNS }), vol), { kind: 'userns', mappings: USERNS });
+  t.same(translation(spec({}, { uidMappings: [] }), vol), { kind: 'none' }, 'empty mappings: no user namespace');
+  t.same(translation(spec({ options: ['rbind', 'ro', 'idmap'] }, { uidMappings: USERNS }), vol), { kind: 'idmapped' }, 'idmapped wins over the user namespace');
+  t.same(translation(spec({ uidMappings: USERNS, gidMappings: USERNS }, { uidMappings: USERNS }), vol), { kind: 'idmapped' });
+  t.same(translation(spec({ source: vol + '/..data/key' , options: ['idmap'] }), vol), { kind: 'idmapped' }, 'a file of the volume mounted alone');
+  t.same(translation(spec({ source: vol + '-other' }), vol), { kind: 'none' }, 'a sibling with a common prefix is not the volume');
   const twice = spec({});
   (twice.mounts as object[]).push({ destination: '/keys2', source: vol, options: ['idmap'] });
-  t.equal(volumeTranslation(twice, vol), 'mixed');
-  t.equal(mountsOf({ mounts: [{ destination: '/x', source: `${vol}/../keys` }] } as Spec, vol).length, 1, 'sources are normalised');
+  t.equal(translation(twice, vol), 'mixed');
+  t.equal(mountsOf([{ source: `${vol}/../keys` }], vol).length, 1, 'sources are normalised');
 
   t.equal(hostUid(1000, { kind: 'none' }), 1000);
   t.equal(hostUid(1000, { kind: 'idmapped' }), 1000);

@@ -3,7 +3,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { atomicWrite } from '../helpers/atomic-writer.ts';
+import { atomicWrite } from '../../scripts/kubelet-pod.ts';
 import { closeDataDir, isTimestampedName, openDataDir } from '../../src/ownership/datadir.ts';
 import { chownTree, type WalkOptions } from '../../src/ownership/walk.ts';
 

@@ -5,8 +5,8 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { makePod } from '../helpers/kubelet.ts';
-import { atomicWrite } from '../helpers/atomic-writer.ts';
+import { makePod } from '../../scripts/kubelet-pod.ts';
+import { atomicWrite } from '../../scripts/kubelet-pod.ts';
 import { CLI, FRONT, NODE24, runAsync, snapshot, tempFiles, type CliResult } from './helpers.ts';
 
 t.setTimeout(300_000);

@@ -10,7 +10,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { readConfined, reopenFileAt, ConfinedError } from '../../src/fs/confined.ts';
 import { findVolume } from '../../src/k8s/volumes.ts';
 import { discoverPodDir } from '../../src/k8s/pod.ts';
-import { makePod } from '../helpers/kubelet.ts';
+import { makePod } from '../../scripts/kubelet-pod.ts';
 import { NODE } from '../helpers/bundle.ts';
 import { envhookCli, fastTempDir, makeCanary, pool, snapshot, startSwapper, timed, REPO } from './helpers.ts';
 

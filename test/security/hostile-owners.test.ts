@@ -10,8 +10,8 @@ import { execFileSync, spawn } from 'node:child_process';
 import { runPipeline } from '../../src/pipeline.ts';
 import { silentLogger } from '../../src/log.ts';
 import { EnvhookError } from '../../src/errors.ts';
-import { makePod } from '../helpers/kubelet.ts';
-import { atomicWrite } from '../helpers/atomic-writer.ts';
+import { makePod } from '../../scripts/kubelet-pod.ts';
+import { atomicWrite } from '../../scripts/kubelet-pod.ts';
 import { fastTempDir, makeCanary, snapshot, startSwapper, timed, type SwapSource } from './helpers.ts';
 
 const canary = makeCanary('OUTSIDE');

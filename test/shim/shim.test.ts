@@ -5,6 +5,7 @@ import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { runShim, type ShimEnv } from '../../src/shim/shim.ts';
+import { resolveRuntime } from '../../src/shim/runtime.ts';
 import { fakeExecutable, FRONT } from '../helpers/front.ts';
 import { ref, setup as podSetup, type InjectSetup } from '../helpers/inject.ts';
 
@@ -30,7 +31,8 @@ const specOf = (s: Setup) => JSON.parse(fs.readFileSync(s.config, 'utf8'));
 t.test('create: env applied and marked in config.json, runc from PATH handed back', async (t) => {
   const s = setup(t);
   const argv = ['--root', '/r', '--log', path.join(s.dir, 'log.json'), '--log-format', 'json', 'create', '--bundle', s.bundle, '--pid-file', '/p', 'id1'];
-  t.equal(runShim(argv, s.where), s.runtime);
+  t.doesNotThrow(() => runShim(argv, s.where));
+  t.equal(resolveRuntime('runc', s.where.env), s.runtime, 'runc from PATH: what the front will exec');
   const spec = specOf(s);
   t.same(spec.process.env, ['PATH=/bin', 'HOME=/', 'FROM_FILE=HELLO', 'GREETING=HELLO world']);
   t.match(spec.annotations['envhook.io/applied'], /^sha256:[0-9a-f]{32}$/);
@@ -51,13 +53,13 @@ t.test('untouched: no request, sandbox containers, other subcommands', async (t)
   for (const annotations of [{}, { 'io.kubernetes.cri.container-type': 'sandbox', ...ENV }, { 'io.kubernetes.cri-o.ContainerType': 'sandbox', 'envhook.io/env': 'not json' }]) {
     const s = setup(t, annotations);
     const before = fs.readFileSync(s.config);
-    t.equal(runShim(['create', '--bundle', s.bundle, 'pause'], s.where), s.runtime);
+    t.doesNotThrow(() => runShim(['create', '--bundle', s.bundle, 'pause'], s.where));
     t.same(fs.readFileSync(s.config), before, `${JSON.stringify(annotations)}: config.json byte for byte`);
   }
   const s = setup(t);
   const before = fs.readFileSync(s.config);
   for (const argv of [['state', 'x'], ['--root', '/r', 'delete', '--force', 'x'], ['create', '--help'], []]) {
-    t.equal(runShim(argv, { ...s.where, cwd: '/nonexistent' }), s.runtime, JSON.stringify(argv));
+    t.doesNotThrow(() => runShim(argv, { ...s.where, cwd: '/nonexistent' }), JSON.stringify(argv));
   }
   t.same(fs.readFileSync(s.config), before);
 });
@@ -95,7 +97,9 @@ t.test('the runtime: never a front, found past fronts on PATH', async (t) => {
   fs.mkdirSync(fronts);
   fs.copyFileSync(FRONT, path.join(fronts, 'runc'));
   fs.chmodSync(path.join(fronts, 'runc'), 0o755);
-  t.equal(runShim(['state', 'x'], { ...s.where, env: { ...s.where.env, PATH: `${fronts}:${path.dirname(s.runtime)}` } }), s.runtime, 'a copy of the front (marker line) is skipped');
+  const past = { ...s.where.env, PATH: `${fronts}:${path.dirname(s.runtime)}` };
+  t.doesNotThrow(() => runShim(['state', 'x'], { ...s.where, env: past }));
+  t.equal(resolveRuntime('runc', past), s.runtime, 'a copy of the front (marker line) is skipped');
   const wrapper = fakeExecutable(path.join(s.dir, 'wrapper/runc'), 'wrapper');
   t.throws(() => runShim(['state', 'x'], { ...s.where, env: { ...s.where.env, ENVHOOK_RUNTIME: wrapper, ENVHOOK_FRONT: wrapper } }), { message: /is an envhook front/ });
   t.throws(() => runShim(['state', 'x'], { ...s.where, env: { ...s.where.env, PATH: fronts } }), { message: 'runtime "runc" not found on PATH (other than an envhook front)' });
@@ -130,7 +134,7 @@ t.test('already applied by an earlier stage (NRI, an earlier create): passed thr
   spec.annotations['envhook.io/applied'] = 'sha256:from-nri';
   fs.writeFileSync(s.config, JSON.stringify(spec));
   const before = fs.readFileSync(s.config);
-  t.equal(runShim(['create', '-b', s.bundle, 'x'], { ...s.where, env: { ...s.where.env, ENVHOOK_LOG_FILE: s.log } }), s.runtime);
+  t.doesNotThrow(() => runShim(['create', '-b', s.bundle, 'x'], { ...s.where, env: { ...s.where.env, ENVHOOK_LOG_FILE: s.log } }));
   t.same(fs.readFileSync(s.config), before, 'config.json byte for byte');
   t.match(JSON.parse(fs.readFileSync(s.log, 'utf8').trimEnd()), { msg: 'already applied; runtime next', id: 'x', container: 'app' });
 });

@@ -1,0 +1,32 @@
+// The check after a CRI-O install: `crio [--config FILE] --config-dir DIR config` prints the
+// configuration CRI-O would run with; it must show the envhook handler running the front, and a
+// hooks_dir that holds the directory the createRuntime file went to.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { EnvhookError } from '../errors.ts';
+import { HANDLER, type Layout } from './layout.ts';
+import { parseToml, tableAt } from './toml.ts';
+
+export const CRIO_MAIN_CONFIG = '/etc/crio/crio.conf';
+
+export function checkCrio(bin: string, layout: Layout, hooksDir: string): string {
+  const args: string[] = [];
+  if (fs.existsSync(layout.real(CRIO_MAIN_CONFIG))) args.push('--config', layout.real(CRIO_MAIN_CONFIG));
+  args.push('--config-dir', layout.real(path.posix.dirname(layout.config)), 'config');
+  const r = spawnSync(bin, args, { encoding: 'utf8', cwd: layout.root, timeout: 60_000, maxBuffer: 16 << 20 });
+  if (r.status !== 0) {
+    const last = (r.stderr ?? '').trim().split('\n').at(-1)?.slice(0, 300) || `exit ${r.status ?? r.signal}`;
+    throw new EnvhookError(`${bin} ${args.join(' ')} failed: ${last}`);
+  }
+  const doc = parseToml(r.stdout, `the output of ${bin} config`);
+  const runtime = tableAt(doc, 'crio', 'runtime');
+  const h = tableAt(runtime, 'runtimes', HANDLER);
+  const problems: string[] = [];
+  if (!h) problems.push(`no runtime handler "${HANDLER}"`);
+  else if (h.runtime_path !== layout.front) problems.push(`runtime_path is not ${layout.front}`);
+  const dirs = runtime?.hooks_dir;
+  if (Array.isArray(dirs) && !dirs.includes(hooksDir)) problems.push(`hooks_dir does not hold ${hooksDir} (install with --hooks-dir DIR naming one it holds)`);
+  if (problems.length) throw new EnvhookError(`crio config: ${problems.join('; ')}`);
+  return `checked: crio config shows the runtime handler "${HANDLER}" with runtime_path ${layout.front}`;
+}

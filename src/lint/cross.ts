@@ -1,0 +1,110 @@
+// Checks the node cannot make before a start: the annotations against the rest of the pod.
+// Each returns problems at a JSON path of the annotation; lint adds the position.
+import { expand } from '../resolve/expand.ts';
+import { ENV_FROM_KEY, ENV_KEY, SERVICE_LINKS_KEY } from '../k8s/annotations.ts';
+import { VOLUME_OWNERS } from '../ownership/annotation.ts';
+import { ATOMIC_TYPES, normalPath, type PodFacts, type VolumeFact } from '../manifest/pod-facts.ts';
+import { getSeq, getStr, mapsOf, ptr } from '../manifest/nodes.ts';
+import type { AnnotationProblem, PodAnnotations } from './read-annotations.ts';
+import { didYouMean } from './nearest.ts';
+
+
+
+export function crossCheck(facts: PodFacts, a: PodAnnotations): AnnotationProblem[] {
+  const out: AnnotationProblem[] = [];
+  const names = facts.containers.map((c) => c.name);
+  const volumes = new Map(facts.volumes.map((v) => [v.name, v]));
+  const error = (key: string, path: string, message: string) => out.push({ key, path, message, severity: 'error' });
+  const warn = (key: string, path: string, message: string) => out.push({ key, path, message, severity: 'warning' });
+
+  // Every container an annotation names is in the pod.
+  for (const [key, value] of [[ENV_KEY, a.env], [ENV_FROM_KEY, a.envFrom], [SERVICE_LINKS_KEY, a.serviceLinks]] as const) {
+    for (const container of Object.keys(value ?? {})) {
+      if (container === '*' || names.includes(container)) continue;
+      error(key, ptr(container), `container ${JSON.stringify(container)} is not in the pod${didYouMean(container, names)}`);
+    }
+  }
+
+  // fileKeyRef and envFrom volumes: in the pod, and emptyDirs.
+  const emptyDir = (key: string, path: string, name: string) => {
+    const v = volumes.get(name);
+    if (!v) error(key, path, `volume ${JSON.stringify(name)} is not in the pod${didYouMean(name, volumes.keys())}`);
+    else if (v.type !== 'emptyDir') error(key, path, `volume ${JSON.stringify(name)} is not an emptyDir (${typeName(v)})`);
+  };
+  for (const [c, list] of Object.entries(a.env ?? {})) {
+    list.forEach((e, i) => {
+      if (e.valueFrom) emptyDir(ENV_KEY, ptr(c, i, 'valueFrom', 'fileKeyRef', 'volumeName'), e.valueFrom.fileKeyRef.volumeName);
+    });
+  }
+  for (const [c, list] of Object.entries(a.envFrom ?? {})) list.forEach((e, i) => emptyDir(ENV_FROM_KEY, ptr(c, i, 'fileRef', 'volumeName'), e.fileRef.volumeName));
+
+  // volumeOwners volumes: in the pod, of an atomic-writer type, item paths among its files.
+  a.owners?.forEach((o, i) => {
+    const v = volumes.get(o.volume);
+    if (!v) return void error(VOLUME_OWNERS, ptr(i, 'volume'), `volume ${JSON.stringify(o.volume)} is not in the pod${didYouMean(o.volume, volumes.keys())}`);
+    if (!(ATOMIC_TYPES as readonly (string | undefined)[]).includes(v.type)) {
+      return void error(VOLUME_OWNERS, ptr(i, 'volume'), `volume ${JSON.stringify(o.volume)} is not a configMap, secret, projected or downwardAPI volume (${typeName(v)})`);
+    }
+    if (!v.complete) return;
+    const listed = new Set(v.files.map((f) => normalPath(f.path)));
+    o.items.forEach((item, j) => {
+      if (!listed.has(item.key)) error(VOLUME_OWNERS, ptr(i, 'items', j, 'path'), `not among the files volume ${JSON.stringify(o.volume)} lists in its items`);
+    });
+  });
+
+  // Names defined twice, and $(VAR) references to names defined nowhere earlier.
+  for (const [c, list] of Object.entries(a.env ?? {})) {
+    const first = new Map<string, number>();
+    const known = knownNames(facts, a, c);
+    list.forEach((e, i) => {
+      if (e.value !== undefined) {
+        const refs: string[] = [];
+        expand(e.value, (name) => void refs.push(name));
+        refs.forEach((name, k) => {
+          if (!first.has(name) && !known(name)) {
+            warn(ENV_KEY, ptr(c, i, 'value'), `$(…) reference ${k + 1} names a variable defined nowhere earlier in the pod (only the image could define it); it stays as written`);
+          }
+        });
+      }
+      const at = first.get(e.name);
+      if (at !== undefined) warn(ENV_KEY, ptr(c, i, 'name'), `name defined again (first at ${ptr(c, at)}): the last one wins`);
+      else first.set(e.name, i);
+    });
+  }
+
+  // serviceLinks true cannot bring back what the pod's enableServiceLinks: false left out.
+  const podLinks = facts.spec?.get('enableServiceLinks');
+  if (podLinks === false) {
+    for (const [c, on] of Object.entries(a.serviceLinks ?? {})) {
+      if (on) warn(SERVICE_LINKS_KEY, ptr(c), 'true has no effect: the pod sets enableServiceLinks: false, so the kubelet makes no service variables');
+    }
+  }
+  return out;
+}
+
+function typeName(v: VolumeFact): string {
+  return v.type ? `its source is ${v.type}` : 'it has no known volume source';
+}
+
+const SERVICE_VAR = /^[A-Z0-9_]+_(SERVICE_HOST|SERVICE_PORT(_[A-Z0-9_]+)?|PORT(_\d+_(TCP|UDP|SCTP)(_PROTO|_PORT|_ADDR)?)?)$/;
+
+/**
+ * Whether a name may be defined before container `c`'s env annotation entries: its own `env`
+ * (all of it: the runtime's env comes first), its `envFrom` and the envFrom annotation (any
+ * name with their prefix; any name at all without one), and service variables where the kubelet
+ * makes them.
+ */
+function knownNames(facts: PodFacts, a: PodAnnotations, c: string): (name: string) => boolean {
+  const container = facts.containers.find((x) => x.name === c)?.node;
+  const names = new Set<string>();
+  const prefixes: string[] = [];
+  for (const [e] of mapsOf(container && getSeq(container, 'env'))) {
+    const n = getStr(e, 'name');
+    if (n !== undefined) names.add(n);
+  }
+  for (const [e] of mapsOf(container && getSeq(container, 'envFrom'))) prefixes.push(getStr(e, 'prefix') ?? '');
+  for (const e of a.envFrom?.[c] ?? []) prefixes.push(e.prefix ?? '');
+  const off = a.serviceLinks?.[c] ?? a.serviceLinks?.['*'];
+  const links = facts.spec?.get('enableServiceLinks') !== false && off !== false;
+  return (name) => names.has(name) || prefixes.some((p) => name.startsWith(p)) || (SERVICE_VAR.test(name) && (links || name.startsWith('KUBERNETES_')));
+}

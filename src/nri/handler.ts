@@ -1,0 +1,41 @@
+// The NRI CreateContainer handler (SPEC §9): the one pipeline with NRI's facts and the NRI
+// applier. A sandbox, or a pod with no envhook.io/ annotation, gets the empty adjustment before
+// anything else runs: no file I/O. A failure throws EnvhookError; the protocol layer returns
+// its one-line message, so CreateContainer fails with it.
+import { isSandbox } from '../k8s/identity.ts';
+import type { Logger } from '../log.ts';
+import type { Settings } from '../settings.ts';
+import { factsFromNri } from '../facts/nri.ts';
+import { run } from '../pipeline.ts';
+import { toNriAdjustment } from '../apply/nri.ts';
+import { EMPTY_ADJUSTMENT, type NriAdjustment, type NriCreateHandler, type NriCreateRequest } from './types.ts';
+
+export interface NriHandlerOptions {
+  settings: Pick<Settings, 'kubeletRoot'>;
+  log: Logger;
+  /** See apply/nri.ts: false until a runtime is proven to apply removals. */
+  removeEnv?: boolean | undefined;
+}
+
+const PREFIX = 'envhook.io/';
+
+export function createNriHandler({ settings, log, removeEnv }: NriHandlerOptions): NriCreateHandler {
+  return (request: NriCreateRequest): NriAdjustment => {
+    if (isSandbox(request.container.annotations) || !asksEnvhook(request.pod.annotations)) return EMPTY_ADJUSTMENT;
+    const where = { pod: request.pod.uid, namespace: request.pod.namespace, podName: request.pod.name, id: request.container.id, container: request.container.name };
+    try {
+      const { output, plan } = run(factsFromNri(request), { settings, stage: 'nri', log }, (changes) => toNriAdjustment(changes, { removeEnv }));
+      log.info({ ...where, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length }, 'nri: adjusted');
+      return output;
+    } catch (err) {
+      log.error({ ...where, err }, 'nri: CreateContainer failed');
+      throw err;
+    }
+  };
+}
+
+/** True when any pod annotation key is envhook's: keys only, never a value. */
+function asksEnvhook(annotations: Readonly<Record<string, string>>): boolean {
+  for (const key in annotations) if (key.startsWith(PREFIX)) return true;
+  return false;
+}

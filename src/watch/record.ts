@@ -1,0 +1,110 @@
+// A pod's owners record: what the shim applied at create (pod UID, pod directory, volumes with
+// owners and UID mapping), so that `envhook watch` can apply it again after every rewrite.
+// One JSON file a pod, `<runDir>/owners/<podUid>.json`, replaced atomically; every container
+// of the pod writes the same volumes, so the last create wins. Read back, it is checked as
+// untrusted input: schema, size, and each volume directory must be the kubelet's layout under
+// the record's pod directory.
+import fs from 'node:fs';
+import path from 'node:path';
+import { EnvhookError } from '../errors.ts';
+import { atomicWrite } from '../fs/atomic-write.ts';
+import { openConfined, readBounded, ConfinedError } from '../fs/confined.ts';
+import { validateOwnersRecord } from '../generated/validators.js';
+import { check } from '../schema.ts';
+import { normalize, type VolumeOwner } from '../ownership/annotation.ts';
+import type { UidTranslation } from '../ownership/uidmap.ts';
+import type { WatchVolume } from './registry.ts';
+import { ensureRunDir, recordsDir } from './run-dir.ts';
+
+export interface RecordVolume {
+  volume: string;
+  /** `<podDir>/volumes/kubernetes.io~{configmap,secret,projected,downward-api}/<volume>`. */
+  dir: string;
+  defaultUser?: number;
+  items?: { path: string; user: number }[];
+  uidMapping: UidTranslation;
+}
+
+export interface OwnersRecord {
+  podUid: string;
+  podDir: string;
+  volumes: RecordVolume[];
+}
+
+const MAX_RECORD = 1 << 20;
+const PLUGINS = new Set(['kubernetes.io~configmap', 'kubernetes.io~secret', 'kubernetes.io~projected', 'kubernetes.io~downward-api']);
+const RECORD_NAME = /^([A-Za-z0-9][A-Za-z0-9_.-]{0,127})\.json$/;
+
+/** The record's entry for one volume, from the annotation's entry and the start's facts. */
+export function recordVolume(entry: VolumeOwner, dir: string, uidMapping: UidTranslation): RecordVolume {
+  const v: RecordVolume = { volume: entry.volume, dir, uidMapping };
+  if (entry.defaultUser !== undefined) v.defaultUser = entry.defaultUser;
+  if (entry.items.length > 0) v.items = entry.items.map((i) => ({ path: i.path, user: i.user }));
+  return v;
+}
+
+/** Writes (replaces) the pod's record; creates the run directory 0700 where missing. */
+export function writeOwnersRecord(runDir: string, record: OwnersRecord): string {
+  const data = { version: 1, ...record };
+  checkRecord(data, `owners record of pod ${JSON.stringify(record.podUid)}`);
+  const file = path.join(ensureRunDir(runDir), `${record.podUid}.json`);
+  atomicWrite(file, JSON.stringify(data) + '\n', { newFileMode: 0o600 });
+  return file;
+}
+
+/** The pod UID a record file name stands for, or undefined for any other name (temp files). */
+export function podUidOfRecord(name: string): string | undefined {
+  return RECORD_NAME.exec(name)?.[1];
+}
+
+/** Reads and checks `<runDir>/owners/<name>`, without following a symlink. */
+export function readOwnersRecord(runDir: string, name: string): OwnersRecord {
+  const where = `owners record ${path.join(recordsDir(runDir), name)}`;
+  let bytes: Buffer;
+  try {
+    const file = openConfined(recordsDir(runDir), name);
+    try {
+      bytes = readBounded(file, MAX_RECORD);
+    } finally {
+      fs.closeSync(file.fd);
+    }
+  } catch (err) {
+    if (err instanceof ConfinedError) throw new EnvhookError(`${where}: ${err.reason}`, { cause: err });
+    throw err;
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new EnvhookError(`${where}: not valid JSON`);
+  }
+  checkRecord(data, where);
+  const record = data as OwnersRecord & { version?: number };
+  if (`${record.podUid}.json` !== name) throw new EnvhookError(`${where}: /podUid: does not match the file name`);
+  delete record.version;
+  return record;
+}
+
+function checkRecord(data: unknown, where: string): void {
+  check(validateOwnersRecord, data, where);
+  const r = data as OwnersRecord;
+  if (path.resolve(r.podDir) !== r.podDir || path.basename(r.podDir) !== r.podUid) throw new EnvhookError(`${where}: /podDir: must be a normalised path ending in the pod UID`);
+  r.volumes.forEach((v, i) => {
+    const plugin = path.basename(path.dirname(v.dir));
+    if (path.dirname(v.dir) !== path.join(r.podDir, 'volumes', plugin) || !PLUGINS.has(plugin) || path.basename(v.dir) !== v.volume) {
+      throw new EnvhookError(`${where}: /volumes/${i}/dir: must be <podDir>/volumes/kubernetes.io~{configmap,secret,projected,downward-api}/<volume>`);
+    }
+  });
+}
+
+/** The registry's input; item paths are checked as in the annotation (relative, no `..`). */
+export function watchVolumesOf(record: OwnersRecord): WatchVolume[] {
+  let owners: VolumeOwner[];
+  try {
+    owners = normalize(record.volumes.map(({ volume, defaultUser, items }) => ({ volume, defaultUser, items })));
+  } catch (err) {
+    // normalize() speaks of the annotation the record was made from.
+    throw new EnvhookError(`owners record of pod ${JSON.stringify(record.podUid)}: ${(err as Error).message}`, { cause: err });
+  }
+  return record.volumes.map((v, i) => ({ dir: v.dir, owners: owners[i]!, uidMapping: v.uidMapping }));
+}

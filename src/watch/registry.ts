@@ -1,0 +1,130 @@
+// The watcher's registry, for the resident processes (`envhook nri`, `envhook watch`): pods are
+// added with the volumes whose owners the start applied, and removed when they end. It never
+// throws into its caller for a volume's sake: an unmappable UID, a missing directory or an
+// inotify limit is logged and that volume is skipped or polled. Nothing here keeps a process
+// alive (watches and timers are unref'd): the daemon that owns the registry decides.
+import type { Logger } from '../log.ts';
+import { describeError } from '../errors.ts';
+import type { VolumeOwner } from '../ownership/annotation.ts';
+import { ownersOf } from '../ownership/owners.ts';
+import type { UidTranslation } from '../ownership/uidmap.ts';
+import { createInotify, type WatchFn } from './inotify.ts';
+import { createScheduler } from './scheduler.ts';
+import { VolumeWatch } from './volume.ts';
+
+export interface WatchVolume {
+  /** The volume's directory: `<pod>/volumes/kubernetes.io~<plugin>/<name>`. */
+  dir: string;
+  /** The annotation's entry for it (container UIDs). */
+  owners: VolumeOwner;
+  /** How its UIDs reach the disk, as at start (ownership/uidmap.ts). */
+  uidMapping: UidTranslation;
+}
+
+export interface RegistryOptions {
+  log: Logger;
+  /** Pass interval of a volume that has no watch (inotify limit reached). Default 1000 ms. */
+  pollMs?: number;
+  /** Every volume gets a pass this often, for events the kernel dropped. Default 60000 ms. */
+  safetyMs?: number;
+  /** New timestamped directories watched at once per volume. Default 2. */
+  maxPending?: number;
+  watch?: WatchFn;
+  /** A volume's directory went away (its watch is closed by then). */
+  onVolumeGone?: (podUid: string, dir: string) => void;
+}
+
+export interface RegistryStats {
+  pods: number;
+  volumes: number;
+  /** inotify watches open. */
+  watches: number;
+  /** Volumes polled for want of a watch. */
+  polled: number;
+  /** Passes waiting for their turn. */
+  queued: number;
+}
+
+export interface Registry {
+  /** Sets the pod's watched volumes to exactly these (a volume already watched keeps its watch). */
+  add(podUid: string, volumes: readonly WatchVolume[]): void;
+  remove(podUid: string): void;
+  close(): void;
+  stats(): RegistryStats;
+}
+
+export function createRegistry(opts: RegistryOptions): Registry {
+  const { log, pollMs = 1000, safetyMs = 60_000, maxPending = 2 } = opts;
+  const scheduler = createScheduler();
+  const inotify = createInotify(log, opts.watch, pollMs);
+  const pods = new Map<string, Map<string, VolumeWatch>>();
+  const onGone = (v: VolumeWatch): void => {
+    const vols = pods.get(v.podUid);
+    if (vols?.get(v.target.dir) !== v) return;
+    vols.delete(v.target.dir);
+    log.info({ podUid: v.podUid, volume: v.target.volume, dir: v.target.dir }, 'watched volume is gone');
+    opts.onVolumeGone?.(v.podUid, v.target.dir);
+  };
+  const env = { log, scheduler, inotify, maxPending, onGone };
+  let ticks = 0;
+  const timer = setInterval(() => {
+    const all = ++ticks * pollMs >= safetyMs;
+    if (all) ticks = 0;
+    for (const vols of pods.values()) for (const v of vols.values()) if (all || v.degraded) v.poll();
+  }, pollMs).unref();
+
+  const each = (fn: (v: VolumeWatch) => void) => {
+    for (const vols of pods.values()) for (const v of vols.values()) fn(v);
+  };
+  return {
+    add(podUid, volumes) {
+      const old = pods.get(podUid) ?? new Map<string, VolumeWatch>();
+      const next = new Map<string, VolumeWatch>();
+      for (const vol of volumes) {
+        let owners;
+        try {
+          owners = ownersOf(vol.owners, vol.uidMapping);
+        } catch (err) {
+          log.warn({ podUid, volume: vol.owners.volume, err }, `not watched: ${describeError(err)}`);
+          continue;
+        }
+        const target = { volume: vol.owners.volume, dir: vol.dir, ...owners };
+        const known = old.get(vol.dir) ?? next.get(vol.dir);
+        if (known) {
+          known.update(target);
+          next.set(vol.dir, known);
+          continue;
+        }
+        const v = new VolumeWatch(podUid, target, env);
+        next.set(vol.dir, v);
+        v.start();
+        log.info({ podUid, volume: target.volume, dir: vol.dir, polled: v.degraded }, 'watching volume owners');
+      }
+      for (const [dir, v] of old) if (next.get(dir) !== v) v.close();
+      if (next.size > 0) pods.set(podUid, next);
+      else pods.delete(podUid);
+    },
+    remove(podUid) {
+      const vols = pods.get(podUid);
+      if (!vols) return;
+      for (const v of vols.values()) v.close();
+      pods.delete(podUid);
+      log.info({ podUid, volumes: vols.size }, 'stopped watching the pod');
+    },
+    close() {
+      clearInterval(timer);
+      each((v) => v.close());
+      pods.clear();
+      scheduler.close();
+    },
+    stats() {
+      let volumes = 0;
+      let polled = 0;
+      each((v) => {
+        volumes++;
+        if (v.degraded) polled++;
+      });
+      return { pods: pods.size, volumes, watches: inotify.open, polled, queued: scheduler.pending };
+    },
+  };
+}

@@ -1,0 +1,41 @@
+// The run directory (SPEC §7 style setting `runDir`, default /run/envhook) holds one owners
+// record a pod. Whoever can write there chooses which files get which owner, so it must be
+// root's alone: owned by this process's user (root), no write for group or others, not a
+// symlink. The shim creates it 0700; the watcher refuses one that is not so.
+import fs from 'node:fs';
+import path from 'node:path';
+import { EnvhookError } from '../errors.ts';
+
+export const DEFAULT_RUN_DIR = '/run/envhook';
+export const RECORDS = 'owners';
+
+/** `<runDir>/owners`, where the records are. */
+export function recordsDir(runDir: string): string {
+  return path.join(runDir, RECORDS);
+}
+
+/** Creates runDir and its records directory (0700) where missing; checks both. */
+export function ensureRunDir(runDir: string): string {
+  const dir = recordsDir(runDir);
+  try {
+    fs.mkdirSync(runDir, { recursive: true, mode: 0o700 });
+    checkPrivate(runDir);
+    fs.mkdirSync(dir, { mode: 0o700 });
+  } catch (cause) {
+    if (cause instanceof EnvhookError) throw cause;
+    if ((cause as NodeJS.ErrnoException).code !== 'EEXIST') throw new EnvhookError(`cannot create run directory ${dir}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
+  }
+  checkPrivate(dir);
+  return dir;
+}
+
+/** Throws unless `dir` is a real directory owned by this user and writable by no one else. */
+export function checkPrivate(dir: string): void {
+  const st = fs.lstatSync(dir, { throwIfNoEntry: false });
+  if (st === undefined) throw new EnvhookError(`run directory ${dir} does not exist`);
+  if (!st.isDirectory()) throw new EnvhookError(`run directory ${dir} is not a directory`);
+  const me = process.geteuid?.() ?? 0;
+  if (st.uid !== me || (st.mode & 0o022) !== 0) {
+    throw new EnvhookError(`run directory ${dir} must be owned by ${me === 0 ? 'root' : `UID ${me}`} and not writable by group or others`);
+  }
+}

@@ -1,0 +1,190 @@
+// One watched atomic-write volume. The kubelet's writer (scripts/atomic-writer.ts shows its
+// order) makes `..<timestamp>.<random>`, writes the files into it, renames `..data_tmp` onto
+// `..data`, then removes the old directory. We watch the volume directory; a new timestamped
+// directory is watched too (and its subdirectories), and its files are owned as they appear,
+// before `..data` points at them. The `..data` rename then triggers a pass over what it points
+// at, with the start's code: the safety net for whatever the race was lost on.
+// Events only mark the volume dirty; the work runs as one scheduler task (coalesced, one per
+// loop turn). State is bounded: the new directories (pending.ts) and the names kept here.
+import fs from 'node:fs';
+import { describeError, EnvhookError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { DATA_LINK } from '../ownership/datadir.ts';
+import type { Inotify, Watch } from './inotify.ts';
+import { PendingDirs } from './pending.ts';
+import { isKubeletTimestamped, ownCurrent, ownPending, type CurrentPass, type PassTarget } from './pass.ts';
+import { ConfinedError } from '../fs/confined.ts';
+import type { Scheduler, Task } from './scheduler.ts';
+
+export interface VolumeEnv {
+  log: Logger;
+  scheduler: Scheduler;
+  inotify: Inotify;
+  /** New timestamped directories watched at once (older ones are dropped first). */
+  maxPending: number;
+  /** The volume directory is gone (the pod's volumes were torn down). */
+  onGone(v: VolumeWatch): void;
+}
+
+const MAX_REMEMBERED = 8; // candidate names, retired names and distinct warnings kept
+
+export class VolumeWatch implements Task {
+  readonly podUid: string;
+  target: PassTarget;
+  /** No watch could be set: polled by the registry. */
+  degraded = false;
+  readonly #env: VolumeEnv;
+  #root: Watch | undefined;
+  #closed = false;
+  #full = true; // a pass over what ..data points at is due
+  #current: string | undefined;
+  #candidates = new Set<string>(); // names of new timestamped entries seen in events
+  readonly #pending: PendingDirs;
+  #unwatched = new Set<string>(); // polling mode: new directories due a pass without a watch
+  #retired: string[] = []; // former ..data targets: being removed, never adopted again
+  #warned = new Set<string>();
+
+  constructor(podUid: string, target: PassTarget, env: VolumeEnv) {
+    this.podUid = podUid;
+    this.target = target;
+    this.#env = env;
+    this.#pending = new PendingDirs(target.dir, { inotify: env.inotify, max: env.maxPending, mark: () => env.scheduler.mark(this), onLimit: () => this.#degrade() });
+  }
+
+  start(): void {
+    const w = this.#env.inotify.watch(this.target.dir, (_e, name) => this.#onRoot(name), () => this.#degrade());
+    if (typeof w === 'string') this.#degrade();
+    else this.#root = w;
+    this.#env.scheduler.mark(this);
+  }
+
+  /** New owners (the pod was added again): a full pass is due. */
+  update(target: PassTarget): void {
+    this.target = target;
+    this.poll();
+  }
+
+  /** A pass over ..data and every new directory, without waiting for an event. */
+  poll(): void {
+    this.#full = true;
+    if (this.degraded) this.#scanRoot();
+    this.#env.scheduler.mark(this);
+  }
+
+  get watches(): number {
+    return (this.#root ? 1 : 0) + this.#pending.watches;
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#env.scheduler.cancel(this);
+    this.#root?.close();
+    this.#root = undefined;
+    this.#pending.close();
+  }
+
+  #onRoot(name: string | null): void {
+    if (name === DATA_LINK) this.#full = true;
+    else if (name !== null && isKubeletTimestamped(name) && this.#candidates.size < MAX_REMEMBERED) this.#candidates.add(name);
+    this.#env.scheduler.mark(this);
+  }
+
+  #degrade(): void {
+    this.#root?.close();
+    this.#root = undefined;
+    this.#pending.close();
+    this.degraded = true;
+    this.#full = true;
+    this.#env.scheduler.mark(this);
+  }
+
+  run(): void {
+    if (this.#closed) return;
+    if (!fs.existsSync(this.target.dir)) {
+      this.close();
+      this.#env.onGone(this);
+      return;
+    }
+    if (this.#full) this.#guard(() => this.#ownCurrent());
+    for (const name of this.#candidates) this.#guard(() => this.#adopt(name));
+    this.#candidates.clear();
+    let due: string[] = [];
+    this.#guard(() => (due = this.#pending.drain()));
+    for (const name of [...due, ...this.#unwatched]) this.#guard(() => this.#ownPending(name));
+    this.#unwatched.clear();
+  }
+
+  #guard(step: () => void): void {
+    try {
+      step();
+    } catch (err) {
+      this.#warn(err);
+    }
+  }
+
+  #ownCurrent(): void {
+    this.#full = false;
+    const start = process.hrtime.bigint();
+    let r: CurrentPass;
+    try {
+      r = ownCurrent(this.target);
+    } catch (err) {
+      // ..data was read just before a rewrite removed its directory: the rename's own event
+      // brings the next pass. Anything else is the volume's fault and is logged.
+      if (isConfinedNotFound(err)) return;
+      throw err;
+    }
+    if (r.timestamped !== this.#current) {
+      if (this.#current !== undefined) this.#retire(this.#current);
+      this.#current = r.timestamped;
+    }
+    // Published: the kubelet never touches it again, so its watches end here.
+    if (r.timestamped !== undefined) this.#pending.unwatch(r.timestamped);
+    this.#log('current', r, start);
+  }
+
+  #adopt(name: string): void {
+    if (name === this.#current || this.#retired.includes(name) || this.#pending.has(name)) return;
+    if (this.degraded || !this.#pending.adopt(name)) this.#unwatched.add(name);
+  }
+
+  #ownPending(name: string): void {
+    const start = process.hrtime.bigint();
+    const stats = ownPending(this.target, name);
+    if (stats === undefined) return this.#pending.unwatch(name); // gone: the old directory, or never a real one
+    this.#log('pending', stats, start);
+  }
+
+  #retire(name: string): void {
+    this.#retired.push(name);
+    if (this.#retired.length > MAX_REMEMBERED) this.#retired.shift();
+  }
+
+  /** Polling mode: every new timestamped directory in the volume gets a pass. */
+  #scanRoot(): void {
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.target.dir);
+    } catch {
+      return;
+    }
+    for (const name of names) if (isKubeletTimestamped(name) && this.#candidates.size < MAX_REMEMBERED) this.#candidates.add(name);
+  }
+
+  #log(phase: string, stats: { files: number; changed: number }, start: bigint): void {
+    const ms = Number(process.hrtime.bigint() - start) / 1e6;
+    this.#env.log.debug({ podUid: this.podUid, volume: this.target.volume, phase, ...stats, ms }, 'watched volume owners');
+  }
+
+  /** Each distinct failure of a volume is logged once; the watch goes on. */
+  #warn(err: unknown): void {
+    const message = err instanceof EnvhookError ? err.message : describeError(err);
+    if (this.#warned.has(message)) return;
+    if (this.#warned.size < MAX_REMEMBERED) this.#warned.add(message);
+    this.#env.log.warn({ podUid: this.podUid, volume: this.target.volume, err }, `watched volume owners: ${message}`);
+  }
+}
+
+function isConfinedNotFound(err: unknown): boolean {
+  return err instanceof EnvhookError && err.cause instanceof ConfinedError && err.cause.notFound;
+}

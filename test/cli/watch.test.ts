@@ -1,0 +1,56 @@
+// `envhook watch` as a real process: records from the shim's side, a rewrite owned, SIGTERM.
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { envhook, NODE, REPO } from '../helpers/bundle.ts';
+import { makePod } from '../../scripts/kubelet-pod.ts';
+import { atomicWrite, makeAtomicVolume } from '../../scripts/kubelet-pod.ts';
+import { waitFor } from '../helpers/inotify.ts';
+import { writeOwnersRecord } from '../../src/watch/record.ts';
+
+t.test('watches the recorded pods until SIGTERM, then exits 0', async (t) => {
+  const dir = t.testdir({});
+  const pod = makePod(path.join(dir, 'kubelet'));
+  const vol = makeAtomicVolume(pod, 'configmap', 'cfg', { 'app.conf': { data: 'CANARY-cli', mode: 0o400 } });
+  const runDir = path.join(dir, 'run');
+  const logFile = path.join(dir, 'log');
+  const child = spawn(NODE, [path.join(REPO, 'src/cli/main.ts'), 'watch', '--run-dir', runDir, '--kubelet-root', pod.kubeletRoot, '--log-file', logFile, '--log-level', 'debug'], {
+    env: { ...process.env, NODE_EXTRA_CA_CERTS: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  t.teardown(() => child.kill('SIGKILL'));
+  const log = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '');
+  await waitFor(() => log().includes('watching owners records'), 20_000, 'start');
+  writeOwnersRecord(runDir, { podUid: pod.uid, podDir: pod.dir, volumes: [{ volume: 'cfg', dir: vol, defaultUser: 1000, uidMapping: { kind: 'none' } }] });
+  const owner = () => fs.lstatSync(path.join(vol, '..data/app.conf')).uid;
+  await waitFor(() => owner() === 1000, 10_000, 'owned');
+  for (let i = 0; i < 10; i++) {
+    atomicWrite(vol, { 'app.conf': { data: `CANARY-cli-${i}`, mode: 0o400 } });
+    await waitFor(() => owner() === 1000, 10_000, `rewrite ${i}`);
+  }
+  child.kill('SIGTERM');
+  t.equal(await exited, 0, 'SIGTERM: a clean exit');
+  t.equal(out, '', 'nothing on stdout or stderr');
+  t.match(log(), '"msg":"stopped watching"');
+  t.notMatch(log(), 'CANARY');
+});
+
+t.test('a run directory others can write: one line, exit 1', async (t) => {
+  const runDir = path.join(t.testdir({}), 'run');
+  fs.mkdirSync(runDir);
+  fs.chmodSync(runDir, 0o777);
+  const r = envhook(['watch', '--run-dir', runDir]);
+  t.equal(r.status, 1);
+  t.equal(r.stderr, `envhook: run directory ${runDir} must be owned by root and not writable by group or others\n`);
+  t.equal(r.stdout, '');
+  const env = envhook(['watch'], { env: { ENVHOOK_RUN_DIR: runDir } });
+  t.equal(env.stderr, r.stderr, 'ENVHOOK_RUN_DIR is read');
+  const config = path.join(path.dirname(runDir), 'config.json');
+  fs.writeFileSync(config, JSON.stringify({ runDir }));
+  t.equal(envhook(['watch'], { env: { ENVHOOK_CONFIG: config } }).stderr, r.stderr, 'runDir in the config file is read');
+});

@@ -1,0 +1,28 @@
+// Atomic replacement: mode and owner kept, no temporary file left, a clean error on failure.
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { atomicWrite } from '../../src/fs/atomic-write.ts';
+import { EnvhookError } from '../../src/errors.ts';
+
+t.test('replaces, keeping mode and owner; nothing else left in the directory', async (t) => {
+  const dir = t.testdir({ 'config.json': 'old' });
+  const file = path.join(dir, 'config.json');
+  fs.chmodSync(file, 0o640);
+  if (process.getuid?.() === 0) fs.chownSync(file, 1234, 5678);
+  atomicWrite(file, 'new');
+  t.equal(fs.readFileSync(file, 'utf8'), 'new');
+  const st = fs.statSync(file);
+  t.equal(st.mode & 0o7777, 0o640);
+  if (process.getuid?.() === 0) t.same([st.uid, st.gid], [1234, 5678]);
+  t.same(fs.readdirSync(dir), ['config.json']);
+});
+
+t.test('a new file: its mode, parents made on request', async (t) => {
+  const dir = t.testdir({});
+  const file = path.join(dir, 'a/b/f');
+  atomicWrite(file, Buffer.from('x'), { mkdir: true, newFileMode: 0o600 });
+  t.equal(fs.statSync(file).mode & 0o777, 0o600);
+  t.throws(() => atomicWrite(path.join(dir, 'missing/f'), 'x'), new EnvhookError(`cannot write ${path.join(dir, 'missing/f')}: ENOENT`));
+  t.same(fs.readdirSync(dir), ['a']);
+});

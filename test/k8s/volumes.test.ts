@@ -1,0 +1,28 @@
+// Volumes of the pod by name and kind, admin overrides, and --volume flags.
+import t from 'tap';
+import path from 'node:path';
+import { createVolumeLocator, findVolume, parseVolumeFlags } from '../../src/k8s/volumes.ts';
+import { EnvhookError } from '../../src/errors.ts';
+import { makePod } from '../../scripts/kubelet-pod.ts';
+
+t.test('emptyDir and atomic-writer volumes, by kind', async (t) => {
+  const pod = makePod(path.join(t.testdir({}), 'kubelet'), { emptyDirs: { config: { a: 'A' } }, atomic: [{ plugin: 'projected', name: 'certs', payload: { c: 'C' } }, { plugin: 'downward-api', name: 'info', payload: { l: 'L' } }] });
+  const volumes = createVolumeLocator({ pod: { dir: pod.dir, uid: pod.uid, from: 'uid' }, overrides: new Map() });
+  t.equal(volumes.find('config', 'emptyDir'), pod.emptyDir('config'));
+  t.equal(volumes.find('certs', 'atomic'), path.join(pod.dir, 'volumes/kubernetes.io~projected/certs'));
+  t.equal(volumes.find('info', 'atomic'), path.join(pod.dir, 'volumes/kubernetes.io~downward-api/info'));
+  t.throws(() => volumes.find('certs', 'emptyDir'), new EnvhookError('volume "certs" is not an emptyDir'));
+  t.throws(() => volumes.find('config', 'atomic'), new EnvhookError('volume "config" is not a configMap, secret, projected or downwardAPI volume'));
+  t.throws(() => volumes.find('nope', 'emptyDir'), new EnvhookError('volume "nope" not found'));
+  t.throws(() => volumes.find('../x', 'emptyDir'), new EnvhookError('volume name "../x" is not a valid volume name'));
+});
+
+t.test('overrides win and need no pod; no pod at all', async (t) => {
+  t.equal(findVolume({ pod: undefined, overrides: new Map([['v', 'rel/dir']]) }, 'v', 'emptyDir'), path.resolve('rel/dir'));
+  t.throws(() => findVolume({ pod: undefined, overrides: new Map() }, 'v', 'emptyDir'), new EnvhookError('volume "v" not found: no pod directory (no kubelet-made mount in config.json; use --pod-dir or --volume)'));
+});
+
+t.test('--volume NAME=DIR', async (t) => {
+  t.same([...parseVolumeFlags(['a=/x', 'b=/y=z'])], [['a', '/x'], ['b', '/y=z']]);
+  for (const bad of ['a', '=x', 'a=']) t.throws(() => parseVolumeFlags([bad]), new EnvhookError(`--volume ${JSON.stringify(bad)}: expected NAME=DIR`));
+});

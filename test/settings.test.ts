@@ -1,0 +1,22 @@
+// Settings: flag, then environment, then the config file, then the default (SPEC §7).
+import t from 'tap';
+import path from 'node:path';
+import { loadSettings } from '../src/settings.ts';
+import { EnvhookError } from '../src/errors.ts';
+
+t.test('precedence', async (t) => {
+  const dir = t.testdir({ 'c.json': JSON.stringify({ kubeletRoot: '/file', runtime: 'crun', logLevel: 'warn' }) });
+  const env = { ENVHOOK_CONFIG: path.join(dir, 'c.json'), ENVHOOK_KUBELET_ROOT: '/env', ENVHOOK_RUNTIME: '' };
+  t.same(loadSettings({ kubeletRoot: '/flag' }, env), { kubeletRoot: '/flag', runtime: 'crun', logFile: undefined, logLevel: 'warn' });
+  t.same(loadSettings({}, env), { kubeletRoot: '/env', runtime: 'crun', logFile: undefined, logLevel: 'warn' }, 'an empty variable does not count');
+  t.same(loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'c.json') }).kubeletRoot, '/file');
+});
+
+t.test('defaults without a config file; errors name the source', async (t) => {
+  const dir = t.testdir({ 'bad.json': '{', 'wrong.json': '{"logLevel":"loud"}' });
+  t.same(loadSettings({}, { ENVHOOK_CONFIG: '' }).kubeletRoot, '/var/lib/kubelet');
+  t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'none.json') }), new EnvhookError(`cannot read config file ${path.join(dir, 'none.json')}: ENOENT`), 'a named file must exist');
+  t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'bad.json') }), new EnvhookError(`config file ${path.join(dir, 'bad.json')} is not valid JSON`));
+  t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'wrong.json') }), { message: new RegExp(`^config file ${path.join(dir, 'wrong.json')}: /logLevel: `) });
+  t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: '', ENVHOOK_LOG_LEVEL: 'loud' }), { message: /^ENVHOOK_LOG_LEVEL: / });
+});
