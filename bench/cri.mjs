@@ -2,13 +2,13 @@
 // (test/helpers/cri-*.ts: the same harness as test/e2e/cri.test.ts), through the `envhook`
 // handler that the real `envhook install` registered and through the plain `runc` handler,
 // interleaved in the same run (the order rotating every round), medians of wall time per call:
-//   6a RunPodSandbox of the typical annotated pod;
-//   6b CreateContainer+StartContainer of a container in a pod without envhook annotations;
-//   6c CreateContainer+StartContainer of the typical annotated container;
-//   6d ExecSync `true` into a running typical annotated container.
+//   7a RunPodSandbox of the typical annotated pod;
+//   7b CreateContainer+StartContainer of a container in a pod without envhook annotations;
+//   7c CreateContainer+StartContainer of the typical annotated container;
+//   7d ExecSync `true` into a running typical annotated container.
 // The typical pod is row 1's (bench/fixtures.mjs): 10 fileKeyRefs, 2 envFrom files of 50,
 // $(VAR), 50 services' links removed, a 100-file projected volume chowned.
-// Targets (issue 12): 6a and 6b within +2 ms; 6c and 6d within `node -e 0` + 5 ms.
+// Targets (issue 12): 7a and 7b within +2 ms; 7c and 7d within `node -e 0` + 5 ms.
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -79,7 +79,7 @@ function resetOwners(dir) {
 
 export async function criRows() {
   const skip = missingForCri('1.6') ?? injectMissing();
-  if (skip) return [{ case: '6 CRI (containerd 1.6)', skip }];
+  if (skip) return [{ case: '7 CRI (containerd 1.6)', skip }];
   // No run counter: its extra sh would be timed with the envhook handler.
   const node = prepareWithEnvhook({ version: '1.6', countRuns: false, logLevel: 'info' });
   await node.containerd.start();
@@ -97,7 +97,7 @@ export async function criRows() {
       op: async (config) => (await cri.call('RunPodSandbox', { config, runtimeHandler: handler })).podSandboxId,
       cleanup: (_config, id) => cri.call('StopPodSandbox', { podSandboxId: id }).then(() => cri.call('RemovePodSandbox', { podSandboxId: id })),
     })));
-    out.push(...rows('6a CRI RunPodSandbox (typical annotated pod)', sandbox, { addMs: 2 }));
+    out.push(...rows('7a CRI RunPodSandbox (typical annotated pod)', sandbox, { addMs: 2 }));
 
     const startRow = async (name, podOpts, container, target) => {
       const pods = Object.fromEntries(await Promise.all(HANDLERS.map(async (h) => [h, await runPod(node.containerd, node.kubeletRoot, { name: `bench-${h}`, handler: h, ...podOpts })])));
@@ -117,21 +117,21 @@ export async function criRows() {
       out.push(...rows(name, ms, target));
       return pods;
     };
-    await startRow('6b CRI Create+StartContainer, unannotated pod', {}, { name: 'app', command: ['sleep', '3600'], env: SERVICES }, { addMs: 2 });
-    const pods = await startRow(`6c CRI Create+StartContainer, typical annotated (target node -e 0 ${nodeMs.toFixed(1)} + 5)`, typical, { name: 'app', command: ['sleep', '3600'], env: SERVICES, volumeMounts: { certs: '/etc/certs' } }, plusNode);
+    await startRow('7b CRI Create+StartContainer, unannotated pod', {}, { name: 'app', command: ['sleep', '3600'], env: SERVICES }, { addMs: 2 });
+    const pods = await startRow(`7c CRI Create+StartContainer, typical annotated (target node -e 0 ${nodeMs.toFixed(1)} + 5)`, typical, { name: 'app', command: ['sleep', '3600'], env: SERVICES, volumeMounts: { certs: '/etc/certs' } }, plusNode);
 
     // A running annotated container in each pod; the envhook one must have its env.
     const ids = {};
     for (const h of HANDLERS) ids[h] = await pods[h].run({ name: 'app', command: ['sleep', '3600'], env: SERVICES, volumeMounts: { certs: '/etc/certs' } });
     const probe = await pods.envhook.execSync(ids.envhook, ['sh', '-c', 'test -n "$FROM_FILE_0"']);
-    if (probe.exitCode !== 0) console.error('  6d: ExecSync in the envhook container does not see the injected env (the front has no exec support yet): timed anyway');
+    if (probe.exitCode !== 0) console.error('  7d: ExecSync in the envhook container does not see the injected env (the front has no exec support yet): timed anyway');
     const exec = await interleaved(HANDLERS.map((h) => ({ label: h, op: () => pods[h].execSync(ids[h], ['true']) })));
-    out.push(...rows(`6d CRI ExecSync true, annotated container (target node -e 0 ${nodeMs.toFixed(1)} + 5)`, exec, plusNode));
+    out.push(...rows(`7d CRI ExecSync true, annotated container (target node -e 0 ${nodeMs.toFixed(1)} + 5)`, exec, plusNode));
     const applied = node.logText().split('\n').filter((l) => l.includes('"container":"app"') && l.includes('applied; runtime next')).length;
     if (applied < RUNS) throw new Error(`envhook applied env ${applied} times, fewer than the ${RUNS} annotated starts: the envhook handler is not what was timed`);
   } finally {
     const left = await node.containerd.stop();
-    if (left.processes.length || left.mounts.length) console.error(`  6: containerd left ${JSON.stringify(left)}`);
+    if (left.processes.length || left.mounts.length) console.error(`  7: containerd left ${JSON.stringify(left)}`);
   }
   return out;
 }

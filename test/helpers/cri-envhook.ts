@@ -37,7 +37,11 @@ export function prepareWithEnvhook(opts: CriContainerdOptions & { countRuns?: bo
   fs.mkdirSync(kubeletRoot, { recursive: true });
   fs.writeFileSync(settings, JSON.stringify({ kubeletRoot, logFile: log, logLevel: logLevel ?? 'debug' }) + '\n');
   const r = install({ runtime: 'containerd', root: '/', source: realSource(), extra: ['--config', containerd.paths.config, '--prefix', prefix, '--containerd', containerd.bin.containerd] });
-  if (r.status !== 0) throw new Error(`envhook install failed: ${r.stderr}`);
+  if (r.status !== 0) {
+    // Nothing runs yet: remove the directory, or a failed set-up leaves it in /tmp.
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw new Error(`envhook install failed: ${r.stderr}`);
+  }
   const wrapper = path.join(dir, 'envhook-counted');
   fs.writeFileSync(wrapper, `#!/bin/sh\nprintf '%s\\n' "$*" >> ${JSON.stringify(runsFile)}\nexec ${JSON.stringify(path.join(prefix, 'envhook'))} "$@"\n`, { mode: 0o755 });
   // Without the counter (benchmarks), the front finds the installed envhook next to itself.
