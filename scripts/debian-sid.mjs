@@ -15,7 +15,7 @@ const repo = path.resolve(import.meta.dirname, '..');
 const MIRROR = process.env.ENVHOOK_SID_MIRROR ?? 'http://deb.debian.org/debian';
 
 export function sidCacheDir() {
-  return process.env.ENVHOOK_SID_CACHE ?? path.join(repo, '.cache', 'debian-sid');
+  return process.env.ENVHOOK_SID_CACHE || path.join(repo, '.cache', 'debian-sid');
 }
 
 /** The unpacked root of each named sid package (fetched once, then from the cache). */
