@@ -16,6 +16,8 @@ export interface CriConfigOptions {
   nri?: boolean;
   /** TOML appended as is (extra runtime handlers, plugin settings). */
   extra?: string;
+  /** The root file's `imports` (drop-in layouts), as written. */
+  imports?: string[];
 }
 
 // The sandbox's oom_score_adj is -998; a machine whose own processes may not lower theirs
@@ -47,6 +49,7 @@ export function criConfig(o: CriConfigOptions): string {
   const p = criPaths(o.dir);
   const head = [
     `version = ${o.version === '1.6' ? 2 : 3}`,
+    ...(o.imports ? [`imports = ${JSON.stringify(o.imports)}`] : []),
     `root = ${q(p.root)}`,
     `state = ${q(p.state)}`,
     `disabled_plugins = ${JSON.stringify(DISABLED)}`,

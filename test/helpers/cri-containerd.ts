@@ -32,6 +32,10 @@ export interface CriContainerdOptions {
   nri?: boolean;
   /** TOML appended to the config (extra runtime handlers, settings). */
   extraConfig?: string;
+  /** The root config's `imports`, relative to the temporary directory or absolute. */
+  imports?: string[];
+  /** Files written under the temporary directory before anything reads the config (drop-ins). */
+  files?: Record<string, string>;
 }
 
 export interface CriContainerd {
@@ -83,7 +87,11 @@ export function prepareCriContainerd(opts: CriContainerdOptions): CriContainerd 
   const paths = criPaths(dir);
   const bin = binaries(opts.version);
   for (const d of ['cni/bin', 'cni/conf', paths.nriPlugins, paths.nriConf]) fs.mkdirSync(path.resolve(dir, d), { recursive: true });
-  fs.writeFileSync(paths.config, criConfig({ version: opts.version, dir, runc: bin.runc, sandboxImage: PAUSE_IMAGE, nri: opts.nri, extra: opts.extraConfig }));
+  for (const [rel, text] of Object.entries(opts.files ?? {})) {
+    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    fs.writeFileSync(path.join(dir, rel), text);
+  }
+  fs.writeFileSync(paths.config, criConfig({ version: opts.version, dir, runc: bin.runc, sandboxImage: PAUSE_IMAGE, nri: opts.nri, extra: opts.extraConfig, imports: opts.imports?.map((i) => path.resolve(dir, i)) }));
   const env = { ...(opts.env ?? process.env) };
   env.PATH = [...bin.pathDirs, env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'].join(':');
   const label = spawnSync(bin.containerd, ['--version'], { encoding: 'utf8' }).stdout.trim() + (opts.version === '2.1' ? ` (Debian sid ${sidVersion('containerd')})` : '');

@@ -23,8 +23,8 @@ export interface CriEnvhook {
 }
 
 /** A containerd with the envhook handler installed in its config; not started yet. */
-export function prepareWithEnvhook(opts: CriContainerdOptions & { countRuns?: boolean; logLevel?: string }): CriEnvhook {
-  const { countRuns, logLevel, ...containerdOpts } = opts;
+export function prepareWithEnvhook(opts: CriContainerdOptions & { countRuns?: boolean; logLevel?: string; dropIn?: string }): CriEnvhook {
+  const { countRuns, logLevel, dropIn, ...containerdOpts } = opts;
   // The front reads only the environment and the config file: none of this process's settings.
   const base = Object.fromEntries(Object.entries(opts.env ?? process.env).filter(([k]) => !k.startsWith('ENVHOOK_')));
   const containerd = prepareCriContainerd({ ...containerdOpts, env: { ...base, NODE_EXTRA_CA_CERTS: '' } });
@@ -36,7 +36,7 @@ export function prepareWithEnvhook(opts: CriContainerdOptions & { countRuns?: bo
   const settings = path.join(dir, 'envhook.json');
   fs.mkdirSync(kubeletRoot, { recursive: true });
   fs.writeFileSync(settings, JSON.stringify({ kubeletRoot, logFile: log, logLevel: logLevel ?? 'debug' }) + '\n');
-  const r = install({ runtime: 'containerd', root: '/', source: realSource(), extra: ['--config', containerd.paths.config, '--prefix', prefix, '--containerd', containerd.bin.containerd] });
+  const r = install({ runtime: 'containerd', root: '/', source: realSource(), extra: ['--config', containerd.paths.config, '--prefix', prefix, '--containerd', containerd.bin.containerd, ...(dropIn ? ['--drop-in', path.resolve(dir, dropIn)] : [])] });
   if (r.status !== 0) {
     // Nothing runs yet: remove the directory, or a failed set-up leaves it in /tmp.
     fs.rmSync(dir, { recursive: true, force: true });
