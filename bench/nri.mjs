@@ -2,14 +2,15 @@
 // runtime's side (test/helpers/nri-runtime.ts): N CreateContainer requests at full speed, one in
 // flight, alternating with the same request to the floor process (bench/nri-floor.mjs), so the
 // machine's load hits both alike. Reports round-trip p50/p99 of each, their difference (the
-// plugin's own time), and the daemon's RSS every 500 requests. The handler is the placeholder
-// `envhook nri` ships until the pipeline is wired (an empty adjustment).
+// plugin's own time), and the daemon's RSS every 500 requests. The handler is the pipeline's
+// (src/nri/handler.ts), reading the typical pod's files from a kubelet root of the bench's own.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { benchEnv, loadavg } from './harness.mjs';
 import { NODE, REPO } from './cli.mjs';
+import { envFileText, makePod } from './fixtures.mjs';
 import { startFakeRuntime } from '../test/helpers/nri-runtime.ts';
 import { encode, Msg } from '../src/nri/descriptors.ts';
 import { encodeMux, encodeTtrpc, MessageType, RUNTIME_CONN } from '../src/nri/frames.ts';
@@ -17,19 +18,32 @@ import { RUNTIME_SERVICE } from '../src/nri/schema.ts';
 
 export const NRI_REQUESTS = Number(process.env.BENCH_NRI_REQUESTS) || 10_000;
 
-/** A typical annotated pod's CreateContainer (as containerd sends it), and an unannotated one. */
-function requests() {
-  const env = JSON.stringify({ app: Array.from({ length: 10 }, (_, i) => ({ name: `V${i}`, valueFrom: { fileKeyRef: { volumeName: 'config', path: 'app.env', key: `K${i}` } } })) });
-  const k8s = { 'io.kubernetes.cri.sandbox-uid': '0c6f8f4e-1b2a-4d5e-9f00-123456789abc', 'io.kubernetes.cri.sandbox-name': 'web-7d9c', 'io.kubernetes.cri.sandbox-namespace': 'default', 'kubernetes.io/config.seen': '2026-11-23T10:00:00Z', 'kubernetes.io/config.source': 'api' };
+/**
+ * A typical annotated pod's CreateContainer (as containerd sends it), and an unannotated one.
+ * The annotated pod is the benchmarks' typical pod (bench/fixtures.mjs: 10 fileKeyRefs, a
+ * `$(VAR)` value, 2 envFrom files of 50, 100 projected files chowned) under a kubelet root of
+ * the bench's own, without its service-link switch: NRI on containerd 2.1 drops env removals,
+ * so envhook refuses them there (docs/nri.md) and the request would time the error path.
+ */
+function requests(kubeletRoot) {
+  const pod = makePod(kubeletRoot, {
+    envFiles: { 'keys.env': envFileText({ count: 10, prefix: 'KEY_' }), 'a.env': envFileText({ count: 50 }), 'b.env': envFileText({ count: 50 }) },
+    projectedFiles: 100,
+  });
+  const env = Array.from({ length: 10 }, (_, i) => ({ name: `FROM_FILE_${i}`, valueFrom: { fileKeyRef: { volumeName: 'config', path: 'keys.env', key: `KEY_${String(i).padStart(5, '0')}` } } }));
+  env.push({ name: 'GREETING', value: 'hello $(FROM_FILE_0) $$HOME' });
+  const envFrom = [{ prefix: 'A_', fileRef: { volumeName: 'config', path: 'a.env' } }, { prefix: 'B_', fileRef: { volumeName: 'config', path: 'b.env' } }];
+  const owners = [{ volume: 'certs', defaultUser: 1000, items: [{ path: 'file-00000.pem', user: 0 }] }];
+  const k8s = { 'io.kubernetes.cri.sandbox-uid': pod.uid, 'io.kubernetes.cri.sandbox-name': 'web-7d9c', 'io.kubernetes.cri.sandbox-namespace': 'default', 'kubernetes.io/config.seen': '2026-11-23T10:00:00Z', 'kubernetes.io/config.source': 'api' };
   const container = (annotations) => ({
     id: 'c'.repeat(64), podSandboxId: 's'.repeat(64), name: 'app', annotations,
     env: [...Array.from({ length: 50 }, (_, i) => `SVC${i}_SERVICE_HOST=10.0.${i}.1`), 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'HOSTNAME=web-7d9c'],
-    mounts: Array.from({ length: 8 }, (_, i) => ({ destination: `/mnt/v${i}`, type: 'bind', source: `/var/lib/kubelet/pods/0c6f8f4e/volumes/kubernetes.io~empty-dir/v${i}`, options: ['rbind', 'rprivate', 'rw'] })),
+    mounts: pod.mounts('app'),
   });
-  const pod = (annotations) => ({ id: 's'.repeat(64), name: 'web-7d9c', uid: '0c6f8f4e-1b2a-4d5e-9f00-123456789abc', namespace: 'default', annotations });
+  const podOf = (annotations) => ({ id: 's'.repeat(64), name: 'web-7d9c', uid: pod.uid, namespace: 'default', annotations });
   return {
-    'typical annotated pod': { pod: pod({ ...k8s, 'envhook.io/env': env, 'envhook.io/serviceLinks': '{"app":false}', 'envhook.io/volumeOwners': '[{"volume":"keys","defaultUser":1000}]' }), container: container({ 'io.kubernetes.cri.container-name': 'app' }) },
-    unannotated: { pod: pod(k8s), container: container({ 'io.kubernetes.cri.container-name': 'app' }) },
+    'typical annotated pod': { pod: podOf({ ...k8s, 'envhook.io/env': JSON.stringify({ app: env }), 'envhook.io/envFrom': JSON.stringify({ app: envFrom }), 'envhook.io/volumeOwners': JSON.stringify(owners) }), container: container({ 'io.kubernetes.cri.container-name': 'app' }), env: 111 },
+    unannotated: { pod: podOf(k8s), container: container({ 'io.kubernetes.cri.container-name': 'app' }), env: 0 },
   };
 }
 
@@ -45,7 +59,8 @@ export async function nriRow() {
   const procs = [];
   try {
     const config = path.join(dir, 'config.json');
-    fs.writeFileSync(config, '{}');
+    const kubeletRoot = path.join(dir, 'kubelet');
+    fs.writeFileSync(config, JSON.stringify({ kubeletRoot }));
     const envhook = spawn(NODE, [...(process.env.BENCH_NRI_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), path.join(REPO, 'dist/envhook.cjs'), 'nri', '--socket', rt.socketPath], { env: { ...benchEnv, ENVHOOK_CONFIG: config }, stdio: ['ignore', 'ignore', 'inherit'] });
     procs.push(envhook);
     const died = new Promise((_, reject) => envhook.once('exit', (code) => reject(new Error(`envhook nri exited (${code}) before registering`))));
@@ -57,7 +72,10 @@ export async function nriRow() {
     procs.push(floorProc);
     const floor = await rt.nextPlugin();
     const rows = [];
-    for (const [label, req] of Object.entries(requests())) {
+    for (const [label, { env: wantEnv, ...req }] of Object.entries(requests(kubeletRoot))) {
+      // Timed only once the plugin is seen doing the work: the adjustment carries every variable.
+      const adjusted = (await plugin.createContainer(req, 5000)).adjust?.env?.length ?? 0;
+      if (adjusted !== wantEnv) throw new Error(`bench nri: ${label}: the adjustment sets ${adjusted} variables, not ${wantEnv}`);
       const payload = encode(Msg.CreateContainerRequest, req);
       const call = (p) => p.call('CreateContainer', payload, 5000);
       for (let i = 0; i < 500; i++) await Promise.all([call(plugin), call(floor)]); // warm-up
@@ -104,8 +122,8 @@ ${NRI_REQUESTS} CreateContainer requests per case from the test peer that plays 
 (test/helpers/nri-runtime.ts), one in flight, alternating with the same request to the floor
 (bench/nri-floor.mjs: NRI framing only, an empty response, no decoding, no handler). Round trip
 in ms as the peer sees it; "own" is envhook's p50 minus the floor's: the plugin's own time.
-The handler is the placeholder \`envhook nri\` has until the pipeline is wired (an empty
-adjustment). Memory of the daemon (\`dist/envhook.cjs\` on Node ${process.version}) at the start of
+The handler is the pipeline's: the annotated request reads the typical pod's env files and
+walks its 100 projected files (owners already right after the first request, as on a node). Memory of the daemon (\`dist/envhook.cjs\` on Node ${process.version}) at the start of
 the timed requests (after a 500-request warm-up), its maximum, and at the end: VmRSS, which
 includes ~40 MiB of Node's own binary shared with every Node process (a bare \`node\` idles at
 ~43 MiB), and RssAnon, the daemon's own memory. Flat: VmRSS grows by less than 4 MiB after the
