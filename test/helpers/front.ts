@@ -39,13 +39,14 @@ export function envhookWrapper(dir: string): string {
 
 /**
  * `DIR/counting-envhook`: appends one line to `DIR/calls` per call (its argv), then runs this
- * checkout's envhook (from source, or with `built` its dist/envhook when built): proof that the
- * front started Node, or did not (no line).
+ * checkout's envhook (from source, or with `built` its dist/envhook when built; with
+ * `counterOnly` nothing): proof that the front started Node, or did not (no line).
  */
-export function countingEnvhook(dir: string, opts: { built?: boolean } = {}): { bin: string; calls: () => string[] } {
+export function countingEnvhook(dir: string, opts: { built?: boolean; counterOnly?: boolean } = {}): { bin: string; calls: () => string[] } {
   // The single executable starts fastest, for tables of many calls (`npm test` builds it first).
+  // counterOnly: no envhook at all, for checks of the front's own decision only.
   const sea = path.join(REPO, 'dist/envhook');
-  const real = opts.built && fs.existsSync(sea) ? sea : envhookWrapper(path.join(dir, 'real'));
+  const real = opts.counterOnly ? 'true' : opts.built && fs.existsSync(sea) ? sea : envhookWrapper(path.join(dir, 'real'));
   const calls = path.join(dir, 'calls');
   const bin = path.join(dir, 'counting-envhook');
   fs.mkdirSync(dir, { recursive: true });

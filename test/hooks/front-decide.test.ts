@@ -9,6 +9,10 @@ import path from 'node:path';
 import { BUSYBOX, whichSync } from '../helpers/bundle.ts';
 import { countingEnvhook, fakeExecutable, runFront } from '../helpers/front.ts';
 
+// About 100 runs of the front, a third of them starting envhook: more than the default 120 s on
+// a machine shared with other test runs.
+t.setTimeout(300_000);
+
 const SHELLS: [string, string[] | undefined][] = [
   ['dash', whichSync('dash') ? ['dash'] : undefined],
   ['busybox ash', BUSYBOX ? [BUSYBOX, 'sh'] : undefined],
@@ -54,9 +58,10 @@ const CASES: [string, string | undefined, boolean][] = [
   ['no config.json (envhook reports it)', undefined, true],
 ];
 
-function setup(dir: string) {
+/** realEnvhook: the counter runs envhook itself (its log is checked too); else the counter only. */
+function setup(dir: string, realEnvhook = true) {
   const runtime = fakeExecutable(path.join(dir, 'bin/real-runc'), 'runtime');
-  const counting = countingEnvhook(path.join(dir, 'envhook'), { built: true });
+  const counting = countingEnvhook(path.join(dir, 'envhook'), { built: true, counterOnly: !realEnvhook });
   const log = path.join(dir, 'envhook.log');
   fs.writeFileSync(path.join(dir, 'envhook.json'), '{}');
   const env = { ENVHOOK_RUNTIME: runtime, ENVHOOK_BIN: counting.bin, ENVHOOK_CONFIG: path.join(dir, 'envhook.json'), ENVHOOK_LOG_FILE: log, ENVHOOK_KUBELET_ROOT: path.join(dir, 'kubelet') };
@@ -64,10 +69,13 @@ function setup(dir: string) {
   return { env, calls: counting.calls, logLines, log };
 }
 
-for (const [name, shell] of SHELLS) {
-  t.test(`create/run under ${name}: envhook runs exactly for the files that may need it`, { skip: shell ? false : `${name} not installed`, timeout: 300_000 }, async (t) => {
+// The decision is the front's alone: envhook itself (and its log) runs under the first shell;
+// under the others the counter suffices, which keeps the file within its time on a busy machine.
+SHELLS.forEach(([name, shell], index) => {
+  const real = index === 0;
+  t.test(`create/run under ${name}: envhook runs exactly for the files that may need it${real ? ', its log says so' : ''}`, { skip: shell ? false : `${name} not installed` }, async (t) => {
     const dir = t.testdir({});
-    const s = setup(dir);
+    const s = setup(dir, real);
     CASES.forEach(([what, text, needed], i) => {
       const bundle = path.join(dir, `b${i}`);
       fs.mkdirSync(bundle);
@@ -79,18 +87,18 @@ for (const [name, shell] of SHELLS) {
       const ran = s.calls().length - callsBefore;
       const logged = s.logLines().slice(logBefore);
       t.equal(ran, needed ? 1 : 0, `${what}: envhook ${needed ? 'ran once' : 'did not run'}`);
-      t.equal(logged.length > 0, needed, `${what}: envhook's own log ${needed ? 'has its entry' : 'is silent'}`);
+      if (real) t.equal(logged.length > 0, needed, `${what}: envhook's own log ${needed ? 'has its entry' : 'is silent'}`);
       if (!needed) t.same([r.status, r.lines], [0, ['runtime', ...argv]], `${what}: the runtime at once, argv unchanged`);
       else if (r.status === 0) t.same(r.lines, ['runtime', ...argv], `${what}: then the runtime`);
       else t.match(r.stderr, /^envhook: [^\n]+\n$/, `${what}: envhook's one-line error`);
     });
-    t.notMatch(fs.readFileSync(s.log, 'utf8'), /CANARY/, 'no value in the log');
+    if (real) t.notMatch(fs.readFileSync(s.log, 'utf8'), /CANARY/, 'no value in the log');
   });
-}
+});
 
 t.test('the bundle as runc finds it: --bundle, -b, --bundle=, the working directory, after the id', async (t) => {
   const dir = t.testdir({});
-  const s = setup(dir);
+  const s = setup(dir, false);
   const bundle = path.join(dir, 'bundle');
   fs.mkdirSync(bundle);
   fs.writeFileSync(path.join(bundle, 'config.json'), `{"annotations":{"envhook.io/env":${ENV}}}`);
