@@ -70,6 +70,7 @@ t.test('the runtime restarts: the plugin dials again and registers anew', async 
   t.teardown(async () => {
     await p.stop();
     await rt.close();
+    fs.rmSync(sockDir, { recursive: true, force: true }); // given as dir below, so not removed by close()
   });
   await rt.nextPlugin();
   // Stop the runtime (socket gone), keep it down a while, then start it on the same path.
