@@ -2,14 +2,14 @@
 import t from 'tap';
 import { check, validateSettingsFile, validateState } from '../src/schema.ts';
 import { validateVolumeOwners, validateEnvAnnotation } from '../src/generated/validators.js';
-import { EnvhookError } from '../src/errors.ts';
+import { SchemaError } from '../src/errors.ts';
 
 const CANARY = 'CANARY-schema-5e';
 
 t.test('path and reason, custom messages by keyword and field', async (t) => {
   t.throws(() => check(validateVolumeOwners, [{ volume: 'v', defaultUser: -1 }], 'annotation "x"'), { message: /^annotation "x": \/0\/defaultUser: / });
-  t.throws(() => check(validateVolumeOwners, [{ volume: 'v', [CANARY]: 1 }], 'w'), new EnvhookError(`w: /0: unknown field "${CANARY}"`), 'an unknown field is named');
-  t.throws(() => check(validateVolumeOwners, [{}], 'w'), new EnvhookError('w: /0: missing field "volume"'));
+  t.throws(() => check(validateVolumeOwners, [{ volume: 'v', [CANARY]: 1 }], 'w'), new SchemaError('w', '/0', `unknown field "${CANARY}"`), 'an unknown field is named');
+  t.throws(() => check(validateVolumeOwners, [{}], 'w'), new SchemaError('w', '/0', 'missing field "volume"'));
   t.throws(() => check(validateEnvAnnotation, { app: [{ name: 'A', value: 'x', valueFrom: {} }] }, 'w', { oneOf: 'exactly one' }), { message: /^w: \/app\/0: / });
   const err = t.throws(() => check(validateEnvAnnotation, { app: [{ name: `${CANARY}=`, value: 'x' }] }, 'w')) as Error;
   t.match(err.message, /^w: \/app\/0\/name: /);
