@@ -174,3 +174,28 @@ t.test('an idmapped mount of the volume: the container UID is written as is; mix
   n.watcher.synchronized([a.nri], [{ ...running(a.nri), mounts: [idmapped] }]);
   await waitFor(() => ownerOf(a.vol) === 1000, 5000, 'owned as 1000');
 });
+
+t.test('the inotify limit reached: logged once for all pods, the volumes polled, rewrites still owned', async (t) => {
+  const dir = t.testdir();
+  const root = path.join(dir, 'kubelet');
+  const logFile = path.join(dir, 'envhook.log');
+  const limit = () => {
+    throw Object.assign(new Error('no space'), { code: 'ENOSPC' });
+  };
+  const watcher = createPodWatcher({ kubeletRoot: root, log: createLogger(logFile, 'debug'), registry: { watch: limit, pollMs: 50 } });
+  t.teardown(() => watcher.close());
+  const vols = ['pod-a', 'pod-b'].map((uid) => {
+    const pod = makePod(root, {}, uid);
+    const vol = makeAtomicVolume(pod, 'secret', 'keys', { key: { data: CANARY, mode: 0o400 } });
+    const req = nriRequest(pod, 'app', { annotations: { 'envhook.io/volumeOwners': OWNERS } });
+    t.doesNotThrow(() => watcher.created(req), `${uid}: the start is not failed`);
+    return vol;
+  });
+  t.match(watcher.registry.stats(), { pods: 2, volumes: 2, watches: 0, polled: 2 });
+  for (const vol of vols) {
+    rewrite(vol, 1);
+    await waitFor(() => ownerOf(vol) === 1000, 5000, 'owned by polling');
+  }
+  const lines = fs.readFileSync(logFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  t.same(lines.filter((l) => /inotify limit/.test(l.msg)).map((l) => [l.msg, l.code]), [['inotify limit reached: volumes without a watch are polled instead (logged once)', 'ENOSPC']], 'one line for the process');
+});
