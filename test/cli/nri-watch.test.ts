@@ -7,6 +7,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { EVENT_STOP_POD_SANDBOX } from '../../src/nri/schema.ts';
+import type { NriCreateRequest } from '../../src/nri/types.ts';
 import { atomicWrite, makeAtomicVolume, makePod } from '../../scripts/kubelet-pod.ts';
 import { startFakeRuntime, type FakeRuntime } from '../helpers/nri-runtime.ts';
 import { startNriProcess, type NriProcess } from '../helpers/nri-process.ts';
@@ -16,6 +17,8 @@ import { waitFor } from '../helpers/inotify.ts';
 const CANARY = 'CANARY-nri-watch-91d2-never-logged';
 const OWNERS = JSON.stringify([{ volume: 'keys', defaultUser: 1000 }]);
 const RUNNING = 3;
+/** The handler's plain request as the peer sends it on the wire (same field names). */
+const wire = (r: NriCreateRequest): Record<string, unknown> => ({ pod: r.pod, container: r.container });
 
 t.test('Synchronize restores the watches on every (re)connect and after a daemon restart; StopPodSandbox ends them', async (t) => {
   const dir = t.testdir();
@@ -92,7 +95,7 @@ t.test('CreateContainer: chowned by the start, then watched; a pod without owner
   const peer = await rt.nextPlugin();
   const pod = makePod(root, {}, 'pod-created');
   const vol = makeAtomicVolume(pod, 'secret', 'keys', { key: { data: CANARY, mode: 0o400 } });
-  const req = nriRequest(pod, 'app', { annotations: { 'envhook.io/volumeOwners': OWNERS, other: CANARY } });
+  const req = wire(nriRequest(pod, 'app', { annotations: { 'envhook.io/volumeOwners': OWNERS, other: CANARY } }));
   const res = await peer.createContainer(req);
   t.match(res, { adjust: { env: [] } }, 'owners only: no env to add');
   const owner = () => fs.lstatSync(path.join(vol, '..data/key')).uid;
@@ -103,7 +106,7 @@ t.test('CreateContainer: chowned by the start, then watched; a pod without owner
     await waitFor(() => owner() === 1000, 10_000, `rewrite ${i}`);
   }
   const plain = makePod(root, {}, 'pod-plain');
-  await peer.createContainer(nriRequest(plain, 'app', { annotations: { 'envhook.io/env': JSON.stringify({ app: [] }) } }));
+  await peer.createContainer(wire(nriRequest(plain, 'app', { annotations: { 'envhook.io/env': JSON.stringify({ app: [] }) } })));
   await peer.createContainer(req); // a second start of the same container: no second watch
   await new Promise((r) => setTimeout(r, 200));
   t.equal(p.log().split('\n').filter((l) => l.includes('nri: watching pod volume owners')).length, 1, 'one watch: the pod with owners, once');
