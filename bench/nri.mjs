@@ -25,7 +25,7 @@ export const NRI_REQUESTS = Number(process.env.BENCH_NRI_REQUESTS) || 10_000;
  * the bench's own, without its service-link switch: NRI on containerd 2.1 drops env removals,
  * so envhook refuses them there (docs/nri.md) and the request would time the error path.
  */
-function requests(kubeletRoot) {
+export function nriRequests(kubeletRoot) {
   const pod = makePod(kubeletRoot, {
     envFiles: { 'keys.env': envFileText({ count: 10, prefix: 'KEY_' }), 'a.env': envFileText({ count: 50 }), 'b.env': envFileText({ count: 50 }) },
     projectedFiles: 100,
@@ -72,7 +72,7 @@ export async function nriRow() {
     procs.push(floorProc);
     const floor = await rt.nextPlugin();
     const rows = [];
-    for (const [label, { env: wantEnv, ...req }] of Object.entries(requests(kubeletRoot))) {
+    for (const [label, { env: wantEnv, ...req }] of Object.entries(nriRequests(kubeletRoot))) {
       // Timed only once the plugin is seen doing the work: the adjustment carries every variable.
       const adjusted = (await plugin.createContainer(req, 5000)).adjust?.env?.length ?? 0;
       if (adjusted !== wantEnv) throw new Error(`bench nri: ${label}: the adjustment sets ${adjusted} variables, not ${wantEnv}`);
@@ -137,12 +137,23 @@ ${lines.join('\n')}
 
 /** Puts the section into bench/RESULTS.md in place of an earlier one (the other rows stay). */
 export function writeNriSection(section) {
+  writeResultsSection('## NRI plugin (row 8)', section);
+}
+
+/**
+ * Replaces the section that starts with `heading` (up to the next `## ` or bench/watch.ts's
+ * marker) in bench/RESULTS.md; a new one goes before bench/watch.ts's section, which owns the
+ * file's end.
+ */
+export function writeResultsSection(heading, section) {
   const file = path.join(REPO, 'bench/RESULTS.md');
   const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '# envhook benchmark results\n';
-  const start = old.indexOf('## NRI plugin (row 8)');
-  const rest = start < 0 ? '' : old.slice(start + 1).match(/\n## [\s\S]*$/)?.[0] ?? '';
-  const head = start < 0 ? old.trimEnd() + '\n\n' : old.slice(0, start);
-  fs.writeFileSync(file, head + section + rest);
+  const start = old.indexOf(heading);
+  const watchAt = old.indexOf('<!-- bench/watch.ts -->');
+  const at = start >= 0 ? start : watchAt >= 0 ? watchAt : old.length;
+  const rest = start < 0 ? old.slice(at) : old.slice(start + 1).match(/\n(## |<!-- bench\/watch\.ts -->)[\s\S]*$/)?.[0] ?? '';
+  const head = start < 0 ? old.slice(0, at).trimEnd() + '\n\n' : old.slice(0, start);
+  fs.writeFileSync(file, head + section + (start < 0 && rest ? '\n' : '') + rest);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

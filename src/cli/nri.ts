@@ -39,6 +39,7 @@ export async function runNri(opts: NriOptions, env: NodeJS.ProcessEnv = process.
   // Loaded here, not at registration: `envhook --help` registers every command.
   const { inheritedFd, startDaemon } = await import('../nri/daemon.ts');
   const { createNriHandler } = await import('../nri/handler.ts');
+  const { createPodWatcher } = await import('../nri/pod-watch.ts');
   const settings = loadSettings({
     kubeletRoot: opts.kubeletRoot,
     logFile: opts.logFile,
@@ -52,7 +53,9 @@ export async function runNri(opts: NriOptions, env: NodeJS.ProcessEnv = process.
   const name = (fd !== undefined && env.NRI_PLUGIN_NAME) || PLUGIN_NAME;
   const index = (fd !== undefined && env.NRI_PLUGIN_IDX) || settings.nriIndex;
   log.info({ cmd: 'nri', socket: fd === undefined ? settings.nriSocket : undefined, fd, plugin: `${index}-${name}` }, 'nri start');
-  const daemon = startDaemon({ socketPath: settings.nriSocket, fd, name, index, handler: createNriHandler({ settings, log }), log });
+  // Owners survive the kubelet's rewrites: the watcher lives as long as the process, across sessions.
+  const pods = createPodWatcher({ kubeletRoot: settings.kubeletRoot, log });
+  const daemon = startDaemon({ socketPath: settings.nriSocket, fd, name, index, handler: createNriHandler({ settings, log }), pods, log });
   const stop = (signal: NodeJS.Signals) => {
     log.info({ signal }, 'nri stopping');
     daemon.stop();
@@ -64,6 +67,7 @@ export async function runNri(opts: NriOptions, env: NodeJS.ProcessEnv = process.
   } finally {
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
+    pods.close();
   }
   log.info({ cmd: 'nri' }, 'nri stopped');
 }

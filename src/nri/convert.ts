@@ -1,24 +1,29 @@
 // Protobuf shapes ↔ the plain data of types.ts, the boundary with the pipeline.
-import type { NriAdjustment, NriCreateRequest } from './types.ts';
-import type { CreateContainerRequestShape } from './descriptors.ts';
+import type { NriAdjustment, NriCreateRequest, NriMount, NriPod, NriSyncContainer } from './types.ts';
+import type { ContainerShape, CreateContainerRequestShape, MountShape, PodSandboxShape } from './descriptors.ts';
+
+export function toPod(pod: PodSandboxShape | undefined): NriPod {
+  return { id: pod?.id ?? '', name: pod?.name ?? '', namespace: pod?.namespace ?? '', uid: pod?.uid ?? '', annotations: { ...pod?.annotations } };
+}
+
+/** A Synchronize's container: its pod, state and mounts (never its env). */
+export function toSyncContainer(c: ContainerShape): NriSyncContainer {
+  return { podSandboxId: c.podSandboxId, state: c.state, mounts: toMounts(c.mounts) };
+}
+
+const toMounts = (mounts: readonly MountShape[] | undefined): NriMount[] =>
+  (mounts ?? []).map((m) => ({ destination: m.destination, source: m.source, type: m.type, options: m.options }));
 
 export function toCreateRequest(msg: CreateContainerRequestShape): NriCreateRequest {
-  const pod = msg.pod;
   const c = msg.container;
   return {
-    pod: {
-      id: pod?.id ?? '',
-      name: pod?.name ?? '',
-      namespace: pod?.namespace ?? '',
-      uid: pod?.uid ?? '',
-      annotations: { ...pod?.annotations },
-    },
+    pod: toPod(msg.pod),
     container: {
       id: c?.id ?? '',
       name: c?.name ?? '',
       annotations: { ...c?.annotations },
       env: c?.env ?? [],
-      mounts: (c?.mounts ?? []).map((m) => ({ destination: m.destination, source: m.source, type: m.type, options: m.options })),
+      mounts: toMounts(c?.mounts),
       // NRI 0.8.0's Container carries no user-namespace mappings.
       uidMappings: undefined,
     },

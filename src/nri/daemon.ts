@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import { EnvhookError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { startPlugin } from './plugin.ts';
-import type { NriCreateHandler } from './types.ts';
+import type { NriCreateHandler, NriPodEvents } from './types.ts';
 
 export interface DaemonOptions {
   /** Dial this unix socket, or use `fd` (an inherited, connected socket). */
@@ -16,6 +16,8 @@ export interface DaemonOptions {
   name: string;
   index: string;
   handler: NriCreateHandler;
+  /** The owner watcher, shared by every session (pod-watch.ts). */
+  pods?: NriPodEvents | undefined;
   log: Logger;
   backoff?: { initialMs: number; maxMs: number };
   registrationTimeoutMs?: number;
@@ -44,7 +46,7 @@ export function startDaemon(opts: DaemonOptions): Daemon {
     });
 
   async function session(socket: Duplex): Promise<boolean> {
-    const s = startPlugin(socket, { name: opts.name, index: opts.index, handler: opts.handler, log, registrationTimeoutMs: opts.registrationTimeoutMs });
+    const s = startPlugin(socket, { name: opts.name, index: opts.index, handler: opts.handler, pods: opts.pods, log, registrationTimeoutMs: opts.registrationTimeoutMs });
     current = s;
     let ok = true;
     await s.registered.catch((err: Error) => {

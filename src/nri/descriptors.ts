@@ -5,6 +5,7 @@ import { create, createFileRegistry, fromBinary, fromJson, toBinary, type DescMe
 import {
   FileDescriptorSetSchema,
   type DescriptorProtoJson,
+  type EnumDescriptorProtoJson,
   type FieldDescriptorProtoJson,
   type FileDescriptorProtoJson,
 } from '@bufbuild/protobuf/wkt';
@@ -21,15 +22,20 @@ const SCALAR = {
 
 const entryName = (field: string): string => field.replace(/(?:^|_)([a-z])/g, (_, c: string) => c.toUpperCase()) + 'Entry';
 
-function fieldJson(f: FieldFact, owner: string): FieldDescriptorProtoJson {
+function fieldJson(f: FieldFact, owner: string, enums: ReadonlySet<string> = new Set()): FieldDescriptorProtoJson {
   const base = { name: f.name, number: f.number, jsonName: f.name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()) };
   if (f.type === 'map') return { ...base, label: 'LABEL_REPEATED', type: 'TYPE_MESSAGE', typeName: `${owner}.${entryName(f.name)}` };
   const label = f.repeated ? 'LABEL_REPEATED' : 'LABEL_OPTIONAL';
-  if (f.type.startsWith('.')) return { ...base, label, type: 'TYPE_MESSAGE', typeName: f.type };
+  if (f.type.startsWith('.')) return { ...base, label, type: enums.has(f.type) ? 'TYPE_ENUM' : 'TYPE_MESSAGE', typeName: f.type };
   return { ...base, label, type: SCALAR[f.type as keyof typeof SCALAR] };
 }
 
 function fileJson(file: FileFact): FileDescriptorProtoJson {
+  const enums = new Set(Object.keys(file.enums ?? {}).map((name) => `.${file.package}.${name}`));
+  const enumType: EnumDescriptorProtoJson[] = Object.entries(file.enums ?? {}).map(([name, values]) => ({
+    name,
+    value: Object.entries(values).map(([value, number]) => ({ name: value, number })),
+  }));
   const messageType: DescriptorProtoJson[] = Object.entries(file.messages).map(([name, fields]) => {
     const owner = `.${file.package}.${name}`;
     const nestedType: DescriptorProtoJson[] = fields
@@ -39,9 +45,9 @@ function fileJson(file: FileFact): FileDescriptorProtoJson {
         field: [fieldJson({ name: 'key', number: 1, type: 'string' }, ''), fieldJson({ name: 'value', number: 2, type: 'string' }, '')],
         options: { mapEntry: true },
       }));
-    return { name, field: fields.map((f) => fieldJson(f, owner)), ...(nestedType.length ? { nestedType } : {}) };
+    return { name, field: fields.map((f) => fieldJson(f, owner, enums)), ...(nestedType.length ? { nestedType } : {}) };
   });
-  return { name: file.name, package: file.package, dependency: file.dependency, messageType, syntax: 'proto3' };
+  return { name: file.name, package: file.package, dependency: file.dependency, messageType, ...(enumType.length ? { enumType } : {}), syntax: 'proto3' };
 }
 
 /** Our three files as one FileDescriptorSet (also what the schema test compares). */
@@ -63,6 +69,7 @@ export const Msg = {
   SynchronizeResponse: message('nri.pkg.api.v1alpha1.SynchronizeResponse'),
   CreateContainerRequest: message('nri.pkg.api.v1alpha1.CreateContainerRequest'),
   CreateContainerResponse: message('nri.pkg.api.v1alpha1.CreateContainerResponse'),
+  StateChangeEvent: message('nri.pkg.api.v1alpha1.StateChangeEvent'),
   Request: message('ttrpc.Request'),
   Response: message('ttrpc.Response'),
 } as const;
@@ -75,13 +82,16 @@ export interface ContainerShape {
   id: string;
   podSandboxId: string;
   name: string;
+  /** NRI's ContainerState (0 when the runtime did not say). */
+  state: number;
   annotations: Record<string, string>;
   env: string[];
   mounts: MountShape[];
 }
 export interface CreateContainerRequestShape { pod?: PodSandboxShape | undefined; container?: ContainerShape | undefined }
 export interface ConfigureRequestShape { config: string; runtimeName: string; runtimeVersion: string; registrationTimeout: bigint; requestTimeout: bigint }
-export interface SynchronizeRequestShape { more: boolean }
+export interface SynchronizeRequestShape { pods: PodSandboxShape[]; containers: ContainerShape[]; more: boolean }
+export interface StateChangeEventShape { event: number; pod?: PodSandboxShape | undefined; container?: ContainerShape | undefined }
 export interface RequestShape { service: string; method: string; payload: Uint8Array; timeoutNano: bigint; metadata: KeyValueShape[] }
 export interface StatusShape { code: number; message: string }
 export interface ResponseShape { status?: StatusShape | undefined; payload: Uint8Array }

@@ -1,22 +1,25 @@
 // One plugin session on one NRI socket: register with the runtime, answer Configure (subscribe
-// to CreateContainer only), Synchronize (nothing to change) and Shutdown, and turn each
+// to CreateContainer, and to StopPodSandbox when an owner watcher listens), Synchronize (no
+// container changed; its pods and containers go to the watcher) and Shutdown, and turn each
 // CreateContainer into a handler call. The session ends when the socket closes, for whatever
 // reason; `closed` says why (the daemon loop decides whether to reconnect).
 import type { Duplex } from 'node:stream';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { fromAdjustment, toCreateRequest } from './convert.ts';
-import { decode, encode, Msg, type ConfigureRequestShape, type CreateContainerRequestShape, type SynchronizeRequestShape } from './descriptors.ts';
+import { fromAdjustment, toCreateRequest, toPod, toSyncContainer } from './convert.ts';
+import { decode, encode, Msg, type ConfigureRequestShape, type CreateContainerRequestShape, type StateChangeEventShape, type SynchronizeRequestShape } from './descriptors.ts';
 import { PLUGIN_CONN, RUNTIME_CONN } from './frames.ts';
 import { MuxConnection } from './mux.ts';
-import { EVENT_CREATE_CONTAINER, eventMask, PLUGIN_SERVICE, RUNTIME_SERVICE } from './schema.ts';
+import { EVENT_CREATE_CONTAINER, EVENT_REMOVE_POD_SANDBOX, EVENT_STOP_POD_SANDBOX, eventMask, PLUGIN_SERVICE, RUNTIME_SERVICE } from './schema.ts';
 import { TtrpcClient, TtrpcServer } from './ttrpc.ts';
-import type { NriCreateHandler } from './types.ts';
+import type { NriCreateHandler, NriPod, NriPodEvents, NriSyncContainer } from './types.ts';
 
 export interface PluginOptions {
   name: string;
   index: string;
   handler: NriCreateHandler;
+  /** The owner watcher: fed by Synchronize, CreateContainer and StopPodSandbox. */
+  pods?: NriPodEvents | undefined;
   log: Logger;
   /** How long registration (RegisterPlugin, then the runtime's Configure) may take. */
   registrationTimeoutMs?: number;
@@ -33,9 +36,27 @@ export interface PluginSession {
 /** The status message of a failed call: envhook's one line, as the CLI prints it. */
 const statusLine = (err: unknown): string => `envhook: ${describeError(err)}`;
 
+/**
+ * CreateContainer always; StopPodSandbox only when a watcher listens, to end the pod's watches
+ * when its containers are gone. RemovePodSandbox is not needed: the kubelet stops a sandbox
+ * before it removes it, and a stop missed while disconnected shows in the next Synchronize.
+ */
+export const subscribedEvents = (watching: boolean): number =>
+  watching ? eventMask(EVENT_CREATE_CONTAINER, EVENT_STOP_POD_SANDBOX) : eventMask(EVENT_CREATE_CONTAINER);
+
 export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession {
-  const { log, handler } = opts;
+  const { log, handler, pods } = opts;
   const mux = new MuxConnection(socket, log);
+  let syncPods: NriPod[] = [];
+  let syncContainers: NriSyncContainer[] = [];
+  // The watcher's contract is not to throw; should it, the call is still answered.
+  const notify = (call: string, fn: () => void): void => {
+    try {
+      fn();
+    } catch (err) {
+      log.error({ err, call }, 'owner watcher failed');
+    }
+  };
   const timeoutMs = opts.registrationTimeoutMs ?? 5000;
   let configured!: () => void;
   const configuredP = new Promise<void>((resolve) => (configured = resolve));
@@ -47,11 +68,27 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
         const req = decode<ConfigureRequestShape>(Msg.ConfigureRequest, payload);
         log.info({ runtime: req.runtimeName, version: req.runtimeVersion, requestTimeoutMs: Number(req.requestTimeout) }, 'NRI configure');
         configured();
-        return encode(Msg.ConfigureResponse, { events: eventMask(EVENT_CREATE_CONTAINER) });
+        return encode(Msg.ConfigureResponse, { events: subscribedEvents(pods !== undefined) });
       },
       [`${PLUGIN_SERVICE}/Synchronize`]: (payload) => {
         const req = decode<SynchronizeRequestShape>(Msg.SynchronizeRequest, payload);
+        // A large state comes in parts (`more`), as NRI's stub collects them: the watcher gets the whole.
+        if (pods) {
+          syncPods.push(...req.pods.map(toPod));
+          syncContainers.push(...req.containers.map(toSyncContainer));
+          if (!req.more) {
+            const [all, containers] = [syncPods, syncContainers];
+            [syncPods, syncContainers] = [[], []];
+            notify('Synchronize', () => pods.synchronized(all, containers));
+          }
+        }
         return encode(Msg.SynchronizeResponse, { more: req.more });
+      },
+      [`${PLUGIN_SERVICE}/StateChange`]: (payload) => {
+        const ev = decode<StateChangeEventShape>(Msg.StateChangeEvent, payload);
+        const ended = ev.event === EVENT_STOP_POD_SANDBOX ? 'stop' : ev.event === EVENT_REMOVE_POD_SANDBOX ? 'remove' : undefined;
+        if (pods && ended) notify('StateChange', () => pods.podEnded(toPod(ev.pod), ended));
+        return encode(Msg.Empty, {});
       },
       [`${PLUGIN_SERVICE}/Shutdown`]: () => {
         log.info('NRI shutdown requested by the runtime');
@@ -61,6 +98,7 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
         const request = toCreateRequest(decode<CreateContainerRequestShape>(Msg.CreateContainerRequest, payload));
         try {
           const adjustment = await handler(request);
+          if (pods) notify('CreateContainer', () => pods.created(request));
           return encode(Msg.CreateContainerResponse, { adjust: fromAdjustment(adjustment) });
         } catch (err) {
           log.warn({ err, container: request.container.name, pod: request.pod.name, namespace: request.pod.namespace }, 'CreateContainer failed');

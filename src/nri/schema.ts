@@ -20,6 +20,8 @@ export interface FileFact {
   package: string;
   dependency: string[];
   messages: Record<string, FieldFact[]>;
+  /** Enums by name: value name → number. A field whose type names one is an enum field. */
+  enums?: Record<string, Record<string, number>>;
 }
 
 export const NRI_PACKAGE = 'nri.pkg.api.v1alpha1';
@@ -43,14 +45,24 @@ export const NRI_FILE: FileFact = {
       { name: 'request_timeout', number: 5, type: 'int64' },
     ],
     ConfigureResponse: [{ name: 'events', number: 2, type: 'int32' }],
-    // The pods and containers of a Synchronize are not read: envhook changes nothing there.
-    SynchronizeRequest: [{ name: 'more', number: 3, type: 'bool' }],
+    // The running pods and containers: the owner watcher's starting point (nri/pod-watch.ts).
+    SynchronizeRequest: [
+      { name: 'pods', number: 1, type: `${N}.PodSandbox`, repeated: true },
+      { name: 'containers', number: 2, type: `${N}.Container`, repeated: true },
+      { name: 'more', number: 3, type: 'bool' },
+    ],
     SynchronizeResponse: [{ name: 'more', number: 2, type: 'bool' }],
     CreateContainerRequest: [
       { name: 'pod', number: 1, type: `${N}.PodSandbox` },
       { name: 'container', number: 2, type: `${N}.Container` },
     ],
     CreateContainerResponse: [{ name: 'adjust', number: 1, type: `${N}.ContainerAdjustment` }],
+    // Pod events (StopPodSandbox, RemovePodSandbox): the pod's owner watches end.
+    StateChangeEvent: [
+      { name: 'event', number: 1, type: `${N}.Event` },
+      { name: 'pod', number: 2, type: `${N}.PodSandbox` },
+      { name: 'container', number: 3, type: `${N}.Container` },
+    ],
     PodSandbox: [
       { name: 'id', number: 1, type: 'string' },
       { name: 'name', number: 2, type: 'string' },
@@ -62,6 +74,7 @@ export const NRI_FILE: FileFact = {
       { name: 'id', number: 1, type: 'string' },
       { name: 'pod_sandbox_id', number: 2, type: 'string' },
       { name: 'name', number: 3, type: 'string' },
+      { name: 'state', number: 4, type: `${N}.ContainerState` },
       { name: 'annotations', number: 6, type: 'map' },
       { name: 'env', number: 8, type: 'string', repeated: true },
       { name: 'mounts', number: 9, type: `${N}.Mount`, repeated: true },
@@ -80,6 +93,11 @@ export const NRI_FILE: FileFact = {
       { name: 'key', number: 1, type: 'string' },
       { name: 'value', number: 2, type: 'string' },
     ],
+  },
+  // Only the values envhook uses, and each enum's zero (proto3 requires it first).
+  enums: {
+    Event: { UNKNOWN: 0, STOP_POD_SANDBOX: 2, REMOVE_POD_SANDBOX: 3, CREATE_CONTAINER: 4 },
+    ContainerState: { CONTAINER_UNKNOWN: 0, CONTAINER_STOPPED: 4 },
   },
 };
 
@@ -123,6 +141,11 @@ export const TTRPC_FILE: FileFact = {
 export const PLUGIN_SERVICE = `${NRI_PACKAGE}.Plugin`;
 export const RUNTIME_SERVICE = `${NRI_PACKAGE}.Runtime`;
 
-/** NRI's Event enum value for CreateContainer; a plugin subscribes with bit (event - 1). */
-export const EVENT_CREATE_CONTAINER = 4;
+/** NRI's Event enum values envhook uses; a plugin subscribes with bit (event - 1). */
+const EVENT = NRI_FILE.enums!.Event!;
+export const EVENT_CREATE_CONTAINER = EVENT.CREATE_CONTAINER!;
+export const EVENT_STOP_POD_SANDBOX = EVENT.STOP_POD_SANDBOX!;
+export const EVENT_REMOVE_POD_SANDBOX = EVENT.REMOVE_POD_SANDBOX!;
+/** A container of a Synchronize in this state has exited: its pod is not kept watched for it. */
+export const CONTAINER_STOPPED = NRI_FILE.enums!.ContainerState!.CONTAINER_STOPPED!;
 export const eventMask = (...events: number[]): number => events.reduce((m, e) => m | (1 << (e - 1)), 0);

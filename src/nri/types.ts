@@ -16,16 +16,20 @@ export interface NriIdMapping {
   size: number;
 }
 
+/** A pod sandbox as NRI describes it (CreateContainer, Synchronize, pod events). */
+export interface NriPod {
+  /** The sandbox's id: a pod whose sandbox is replaced keeps its UID and gets a new id. */
+  id: string;
+  name: string;
+  namespace: string;
+  /** The pod's UID as the runtime knows it (trusted: NRI's own field). */
+  uid: string;
+  /** Every pod annotation (NRI passes them all). */
+  annotations: Record<string, string>;
+}
+
 export interface NriCreateRequest {
-  pod: {
-    id: string;
-    name: string;
-    namespace: string;
-    /** The pod's UID as the runtime knows it (trusted: NRI's own field). */
-    uid: string;
-    /** Every pod annotation (NRI passes them all). */
-    annotations: Record<string, string>;
-  };
+  pod: NriPod;
   container: {
     id: string;
     /** The container's name in the pod (trusted: NRI's own field). */
@@ -46,6 +50,27 @@ export interface NriAdjustment {
   removeEnv: string[];
   /** Annotations to add or replace on the container. */
   annotations: Record<string, string>;
+}
+
+/** A container of a Synchronize: only what the owner watcher reads. */
+export interface NriSyncContainer {
+  podSandboxId: string;
+  /** NRI's ContainerState number (schema.ts: CONTAINER_STOPPED). */
+  state: number;
+  mounts: NriMount[];
+}
+
+/**
+ * What the plugin tells the resident owner watcher (nri/pod-watch.ts), beside CreateContainer's
+ * handler. Called in the plugin's turn: each must return quickly and never throw.
+ */
+export interface NriPodEvents {
+  /** The runtime's pods and containers, on every (re)connect (all parts of a Synchronize). */
+  synchronized(pods: readonly NriPod[], containers: readonly NriSyncContainer[]): void;
+  /** A container was created with the handler's changes (its owners chowned). */
+  created(request: NriCreateRequest): void;
+  /** StopPodSandbox or RemovePodSandbox. */
+  podEnded(pod: NriPod, event: 'stop' | 'remove'): void;
 }
 
 /** The handler the plugin calls at CreateContainer; a thrown error fails the create with its message. */

@@ -49,6 +49,8 @@ export interface Registry {
   /** Sets the pod's watched volumes to exactly these (a volume already watched keeps its watch). */
   add(podUid: string, volumes: readonly WatchVolume[]): void;
   remove(podUid: string): void;
+  /** The pod has a volume watched (or polled). */
+  has(podUid: string): boolean;
   close(): void;
   stats(): RegistryStats;
 }
@@ -62,6 +64,7 @@ export function createRegistry(opts: RegistryOptions): Registry {
     const vols = pods.get(v.podUid);
     if (vols?.get(v.target.dir) !== v) return;
     vols.delete(v.target.dir);
+    if (vols.size === 0) pods.delete(v.podUid);
     log.info({ podUid: v.podUid, volume: v.target.volume, dir: v.target.dir }, 'watched volume is gone');
     opts.onVolumeGone?.(v.podUid, v.target.dir);
   };
@@ -110,6 +113,9 @@ export function createRegistry(opts: RegistryOptions): Registry {
       for (const v of vols.values()) v.close();
       pods.delete(podUid);
       log.info({ podUid, volumes: vols.size }, 'stopped watching the pod');
+    },
+    has(podUid) {
+      return pods.has(podUid);
     },
     close() {
       clearInterval(timer);

@@ -13,7 +13,7 @@ t.test('registers as envhook, index 50 by default; SIGTERM: exit 0, the connecti
   t.teardown(() => rt.close());
   const p = startNriProcess(['--socket', rt.socketPath], { dir: t.testdir() });
   const peer = await rt.nextPlugin();
-  t.same([peer.name, peer.index, peer.events], ['envhook', '50', 8]);
+  t.same([peer.name, peer.index, peer.events], ['envhook', '50', 0xa], 'events: CreateContainer and StopPodSandbox (the owner watcher)');
   t.match(await peer.createContainer({ pod: { uid: 'u' }, container: { name: 'c' } }), { adjust: { env: [], annotations: {} } }, 'the placeholder handler: an empty adjustment');
   const started = Date.now();
   t.equal(await p.stop(), 0, 'exit status 0');

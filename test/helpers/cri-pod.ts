@@ -20,6 +20,8 @@ export interface ContainerOptions {
   env?: Record<string, string>;
   /** Volumes of the pod mounted into the container: volume name → container path. */
   volumeMounts?: Record<string, string>;
+  /** runAsUser and runAsGroup of the container's securityContext (the image's user otherwise). */
+  user?: number;
 }
 
 export interface KubeletPod {
@@ -80,7 +82,7 @@ export async function runPod(c: CriContainerd, kubeletRoot: string, o: PodOption
           labels: { ...labels, 'io.kubernetes.container.name': k.name },
           annotations: { 'io.kubernetes.container.restartCount': '0', 'io.kubernetes.container.terminationMessagePath': '/dev/termination-log', 'io.kubernetes.container.terminationMessagePolicy': 'File' },
           logPath: `${k.name}/0.log`,
-          linux: { securityContext: { namespaceOptions: HOST_NETWORK } },
+          linux: { securityContext: { namespaceOptions: HOST_NETWORK, ...(k.user === undefined ? {} : { runAsUser: { value: BigInt(k.user) }, runAsGroup: { value: BigInt(k.user) } }) } },
         },
       };
       return (await cri.call('CreateContainer', request)).containerId;

@@ -1,6 +1,7 @@
 // A test peer playing the runtime's side of an NRI socket, as NRI 0.8.0's adaptation does:
 // it serves Runtime.RegisterPlugin on connection 2, then calls Plugin.Configure and
-// Plugin.Synchronize on connection 1, and then whatever the test sends. Built on envhook's own
+// Plugin.Synchronize on connection 1 (empty, or the parts a test gives), and then whatever the
+// test sends. Built on envhook's own
 // framing, so every test that uses it is also checked against recorded containerd frames
 // (test/nri/frames.test.ts) for the framing itself.
 import net from 'node:net';
@@ -21,6 +22,8 @@ export interface PeerPlugin {
   /** Plugin.<method> with an encoded request; resolves with the response payload. */
   call(method: string, payload: Uint8Array, timeoutMs?: number): Promise<Buffer>;
   createContainer(req: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>>;
+  /** Plugin.StateChange with this NRI Event number and pod (a pod event). */
+  stateChange(event: number, pod: Record<string, unknown>): Promise<void>;
   socket: net.Socket;
   mux: MuxConnection;
   closed: Promise<string>;
@@ -35,7 +38,14 @@ export interface FakeRuntime {
   close(): Promise<void>;
 }
 
-export async function startFakeRuntime(opts: { dir?: string; raw?: (socket: net.Socket) => void } = {}): Promise<FakeRuntime> {
+export interface FakeRuntimeOptions {
+  dir?: string;
+  raw?: (socket: net.Socket) => void;
+  /** The SynchronizeRequest parts sent to each plugin that registers (default: one, empty). */
+  synchronize?: () => Record<string, unknown>[];
+}
+
+export async function startFakeRuntime(opts: FakeRuntimeOptions = {}): Promise<FakeRuntime> {
   const dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-nri-'));
   const socketPath = path.join(dir, 'nri.sock');
   const waiting: ((p: PeerPlugin) => void)[] = [];
@@ -45,7 +55,7 @@ export async function startFakeRuntime(opts: { dir?: string; raw?: (socket: net.
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     if (opts.raw) return opts.raw(socket);
-    void accept(socket).then(
+    void accept(socket, opts.synchronize?.() ?? [{ more: false }]).then(
       (p) => {
         const w = waiting.shift();
         if (w) w(p);
@@ -69,7 +79,7 @@ export async function startFakeRuntime(opts: { dir?: string; raw?: (socket: net.
   };
 }
 
-async function accept(socket: net.Socket): Promise<PeerPlugin> {
+async function accept(socket: net.Socket, sync: Record<string, unknown>[]): Promise<PeerPlugin> {
   const mux = new MuxConnection(socket, silentLogger);
   let registered!: (r: { name: string; index: string }) => void;
   const reg = new Promise<{ name: string; index: string }>((resolve) => (registered = resolve));
@@ -88,7 +98,7 @@ async function accept(socket: net.Socket): Promise<PeerPlugin> {
     Msg.ConfigureResponse,
     await call('Configure', encode(Msg.ConfigureRequest, { runtimeName: 'fake-runtime', runtimeVersion: '0.0', registrationTimeout: 5000n, requestTimeout: 2000n })),
   );
-  await call('Synchronize', encode(Msg.SynchronizeRequest, { more: false }));
+  for (const part of sync) await call('Synchronize', encode(Msg.SynchronizeRequest, part));
   return {
     name,
     index,
@@ -97,6 +107,9 @@ async function accept(socket: net.Socket): Promise<PeerPlugin> {
     async createContainer(req, timeoutMs) {
       const res = await call('CreateContainer', encode(Msg.CreateContainerRequest, req), timeoutMs);
       return decode<Record<string, unknown>>(Msg.CreateContainerResponse, res);
+    },
+    async stateChange(event, pod) {
+      await call('StateChange', encode(Msg.StateChangeEvent, { event, pod }));
     },
     socket,
     mux,

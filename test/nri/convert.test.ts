@@ -1,7 +1,8 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { decode, encode, Msg } from '../../src/nri/descriptors.ts';
-import { fromAdjustment, toCreateRequest } from '../../src/nri/convert.ts';
+import { fromAdjustment, toCreateRequest, toPod, toSyncContainer } from '../../src/nri/convert.ts';
+import type { SynchronizeRequestShape } from '../../src/nri/descriptors.ts';
 
 t.test('a request without pod or container: empty fields, never undefined', async (t) => {
   t.same(toCreateRequest({}), {
@@ -32,4 +33,17 @@ t.test('adjustment: removals as -NAME first, then additions in order; round trip
     { numRuns: 200 },
   );
   t.pass('200 random adjustments');
+});
+
+t.test("Synchronize's pods and containers: the watcher's fields only, never a container's env", async (t) => {
+  const wire = encode(Msg.SynchronizeRequest, {
+    pods: [{ id: 's1', name: 'web', namespace: 'ns', uid: 'u1', annotations: { a: '1' } }, {}],
+    containers: [{ id: 'c1', podSandboxId: 's1', name: 'app', state: 3, env: ['SECRET=canary-sync'], mounts: [{ destination: '/k', source: '/v', type: 'bind', options: ['ro'] }] }],
+    more: false,
+  });
+  const msg = decode<SynchronizeRequestShape>(Msg.SynchronizeRequest, wire);
+  t.same(msg.pods.map(toPod), [{ id: 's1', name: 'web', namespace: 'ns', uid: 'u1', annotations: { a: '1' } }, { id: '', name: '', namespace: '', uid: '', annotations: {} }]);
+  const c = msg.containers.map(toSyncContainer);
+  t.same(c, [{ podSandboxId: 's1', state: 3, mounts: [{ destination: '/k', source: '/v', type: 'bind', options: ['ro'] }] }]);
+  t.notMatch(JSON.stringify(c), 'canary-sync');
 });

@@ -12,16 +12,17 @@ import { encode, Msg } from '../../src/nri/descriptors.ts';
 import { encodeMux, encodeTtrpc, MessageType, MUX_MAX, PLUGIN_CONN, RUNTIME_CONN, TTRPC_MAX } from '../../src/nri/frames.ts';
 import { startPlugin, type PluginSession } from '../../src/nri/plugin.ts';
 import { Code, RpcError } from '../../src/nri/ttrpc.ts';
-import { EMPTY_ADJUSTMENT, type NriCreateHandler, type NriCreateRequest } from '../../src/nri/types.ts';
+import { EMPTY_ADJUSTMENT, type NriCreateHandler, type NriCreateRequest, type NriPodEvents } from '../../src/nri/types.ts';
+import { EVENT_CREATE_CONTAINER, EVENT_REMOVE_POD_SANDBOX, EVENT_STOP_POD_SANDBOX } from '../../src/nri/schema.ts';
 import { startFakeRuntime, type FakeRuntime, type PeerPlugin } from '../helpers/nri-runtime.ts';
 
 const CANARY = 'canary-7f3a9c-value';
 
-async function setup(t: Test, handler: NriCreateHandler): Promise<{ rt: FakeRuntime; peer: PeerPlugin; session: PluginSession; logText: () => string }> {
+async function setup(t: Test, handler: NriCreateHandler, o: { pods?: NriPodEvents; synchronize?: () => Record<string, unknown>[] } = {}): Promise<{ rt: FakeRuntime; peer: PeerPlugin; session: PluginSession; logText: () => string }> {
   const dir = t.testdir();
   const logFile = path.join(dir, 'envhook.log');
-  const rt = await startFakeRuntime(); // a short private directory: socket paths are at most 107 bytes
-  const session = startPlugin(net.createConnection(rt.socketPath), { name: 'envhook', index: '50', handler, log: createLogger(logFile, 'debug') });
+  const rt = await startFakeRuntime({ synchronize: o.synchronize }); // a short private directory: socket paths are at most 107 bytes
+  const session = startPlugin(net.createConnection(rt.socketPath), { name: 'envhook', index: '50', handler, pods: o.pods, log: createLogger(logFile, 'debug') });
   const peer = await rt.nextPlugin();
   await session.registered;
   t.teardown(async () => {
@@ -152,4 +153,61 @@ t.test('a runtime that never answers RegisterPlugin: registration times out, the
   t.ok(Date.now() - started < 2000, 'no hang');
   t.match(await session.closed, /registration failed/);
   await rt.close();
+});
+
+/** A watcher that records what the plugin tells it. */
+function recordingWatcher(calls: unknown[][], fail = false): NriPodEvents {
+  const record = (...c: unknown[]) => {
+    calls.push(c);
+    if (fail) throw new Error(`watcher broke ${CANARY}`);
+  };
+  return {
+    synchronized: (pods, containers) => record('synchronized', pods, containers),
+    created: (req) => record('created', req.pod.uid, req.container.name),
+    podEnded: (pod, event) => record('podEnded', pod.uid, pod.id, event),
+  };
+}
+
+const POD = { id: 'sandbox-1', name: 'web', namespace: 'default', uid: 'a1b2-uid', annotations: { 'envhook.io/volumeOwners': '[]' } };
+
+t.test('with an owner watcher: CreateContainer and StopPodSandbox subscribed; Synchronize in parts, pod events, creates go to it', async (t) => {
+  const calls: unknown[][] = [];
+  const parts = () => [
+    { pods: [POD], containers: [{ id: 'c1', podSandboxId: 'sandbox-1', name: 'app', state: 3, env: [`SECRET=${CANARY}`], mounts: [{ destination: '/k', source: '/s', type: 'bind', options: ['ro'] }] }], more: true },
+    { pods: [{ ...POD, id: 'sandbox-2', uid: 'c3d4-uid' }], containers: [{ id: 'c2', podSandboxId: 'sandbox-2', name: 'db', state: 4 }], more: false },
+  ];
+  const { peer, logText } = await setup(
+    t,
+    (req) => {
+      if (req.container.name === 'bad') throw new EnvhookError('volume "keys" not found');
+      return EMPTY_ADJUSTMENT;
+    },
+    { pods: recordingWatcher(calls), synchronize: parts },
+  );
+  t.equal(peer.events, (1 << (EVENT_CREATE_CONTAINER - 1)) | (1 << (EVENT_STOP_POD_SANDBOX - 1)), 'event mask 0xa: CreateContainer and StopPodSandbox');
+  t.equal(peer.events, 0xa);
+  t.same(calls, [[
+    'synchronized',
+    [{ ...POD, annotations: { ...POD.annotations } }, { ...POD, id: 'sandbox-2', uid: 'c3d4-uid' }],
+    [{ podSandboxId: 'sandbox-1', state: 3, mounts: [{ destination: '/k', source: '/s', type: 'bind', options: ['ro'] }] }, { podSandboxId: 'sandbox-2', state: 4, mounts: [] }],
+  ]], 'both parts, once, after the last (no env carried over)');
+  calls.length = 0;
+  await peer.createContainer({ ...REQUEST, pod: POD });
+  await t.rejects(peer.createContainer({ ...REQUEST, pod: POD, container: { ...REQUEST.container, name: 'bad' } }));
+  await peer.stateChange(EVENT_STOP_POD_SANDBOX, POD);
+  await peer.stateChange(EVENT_REMOVE_POD_SANDBOX, POD);
+  await peer.stateChange(EVENT_CREATE_CONTAINER, POD); // not a pod end: ignored
+  t.same(calls, [['created', 'a1b2-uid', 'app'], ['podEnded', 'a1b2-uid', 'sandbox-1', 'stop'], ['podEnded', 'a1b2-uid', 'sandbox-1', 'remove']], 'a failed create is not watched');
+  t.notMatch(logText(), CANARY);
+});
+
+t.test('a watcher that throws: the call is still answered, one log line, nothing of its message', async (t) => {
+  const calls: unknown[][] = [];
+  const { peer, logText } = await setup(t, () => EMPTY_ADJUSTMENT, { pods: recordingWatcher(calls, true) });
+  t.match(await peer.createContainer({ ...REQUEST, pod: POD }), { adjust: {} }, 'CreateContainer answered');
+  await peer.stateChange(EVENT_STOP_POD_SANDBOX, POD);
+  t.equal(calls.length, 3, 'synchronized, created, podEnded');
+  const lines = logText().split('\n').filter((l) => l.includes('owner watcher failed'));
+  t.same(lines.map((l) => JSON.parse(l).call), ['Synchronize', 'CreateContainer', 'StateChange']);
+  t.notMatch(logText(), CANARY);
 });

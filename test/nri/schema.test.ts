@@ -9,7 +9,7 @@ import { fromBinary } from '@bufbuild/protobuf';
 import { FileDescriptorSetSchema, type DescriptorProto, type FileDescriptorSet } from '@bufbuild/protobuf/wkt';
 import { sidPackage } from '../../scripts/debian-sid.mjs';
 import { FILE_SET } from '../../src/nri/descriptors.ts';
-import { NRI_PACKAGE } from '../../src/nri/schema.ts';
+import { EVENT_CREATE_CONTAINER, EVENT_STOP_POD_SANDBOX, eventMask, NRI_PACKAGE } from '../../src/nri/schema.ts';
 
 const GOCODE = 'usr/share/gocode/src';
 
@@ -63,10 +63,19 @@ t.test('NRI messages and fields match NRI 0.8.0 api.proto (Debian sid)', async (
   const api = set.file.find((f) => f.package === NRI_PACKAGE)!;
   const plugin = api.service.find((s) => s.name === 'Plugin')!;
   const runtime = api.service.find((s) => s.name === 'Runtime')!;
-  for (const m of ['Configure', 'Synchronize', 'Shutdown', 'CreateContainer']) t.ok(plugin.method.some((x) => x.name === m), `Plugin.${m}`);
+  for (const m of ['Configure', 'Synchronize', 'Shutdown', 'CreateContainer', 'StateChange']) t.ok(plugin.method.some((x) => x.name === m), `Plugin.${m}`);
   t.ok(runtime.method.some((x) => x.name === 'RegisterPlugin'), 'Runtime.RegisterPlugin');
-  const ev = api.enumType.find((e) => e.name === 'Event')!;
-  t.equal(ev.value.find((v) => v.name === 'CREATE_CONTAINER')?.number, 4, 'Event CREATE_CONTAINER = 4');
+  // Our enums (Event, ContainerState): every value we name has that number upstream, and the
+  // fields that use them are enum fields upstream too (compareFile checked type and type name).
+  const ourEnums = FILE_SET.file.find((f) => f.package === NRI_PACKAGE)!.enumType;
+  t.same(ourEnums.map((e) => e.name).sort(), ['ContainerState', 'Event']);
+  for (const e of ourEnums) {
+    const theirs = api.enumType.find((x) => x.name === e.name);
+    if (!t.ok(theirs, `enum ${e.name} exists upstream`)) continue;
+    for (const v of e.value) t.equal(theirs!.value.find((x) => x.name === v.name)?.number, v.number, `${e.name}.${v.name} = ${v.number}`);
+  }
+  t.equal(EVENT_CREATE_CONTAINER, 4, 'Event CREATE_CONTAINER = 4');
+  t.equal(eventMask(EVENT_CREATE_CONTAINER, EVENT_STOP_POD_SANDBOX), 0xa, 'CreateContainer and StopPodSandbox: mask 0xa');
 });
 
 t.test('ttRPC Request, Response and KeyValue match ttRPC request.proto (Debian sid)', async (t) => {

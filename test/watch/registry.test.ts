@@ -147,7 +147,8 @@ t.test('a volume whose directory goes away is dropped and reported', async (t) =
   fs.rmSync(s.vol, { recursive: true });
   await waitFor(() => gone.length === 1, 5000, 'gone');
   t.same(gone, [`p1 ${s.vol}`]);
-  t.same(s.registry.stats(), { pods: 1, volumes: 0, watches: 0, polled: 0, queued: 0 });
+  t.same(s.registry.stats(), { pods: 0, volumes: 0, watches: 0, polled: 0, queued: 0 }, 'a pod with no volume left is no longer held');
+  t.notOk(s.registry.has('p1'));
   t.equal(inotifyWatches(), before);
 });
 

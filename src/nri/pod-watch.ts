@@ -1,0 +1,114 @@
+// The owner watcher of the resident NRI daemon: which pods' volumes src/watch/ watches, from
+// what NRI says. Synchronize (every (re)connect) gives the running pods: each with
+// `envhook.io/volumeOwners` and a container not stopped is watched, and gets one pass at once
+// (the kubelet may have rewritten its volumes while nobody watched); a pod watched before but
+// no longer running is dropped. CreateContainer, after the chown, starts or updates the pod's
+// watches. StopPodSandbox of the sandbox that started them ends them (a stop of an earlier
+// sandbox of the same pod UID does not). A pod whose directory is gone is dropped too.
+// One session after another share this watcher: watches go on while the runtime restarts.
+import fs from 'node:fs';
+import { describeError } from '../errors.ts';
+import { factsFromNri } from '../facts/nri.ts';
+import { isSandbox } from '../k8s/identity.ts';
+import { podDirOfUid } from '../k8s/pod.ts';
+import type { Logger } from '../log.ts';
+import { VOLUME_OWNERS } from '../ownership/annotation.ts';
+import type { MountFacts, MountLike } from '../ownership/uidmap.ts';
+import { podWatchVolumes } from '../watch/pod-volumes.ts';
+import { createRegistry, type Registry, type RegistryOptions } from '../watch/registry.ts';
+import { CONTAINER_STOPPED } from './schema.ts';
+import type { NriPod, NriPodEvents } from './types.ts';
+
+export interface PodWatcherOptions {
+  kubeletRoot: string;
+  log: Logger;
+  registry?: Omit<RegistryOptions, 'log' | 'onVolumeGone'>;
+}
+
+export interface PodWatcher extends NriPodEvents {
+  registry: Registry;
+  close(): void;
+}
+
+interface Watched {
+  sandbox: string;
+  podDir: string;
+  /** Sandbox, annotation and volumes as last added: a CreateContainer that changes none is a no-op. */
+  key: string;
+}
+
+export function createPodWatcher(opts: PodWatcherOptions): PodWatcher {
+  const { log, kubeletRoot } = opts;
+  const watched = new Map<string, Watched>(); // pod UID →
+  const registry = createRegistry({ ...opts.registry, log, onVolumeGone: (uid) => check(uid) });
+
+  const forget = (uid: string, why: string): void => {
+    if (!watched.delete(uid)) return;
+    registry.remove(uid);
+    log.info({ podUid: uid, why }, 'nri: pod no longer watched');
+  };
+  const check = (uid: string): void => {
+    const w = watched.get(uid);
+    if (w && (!registry.has(uid) || !fs.existsSync(w.podDir))) forget(uid, 'its volumes are gone');
+  };
+
+  /** Adds or refreshes the pod's watches; `always`: a pass even when nothing changed. */
+  const watch = (pod: NriPod, mounts: MountFacts, why: 'Synchronize' | 'CreateContainer', always: boolean): void => {
+    const where = { podUid: pod.uid, pod: pod.name, namespace: pod.namespace };
+    try {
+      const podDir = podDirOfUid(pod.uid, kubeletRoot).dir;
+      const { volumes, skipped } = podWatchVolumes(podDir, pod.annotations, mounts);
+      for (const s of skipped) log.info({ ...where, volume: s.volume, reason: s.reason }, 'nri: volume not watched');
+      const key = JSON.stringify([pod.id, pod.annotations[VOLUME_OWNERS], volumes.map((v) => [v.dir, v.uidMapping])]);
+      if (!always && watched.get(pod.uid)?.key === key) return;
+      registry.add(pod.uid, volumes);
+      if (!registry.has(pod.uid)) return forget(pod.uid, 'no volume to watch');
+      watched.set(pod.uid, { sandbox: pod.id, podDir, key });
+      log.info({ ...where, sandbox: pod.id, volumes: volumes.length, why }, 'nri: watching pod volume owners');
+    } catch (err) {
+      // The start reports a bad annotation or a missing pod directory; the watcher only says why not.
+      log.warn({ ...where, err }, `nri: pod not watched: ${describeError(err)}`);
+      forget(pod.uid, 'not watchable');
+    }
+  };
+
+  return {
+    registry,
+    synchronized(pods, containers) {
+      const running = new Map<string, MountLike[]>(); // sandbox id → mounts of its containers not stopped
+      for (const c of containers) {
+        if (c.state === CONTAINER_STOPPED) continue;
+        const mounts = running.get(c.podSandboxId) ?? [];
+        mounts.push(...c.mounts);
+        running.set(c.podSandboxId, mounts);
+      }
+      const keep = new Set<string>();
+      for (const pod of pods) {
+        const mounts = running.get(pod.id);
+        if (mounts === undefined || pod.annotations[VOLUME_OWNERS] === undefined) continue;
+        keep.add(pod.uid);
+        // NRI 0.8.0 gives a container no user-namespace mappings (convert.ts).
+        watch(pod, { mounts, uidMappings: undefined }, 'Synchronize', true);
+      }
+      for (const uid of [...watched.keys()]) if (!keep.has(uid)) forget(uid, 'not running at Synchronize');
+      const { volumes, watches, polled } = registry.stats();
+      log.info({ runtimePods: pods.length, containers: containers.length, watchedPods: watched.size, volumes, watches, polled }, 'nri: synchronized owner watches');
+    },
+    created(request) {
+      if (request.pod.annotations[VOLUME_OWNERS] === undefined || isSandbox(request.container.annotations)) return;
+      const facts = factsFromNri(request);
+      watch(request.pod, { mounts: facts.mounts, uidMappings: facts.uidMappings }, 'CreateContainer', false);
+    },
+    podEnded(pod, event) {
+      const w = watched.get(pod.uid);
+      if (w === undefined) return;
+      const why = event === 'stop' ? 'StopPodSandbox' : 'RemovePodSandbox';
+      if (w.sandbox !== pod.id) return log.debug({ podUid: pod.uid, sandbox: pod.id, why }, 'nri: an earlier sandbox of a watched pod ended');
+      forget(pod.uid, why);
+    },
+    close() {
+      watched.clear();
+      registry.close();
+    },
+  };
+}

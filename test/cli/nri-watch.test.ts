@@ -1,0 +1,114 @@
+// `envhook nri` as a process keeps volume owners across the kubelet's rewrites: fed by the test
+// peer that plays the runtime (Synchronize with the running pods, CreateContainer, StopPodSandbox),
+// on a kubelet-like pod whose secret volume the atomic-writer double rewrites, with real chown.
+// The watches go on while the runtime restarts, come back after the daemon restarts (from
+// Synchronize), and end with the pod. No file content or annotation value is ever logged.
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { EVENT_STOP_POD_SANDBOX } from '../../src/nri/schema.ts';
+import type { NriCreateRequest } from '../../src/nri/types.ts';
+import { atomicWrite, makeAtomicVolume, makePod } from '../../scripts/kubelet-pod.ts';
+import { startFakeRuntime, type FakeRuntime } from '../helpers/nri-runtime.ts';
+import { startNriProcess, type NriProcess } from '../helpers/nri-process.ts';
+import { nriRequest } from '../helpers/nri.ts';
+import { waitFor } from '../helpers/inotify.ts';
+
+const CANARY = 'CANARY-nri-watch-91d2-never-logged';
+const OWNERS = JSON.stringify([{ volume: 'keys', defaultUser: 1000 }]);
+const RUNNING = 3;
+/** The handler's plain request as the peer sends it on the wire (same field names). */
+const wire = (r: NriCreateRequest): Record<string, unknown> => ({ pod: r.pod, container: r.container });
+
+t.test('Synchronize restores the watches on every (re)connect and after a daemon restart; StopPodSandbox ends them', async (t) => {
+  const dir = t.testdir();
+  const root = path.join(dir, 'kubelet');
+  const pod = makePod(root, {}, 'pod-synced');
+  const vol = makeAtomicVolume(pod, 'secret', 'keys', { key: { data: CANARY, mode: 0o400 } });
+  const nriPod = { id: 'sandbox-synced', name: 'web', namespace: 'default', uid: pod.uid, annotations: { 'envhook.io/volumeOwners': OWNERS, other: CANARY } };
+  const sync = () => [{ pods: [nriPod], containers: [{ id: 'c1', podSandboxId: nriPod.id, name: 'app', state: RUNNING, env: [`SECRET=${CANARY}`] }], more: false }];
+  const owner = () => fs.lstatSync(path.join(vol, '..data/key')).uid;
+  let n = 0;
+  const rewrite = () => atomicWrite(vol, { key: { data: `${CANARY}${++n}`, mode: 0o400 } });
+  const owned = async (what: string) => waitFor(() => owner() === 1000, 10_000, what);
+
+  let rt: FakeRuntime = await startFakeRuntime({ synchronize: sync });
+  const sockDir = path.dirname(rt.socketPath);
+  const start = () => startNriProcess(['--socket', rt.socketPath, '--kubelet-root', root], { dir });
+  let p: NriProcess = start();
+  t.teardown(async () => {
+    await p.stop();
+    await rt.close();
+    fs.rmSync(sockDir, { recursive: true, force: true });
+  });
+  await rt.nextPlugin();
+  await owned('the pass at Synchronize');
+  for (let i = 0; i < 5; i++) {
+    rewrite();
+    await owned(`rewrite ${n}`);
+  }
+  t.pass('Synchronize: watched, and rewrites owned');
+
+  // The runtime restarts: the daemon's watches go on meanwhile; the new Synchronize refreshes them.
+  await rt.close();
+  fs.mkdirSync(sockDir, { recursive: true });
+  rewrite();
+  await owned('a rewrite while the runtime is away');
+  rt = await startFakeRuntime({ dir: sockDir, synchronize: sync });
+  await rt.nextPlugin();
+  await waitFor(() => p.log().split('\n').filter((l) => l.includes('"why":"Synchronize"')).length === 2, 10_000, 'second Synchronize');
+
+  // The daemon restarts: nobody watches meanwhile; the new one restores the pod from Synchronize.
+  t.equal(await p.stop(), 0);
+  const first = p;
+  rewrite();
+  t.equal(owner(), 0, 'a rewrite while no daemon runs is root-owned');
+  p = start();
+  const peer = await rt.nextPlugin();
+  await owned('restored by the new daemon');
+  rewrite();
+  await owned('and watched again');
+
+  // StopPodSandbox: the watch ends.
+  await peer.stateChange(EVENT_STOP_POD_SANDBOX, { id: nriPod.id, uid: pod.uid, name: 'web', namespace: 'default' });
+  await p.waitForLog(/"why":"StopPodSandbox".*nri: pod no longer watched/);
+  rewrite();
+  await new Promise((r) => setTimeout(r, 500));
+  t.equal(owner(), 0, 'after StopPodSandbox a rewrite is left alone');
+
+  const lines = p.log().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  t.same(lines.filter((l) => String(l.msg).startsWith('nri: ')).map((l) => l.msg), ['nri: watching pod volume owners', 'nri: synchronized owner watches', 'nri: pod no longer watched']);
+  t.match(lines.find((l) => l.msg === 'nri: watching pod volume owners'), { podUid: 'pod-synced', pod: 'web', namespace: 'default', sandbox: 'sandbox-synced', volumes: 1, why: 'Synchronize' });
+  t.match(lines.find((l) => l.msg === 'nri: pod no longer watched'), { podUid: 'pod-synced', why: 'StopPodSandbox' });
+  t.notMatch(first.log() + p.log(), CANARY, 'no value logged');
+});
+
+t.test('CreateContainer: chowned by the start, then watched; a pod without owners costs no watch', async (t) => {
+  const dir = t.testdir();
+  const root = path.join(dir, 'kubelet');
+  const rt = await startFakeRuntime();
+  const p = startNriProcess(['--socket', rt.socketPath, '--kubelet-root', root], { dir });
+  t.teardown(async () => {
+    await p.stop();
+    await rt.close();
+  });
+  const peer = await rt.nextPlugin();
+  const pod = makePod(root, {}, 'pod-created');
+  const vol = makeAtomicVolume(pod, 'secret', 'keys', { key: { data: CANARY, mode: 0o400 } });
+  const req = wire(nriRequest(pod, 'app', { annotations: { 'envhook.io/volumeOwners': OWNERS, other: CANARY } }));
+  const res = await peer.createContainer(req);
+  t.match(res, { adjust: { env: [] } }, 'owners only: no env to add');
+  const owner = () => fs.lstatSync(path.join(vol, '..data/key')).uid;
+  t.equal(owner(), 1000, 'owned at CreateContainer');
+  await p.waitForLog(/"why":"CreateContainer".*nri: watching pod volume owners/);
+  for (let i = 0; i < 5; i++) {
+    atomicWrite(vol, { key: { data: `${CANARY}${i}`, mode: 0o400 } });
+    await waitFor(() => owner() === 1000, 10_000, `rewrite ${i}`);
+  }
+  const plain = makePod(root, {}, 'pod-plain');
+  await peer.createContainer(wire(nriRequest(plain, 'app', { annotations: { 'envhook.io/env': JSON.stringify({ app: [] }) } })));
+  await peer.createContainer(req); // a second start of the same container: no second watch
+  await new Promise((r) => setTimeout(r, 200));
+  t.equal(p.log().split('\n').filter((l) => l.includes('nri: watching pod volume owners')).length, 1, 'one watch: the pod with owners, once');
+  t.notMatch(p.log(), CANARY);
+});
