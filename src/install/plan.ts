@@ -10,6 +10,9 @@ import { containerdPlan, type ContainerdOptions } from './containerd-plan.ts';
 import { crioPlan } from './crio.ts';
 import { podmanPlan } from './podman.ts';
 import { settingsTarget, type SettingsFlags } from './settings-file.ts';
+import { containerdNriPlan } from './containerd-nri.ts';
+import { installKey, type InstallMode } from './mode.ts';
+import { EnvhookError } from '../errors.ts';
 
 export interface InstallOptions extends SourceOptions, ContainerdOptions, SettingsFlags {
   runtime: Runtime;
@@ -20,6 +23,10 @@ export interface InstallOptions extends SourceOptions, ContainerdOptions, Settin
   hooksDir?: string | undefined;
   /** CRI-O only: the crio binary for the check after install (default: crio on PATH). */
   crio?: string | undefined;
+  /** shim (the runtime handler, default) or nri (the resident plugin). */
+  mode?: InstallMode | undefined;
+  /** nri: the plugin's two-digit index. */
+  index?: string | undefined;
 }
 
 export interface Plan {
@@ -33,6 +40,7 @@ export interface Plan {
 
 export function planInstall(opts: InstallOptions): Plan {
   const layout = makeLayout(opts.runtime, opts);
+  const key = installKey(opts.runtime, opts.mode);
   const state = readState(layout);
   const stateBefore = readHost(layout, layout.state);
   const rp = runtimePlan(layout, opts);
@@ -46,6 +54,9 @@ export function planInstall(opts: InstallOptions): Plan {
     return { file: t.file, before, after: t.content, mode: t.mode, backup: foreign, ...(foreign ? { note: 'this file was not written by envhook' } : {}) };
   });
   for (const b of rp.blocks) {
+    // one envhook block a file: another install's block there would be overwritten
+    const other = Object.entries(state.runtimes).find(([k, rec]) => k !== key && rec?.blocks.includes(b.file));
+    if (other) throw new EnvhookError(`${b.file} carries the envhook block of the ${other[0]} install: name another file with --drop-in`);
     const before = readHost(layout, b.file);
     const text = before?.toString('utf8') ?? '';
     const after = Buffer.from(withBlock(text, b.body, b.file));
@@ -55,19 +66,19 @@ export function planInstall(opts: InstallOptions): Plan {
     changes.push({ file: b.file, before, after, mode: b.mode, backup: before !== undefined && splitBlock(text, b.file).block === undefined, ...note });
   }
   // a block the previous install put in another file (the layout changed since): taken out
-  for (const file of state.runtimes[opts.runtime]?.blocks ?? []) {
+  for (const file of state.runtimes[key]?.blocks ?? []) {
     if (!rp.blocks.some((b) => b.file === file)) changes.push(removeBlock(layout, file));
   }
   // files the previous install of this runtime wrote and this one does not (the bundle, once a
   // single executable replaces it): removed as uninstall would, unless another runtime uses them,
   // and after the new files are in place
-  const previous = state.runtimes[opts.runtime]?.files ?? {};
+  const previous = state.runtimes[key]?.files ?? {};
   for (const [file, hash] of Object.entries(previous).reverse()) {
-    if (files.some((t) => t.file === file) || ownedByOther(state, opts.runtime, file)) continue;
+    if (files.some((t) => t.file === file) || ownedByOther(state, key, file)) continue;
     changes.push(removeFile(layout, file, hash));
   }
   const next: State = { version: 1, runtimes: { ...state.runtimes } };
-  next.runtimes[opts.runtime] = {
+  next.runtimes[key] = {
     config: layout.config,
     files: Object.fromEntries(files.map((t) => [t.file, sha256(t.content)])),
     blocks: rp.blocks.map((b) => b.file),
@@ -77,6 +88,10 @@ export function planInstall(opts: InstallOptions): Plan {
 }
 
 function runtimePlan(layout: Layout, opts: InstallOptions): RuntimePlan {
+  if (opts.mode === 'nri') {
+    if (opts.runtime === 'containerd') return containerdNriPlan(layout, opts);
+    throw new EnvhookError(opts.runtime === 'podman' ? 'Podman has no NRI: install with --mode shim' : `--mode nri for ${opts.runtime} is not supported yet: install with --mode shim`);
+  }
   switch (opts.runtime) {
     case 'containerd':
       return containerdPlan(layout, opts);
@@ -87,21 +102,22 @@ function runtimePlan(layout: Layout, opts: InstallOptions): RuntimePlan {
   }
 }
 
-export function planUninstall(opts: Pick<InstallOptions, 'runtime' | 'root' | 'prefix'>): Plan {
+export function planUninstall(opts: Pick<InstallOptions, 'runtime' | 'root' | 'prefix' | 'mode'>): Plan {
   const layout = makeLayout(opts.runtime, opts);
+  const key = installKey(opts.runtime, opts.mode);
   const state = readState(layout);
   const stateBefore = readHost(layout, layout.state);
-  const rec = state.runtimes[opts.runtime];
+  const rec = state.runtimes[key];
   if (!rec) return { layout, changes: [], next: [], notes: [] };
   const changes: Change[] = [];
   // configs and hooks.d files first, the executables they name last: the reverse of install
   for (const file of rec.blocks) changes.push(removeBlock(layout, file));
   for (const [file, hash] of Object.entries(rec.files).reverse()) {
-    if (ownedByOther(state, opts.runtime, file)) continue;
+    if (ownedByOther(state, key, file)) continue;
     changes.push(removeFile(layout, file, hash));
   }
   const next: State = { version: 1, runtimes: { ...state.runtimes } };
-  delete next.runtimes[opts.runtime];
+  delete next.runtimes[key];
   changes.push(stateChange(layout, next, stateBefore));
   return { layout, changes, next: [], notes: [] };
 }

@@ -3,7 +3,8 @@
 // reinstall can tell envhook's previous files (replaced freely) from an admin's (backed up).
 import fs from 'node:fs';
 import { EnvhookError } from '../errors.ts';
-import type { Layout, Runtime } from './layout.ts';
+import type { Layout } from './layout.ts';
+import type { InstallKey } from './mode.ts';
 import type { Change } from './fsops.ts';
 
 export interface RuntimeRecord {
@@ -17,7 +18,7 @@ export interface RuntimeRecord {
 
 export interface State {
   version: 1;
-  runtimes: Partial<Record<Runtime, RuntimeRecord>>;
+  runtimes: Partial<Record<InstallKey, RuntimeRecord>>;
 }
 
 export function readState(layout: Layout): State {
@@ -44,7 +45,7 @@ export function stateChange(layout: Layout, state: State, before: Buffer | undef
 }
 
 /** True when some runtime other than `except` recorded writing `file` with hash `hash` (any hash if omitted). */
-export function ownedByOther(state: State, except: Runtime, file: string): boolean {
+export function ownedByOther(state: State, except: InstallKey, file: string): boolean {
   return Object.entries(state.runtimes).some(([r, rec]) => r !== except && rec !== undefined && file in rec.files);
 }
 

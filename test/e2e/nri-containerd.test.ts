@@ -6,20 +6,10 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { NODE, REPO } from '../helpers/bundle.ts';
-import { containerd2Binary, startNriContainerd } from '../helpers/containerd-nri.ts';
+import { containerd2Binary, missingNriContainerd, startNriContainerd } from '../helpers/containerd-nri.ts';
 import { startNriProcess } from '../helpers/nri-process.ts';
 
-function missing(): string | undefined {
-  if (process.getuid?.() !== 0) return 'needs root';
-  try {
-    if (!fs.existsSync(containerd2Binary())) return 'containerd 2.1.9 (Debian sid) has no binary in its package';
-  } catch (err) {
-    return `containerd 2.1.9 (Debian sid) not available: ${(err as Error).message}`;
-  }
-  return undefined;
-}
-
-const skip = missing();
+const skip = missingNriContainerd();
 const CONNECTED = /plugin \\"50-envhook\\" connected and synchronized/;
 const timeOf = (line: string) => Date.parse(line.match(/time="([^"]+)"/)![1]!);
 

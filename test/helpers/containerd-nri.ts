@@ -21,6 +21,17 @@ export interface NriContainerd {
   cleanup(): Promise<void>;
 }
 
+/** Why containerd 2.1.9 cannot run here, or undefined. */
+export function missingNriContainerd(): string | undefined {
+  if (process.getuid?.() !== 0) return 'needs root';
+  try {
+    if (!fs.existsSync(containerd2Binary())) return 'containerd 2.1.9 (Debian sid) has no binary in its package';
+  } catch (err) {
+    return `containerd 2.1.9 (Debian sid) not available: ${(err as Error).message}`;
+  }
+  return undefined;
+}
+
 export function containerd2Binary(): string {
   return path.join(sidPackage('containerd'), 'usr/bin/containerd');
 }

@@ -72,6 +72,15 @@ export function uninstall({ runtime, root, extra = [] }: Omit<InstallArgs, 'sour
   return envhook(['uninstall', '--runtime', runtime, '--root', root, ...extra]);
 }
 
+/** A temporary host root holding `files`, and a fixture source to install from. */
+export function installRoot(t: { testdir(): string }, files: Record<string, string>): { root: string; source: string } {
+  const dir = t.testdir();
+  const root = path.join(dir, 'root');
+  fs.mkdirSync(root);
+  hostFiles(root, files);
+  return { root, source: fakeSource(path.join(dir, 'src')) };
+}
+
 /** Writes files under a host root (relative path → content). */
 export function hostFiles(root: string, files: Record<string, string>): void {
   for (const [rel, content] of Object.entries(files)) {

@@ -1,23 +1,17 @@
 // install / uninstall into a temporary host root, for each runtime: the files land, a second
 // install changes nothing, --dry-run changes nothing, uninstall restores every file byte for byte.
-import t, { type Test } from 'tap';
+import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { fakeSource, hostFiles, install, realSource, REAL_NODE, snapshot, uninstall } from '../helpers/install.ts';
+import { installRoot, install, realSource, REAL_NODE, snapshot, uninstall } from '../helpers/install.ts';
 
 // every install asks the containerd on PATH (version, config dump): room for a busy machine
 t.setTimeout(300_000);
 
 const ADMIN_CONTAINERD = '# the admin\'s file, with comments\nversion = 2\n\n[plugins."io.containerd.grpc.v1.cri".containerd]\n  snapshotter = "overlayfs" # keep me\n';
 
-function setup(t: Test, files: Record<string, string>) {
-  const dir = t.testdir({});
-  const root = path.join(dir, 'root');
-  fs.mkdirSync(root);
-  hostFiles(root, files);
-  return { root, source: fakeSource(path.join(dir, 'src')) };
-}
+const setup = installRoot;
 
 const cases = {
   containerd: { files: { 'etc/containerd/config.toml': ADMIN_CONTAINERD }, expect: ['usr/local/lib/envhook/envhook', 'usr/local/lib/envhook/envhook-runtime', 'usr/local/lib/envhook/envhook.cjs', 'usr/local/lib/envhook/envhook-main.cjs', 'usr/local/lib/envhook/runtimeclass.yaml'] },

@@ -1,0 +1,43 @@
+// `envhook install --runtime containerd --mode nri` for a real containerd 2.1.9 (Debian sid, from
+// the cache) with its own directories: the installed pre-installed plugin is started by
+// containerd at its next start and registers; uninstall removes it, and containerd starts
+// without it.
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { containerd2Binary, missingNriContainerd, startNriContainerd } from '../helpers/containerd-nri.ts';
+import { install, realSource, uninstall } from '../helpers/install.ts';
+
+t.setTimeout(300_000);
+
+const SYNCED = /pre-installed NRI plugin \\"50-envhook\\" synchronization success/;
+
+t.test('containerd 2.1.9 starts the plugin install put in its plugin_path', { skip: missingNriContainerd() }, async (t) => {
+  const ctrd = await startNriContainerd();
+  t.teardown(() => ctrd.cleanup());
+  await ctrd.stop();
+  const config = path.join(ctrd.dir, 'config.toml');
+  const prefix = path.join(ctrd.dir, 'envhook');
+  const configBefore = fs.readFileSync(config);
+  const extra = ['--mode', 'nri', '--config', config, '--prefix', prefix, '--containerd', containerd2Binary()];
+  const r = install({ runtime: 'containerd', root: '/', source: realSource(), extra });
+  t.equal(r.status, 0, r.stderr);
+  t.match(r.stdout, `shows NRI on, with plugins from ${ctrd.pluginDir}`);
+  t.ok(fs.existsSync(path.join(ctrd.pluginDir, '50-envhook')), 'the plugin is in containerd\'s plugin_path');
+
+  let from = ctrd.log().length;
+  await ctrd.start();
+  await ctrd.waitForLog(SYNCED, 60_000, from);
+  t.match(ctrd.log().slice(from), /plugin \\"pre-connected:50-envhook\[\d+\]\\" registered as \\"50-envhook\\"/, 'containerd: the installed plugin registered');
+  await ctrd.stop();
+
+  const u = uninstall({ runtime: 'containerd', root: '/', extra: ['--mode', 'nri', '--prefix', prefix] });
+  t.equal(u.status, 0, u.stderr);
+  t.same(fs.readFileSync(config), configBefore, 'config.toml byte for byte as before');
+  t.same(fs.readdirSync(ctrd.pluginDir), [], 'uninstall removed the plugin');
+  t.notOk(fs.existsSync(prefix), 'and its own directory');
+  from = ctrd.log().length;
+  await ctrd.start();
+  await ctrd.waitForLog(/Synchronizing NRI \(plugin\) with current runtime state/, 30_000, from);
+  t.notMatch(ctrd.log().slice(from), /50-envhook/, 'containerd starts without it');
+});
