@@ -2,12 +2,15 @@
 // the hooks.d files, and register them with containerd, CRI-O or Podman.
 import { Command, Option } from 'commander';
 import { DEFAULT_PREFIX, RUNTIMES, type Runtime } from '../install/layout.ts';
+import { MODES, type InstallMode } from '../install/mode.ts';
 import { applyChanges, changed, describeChanges, missingDirs, pruneEmptyDirs, revertChanges } from '../install/fsops.ts';
 import { planInstall, planUninstall, type Plan } from '../install/plan.ts';
 import { EnvhookError } from '../errors.ts';
 
 interface Flags {
   runtime: Runtime;
+  mode?: InstallMode;
+  index?: string;
   dryRun?: boolean;
   root?: string;
   prefix?: string;
@@ -27,6 +30,7 @@ interface Flags {
 function common(cmd: Command): Command {
   return cmd
     .addOption(new Option('--runtime <runtime>', 'the container runtime').choices(RUNTIMES).makeOptionMandatory())
+    .addOption(new Option('--mode <mode>', 'shim: the runtime handler (RuntimeClass envhook); nri: the resident NRI plugin (containerd >= 1.7)').choices(MODES).default('shim'))
     .option('--dry-run', 'print what would change, with a diff of every text file, and change nothing')
     .option('--root <dir>', 'host root: every path is taken under it (DaemonSet: /host)', '/')
     .option('--prefix <dir>', "envhook's own directory on the host", DEFAULT_PREFIX);
@@ -35,6 +39,7 @@ function common(cmd: Command): Command {
 export function registerInstall(program: Command): void {
   common(program.command('install').description('install envhook for a container runtime and register it'))
     .option('--config <file>', "containerd: its root config file (containerd --config); CRI-O, Podman: the drop-in file to write")
+    .option('--index <NN>', 'nri: the plugin index, two digits (the NN of NN-envhook)', '50')
     .option('--drop-in <file>', 'containerd: write the handler into this file, which the root config imports')
     .option('--containerd <path>', 'containerd: the binary to ask for its version and config dump (default: containerd on PATH)')
     .option('--crio <path>', 'CRI-O: the binary to ask for its config after install (default: crio on PATH)')
@@ -73,6 +78,6 @@ function run(plan: Plan, flags: Flags, uninstall: boolean): void {
   if (out) process.stdout.write(out + '\n');
   if (any) for (const n of plan.notes) process.stdout.write(`note: ${n}\n`);
   if (checked) process.stdout.write(checked + '\n');
-  if (!any) process.stdout.write(`nothing changed: envhook is ${uninstall ? 'not' : 'already'} installed for ${flags.runtime} under ${plan.layout.prefix}\n`);
+  if (!any) process.stdout.write(`nothing changed: envhook is ${uninstall ? 'not' : 'already'} installed for ${flags.runtime}${flags.mode === 'nri' ? ' (NRI plugin)' : ''} under ${plan.layout.prefix}\n`);
   else if (!flags.dryRun && plan.next.length) process.stdout.write(`next:\n${plan.next.map((l) => `  ${l}`).join('\n')}\n`);
 }
