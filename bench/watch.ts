@@ -169,4 +169,7 @@ if (only !== 'ABCD') process.exit(0);
 const results = path.join(REPO, 'bench/RESULTS.md');
 const text = fs.readFileSync(results, 'utf8');
 const at = text.indexOf('<!-- bench/watch.ts -->');
-fs.writeFileSync(results, (at >= 0 ? text.slice(0, at) : text.trimEnd() + '\n\n') + section);
+// its section ends where bench/before-after.mjs's begins (that one stays, after it)
+const next = text.indexOf('## Before and after');
+const after = next > at && at >= 0 ? `\n${text.slice(next)}` : '';
+fs.writeFileSync(results, (at >= 0 ? text.slice(0, at) : text.trimEnd() + '\n\n') + section + after);
