@@ -6,7 +6,9 @@
 // later plugins, never to the container's spec: it is silently dropped. A container whose
 // `serviceLinks: false` would remove variables therefore fails to be created, with a message
 // that says what to do, rather than start with the service links it asked to be rid of.
-// `removeEnv: true` is for a runtime where a test has shown removals to work.
+// `removeEnv: true` is for a runtime where a test has shown removals to work. A pod that runs
+// under envhook's own runtime handler (`guarded`) is left whole to that handler instead: an
+// empty adjustment, no applied mark, so its front runs the shim pipeline, which can remove.
 import { EnvhookError } from '../errors.ts';
 import { SERVICE_LINKS_KEY } from '../k8s/annotations.ts';
 import { EMPTY_ADJUSTMENT, type NriAdjustment } from '../nri/types.ts';
@@ -16,12 +18,17 @@ import { APPLIED_KEY } from '../plan/mark.ts';
 export interface NriApplyOptions {
   /** The runtime applies env removals (none proven yet: default false). */
   removeEnv?: boolean | undefined;
+  /** The pod runs under envhook's runtime handler, whose front applies what NRI cannot. */
+  guarded?: boolean | undefined;
 }
 
 export function toNriAdjustment(changes: Changes, options: NriApplyOptions = {}): NriAdjustment {
   const { env, mark } = changes;
   if (env === undefined || mark === undefined) return EMPTY_ADJUSTMENT;
-  if (env.removed.length > 0 && options.removeEnv !== true) throw removalUnsupported(changes.container, env.removed.length);
+  if (env.removed.length > 0 && options.removeEnv !== true) {
+    if (options.guarded) return EMPTY_ADJUSTMENT;
+    throw removalUnsupported(changes.container, env.removed.length);
+  }
   return {
     env: [...env.values].map(([key, value]) => ({ key, value })),
     removeEnv: [...env.removed],
@@ -33,6 +40,6 @@ function removalUnsupported(container: string | undefined, count: number): Envho
   return new EnvhookError(
     `annotation "${SERVICE_LINKS_KEY}": container ${JSON.stringify(container ?? '')} would have ${count} service ${count === 1 ? 'variable' : 'variables'} removed, ` +
       'but NRI on this runtime drops removals: set enableServiceLinks: false in the pod spec instead, ' +
-      "or run the pod on a node where envhook is the pod's runtime handler (RuntimeClass) and not an NRI plugin",
+      "or give the pod runtimeClassName: envhook (envhook's runtime handler removes them)",
   );
 }

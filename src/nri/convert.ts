@@ -3,7 +3,7 @@ import type { NriAdjustment, NriCreateRequest, NriMount, NriPod, NriSyncContaine
 import type { ContainerShape, CreateContainerRequestShape, MountShape, PodSandboxShape } from './descriptors.ts';
 
 export function toPod(pod: PodSandboxShape | undefined): NriPod {
-  return { id: pod?.id ?? '', name: pod?.name ?? '', namespace: pod?.namespace ?? '', uid: pod?.uid ?? '', annotations: { ...pod?.annotations } };
+  return { id: pod?.id ?? '', name: pod?.name ?? '', namespace: pod?.namespace ?? '', uid: pod?.uid ?? '', annotations: { ...pod?.annotations }, ...(pod?.runtimeHandler ? { runtimeHandler: pod.runtimeHandler } : {}) };
 }
 
 /** A Synchronize's container: its pod, state and mounts (never its env). */

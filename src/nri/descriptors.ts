@@ -77,7 +77,7 @@ export const Msg = {
 // The shapes @bufbuild/protobuf gives these generic messages (fields by their local names).
 export interface KeyValueShape { key: string; value: string }
 export interface MountShape { destination: string; type: string; source: string; options: string[] }
-export interface PodSandboxShape { id: string; name: string; uid: string; namespace: string; annotations: Record<string, string> }
+export interface PodSandboxShape { id: string; name: string; uid: string; namespace: string; annotations: Record<string, string>; runtimeHandler: string }
 export interface ContainerShape {
   id: string;
   podSandboxId: string;

@@ -18,13 +18,20 @@ export interface NriHandlerOptions {
 }
 
 const PREFIX = 'envhook.io/';
+/** The runtime handler `envhook install --runtime containerd` registers (the guard). */
+export const GUARD_HANDLER = 'envhook';
 
 export function createNriHandler({ settings, log, removeEnv }: NriHandlerOptions): NriCreateHandler {
   return (request: NriCreateRequest): NriAdjustment => {
     if (isSandbox(request.container.annotations) || !asksEnvhook(request.pod.annotations)) return EMPTY_ADJUSTMENT;
     const where = { pod: request.pod.uid, namespace: request.pod.namespace, podName: request.pod.name, id: request.container.id, container: request.container.name };
     try {
-      const { output, plan } = run(factsFromNri(request), { settings, stage: 'nri', log }, (changes) => toNriAdjustment(changes, { removeEnv }));
+      const guarded = request.pod.runtimeHandler === GUARD_HANDLER;
+      const { output, plan } = run(factsFromNri(request), { settings, stage: 'nri', log }, (changes) => toNriAdjustment(changes, { removeEnv, guarded }));
+      if (guarded && output === EMPTY_ADJUSTMENT && plan.removed.length > 0) {
+        log.info({ ...where, removed: plan.removed }, `nri: left to the ${GUARD_HANDLER} runtime handler (service-link removal)`);
+        return output;
+      }
       log.info({ ...where, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length }, 'nri: adjusted');
       return output;
     } catch (err) {

@@ -69,6 +69,7 @@ export const NRI_FILE: FileFact = {
       { name: 'uid', number: 3, type: 'string' },
       { name: 'namespace', number: 4, type: 'string' },
       { name: 'annotations', number: 6, type: 'map' },
+      { name: 'runtime_handler', number: 7, type: 'string' },
     ],
     Container: [
       { name: 'id', number: 1, type: 'string' },

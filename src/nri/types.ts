@@ -26,6 +26,8 @@ export interface NriPod {
   uid: string;
   /** Every pod annotation (NRI passes them all). */
   annotations: Record<string, string>;
+  /** The CRI runtime handler the pod runs under ('' for the runtime's default). */
+  runtimeHandler?: string | undefined;
 }
 
 export interface NriCreateRequest {

@@ -26,7 +26,8 @@ t.test('nothing asked of the env: the empty adjustment', async (t) => {
 t.test('removals: refused by default, with what to do; given when the runtime applies them', async (t) => {
   const err = t.throws(() => toNriAdjustment(changes(['X_SERVICE_HOST'])), EnvhookError) as EnvhookError;
   t.equal(err.message, 'annotation "envhook.io/serviceLinks": container "app" would have 1 service variable removed, but NRI on this runtime drops removals: ' +
-    "set enableServiceLinks: false in the pod spec instead, or run the pod on a node where envhook is the pod's runtime handler (RuntimeClass) and not an NRI plugin");
+    "set enableServiceLinks: false in the pod spec instead, or give the pod runtimeClassName: envhook (envhook's runtime handler removes them)");
   t.notMatch(err.message, CANARY);
   t.same(toNriAdjustment(changes(['X_SERVICE_HOST', 'X_PORT']), { removeEnv: true }).removeEnv, ['X_SERVICE_HOST', 'X_PORT']);
+  t.equal(toNriAdjustment(changes(['X_SERVICE_HOST']), { guarded: true }), EMPTY_ADJUSTMENT, 'guarded: left to the runtime handler');
 });

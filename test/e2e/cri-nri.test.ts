@@ -105,6 +105,14 @@ t.test('containerd 2.1 + envhook nri: pods without runtimeClassName', { skip: mi
     t.notOk(node.runs().some((l) => l.includes(id)), 'the front saw envhook.io/applied and ran runc at once');
   });
 
+  await t.test('serviceLinks false under the guard handler: the plugin leaves it to the front, which removes the links', async (t) => {
+    const p = await pod('envhook', APP_ANNOTATIONS);
+    const id = await p.run(CONTAINER);
+    for (const [name, check] of Object.entries(APP_CHECKS)) await t.test(name, (t) => onPid1AndExec(t, p, id, check));
+    t.ok(node.runs().some((l) => l.includes(id)), 'the front ran envhook for it');
+    await plugin!.waitForLog(/nri: left to the envhook runtime handler \(service-link removal\)/, 10_000);
+  });
+
   await t.test('containerd restarted: the plugin reconnects and the next pod is right', async (t) => {
     const from = fs.readFileSync(node.containerd.paths.log, 'utf8').length;
     await node.containerd.restart();

@@ -37,12 +37,12 @@ t.test('adjustment: removals as -NAME first, then additions in order; round trip
 
 t.test("Synchronize's pods and containers: the watcher's fields only, never a container's env", async (t) => {
   const wire = encode(Msg.SynchronizeRequest, {
-    pods: [{ id: 's1', name: 'web', namespace: 'ns', uid: 'u1', annotations: { a: '1' } }, {}],
+    pods: [{ id: 's1', name: 'web', namespace: 'ns', uid: 'u1', annotations: { a: '1' }, runtimeHandler: 'envhook' }, {}],
     containers: [{ id: 'c1', podSandboxId: 's1', name: 'app', state: 3, env: ['SECRET=canary-sync'], mounts: [{ destination: '/k', source: '/v', type: 'bind', options: ['ro'] }] }],
     more: false,
   });
   const msg = decode<SynchronizeRequestShape>(Msg.SynchronizeRequest, wire);
-  t.same(msg.pods.map(toPod), [{ id: 's1', name: 'web', namespace: 'ns', uid: 'u1', annotations: { a: '1' } }, { id: '', name: '', namespace: '', uid: '', annotations: {} }]);
+  t.same(msg.pods.map(toPod), [{ id: 's1', name: 'web', namespace: 'ns', uid: 'u1', annotations: { a: '1' }, runtimeHandler: 'envhook' }, { id: '', name: '', namespace: '', uid: '', annotations: {} }], "the runtime handler only when the runtime names one");
   const c = msg.containers.map(toSyncContainer);
   t.same(c, [{ podSandboxId: 's1', state: 3, mounts: [{ destination: '/k', source: '/v', type: 'bind', options: ['ro'] }] }]);
   t.notMatch(JSON.stringify(c), 'canary-sync');

@@ -91,12 +91,26 @@ t.test('serviceLinks false: removals are refused, never dropped silently', async
   const annotations = raw({ 'envhook.io/serviceLinks': { '*': false }, 'envhook.io/env': { app: [{ name: 'A', value: CANARY }] } });
   t.throws(() => s.handler(nriRequest(s.pod, 'app', { annotations, env: ['PATH=/bin', ...SERVICES] })), new EnvhookError(
     'annotation "envhook.io/serviceLinks": container "app" would have 2 service variables removed, but NRI on this runtime drops removals: ' +
-      "set enableServiceLinks: false in the pod spec instead, or run the pod on a node where envhook is the pod's runtime handler (RuntimeClass) and not an NRI plugin",
+      "set enableServiceLinks: false in the pod spec instead, or give the pod runtimeClassName: envhook (envhook's runtime handler removes them)",
   ));
   const none = call(s.handler, nriRequest(s.pod, 'app', { annotations, env: ['PATH=/bin', SERVICES[0]!] }));
   t.same(none.env, [{ key: 'A', value: CANARY }], 'nothing to remove (only the kubernetes service): applied');
   const proven = createNriHandler({ settings: { kubeletRoot: s.pod.kubeletRoot }, log: createLogger(undefined), removeEnv: true });
   t.same(call(proven, nriRequest(s.pod, 'app', { annotations, env: ['PATH=/bin', ...SERVICES] })).removeEnv, ['REDIS_SERVICE_HOST', 'REDIS_PORT'], 'on a runtime proven to remove');
+  t.notMatch(s.log(), CANARY);
+});
+
+t.test('serviceLinks false under the envhook runtime handler: left wholly to that handler', async (t) => {
+  const s = setup(t);
+  const annotations = raw({ 'envhook.io/serviceLinks': { '*': false }, 'envhook.io/env': { app: [{ name: 'A', value: CANARY }] } });
+  const base = nriRequest(s.pod, 'app', { annotations, env: ['PATH=/bin', ...SERVICES] });
+  const guarded = { ...base, pod: { ...base.pod, runtimeHandler: 'envhook' } };
+  t.equal(s.handler(guarded), EMPTY_ADJUSTMENT, 'no env and no applied mark: the front applies it all');
+  t.match(s.log(), /"removed":\["REDIS_SERVICE_HOST","REDIS_PORT"\].*"msg":"nri: left to the envhook runtime handler \(service-link removal\)"/);
+  const other = { ...base, pod: { ...base.pod, runtimeHandler: 'kata' } };
+  t.throws(() => s.handler(other), { message: /would have 2 service variables removed/ }, 'another handler: refused');
+  const plain = call(s.handler, { ...guarded, container: { ...guarded.container, env: ['PATH=/bin'] } });
+  t.same(plain.env, [{ key: 'A', value: CANARY }], 'nothing to remove: NRI applies it even under the handler');
   t.notMatch(s.log(), CANARY);
 });
 
