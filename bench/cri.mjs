@@ -25,7 +25,7 @@ let label = 'containerd 1.6';
 const raw = (annotations) => Object.fromEntries(Object.entries(annotations).map(([k, v]) => [k, JSON.stringify(v)]));
 const HANDLERS = ['runc', 'envhook'];
 
-function typicalPod() {
+export function typicalPod() {
   const env = Array.from({ length: 10 }, (_, i) => ({
     name: `FROM_FILE_${i}`,
     valueFrom: { fileKeyRef: { volumeName: 'config', path: 'keys.env', key: `KEY_${String(i).padStart(5, '0')}` } },
@@ -43,7 +43,7 @@ function typicalPod() {
     projected: { certs: files },
   };
 }
-const SERVICES = Object.fromEntries(serviceEnv(50).map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
+export const SERVICES = Object.fromEntries(serviceEnv(50).map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
 
 /** Times async subjects interleaved, `prepare`/`cleanup` untimed; medians in ms by label. */
 async function interleaved(subjects) {
@@ -69,7 +69,7 @@ function rows(name, ms, target) {
 }
 
 /** Stops and removes a container, as the kubelet does when it goes (untimed). */
-const removeContainer = (cri, id) => cri.call('StopContainer', { containerId: id, timeout: 0n }).then(() => cri.call('RemoveContainer', { containerId: id }));
+export const removeContainer = (cri, id) => cri.call('StopContainer', { containerId: id, timeout: 0n }).then(() => cri.call('RemoveContainer', { containerId: id }));
 
 /** Every file of the projected volume back to root, so each annotated start chowns the same 100 files. */
 function resetOwners(dir) {

@@ -120,12 +120,22 @@ export class MuxDecoder extends FrameReader<MuxFrame> {
   }
 }
 
-/** Mux frames for one write on a logical connection, split as NRI's multiplexer splits. */
+/**
+ * The largest multiplexer frame envhook writes. The runtime's side hands each frame whole to one
+ * Read of ttRPC's 4 KiB bufio reader, and a frame larger than the space that Read offers fails
+ * with ENOMEM: containerd then closes the connection ("ttrpc: closed") and creates the container
+ * without the plugin's changes. Seen with containerd 2.1.9 on a 5 KiB CreateContainer answer.
+ * Frames of at most 4096 bytes always fit (a Read gets either bufio's emptied 4 KiB buffer or
+ * the caller's own buffer of at least that much).
+ */
+export const MUX_WRITE_MAX = 4096;
+
+/** Mux frames for one write on a logical connection, in pieces the runtime's reader takes. */
 export function encodeMux(conn: number, payload: Buffer): Buffer[] {
   const out: Buffer[] = [];
   let off = 0;
   do {
-    const size = Math.min(MUX_MAX, payload.length - off);
+    const size = Math.min(MUX_WRITE_MAX, payload.length - off);
     const header = Buffer.allocUnsafe(MUX_HEADER);
     header.writeUInt32BE(conn, 0);
     header.writeUInt32BE(size, 4);

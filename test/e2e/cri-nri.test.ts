@@ -81,6 +81,18 @@ t.test('containerd 2.1 + envhook nri: pods without runtimeClassName', { skip: mi
     t.notOk(node.runs().some((l) => l.includes(id)), 'no process of envhook ran for the container (runc handler)');
   });
 
+  await t.test('a large adjustment (300 variables, over 4 KiB on the wire) arrives whole', async (t) => {
+    const lines = Array.from({ length: 300 }, (_, i) => `BIG_${String(i).padStart(3, '0')}='value ${i} ${'x'.repeat(20)}'`).join('\n') + '\n';
+    const p = await runPod(node.containerd, node.kubeletRoot, { name: `nribig-${process.pid}`, handler: '', annotations: raw({ 'envhook.io/envFrom': { app: [{ fileRef: { volumeName: 'config', path: 'big.env' } }] } }), emptyDirs: { config: { 'big.env': lines } } });
+    pods.push(p);
+    const id = await p.run(CONTAINER);
+    await onPid1AndExec(t, p, id, (t, env) => {
+      t.equal([...env.keys()].filter((k) => k.startsWith('BIG_')).length, 300, 'every variable');
+      t.equal(env.get('BIG_299'), `value 299 ${'x'.repeat(20)}`);
+    });
+    t.match(plugin!.log(), /nri: adjusted/);
+  });
+
   await t.test("a failing start: CreateContainer fails with envhook's line, no container is left", async (t) => {
     const p = await pod('', FAILING.annotations);
     const message = await createError(t, p);

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { decode, encode, Msg, type RequestShape, type ResponseShape } from '../../src/nri/descriptors.ts';
 import {
-  encodeMux, encodeTtrpc, MessageType, MUX_HEADER, MUX_MAX, MuxDecoder, PLUGIN_CONN, ProtocolError, RUNTIME_CONN, TTRPC_MAX, TtrpcDecoder,
+  encodeMux, encodeTtrpc, MessageType, MUX_HEADER, MUX_MAX, MUX_WRITE_MAX, MuxDecoder, PLUGIN_CONN, ProtocolError, RUNTIME_CONN, TTRPC_MAX, TtrpcDecoder,
   type TtrpcFrame,
 } from '../../src/nri/frames.ts';
 import { PLUGIN_SERVICE, RUNTIME_SERVICE } from '../../src/nri/schema.ts';
@@ -86,13 +86,14 @@ t.test('a ttRPC message over 4 MiB is refused, both ways; an unknown message typ
   t.throws(() => new TtrpcDecoder().push(odd), /unknown ttRPC message type 9/);
 });
 
-t.test('writes over the mux limit are split as NRI splits them, and read back whole', async (t) => {
-  const big = Buffer.alloc(MUX_MAX + 100, 7);
+t.test('writes go in frames of at most 4096 bytes, which the runtime\'s 4 KiB reader takes, and are read back whole', async (t) => {
+  const big = Buffer.alloc(2 * MUX_WRITE_MAX + 100, 7);
   const parts = encodeMux(PLUGIN_CONN, big);
-  t.equal(parts.length, 4, 'two frames');
-  t.equal(parts[0]!.readUInt32BE(4), MUX_MAX);
-  t.equal(parts[2]!.readUInt32BE(4), 100);
+  t.equal(parts.length, 6, 'three frames');
+  t.same([parts[0]!.readUInt32BE(4), parts[2]!.readUInt32BE(4), parts[4]!.readUInt32BE(4)], [4096, 4096, 100]);
   const got = new MuxDecoder().push(Buffer.concat(parts));
-  t.same(got.map((f) => [f.conn, f.payload.length]), [[1, MUX_MAX], [1, 100]]);
+  t.same(got.map((f) => [f.conn, f.payload.length]), [[1, 4096], [1, 4096], [1, 100]]);
+  t.same(Buffer.concat(got.map((f) => f.payload)), big);
+  t.equal(encodeMux(PLUGIN_CONN, Buffer.alloc(MUX_WRITE_MAX)).length, 2, 'exactly 4096: one frame');
   t.same(encodeMux(2, Buffer.alloc(0)).map((b) => b.length), [MUX_HEADER, 0], 'an empty write is one empty frame');
 });
