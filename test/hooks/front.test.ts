@@ -82,6 +82,18 @@ t.test('the real runtime: env, then config file, then runc on PATH, never the fr
   t.same([create[0], ...create.slice(-3)], [`RT=${dir}/later/runc ACTIVE=1 FRONT=${FRONT}`, 'later-runc', 'create', 'x'], 'envhook is told the runtime the front then runs');
   fs.writeFileSync(f.env.ENVHOOK_CONFIG, JSON.stringify({ runtime: f.runtime, logLevel: 'debug' }, null, 2));
   t.same(runFront(['state', 'x'], noRuntime).lines, ['runtime', 'state', 'x'], 'config file');
+  // The file as the front reads it (plain sh, no fork): the first "runtime": "..." pair.
+  for (const [text, want] of [
+    [`{"kubeletRoot":"/k","runtime" :  "${f.runtime}"}`, 'runtime'],
+    [`{"logFile": "runtime", "runtime": "${f.runtime}"}`, 'runtime'],
+    [`{\n  "runtime": 5,\n  "x": "y"\n}`, 'later-runc'],
+    [`{"kubeletRoot": "/k"}`, 'later-runc'],
+    [`{"runtime": "${f.runtime}"}`, 'runtime'],
+  ] as const) {
+    fs.writeFileSync(f.env.ENVHOOK_CONFIG, text);
+    t.same(runFront(['state', 'x'], noRuntime).lines[0], want, `config file ${JSON.stringify(text)}`);
+  }
+  fs.writeFileSync(f.env.ENVHOOK_CONFIG, JSON.stringify({ runtime: f.runtime, logLevel: 'debug' }, null, 2));
   const viaEnv = fakeExecutable(path.join(dir, 'env-runc'), 'env-runc');
   t.same(runFront(['state', 'x'], { ...noRuntime, ENVHOOK_RUNTIME: viaEnv }).lines, ['env-runc', 'state', 'x'], 'environment over config file');
 
