@@ -6,11 +6,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
 import { HANDLER, type Layout } from './layout.ts';
-import { parseToml, tableAt } from './toml.ts';
+import { parseToml, tableAt, type Table } from './toml.ts';
 
 export const CRIO_MAIN_CONFIG = '/etc/crio/crio.conf';
 
-export function checkCrio(bin: string, layout: Layout, hooksDir: string): string {
+/** The configuration CRI-O would run with, as `crio config` prints it (the drop-in's directory included). */
+export function crioConfigDump(bin: string, layout: Layout): Table {
   const args: string[] = [];
   if (fs.existsSync(layout.real(CRIO_MAIN_CONFIG))) args.push('--config', layout.real(CRIO_MAIN_CONFIG));
   args.push('--config-dir', layout.real(path.posix.dirname(layout.config)), 'config');
@@ -19,8 +20,11 @@ export function checkCrio(bin: string, layout: Layout, hooksDir: string): string
     const last = (r.stderr ?? '').trim().split('\n').at(-1)?.slice(0, 300) || `exit ${r.status ?? r.signal}`;
     throw new EnvhookError(`${bin} ${args.join(' ')} failed: ${last}`);
   }
-  const doc = parseToml(r.stdout, `the output of ${bin} config`);
-  const runtime = tableAt(doc, 'crio', 'runtime');
+  return parseToml(r.stdout, `the output of ${bin} config`);
+}
+
+export function checkCrio(bin: string, layout: Layout, hooksDir: string): string {
+  const runtime = tableAt(crioConfigDump(bin, layout), 'crio', 'runtime');
   const h = tableAt(runtime, 'runtimes', HANDLER);
   const problems: string[] = [];
   if (!h) problems.push(`no runtime handler "${HANDLER}"`);

@@ -10,7 +10,8 @@ import { containerdPlan, type ContainerdOptions } from './containerd-plan.ts';
 import { crioPlan } from './crio.ts';
 import { podmanPlan } from './podman.ts';
 import { settingsTarget, type SettingsFlags } from './settings-file.ts';
-import { containerdNriPlan } from './containerd-nri.ts';
+import { containerdNriPlan, nriIndex } from './containerd-nri.ts';
+import { CRIO_NRI_DROP_IN, crioNriPlan } from './crio-nri.ts';
 import { installKey, type InstallMode } from './mode.ts';
 import { EnvhookError } from '../errors.ts';
 
@@ -39,7 +40,7 @@ export interface Plan {
 }
 
 export function planInstall(opts: InstallOptions): Plan {
-  const layout = makeLayout(opts.runtime, opts);
+  const layout = makeLayout(opts.runtime, nriDefaults(opts));
   const key = installKey(opts.runtime, opts.mode);
   const state = readState(layout);
   const stateBefore = readHost(layout, layout.state);
@@ -90,7 +91,8 @@ export function planInstall(opts: InstallOptions): Plan {
 function runtimePlan(layout: Layout, opts: InstallOptions): RuntimePlan {
   if (opts.mode === 'nri') {
     if (opts.runtime === 'containerd') return containerdNriPlan(layout, opts);
-    throw new EnvhookError(opts.runtime === 'podman' ? 'Podman has no NRI: install with --mode shim' : `--mode nri for ${opts.runtime} is not supported yet: install with --mode shim`);
+    if (opts.runtime === 'crio') return crioNriPlan(layout, nriIndex(opts.index), opts.crio);
+    throw new EnvhookError('Podman has no NRI: install with --mode shim');
   }
   switch (opts.runtime) {
     case 'containerd':
@@ -100,6 +102,11 @@ function runtimePlan(layout: Layout, opts: InstallOptions): RuntimePlan {
     case 'podman':
       return podmanPlan(layout, hookTemplates(opts));
   }
+}
+
+/** CRI-O's NRI drop-in has a name of its own: the runtime handler's stays where it is. */
+function nriDefaults<T extends Pick<InstallOptions, 'runtime' | 'mode' | 'config'>>(opts: T): T {
+  return opts.runtime === 'crio' && opts.mode === 'nri' && opts.config === undefined ? { ...opts, config: CRIO_NRI_DROP_IN } : opts;
 }
 
 export function planUninstall(opts: Pick<InstallOptions, 'runtime' | 'root' | 'prefix' | 'mode'>): Plan {

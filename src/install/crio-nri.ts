@@ -1,0 +1,79 @@
+// `install --runtime crio --mode nri`: `envhook nri` as a pre-installed NRI plugin in CRI-O's
+// `nri_plugin_dir`, and a crio.conf.d drop-in with `[crio.nri] enable_nri = true` (NRI is off
+// before CRI-O 1.30 and on from it; the drop-in is harmless there). CRI-O reads crio.conf, then
+// the drop-ins in name order, a later value replacing an earlier one: the plugin directory in
+// force is taken that way, and a later drop-in that turns NRI off again is refused.
+import path from 'node:path';
+import fs from 'node:fs';
+import { EnvhookError } from '../errors.ts';
+import { absolute, type Layout } from './layout.ts';
+import { readHost } from './fsops.ts';
+import type { RuntimePlan } from './targets.ts';
+import { parseToml, tableAt } from './toml.ts';
+import { CRIO_MAIN_CONFIG, crioConfigDump } from './crio-check.ts';
+import { pluginWrapper } from './containerd-nri.ts';
+import { onPath } from './which.ts';
+
+export const CRIO_NRI_DROP_IN = '/etc/crio/crio.conf.d/50-envhook-nri.conf';
+const NRI_DEFAULT_PLUGIN_DIR = '/opt/nri/plugins';
+
+export function crioNriDropIn(): string {
+  return [
+    '# Written by envhook install; removed by envhook uninstall.',
+    "# NRI on (CRI-O's default from 1.30, off before), for envhook's pre-installed NRI plugin.",
+    '[crio.nri]',
+    'enable_nri = true',
+    '',
+  ].join('\n');
+}
+
+export function crioNriPlan(layout: Layout, index: string, crio?: string): RuntimePlan {
+  const dir = path.posix.dirname(layout.config);
+  const files = [CRIO_MAIN_CONFIG, ...dropIns(layout, dir)];
+  let pluginDir = NRI_DEFAULT_PLUGIN_DIR;
+  for (const file of files) {
+    const text = readHost(layout, file)?.toString('utf8');
+    if (text === undefined) continue;
+    const nri = tableAt(parseToml(text, file), 'crio', 'nri');
+    if (typeof nri?.nri_plugin_dir === 'string') pluginDir = nri.nri_plugin_dir;
+    if (file > layout.config && path.posix.dirname(file) === dir && nri?.enable_nri === false) {
+      throw new EnvhookError(`${file} sets enable_nri = false and CRI-O reads it after ${layout.config}: NRI would stay off; remove that line or name a later file with --config`);
+    }
+  }
+  pluginDir = absolute(pluginDir, 'nri_plugin_dir of [crio.nri]');
+  const plugin = path.posix.join(pluginDir, `${index}-envhook`);
+  const bin = crio ? path.resolve(crio) : onPath('crio');
+  const notes = [`plugin ${plugin}: CRI-O starts it and hands it the connection`];
+  if (!bin) notes.push('not checked with CRI-O: no crio on PATH (--crio PATH names one)');
+  return {
+    files: [
+      { file: plugin, content: pluginWrapper(layout), mode: 0o755 },
+      { file: layout.config, content: Buffer.from(crioNriDropIn()), mode: 0o644 },
+    ],
+    blocks: [],
+    // a reload (SIGHUP) does not start NRI or its plugins
+    next: ['restart CRI-O: systemctl restart crio (CRI-O starts its pre-installed NRI plugins when it starts; a reload does not)'],
+    notes,
+    ...(bin ? { verify: () => checkCrioNri(bin, layout, pluginDir) } : {}),
+  };
+}
+
+/** The drop-ins CRI-O reads, in its order (name order), as host paths. */
+function dropIns(layout: Layout, dir: string): string[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(layout.real(dir));
+  } catch {
+    names = [];
+  }
+  return names.filter((n) => n.endsWith('.conf')).sort().map((n) => path.posix.join(dir, n));
+}
+
+function checkCrioNri(bin: string, layout: Layout, pluginDir: string): string {
+  const nri = tableAt(crioConfigDump(bin, layout), 'crio', 'nri');
+  const problems: string[] = [];
+  if (nri?.enable_nri !== true) problems.push('enable_nri is not true');
+  if (nri?.nri_plugin_dir !== pluginDir) problems.push(`nri_plugin_dir is not ${pluginDir}`);
+  if (problems.length) throw new EnvhookError(`crio config: ${problems.join('; ')}`);
+  return `checked: crio config shows NRI on, with plugins from ${pluginDir}`;
+}
