@@ -6,16 +6,19 @@
 // process.execve would close every descriptor but stdio, breaking runc's --preserve-fds and
 // socket activation, so the exec stays in sh.) On failure config.json is left as it was; the
 // caller (cli/main.ts) prints the one-line error and exits 1, and the front runs nothing.
+import fs from 'node:fs';
 import path from 'node:path';
 import { describeError } from '../errors.ts';
 import { createLogger, silentLogger, type Logger } from '../log.ts';
 import { loadSettings } from '../settings.ts';
-import { flushSpec, loadSpec } from '../oci/spec.ts';
+import { flushSpec, loadSpec, type Spec } from '../oci/spec.ts';
 import { parseCreateArgs, parseRuncArgs } from '../oci/runc-args.ts';
 import { runPipeline } from '../pipeline.ts';
 import { containerName, podUidAnnotation, type Annotations } from '../k8s/identity.ts';
-import { APPLIED_KEY } from '../plan/mark.ts';
+import { APPLIED_KEY, readAppliedEnv } from '../plan/mark.ts';
+import type { JsonObject } from '../oci/json.ts';
 import { prepareExec } from './exec.ts';
+import { EXEC_SIDECAR, writeExecSidecar } from './exec-sidecar.ts';
 import { resolveRuntime } from './runtime.ts';
 import { appendRuncLog } from './runc-log.ts';
 
@@ -60,8 +63,11 @@ export function runShim(argv: readonly string[], where: ShimEnv = { env: process
       return;
     }
     const { spec, plan } = runPipeline(loaded.spec, { settings, stage: 'create', log, recordOwnersIn: settings.runDir });
+    // A sidecar of an earlier create of this bundle must not outlive its config.json.
+    fs.rmSync(path.join(bundle, EXEC_SIDECAR), { force: true });
     // A sandbox or a container that asks for nothing leaves config.json as it was (flushSpec).
     flushSpec(loaded, spec);
+    sidecar(bundle, loaded.original, loaded.spec, spec, log, about);
     log.info({ ...about, sandbox: plan.sandbox, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length }, 'applied; runtime next');
   } catch (err) {
     const message = `envhook: ${describeError(err)}`;
@@ -70,5 +76,22 @@ export function runShim(argv: readonly string[], where: ShimEnv = { env: process
     throw err;
   } finally {
     log.flush?.();
+  }
+}
+
+/**
+ * The exec sidecar (exec-sidecar.ts) of a create whose env envhook changed. Only a speed-up:
+ * without it every exec into the container takes the Node path, so a failure is logged, not
+ * fatal (config.json is already written).
+ */
+function sidecar(bundle: string, original: string, before: Spec, after: Spec, log: Logger, about: Record<string, unknown>): void {
+  if (after === before) return;
+  try {
+    const mark = readAppliedEnv(after.annotations as Record<string, unknown> | undefined, bundle);
+    if (mark === undefined) return;
+    const env = (spec: Spec) => ((spec.process as JsonObject | undefined)?.env ?? []) as string[];
+    if (!writeExecSidecar(bundle, original, env(before), env(after), mark, bundle)) log.debug(about, 'exec sidecar: no process env array in config.json; execs take the Node path');
+  } catch (err) {
+    log.warn({ err, ...about }, 'exec sidecar not written; execs take the Node path');
   }
 }

@@ -13,6 +13,7 @@ import { countingEnvhook, FRONT } from '../helpers/front.ts';
 import { sharedRootfs } from '../helpers/inject.ts';
 import { CANARY, checkInjected, ENV_ANNOTATIONS, FILES, raw } from '../helpers/injected.ts';
 import { makePod, type Pod } from '../../scripts/kubelet-pod.ts';
+import { EXEC_SIDECAR } from '../../src/shim/exec-sidecar.ts';
 
 const missing = missingForRunc() ?? missingForContainerd();
 let containerd: Containerd;
@@ -66,20 +67,30 @@ function ctrStart(annotations: Record<string, string>): string {
 
 t.test('ctr task exec into an envhook container sees the env; the removed service links stay removed', { skip: missing }, async (t) => {
   const id = ctrStart({ ...pod.annotations('app', 'containerd'), ...raw({ ...ENV_ANNOTATIONS, 'envhook.io/serviceLinks': { '*': false } }) });
-  const before = counting.calls().length;
-  const r = containerd.ctr(['task', 'exec', '--exec-id', 'e1', id, '/bin/env']);
-  t.equal(r.status, 0, r.stderr);
-  const env = parseEnvOutput(r.stdout);
-  checkInjected(t, env);
-  t.notOk(env.has('REDIS_MASTER_SERVICE_HOST'), 'service link removed, as in PID 1');
-  t.notOk(env.has('REDIS_MASTER_PORT'), 'service link removed, as in PID 1');
-  t.equal(env.get('KUBERNETES_SERVICE_HOST'), '10.0.0.1');
-  const calls = counting.calls().slice(before);
-  t.equal(calls.length, 1, 'envhook ran once, for the exec');
-  t.match(calls[0], /^shim .*\bexec --process \S+ .*\b/, 'with runc\'s argv: exec --process');
-  // An exec probe: a command that checks an injected variable.
-  const probe = containerd.ctr(['task', 'exec', '--exec-id', 'probe', id, '/bin/sh', '-c', 'test "$FROM_FILE" = HELLO']);
-  t.equal(probe.status, 0, 'an exec probe reading an injected variable passes');
+  const created = fs.readFileSync(envhookLog, 'utf8').split('\n').find((l) => l.includes(`"id":"${id}"`) && l.includes('"msg":"applied; runtime next"'));
+  const bundle = JSON.parse(created ?? '{}').bundle as string;
+  t.ok(fs.existsSync(path.join(bundle, EXEC_SIDECAR)), 'the create left the exec sidecar in the bundle');
+  // First through the sidecar (the front alone), then, with it gone (a bundle made by an older
+  // envhook), through Node: the same env either way.
+  for (const [how, expectedCalls] of [['the front alone (exec sidecar)', 0], ['envhook (no sidecar)', 1]] as const) {
+    await t.test(how, async (t) => {
+      if (expectedCalls) fs.rmSync(path.join(bundle, EXEC_SIDECAR));
+      const before = counting.calls().length;
+      const r = containerd.ctr(['task', 'exec', '--exec-id', `e${expectedCalls}`, id, '/bin/env']);
+      t.equal(r.status, 0, r.stderr);
+      const env = parseEnvOutput(r.stdout);
+      checkInjected(t, env);
+      t.notOk(env.has('REDIS_MASTER_SERVICE_HOST'), 'service link removed, as in PID 1');
+      t.notOk(env.has('REDIS_MASTER_PORT'), 'service link removed, as in PID 1');
+      t.equal(env.get('KUBERNETES_SERVICE_HOST'), '10.0.0.1');
+      const calls = counting.calls().slice(before);
+      t.equal(calls.length, expectedCalls, `envhook ran ${expectedCalls} times for the exec`);
+      if (expectedCalls) t.match(calls[0], /^shim .*\bexec --process \S+ .*\b/, "with runc's argv: exec --process");
+      // An exec probe: a command that checks an injected variable.
+      const probe = containerd.ctr(['task', 'exec', '--exec-id', `probe${expectedCalls}`, id, '/bin/sh', '-c', 'test "$FROM_FILE" = HELLO']);
+      t.equal(probe.status, 0, 'an exec probe reading an injected variable passes');
+    });
+  }
   const log = fs.readFileSync(envhookLog, 'utf8');
   t.match(log, new RegExp(`"msg":"exec: env applied; runtime next"`));
   t.notMatch(log, new RegExp(`${CANARY}|HELLO|10\\.0\\.0`), 'names, never values');

@@ -47,6 +47,12 @@ t.test('a pod through the envhook handler', { skip: missing }, async (t) => {
     const no = await pod.execSync(id, ['sh', '-c', 'test "$DB" = elsewhere']);
     t.equal(no.exitCode, 1, 'and fails when the value differs (the probe can fail)');
   });
+  await t.test('ExecSync without Node: the front applies the exec sidecar itself', async (t) => {
+    const before = node.runs().length;
+    const r = await pod.execSync(id, ['sh', '-c', 'printf %s "$DB"']);
+    t.equal(r.stdout, 'db.internal');
+    t.same(node.runs().slice(before), [], 'no envhook run for the exec: containerd wrote the original env as config.json has it');
+  });
   await t.test('volumeOwners: the secret file owned by the chosen UID', async (t) => {
     const r = await pod.execSync(id, ['stat', '-L', '-c', '%u', '/etc/tls/tls.key']);
     t.equal(r.stdout.trim(), '1000');

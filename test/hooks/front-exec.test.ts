@@ -8,6 +8,8 @@ import path from 'node:path';
 import { BUSYBOX, whichSync } from '../helpers/bundle.ts';
 import { fakeExecutable, runFront } from '../helpers/front.ts';
 import { EXEC_ARGV_CASES } from '../oci/runc-exec-args.cases.ts';
+import { EXEC_SIDECAR, writeExecSidecar } from '../../src/shim/exec-sidecar.ts';
+import { execEnv } from '../../src/apply/exec.ts';
 
 const SHELLS: [string, string[] | undefined][] = [
   ['dash', whichSync('dash') ? ['dash'] : undefined],
@@ -98,5 +100,72 @@ for (const [name, shell] of SHELLS) {
     t.same(failed.lines, ['runtime', ...argv], 'state fails (no such container): the runtime says so itself');
     const stale = runFront(['exec', 'c1', 'env'], { ...s.env, ENVHOOK_EXEC_BUNDLE: '/stale' }, { shell: shell! });
     t.same(stale.lines, ['runtime', 'exec', 'c1', 'env'], 'without --process: the runtime at once');
+  });
+}
+
+// The exec sidecar (src/shim/exec-sidecar.ts) that envhook's create leaves: the front swaps the
+// process file's env for the exec env itself, with no Node, only when every guard holds.
+const HOSTILE = `CANARY'"env":["x"]\\ $(id) \`id\`\n'\\''`;
+const ORIGINAL_ENV = ['PATH=/bin', `A=old ${HOSTILE}`, 'KEEP=1', 'GONE_SERVICE_HOST=10.0.0.1'];
+const FINAL_ENV = ['PATH=/bin', `A=new ${HOSTILE}`, 'KEEP=1', `B=added ${HOSTILE}`];
+const SIDECAR_MARK = { set: ['A', 'B'], removed: ['GONE_SERVICE_HOST'] };
+
+for (const [name, shell] of SHELLS) {
+  t.test(`exec under ${name}: the sidecar, no Node`, { skip: shell ? false : `${name} not installed` }, async (t) => {
+    const dir = t.testdir({});
+    const s = setup(dir);
+    const bundle = s.bundle('sidecar', undefined);
+    // config.json as containerd writes it (Go: compact, & < > escaped), and PID 1's env after envhook.
+    const goJson = (v: unknown) => JSON.stringify(v).replace(/&/g, '\\u0026').replace(/</g, '\\u003c').replace(/>/g, '\\u003e');
+    const original = goJson({ ociVersion: '1.0.2', process: { args: ['sleep'], env: ORIGINAL_ENV, cwd: '/' }, annotations: { 'envhook.io/applied-env': JSON.stringify(SIDECAR_MARK) } });
+    fs.writeFileSync(path.join(bundle, 'config.json'), original);
+    t.ok(writeExecSidecar(bundle, original, ORIGINAL_ENV, FINAL_ENV, SIDECAR_MARK, 'config.json'), 'sidecar written');
+    t.equal(fs.statSync(path.join(bundle, EXEC_SIDECAR)).mode & 0o777, 0o600, 'sidecar 0600: it holds values');
+    s.state(bundle);
+    const procDir = path.join(dir, 'tmp');
+    fs.mkdirSync(procDir);
+    const processFile = path.join(procDir, 'runc-process1');
+    const execProcess = (env: string[], extra = {}) => goJson({ terminal: false, user: { uid: 0, gid: 0 }, args: ['sh', '-c', 'env'], env, cwd: '/', ...extra }) + '\n';
+    const argv = ['--root', '/r', 'exec', '--process', processFile, '--detach', 'c1'];
+    const expectedEnv = execEnv(ORIGINAL_ENV, SIDECAR_MARK, FINAL_ENV, 'x');
+
+    fs.writeFileSync(processFile, execProcess(ORIGINAL_ENV), { mode: 0o600 });
+    let r = runFront(argv, s.env, { shell: shell! });
+    t.equal(r.status, 0, r.stderr);
+    t.same(r.lines, ['runtime', ...argv], 'the runtime at once: no envhook run');
+    const written = JSON.parse(fs.readFileSync(processFile, 'utf8'));
+    t.same(written.env, expectedEnv, 'the exec env: set names with PID 1 values, removed names gone, the rest in place');
+    t.same({ ...written, env: undefined }, { ...JSON.parse(execProcess(ORIGINAL_ENV)), env: undefined }, 'everything else as the runtime gave it');
+    t.equal(fs.statSync(processFile).mode & 0o777, 0o600, 'process file 0600');
+    t.same(fs.readdirSync(procDir), ['runc-process1'], 'no temporary file left');
+    t.notMatch(r.stdout + r.stderr, /CANARY|old|added/, 'no value printed');
+
+    const reached = (what: string, write: () => void) => {
+      write();
+      const before = fs.readFileSync(processFile, 'utf8');
+      const r2 = runFront(argv, s.env, { shell: shell! });
+      t.equal(r2.status, 0, `${what}: ${r2.stderr}`);
+      t.equal(r2.lines[1], 'envhook', `${what}: envhook decides`);
+      t.equal(fs.readFileSync(processFile, 'utf8'), before, `${what}: the front left the file alone`);
+    };
+    reached('an exec with its own env (TERM of a tty exec)', () => fs.writeFileSync(processFile, execProcess([...ORIGINAL_ENV, 'TERM=xterm'])));
+    reached('an env array that only starts like the original', () => fs.writeFileSync(processFile, execProcess(ORIGINAL_ENV.slice(0, 2))));
+    reached('the original env under another key ("xenv")', () => fs.writeFileSync(processFile, execProcess(['X=1'], { note: { env: ORIGINAL_ENV } }).replace('"note":{"env"', '"note":{"xenv"')));
+    reached('a process file written another way (pretty-printed)', () => fs.writeFileSync(processFile, JSON.stringify(JSON.parse(execProcess(ORIGINAL_ENV)), null, 2)));
+    fs.writeFileSync(processFile, execProcess(ORIGINAL_ENV));
+    const link = path.join(procDir, 'link');
+    fs.symlinkSync(processFile, link);
+    r = runFront(['exec', '--process', link, 'c1'], s.env, { shell: shell! });
+    t.equal(r.lines[1], 'envhook', 'a process file that is a symlink: envhook decides');
+    fs.rmSync(link);
+    const later = new Date(Date.now() + 5000);
+    fs.utimesSync(path.join(bundle, 'config.json'), later, later);
+    reached('config.json newer than the sidecar (rewritten since)', () => fs.writeFileSync(processFile, execProcess(ORIGINAL_ENV)));
+    fs.utimesSync(path.join(bundle, 'config.json'), new Date(0), new Date(0));
+    fs.chownSync(path.join(bundle, EXEC_SIDECAR), 1000, 1000);
+    reached('a sidecar owned by another user', () => fs.writeFileSync(processFile, execProcess(ORIGINAL_ENV)));
+    fs.chownSync(path.join(bundle, EXEC_SIDECAR), 0, 0);
+    r = runFront(argv, s.env, { shell: shell! });
+    t.same(r.lines, ['runtime', ...argv], 'all guards hold again: the runtime at once');
   });
 }

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { runShim, type ShimEnv } from '../../src/shim/shim.ts';
 import { resolveRuntime } from '../../src/shim/runtime.ts';
+import { EXEC_SIDECAR } from '../../src/shim/exec-sidecar.ts';
 import { fakeExecutable, FRONT } from '../helpers/front.ts';
 import { ref, setup as podSetup, type InjectSetup } from '../helpers/inject.ts';
 
@@ -38,6 +39,19 @@ t.test('create: env applied and marked in config.json, runc from PATH handed bac
   t.match(spec.annotations['envhook.io/applied'], /^sha256:[0-9a-f]{32}$/);
   t.match(fs.readFileSync(s.config, 'utf8'), /^\{\n\t"ociVersion"/, 'layout kept');
   t.notOk(fs.existsSync(path.join(s.dir, 'log.json')), 'nothing logged to runc --log on success');
+  const sidecar = fs.readFileSync(path.join(s.bundle, EXEC_SIDECAR), 'utf8');
+  t.match(sidecar, `envhook_exec_from='["PATH=/bin","HOME=/"]'`, 'exec sidecar: the original env, compact');
+  t.match(sidecar, `envhook_exec_to='["PATH=/bin","HOME=/","FROM_FILE=HELLO","GREETING=HELLO world"]'`, 'and the exec env');
+});
+
+t.test('the exec sidecar: none where nothing changed, a stale one removed', async (t) => {
+  const s = setup(t, { 'io.kubernetes.cri.container-type': 'sandbox', ...ENV });
+  fs.writeFileSync(path.join(s.bundle, EXEC_SIDECAR), "envhook_exec_from='[]'\n");
+  runShim(['create', '--bundle', s.bundle, 'pause'], s.where);
+  t.notOk(fs.existsSync(path.join(s.bundle, EXEC_SIDECAR)), "a sandbox: an earlier create's sidecar does not outlive it");
+  const plain = setup(t, {});
+  runShim(['create', '--bundle', plain.bundle, 'x'], plain.where);
+  t.notOk(fs.existsSync(path.join(plain.bundle, EXEC_SIDECAR)), 'no request: none');
 });
 
 t.test('run: a relative bundle, or none, is read from the working directory', async (t) => {

@@ -1,0 +1,76 @@
+// The exec sidecar: what lets the sh front give an exec'd process PID 1's env changes without
+// starting Node. containerd and CRI-O write an exec's process file from their stored spec with
+// the same JSON encoder that wrote the bundle's config.json, so for a plain exec (kubectl exec,
+// an exec probe) the file's `"env":[…]` is, byte for byte, the original config.json's process
+// env in compact form. At create, when envhook changed the env, the shim writes
+// `<bundle>/envhook-exec.sh` (0600, like config.json it holds values) with that original text and
+// the env the exec applier gives for it (apply/exec.ts, the same function the Node exec path
+// runs); the front sources it and swaps the one for the other in the process file. Any process
+// file whose env is not exactly the original (a tty exec's TERM, an exec request's own env, an
+// encoder that writes differently) goes the Node way, which decides from the parsed file.
+import path from 'node:path';
+import { atomicWrite } from '../fs/atomic-write.ts';
+import { execEnv } from '../apply/exec.ts';
+import type { AppliedEnv } from '../plan/mark.ts';
+
+export const EXEC_SIDECAR = 'envhook-exec.sh';
+
+/** A run of JSON whitespace, or a complete JSON string (escapes included). */
+const SPACE_OR_STRING = /[ \t\n\r]+|"[^"\\]*(?:\\[\s\S][^"\\]*)*"/g;
+const SPACE_OR_STRING_AT = new RegExp(SPACE_OR_STRING.source, 'y');
+const ENV_KEY = /"env"[ \t\n\r]*:[ \t\n\r]*\[/g;
+
+/**
+ * The compact source text (whitespace outside strings dropped, strings as written) of an array
+ * in `text` under a key "env" whose value is `env`, or undefined when there is none.
+ */
+export function compactEnvText(text: string, env: readonly string[]): string | undefined {
+  for (const m of text.matchAll(ENV_KEY)) {
+    const start = m.index + m[0].length - 1;
+    const end = arrayEnd(text, start);
+    if (end === undefined) continue;
+    const compact = text.slice(start, end).replace(SPACE_OR_STRING, (s) => (s.startsWith('"') ? s : ''));
+    let value: unknown;
+    try {
+      value = JSON.parse(compact);
+    } catch {
+      continue;
+    }
+    if (Array.isArray(value) && value.length === env.length && value.every((v, i) => v === env[i])) return compact;
+  }
+  return undefined;
+}
+
+/** The index after the `]` that closes the array of strings opening at `open`. */
+function arrayEnd(text: string, open: number): number | undefined {
+  let i = open + 1;
+  for (;;) {
+    const c = text[i];
+    if (c === ']') return i + 1;
+    if (c === ',' && i > open + 1) {
+      i++;
+      continue;
+    }
+    SPACE_OR_STRING_AT.lastIndex = i;
+    const m = SPACE_OR_STRING_AT.exec(text);
+    if (!m) return undefined;
+    i += m[0].length;
+  }
+}
+
+/** A sh single-quoted word: every byte as it is, `'` as `'\''`. */
+const shQuote = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`;
+
+/**
+ * Writes the bundle's exec sidecar for a create whose env envhook changed: `original` is
+ * config.json's text before, `originalEnv` its process env, `finalEnv` PID 1's. Nothing is
+ * written when the original has no env array to find (the Node path then serves every exec).
+ */
+export function writeExecSidecar(bundle: string, original: string, originalEnv: readonly string[], finalEnv: readonly string[], mark: AppliedEnv, where: string): boolean {
+  const from = compactEnvText(original, originalEnv);
+  if (from === undefined) return false;
+  const to = JSON.stringify(execEnv(originalEnv, mark, finalEnv, where));
+  const text = `# envhook: the exec env of this bundle's container (hooks/envhook-runtime reads it)\nenvhook_exec_from=${shQuote(from)}\nenvhook_exec_to=${shQuote(to)}\n`;
+  atomicWrite(path.join(bundle, EXEC_SIDECAR), text, { newFileMode: 0o600 });
+  return true;
+}
