@@ -34,7 +34,7 @@ if (skip) {
   console.error(`row 10: skipped, ${skip}`);
   process.exit(0);
 }
-const c = prepareCriContainerd({ version: '2.1', nri: true });
+const c = prepareCriContainerd({ version: '2.1', nri: true, tmpBase: process.env.BENCH_BUNDLE_DIR ?? '/dev/shm' });
 await c.start();
 const kubeletRoot = path.join(c.dir, 'kubelet');
 const config = path.join(c.dir, 'envhook-bench.json');

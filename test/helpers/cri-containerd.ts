@@ -28,6 +28,8 @@ export interface CriContainerdOptions {
   version: ContainerdVersion;
   /** containerd's environment (inherited by the shims and the runtimes they run). */
   env?: NodeJS.ProcessEnv;
+  /** Where the temporary directory goes (default os.tmpdir()): a tmpfs for benchmarks, as a node's /run/containerd is. */
+  tmpBase?: string;
   /** NRI on with a socket under the temporary directory (2.1 only). */
   nri?: boolean;
   /** TOML appended to the config (extra runtime handlers, settings). */
@@ -83,7 +85,7 @@ function binaries(version: ContainerdVersion) {
 }
 
 export function prepareCriContainerd(opts: CriContainerdOptions): CriContainerd {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ehc-'));
+  const dir = fs.mkdtempSync(path.join(opts.tmpBase ?? os.tmpdir(), 'ehc-'));
   const paths = criPaths(dir);
   const bin = binaries(opts.version);
   for (const d of ['cni/bin', 'cni/conf', paths.nriPlugins, paths.nriConf]) fs.mkdirSync(path.resolve(dir, d), { recursive: true });

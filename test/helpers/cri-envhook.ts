@@ -35,7 +35,8 @@ export function prepareWithEnvhook(opts: CriContainerdOptions & { countRuns?: bo
   const runsFile = path.join(dir, 'envhook-runs');
   const settings = path.join(dir, 'envhook.json');
   fs.mkdirSync(kubeletRoot, { recursive: true });
-  fs.writeFileSync(settings, JSON.stringify({ kubeletRoot, logFile: log, logLevel: logLevel ?? 'debug' }) + '\n');
+  // runDir (the owners records of `envhook watch`) in the temporary directory, not the host's /run/envhook.
+  fs.writeFileSync(settings, JSON.stringify({ kubeletRoot, logFile: log, logLevel: logLevel ?? 'debug', runDir: path.join(dir, 'run') }) + '\n');
   const r = install({ runtime: 'containerd', root: '/', source: realSource(), extra: ['--config', containerd.paths.config, '--prefix', prefix, '--containerd', containerd.bin.containerd, ...(dropIn ? ['--drop-in', path.resolve(dir, dropIn)] : [])] });
   if (r.status !== 0) {
     // Nothing runs yet: remove the directory, or a failed set-up leaves it in /tmp.
