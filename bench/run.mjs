@@ -118,7 +118,7 @@ const criSection = `${CRI_START}
 
 Measured on ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')} (load average ${criLoad} at start, ${loadavg()} at end) on one private
 ${cri[0]?.containerd ?? 'containerd 1.6'} with the CRI plugin, over gRPC as the kubelet calls it; the two
-handlers interleaved in the same run, wall time per call (CPU is not attributed per call: the
+handlers interleaved in the same run, ${RUNS} timed calls each, median wall time per call (CPU is not attributed per call: the
 work is spread over containerd, its shims, runc and envhook). Method: bench/README.md, row 7.
 
 ${verdicts(cri, [])}

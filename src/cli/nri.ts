@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { addSettingFlags, type SettingOptions } from './options.ts';
 import { loadSettings } from '../settings.ts';
 import { createLogger, type LogLevel } from '../log.ts';
+import { useNativeSha256 } from '../plan/sha256.ts';
 
 interface NriOptions extends SettingOptions {
   socket?: string;
@@ -36,6 +37,7 @@ export function limitJitTiers(): void {
 
 export async function runNri(opts: NriOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   limitJitTiers();
+  useNativeSha256();
   // Loaded here, not at registration: `envhook --help` registers every command.
   const { inheritedFd, startDaemon } = await import('../nri/daemon.ts');
   const { createNriHandler } = await import('../nri/handler.ts');
