@@ -16,7 +16,7 @@ const out = 'dist/envhook';
 const work = 'dist/sea';
 fs.mkdirSync(work, { recursive: true });
 // The bundle, wrapped as a CommonJS module (its shebang line dropped), and its code cache taken
-// after `envhook inject` of a small pod (scripts/sea-main.cjs says why). Made with the same Node
+// after the front's `envhook shim create` of a small pod (scripts/sea-main.cjs says why). Made with the same Node
 // and the same V8 flags (SEA_FLAGS) as the executable runs with, else V8 rejects the cache.
 // Typical pod inject: 181.3 M -> 146.7 M instructions, `version` 116.0 M -> 112.5 M.
 const SEA_FLAGS = ['--max-semi-space-size=8', '--min-semi-space-size=8'];
@@ -28,11 +28,11 @@ const tools = `${work}/envhook-tools.js`;
 fs.writeFileSync(tools, `(function (exports, require, module, __filename, __dirname) {${fs.readFileSync('dist/envhook-tools.cjs', 'utf8')}\n})`);
 const training = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-sea-training-'));
 try {
-  const argv = makeTrainingPod(training);
-  const env = { ...process.env };
+  const { argv, env: trainingEnv } = makeTrainingPod(training);
+  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ENVHOOK_'))), ...trainingEnv };
   delete env.NODE_OPTIONS;
   const run = spawnSync(node, [...SEA_FLAGS, 'scripts/sea-train.cjs', source, cache, ...argv], { env, encoding: 'utf8' });
-  if (run.status !== 0 || !fs.existsSync(cache)) throw new Error(`training run of envhook inject failed (status ${run.status}): ${run.stderr}`);
+  if (run.status !== 0 || !fs.existsSync(cache)) throw new Error(`training run of envhook shim create failed (status ${run.status}): ${run.stderr}`);
 } finally {
   fs.rmSync(training, { recursive: true, force: true });
 }
