@@ -11,6 +11,7 @@ interface Flags {
   runtime: Runtime;
   mode?: InstallMode;
   index?: string;
+  nriRequired?: boolean;
   dryRun?: boolean;
   root?: string;
   prefix?: string;
@@ -40,6 +41,7 @@ export function registerInstall(program: Command): void {
   common(program.command('install').description('install envhook for a container runtime and register it'))
     .option('--config <file>', "containerd: its root config file (containerd --config); CRI-O, Podman: the drop-in file to write")
     .option('--index <NN>', 'nri: the plugin index, two digits (the NN of NN-envhook)', '50')
+    .option('--nri-required', "nri: also make envhook a required plugin of NRI's default validator (containerd >= 2.2, CRI-O >= 1.34): no container is created while envhook is not connected")
     .option('--drop-in <file>', 'containerd: write the handler into this file, which the root config imports')
     .option('--containerd <path>', 'containerd: the binary to ask for its version and config dump (default: containerd on PATH)')
     .option('--crio <path>', 'CRI-O: the binary to ask for its config after install (default: crio on PATH)')

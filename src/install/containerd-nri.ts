@@ -10,9 +10,11 @@ import { absolute, type Layout } from './layout.ts';
 import type { BlockTarget, RuntimePlan } from './targets.ts';
 import { configDump, findContainerd, type ContainerdBinary } from './containerd-binary.ts';
 import { readContainerdConfig, type ContainerdConfig } from './containerd-config.ts';
+import type { ConfigFile } from './containerd-files.ts';
 import { mergePlugins } from './containerd-merge.ts';
 import { parseToml, table, tableAt, type Table } from './toml.ts';
 import { withBlock } from './block.ts';
+import { names, olderThan, refuseWithoutValidator, REQUIRED_PLUGIN, requiredNote, tomlList, withRequired } from './nri-required.ts';
 
 export const NRI_PLUGIN = 'io.containerd.nri.v1.nri';
 /** containerd's own defaults for the NRI plugin's table. */
@@ -23,6 +25,8 @@ export interface ContainerdNriOptions {
   dropIn?: string | undefined;
   /** The plugin's two-digit index (the NN of NN-envhook). */
   index?: string | undefined;
+  /** Make envhook a required plugin of NRI's default validator (containerd 2.2 or later). */
+  nriRequired?: boolean | undefined;
 }
 
 export function nriIndex(index: string | undefined): string {
@@ -35,6 +39,7 @@ export function containerdNriPlan(layout: Layout, opts: ContainerdNriOptions): R
   const index = nriIndex(opts.index);
   const binary = findContainerd(opts.containerd);
   refuseWithoutNri(binary);
+  if (opts.nriRequired) refuseWithoutValidator('containerd', binary?.version);
   const dropIn = opts.dropIn === undefined ? undefined : absolute(opts.dropIn, '--drop-in');
   const config = readContainerdConfig(layout, { root: layout.config, binary, newFile: dropIn });
   const nri = config.readings.map((r) => ({ family: r.family, table: table(mergePlugins(r.files, r.family), NRI_PLUGIN) }));
@@ -45,19 +50,27 @@ export function containerdNriPlan(layout: Layout, opts: ContainerdNriOptions): R
   // 1.x (1.7) ships NRI off, 2.x on; an explicit `disable` in force decides either way
   const off = nri.some((n) => (n.table?.disable ?? n.family === '1.x') !== false);
   const blocks = off ? [enableBlock(config, dropIn)] : [];
+  const notes = [off ? `NRI is off in ${config.root} as containerd reads it: switched on` : `NRI is on in ${config.root} as containerd reads it (containerd 2.x's default)${opts.nriRequired ? '' : ': no configuration written'}`];
+  if (opts.nriRequired) {
+    // containerd 2.2 or later: one reading, NRI on (off is refused by enableBlock on 2.x)
+    const required = requiredBlock(config, dropIn);
+    if (required) blocks.push(required);
+    else notes.push(`envhook is already a required plugin of NRI's default validator in ${config.root} as containerd reads it: nothing written for --nri-required`);
+    notes.push(requiredNote('containerd'));
+  }
+  notes.push(`plugin ${plugin}: containerd starts it and hands it the connection`);
   return {
     files: [{ file: plugin, content: pluginWrapper(layout), mode: 0o755 }],
     blocks,
     next: ['restart containerd: systemctl restart containerd (containerd starts its pre-installed NRI plugins when it starts)'],
-    notes: [off ? `NRI is off in ${config.root} as containerd reads it: switched on` : `NRI is on in ${config.root} as containerd reads it (containerd 2.x's default): no configuration written`, `plugin ${plugin}: containerd starts it and hands it the connection`],
-    ...(binary ? { verify: () => checkNri(binary, layout, pluginDir) } : {}),
+    notes,
+    ...(binary ? { verify: () => checkNri(binary, layout, pluginDir, !!opts.nriRequired) } : {}),
   };
 }
 
 function refuseWithoutNri(binary: ContainerdBinary | undefined): void {
   if (!binary) return;
-  const [major, minor] = binary.version.split('.').map((n) => parseInt(n, 10));
-  if (major! < 1 || (major === 1 && minor! < 7)) {
+  if (olderThan(binary.version, [1, 7])) {
     throw new EnvhookError(`containerd ${binary.version} has no NRI (containerd 1.7 or later has it): install the runtime handler instead (--mode shim)`);
   }
 }
@@ -68,14 +81,54 @@ function enableBlock(config: ContainerdConfig, dropIn: string | undefined): Bloc
     const setter = r.files.find((f) => tableAt(f.doc, 'plugins', NRI_PLUGIN));
     if (setter) throw new EnvhookError(`${setter.path} sets [plugins."${NRI_PLUGIN}"] and NRI is off as containerd reads it: set disable = false there (envhook does not edit the admin's lines)`);
   }
+  const file = blockFile(config, dropIn);
+  const body = blockBody(config, file, [`[plugins.${JSON.stringify(NRI_PLUGIN)}]`, '  disable = false']);
+  return { file: file.path, body, mode: 0o644, note: `envhook's block goes here: no file sets [plugins."${NRI_PLUGIN}"], so this one table switches NRI on` };
+}
+
+const VALIDATOR = `[plugins."${NRI_PLUGIN}".default_validator]`;
+
+/**
+ * NRI's default validator on, with envhook among its required plugins: the union of the list in
+ * force and "envhook". Undefined when the files already require envhook. containerd 2.x merges
+ * files key by key, so the other validator settings stay as the admin set them; a list set in a
+ * file read after envhook's would replace envhook's: refused.
+ */
+function requiredBlock(config: ContainerdConfig, dropIn: string | undefined): BlockTarget | undefined {
+  const r = config.readings[0]!;
+  const validator = (files: ConfigFile[]) => tableAt(mergePlugins(files, r.family), NRI_PLUGIN, 'default_validator');
+  const current = validator(r.files);
+  if (current?.enable === true && names(current.required_plugins).includes(REQUIRED_PLUGIN)) return undefined;
+  const file = blockFile(config, dropIn);
+  if (tableAt(file.doc, 'plugins', NRI_PLUGIN, 'default_validator')) {
+    throw new EnvhookError(`${file.path} sets ${VALIDATOR}: add "${REQUIRED_PLUGIN}" to its required_plugins there (envhook does not edit the admin's lines), or name a file containerd reads after it with --drop-in`);
+  }
+  const list = withRequired(names(current?.required_plugins));
+  const body = blockBody(config, file, [VALIDATOR, '  enable = true', `  required_plugins = ${tomlList(list)}`]);
+  const doc = parseToml(withBlock(file.text, body, file.path), file.path);
+  const files = r.files.map((f) => (f === file ? { ...f, doc } : f));
+  const after = validator(files);
+  if (after?.enable !== true || !names(after.required_plugins).includes(REQUIRED_PLUGIN)) {
+    const later = files.slice(files.indexOf(file) + 1).findLast((f) => tableAt(f.doc, 'plugins', NRI_PLUGIN, 'default_validator'));
+    throw new EnvhookError(`${later?.path ?? 'a later file'} sets ${VALIDATOR} and containerd reads it after ${file.path}: envhook's required_plugins would be replaced; name a file containerd reads after it with --drop-in`);
+  }
+  return { file: file.path, body, mode: 0o644, note: `envhook's block goes here: NRI's default validator on, required_plugins ${tomlList(list)}` };
+}
+
+/** The file envhook's block goes into: --drop-in, else the root file. */
+function blockFile(config: ContainerdConfig, dropIn: string | undefined): ConfigFile {
   const files = config.readings[0]!.files;
   const file = dropIn === undefined ? files[0]! : files.find((f) => f.path === dropIn);
   if (!file) throw new EnvhookError(`${dropIn} is not read by containerd: the imports of ${config.root} (and of the files it imports) do not name it`);
+  return file;
+}
+
+/** The block's text: a new (or empty) file gets the config version first; it must parse in its file. */
+function blockBody(config: ContainerdConfig, file: ConfigFile, table: string[]): string {
   const newFile = !file.exists || Object.keys(file.doc).length === 0;
-  const lines = [...(newFile ? [`version = ${config.version}`, ''] : []), `[plugins.${JSON.stringify(NRI_PLUGIN)}]`, '  disable = false'];
-  const body = lines.join('\n') + '\n';
+  const body = [...(newFile ? [`version = ${config.version}`, ''] : []), ...table].join('\n') + '\n';
   parseToml(withBlock(file.text, body, file.path), `${file.path} with envhook's block`);
-  return { file: file.path, body, mode: 0o644, note: `envhook's block goes here: no file sets [plugins."${NRI_PLUGIN}"], so this one table switches NRI on` };
+  return body;
 }
 
 /** The executable containerd starts: envhook nri with the settings of /etc/envhook/config.json. */
@@ -95,8 +148,8 @@ function shQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-/** containerd's own reading after install: NRI on, reading plugins from the directory used. */
-function checkNri(binary: ContainerdBinary, layout: Layout, pluginDir: string): string {
+/** containerd's own reading after install: NRI on, reading plugins from the directory used (and requiring envhook). */
+function checkNri(binary: ContainerdBinary, layout: Layout, pluginDir: string, required: boolean): string {
   const dump: Table = configDump(binary, layout.real(layout.config), layout.root);
   const nri = tableAt(dump, 'plugins', NRI_PLUGIN);
   const problems: string[] = [];
@@ -104,7 +157,10 @@ function checkNri(binary: ContainerdBinary, layout: Layout, pluginDir: string): 
   else {
     if (nri.disable !== false) problems.push('NRI is disabled');
     if (nri.plugin_path !== pluginDir) problems.push(`plugin_path is not ${pluginDir}`);
+    const validator = table(nri, 'default_validator');
+    if (required && validator?.enable !== true) problems.push("NRI's default validator is off");
+    if (required && !names(validator?.required_plugins).includes(REQUIRED_PLUGIN)) problems.push(`required_plugins does not hold "${REQUIRED_PLUGIN}"`);
   }
   if (problems.length) throw new EnvhookError(`containerd ${binary.version} config dump of ${layout.config}: ${problems.join('; ')}`);
-  return `checked: containerd ${binary.version} config dump of ${layout.config} shows NRI on, with plugins from ${pluginDir}`;
+  return `checked: containerd ${binary.version} config dump of ${layout.config} shows NRI on, with plugins from ${pluginDir}${required ? `, "${REQUIRED_PLUGIN}" required` : ''}`;
 }

@@ -9,53 +9,92 @@ import { EnvhookError } from '../errors.ts';
 import { absolute, type Layout } from './layout.ts';
 import { readHost } from './fsops.ts';
 import type { RuntimePlan } from './targets.ts';
-import { parseToml, tableAt } from './toml.ts';
-import { CRIO_MAIN_CONFIG, crioConfigDump } from './crio-check.ts';
+import { parseToml, tableAt, type Table } from './toml.ts';
+import { CRIO_MAIN_CONFIG, crioConfigDump, crioVersion } from './crio-check.ts';
+import { names, refuseWithoutValidator, REQUIRED_PLUGIN, requiredNote, tomlList, withRequired } from './nri-required.ts';
 import { pluginWrapper } from './containerd-nri.ts';
 import { onPath } from './which.ts';
 
 export const CRIO_NRI_DROP_IN = '/etc/crio/crio.conf.d/50-envhook-nri.conf';
 const NRI_DEFAULT_PLUGIN_DIR = '/opt/nri/plugins';
+const VALIDATOR = 'crio.nri.default_validator';
 
-export function crioNriDropIn(): string {
+/** envhook's drop-in; with `required`, NRI's default validator on, requiring those plugins. */
+export function crioNriDropIn(required?: string[]): string {
   return [
     '# Written by envhook install; removed by envhook uninstall.',
     "# NRI on (CRI-O's default from 1.30, off before), for envhook's pre-installed NRI plugin.",
     '[crio.nri]',
     'enable_nri = true',
+    ...(required
+      ? [
+          '',
+          "# envhook a required plugin of NRI's default validator (CRI-O 1.34 or later): no container is created while it is not connected.",
+          `[${VALIDATOR}]`,
+          'nri_enable_default_validator = true',
+          `nri_validator_required_plugins = ${tomlList(required)}`,
+        ]
+      : []),
     '',
   ].join('\n');
 }
 
-export function crioNriPlan(layout: Layout, index: string, crio?: string): RuntimePlan {
+export function crioNriPlan(layout: Layout, index: string, crio?: string, required = false): RuntimePlan {
+  const bin = crio ? path.resolve(crio) : onPath('crio');
+  if (required) refuseWithoutValidator('crio', bin && crioVersion(bin));
   const dir = path.posix.dirname(layout.config);
   const files = [CRIO_MAIN_CONFIG, ...dropIns(layout, dir)];
   let pluginDir = NRI_DEFAULT_PLUGIN_DIR;
+  // each file's [crio.nri.default_validator], in CRI-O's order, and whether CRI-O reads it after envhook's
+  const validators: { file: string; after: boolean; table: Table }[] = [];
   for (const file of files) {
     const text = readHost(layout, file)?.toString('utf8');
     if (text === undefined) continue;
     const nri = tableAt(parseToml(text, file), 'crio', 'nri');
     if (typeof nri?.nri_plugin_dir === 'string') pluginDir = nri.nri_plugin_dir;
-    if (file > layout.config && path.posix.dirname(file) === dir && nri?.enable_nri === false) {
+    const after = file > layout.config && path.posix.dirname(file) === dir;
+    if (after && nri?.enable_nri === false) {
       throw new EnvhookError(`${file} sets enable_nri = false and CRI-O reads it after ${layout.config}: NRI would stay off; remove that line or name a later file with --config`);
     }
+    const v = tableAt(nri, 'default_validator');
+    if (v && file !== layout.config) validators.push({ file, after, table: v });
   }
   pluginDir = absolute(pluginDir, 'nri_plugin_dir of [crio.nri]');
   const plugin = path.posix.join(pluginDir, `${index}-envhook`);
-  const bin = crio ? path.resolve(crio) : onPath('crio');
   const notes = [`plugin ${plugin}: CRI-O starts it and hands it the connection`];
+  const list = required ? requiredList(layout, validators) : undefined;
+  if (required) notes.push(...(list ? [] : [`envhook is already a required plugin of NRI's default validator as CRI-O reads its files: nothing written for --nri-required`]), requiredNote('CRI-O'));
   if (!bin) notes.push('not checked with CRI-O: no crio on PATH (--crio PATH names one)');
   return {
     files: [
       { file: plugin, content: pluginWrapper(layout), mode: 0o755 },
-      { file: layout.config, content: Buffer.from(crioNriDropIn()), mode: 0o644 },
+      { file: layout.config, content: Buffer.from(crioNriDropIn(list)), mode: 0o644 },
     ],
     blocks: [],
     // a reload (SIGHUP) does not start NRI or its plugins
     next: ['restart CRI-O: systemctl restart crio (CRI-O starts its pre-installed NRI plugins when it starts; a reload does not)'],
     notes,
-    ...(bin ? { verify: () => checkCrioNri(bin, layout, pluginDir) } : {}),
+    ...(bin ? { verify: () => checkCrioNri(bin, layout, pluginDir, required) } : {}),
   };
+}
+
+const requires = (v: Table) => v.nri_enable_default_validator === true && names(v.nri_validator_required_plugins).includes(REQUIRED_PLUGIN);
+
+/**
+ * The plugins envhook's drop-in requires: the list in force, then "envhook"; undefined when the
+ * files already require it. CRI-O sets key by key, a list replaced whole: a file read after
+ * envhook's that would replace its list or turn the validator off is refused.
+ */
+function requiredList(layout: Layout, validators: { file: string; after: boolean; table: Table }[]): string[] | undefined {
+  const merged = Object.assign({}, ...validators.map((v) => v.table)) as Table;
+  if (requires(merged)) return undefined;
+  const list = withRequired(names(merged.nri_validator_required_plugins));
+  const ours: Table = { nri_enable_default_validator: true, nri_validator_required_plugins: list };
+  const later = validators.filter((v) => v.after);
+  if (!requires(Object.assign({}, ours, ...later.map((v) => v.table)))) {
+    throw new EnvhookError(`${later.at(-1)!.file} sets [${VALIDATOR}] and CRI-O reads it after ${layout.config}: envhook's nri_validator_required_plugins would be replaced; name a later file with --config`);
+  }
+  return list;
 }
 
 /** The drop-ins CRI-O reads, in its order (name order), as host paths. */
@@ -69,11 +108,12 @@ function dropIns(layout: Layout, dir: string): string[] {
   return names.filter((n) => n.endsWith('.conf')).sort().map((n) => path.posix.join(dir, n));
 }
 
-function checkCrioNri(bin: string, layout: Layout, pluginDir: string): string {
+function checkCrioNri(bin: string, layout: Layout, pluginDir: string, required: boolean): string {
   const nri = tableAt(crioConfigDump(bin, layout), 'crio', 'nri');
   const problems: string[] = [];
   if (nri?.enable_nri !== true) problems.push('enable_nri is not true');
   if (nri?.nri_plugin_dir !== pluginDir) problems.push(`nri_plugin_dir is not ${pluginDir}`);
+  if (required && !requires(tableAt(nri, 'default_validator') ?? {})) problems.push(`[${VALIDATOR}] does not require "${REQUIRED_PLUGIN}"`);
   if (problems.length) throw new EnvhookError(`crio config: ${problems.join('; ')}`);
-  return `checked: crio config shows NRI on, with plugins from ${pluginDir}`;
+  return `checked: crio config shows NRI on, with plugins from ${pluginDir}${required ? `, "${REQUIRED_PLUGIN}" required` : ''}`;
 }

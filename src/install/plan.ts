@@ -28,6 +28,8 @@ export interface InstallOptions extends SourceOptions, ContainerdOptions, Settin
   mode?: InstallMode | undefined;
   /** nri: the plugin's two-digit index. */
   index?: string | undefined;
+  /** nri: make envhook a required plugin of NRI's default validator. */
+  nriRequired?: boolean | undefined;
 }
 
 export interface Plan {
@@ -89,9 +91,10 @@ export function planInstall(opts: InstallOptions): Plan {
 }
 
 function runtimePlan(layout: Layout, opts: InstallOptions): RuntimePlan {
+  if (opts.nriRequired && opts.mode !== 'nri') throw new EnvhookError('--nri-required is only valid with --mode nri (it makes the NRI plugin a required one)');
   if (opts.mode === 'nri') {
     if (opts.runtime === 'containerd') return containerdNriPlan(layout, opts);
-    if (opts.runtime === 'crio') return crioNriPlan(layout, nriIndex(opts.index), opts.crio);
+    if (opts.runtime === 'crio') return crioNriPlan(layout, nriIndex(opts.index), opts.crio, !!opts.nriRequired);
     throw new EnvhookError('Podman has no NRI: install with --mode shim');
   }
   switch (opts.runtime) {

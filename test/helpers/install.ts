@@ -40,6 +40,27 @@ export function fakeSource(dir: string): string {
   return dir;
 }
 
+/**
+ * A stand-in containerd in `dir`: `--version` prints `version`, `config default` a version 3
+ * file, `config dump` the fixture `dump` (what containerd's reading of the files would be).
+ */
+export function fakeContainerd(dir: string, dump: string, version = '2.1.9'): string {
+  fs.writeFileSync(path.join(dir, 'dump.toml'), dump);
+  const bin = path.join(dir, 'containerd');
+  const script = [
+    '#!/bin/sh',
+    'case "$*" in',
+    `--version) echo "containerd github.com/containerd/containerd/v2 ${version} fake" ;;`,
+    '"config default") echo "version = 3" ;;',
+    `*"config dump") cat ${JSON.stringify(path.join(dir, 'dump.toml'))} ;;`,
+    '*) exit 2 ;;',
+    'esac',
+    '',
+  ].join('\n');
+  fs.writeFileSync(bin, script, { mode: 0o755 });
+  return bin;
+}
+
 /** Every regular file under `root` (relative path → bytes), and every symlink. */
 export function snapshot(root: string): Map<string, Buffer> {
   const out = new Map<string, Buffer>();

@@ -5,27 +5,10 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fakeSource, hostFiles, install, snapshot } from '../helpers/install.ts';
+import { fakeContainerd, fakeSource, hostFiles, install, snapshot } from '../helpers/install.ts';
 
 const ADMIN = "version = 3\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]\n  SystemdCgroup = true\n";
 const FRONT = '/usr/local/lib/envhook/envhook-runtime';
-
-function fakeContainerd(dir: string, dump: string): string {
-  fs.writeFileSync(path.join(dir, 'dump.toml'), dump);
-  const bin = path.join(dir, 'containerd');
-  const script = [
-    '#!/bin/sh',
-    'case "$*" in',
-    '--version) echo "containerd github.com/containerd/containerd/v2 2.1.9 fake" ;;',
-    '"config default") echo "version = 3" ;;',
-    `*"config dump") cat ${JSON.stringify(path.join(dir, 'dump.toml'))} ;;`,
-    '*) exit 2 ;;',
-    'esac',
-    '',
-  ].join('\n');
-  fs.writeFileSync(bin, script, { mode: 0o755 });
-  return bin;
-}
 
 function setup(t: Test, dump: string) {
   const dir = t.testdir({});

@@ -11,6 +11,7 @@ import { containerd2Binary } from '../helpers/containerd-nri.ts';
 import { CONTAINERD } from '../helpers/bundle.ts';
 import { nriIndex, pluginWrapper } from '../../src/install/containerd-nri.ts';
 import { makeLayout } from '../../src/install/layout.ts';
+import { findContainerd } from '../../src/install/containerd-binary.ts';
 
 t.setTimeout(300_000);
 
@@ -83,6 +84,15 @@ t.test('2.1.9: an admin file with NRI off is refused, nothing written', { skip: 
   const r = install({ runtime: 'containerd', root, source, extra: nri(['--containerd', c2!]) });
   t.equal(r.status, 1);
   t.equal(r.stderr, 'envhook: /etc/containerd/config.toml sets [plugins."io.containerd.nri.v1.nri"] and NRI is off as containerd reads it: set disable = false there (envhook does not edit the admin\'s lines)\n');
+  t.same(snapshot(root), before);
+});
+
+t.test('2.1.9 (no default validator): --nri-required refused, nothing written', { skip: skip2 }, async (t) => {
+  const { root, source } = setup(t, { 'etc/containerd/config.toml': 'version = 3\n' });
+  const before = snapshot(root);
+  const r = install({ runtime: 'containerd', root, source, extra: nri(['--nri-required', '--containerd', c2!]) });
+  t.equal(r.status, 1);
+  t.equal(r.stderr, `envhook: --nri-required needs containerd 2.2 or later (NRI's default validator); containerd ${findContainerd(c2)!.version} has none: install without --nri-required, or upgrade containerd\n`);
   t.same(snapshot(root), before);
 });
 
