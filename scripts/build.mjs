@@ -24,6 +24,36 @@ const common = {
 };
 const shebang = { js: '#!/usr/bin/env node' };
 
+// pino and sonic-boom load worker_threads (thread-stream, for transports, and pino's
+// isMainThread, read only for an asynchronous destination) and assert at load time; envhook
+// writes its log with a synchronous destination and no transport. Loading them (worker
+// threads, the stream stack, assert) cost every create through the front ~1 ms of start-up. The
+// bundled copies get each module on first use instead; each replacement must match, or the
+// build fails (a new pino or sonic-boom: update this list).
+const LAZY_REQUIRES = [
+  [/pino[\\/]lib[\\/]transport\.js$/, [["const ThreadStream = require('thread-stream')", "function ThreadStream (...args) { return new (require('thread-stream'))(...args) }"]]],
+  [/pino[\\/]lib[\\/]tools\.js$/, [
+    ["const { isMainThread } = require('worker_threads')", "const workerThreads = { get isMainThread () { return require('worker_threads').isMainThread } }"],
+    ['if (!opts.sync && isMainThread) {', 'if (!opts.sync && workerThreads.isMainThread) {'],
+  ]],
+  [/sonic-boom[\\/]index\.js$/, [["const assert = require('assert')", "const assert = (...args) => require('assert')(...args)"]]],
+];
+const lazyRequires = {
+  name: 'pino-lazy-requires',
+  setup(b) {
+    for (const [filter, edits] of LAZY_REQUIRES) {
+      b.onLoad({ filter }, (args) => {
+        let text = fs.readFileSync(args.path, 'utf8');
+        for (const [from, to] of edits) {
+          if (text.split(from).length !== 2) throw new Error(`${args.path}: not exactly one "${from}" (pino or sonic-boom changed: update scripts/build.mjs)`);
+          text = text.replace(from, to);
+        }
+        return { contents: text, loader: 'js' };
+      });
+    }
+  },
+};
+
 // commander requires node:child_process at load time for executable subcommands, which envhook
 // has none of; loading it (and net, stream, ...) costs ~3 ms of every `envhook inject` or hook
 // run. Its only use is childProcess.spawn, so the bundled copy gets the module on first use.
@@ -39,7 +69,7 @@ const lazyChildProcess = {
     });
   },
 };
-await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/envhook-main.cjs', banner: shebang, plugins: [lazyChildProcess], define: { ...common.define, __ENVHOOK_BUNDLE__: 'true' } });
+await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/envhook-main.cjs', banner: shebang, plugins: [lazyChildProcess, lazyRequires], define: { ...common.define, __ENVHOOK_BUNDLE__: 'true' } });
 // lint and convert (src/tools.ts) with the yaml package: a bundle of their own, loaded only by
 // those commands, so the CLI bundle every container start loads stays as small as before.
 await build({ ...common, entryPoints: ['src/tools.ts'], outfile: 'dist/envhook-tools.cjs' });

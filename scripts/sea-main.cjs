@@ -4,11 +4,13 @@
 // CommonJS module, with a V8 code cache made after a run of `envhook inject` (so it holds the
 // functions that run compiled). If V8 rejects the cache (another V8 or other flags), it compiles
 // the source as usual: slower, same behaviour.
-const { getAsset } = require('node:sea');
+// The source is ASCII (build-sea.mjs), read as Latin-1 and the cache in place (getRawAsset: no
+// copy), both straight from the executable's section: no UTF-8 decoding, no copies.
+const { getRawAsset } = require('node:sea');
 const { Script } = require('node:vm');
 
-const script = new Script(getAsset('envhook-main.js', 'utf8'), {
+const script = new Script(Buffer.from(getRawAsset('envhook-main.js')).latin1Slice(), {
   filename: __filename,
-  cachedData: new Uint8Array(getAsset('envhook-main.cache')),
+  cachedData: new Uint8Array(getRawAsset('envhook-main.cache')),
 });
 script.runInThisContext()(exports, require, module, __filename, __dirname);

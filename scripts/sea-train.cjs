@@ -5,6 +5,7 @@ const fs = require('node:fs');
 const { Script } = require('node:vm');
 
 const [source, cache] = process.argv.splice(2, 2);
-const script = new Script(fs.readFileSync(source, 'utf8'), { filename: source });
+// Latin-1, as scripts/sea-main.cjs reads it (the source is ASCII): the same string, so V8 accepts the cache.
+const script = new Script(fs.readFileSync(source, 'latin1'), { filename: source });
 process.on('exit', () => fs.writeFileSync(cache, script.createCachedData()));
 script.runInThisContext()(exports, require, module, __filename, __dirname);
