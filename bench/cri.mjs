@@ -65,7 +65,18 @@ async function interleaved(subjects) {
 
 function rows(name, ms, target) {
   const load = loadavg();
-  return [{ case: name, subject: 'envhook handler', ms: ms.envhook, baseline: 'runc handler', baseMs: ms.runc, target, load, containerd: label }];
+  const floor = ms.shwrap === undefined ? [] : [{ case: name, subject: `floor: ${SH_WRAPPER_LABEL}`, ms: ms.shwrap, baseline: 'runc handler', baseMs: ms.runc, load, containerd: label }];
+  return [{ case: name, subject: 'envhook handler', ms: ms.envhook, baseline: 'runc handler', baseMs: ms.runc, target, load, containerd: label }, ...floor];
+}
+
+// The floor of any sh front (7a, 7b): a third handler whose runtime is a two-line sh script that
+// only execs runc. What it costs over runc is the price of the extra sh exec on each call
+// (create and start), before the front reads anything.
+const SH_WRAPPER_LABEL = 'handler running `#!/bin/sh` + `exec runc "$@"`';
+function shWrapper(dir) {
+  const file = path.join(dir, 'sh-wrapper');
+  const table = 'plugins."io.containerd.grpc.v1.cri".containerd.runtimes.shwrap';
+  return `[${table}]\n  runtime_type = "io.containerd.runc.v2"\n[${table}.options]\n  BinaryName = ${JSON.stringify(file)}\n  Root = ${JSON.stringify(path.join(dir, 'shwrap-root'))}\n`;
 }
 
 /** Stops and removes a container, as the kubelet does when it goes (untimed). */
@@ -83,7 +94,10 @@ export async function criRows() {
   // No run counter: its extra sh would be timed with the envhook handler.
   // containerd's state (the bundles) on tmpfs, as /run/containerd is on a node: on this machine's
   // disk the fsyncs of config.json's atomic rewrite cost several ms (row 1 shows both).
-  const node = prepareWithEnvhook({ version: '1.6', countRuns: false, logLevel: 'info', tmpBase: process.env.BENCH_BUNDLE_DIR ?? '/dev/shm' });
+  const tmpBase = process.env.BENCH_BUNDLE_DIR ?? '/dev/shm';
+  const wrapperDir = fs.mkdtempSync(path.join(tmpBase, 'envhook-bench-shwrap-'));
+  const node = prepareWithEnvhook({ version: '1.6', countRuns: false, logLevel: 'info', tmpBase, extraConfig: shWrapper(wrapperDir) });
+  fs.writeFileSync(path.join(wrapperDir, 'sh-wrapper'), `#!/bin/sh\nexec ${JSON.stringify(node.containerd.bin.runc)} "$@"\n`, { mode: 0o755 });
   await node.containerd.start();
   label = node.containerd.label.replace(/^containerd github\.com\/containerd\/containerd /, 'containerd ');
   const { cri } = node.containerd;
@@ -93,7 +107,7 @@ export async function criRows() {
     const plusNode = { addMs: Math.round((nodeMs + 5) * 10) / 10 };
     const typical = typicalPod();
 
-    const sandbox = await interleaved(HANDLERS.map((handler) => ({
+    const sandbox = await interleaved([...HANDLERS, 'shwrap'].map((handler) => ({
       label: handler,
       prepare: () => layOutPod(node.kubeletRoot, { name: `bench-sb-${handler}`, ...typical }).config,
       op: async (config) => (await cri.call('RunPodSandbox', { config, runtimeHandler: handler })).podSandboxId,
@@ -102,8 +116,9 @@ export async function criRows() {
     out.push(...rows('7a CRI RunPodSandbox (typical annotated pod)', sandbox, { addMs: 2 }));
 
     const startRow = async (name, podOpts, container, target) => {
-      const pods = Object.fromEntries(await Promise.all(HANDLERS.map(async (h) => [h, await runPod(node.containerd, node.kubeletRoot, { name: `bench-${h}`, handler: h, ...podOpts })])));
-      const ms = await interleaved(HANDLERS.map((h) => ({
+      const handlers = podOpts.annotations ? HANDLERS : [...HANDLERS, 'shwrap'];
+      const pods = Object.fromEntries(await Promise.all(handlers.map(async (h) => [h, await runPod(node.containerd, node.kubeletRoot, { name: `bench-${h}`, handler: h, ...podOpts })])));
+      const ms = await interleaved(handlers.map((h) => ({
         label: h,
         prepare: () => podOpts.projected && resetOwners(pods[h].pod.dir + '/volumes/kubernetes.io~projected/certs'),
         op: async () => {
@@ -133,6 +148,7 @@ export async function criRows() {
     if (applied < RUNS) throw new Error(`envhook applied env ${applied} times, fewer than the ${RUNS} annotated starts: the envhook handler is not what was timed`);
   } finally {
     const left = await node.containerd.stop();
+    fs.rmSync(wrapperDir, { recursive: true, force: true });
     if (left.processes.length || left.mounts.length) console.error(`  7: containerd left ${JSON.stringify(left)}`);
   }
   return out;

@@ -117,9 +117,11 @@ const criSection = `${CRI_START}
 ## CRI (row 7): the kubelet's calls, envhook handler against the plain runc handler
 
 Measured on ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')} (load average ${criLoad} at start, ${loadavg()} at end) on one private
-${cri[0]?.containerd ?? 'containerd 1.6'} with the CRI plugin, over gRPC as the kubelet calls it; the two
+${cri[0]?.containerd ?? 'containerd 1.6'} with the CRI plugin, over gRPC as the kubelet calls it; the
 handlers interleaved in the same run, ${RUNS} timed calls each, median wall time per call (CPU is not attributed per call: the
-work is spread over containerd, its shims, runc and envhook). Method: bench/README.md, row 7.
+work is spread over containerd, its shims, runc and envhook). The "floor" rows of 7a and 7b time a
+third handler whose runtime is a two-line sh script that only execs runc: the cost of any sh
+front before it reads anything. Method: bench/README.md, row 7.
 
 ${verdicts(cri, [])}
 
