@@ -61,16 +61,35 @@ function arrayEnd(text: string, open: number): number | undefined {
 /** A sh single-quoted word: every byte as it is, `'` as `'\''`. */
 const shQuote = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`;
 
+export interface ExecSidecar {
+  bundle: string;
+  /** The container's id (runc's create argument): the front uses the sidecar for this id only. */
+  id: string;
+  /** config.json's text before envhook's rewrite, and its process env. */
+  original: string;
+  originalEnv: readonly string[];
+  /** PID 1's env after it. */
+  finalEnv: readonly string[];
+  mark: AppliedEnv;
+  /** For messages: config.json's path. */
+  where: string;
+}
+
 /**
- * Writes the bundle's exec sidecar for a create whose env envhook changed: `original` is
- * config.json's text before, `originalEnv` its process env, `finalEnv` PID 1's. Nothing is
- * written when the original has no env array to find (the Node path then serves every exec).
+ * Writes the bundle's exec sidecar for a create whose env envhook changed. Nothing is written
+ * when the original has no env array to find (the Node path then serves every exec).
  */
-export function writeExecSidecar(bundle: string, original: string, originalEnv: readonly string[], finalEnv: readonly string[], mark: AppliedEnv, where: string): boolean {
-  const from = compactEnvText(original, originalEnv);
+export function writeExecSidecar(s: ExecSidecar): boolean {
+  const from = compactEnvText(s.original, s.originalEnv);
   if (from === undefined) return false;
-  const to = JSON.stringify(execEnv(originalEnv, mark, finalEnv, where));
-  const text = `# envhook: the exec env of this bundle's container (hooks/envhook-runtime reads it)\nenvhook_exec_from=${shQuote(from)}\nenvhook_exec_to=${shQuote(to)}\n`;
-  atomicWrite(path.join(bundle, EXEC_SIDECAR), text, { newFileMode: 0o600 });
+  const to = JSON.stringify(execEnv(s.originalEnv, s.mark, s.finalEnv, s.where));
+  const text = [
+    "# envhook: the exec env of this bundle's container (hooks/envhook-runtime reads it)",
+    `envhook_exec_id=${shQuote(s.id)}`,
+    `envhook_exec_from=${shQuote(from)}`,
+    `envhook_exec_to=${shQuote(to)}`,
+    '',
+  ].join('\n');
+  atomicWrite(path.join(s.bundle, EXEC_SIDECAR), text, { newFileMode: 0o600 });
   return true;
 }

@@ -67,7 +67,7 @@ export function runShim(argv: readonly string[], where: ShimEnv = { env: process
     fs.rmSync(path.join(bundle, EXEC_SIDECAR), { force: true });
     // A sandbox or a container that asks for nothing leaves config.json as it was (flushSpec).
     flushSpec(loaded, spec);
-    sidecar(bundle, loaded.original, loaded.spec, spec, log, about);
+    sidecar(bundle, create.id, loaded.original, loaded.spec, spec, log, about);
     log.info({ ...about, sandbox: plan.sandbox, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length }, 'applied; runtime next');
   } catch (err) {
     const message = `envhook: ${describeError(err)}`;
@@ -84,13 +84,13 @@ export function runShim(argv: readonly string[], where: ShimEnv = { env: process
  * without it every exec into the container takes the Node path, so a failure is logged, not
  * fatal (config.json is already written).
  */
-function sidecar(bundle: string, original: string, before: Spec, after: Spec, log: Logger, about: Record<string, unknown>): void {
-  if (after === before) return;
+function sidecar(bundle: string, id: string | undefined, original: string, before: Spec, after: Spec, log: Logger, about: Record<string, unknown>): void {
+  if (after === before || id === undefined) return;
   try {
     const mark = readAppliedEnv(after.annotations as Record<string, unknown> | undefined, bundle);
     if (mark === undefined) return;
     const env = (spec: Spec) => ((spec.process as JsonObject | undefined)?.env ?? []) as string[];
-    if (!writeExecSidecar(bundle, original, env(before), env(after), mark, bundle)) log.debug(about, 'exec sidecar: no process env array in config.json; execs take the Node path');
+    if (!writeExecSidecar({ bundle, id, original, originalEnv: env(before), finalEnv: env(after), mark, where: path.join(bundle, 'config.json') })) log.debug(about, 'exec sidecar: no process env array in config.json; execs take the Node path');
   } catch (err) {
     log.warn({ err, ...about }, 'exec sidecar not written; execs take the Node path');
   }

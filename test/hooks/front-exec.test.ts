@@ -119,7 +119,8 @@ for (const [name, shell] of SHELLS) {
     const goJson = (v: unknown) => JSON.stringify(v).replace(/&/g, '\\u0026').replace(/</g, '\\u003c').replace(/>/g, '\\u003e');
     const original = goJson({ ociVersion: '1.0.2', process: { args: ['sleep'], env: ORIGINAL_ENV, cwd: '/' }, annotations: { 'envhook.io/applied-env': JSON.stringify(SIDECAR_MARK) } });
     fs.writeFileSync(path.join(bundle, 'config.json'), original);
-    t.ok(writeExecSidecar(bundle, original, ORIGINAL_ENV, FINAL_ENV, SIDECAR_MARK, 'config.json'), 'sidecar written');
+    const sidecar = { bundle, id: 'c1', original, originalEnv: ORIGINAL_ENV, finalEnv: FINAL_ENV, mark: SIDECAR_MARK, where: 'config.json' };
+    t.ok(writeExecSidecar(sidecar), 'sidecar written');
     t.equal(fs.statSync(path.join(bundle, EXEC_SIDECAR)).mode & 0o777, 0o600, 'sidecar 0600: it holds values');
     s.state(bundle);
     const procDir = path.join(dir, 'tmp');
@@ -165,6 +166,9 @@ for (const [name, shell] of SHELLS) {
     fs.chownSync(path.join(bundle, EXEC_SIDECAR), 1000, 1000);
     reached('a sidecar owned by another user', () => fs.writeFileSync(processFile, execProcess(ORIGINAL_ENV)));
     fs.chownSync(path.join(bundle, EXEC_SIDECAR), 0, 0);
+    writeExecSidecar({ ...sidecar, id: 'c0' });
+    reached("the sidecar of another container (an earlier create's id)", () => fs.writeFileSync(processFile, execProcess(ORIGINAL_ENV)));
+    writeExecSidecar(sidecar);
     r = runFront(argv, s.env, { shell: shell! });
     t.same(r.lines, ['runtime', ...argv], 'all guards hold again: the runtime at once');
   });

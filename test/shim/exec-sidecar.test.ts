@@ -27,15 +27,16 @@ t.test('writeExecSidecar: 0600, and sh reads back every byte', async (t) => {
   const original = goText({ process: { env: ENV } }, 2);
   const mark = { set: ['APOS', 'NEW'], removed: ['HTML'] };
   const final = [...ENV.filter((e) => !e.startsWith('HTML=')), "NEW=x'y\"z\\"];
-  t.ok(writeExecSidecar(dir, original, ENV, final, mark, 'config.json'));
+  t.ok(writeExecSidecar({ bundle: dir, id: "it's-1", original, originalEnv: ENV, finalEnv: final, mark, where: 'config.json' }));
   const file = path.join(dir, EXEC_SIDECAR);
   t.equal(fs.statSync(file).mode & 0o777, 0o600);
   for (const sh of ['dash', 'bash']) {
-    const r = spawnSync(sh, ['-c', `. "$1" && printf '%s\\0%s' "$envhook_exec_from" "$envhook_exec_to"`, sh, file], { encoding: 'utf8' });
+    const r = spawnSync(sh, ['-c', `. "$1" && printf '%s\\0%s\\0%s' "$envhook_exec_id" "$envhook_exec_from" "$envhook_exec_to"`, sh, file], { encoding: 'utf8' });
     t.equal(r.status, 0, `${sh}: ${r.stderr}`);
-    const [from, to] = r.stdout.split('\0');
+    const [id, from, to] = r.stdout.split('\0');
+    t.equal(id, "it's-1", `${sh}: the container id`);
     t.equal(from, goText(ENV), `${sh}: from, the compact original`);
     t.same(JSON.parse(to!), ['PATH=/usr/bin:/bin', 'Q="quoted" \\ back', 'NL=line\nline', "APOS=it's", "NEW=x'y\"z\\"], `${sh}: to, the exec env`);
   }
-  t.notOk(writeExecSidecar(dir, '{"process":{}}', [], ['A=1'], { set: ['A'], removed: [] }, 'config.json'), 'no env array in config.json: nothing written');
+  t.notOk(writeExecSidecar({ bundle: dir, id: 'x', original: '{"process":{}}', originalEnv: [], finalEnv: ['A=1'], mark: { set: ['A'], removed: [] }, where: 'config.json' }), 'no env array in config.json: nothing written');
 });
