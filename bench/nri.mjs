@@ -53,7 +53,24 @@ const rssMiB = (pid) => status(pid, 'VmRSS');
 const anonMiB = (pid) => status(pid, 'RssAnon');
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
+/**
+ * The daemons timed: the bundle on Node (the DaemonSet example's image can run it), and the
+ * single executable a pre-installed plugin runs on a node (`envhook install --mode nri`), when
+ * built. BENCH_NRI_NODE_FLAGS passes V8 flags to the bundle's Node, for experiments.
+ */
+function daemons() {
+  const bundle = { name: 'bundle', cmd: NODE, args: [...(process.env.BENCH_NRI_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), path.join(REPO, 'dist/envhook.cjs')] };
+  const sea = path.join(REPO, 'dist/envhook');
+  return fs.existsSync(sea) ? [bundle, { name: 'SEA', cmd: sea, args: [] }] : [bundle];
+}
+
 export async function nriRow() {
+  const rows = [];
+  for (const daemon of daemons()) rows.push(...(await nriRowsOf(daemon)));
+  return rows;
+}
+
+async function nriRowsOf(daemon) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-bench-nri-'));
   const rt = await startFakeRuntime({ dir });
   const procs = [];
@@ -61,7 +78,7 @@ export async function nriRow() {
     const config = path.join(dir, 'config.json');
     const kubeletRoot = path.join(dir, 'kubelet');
     fs.writeFileSync(config, JSON.stringify({ kubeletRoot }));
-    const envhook = spawn(NODE, [...(process.env.BENCH_NRI_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), path.join(REPO, 'dist/envhook.cjs'), 'nri', '--socket', rt.socketPath], { env: { ...benchEnv, ENVHOOK_CONFIG: config }, stdio: ['ignore', 'ignore', 'inherit'] });
+    const envhook = spawn(daemon.cmd, [...daemon.args, 'nri', '--socket', rt.socketPath], { env: { ...benchEnv, ENVHOOK_CONFIG: config }, stdio: ['ignore', 'ignore', 'inherit'] });
     procs.push(envhook);
     const died = new Promise((_, reject) => envhook.once('exit', (code) => reject(new Error(`envhook nri exited (${code}) before registering`))));
     const plugin = await Promise.race([rt.nextPlugin(), died]);
@@ -97,7 +114,7 @@ export async function nriRow() {
       }
       ours.sort((a, b) => a - b);
       base.sort((a, b) => a - b);
-      rows.push({ label, bytes: payload.length, p50: pct(ours, 50), p99: pct(ours, 99), base50: pct(base, 50), base99: pct(base, 99), rss, anon, load });
+      rows.push({ label: `${label} (${daemon.name})`, bytes: payload.length, p50: pct(ours, 50), p99: pct(ours, 99), base50: pct(base, 50), base99: pct(base, 99), rss, anon, load });
     }
     return rows;
   } finally {
@@ -123,9 +140,13 @@ ${NRI_REQUESTS} CreateContainer requests per case from the test peer that plays 
 (bench/nri-floor.mjs: NRI framing only, an empty response, no decoding, no handler). Round trip
 in ms as the peer sees it; "own" is envhook's p50 minus the floor's: the plugin's own time.
 The handler is the pipeline's: the annotated request reads the typical pod's env files and
-walks its 100 projected files (owners already right after the first request, as on a node). Memory of the daemon (\`dist/envhook.cjs\` on Node ${process.version}) at the start of
-the timed requests (after a 500-request warm-up), its maximum, and at the end: VmRSS, which
-includes ~40 MiB of Node's own binary shared with every Node process (a bare \`node\` idles at
+walks its 100 projected files (owners already right after the first request, as on a node).
+Two daemons, one after the other: "bundle" is \`dist/envhook.cjs\` on Node ${process.version}; "SEA" is
+the single executable \`dist/envhook\`, what a pre-installed plugin runs on a node (its execArgv
+gives a young generation of 8 MiB from the start, for the per-container commands; and it keeps
+~19 MiB more of its own file resident than Node does of node: RssFile ~57 against ~38 MiB idle).
+Memory of the daemon at the start of the timed requests (after a 500-request warm-up), its
+maximum, and at the end: VmRSS, which includes the executable's pages (a bare \`node\` idles at
 ~43 MiB), and RssAnon, the daemon's own memory. Flat: VmRSS grows by less than 4 MiB after the
 first 1,000 requests. Targets: own p50 < 1 ms; VmRSS flat and ≤ 64 MiB.
 
