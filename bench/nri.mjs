@@ -143,8 +143,10 @@ The handler is the pipeline's: the annotated request reads the typical pod's env
 walks its 100 projected files (owners already right after the first request, as on a node).
 Two daemons, one after the other: "bundle" is \`dist/envhook.cjs\` on Node ${process.version}; "SEA" is
 the single executable \`dist/envhook\`, what a pre-installed plugin runs on a node (its execArgv
-gives a young generation of 8 MiB from the start, for the per-container commands; and it keeps
-~19 MiB more of its own file resident than Node does of node: RssFile ~57 against ~38 MiB idle).
+gives a young generation of 8 MiB from the start, for the per-container commands). Its RssFile
+depends on how the page cache holds the file: on this kernel (6.18, ext4) the same bytes idle at
+VmRSS 74 MiB (RssFile 58) as written by the build (one large write) and 54 MiB (RssFile 38) as
+copied with \`cp\`: clean, shared pages of the executable, mapped in larger folios.
 Memory of the daemon at the start of the timed requests (after a 500-request warm-up), its
 maximum, and at the end: VmRSS, which includes the executable's pages (a bare \`node\` idles at
 ~43 MiB), and RssAnon, the daemon's own memory. Flat: VmRSS grows by less than 4 MiB after the
