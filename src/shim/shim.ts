@@ -8,7 +8,7 @@
 // caller (cli/main.ts) prints the one-line error and exits 1, and the front runs nothing.
 import fs from 'node:fs';
 import path from 'node:path';
-import { describeError } from '../errors.ts';
+import { describeError, EnvhookError } from '../errors.ts';
 import { createLogger, silentLogger, type Logger } from '../log.ts';
 import { loadSettings } from '../settings.ts';
 import { flushSpec, loadSpec, type Spec } from '../oci/spec.ts';
@@ -63,8 +63,7 @@ export function runShim(argv: readonly string[], where: ShimEnv = { env: process
       return;
     }
     const { spec, plan } = runPipeline(loaded.spec, { settings, stage: 'create', log, recordOwnersIn: settings.runDir });
-    // A sidecar of an earlier create of this bundle must not outlive its config.json.
-    fs.rmSync(path.join(bundle, EXEC_SIDECAR), { force: true });
+    removeSidecar(bundle);
     // A sandbox or a container that asks for nothing leaves config.json as it was (flushSpec).
     flushSpec(loaded, spec);
     sidecar(bundle, create.id, loaded.original, loaded.spec, spec, log, about);
@@ -76,6 +75,19 @@ export function runShim(argv: readonly string[], where: ShimEnv = { env: process
     throw err;
   } finally {
     log.flush?.();
+  }
+}
+
+/**
+ * A sidecar of an earlier create of this bundle must not outlive its config.json (a create that
+ * changes nothing leaves config.json's time as it was, so the front's age check would not do).
+ */
+function removeSidecar(bundle: string): void {
+  const file = path.join(bundle, EXEC_SIDECAR);
+  try {
+    fs.rmSync(file, { force: true });
+  } catch (cause) {
+    throw new EnvhookError(`cannot remove ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
   }
 }
 

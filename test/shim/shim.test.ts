@@ -52,6 +52,11 @@ t.test('the exec sidecar: none where nothing changed, a stale one removed', asyn
   const plain = setup(t, {});
   runShim(['create', '--bundle', plain.bundle, 'x'], plain.where);
   t.notOk(fs.existsSync(path.join(plain.bundle, EXEC_SIDECAR)), 'no request: none');
+  const odd = setup(t);
+  fs.mkdirSync(path.join(odd.bundle, EXEC_SIDECAR, 'x'), { recursive: true });
+  const before = fs.readFileSync(odd.config);
+  t.throws(() => runShim(['create', '--bundle', odd.bundle, 'x'], odd.where), { message: `cannot remove ${path.join(odd.bundle, EXEC_SIDECAR)}: ERR_FS_EISDIR` }, 'a directory in its place: one line, the create fails');
+  t.same(fs.readFileSync(odd.config), before, 'config.json unchanged');
 });
 
 t.test('run: a relative bundle, or none, is read from the working directory', async (t) => {
