@@ -1,5 +1,5 @@
 // A small kubelet-like pod (scripts/kubelet-pod.ts, the fixture the tests and the bench use)
-// and OCI bundle for scripts/build-sea.mjs to run `envhook inject` on once while it makes the
+// and OCI bundle for scripts/build-sea.mjs to run `envhook shim create` on once while it makes the
 // single executable's code cache (the shape of bench/fixtures.mjs's typical pod, without runc:
 // a minimal config.json). Returns the arguments and environment of the front's `envhook shim create`.
 import fs from 'node:fs';

@@ -12,6 +12,7 @@ import { EnvhookError } from '../errors.ts';
 import type { Layout } from './layout.ts';
 import type { HookTemplates, Target } from './targets.ts';
 import { HOOK_FILES } from './layout.ts';
+import { shQuote } from '../sh-quote.ts';
 
 export interface SourceOptions {
   /** Directory holding dist/ and hooks/ (a checkout, the npm package, or the image's /opt/envhook). */
@@ -74,10 +75,6 @@ export function executableTargets(layout: Layout, opts: SourceOptions): Target[]
     { file: layout.bin, content: Buffer.from(wrapper), mode: 0o755 },
     front,
   ];
-}
-
-function shQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 /** The hooks.d templates the source ships (hooks/envhook-precreate.json, …), if any. */

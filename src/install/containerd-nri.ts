@@ -15,6 +15,7 @@ import { mergePlugins } from './containerd-merge.ts';
 import { parseToml, table, tableAt, type Table } from './toml.ts';
 import { withBlock } from './block.ts';
 import { names, olderThan, refuseWithoutValidator, REQUIRED_PLUGIN, requiredNote, tomlList, withRequired } from './nri-required.ts';
+import { shQuote } from '../sh-quote.ts';
 
 export const NRI_PLUGIN = 'io.containerd.nri.v1.nri';
 /** containerd's own defaults for the NRI plugin's table. */
@@ -142,10 +143,6 @@ export function pluginWrapper(layout: Layout): Buffer {
       '',
     ].join('\n'),
   );
-}
-
-function shQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 /** containerd's own reading after install: NRI on, reading plugins from the directory used (and requiring envhook). */

@@ -44,7 +44,7 @@ export function nestingDepth(text: string): number {
 }
 
 /** A complete JSON string (escapes included), or a run of JSON whitespace. */
-const STRING_OR_SPACE = /"[^"\\]*(?:\\[\s\S][^"\\]*)*"|[ \t\n\r]+/g;
+export const STRING_OR_SPACE = /"[^"\\]*(?:\\[\s\S][^"\\]*)*"|[ \t\n\r]+/g;
 const NUMBER = /[-0-9][-+.eE0-9]*/g;
 const NOT_BRACKET = /[^[\]{}]+/g;
 

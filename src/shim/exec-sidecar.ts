@@ -12,12 +12,13 @@ import path from 'node:path';
 import { atomicWrite } from '../fs/atomic-write.ts';
 import { execEnv } from '../apply/exec.ts';
 import type { AppliedEnv } from '../plan/mark.ts';
+import { STRING_OR_SPACE } from '../oci/json.ts';
+import { shQuote } from '../sh-quote.ts';
 
 export const EXEC_SIDECAR = 'envhook-exec.sh';
 
-/** A run of JSON whitespace, or a complete JSON string (escapes included). */
-const SPACE_OR_STRING = /[ \t\n\r]+|"[^"\\]*(?:\\[\s\S][^"\\]*)*"/g;
-const SPACE_OR_STRING_AT = new RegExp(SPACE_OR_STRING.source, 'y');
+/** oci/json.ts's string-or-whitespace token, anchored where it is asked for. */
+const STRING_OR_SPACE_AT = new RegExp(STRING_OR_SPACE.source, 'y');
 const ENV_KEY = /"env"[ \t\n\r]*:[ \t\n\r]*\[/g;
 
 /**
@@ -29,7 +30,7 @@ export function compactEnvText(text: string, env: readonly string[]): string | u
     const start = m.index + m[0].length - 1;
     const end = arrayEnd(text, start);
     if (end === undefined) continue;
-    const compact = text.slice(start, end).replace(SPACE_OR_STRING, (s) => (s.startsWith('"') ? s : ''));
+    const compact = text.slice(start, end).replace(STRING_OR_SPACE, (s) => (s.startsWith('"') ? s : ''));
     let value: unknown;
     try {
       value = JSON.parse(compact);
@@ -51,15 +52,12 @@ function arrayEnd(text: string, open: number): number | undefined {
       i++;
       continue;
     }
-    SPACE_OR_STRING_AT.lastIndex = i;
-    const m = SPACE_OR_STRING_AT.exec(text);
+    STRING_OR_SPACE_AT.lastIndex = i;
+    const m = STRING_OR_SPACE_AT.exec(text);
     if (!m) return undefined;
     i += m[0].length;
   }
 }
-
-/** A sh single-quoted word: every byte as it is, `'` as `'\''`. */
-const shQuote = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`;
 
 export interface ExecSidecar {
   bundle: string;
