@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import net from 'node:net';
 import { execFileSync } from 'node:child_process';
-import { readConfined, splitRelative, ConfinedError } from '../../src/fs/confined.ts';
+import { openConfined, readBounded, readConfined, splitRelative, ConfinedError } from '../../src/fs/confined.ts';
 
 const reason = (fn: () => unknown): string => {
   try {
@@ -74,4 +74,29 @@ t.test('a file growing past the limit after stat is still cut off', async (t) =>
   const dir = t.testdir({ 'f.env': 'x'.repeat(10) });
   t.equal(reason(() => readConfined(dir, 'f.env', 9)), 'larger than 9 bytes');
   t.equal(readConfined(dir, 'f.env', 10).length, 10);
+});
+
+t.test('the buffer fits the file, and grows with a file that grows while it is read', async (t) => {
+  // 40000 bytes: more than half of any Buffer pool, so the read gets an ArrayBuffer of its own.
+  const dir = t.testdir({ 'f.env': 'x'.repeat(40000), 'g.env': 'y'.repeat(10) });
+  const file = readConfined(dir, 'f.env', 65536);
+  t.equal(file.length, 40000);
+  t.equal(file.buffer.byteLength, 40001, "the file's size and one byte to see it grow, not the limit's 64 KiB");
+
+  const grows = openConfined(dir, 'g.env');
+  try {
+    fs.appendFileSync(path.join(dir, 'g.env'), 'z'.repeat(5000));
+    const bytes = readBounded(grows, 65536);
+    t.equal(bytes.toString(), 'y'.repeat(10) + 'z'.repeat(5000), 'every byte written after the fstat is read');
+  } finally {
+    fs.closeSync(grows.fd);
+  }
+
+  const past = openConfined(dir, 'g.env');
+  try {
+    fs.appendFileSync(path.join(dir, 'g.env'), 'z'.repeat(70000));
+    t.equal(reason(() => readBounded(past, 65536)), 'larger than 65536 bytes', 'growing past the limit after the fstat is refused');
+  } finally {
+    fs.closeSync(past.fd);
+  }
 });
