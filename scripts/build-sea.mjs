@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { makeTrainingPod } from './sea-training.mjs';
+import { ascii } from './ascii.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 process.chdir(root);
@@ -23,10 +24,8 @@ const SEA_FLAGS = ['--max-semi-space-size=8', '--min-semi-space-size=8'];
 const source = `${work}/envhook-main.js`;
 const cache = `${work}/envhook-main.cache`;
 const bundle = fs.readFileSync('dist/envhook-main.cjs', 'utf8').replace(/^#!.*\n/, '');
-// ASCII only (a non-ASCII character becomes its \\u escape: the same value in a string, regular
-// expression, template or identifier, and still a comment in one), so that the executable reads
-// the source as Latin-1 straight from its section, with no UTF-8 decoding (~1 ms of each start).
-const ascii = (text) => text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+// ASCII only (scripts/ascii.mjs), so that the executable reads the source as Latin-1 straight
+// from its section, with no UTF-8 decoding (~1 ms of each start).
 fs.writeFileSync(source, ascii(`(function (exports, require, module, __filename, __dirname) {${bundle}\n})`));
 const tools = `${work}/envhook-tools.js`;
 fs.writeFileSync(tools, `(function (exports, require, module, __filename, __dirname) {${fs.readFileSync('dist/envhook-tools.cjs', 'utf8')}\n})`);

@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
+import { ascii } from './ascii.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 process.chdir(root);
@@ -75,6 +76,7 @@ await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/envhoo
 await build({ ...common, entryPoints: ['src/tools.ts'], outfile: 'dist/envhook-tools.cjs' });
 await build({ ...common, entryPoints: ['src/cli/entry.ts'], outfile: 'dist/envhook.cjs', banner: shebang, external: ['./envhook-main.cjs'] });
 await build({ ...common, entryPoints: ['src/index.ts'], outfile: 'dist/index.cjs' });
+for (const f of ['dist/envhook.cjs', 'dist/envhook-main.cjs', 'dist/envhook-tools.cjs', 'dist/index.cjs']) fs.writeFileSync(f, ascii(fs.readFileSync(f, 'utf8')));
 for (const f of ['dist/envhook.cjs', 'dist/envhook-main.cjs']) fs.chmodSync(f, 0o755);
 execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
 console.error('built dist/envhook.cjs (+ envhook-main.cjs, envhook-tools.cjs), dist/index.cjs, dist/types/');
