@@ -37,7 +37,7 @@ export function atomicWrite(file: string, data: string | Uint8Array, { newFileMo
     // 0600 until the content is complete; the final mode is set on the descriptor.
     fd = fs.openSync(tmp, TMP_FLAGS, 0o600);
     faultAt?.('opened');
-    fs.writeFileSync(fd, data);
+    writeAll(fd, data);
     faultAt?.('written');
     fs.fchmodSync(fd, st ? st.mode & 0o7777 : newFileMode);
     if (st && process.getuid?.() === 0) fs.fchownSync(fd, st.uid, st.gid);
@@ -54,6 +54,19 @@ export function atomicWrite(file: string, data: string | Uint8Array, { newFileMo
   }
   fsyncDir(dir);
   faultAt?.('dir-synced');
+}
+
+/**
+ * 64 KiB at a time. The page cache keeps a file in folios the size of the writes that made it,
+ * and a process maps an executable's pages folio by folio: the single executable (~120 MiB)
+ * written in one write counted ~27 MiB more RSS (RssFile 66.5 against 39.6 MiB, idle `envhook
+ * nri` on Linux 6.18, ext4) in the resident NRI plugin than written 64 KiB at a time or by cp.
+ */
+export const WRITE_CHUNK = 65536;
+
+function writeAll(fd: number, data: string | Uint8Array): void {
+  if (typeof data === 'string' || data.length <= WRITE_CHUNK) return fs.writeFileSync(fd, data);
+  for (let off = 0; off < data.length; ) off += fs.writeSync(fd, data, off, Math.min(WRITE_CHUNK, data.length - off));
 }
 
 function fsyncDir(dir: string): void {

@@ -2,7 +2,7 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { atomicWrite } from '../../src/fs/atomic-write.ts';
+import { atomicWrite, WRITE_CHUNK } from '../../src/fs/atomic-write.ts';
 import { EnvhookError } from '../../src/errors.ts';
 
 t.test('replaces, keeping mode and owner; nothing else left in the directory', async (t) => {
@@ -25,4 +25,22 @@ t.test('a new file: its mode, parents made on request', async (t) => {
   t.equal(fs.statSync(file).mode & 0o777, 0o600);
   t.throws(() => atomicWrite(path.join(dir, 'missing/f'), 'x'), new EnvhookError(`cannot write ${path.join(dir, 'missing/f')}: ENOENT`));
   t.same(fs.readdirSync(dir), ['a']);
+});
+
+t.test('a large file is written whole, 64 KiB at a time (the page cache keeps the write size)', async (t) => {
+  const file = path.join(t.testdir(), 'envhook');
+  const data = Buffer.alloc(5 * WRITE_CHUNK + 123);
+  for (let i = 0; i < data.length; i++) data[i] = (i * 7) & 0xff;
+  const writes: number[] = [];
+  const writeSync = fs.writeSync;
+  t.teardown(() => void (fs.writeSync = writeSync));
+  fs.writeSync = ((fd: number, buf: Uint8Array, off: number, len: number) => {
+    writes.push(len);
+    return writeSync(fd, buf, off, len);
+  }) as typeof fs.writeSync;
+  atomicWrite(file, data, { newFileMode: 0o755 });
+  fs.writeSync = writeSync;
+  t.same(writes, [...Array(5).fill(WRITE_CHUNK), 123]);
+  t.ok(fs.readFileSync(file).equals(data), 'every byte');
+  t.equal(fs.statSync(file).mode & 0o777, 0o755);
 });
