@@ -13,6 +13,7 @@ import { NODE, REPO } from './cli.mjs';
 import { envFileText, makePod } from './fixtures.mjs';
 import { startFakeRuntime } from '../test/helpers/nri-runtime.ts';
 import { encode, Msg } from '../src/nri/descriptors.ts';
+import { atomicWrite } from '../src/fs/atomic-write.ts';
 import { encodeMux, encodeTtrpc, MessageType, RUNTIME_CONN } from '../src/nri/frames.ts';
 import { RUNTIME_SERVICE } from '../src/nri/schema.ts';
 
@@ -61,7 +62,9 @@ const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 10
 function daemons() {
   const bundle = { name: 'bundle', cmd: NODE, args: [...(process.env.BENCH_NRI_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), path.join(REPO, 'dist/envhook.cjs')] };
   const sea = path.join(REPO, 'dist/envhook');
-  return fs.existsSync(sea) ? [bundle, { name: 'SEA', cmd: sea, args: [] }] : [bundle];
+  // The single executable as `envhook install` writes it (src/fs/atomic-write.ts).
+  const installed = { name: 'SEA', cmd: sea, args: [], place: (to) => atomicWrite(to, fs.readFileSync(sea), { newFileMode: 0o755 }) };
+  return fs.existsSync(sea) ? [bundle, installed] : [bundle];
 }
 
 export async function nriRow() {
@@ -78,7 +81,9 @@ async function nriRowsOf(daemon) {
     const config = path.join(dir, 'config.json');
     const kubeletRoot = path.join(dir, 'kubelet');
     fs.writeFileSync(config, JSON.stringify({ kubeletRoot }));
-    const envhook = spawn(daemon.cmd, [...daemon.args, 'nri', '--socket', rt.socketPath], { env: { ...benchEnv, ENVHOOK_CONFIG: config }, stdio: ['ignore', 'ignore', 'inherit'] });
+    const cmd = daemon.place ? path.join(dir, 'envhook') : daemon.cmd;
+    daemon.place?.(cmd);
+    const envhook = spawn(cmd, [...daemon.args, 'nri', '--socket', rt.socketPath], { env: { ...benchEnv, ENVHOOK_CONFIG: config }, stdio: ['ignore', 'ignore', 'inherit'] });
     procs.push(envhook);
     const died = new Promise((_, reject) => envhook.once('exit', (code) => reject(new Error(`envhook nri exited (${code}) before registering`))));
     const plugin = await Promise.race([rt.nextPlugin(), died]);
@@ -142,11 +147,11 @@ in ms as the peer sees it; "own" is envhook's p50 minus the floor's: the plugin'
 The handler is the pipeline's: the annotated request reads the typical pod's env files and
 walks its 100 projected files (owners already right after the first request, as on a node).
 Two daemons, one after the other: "bundle" is \`dist/envhook.cjs\` on Node ${process.version}; "SEA" is
-the single executable \`dist/envhook\`, what a pre-installed plugin runs on a node (its execArgv
-gives a young generation of 8 MiB from the start, for the per-container commands). Its RssFile
-depends on how the page cache holds the file: on this kernel (6.18, ext4) the same bytes idle at
-VmRSS 74 MiB (RssFile 58) as written by the build (one large write) and 54 MiB (RssFile 38) as
-copied with \`cp\`: clean, shared pages of the executable, mapped in larger folios.
+the single executable \`dist/envhook\`, what a pre-installed plugin runs on a node, written as
+\`envhook install\` writes it (64 KiB at a time: the page cache keeps a file in folios the size
+of its writes, and the same executable written in one write counted ~27 MiB more RssFile).
+Both run as \`envhook nri\` sets itself up (src/nri/process.ts): Maglev on, TurboFan off,
+\`--optimize-for-size\`, one V8 worker thread (\`--v8-pool-size=1\` through NODE_OPTIONS).
 Memory of the daemon at the start of the timed requests (after a 500-request warm-up), its
 maximum, and at the end: VmRSS, which includes the executable's pages (a bare \`node\` idles at
 ~43 MiB), and RssAnon, the daemon's own memory. Flat: VmRSS grows by less than 4 MiB after the

@@ -20,7 +20,10 @@ fs.mkdirSync(work, { recursive: true });
 // after the front's `envhook shim create` of a small pod (scripts/sea-main.cjs says why). Made with the same Node
 // and the same V8 flags (SEA_FLAGS) as the executable runs with, else V8 rejects the cache.
 // Typical pod inject: 181.3 M -> 146.7 M instructions, `version` 116.0 M -> 112.5 M.
-const SEA_FLAGS = ['--max-semi-space-size=8', '--min-semi-space-size=8'];
+// None: an 8 MiB young generation from the start (`--min-semi-space-size=8`) saved inject ~4% of
+// its instructions, but the resident NRI plugin runs this executable too and kept ~7 MiB more
+// RSS with it (bench row 8); inject's wall time measured the same without it (bench/README.md).
+const SEA_FLAGS = [];
 const source = `${work}/envhook-main.js`;
 const cache = `${work}/envhook-main.cache`;
 const bundle = fs.readFileSync('dist/envhook-main.cjs', 'utf8').replace(/^#!.*\n/, '');
@@ -51,9 +54,7 @@ const config = {
   // faster than the code cache here (bench/README.md).
   useCodeCache: true,
   useSnapshot: false,
-  // An 8 MiB young generation from the start: inject's start-up allocation then needs fewer
-  // scavenges (typical pod 146.4 M -> 139.9 M instructions, version 113.5 M -> 112.1 M, peak RSS
-  // +0.2 MiB). The training run above takes the same flags, so V8 accepts its code cache.
+  // The training run above takes the same flags, so V8 accepts its code cache.
   execArgv: SEA_FLAGS,
 };
 fs.writeFileSync(`${work}/sea-config.json`, JSON.stringify(config, null, 2));

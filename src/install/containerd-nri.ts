@@ -16,6 +16,7 @@ import { parseToml, table, tableAt, type Table } from './toml.ts';
 import { withBlock } from './block.ts';
 import { names, olderThan, refuseWithoutValidator, REQUIRED_PLUGIN, requiredNote, tomlList, withRequired } from './nri-required.ts';
 import { shQuote } from '../sh-quote.ts';
+import { DAEMON_NODE_OPTION } from '../nri/process.ts';
 
 export const NRI_PLUGIN = 'io.containerd.nri.v1.nri';
 /** containerd's own defaults for the NRI plugin's table. */
@@ -139,6 +140,10 @@ export function pluginWrapper(layout: Layout): Buffer {
       '#!/bin/sh',
       '# envhook as a pre-installed NRI plugin (written by envhook install; removed by envhook uninstall).',
       '# The runtime starts it with the connection as fd 3 (NRI_PLUGIN_SOCKET) and no PATH.',
+      '# One V8 worker thread: less memory for a resident process (envhook cannot re-execute',
+      '# itself with it here: the connection would not survive).',
+      `NODE_OPTIONS="\${NODE_OPTIONS:+\$NODE_OPTIONS }${DAEMON_NODE_OPTION}"`,
+      'export NODE_OPTIONS',
       `exec ${shQuote(layout.bin)} nri`,
       '',
     ].join('\n'),

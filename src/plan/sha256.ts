@@ -18,22 +18,11 @@ const K = Int32Array.of(
 // First 32 bits of the fractional parts of the square roots of the first 8 primes.
 const H0 = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
 
-let native: typeof import('node:crypto') | undefined;
-
-/**
- * node:crypto from now on. For the resident NRI plugin: its 4 ms of loading are paid once, and
- * with V8's optimising tiers off there (cli/nri.ts) the JavaScript below took ~0.1 ms of every
- * CreateContainer.
- */
-export function useNativeSha256(): void {
-  native = process.getBuiltinModule('node:crypto');
-}
-
 // Written for the interpreter: it runs once per start, before any JIT tier kicks in, so no
 // helper calls, no destructuring, no allocation in the loops (a first version with those took
-// ~2 ms for 3 KiB of annotations).
+// ~2 ms for 3 KiB of annotations). In the resident NRI plugin Maglev compiles it after a few
+// calls (cli/nri.ts); node:crypto there cost ~1-3 MiB of RSS (OpenSSL) for no measurable time.
 export function sha256Hex(text: string): string {
-  if (native) return native.createHash('sha256').update(text, 'utf8').digest('hex');
   const data = Buffer.from(text, 'utf8');
   // Message, 0x80, zeros, 64-bit big-endian bit length: a multiple of 64 bytes.
   const blocks = new Uint8Array(Math.ceil((data.length + 9) / 64) * 64);

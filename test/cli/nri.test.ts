@@ -7,6 +7,7 @@ import path from 'node:path';
 import { envhook } from '../helpers/bundle.ts';
 import { startFakeRuntime } from '../helpers/nri-runtime.ts';
 import { startNriProcess } from '../helpers/nri-process.ts';
+import { DAEMON_NODE_OPTION } from '../../src/nri/process.ts';
 
 t.test('registers as envhook, index 50 by default; SIGTERM: exit 0, the connection closed', async (t) => {
   const rt = await startFakeRuntime();
@@ -21,6 +22,20 @@ t.test('registers as envhook, index 50 by default; SIGTERM: exit 0, the connecti
   await peer.closed;
   t.equal(p.stderr(), '', 'nothing on stderr');
   t.match(p.log(), /"signal":"SIGTERM".*nri stopping[\s\S]*nri stopped/);
+});
+
+t.test('the daemon re-executes itself once, same PID, with one V8 worker thread, and serves', async (t) => {
+  const rt = await startFakeRuntime();
+  t.teardown(() => rt.close());
+  const p = startNriProcess(['--socket', rt.socketPath], { dir: t.testdir() });
+  const peer = await rt.nextPlugin();
+  const environ = fs.readFileSync(`/proc/${p.child.pid}/environ`, 'utf8').split('\0');
+  t.match(environ.find((e) => e.startsWith('NODE_OPTIONS=')), new RegExp(` ${DAEMON_NODE_OPTION}$`), 'the process that registered, under the PID spawn gave, was started with the option');
+  t.match(await peer.createContainer({ pod: { uid: 'u' }, container: { name: 'c' } }), { adjust: { env: [] } });
+  t.equal(await p.stop(), 0);
+  t.equal(p.stderr(), '', 'nothing on stderr (no warning from the execve)');
+  t.equal(p.log().match(/nri start/g)?.length, 1, 'one start in the log: the execve comes before it');
+  t.notMatch(p.log(), /default V8 threads/);
 });
 
 t.test('socket and index: flag over environment over config file', async (t) => {
@@ -121,4 +136,5 @@ t.test('NRI_PLUGIN_SOCKET: uses the inherited connection, named by NRI_PLUGIN_NA
   peer.socket.destroy();
   t.equal(await p.exited, 0, 'the connection closed: exit 0, no redial');
   t.notMatch(p.log(), /NRI socket not reachable/);
+  t.match(p.log(), /running with Node's default V8 threads, not --v8-pool-size=1 \(NRI_PLUGIN_SOCKET is set and NODE_OPTIONS has no --v8-pool-size=1\)/, 'no execve with an inherited connection: said in the log');
 });

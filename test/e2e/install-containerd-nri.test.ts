@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { containerd2Binary, missingNriContainerd, startNriContainerd } from '../helpers/containerd-nri.ts';
 import { install, realSource, uninstall } from '../helpers/install.ts';
+import { DAEMON_NODE_OPTION } from '../../src/nri/process.ts';
 
 t.setTimeout(300_000);
 
@@ -29,6 +30,17 @@ t.test('containerd 2.1.9 starts the plugin install put in its plugin_path', { sk
   await ctrd.start();
   await ctrd.waitForLog(SYNCED, 60_000, from);
   t.match(ctrd.log().slice(from), /plugin \\"pre-connected:50-envhook\[\d+\]\\" registered as \\"50-envhook\\"/, 'containerd: the installed plugin registered');
+  // The daemon, found by its command line under the prefix: the wrapper gave it one V8 worker thread.
+  const daemon = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).find((d) => {
+    try {
+      const argv = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0');
+      return argv.some((a) => a.startsWith(prefix)) && argv.includes('nri');
+    } catch {
+      return false;
+    }
+  });
+  t.ok(daemon, 'the plugin process is running');
+  t.ok(fs.readFileSync(`/proc/${daemon}/environ`, 'utf8').split('\0').includes(`NODE_OPTIONS=${DAEMON_NODE_OPTION}`), `its NODE_OPTIONS is ${DAEMON_NODE_OPTION}`);
   await ctrd.stop();
 
   const u = uninstall({ runtime: 'containerd', root: '/', extra: ['--mode', 'nri', '--prefix', prefix] });

@@ -6,11 +6,13 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { installRoot, install, snapshot, uninstall } from '../helpers/install.ts';
 import { containerd2Binary } from '../helpers/containerd-nri.ts';
 import { CONTAINERD } from '../helpers/bundle.ts';
 import { nriIndex, pluginWrapper } from '../../src/install/containerd-nri.ts';
 import { makeLayout } from '../../src/install/layout.ts';
+import { DAEMON_NODE_OPTION } from '../../src/nri/process.ts';
 import { findContainerd } from '../../src/install/containerd-binary.ts';
 
 t.setTimeout(300_000);
@@ -38,6 +40,20 @@ t.test('index: two digits', async (t) => {
 t.test('the wrapper execs the installed envhook nri, quoted', async (t) => {
   const layout = makeLayout('containerd', { prefix: "/opt/it's/envhook" });
   t.equal(pluginWrapper(layout).toString().split('\n').at(-2), `exec '/opt/it'\\''s/envhook/envhook' nri`);
+});
+
+t.test('the wrapper, run by sh as the runtime runs it: NODE_OPTIONS gets the daemon option, the admin\'s kept; fd 3 passes', async (t) => {
+  const dir = t.testdir();
+  const bin = path.join(dir, 'envhook');
+  // A stand-in for envhook: reports its argument, NODE_OPTIONS and whether fd 3 is open.
+  fs.writeFileSync(bin, '#!/bin/sh\necho "$1|$NODE_OPTIONS|$(test -e /proc/self/fd/3 && echo fd3)"\n', { mode: 0o755 });
+  const wrapper = path.join(dir, '50-envhook');
+  fs.writeFileSync(wrapper, pluginWrapper({ ...makeLayout('containerd', {}), bin }), { mode: 0o755 });
+  // env -i: tap puts its own NODE_OPTIONS into every child it sees spawned.
+  const run = (env: Record<string, string>) =>
+    execFileSync('/usr/bin/env', ['-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), '/bin/sh', '-c', 'exec "$0" 3</dev/null', wrapper], { encoding: 'utf8' }).trim();
+  t.equal(run({}), `nri|${DAEMON_NODE_OPTION}|fd3`);
+  t.equal(run({ NODE_OPTIONS: '--max-old-space-size=64' }), `nri|--max-old-space-size=64 ${DAEMON_NODE_OPTION}|fd3`);
 });
 
 t.test('2.1.9, version 3 root: NRI on by default, only the plugin is written; idempotent; uninstall restores', { skip: skip2 }, async (t) => {
