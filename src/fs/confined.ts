@@ -277,16 +277,32 @@ export function readLinkAt(dirFd: number, name: string): string | undefined {
 }
 
 /**
- * Opens `name` in `dirFd` for fchown/fstat after the caller's lstat `before` said it is a
- * regular file: through openFileAt (O_PATH check first, so a name swapped for a FIFO, device or
- * symlink since the lstat is never opened), then the inode must be the one `before` saw, so a
- * swap between the lstat and the open is detected rather than acted on.
+ * Pins regular file `name` in `dirFd` for a change of owner, after the caller's lstat `before`
+ * said it is one: an O_PATH|O_NOFOLLOW descriptor (opening it runs no driver's or FIFO's open),
+ * whose fstat must show a regular file, the very inode `before` saw: a swap of the name since the
+ * lstat is detected rather than acted on. The file is never opened for reading or writing.
  */
-export function reopenFileAt(dirFd: number, name: string, before: fs.Stats): OpenedFile {
-  const file = openFileAt(dirFd, name);
-  if (file.stat.ino !== before.ino || file.stat.dev !== before.dev) {
-    fs.closeSync(file.fd);
+export function pinFileAt(dirFd: number, name: string, before: fs.Stats): OpenedFile {
+  let fd: number;
+  try {
+    fd = fs.openSync(fdPath(dirFd, name), O_PATH | O_NOFOLLOW);
+  } catch (cause) {
+    throw fromErrno(cause, 'file');
+  }
+  const stat = fs.fstatSync(fd);
+  if (!stat.isFile() || stat.ino !== before.ino || stat.dev !== before.dev) {
+    fs.closeSync(fd);
     throw new ConfinedError('changed while being opened');
   }
-  return file;
+  return { fd, stat };
+}
+
+/**
+ * Sets the owner (group unchanged) of the inode a pinFileAt descriptor holds, through its
+ * /proc/self/fd magic link, which names that inode and no path (glibc changes the mode of an
+ * O_PATH descriptor the same way): fchown itself refuses O_PATH descriptors. Three syscalls
+ * fewer per file than reopening it for reading first.
+ */
+export function chownPinned(file: OpenedFile, uid: number): void {
+  fs.chownSync(`/proc/self/fd/${file.fd}`, uid, -1);
 }

@@ -1,14 +1,15 @@
 // Chown every regular data file below an open directory, never following a symlink.
 // Per file: the directory entry's type from getdents (no stat for symlinks and directories),
 // one lstat through /proc/self/fd/<dirfd>/<name> (nothing more when the owner is already
-// right: repeated runs are one syscall a file), else open O_NOFOLLOW|O_NONBLOCK, fstat (same
-// inode as the lstat, one link), fchown on that fd, close. The fd pins the inode, so a swap
-// after the check cannot redirect the chown; the link count keeps a hard link to a file
-// outside the volume from being chowned through it. Group untouched; symlinks, directories
-// and other kinds are never chowned (as the kubelet does).
+// right: repeated runs are one syscall a file), else pin it (open O_PATH|O_NOFOLLOW, fstat:
+// the same inode as the lstat, one link), chown that inode through the pin, close. The pin
+// holds the inode, so a swap after the check cannot redirect the chown, and the file is never
+// opened for reading; the link count keeps a hard link to a file outside the volume from being
+// chowned through it. Group untouched; symlinks, directories and other kinds are never chowned
+// (as the kubelet does).
 import fs from 'node:fs';
 import { EnvhookError } from '../errors.ts';
-import { ConfinedError, fdPath, openDirAt, reopenFileAt, withCwdAt } from '../fs/confined.ts';
+import { chownPinned, ConfinedError, fdPath, openDirAt, pinFileAt, withCwdAt, type OpenedFile } from '../fs/confined.ts';
 
 export interface Owner {
   uid: number;
@@ -94,23 +95,22 @@ function chownFile(dirFd: number, name: string, rel: string, owner: Owner, opts:
   opts.onFile?.(rel, owner);
   if (before.uid === owner.hostUid || opts.dryRun) return;
   const file = `file ${JSON.stringify(rel)}`;
-  let fd: number;
-  let st: fs.Stats;
+  let pinned: OpenedFile;
   try {
-    ({ fd, stat: st } = reopenFileAt(dirFd, name, before));
+    pinned = pinFileAt(dirFd, name, before);
   } catch (err) {
     if (err instanceof ConfinedError && err.notFound) return; // removed since the lstat (a kubelet update)
     throw wrap(opts, file, err);
   }
   try {
-    if (st.nlink !== 1) throw fail(opts, `${file} has ${st.nlink} hard links; refusing to chown it`);
-    fs.fchownSync(fd, owner.hostUid, -1);
+    if (pinned.stat.nlink !== 1) throw fail(opts, `${file} has ${pinned.stat.nlink} hard links; refusing to chown it`);
+    chownPinned(pinned, owner.hostUid);
     stats.changed++;
   } catch (err) {
     if (err instanceof EnvhookError) throw err;
     throw fail(opts, `cannot chown ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`, err);
   } finally {
-    fs.closeSync(fd);
+    fs.closeSync(pinned.fd);
   }
 }
 

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import net from 'node:net';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { readConfined, reopenFileAt, ConfinedError } from '../../src/fs/confined.ts';
+import { chownPinned, pinFileAt, readConfined, ConfinedError } from '../../src/fs/confined.ts';
 import { findVolume } from '../../src/k8s/volumes.ts';
 import { discoverPodDir } from '../../src/k8s/pod.ts';
 import { makePod } from '../../scripts/kubelet-pod.ts';
@@ -192,7 +192,7 @@ t.test('the volume directory itself replaced by a symlink is not found', async (
   t.equal(reasonOf(timed(() => readConfined(evil, 'secret.env', LIMIT)).err), 'a path element is a symbolic link', 'the confined reader refuses a symlinked root too');
 });
 
-t.test('race: the chown path (lstat, then reopenFileAt) never opens a FIFO swapped in after the lstat', async (t) => {
+t.test('race: the chown path (lstat, then pinFileAt) never opens a FIFO swapped in after the lstat', async (t) => {
   const root = fastTempDir('envhook-reopen-');
   t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
   const vol = path.join(root, 'vol');
@@ -212,7 +212,7 @@ t.test('race: the chown path (lstat, then reopenFileAt) never opens a FIFO swapp
     tries++;
     let key = 'opened the checked file';
     try {
-      fs.closeSync(reopenFileAt(dirFd, 'key', before).fd);
+      fs.closeSync(pinFileAt(dirFd, 'key', before).fd);
     } catch (err) {
       key = reasonOf(err);
     }
@@ -222,6 +222,37 @@ t.test('race: the chown path (lstat, then reopenFileAt) never opens a FIFO swapp
   const swaps = await swapper.stop();
   await new Promise((r) => setTimeout(r, 100));
   t.notOk(fs.existsSync(opened), `the FIFO was never opened (${swaps} swaps): ${JSON.stringify(Object.fromEntries(outcomes))}`);
+});
+
+t.test('chownPinned changes the pinned inode, not whatever holds the name by then', async (t) => {
+  const vol = t.testdir({ key: 'A', other: 'B' });
+  const dirFd = fs.openSync(vol, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  t.teardown(() => fs.closeSync(dirFd));
+  const before = fs.lstatSync(path.join(vol, 'key'));
+  const pinned = pinFileAt(dirFd, 'key', before);
+  try {
+    // The name now holds another inode (a kubelet-like rename over it, or an attacker's swap).
+    fs.renameSync(path.join(vol, 'other'), path.join(vol, 'key'));
+    chownPinned(pinned, 4321);
+  } finally {
+    fs.closeSync(pinned.fd);
+  }
+  t.equal(fs.fstatSync(fs.openSync(path.join(vol, 'key'), 'r')).uid, before.uid, 'the file now named key is untouched');
+  t.equal(pinned.stat.ino, before.ino);
+  const swapped = fs.lstatSync(path.join(vol, 'key'));
+  t.not(swapped.ino, before.ino, 'the name was swapped');
+  t.throws(() => pinFileAt(dirFd, 'key', before), { reason: 'changed while being opened' }, 'pinning the old lstat against the new inode is refused');
+});
+
+t.test('pinFileAt refuses a FIFO, a symlink and a directory by their O_PATH fstat, opening none of them', async (t) => {
+  const vol = t.testdir({ d: {}, f: 'x' });
+  execFileSync('mkfifo', [path.join(vol, 'p')]);
+  fs.symlinkSync('f', path.join(vol, 'l'));
+  const dirFd = fs.openSync(vol, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  t.teardown(() => fs.closeSync(dirFd));
+  const file = fs.lstatSync(path.join(vol, 'f'));
+  // O_PATH|O_NOFOLLOW opens a symlink itself, not its target: its fstat is refused like the others.
+  for (const name of ['p', 'd', 'l']) t.throws(() => pinFileAt(dirFd, name, file), { reason: 'changed while being opened' }, name);
 });
 
 t.test('hostile files through the real CLI (envhook inject): one line, status 1, within 1 s of work', async (t) => {
