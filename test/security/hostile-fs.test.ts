@@ -41,6 +41,16 @@ function reasonOf(err: unknown): string {
   return String(err);
 }
 
+/** The reason `fn` throws with, or 'no error'. */
+function refusal(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    return reasonOf(err);
+  }
+  return 'no error';
+}
+
 type Setup = (f: Fixture) => string | void;
 const cases: [string, Setup, RegExp][] = [
   ['symlink out of the volume (absolute)', (f) => fs.symlinkSync(f.outside, path.join(f.vol, 'app.env')), /^is a symbolic link$/],
@@ -241,7 +251,7 @@ t.test('chownPinned changes the pinned inode, not whatever holds the name by the
   t.equal(pinned.stat.ino, before.ino);
   const swapped = fs.lstatSync(path.join(vol, 'key'));
   t.not(swapped.ino, before.ino, 'the name was swapped');
-  t.throws(() => pinFileAt(dirFd, 'key', before), { reason: 'changed while being opened' }, 'pinning the old lstat against the new inode is refused');
+  t.equal(refusal(() => pinFileAt(dirFd, 'key', before)), 'changed while being opened', 'pinning the old lstat against the new inode is refused');
 });
 
 t.test('pinFileAt refuses a FIFO, a symlink and a directory by their O_PATH fstat, opening none of them', async (t) => {
@@ -252,7 +262,7 @@ t.test('pinFileAt refuses a FIFO, a symlink and a directory by their O_PATH fsta
   t.teardown(() => fs.closeSync(dirFd));
   const file = fs.lstatSync(path.join(vol, 'f'));
   // O_PATH|O_NOFOLLOW opens a symlink itself, not its target: its fstat is refused like the others.
-  for (const name of ['p', 'd', 'l']) t.throws(() => pinFileAt(dirFd, name, file), { reason: 'changed while being opened' }, name);
+  for (const name of ['p', 'd', 'l']) t.equal(refusal(() => pinFileAt(dirFd, name, file)), 'changed while being opened', name);
 });
 
 t.test('hostile files through the real CLI (envhook inject): one line, status 1, within 1 s of work', async (t) => {
