@@ -5,6 +5,8 @@
 // Cases: the typical annotated container of row 7 without its service-link switch (NRI cannot
 // remove variables), and a container of a pod without envhook annotations. Without the plugin,
 // the annotated container starts without its env (NRI fails open): that is the baseline.
+// A third side, when it can be built: a Go plugin on NRI's own stub that reads one env file of
+// 50 variables (bench/go-plugin.mjs), the kind of plugin issue 13 compared against.
 // Target (issue 13): at most +3 ms median. Writes its own section into bench/RESULTS.md.
 // Run: node bench/cri-nri.mjs (after npm run build, as root).
 import fs from 'node:fs';
@@ -16,10 +18,13 @@ import { NODE, REPO } from './cli.mjs';
 import { typicalPod, SERVICES, removeContainer } from './cri.mjs';
 import { missingForCri, prepareCriContainerd } from '../test/helpers/cri-containerd.ts';
 import { runPod } from '../test/helpers/cri-pod.ts';
+import { envFileText } from './fixtures.mjs';
+import { goPlugin } from './go-plugin.mjs';
 
 const START = '<!-- row 10: CRI with NRI -->';
 const END = '<!-- end of row 10 -->';
-const BLOCKS = ['on', 'off', 'off', 'on', 'on', 'off'];
+// Each side three times, in early, middle and late positions.
+const BLOCKS = ['envhook', 'none', 'go', 'go', 'none', 'envhook', 'envhook', 'go', 'none'];
 
 function until(check, what, ms = 60_000) {
   const end = Date.now() + ms;
@@ -40,52 +45,65 @@ const kubeletRoot = path.join(c.dir, 'kubelet');
 const config = path.join(c.dir, 'envhook-bench.json');
 fs.writeFileSync(config, '{}\n');
 const containerdLog = () => fs.readFileSync(c.paths.log, 'utf8');
+const go = goPlugin();
+if (go.skipped) console.error(`row 10: ${go.skipped}; timing without it`);
+const goEnvFile = path.join(c.dir, 'go-plugin.env');
+fs.writeFileSync(goEnvFile, envFileText({ count: 50, prefix: 'GO_' }));
+const PLUGINS = {
+  envhook: { name: '50-envhook', cmd: NODE, args: [path.join(REPO, 'dist/envhook.cjs'), 'nri', '--socket', c.paths.nriSocket, '--kubelet-root', kubeletRoot, ...(process.env.BENCH_NRI_LOG ? ['--log-file', process.env.BENCH_NRI_LOG, '--log-level', 'debug'] : [])] },
+  go: go.bin && { name: '50-gobench', cmd: go.bin, args: ['-socket', c.paths.nriSocket] },
+};
 let plugin;
-async function pluginOn() {
+async function pluginOn(side) {
+  const { name, cmd, args } = PLUGINS[side];
   const from = containerdLog().length;
-  plugin = spawn(NODE, [path.join(REPO, 'dist/envhook.cjs'), 'nri', '--socket', c.paths.nriSocket, '--kubelet-root', kubeletRoot, ...(process.env.BENCH_NRI_LOG ? ['--log-file', process.env.BENCH_NRI_LOG, '--log-level', 'debug'] : [])], { env: { ...benchEnv, NODE_EXTRA_CA_CERTS: '', ENVHOOK_CONFIG: config }, stdio: 'ignore' });
-  await until(() => /plugin \\"50-envhook\\" connected and synchronized/.test(containerdLog().slice(from)), 'plugin connected');
+  plugin = { name, proc: spawn(cmd, args, { env: { ...benchEnv, NODE_EXTRA_CA_CERTS: '', ENVHOOK_CONFIG: config }, stdio: 'ignore' }) };
+  await until(() => new RegExp(`plugin \\\\"${name}\\\\" connected and synchronized`).test(containerdLog().slice(from)), `${name} connected`);
 }
 async function pluginOff() {
-  const p = plugin;
+  const { name, proc } = plugin;
   plugin = undefined;
   const from = containerdLog().length;
-  p.kill('SIGTERM');
-  await new Promise((r) => p.once('exit', r));
-  await until(() => /50-envhook/.test(containerdLog().slice(from)), 'containerd saw the plugin go', 10_000).catch(() => undefined);
+  proc.kill('SIGTERM');
+  await new Promise((r) => proc.once('exit', r));
+  await until(() => containerdLog().slice(from).includes(name), 'containerd saw the plugin go', 10_000).catch(() => undefined);
 }
 
 const load0 = loadavg();
 const typical = typicalPod();
 const { 'envhook.io/serviceLinks': _links, ...annotations } = typical.annotations;
 const cases = [
-  { name: 'typical annotated (no service-link switch)', pod: { ...typical, annotations }, container: { name: 'app', command: ['sleep', '3600'], env: SERVICES, volumeMounts: { certs: '/etc/certs' } }, check: 'FROM_FILE_0' },
+  { name: 'typical annotated (no service-link switch)', pod: { ...typical, annotations: { ...annotations, 'bench.envhook.io/envfile': goEnvFile } }, container: { name: 'app', command: ['sleep', '3600'], env: SERVICES, volumeMounts: { certs: '/etc/certs' } }, check: { envhook: 'FROM_FILE_0', go: 'GO_00000' } },
   { name: 'unannotated pod', pod: {}, container: { name: 'app', command: ['sleep', '3600'], env: SERVICES } },
 ];
 const out = [];
 try {
   for (const k of cases) {
     const pod = await runPod(c, kubeletRoot, { name: `bench-nri-${out.length}`, handler: '', ...k.pod });
-    const times = { on: [], off: [] };
+    const times = { envhook: [], none: [], go: [] };
     const per = Math.ceil(RUNS / 3) + 1; // the first start of each block is a warm-up
-    for (const block of BLOCKS) {
-      if (block === 'on') await pluginOn();
+    for (const side of BLOCKS) {
+      if (side !== 'none' && !PLUGINS[side]) continue;
+      if (side !== 'none') await pluginOn(side);
       for (let i = 0; i < per; i++) {
         const t0 = performance.now();
         const id = await pod.create(k.container);
         await pod.start(id);
         const ms = performance.now() - t0;
+        // Each plugin's variable is there with it and only with it.
         if (i === 0 && k.check) {
-          const r = await pod.execSync(id, ['sh', '-c', `env | grep -q '^${k.check}='`]);
-          if ((r.exitCode === 0) !== (block === 'on')) throw new Error(`row 10: ${k.name}: env ${block === 'on' ? 'missing with' : 'present without'} the plugin`);
+          for (const [who, name] of Object.entries(k.check)) {
+            const r = await pod.execSync(id, ['sh', '-c', `env | grep -q '^${name}='`]);
+            if ((r.exitCode === 0) !== (side === who)) throw new Error(`row 10: ${k.name}: ${name} ${side === who ? 'missing with' : 'present with'} ${side}`);
+          }
         }
-        if (i > 0) times[block].push(ms);
+        if (i > 0) times[side].push(ms);
         await removeContainer(c.cri, id);
       }
-      if (block === 'on') await pluginOff();
+      if (side !== 'none') await pluginOff();
     }
     await pod.remove();
-    out.push({ name: k.name, on: median(times.on), off: median(times.off), n: times.on.length });
+    out.push({ name: k.name, envhook: median(times.envhook), none: median(times.none), go: times.go.length ? median(times.go) : undefined, n: times.envhook.length });
   }
 } finally {
   if (plugin) await pluginOff();
@@ -93,19 +111,23 @@ try {
   if (left.processes.length || left.mounts.length) console.error(`row 10: containerd left ${JSON.stringify(left)}`);
 }
 const f = (x) => x.toFixed(1);
+const d = (x) => `${x >= 0 ? '+' : ''}${f(x)}`;
+const goCols = (r) => (r.go === undefined ? '– | – | –' : `${f(r.go)} | ${d(r.go - r.none)} | ${d(r.envhook - r.go)}`);
 const section = `${START}
-## CRI with NRI (row 10): CreateContainer+StartContainer on containerd 2.1.9, \`envhook nri\` registered against not
+## CRI with NRI (row 10): CreateContainer+StartContainer on containerd 2.1.9, \`envhook nri\` registered against no plugin and a Go plugin
 
 Measured by \`node bench/cri-nri.mjs\` on ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')} (load average ${load0} at start, ${loadavg()} at end) on one
-private containerd 2.1.9 (Debian sid) with CRI and NRI on, pods with no runtimeClassName; the plugin
-(\`dist/envhook.cjs\` on Node ${process.version}) connected in blocks and stopped between them
-(${BLOCKS.join(' ')}), the first start of each block left out; median wall time of the two CRI
-calls as the kubelet makes them. Without the plugin the annotated container starts without its
-env (NRI fails open). Target: at most +3 ms.
+private containerd 2.1.9 (Debian sid) with CRI and NRI on, pods with no runtimeClassName; one
+plugin at a time connected in blocks and stopped between them (${BLOCKS.join(' ')}), the first
+start of each block left out; median wall time of the two CRI calls as the kubelet makes them.
+"envhook" is \`dist/envhook.cjs\` on Node ${process.version}; "Go" is bench/go-plugin/main.go on NRI's
+own Go stub (Debian sid), reading one env file of 50 variables for the annotated pod and
+nothing for the other${go.skipped ? ` (not run: ${go.skipped})` : ''}. Without a plugin the annotated container starts without its
+env (NRI fails open). Target: envhook at most +3 ms over no plugin.
 
-| case | starts each | plugin registered ms | not registered ms | Δ ms | ≤ +3 ms |
-|---|---|---|---|---|---|
-${out.map((r) => `| ${r.name} | ${r.n} | ${f(r.on)} | ${f(r.off)} | ${r.on - r.off >= 0 ? '+' : ''}${f(r.on - r.off)} | ${r.on - r.off <= 3 ? 'met' : 'NOT met'} |`).join('\n')}
+| case | starts each | no plugin ms | envhook ms | envhook Δ | ≤ +3 ms | Go plugin ms | Go Δ | envhook − Go |
+|---|---|---|---|---|---|---|---|---|
+${out.map((r) => `| ${r.name} | ${r.n} | ${f(r.none)} | ${f(r.envhook)} | ${d(r.envhook - r.none)} | ${r.envhook - r.none <= 3 ? 'met' : 'NOT met'} | ${goCols(r)} |`).join('\n')}
 ${END}`;
 console.log(section);
 const results = path.join(REPO, 'bench/RESULTS.md');

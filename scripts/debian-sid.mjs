@@ -36,22 +36,58 @@ export function sidVersion(name) {
   return fs.readFileSync(path.join(sidCacheDir(), name, 'version'), 'utf8').trim();
 }
 
+/** A private apt directory under `work` for sid, updated: the options every apt-get call takes. */
+function privateApt(work) {
+  for (const d of ['lists/partial', 'cache/archives/partial', 'etc', 'debs']) fs.mkdirSync(path.join(work, d), { recursive: true });
+  fs.writeFileSync(path.join(work, 'etc/sources.list'), `deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${MIRROR} sid main\n`);
+  const opts = [
+    '-o', `Dir::Etc::sourcelist=${path.join(work, 'etc/sources.list')}`,
+    '-o', 'Dir::Etc::sourceparts=/nonexistent',
+    '-o', `Dir::State::Lists=${path.join(work, 'lists')}`,
+    '-o', `Dir::Cache=${path.join(work, 'cache')}`,
+    '-o', 'Debug::NoLocking=1',
+    '-o', 'APT::Sandbox::User=root',
+    '-qq',
+  ];
+  run('apt-get', [...opts, 'update'], work);
+  return opts;
+}
+
+/**
+ * `names` with every package they depend on (as on a system with nothing installed), the ones
+ * whose name matches `keep` unpacked together into one tree: <cache>/<tree>/root. For a
+ * toolchain and its sources (bench/go-plugin.mjs: Go and NRI's Go packages).
+ */
+export function sidClosure(tree, names, keep) {
+  const cache = sidCacheDir();
+  const dest = path.join(cache, tree);
+  if (fs.existsSync(path.join(dest, 'root'))) return path.join(dest, 'root');
+  fs.mkdirSync(cache, { recursive: true });
+  const work = fs.mkdtempSync(path.join(cache, '.tmp-'));
+  try {
+    const opts = [...privateApt(work), '-o', 'Dir::State::status=/dev/null', '-o', `Dir::Cache::archives=${path.join(work, 'debs')}`];
+    run('apt-get', [...opts, 'install', '--download-only', '--no-install-recommends', ...names], work);
+    const into = path.join(work, 'tree');
+    fs.mkdirSync(path.join(into, 'root'), { recursive: true });
+    for (const deb of fs.readdirSync(path.join(work, 'debs')).filter((f) => f.endsWith('.deb') && keep.test(f.split('_')[0]))) {
+      run('dpkg-deb', ['-x', path.join(work, 'debs', deb), path.join(into, 'root')], work);
+    }
+    try {
+      fs.renameSync(into, dest);
+    } catch (err) {
+      if (err.code !== 'ENOTEMPTY' && err.code !== 'EEXIST') throw err;
+    }
+    return path.join(dest, 'root');
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
 function fetchInto(cache, names) {
   fs.mkdirSync(cache, { recursive: true });
   const work = fs.mkdtempSync(path.join(cache, '.tmp-'));
   try {
-    for (const d of ['lists/partial', 'cache/archives/partial', 'etc', 'debs']) fs.mkdirSync(path.join(work, d), { recursive: true });
-    fs.writeFileSync(path.join(work, 'etc/sources.list'), `deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${MIRROR} sid main\n`);
-    const opts = [
-      '-o', `Dir::Etc::sourcelist=${path.join(work, 'etc/sources.list')}`,
-      '-o', 'Dir::Etc::sourceparts=/nonexistent',
-      '-o', `Dir::State::Lists=${path.join(work, 'lists')}`,
-      '-o', `Dir::Cache=${path.join(work, 'cache')}`,
-      '-o', 'Debug::NoLocking=1',
-      '-o', 'APT::Sandbox::User=root',
-      '-qq',
-    ];
-    run('apt-get', [...opts, 'update'], work);
+    const opts = privateApt(work);
     run('apt-get', [...opts, 'download', ...names], path.join(work, 'debs'));
     for (const name of names) {
       const deb = fs.readdirSync(path.join(work, 'debs')).find((f) => f.startsWith(`${name}_`) && f.endsWith('.deb'));
