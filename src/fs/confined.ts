@@ -289,7 +289,13 @@ export function pinFileAt(dirFd: number, name: string, before: fs.Stats): Opened
   } catch (cause) {
     throw fromErrno(cause, 'file');
   }
-  const stat = fs.fstatSync(fd);
+  let stat: fs.Stats;
+  try {
+    stat = fs.fstatSync(fd);
+  } catch (cause) {
+    fs.closeSync(fd);
+    throw fromErrno(cause, 'file');
+  }
   if (!stat.isFile() || stat.ino !== before.ino || stat.dev !== before.dev) {
     fs.closeSync(fd);
     throw new ConfinedError('changed while being opened');

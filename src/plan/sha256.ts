@@ -21,7 +21,7 @@ const H0 = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b0568
 // Written for the interpreter: it runs once per start, before any JIT tier kicks in, so no
 // helper calls, no destructuring, no allocation in the loops (a first version with those took
 // ~2 ms for 3 KiB of annotations). In the resident NRI plugin Maglev compiles it after a few
-// calls (cli/nri.ts); node:crypto there cost ~1-3 MiB of RSS (OpenSSL) for no measurable time.
+// calls (nri/process.ts); node:crypto there cost ~1-3 MiB of RSS (OpenSSL) for no measurable time.
 export function sha256Hex(text: string): string {
   const data = Buffer.from(text, 'utf8');
   // Message, 0x80, zeros, 64-bit big-endian bit length: a multiple of 64 bytes.
