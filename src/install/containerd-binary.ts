@@ -7,7 +7,7 @@ import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
 import type { Family } from './containerd-files.ts';
 import { parseToml, type Table } from './toml.ts';
-import { onPath } from './which.ts';
+import { onPath, versionMatch } from './which.ts';
 
 export interface ContainerdBinary {
   path: string;
@@ -20,9 +20,7 @@ export interface ContainerdBinary {
 export function findContainerd(explicit: string | undefined): ContainerdBinary | undefined {
   const bin = explicit ? path.resolve(explicit) : onPath('containerd');
   if (!bin) return undefined;
-  const r = spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 30_000 });
-  const m = /\s(?:v)?(\d+)\.(\d+)\.(\d+)\S*/.exec(r.stdout ?? '');
-  if (r.status !== 0 || !m) throw new EnvhookError(`${bin} --version did not print a containerd version (exit ${r.status ?? r.signal ?? r.error?.message})`);
+  const m = versionMatch(bin, 'containerd', /\s(?:v)?(\d+)\.(\d+)\.(\d+)\S*/);
   return { path: bin, version: m[0].trim().replace(/^v/, ''), family: Number(m[1]) >= 2 ? '2.x' : '1.x' };
 }
 

@@ -7,15 +7,13 @@ import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
 import { HANDLER, type Layout } from './layout.ts';
 import { parseToml, tableAt, type Table } from './toml.ts';
+import { versionMatch } from './which.ts';
 
 export const CRIO_MAIN_CONFIG = '/etc/crio/crio.conf';
 
 /** The version `bin --version` prints (crio version 1.34.0). */
 export function crioVersion(bin: string): string {
-  const r = spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 30_000 });
-  const m = /\bv?(\d+\.\d+\.\d+)\S*/.exec(r.stdout ?? '');
-  if (r.status !== 0 || !m) throw new EnvhookError(`${bin} --version did not print a CRI-O version (exit ${r.status ?? r.signal ?? r.error?.message})`);
-  return m[1]!;
+  return versionMatch(bin, 'CRI-O', /\bv?(\d+\.\d+\.\d+)\S*/)[1]!;
 }
 
 /** The configuration CRI-O would run with, as `crio config` prints it (the drop-in's directory included). */
