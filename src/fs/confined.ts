@@ -131,6 +131,15 @@ export interface OpenedFile {
   stat: fs.Stats;
 }
 
+/** `name` in `dirFd` opened O_PATH|O_NOFOLLOW: a handle for fstat, never the file's own open. */
+function openPathAt(dirFd: number, name: string): number {
+  try {
+    return fs.openSync(fdPath(dirFd, name), O_PATH | O_NOFOLLOW);
+  } catch (cause) {
+    throw fromErrno(cause, 'file');
+  }
+}
+
 /**
  * Opens regular file `name` in directory `dirFd`. The name is first opened with O_PATH|O_NOFOLLOW,
  * which never runs a driver's or FIFO's open (no side effect, no blocking), and that handle is
@@ -139,12 +148,7 @@ export interface OpenedFile {
  * or symlink after the check cannot be opened in its place (an lstat-then-open would be racy).
  */
 export function openFileAt(dirFd: number, name: string): OpenedFile {
-  let pathFd: number;
-  try {
-    pathFd = fs.openSync(fdPath(dirFd, name), O_PATH | O_NOFOLLOW);
-  } catch (cause) {
-    throw fromErrno(cause, 'file');
-  }
+  const pathFd = openPathAt(dirFd, name);
   try {
     const checked = fs.fstatSync(pathFd);
     const kind = fileKind(checked);
@@ -283,12 +287,7 @@ export function readLinkAt(dirFd: number, name: string): string | undefined {
  * lstat is detected rather than acted on. The file is never opened for reading or writing.
  */
 export function pinFileAt(dirFd: number, name: string, before: fs.Stats): OpenedFile {
-  let fd: number;
-  try {
-    fd = fs.openSync(fdPath(dirFd, name), O_PATH | O_NOFOLLOW);
-  } catch (cause) {
-    throw fromErrno(cause, 'file');
-  }
+  const fd = openPathAt(dirFd, name);
   let stat: fs.Stats;
   try {
     stat = fs.fstatSync(fd);
