@@ -1,8 +1,9 @@
-// Structured log (pino, JSON lines) to the configured file only: stdout belongs to runc and
-// to the precreate protocol, stderr to the one-line error. Never log values: log names,
-// paths, counts and error causes (see serializeCause).
+// Structured log (pino, JSON lines) to the configured file: stdout belongs to runc and to the
+// precreate protocol, stderr to the one-line error. The resident daemons (`envhook nri`) log to
+// stderr when no file is configured, so `kubectl logs` and the journal show them. Never log
+// values: log names, paths, counts and error causes (see serializeCause).
 //
-// Start-up: pino is loaded only when a log file is configured. Without one, the logger is a
+// Start-up: pino is loaded only when there is somewhere to log. Without it, the logger is a
 // no-op object and pino is never evaluated (it costs several ms of every container start).
 import { createRequire } from 'node:module';
 import type pino from 'pino';
@@ -12,11 +13,17 @@ export type Logger = pino.Logger;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-export function createLogger(file: string | undefined, level: LogLevel = 'info'): Logger {
-  if (!file || level === 'silent') return silentLogger;
+export interface LoggerOptions {
+  /** Without a file, log to stderr (the daemons) instead of nowhere (the per-container commands). */
+  stderr?: boolean;
+}
+
+export function createLogger(file: string | undefined, level: LogLevel = 'info', opts: LoggerOptions = {}): Logger {
+  if ((!file && !opts.stderr) || level === 'silent') return silentLogger;
   const pino = loadPino();
-  // Synchronous destination: the process execs the runtime or exits right after logging.
-  const dest = pino.destination({ dest: file, sync: true, append: true, mkdir: true });
+  // Synchronous destination: the process execs the runtime or exits right after logging, and a
+  // daemon's line is on disk (or in the pipe) before the next request.
+  const dest = file ? pino.destination({ dest: file, sync: true, append: true, mkdir: true }) : pino.destination({ dest: 2, sync: true });
   return pino({ level, base: { pid: process.pid }, serializers: { err: (e) => serializeCause(e) } }, dest);
 }
 

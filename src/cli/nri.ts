@@ -1,18 +1,33 @@
-// `envhook nri`: the resident NRI plugin (SPEC §9). Runs in the foreground until SIGTERM or
-// SIGINT; reconnects when the runtime restarts. Started by the runtime from its plugin
-// directory, it uses the connection in NRI_PLUGIN_SOCKET and ends when that closes.
+// `envhook nri`: the resident NRI plugin (SPEC §9). The command is a supervisor (nri/supervisor.ts)
+// that keeps one worker registered with the runtime: the same executable, started again with
+// ENVHOOK_NRI_WORKER (internal: name, index and how the runtime started envhook). It runs in the
+// foreground until SIGTERM or SIGINT, or until a newer instance for the same socket takes over.
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Command } from 'commander';
 import { addSettingFlags, type SettingOptions } from './options.ts';
+import { EnvhookError } from '../errors.ts';
 import { loadSettings } from '../settings.ts';
-import { createLogger, type LogLevel } from '../log.ts';
-import { DAEMON_NODE_OPTION, daemonJitTiers, reexecAsDaemon } from '../nri/process.ts';
+import { createLogger, type LogLevel, type Logger } from '../log.ts';
+import { DAEMON_NODE_OPTION, daemonJitTiers, hasPoolSize, reexecAsDaemon } from '../nri/process.ts';
 
 interface NriOptions extends SettingOptions {
   socket?: string;
   index?: string;
 }
 
+/** What the supervisor tells its worker (ENVHOOK_NRI_WORKER, JSON). */
+interface WorkerRole {
+  name: string;
+  index: string;
+  /** The runtime started envhook (pre-installed): end when its socket is gone. */
+  preinstalled: boolean;
+}
+
 export const PLUGIN_NAME = 'envhook';
+export const WORKER_ENV = 'ENVHOOK_NRI_WORKER';
+const RUNTIME_FD_ENV = ['NRI_PLUGIN_SOCKET', 'NRI_PLUGIN_NAME', 'NRI_PLUGIN_IDX'];
 
 export function registerNri(program: Command): void {
   const cmd = program
@@ -23,41 +38,157 @@ export function registerNri(program: Command): void {
   addSettingFlags(cmd).action((opts: NriOptions) => runNri(opts));
 }
 
-export async function runNri(opts: NriOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  daemonJitTiers();
-  // Loaded here, not at registration: `envhook --help` registers every command.
-  const { inheritedFd, startDaemon } = await import('../nri/daemon.ts');
-  const { createNriHandler } = await import('../nri/handler.ts');
-  const { createPodWatcher } = await import('../nri/pod-watch.ts');
-  const settings = loadSettings({
+function nriSettings(opts: NriOptions, env: NodeJS.ProcessEnv) {
+  return loadSettings({
     kubeletRoot: opts.kubeletRoot,
     logFile: opts.logFile,
     logLevel: opts.logLevel as LogLevel | undefined,
     nriSocket: opts.socket,
     nriIndex: opts.index,
   }, env);
+}
+
+export async function runNri(opts: NriOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const role = env[WORKER_ENV];
+  if (role !== undefined) return runWorker(opts, env, parseRole(role));
+  return runSupervisor(opts, env);
+}
+
+async function runSupervisor(opts: NriOptions, env: NodeJS.ProcessEnv): Promise<void> {
+  const { inheritedFd } = await import('../nri/daemon.ts');
+  const { startSupervisor } = await import('../nri/supervisor.ts');
+  const { acquireLock } = await import('../nri/lock.ts');
+  const settings = nriSettings(opts, env);
+  // Linux's sun_path: 108 bytes with the NUL. Longer, every dial fails (EINVAL): say so once, now.
+  if (Buffer.byteLength(settings.nriSocket) > 107) throw new EnvhookError(`NRI socket path is ${Buffer.byteLength(settings.nriSocket)} bytes: a unix socket path has at most 107`);
   const fd = inheritedFd(env);
-  const log = createLogger(settings.logFile, settings.logLevel);
-  reexecAsDaemon(fd, (why, err) => log.warn({ err }, `nri: running with Node's default V8 threads, not ${DAEMON_NODE_OPTION} (${why}): more memory, same behaviour`));
+  const log = createLogger(settings.logFile, settings.logLevel, { stderr: true });
+  reexecAsDaemon(fd, (why, err) => log.debug({ err }, `nri: supervisor on Node's default V8 threads (${why})`));
   // A pre-installed plugin is named by the runtime (NN-name of its file), as NRI's stub does.
   const name = (fd !== undefined && env.NRI_PLUGIN_NAME) || PLUGIN_NAME;
   const index = (fd !== undefined && env.NRI_PLUGIN_IDX) || settings.nriIndex;
-  log.info({ cmd: 'nri', socket: fd === undefined ? settings.nriSocket : undefined, fd, plugin: `${index}-${name}` }, 'nri start');
-  // Owners survive the kubelet's rewrites: the watcher lives as long as the process, across sessions.
-  const pods = createPodWatcher({ kubeletRoot: settings.kubeletRoot, log });
-  const daemon = startDaemon({ socketPath: settings.nriSocket, fd, name, index, handler: createNriHandler({ settings, log }), pods, log });
-  const stop = (signal: NodeJS.Signals) => {
-    log.info({ signal }, 'nri stopping');
-    daemon.stop();
-  };
+  const plugin = `${index}-${name}`;
+  const runDir = settings.runDir ?? '/run/envhook';
+  log.info({ cmd: 'nri', plugin, socket: settings.nriSocket, fd }, 'nri: start');
+
+  let supervisor: ReturnType<typeof startSupervisor> | undefined;
+  let takenOver: ((pid: number) => void) | undefined;
+  const lock = await acquireLock({
+    socketPath: settings.nriSocket,
+    onTakeover: (pid) => log.info({ plugin, previous: pid }, 'nri: took over from the envhook nri that was running'),
+    onRequest: async (request, pid) => {
+      log.info({ plugin, by: pid, request }, request === 'stop' ? 'nri: asked to stop' : 'nri: a newer envhook nri takes over');
+      takenOver?.(pid);
+      await supervisor?.stop(request === 'stop' ? `stop asked by pid ${pid}` : `taken over by pid ${pid}`);
+    },
+  });
+  const role: WorkerRole = { name, index, preinstalled: fd !== undefined };
+  let first = true;
+  supervisor = startSupervisor({
+    name,
+    index,
+    socketPath: settings.nriSocket,
+    log,
+    spawnWorker: (wantFd) => {
+      const child = spawnWorker(role, wantFd && first ? fd : undefined, env);
+      // Only the worker holds the runtime's connection: when it dies, the runtime sees it close.
+      if (first && fd !== undefined) fs.closeSync(fd);
+      first = false;
+      return child;
+    },
+    publish: (status) => writeStatusFile(runDir, status),
+  });
+  const stop = (signal: NodeJS.Signals) => void supervisor?.stop(signal);
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  takenOver = () => {};
   try {
-    await daemon.done;
+    await supervisor.done;
+  } finally {
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
+    await lock.release();
+  }
+  log.info({ cmd: 'nri', plugin }, 'nri: stopped');
+}
+
+/** The worker: this executable again, with the IPC channel, the daemon's V8 threads and its role. */
+function spawnWorker(role: WorkerRole, fd: number | undefined, env: NodeJS.ProcessEnv): ChildProcess {
+  const sea = process.getBuiltinModule('node:sea')?.isSea() ?? false;
+  const args = sea ? process.argv.slice(2) : [...process.execArgv, ...process.argv.slice(1)];
+  const childEnv: NodeJS.ProcessEnv = { ...env, [WORKER_ENV]: JSON.stringify(role) };
+  if (!hasPoolSize(env)) childEnv.NODE_OPTIONS = env.NODE_OPTIONS?.trim() ? `${env.NODE_OPTIONS.trim()} ${DAEMON_NODE_OPTION}` : DAEMON_NODE_OPTION;
+  for (const k of RUNTIME_FD_ENV) delete childEnv[k];
+  let stdio: StdioOptions = ['ignore', 'ignore', 'inherit', 'ipc'];
+  if (fd !== undefined) {
+    Object.assign(childEnv, { NRI_PLUGIN_SOCKET: '3', NRI_PLUGIN_NAME: role.name, NRI_PLUGIN_IDX: role.index });
+    stdio = ['ignore', 'ignore', 'inherit', fd, 'ipc'];
+  }
+  return spawn(process.execPath, args, { env: childEnv, stdio });
+}
+
+function parseRole(text: string): WorkerRole {
+  try {
+    const r = JSON.parse(text) as WorkerRole;
+    if (typeof r.name === 'string' && /^[0-9]{2}$/.test(r.index) && typeof r.preinstalled === 'boolean') return r;
+  } catch {
+    // the message below
+  }
+  throw new EnvhookError(`${WORKER_ENV} is internal to envhook nri (its worker's role): unset it`);
+}
+
+async function runWorker(opts: NriOptions, env: NodeJS.ProcessEnv, role: WorkerRole): Promise<void> {
+  const send = process.send?.bind(process);
+  if (!send) throw new EnvhookError(`${WORKER_ENV} is internal to envhook nri (its worker's role): unset it`);
+  daemonJitTiers();
+  const { linkToSupervisor } = await import('../nri/worker-link.ts');
+  const { inheritedFd, startDaemon } = await import('../nri/daemon.ts');
+  const { createNriHandler } = await import('../nri/handler.ts');
+  const { createPodWatcher } = await import('../nri/pod-watch.ts');
+  // The heartbeat starts once everything is loaded: until its first beat, the supervisor allows
+  // FIRST_BEAT_MS for the start; after it, HANG_MS of silence is a hang.
+  const link = linkToSupervisor((m) => {
+    if (process.connected) send(m);
+  });
+  const settings = nriSettings(opts, env);
+  const fd = inheritedFd(env);
+  const log: Logger = createLogger(settings.logFile, settings.logLevel, { stderr: true });
+  log.debug({ plugin: `${role.index}-${role.name}`, fd, socket: settings.nriSocket }, 'nri: worker start');
+  // Owners survive the kubelet's rewrites: the watcher lives as long as the worker, across sessions.
+  const pods = createPodWatcher({ kubeletRoot: settings.kubeletRoot, log });
+  const daemon = startDaemon({
+    socketPath: settings.nriSocket,
+    fd,
+    preinstalled: role.preinstalled,
+    name: role.name,
+    index: role.index,
+    handler: createNriHandler({ settings, log }),
+    pods,
+    observer: link.observer,
+    log,
+  });
+  const stop = () => daemon.stop();
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  // The supervisor is gone (killed): a worker never runs without one.
+  process.on('disconnect', stop);
+  try {
+    const end = await daemon.done;
+    if (end === 'runtime-gone' && process.connected) send({ t: 'end', why: end });
   } finally {
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
     pods.close();
+    link.stop();
+    if (process.connected) process.disconnect();
   }
-  log.info({ cmd: 'nri' }, 'nri stopped');
+}
+
+/** Until the status module lands: the status as JSON, replaced atomically. */
+function writeStatusFile(runDir: string, status: unknown): void {
+  fs.mkdirSync(runDir, { recursive: true, mode: 0o755 });
+  const file = path.join(runDir, 'nri-status.json');
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify(status) + '\n', { mode: 0o644 });
+  fs.renameSync(tmp, file);
 }

@@ -2,6 +2,7 @@
 // applier. A sandbox, or a pod with no envhook.io/ annotation, gets the empty adjustment before
 // anything else runs: no file I/O. A failure throws EnvhookError; the protocol layer returns
 // its one-line message, so CreateContainer fails with it.
+import { describeError, EnvhookError } from '../errors.ts';
 import { isSandbox } from '../k8s/identity.ts';
 import type { Logger } from '../log.ts';
 import type { Settings } from '../settings.ts';
@@ -24,7 +25,7 @@ export const GUARD_HANDLER = 'envhook';
 export function createNriHandler({ settings, log, removeEnv }: NriHandlerOptions): NriCreateHandler {
   return (request: NriCreateRequest): NriAdjustment => {
     if (isSandbox(request.container.annotations) || !asksEnvhook(request.pod.annotations)) return EMPTY_ADJUSTMENT;
-    const where = { pod: request.pod.uid, namespace: request.pod.namespace, podName: request.pod.name, id: request.container.id, container: request.container.name };
+    const where = { pod: request.pod.name, namespace: request.pod.namespace, podUid: request.pod.uid, container: request.container.name, id: request.container.id };
     try {
       const guarded = request.pod.runtimeHandler === GUARD_HANDLER;
       const { output, plan } = run(factsFromNri(request), { settings, stage: 'nri', log }, (changes) => toNriAdjustment(changes, { removeEnv, guarded }));
@@ -35,7 +36,9 @@ export function createNriHandler({ settings, log, removeEnv }: NriHandlerOptions
       log.info({ ...where, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length }, 'nri: adjusted');
       return output;
     } catch (err) {
-      log.error({ ...where, err }, 'nri: CreateContainer failed');
+      // A refusal is the pod's problem (warn); anything else is envhook's (error). Logged here only.
+      if (err instanceof EnvhookError) log.warn({ ...where, reason: describeError(err) }, 'nri: CreateContainer refused');
+      else log.error({ ...where, err }, 'nri: CreateContainer failed');
       throw err;
     }
   };

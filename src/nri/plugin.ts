@@ -4,15 +4,17 @@
 // CreateContainer into a handler call. The session ends when the socket closes, for whatever
 // reason; `closed` says why (the daemon loop decides whether to reconnect).
 import type { Duplex } from 'node:stream';
-import { describeError } from '../errors.ts';
+import { describeError, EnvhookError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { fromAdjustment, toCreateRequest, toPod, toSyncContainer } from './convert.ts';
 import { decode, encode, Msg, type ConfigureRequestShape, type CreateContainerRequestShape, type StateChangeEventShape, type SynchronizeRequestShape } from './descriptors.ts';
 import { PLUGIN_CONN, RUNTIME_CONN } from './frames.ts';
+import { findMissed } from './missed.ts';
 import { MuxConnection } from './mux.ts';
+import { silentObserver, type NriObserver, type RegisteredInfo, type RequestResult } from './observer.ts';
 import { EVENT_CREATE_CONTAINER, EVENT_REMOVE_POD_SANDBOX, EVENT_STOP_POD_SANDBOX, eventMask, PLUGIN_SERVICE, RUNTIME_SERVICE } from './schema.ts';
 import { TtrpcClient, TtrpcServer } from './ttrpc.ts';
-import type { NriCreateHandler, NriPod, NriPodEvents, NriSyncContainer } from './types.ts';
+import { EMPTY_ADJUSTMENT, type NriCreateHandler, type NriPod, type NriPodEvents, type NriSyncContainer } from './types.ts';
 
 export interface PluginOptions {
   name: string;
@@ -21,13 +23,15 @@ export interface PluginOptions {
   /** The owner watcher: fed by Synchronize, CreateContainer and StopPodSandbox. */
   pods?: NriPodEvents | undefined;
   log: Logger;
+  /** Hears the session's results (the supervisor's status and metrics). */
+  observer?: NriObserver | undefined;
   /** How long registration (RegisterPlugin, then the runtime's Configure) may take. */
   registrationTimeoutMs?: number;
 }
 
 export interface PluginSession {
-  /** Resolves once the runtime has configured the plugin; rejects if registration fails. */
-  registered: Promise<void>;
+  /** Resolves with what the runtime's Configure said once it configured the plugin; rejects if registration fails. */
+  registered: Promise<RegisteredInfo>;
   /** Resolves with the reason when the socket is closed. */
   closed: Promise<string>;
   close(reason: string): void;
@@ -46,6 +50,7 @@ export const subscribedEvents = (watching: boolean): number =>
 
 export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession {
   const { log, handler, pods } = opts;
+  const observer = opts.observer ?? silentObserver;
   const mux = new MuxConnection(socket, log);
   let syncPods: NriPod[] = [];
   let syncContainers: NriSyncContainer[] = [];
@@ -58,29 +63,29 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
     }
   };
   const timeoutMs = opts.registrationTimeoutMs ?? 5000;
-  let configured!: () => void;
-  const configuredP = new Promise<void>((resolve) => (configured = resolve));
+  let configured!: (info: RegisteredInfo) => void;
+  const configuredP = new Promise<RegisteredInfo>((resolve) => (configured = resolve));
 
   new TtrpcServer(
     mux.open(PLUGIN_CONN),
     {
       [`${PLUGIN_SERVICE}/Configure`]: (payload) => {
         const req = decode<ConfigureRequestShape>(Msg.ConfigureRequest, payload);
-        log.info({ runtime: req.runtimeName, version: req.runtimeVersion, requestTimeoutMs: Number(req.requestTimeout) }, 'NRI configure');
-        configured();
+        log.debug({ runtime: req.runtimeName, version: req.runtimeVersion, requestTimeoutMs: Number(req.requestTimeout) }, 'NRI configure');
+        configured({ runtimeName: req.runtimeName, runtimeVersion: req.runtimeVersion });
         return encode(Msg.ConfigureResponse, { events: subscribedEvents(pods !== undefined) });
       },
       [`${PLUGIN_SERVICE}/Synchronize`]: (payload) => {
         const req = decode<SynchronizeRequestShape>(Msg.SynchronizeRequest, payload);
         // A large state comes in parts (`more`), as NRI's stub collects them: the watcher gets the whole.
-        if (pods) {
-          syncPods.push(...req.pods.map(toPod));
-          syncContainers.push(...req.containers.map(toSyncContainer));
-          if (!req.more) {
-            const [all, containers] = [syncPods, syncContainers];
-            [syncPods, syncContainers] = [[], []];
-            notify('Synchronize', () => pods.synchronized(all, containers));
-          }
+        syncPods.push(...req.pods.map(toPod));
+        syncContainers.push(...req.containers.map(toSyncContainer));
+        if (!req.more) {
+          const [all, containers] = [syncPods, syncContainers];
+          [syncPods, syncContainers] = [[], []];
+          if (pods) notify('Synchronize', () => pods.synchronized(all, containers));
+          const missed = findMissed(all, containers);
+          if (missed.length > 0) observer.missed(missed);
         }
         return encode(Msg.SynchronizeResponse, { more: req.more });
       },
@@ -94,14 +99,19 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
         log.info('NRI shutdown requested by the runtime');
         return encode(Msg.Empty, {});
       },
+      // The handler logs each adjustment and refusal itself (once, with the pod's names).
       [`${PLUGIN_SERVICE}/CreateContainer`]: async (payload) => {
         const request = toCreateRequest(decode<CreateContainerRequestShape>(Msg.CreateContainerRequest, payload));
+        const started = process.hrtime.bigint();
+        const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
         try {
           const adjustment = await handler(request);
+          observer.request(adjustment === EMPTY_ADJUSTMENT ? 'empty' : 'adjusted', seconds());
           if (pods) notify('CreateContainer', () => pods.created(request));
           return encode(Msg.CreateContainerResponse, { adjust: fromAdjustment(adjustment) });
         } catch (err) {
-          log.warn({ err, container: request.container.name, pod: request.pod.name, namespace: request.pod.namespace }, 'CreateContainer failed');
+          const result: RequestResult = err instanceof EnvhookError ? 'refused' : 'error';
+          observer.request(result, seconds(), statusLine(err));
           throw err;
         }
       },
@@ -120,8 +130,7 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
     const closed = mux.closed.then((reason) => Promise.reject(new Error(`connection closed during registration (${reason})`)));
     try {
       const register = runtime.call(RUNTIME_SERVICE, 'RegisterPlugin', encode(Msg.RegisterPluginRequest, { pluginName: opts.name, pluginIdx: opts.index }), timeoutMs);
-      await Promise.race([register.then(() => configuredP), deadline, closed]);
-      log.info({ plugin: `${opts.index}-${opts.name}` }, 'NRI plugin registered');
+      return await Promise.race([register.then(() => configuredP), deadline, closed]);
     } catch (err) {
       mux.close(`registration failed: ${err instanceof Error ? err.message : 'error'}`);
       throw err;

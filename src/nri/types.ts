@@ -54,9 +54,13 @@ export interface NriAdjustment {
   annotations: Record<string, string>;
 }
 
-/** A container of a Synchronize: only what the owner watcher reads. */
+/** A container of a Synchronize: what the owner watcher and the missed-container check read. */
 export interface NriSyncContainer {
+  id: string;
+  name: string;
   podSandboxId: string;
+  /** The container's annotations as the runtime stored them (envhook's applied mark among them). */
+  annotations: Record<string, string>;
   /** NRI's ContainerState number (schema.ts: CONTAINER_STOPPED). */
   state: number;
   mounts: NriMount[];

@@ -7,6 +7,12 @@ import { NODE, REPO } from './bundle.ts';
 export interface NriProcess {
   child: ChildProcess;
   logFile: string;
+  /** The run directory (status file), private to the test. */
+  runDir: string;
+  /** The status file the supervisor writes, or undefined before the first write. */
+  status(): NriStatusFile | undefined;
+  /** Resolves with the status once `ok` holds for it. */
+  waitForStatus(ok: (s: NriStatusFile) => boolean, timeoutMs?: number): Promise<NriStatusFile>;
   stderr(): string;
   log(): string;
   waitForLog(re: RegExp, timeoutMs?: number): Promise<void>;
@@ -16,21 +22,38 @@ export interface NriProcess {
   stop(): Promise<number | string>;
 }
 
+export type NriStatusFile = { pid: number; workerPid?: number; connected: boolean; counts: Record<string, number> } & Record<string, unknown>;
+
 export function startNriProcess(args: string[], opts: { dir: string; env?: NodeJS.ProcessEnv; stdio?: StdioOptions }): NriProcess {
-  const logFile = path.join(opts.dir, `envhook-nri-${Date.now()}-${Math.random().toString(16).slice(2)}.log`);
+  const id = `${Date.now()}-${Math.random().toString(16).slice(2)}`;
+  const logFile = path.join(opts.dir, `envhook-nri-${id}.log`);
+  const runDir = path.join(opts.dir, `run-${id}`);
   const config = path.join(opts.dir, 'empty-config.json');
   if (!fs.existsSync(config)) fs.writeFileSync(config, '{}');
   const child = spawn(NODE, [path.join(REPO, 'src/cli/main.ts'), 'nri', '--log-file', logFile, '--log-level', 'debug', ...args], {
-    env: { PATH: process.env.PATH, ENVHOOK_CONFIG: config, ...opts.env },
+    env: { PATH: process.env.PATH, ENVHOOK_CONFIG: config, ENVHOOK_RUN_DIR: runDir, ...opts.env },
     stdio: opts.stdio ?? ['ignore', 'ignore', 'pipe'],
   });
   let err = '';
   child.stderr?.on('data', (b: Buffer) => (err += b.toString()));
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
   const log = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '');
+  const statusFile = path.join(runDir, 'nri-status.json');
+  const status = () => (fs.existsSync(statusFile) ? (JSON.parse(fs.readFileSync(statusFile, 'utf8')) as NriStatusFile) : undefined);
   return {
     child,
     logFile,
+    runDir,
+    status,
+    async waitForStatus(ok, timeoutMs = 15_000) {
+      const end = Date.now() + timeoutMs;
+      for (;;) {
+        const s = status();
+        if (s && ok(s)) return s;
+        if (Date.now() > end) throw new Error(`envhook nri status never as expected: ${JSON.stringify(s)}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
     stderr: () => err,
     log,
     async waitForLog(re, timeoutMs = 15_000) {

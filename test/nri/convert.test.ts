@@ -35,15 +35,15 @@ t.test('adjustment: removals as -NAME first, then additions in order; round trip
   t.pass('200 random adjustments');
 });
 
-t.test("Synchronize's pods and containers: the watcher's fields only, never a container's env", async (t) => {
+t.test("Synchronize's pods and containers: the watcher's and the missed check's fields only, never a container's env", async (t) => {
   const wire = encode(Msg.SynchronizeRequest, {
     pods: [{ id: 's1', name: 'web', namespace: 'ns', uid: 'u1', annotations: { a: '1' }, runtimeHandler: 'envhook' }, {}],
-    containers: [{ id: 'c1', podSandboxId: 's1', name: 'app', state: 3, env: ['SECRET=canary-sync'], mounts: [{ destination: '/k', source: '/v', type: 'bind', options: ['ro'] }] }],
+    containers: [{ id: 'c1', podSandboxId: 's1', name: 'app', state: 3, annotations: { 'envhook.io/applied': 'sha256:x' }, env: ['SECRET=canary-sync'], mounts: [{ destination: '/k', source: '/v', type: 'bind', options: ['ro'] }] }],
     more: false,
   });
   const msg = decode<SynchronizeRequestShape>(Msg.SynchronizeRequest, wire);
   t.same(msg.pods.map(toPod), [{ id: 's1', name: 'web', namespace: 'ns', uid: 'u1', annotations: { a: '1' }, runtimeHandler: 'envhook' }, { id: '', name: '', namespace: '', uid: '', annotations: {} }], "the runtime handler only when the runtime names one");
   const c = msg.containers.map(toSyncContainer);
-  t.same(c, [{ podSandboxId: 's1', state: 3, mounts: [{ destination: '/k', source: '/v', type: 'bind', options: ['ro'] }] }]);
+  t.same(c, [{ id: 'c1', name: 'app', podSandboxId: 's1', annotations: { 'envhook.io/applied': 'sha256:x' }, state: 3, mounts: [{ destination: '/k', source: '/v', type: 'bind', options: ['ro'] }] }]);
   t.notMatch(JSON.stringify(c), 'canary-sync');
 });

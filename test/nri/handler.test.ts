@@ -82,7 +82,8 @@ t.test('failures: the shim\'s one-line messages, as EnvhookError; nothing chowne
   t.equal(fs.statSync(path.join(s.tsDir, 'tls.key')).uid, 0, 'owners are chowned only when everything else succeeded');
   const badUid = { ...s.pod, uid: '../etc' } as Pod;
   t.throws(() => s.handler(nriRequest(badUid, 'app', { annotations: raw(ENV_ANNOTATIONS) })), new EnvhookError('pod UID "../etc" is not a valid pod UID'));
-  t.match(s.log(), /"msg":"nri: CreateContainer failed"/);
+  t.match(s.log(), /"pod":"web","namespace":"default","podUid":"[^"]+","container":"app","id":"ctr-app","reason":"volume \\"nope\\" not found","msg":"nri: CreateContainer refused"/, 'a refusal: one warn line, pod by name, its UID as podUid');
+  t.notMatch(s.log(), /CreateContainer failed/, 'a refusal is not an internal failure');
   t.notMatch(s.log(), CANARY, 'no value in the debug log');
 });
 

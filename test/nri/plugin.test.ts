@@ -10,6 +10,7 @@ import { EnvhookError } from '../../src/errors.ts';
 import { createLogger } from '../../src/log.ts';
 import { encode, Msg } from '../../src/nri/descriptors.ts';
 import { encodeMux, encodeTtrpc, MessageType, MUX_MAX, PLUGIN_CONN, RUNTIME_CONN, TTRPC_MAX } from '../../src/nri/frames.ts';
+import { silentObserver, type RequestResult } from '../../src/nri/observer.ts';
 import { startPlugin, type PluginSession } from '../../src/nri/plugin.ts';
 import { Code, RpcError } from '../../src/nri/ttrpc.ts';
 import { EMPTY_ADJUSTMENT, type NriCreateHandler, type NriCreateRequest, type NriPodEvents } from '../../src/nri/types.ts';
@@ -18,18 +19,22 @@ import { startFakeRuntime, type FakeRuntime, type PeerPlugin } from '../helpers/
 
 const CANARY = 'canary-7f3a9c-value';
 
-async function setup(t: Test, handler: NriCreateHandler, o: { pods?: NriPodEvents; synchronize?: () => Record<string, unknown>[] } = {}): Promise<{ rt: FakeRuntime; peer: PeerPlugin; session: PluginSession; logText: () => string }> {
+type Heard = [RequestResult, string | undefined][];
+
+async function setup(t: Test, handler: NriCreateHandler, o: { pods?: NriPodEvents; synchronize?: () => Record<string, unknown>[] } = {}): Promise<{ rt: FakeRuntime; peer: PeerPlugin; session: PluginSession; logText: () => string; heard: Heard }> {
   const dir = t.testdir();
   const logFile = path.join(dir, 'envhook.log');
   const rt = await startFakeRuntime({ synchronize: o.synchronize }); // a short private directory: socket paths are at most 107 bytes
-  const session = startPlugin(net.createConnection(rt.socketPath), { name: 'envhook', index: '50', handler, pods: o.pods, log: createLogger(logFile, 'debug') });
+  const heard: Heard = [];
+  const observer = { ...silentObserver, request: (result: RequestResult, _s: number, message?: string) => void heard.push([result, message]) };
+  const session = startPlugin(net.createConnection(rt.socketPath), { name: 'envhook', index: '50', handler, pods: o.pods, log: createLogger(logFile, 'debug'), observer });
   const peer = await rt.nextPlugin();
   await session.registered;
   t.teardown(async () => {
     session.close('test over');
     await rt.close();
   });
-  return { rt, peer, session, logText: () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '') };
+  return { rt, peer, session, heard, logText: () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '') };
 }
 
 const REQUEST = {
@@ -66,7 +71,7 @@ t.test('an empty adjustment is an empty ContainerAdjustment', async (t) => {
 });
 
 t.test("a handler's EnvhookError is the call's error status, envhook's one line; no value logged", async (t) => {
-  const { peer, logText } = await setup(t, () => {
+  const { peer, logText, heard } = await setup(t, () => {
     throw new EnvhookError('volume "config" not found');
   });
   const err = await peer.createContainer(REQUEST).catch((e: unknown) => e);
@@ -75,7 +80,8 @@ t.test("a handler's EnvhookError is the call's error status, envhook's one line;
   t.equal((err as RpcError).message, 'envhook: volume "config" not found');
   const ok = await peer.call('Synchronize', encode(Msg.SynchronizeRequest, { more: false }));
   t.ok(ok, 'the connection stays up');
-  t.match(logText(), /CreateContainer failed/);
+  t.same(heard, [['refused', 'envhook: volume "config" not found']], 'the observer hears a refusal with its line');
+  t.notMatch(logText(), /CreateContainer/, 'the session does not log it: the handler does, once');
   t.notMatch(logText(), CANARY, 'no request value in the log');
 });
 
@@ -189,7 +195,10 @@ t.test('with an owner watcher: CreateContainer and StopPodSandbox subscribed; Sy
   t.same(calls, [[
     'synchronized',
     [{ ...POD, annotations: { ...POD.annotations } }, { ...POD, id: 'sandbox-2', uid: 'c3d4-uid' }],
-    [{ podSandboxId: 'sandbox-1', state: 3, mounts: [{ destination: '/k', source: '/s', type: 'bind', options: ['ro'] }] }, { podSandboxId: 'sandbox-2', state: 4, mounts: [] }],
+    [
+      { id: 'c1', name: 'app', podSandboxId: 'sandbox-1', annotations: {}, state: 3, mounts: [{ destination: '/k', source: '/s', type: 'bind', options: ['ro'] }] },
+      { id: 'c2', name: 'db', podSandboxId: 'sandbox-2', annotations: {}, state: 4, mounts: [] },
+    ],
   ]], 'both parts, once, after the last (no env carried over)');
   calls.length = 0;
   await peer.createContainer({ ...REQUEST, pod: POD });

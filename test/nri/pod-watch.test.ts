@@ -45,7 +45,7 @@ function setup(t: Test): Node {
 }
 
 const ownerOf = (vol: string) => fs.lstatSync(path.join(vol, '..data/key')).uid;
-const running = (p: NriPod, state = RUNNING): NriSyncContainer => ({ podSandboxId: p.id, state, mounts: [] });
+const running = (p: NriPod, state = RUNNING): NriSyncContainer => ({ id: `c-${p.id}`, name: 'app', podSandboxId: p.id, annotations: {}, state, mounts: [] });
 const rewrite = (vol: string, i: number) => atomicWrite(vol, { key: { data: `${CANARY}${i}`, mode: 0o400 } });
 
 t.test('Synchronize: a running pod with volumeOwners is watched, owned at once, and every rewrite after', async (t) => {

@@ -1,0 +1,66 @@
+// The worker's side of the link to its supervisor (Node's IPC channel): a heartbeat every
+// BEAT_MS carrying what happened since the last one (counts, request durations, the last
+// refusal's line), and at once what changes the status: registered, disconnected, missed
+// containers, evictions, the end. No message carries a value: only names, counts and envhook's
+// own one-line messages.
+import type { MissedContainer } from './missed.ts';
+import type { NriObserver, RegisteredInfo } from './observer.ts';
+
+/** How often the worker beats; the supervisor calls a worker silent for its hang limit hung. */
+export const BEAT_MS = 200;
+
+export interface BeatDeltas {
+  adjusted: number;
+  empty: number;
+  refused: number;
+  errors: number;
+  /** Seconds each CreateContainer took envhook, since the last beat. */
+  durations: number[];
+  /** The last refusal's or fault's one line, if any since the last beat. */
+  lastError?: string;
+}
+
+export type WorkerMessage =
+  | { t: 'beat'; d?: BeatDeltas }
+  | ({ t: 'registered'; socket?: string | undefined } & RegisteredInfo)
+  | { t: 'disconnected'; reason: string }
+  | { t: 'missed'; containers: MissedContainer[] }
+  | { t: 'evicted'; ids: string[]; failed: string[] }
+  | { t: 'end'; why: 'runtime-gone' };
+
+export type Send = (m: WorkerMessage) => void;
+
+const empty = (): BeatDeltas => ({ adjusted: 0, empty: 0, refused: 0, errors: 0, durations: [] });
+
+/** The observer the worker's sessions report to, and the heartbeat that carries its counts. */
+export function linkToSupervisor(send: Send, beatMs = BEAT_MS): { observer: NriObserver; stop(): void } {
+  let d = empty();
+  const beat = () => {
+    if (d.durations.length === 0 && d.lastError === undefined) return send({ t: 'beat' });
+    send({ t: 'beat', d });
+    d = empty();
+  };
+  const timer = setInterval(beat, beatMs);
+  beat();
+  const observer: NriObserver = {
+    registered: (info) => send({ t: 'registered', ...info }),
+    disconnected: (reason) => send({ t: 'disconnected', reason }),
+    request(result, seconds, message) {
+      if (result === 'adjusted') d.adjusted += 1;
+      else if (result === 'empty') d.empty += 1;
+      else if (result === 'refused') d.refused += 1;
+      else d.errors += 1;
+      d.durations.push(seconds);
+      if (message !== undefined) d.lastError = message;
+    },
+    missed: (containers) => send({ t: 'missed', containers: [...containers] }),
+    evicted: (ids, failed) => send({ t: 'evicted', ids: [...ids], failed: [...failed] }),
+  };
+  return {
+    observer,
+    stop() {
+      clearInterval(timer);
+      beat();
+    },
+  };
+}
