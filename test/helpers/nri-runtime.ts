@@ -1,10 +1,11 @@
 // A test peer playing the runtime's side of an NRI socket, as NRI 0.8.0's adaptation does:
 // it serves Runtime.RegisterPlugin on connection 2, then calls Plugin.Configure and
 // Plugin.Synchronize on connection 1 (empty, or the parts a test gives), and then whatever the
-// test sends. With `nriVersion` it plays NRI 0.12's (Configure carries that version; pod events
-// go to the dedicated StopPodSandbox/RemovePodSandbox). Runtime.UpdateContainers is answered as
-// NRI's adaptation and containerd answer it (below), or as a test scripts it. Built on envhook's own
-// framing, so every test that uses it is also checked against recorded containerd frames
+// test sends. With `nriVersion`, Configure carries that version as NRI 0.12's does; pod events
+// are sent as 0.8.0 sends them (stateChange) or as 0.12 does (podSandbox: the dedicated
+// StopPodSandbox/RemovePodSandbox). Runtime.UpdateContainers is answered as NRI's adaptation
+// and containerd answer it (below), or as a test scripts it. Built on envhook's own framing, so
+// every test that uses it is also checked against recorded containerd frames
 // (test/nri/frames.test.ts) for the framing itself.
 import net from 'node:net';
 import fs from 'node:fs';
