@@ -70,6 +70,12 @@ export const Msg = {
   CreateContainerRequest: message('nri.pkg.api.v1alpha1.CreateContainerRequest'),
   CreateContainerResponse: message('nri.pkg.api.v1alpha1.CreateContainerResponse'),
   StateChangeEvent: message('nri.pkg.api.v1alpha1.StateChangeEvent'),
+  StopPodSandboxRequest: message('nri.pkg.api.v1alpha1.StopPodSandboxRequest'),
+  StopPodSandboxResponse: message('nri.pkg.api.v1alpha1.StopPodSandboxResponse'),
+  RemovePodSandboxRequest: message('nri.pkg.api.v1alpha1.RemovePodSandboxRequest'),
+  RemovePodSandboxResponse: message('nri.pkg.api.v1alpha1.RemovePodSandboxResponse'),
+  UpdateContainersRequest: message('nri.pkg.api.v1alpha1.UpdateContainersRequest'),
+  UpdateContainersResponse: message('nri.pkg.api.v1alpha1.UpdateContainersResponse'),
   Request: message('ttrpc.Request'),
   Response: message('ttrpc.Response'),
 } as const;
@@ -89,9 +95,17 @@ export interface ContainerShape {
   mounts: MountShape[];
 }
 export interface CreateContainerRequestShape { pod?: PodSandboxShape | undefined; container?: ContainerShape | undefined }
-export interface ConfigureRequestShape { config: string; runtimeName: string; runtimeVersion: string; registrationTimeout: bigint; requestTimeout: bigint }
+/** `NRIVersion` is '' from a runtime before NRI 0.12 (it has no such field). */
+export interface ConfigureRequestShape { config: string; runtimeName: string; runtimeVersion: string; registrationTimeout: bigint; requestTimeout: bigint; NRIVersion: string }
+export interface RegisterPluginRequestShape { pluginName: string; pluginIdx: string; NRIVersion: string }
 export interface SynchronizeRequestShape { pods: PodSandboxShape[]; containers: ContainerShape[]; more: boolean }
 export interface StateChangeEventShape { event: number; pod?: PodSandboxShape | undefined; container?: ContainerShape | undefined }
+/** StopPodSandboxRequest and RemovePodSandboxRequest. */
+export interface PodSandboxRequestShape { pod?: PodSandboxShape | undefined }
+export interface ContainerUpdateShape { containerId: string }
+export interface ContainerEvictionShape { containerId: string; reason: string }
+export interface UpdateContainersRequestShape { update: ContainerUpdateShape[]; evict: ContainerEvictionShape[] }
+export interface UpdateContainersResponseShape { failed: ContainerUpdateShape[] }
 export interface RequestShape { service: string; method: string; payload: Uint8Array; timeoutNano: bigint; metadata: KeyValueShape[] }
 export interface StatusShape { code: number; message: string }
 export interface ResponseShape { status?: StatusShape | undefined; payload: Uint8Array }

@@ -1,18 +1,24 @@
 // One plugin session on one NRI socket: register with the runtime, answer Configure (subscribe
 // to CreateContainer, and to StopPodSandbox when an owner watcher listens), Synchronize (no
 // container changed; its pods and containers go to the watcher) and Shutdown, and turn each
-// CreateContainer into a handler call. The session ends when the socket closes, for whatever
-// reason; `closed` says why (the daemon loop decides whether to reconnect).
+// CreateContainer into a handler call. Pod ends come as NRI 0.12's dedicated StopPodSandbox
+// (RemovePodSandbox) or, from an older runtime, as StateChange. The session ends when the
+// socket closes, for whatever reason; `closed` says why (the daemon loop decides whether to
+// reconnect). Meanwhile it can ask the runtime to evict containers (evict.ts).
 import type { Duplex } from 'node:stream';
 import { describeError, EnvhookError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { fromAdjustment, toCreateRequest, toPod, toSyncContainer } from './convert.ts';
-import { decode, encode, Msg, type ConfigureRequestShape, type CreateContainerRequestShape, type StateChangeEventShape, type SynchronizeRequestShape } from './descriptors.ts';
+import {
+  decode, encode, Msg, type ConfigureRequestShape, type CreateContainerRequestShape, type PodSandboxRequestShape, type PodSandboxShape, type StateChangeEventShape,
+  type SynchronizeRequestShape,
+} from './descriptors.ts';
+import { evictContainers, type Eviction } from './evict.ts';
 import { PLUGIN_CONN, RUNTIME_CONN } from './frames.ts';
 import { findMissed } from './missed.ts';
 import { MuxConnection } from './mux.ts';
 import { silentObserver, type NriObserver, type RegisteredInfo, type RequestResult } from './observer.ts';
-import { EVENT_CREATE_CONTAINER, EVENT_REMOVE_POD_SANDBOX, EVENT_STOP_POD_SANDBOX, eventMask, PLUGIN_SERVICE, RUNTIME_SERVICE } from './schema.ts';
+import { EVENT_CREATE_CONTAINER, EVENT_REMOVE_POD_SANDBOX, EVENT_STOP_POD_SANDBOX, eventMask, NRI_API_VERSION, PLUGIN_SERVICE, RUNTIME_SERVICE } from './schema.ts';
 import { TtrpcClient, TtrpcServer } from './ttrpc.ts';
 import { EMPTY_ADJUSTMENT, type NriCreateHandler, type NriPod, type NriPodEvents, type NriSyncContainer } from './types.ts';
 
@@ -35,7 +41,16 @@ export interface PluginSession {
   /** Resolves with the reason when the socket is closed. */
   closed: Promise<string>;
   close(reason: string): void;
+  /**
+   * Runtime.UpdateContainers with these evictions, within the runtime's request timeout;
+   * resolves with the container ids it reports as failed, rejects with an EnvhookError (one
+   * line) on an error status, no answer, or when not registered.
+   */
+  evict(list: readonly Eviction[]): Promise<{ failed: string[] }>;
 }
+
+/** NRI's default plugin request timeout, for a runtime whose Configure gave none. */
+const DEFAULT_REQUEST_TIMEOUT_MS = 2000;
 
 /** The status message of a failed call: envhook's one line, as the CLI prints it. */
 const statusLine = (err: unknown): string => `envhook: ${describeError(err)}`;
@@ -65,14 +80,23 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
   const timeoutMs = opts.registrationTimeoutMs ?? 5000;
   let configured!: (info: RegisteredInfo) => void;
   const configuredP = new Promise<RegisteredInfo>((resolve) => (configured = resolve));
+  // Set by Configure: the runtime's own per-request limit also bounds envhook's calls to it.
+  let requestTimeoutMs = 0;
+  let info: RegisteredInfo | undefined;
+  const podEnded = (call: string, pod: PodSandboxShape | undefined, ended: 'stop' | 'remove'): void => {
+    if (pods) notify(call, () => pods.podEnded(toPod(pod), ended));
+  };
 
   new TtrpcServer(
     mux.open(PLUGIN_CONN),
     {
       [`${PLUGIN_SERVICE}/Configure`]: (payload) => {
         const req = decode<ConfigureRequestShape>(Msg.ConfigureRequest, payload);
-        log.debug({ runtime: req.runtimeName, version: req.runtimeVersion, requestTimeoutMs: Number(req.requestTimeout) }, 'NRI configure');
-        configured({ runtimeName: req.runtimeName, runtimeVersion: req.runtimeVersion });
+        const nriVersion = req.NRIVersion || undefined;
+        log.debug({ runtime: req.runtimeName, version: req.runtimeVersion, nriVersion, requestTimeoutMs: Number(req.requestTimeout) }, 'NRI configure');
+        requestTimeoutMs = Number(req.requestTimeout);
+        info = { runtimeName: req.runtimeName, runtimeVersion: req.runtimeVersion, nriVersion };
+        configured(info);
         return encode(Msg.ConfigureResponse, { events: subscribedEvents(pods !== undefined) });
       },
       [`${PLUGIN_SERVICE}/Synchronize`]: (payload) => {
@@ -92,8 +116,16 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
       [`${PLUGIN_SERVICE}/StateChange`]: (payload) => {
         const ev = decode<StateChangeEventShape>(Msg.StateChangeEvent, payload);
         const ended = ev.event === EVENT_STOP_POD_SANDBOX ? 'stop' : ev.event === EVENT_REMOVE_POD_SANDBOX ? 'remove' : undefined;
-        if (pods && ended) notify('StateChange', () => pods.podEnded(toPod(ev.pod), ended));
+        if (ended) podEnded('StateChange', ev.pod, ended);
         return encode(Msg.Empty, {});
+      },
+      [`${PLUGIN_SERVICE}/StopPodSandbox`]: (payload) => {
+        podEnded('StopPodSandbox', decode<PodSandboxRequestShape>(Msg.StopPodSandboxRequest, payload).pod, 'stop');
+        return encode(Msg.StopPodSandboxResponse, {});
+      },
+      [`${PLUGIN_SERVICE}/RemovePodSandbox`]: (payload) => {
+        podEnded('RemovePodSandbox', decode<PodSandboxRequestShape>(Msg.RemovePodSandboxRequest, payload).pod, 'remove');
+        return encode(Msg.RemovePodSandboxResponse, {});
       },
       [`${PLUGIN_SERVICE}/Shutdown`]: () => {
         log.info('NRI shutdown requested by the runtime');
@@ -129,7 +161,8 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
     });
     const closed = mux.closed.then((reason) => Promise.reject(new Error(`connection closed during registration (${reason})`)));
     try {
-      const register = runtime.call(RUNTIME_SERVICE, 'RegisterPlugin', encode(Msg.RegisterPluginRequest, { pluginName: opts.name, pluginIdx: opts.index }), timeoutMs);
+      const request = encode(Msg.RegisterPluginRequest, { pluginName: opts.name, pluginIdx: opts.index, NRIVersion: NRI_API_VERSION });
+      const register = runtime.call(RUNTIME_SERVICE, 'RegisterPlugin', request, timeoutMs);
       return await Promise.race([register.then(() => configuredP), deadline, closed]);
     } catch (err) {
       mux.close(`registration failed: ${err instanceof Error ? err.message : 'error'}`);
@@ -141,5 +174,10 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
   // A caller that only awaits `closed` must not see an unhandled rejection.
   registered.catch(() => {});
 
-  return { registered, closed: mux.closed, close: (reason) => mux.close(reason) };
+  const evict = (list: readonly Eviction[]): Promise<{ failed: string[] }> =>
+    info && !mux.isClosed
+      ? evictContainers(runtime, list, requestTimeoutMs > 0 ? requestTimeoutMs : DEFAULT_REQUEST_TIMEOUT_MS)
+      : Promise.reject(new EnvhookError(`NRI eviction of ${list.length} container(s) failed: the plugin is not connected to the runtime`));
+
+  return { registered, closed: mux.closed, close: (reason) => mux.close(reason), evict };
 }

@@ -1,8 +1,10 @@
 // The NRI, ttRPC and google.rpc messages envhook reads or writes, as our own table of facts
-// (message names, field names, numbers and types as NRI 0.8.0's pkg/api/api.proto and ttRPC's
+// (message names, field names, numbers and types as NRI's pkg/api/api.proto and ttRPC's
 // request.proto define them). Only the fields envhook uses are listed: protobuf skips the rest
 // on the wire, so a runtime that sends more is still understood. test/nri/schema.test.ts checks
-// every field here against the api.proto of Debian's golang-github-containerd-nri-dev.
+// every field here against the api.proto of Debian's golang-github-containerd-nri-dev (NRI
+// 0.8.0); what a later NRI added is marked with the release that added it (`since`), and the
+// test checks that 0.8.0 has none of it, so a mark can be neither missing nor wrong that way.
 //
 // The table is turned into descriptors (descriptors.ts) that @bufbuild/protobuf encodes and
 // decodes with, so what is checked is exactly what runs.
@@ -13,6 +15,18 @@ export interface FieldFact {
   number: number;
   type: 'string' | 'bytes' | 'bool' | 'int32' | 'int64' | 'map' | `.${string}`;
   repeated?: boolean;
+  /** The NRI release that added the field, when after Debian's 0.8.0. */
+  since?: NriRelease;
+}
+
+/** An NRI release (a Go module version, as NRI's own code names them), later than 0.8.0. */
+export type NriRelease = 'v0.12.0';
+
+/** An RPC: its request and response messages (by name, in the same file), and `since`. */
+export interface MethodFact {
+  request: string;
+  response: string;
+  since?: NriRelease;
 }
 
 export interface FileFact {
@@ -22,6 +36,8 @@ export interface FileFact {
   messages: Record<string, FieldFact[]>;
   /** Enums by name: value name → number. A field whose type names one is an enum field. */
   enums?: Record<string, Record<string, number>>;
+  /** Messages added after Debian's NRI 0.8.0, by the release that added them. */
+  since?: Record<string, NriRelease>;
 }
 
 export const NRI_PACKAGE = 'nri.pkg.api.v1alpha1';
@@ -36,6 +52,8 @@ export const NRI_FILE: FileFact = {
     RegisterPluginRequest: [
       { name: 'plugin_name', number: 1, type: 'string' },
       { name: 'plugin_idx', number: 2, type: 'string' },
+      // The plugin's NRI version, logged by the runtime ("with NRI version unknown" without it).
+      { name: 'NRI_version', number: 3, type: 'string', since: 'v0.12.0' },
     ],
     ConfigureRequest: [
       { name: 'config', number: 1, type: 'string' },
@@ -43,6 +61,7 @@ export const NRI_FILE: FileFact = {
       { name: 'runtime_version', number: 3, type: 'string' },
       { name: 'registration_timeout', number: 4, type: 'int64' },
       { name: 'request_timeout', number: 5, type: 'int64' },
+      { name: 'NRI_version', number: 6, type: 'string', since: 'v0.12.0' },
     ],
     ConfigureResponse: [{ name: 'events', number: 2, type: 'int32' }],
     // The running pods and containers: the owner watcher's starting point (nri/pod-watch.ts).
@@ -62,6 +81,22 @@ export const NRI_FILE: FileFact = {
       { name: 'event', number: 1, type: `${N}.Event` },
       { name: 'pod', number: 2, type: `${N}.PodSandbox` },
       { name: 'container', number: 3, type: `${N}.Container` },
+    ],
+    // NRI 0.12's dedicated pod RPCs (an older runtime sends StateChangeEvent instead).
+    StopPodSandboxRequest: [{ name: 'pod', number: 1, type: `${N}.PodSandbox` }],
+    StopPodSandboxResponse: [],
+    RemovePodSandboxRequest: [{ name: 'pod', number: 1, type: `${N}.PodSandbox` }],
+    RemovePodSandboxResponse: [],
+    // Runtime.UpdateContainers: envhook sends evictions only, never an update.
+    UpdateContainersRequest: [
+      { name: 'update', number: 1, type: `${N}.ContainerUpdate`, repeated: true },
+      { name: 'evict', number: 2, type: `${N}.ContainerEviction`, repeated: true },
+    ],
+    UpdateContainersResponse: [{ name: 'failed', number: 1, type: `${N}.ContainerUpdate`, repeated: true }],
+    ContainerUpdate: [{ name: 'container_id', number: 1, type: 'string' }],
+    ContainerEviction: [
+      { name: 'container_id', number: 1, type: 'string' },
+      { name: 'reason', number: 2, type: 'string' },
     ],
     PodSandbox: [
       { name: 'id', number: 1, type: 'string' },
@@ -99,6 +134,12 @@ export const NRI_FILE: FileFact = {
   enums: {
     Event: { UNKNOWN: 0, STOP_POD_SANDBOX: 2, REMOVE_POD_SANDBOX: 3, CREATE_CONTAINER: 4 },
     ContainerState: { CONTAINER_UNKNOWN: 0, CONTAINER_STOPPED: 4 },
+  },
+  since: {
+    StopPodSandboxRequest: 'v0.12.0',
+    StopPodSandboxResponse: 'v0.12.0',
+    RemovePodSandboxRequest: 'v0.12.0',
+    RemovePodSandboxResponse: 'v0.12.0',
   },
 };
 
@@ -141,6 +182,34 @@ export const TTRPC_FILE: FileFact = {
 /** NRI's services as the runtime and the plugin name them in a ttRPC Request. */
 export const PLUGIN_SERVICE = `${NRI_PACKAGE}.Plugin`;
 export const RUNTIME_SERVICE = `${NRI_PACKAGE}.Runtime`;
+
+/** The Plugin methods envhook serves (any other is answered Unimplemented). */
+export const PLUGIN_METHODS = {
+  Configure: { request: 'ConfigureRequest', response: 'ConfigureResponse' },
+  Synchronize: { request: 'SynchronizeRequest', response: 'SynchronizeResponse' },
+  Shutdown: { request: 'Empty', response: 'Empty' },
+  CreateContainer: { request: 'CreateContainerRequest', response: 'CreateContainerResponse' },
+  // Pod events before NRI 0.12; a 0.12 runtime calls it only for a plugin that answers the
+  // dedicated method below Unimplemented, and logs that plugin as using a deprecated interface.
+  StateChange: { request: 'StateChangeEvent', response: 'Empty' },
+  StopPodSandbox: { request: 'StopPodSandboxRequest', response: 'StopPodSandboxResponse', since: 'v0.12.0' },
+  RemovePodSandbox: { request: 'RemovePodSandboxRequest', response: 'RemovePodSandboxResponse', since: 'v0.12.0' },
+} as const satisfies Record<string, MethodFact>;
+
+/** The Runtime methods envhook calls. */
+export const RUNTIME_METHODS = {
+  RegisterPlugin: { request: 'RegisterPluginRequest', response: 'Empty' },
+  UpdateContainers: { request: 'UpdateContainersRequest', response: 'UpdateContainersResponse' },
+} as const satisfies Record<string, MethodFact>;
+
+/**
+ * The NRI version envhook sends in RegisterPlugin, written as NRI's Go stub writes its own (the
+ * NRI module's version). envhook is not built on NRI's module: it claims the newest protocol
+ * release whose messages it implements as far as it uses them, v0.12.0 (the dedicated pod RPCs
+ * and both NRI_version fields came with it; v0.12.1 and v0.12.2 changed no message envhook
+ * uses, but envhook does not claim what they added). The runtime only logs it.
+ */
+export const NRI_API_VERSION: NriRelease = 'v0.12.0';
 
 /** NRI's Event enum values envhook uses; a plugin subscribes with bit (event - 1). */
 const EVENT = NRI_FILE.enums!.Event!;

@@ -1,15 +1,18 @@
 // A test peer playing the runtime's side of an NRI socket, as NRI 0.8.0's adaptation does:
 // it serves Runtime.RegisterPlugin on connection 2, then calls Plugin.Configure and
 // Plugin.Synchronize on connection 1 (empty, or the parts a test gives), and then whatever the
-// test sends. Built on envhook's own
-// framing, so every test that uses it is also checked against recorded containerd frames
+// test sends. With `nriVersion`, Configure carries that version as NRI 0.12's does; pod events
+// are sent as 0.8.0 sends them (stateChange) or as 0.12 does (podSandbox: the dedicated
+// StopPodSandbox/RemovePodSandbox). Runtime.UpdateContainers is answered as NRI's adaptation
+// and containerd answer it (below), or as a test scripts it. Built on envhook's own framing, so
+// every test that uses it is also checked against recorded containerd frames
 // (test/nri/frames.test.ts) for the framing itself.
 import net from 'node:net';
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import { silentLogger } from '../../src/log.ts';
-import { decode, encode, Msg } from '../../src/nri/descriptors.ts';
+import { decode, encode, Msg, type RegisterPluginRequestShape, type UpdateContainersRequestShape } from '../../src/nri/descriptors.ts';
 import { PLUGIN_CONN, RUNTIME_CONN } from '../../src/nri/frames.ts';
 import { MuxConnection } from '../../src/nri/mux.ts';
 import { PLUGIN_SERVICE, RUNTIME_SERVICE } from '../../src/nri/schema.ts';
@@ -18,12 +21,18 @@ import { TtrpcClient, TtrpcServer } from '../../src/nri/ttrpc.ts';
 export interface PeerPlugin {
   name: string;
   index: string;
+  /** The NRI version the plugin sent in RegisterPlugin ('' for none). */
+  nriVersion: string;
   events: number;
   /** Plugin.<method> with an encoded request; resolves with the response payload. */
   call(method: string, payload: Uint8Array, timeoutMs?: number): Promise<Buffer>;
   createContainer(req: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>>;
   /** Plugin.StateChange with this NRI Event number and pod (a pod event). */
   stateChange(event: number, pod: Record<string, unknown>): Promise<void>;
+  /** NRI 0.12's dedicated pod event: Plugin.StopPodSandbox or Plugin.RemovePodSandbox. */
+  podSandbox(method: 'StopPodSandbox' | 'RemovePodSandbox', pod: Record<string, unknown>): Promise<Buffer>;
+  /** The payload of each Runtime.UpdateContainers the plugin sent, as received. */
+  updates: Buffer[];
   socket: net.Socket;
   mux: MuxConnection;
   closed: Promise<string>;
@@ -43,6 +52,17 @@ export interface FakeRuntimeOptions {
   raw?: (socket: net.Socket) => void;
   /** The SynchronizeRequest parts sent to each plugin that registers (default: one, empty). */
   synchronize?: () => Record<string, unknown>[];
+  /** The runtime's NRI version in Configure (NRI ≥ 0.12); none by default, as NRI 0.8.0. */
+  nriVersion?: string;
+  /**
+   * Answers Runtime.UpdateContainers (an UpdateContainersResponse; throw an RpcError for an
+   * error status). Default: as NRI's adaptation (every release to 0.12.2) and containerd do —
+   * only `update` is relayed to the runtime, evictions are dropped, ids the runtime does not
+   * know are skipped: `failed` is empty and the status OK.
+   */
+  updateContainers?: (req: UpdateContainersRequestShape) => Record<string, unknown> | Promise<Record<string, unknown>>;
+  /** Configure's request_timeout in ms (default 2000, NRI's default). */
+  requestTimeoutMs?: number;
 }
 
 export async function startFakeRuntime(opts: FakeRuntimeOptions = {}): Promise<FakeRuntime> {
@@ -55,7 +75,7 @@ export async function startFakeRuntime(opts: FakeRuntimeOptions = {}): Promise<F
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     if (opts.raw) return opts.raw(socket);
-    void accept(socket, opts.synchronize?.() ?? [{ more: false }]).then(
+    void accept(socket, opts.synchronize?.() ?? [{ more: false }], opts).then(
       (p) => {
         const w = waiting.shift();
         if (w) w(p);
@@ -79,29 +99,33 @@ export async function startFakeRuntime(opts: FakeRuntimeOptions = {}): Promise<F
   };
 }
 
-async function accept(socket: net.Socket, sync: Record<string, unknown>[]): Promise<PeerPlugin> {
+async function accept(socket: net.Socket, sync: Record<string, unknown>[], opts: FakeRuntimeOptions): Promise<PeerPlugin> {
   const mux = new MuxConnection(socket, silentLogger);
-  let registered!: (r: { name: string; index: string }) => void;
-  const reg = new Promise<{ name: string; index: string }>((resolve) => (registered = resolve));
+  let registered!: (r: RegisterPluginRequestShape) => void;
+  const reg = new Promise<RegisterPluginRequestShape>((resolve) => (registered = resolve));
+  const updates: Buffer[] = [];
   new TtrpcServer(mux.open(RUNTIME_CONN), {
     [`${RUNTIME_SERVICE}/RegisterPlugin`]: (payload) => {
-      const r = decode<{ pluginName: string; pluginIdx: string }>(Msg.RegisterPluginRequest, payload);
-      registered({ name: r.pluginName, index: r.pluginIdx });
+      registered(decode<RegisterPluginRequestShape>(Msg.RegisterPluginRequest, payload));
       return encode(Msg.Empty, {});
+    },
+    [`${RUNTIME_SERVICE}/UpdateContainers`]: async (payload) => {
+      updates.push(payload);
+      const req = decode<UpdateContainersRequestShape>(Msg.UpdateContainersRequest, payload);
+      return encode(Msg.UpdateContainersResponse, (await opts.updateContainers?.(req)) ?? {});
     },
   });
   const client = new TtrpcClient(mux.open(PLUGIN_CONN));
   mux.closed.then((reason) => client.abort(reason));
   const call = (method: string, payload: Uint8Array, timeoutMs = 2000) => client.call(PLUGIN_SERVICE, method, payload, timeoutMs);
-  const { name, index } = await reg;
-  const cfg = decode<{ events: number }>(
-    Msg.ConfigureResponse,
-    await call('Configure', encode(Msg.ConfigureRequest, { runtimeName: 'fake-runtime', runtimeVersion: '0.0', registrationTimeout: 5000n, requestTimeout: 2000n })),
-  );
+  const { pluginName: name, pluginIdx: index, NRIVersion: nriVersion } = await reg;
+  const configure = { runtimeName: 'fake-runtime', runtimeVersion: '0.0', registrationTimeout: 5000n, requestTimeout: BigInt(opts.requestTimeoutMs ?? 2000), NRIVersion: opts.nriVersion };
+  const cfg = decode<{ events: number }>(Msg.ConfigureResponse, await call('Configure', encode(Msg.ConfigureRequest, configure)));
   for (const part of sync) await call('Synchronize', encode(Msg.SynchronizeRequest, part));
   return {
     name,
     index,
+    nriVersion,
     events: cfg.events,
     call,
     async createContainer(req, timeoutMs) {
@@ -111,6 +135,8 @@ async function accept(socket: net.Socket, sync: Record<string, unknown>[]): Prom
     async stateChange(event, pod) {
       await call('StateChange', encode(Msg.StateChangeEvent, { event, pod }));
     },
+    podSandbox: (method, pod) => call(method, encode(method === 'StopPodSandbox' ? Msg.StopPodSandboxRequest : Msg.RemovePodSandboxRequest, { pod })),
+    updates,
     socket,
     mux,
     closed: mux.closed,

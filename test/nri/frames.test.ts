@@ -8,7 +8,7 @@ import {
   encodeMux, encodeTtrpc, MessageType, MUX_HEADER, MUX_MAX, MUX_WRITE_MAX, MuxDecoder, PLUGIN_CONN, ProtocolError, RUNTIME_CONN, TTRPC_MAX, TtrpcDecoder,
   type TtrpcFrame,
 } from '../../src/nri/frames.ts';
-import { PLUGIN_SERVICE, RUNTIME_SERVICE } from '../../src/nri/schema.ts';
+import { NRI_API_VERSION, PLUGIN_SERVICE, RUNTIME_SERVICE } from '../../src/nri/schema.ts';
 
 const fixture = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '../fixtures/nri/containerd-2.1.9.json'), 'utf8')) as {
   chunks: { from: 'plugin' | 'runtime'; hex: string }[];
@@ -64,6 +64,44 @@ t.test("envhook's side, re-encoded byte for byte", async (t) => {
     ...encodeMux(PLUGIN_CONN, encodeTtrpc({ streamId: 3, type: MessageType.Response, payload: encode(Msg.Response, { payload: encode(Msg.SynchronizeResponse, { more: false }) }) })),
   ]);
   t.equal(ours.toString('hex'), stream('plugin').toString('hex'), 'the recorded bytes');
+});
+
+/** A length-delimited protobuf field (wire type 2) of under 128 bytes, laid out by hand. */
+const ld = (field: number, value: string | Buffer): Buffer => {
+  const bytes = Buffer.from(value);
+  return Buffer.concat([Buffer.from([(field << 3) | 2, bytes.length]), bytes]);
+};
+
+// No NRI 0.12 runtime is recorded here (containerd >= 2.3 is not in Debian): its messages are laid
+// out from NRI 0.12's field numbers by hand, independently of src/nri/schema.ts.
+t.test('NRI 0.12: the messages envhook sends and reads, byte for byte', async (t) => {
+  const register = Buffer.concat([ld(1, 'envhook'), ld(2, '50'), ld(3, 'v0.12.0')]);
+  t.equal(NRI_API_VERSION, 'v0.12.0');
+  t.equal(Buffer.from(encode(Msg.RegisterPluginRequest, { pluginName: 'envhook', pluginIdx: '50', NRIVersion: NRI_API_VERSION })).toString('hex'), register.toString('hex'), 'RegisterPluginRequest: NRI_version is field 3');
+
+  // containerd 2.3's Configure: runtime name 2, version 3, timeouts 4 and 5 (varints 5000, 2000), NRI_version 6.
+  const configure = Buffer.concat([ld(2, 'containerd'), ld(3, '2.3.4'), Buffer.from('208827' + '28d00f', 'hex'), ld(6, 'v0.12.0')]);
+  t.match(decode(Msg.ConfigureRequest, configure), { runtimeName: 'containerd', runtimeVersion: '2.3.4', registrationTimeout: 5000n, requestTimeout: 2000n, NRIVersion: 'v0.12.0' });
+
+  // Plugin/StopPodSandbox in a ttRPC frame on connection 1, as the runtime sends it.
+  const pod = Buffer.concat([ld(1, 'sandbox-1'), ld(2, 'web'), ld(3, 'a1b2-uid'), ld(4, 'default')]);
+  const request = Buffer.concat([ld(1, PLUGIN_SERVICE), ld(2, 'StopPodSandbox'), ld(3, ld(1, pod))]);
+  const [got] = frames(Buffer.concat(encodeMux(PLUGIN_CONN, encodeTtrpc({ streamId: 7, type: MessageType.Request, payload: request }))), 3);
+  t.same([got!.conn, got!.frame.streamId, got!.frame.type], [PLUGIN_CONN, 7, MessageType.Request]);
+  const req = decode<RequestShape>(Msg.Request, got!.frame.payload);
+  t.match(req, { service: 'nri.pkg.api.v1alpha1.Plugin', method: 'StopPodSandbox' });
+  t.match(decode(Msg.StopPodSandboxRequest, req.payload), { pod: { id: 'sandbox-1', name: 'web', uid: 'a1b2-uid', namespace: 'default' } });
+  t.equal(encode(Msg.StopPodSandboxResponse, {}).length, 0, 'StopPodSandboxResponse: empty');
+  t.equal(encode(Msg.RemovePodSandboxResponse, {}).length, 0, 'RemovePodSandboxResponse: empty');
+  t.match(decode(Msg.RemovePodSandboxRequest, ld(1, pod)), { pod: { id: 'sandbox-1', uid: 'a1b2-uid' } }, 'RemovePodSandboxRequest: pod is field 1');
+
+  // Runtime/UpdateContainers: evictions are field 2 (container_id 1, reason 2), no update (1);
+  // the response's failed (1) is a list of ContainerUpdate (container_id 1).
+  const evict = Buffer.concat([ld(2, Buffer.concat([ld(1, 'ctr-1'), ld(2, 'env not applied')])), ld(2, Buffer.concat([ld(1, 'ctr-2'), ld(2, 'env not applied')]))]);
+  const ours = encode(Msg.UpdateContainersRequest, { evict: [{ containerId: 'ctr-1', reason: 'env not applied' }, { containerId: 'ctr-2', reason: 'env not applied' }] });
+  t.equal(Buffer.from(ours).toString('hex'), evict.toString('hex'), 'UpdateContainersRequest with two evictions');
+  t.match(decode(Msg.UpdateContainersResponse, Buffer.concat([ld(1, ld(1, 'ctr-2'))])), { failed: [{ containerId: 'ctr-2' }] });
+  t.same(ld(1, 'x'), Buffer.from('0a0178', 'hex'), 'the hand layout itself: tag 0x0a, length, bytes');
 });
 
 t.test('a mux frame over the limit is refused from its header, before its payload arrives', async (t) => {

@@ -14,17 +14,17 @@ import { silentObserver, type RequestResult } from '../../src/nri/observer.ts';
 import { startPlugin, type PluginSession } from '../../src/nri/plugin.ts';
 import { Code, RpcError } from '../../src/nri/ttrpc.ts';
 import { EMPTY_ADJUSTMENT, type NriCreateHandler, type NriCreateRequest, type NriPodEvents } from '../../src/nri/types.ts';
-import { EVENT_CREATE_CONTAINER, EVENT_REMOVE_POD_SANDBOX, EVENT_STOP_POD_SANDBOX } from '../../src/nri/schema.ts';
-import { startFakeRuntime, type FakeRuntime, type PeerPlugin } from '../helpers/nri-runtime.ts';
+import { EVENT_CREATE_CONTAINER, EVENT_REMOVE_POD_SANDBOX, EVENT_STOP_POD_SANDBOX, PLUGIN_METHODS } from '../../src/nri/schema.ts';
+import { startFakeRuntime, type FakeRuntime, type FakeRuntimeOptions, type PeerPlugin } from '../helpers/nri-runtime.ts';
 
 const CANARY = 'canary-7f3a9c-value';
 
 type Heard = [RequestResult, string | undefined][];
 
-async function setup(t: Test, handler: NriCreateHandler, o: { pods?: NriPodEvents; synchronize?: () => Record<string, unknown>[] } = {}): Promise<{ rt: FakeRuntime; peer: PeerPlugin; session: PluginSession; logText: () => string; heard: Heard }> {
+async function setup(t: Test, handler: NriCreateHandler, o: { pods?: NriPodEvents; runtime?: FakeRuntimeOptions } = {}): Promise<{ rt: FakeRuntime; peer: PeerPlugin; session: PluginSession; logText: () => string; heard: Heard }> {
   const dir = t.testdir();
   const logFile = path.join(dir, 'envhook.log');
-  const rt = await startFakeRuntime({ synchronize: o.synchronize }); // a short private directory: socket paths are at most 107 bytes
+  const rt = await startFakeRuntime(o.runtime); // a short private directory: socket paths are at most 107 bytes
   const heard: Heard = [];
   const observer = { ...silentObserver, request: (result: RequestResult, _s: number, message?: string) => void heard.push([result, message]) };
   const session = startPlugin(net.createConnection(rt.socketPath), { name: 'envhook', index: '50', handler, pods: o.pods, log: createLogger(logFile, 'debug'), observer });
@@ -48,13 +48,18 @@ const REQUEST = {
 
 t.test('registers, subscribes to CreateContainer only, and maps request and adjustment', async (t) => {
   let seen: NriCreateRequest | undefined;
-  const { peer } = await setup(t, (req) => {
+  const { peer, session, logText } = await setup(t, (req) => {
     seen = req;
     return { env: [{ key: 'FROM_FILE', value: 'x' }], removeEnv: ['REDIS_PORT'], annotations: { 'envhook.io/applied': 'nri' } };
   });
   t.equal(peer.name, 'envhook');
   t.equal(peer.index, '50');
   t.equal(peer.events, 1 << 3, 'event mask: CreateContainer (4) only');
+  t.equal(peer.nriVersion, 'v0.12.0', "RegisterPlugin carries envhook's NRI version");
+  t.same(await session.registered, { runtimeName: 'fake-runtime', runtimeVersion: '0.0', nriVersion: undefined }, 'an NRI 0.8.0 runtime: no NRI version');
+  const configure = logText().split('\n').filter((l) => l.includes('NRI configure')).map((l) => JSON.parse(l));
+  t.match(configure, [{ runtime: 'fake-runtime', version: '0.0', requestTimeoutMs: 2000 }]);
+  t.notOk('nriVersion' in configure[0], 'no nriVersion key when the runtime sent none');
   const res = await peer.createContainer(REQUEST);
   t.same(seen, {
     pod: { id: 'sandbox-1', name: 'web', namespace: 'default', uid: 'a1b2-uid', annotations: REQUEST.pod.annotations },
@@ -110,6 +115,11 @@ t.test('an unknown method is Unimplemented and the connection stays', async (t) 
   const err = (await peer.call('StopContainer', new Uint8Array()).catch((e: unknown) => e)) as RpcError;
   t.equal(err.code, Code.Unimplemented);
   t.match(await peer.createContainer(REQUEST), { adjust: {} });
+});
+
+t.test("every Plugin method of the schema's table is served", async (t) => {
+  const { peer } = await setup(t, () => EMPTY_ADJUSTMENT);
+  for (const method of Object.keys(PLUGIN_METHODS)) t.ok(Buffer.isBuffer(await peer.call(method, new Uint8Array())), `${method} answered`);
 });
 
 t.test('an adjustment over 4 MiB: ResourceExhausted, nothing oversized is sent', async (t) => {
@@ -188,7 +198,7 @@ t.test('with an owner watcher: CreateContainer and StopPodSandbox subscribed; Sy
       if (req.container.name === 'bad') throw new EnvhookError('volume "keys" not found');
       return EMPTY_ADJUSTMENT;
     },
-    { pods: recordingWatcher(calls), synchronize: parts },
+    { pods: recordingWatcher(calls), runtime: { synchronize: parts } },
   );
   t.equal(peer.events, (1 << (EVENT_CREATE_CONTAINER - 1)) | (1 << (EVENT_STOP_POD_SANDBOX - 1)), 'event mask 0xa: CreateContainer and StopPodSandbox');
   t.equal(peer.events, 0xa);
@@ -218,5 +228,34 @@ t.test('a watcher that throws: the call is still answered, one log line, nothing
   t.equal(calls.length, 3, 'synchronized, created, podEnded');
   const lines = logText().split('\n').filter((l) => l.includes('owner watcher failed'));
   t.same(lines.map((l) => JSON.parse(l).call), ['Synchronize', 'CreateContainer', 'StateChange']);
+  t.notMatch(logText(), CANARY);
+});
+
+t.test('an NRI 0.12 runtime: its NRI version read; StopPodSandbox and RemovePodSandbox answered as dedicated calls, to the same pod end as StateChange', async (t) => {
+  const calls: unknown[][] = [];
+  const { peer, session, logText } = await setup(t, () => EMPTY_ADJUSTMENT, { pods: recordingWatcher(calls), runtime: { nriVersion: 'v0.12.1' } });
+  t.same(await session.registered, { runtimeName: 'fake-runtime', runtimeVersion: '0.0', nriVersion: 'v0.12.1' });
+  t.match(logText(), /"nriVersion":"v0.12.1".*"NRI configure"/, 'the configure line has it');
+  t.equal(peer.nriVersion, 'v0.12.0');
+  calls.length = 0;
+  // NRI 0.12 falls back to StateChange (and logs the plugin as deprecated) only on Unimplemented.
+  t.same(await peer.podSandbox('StopPodSandbox', POD), Buffer.alloc(0), 'StopPodSandbox: an empty StopPodSandboxResponse');
+  t.same(await peer.podSandbox('RemovePodSandbox', { ...POD, id: 'sandbox-2' }), Buffer.alloc(0), 'RemovePodSandbox: an empty RemovePodSandboxResponse');
+  t.same(calls, [['podEnded', 'a1b2-uid', 'sandbox-1', 'stop'], ['podEnded', 'a1b2-uid', 'sandbox-2', 'remove']]);
+  t.notMatch(logText(), CANARY);
+});
+
+t.test('without an owner watcher the dedicated pod calls are answered too', async (t) => {
+  const { peer } = await setup(t, () => EMPTY_ADJUSTMENT, { runtime: { nriVersion: 'v0.12.1' } });
+  t.same(await peer.podSandbox('StopPodSandbox', POD), Buffer.alloc(0));
+  t.same(await peer.podSandbox('RemovePodSandbox', POD), Buffer.alloc(0));
+});
+
+t.test('a watcher that throws at a dedicated pod call: answered, one log line naming the call', async (t) => {
+  const calls: unknown[][] = [];
+  const { peer, logText } = await setup(t, () => EMPTY_ADJUSTMENT, { pods: recordingWatcher(calls, true), runtime: { nriVersion: 'v0.12.1' } });
+  await peer.podSandbox('StopPodSandbox', POD);
+  const lines = logText().split('\n').filter((l) => l.includes('owner watcher failed'));
+  t.same(lines.map((l) => JSON.parse(l).call), ['Synchronize', 'StopPodSandbox']);
   t.notMatch(logText(), CANARY);
 });

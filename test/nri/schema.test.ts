@@ -1,6 +1,8 @@
 // Every message and field of ours (src/nri/schema.ts, as descriptors) against the protocol's own
 // files from Debian sid: NRI 0.8.0's pkg/api/api.proto and ttRPC's request.proto, compiled by
-// protoc into descriptor sets at test time (never copied into the repository).
+// protoc into descriptor sets at test time (never copied into the repository). What the table
+// marks as added by a later NRI (`since`) must be absent from 0.8.0: neither the message, nor
+// the field's number or name, nor the method.
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -9,7 +11,9 @@ import { fromBinary } from '@bufbuild/protobuf';
 import { FileDescriptorSetSchema, type DescriptorProto, type FileDescriptorSet } from '@bufbuild/protobuf/wkt';
 import { sidPackage } from '../../scripts/debian-sid.mjs';
 import { FILE_SET } from '../../src/nri/descriptors.ts';
-import { EVENT_CREATE_CONTAINER, EVENT_STOP_POD_SANDBOX, eventMask, NRI_PACKAGE } from '../../src/nri/schema.ts';
+import {
+  EVENT_CREATE_CONTAINER, EVENT_STOP_POD_SANDBOX, eventMask, NRI_FILE, NRI_PACKAGE, PLUGIN_METHODS, RUNTIME_METHODS, type FileFact, type MethodFact,
+} from '../../src/nri/schema.ts';
 
 const GOCODE = 'usr/share/gocode/src';
 
@@ -33,14 +37,32 @@ function messagesOf(set: FileDescriptorSet): Map<string, DescriptorProto> {
 
 const ours = messagesOf(FILE_SET);
 
-function compareFile(t: Test, pkg: string, theirs: Map<string, DescriptorProto>, rename: (name: string) => string = (n) => n) {
+/**
+ * Our messages of package `pkg` against theirs: `compared` fields equal, `absent` messages and
+ * fields marked `since` (in `facts`) checked to be missing upstream.
+ */
+function compareFile(t: Test, pkg: string, theirs: Map<string, DescriptorProto>, rename: (name: string) => string = (n) => n, facts?: FileFact) {
   let fields = 0;
+  let absent = 0;
   for (const [name, msg] of ours) {
     if (!name.startsWith(`.${pkg}.`)) continue;
+    const local = name.slice(pkg.length + 2);
+    const since = facts?.since?.[local];
+    if (since) {
+      t.notOk(theirs.has(rename(name)), `${name} (new in ${since}) is absent upstream`);
+      absent++;
+      continue;
+    }
     const other = theirs.get(rename(name));
     if (!t.ok(other, `${name} exists upstream`)) continue;
     t.equal(msg.options?.mapEntry ?? false, other!.options?.mapEntry ?? false, `${name}: map entry or not`);
     for (const f of msg.field) {
+      const fieldSince = facts?.messages[local]?.find((x) => x.name === f.name)?.since;
+      if (fieldSince) {
+        t.notOk(other!.field.some((x) => x.number === f.number || x.name === f.name), `${name}.${f.name} (${f.number}, new in ${fieldSince}): neither its number nor its name upstream`);
+        absent++;
+        continue;
+      }
       const o = other!.field.find((x) => x.number === f.number);
       if (!t.ok(o, `${name}.${f.name} (${f.number}) exists upstream`)) continue;
       t.same(
@@ -51,20 +73,29 @@ function compareFile(t: Test, pkg: string, theirs: Map<string, DescriptorProto>,
       fields++;
     }
   }
-  return fields;
+  return { compared: fields, absent };
 }
 
 t.test('NRI messages and fields match NRI 0.8.0 api.proto (Debian sid)', async (t) => {
   const root = path.join(sidPackage('golang-github-containerd-nri-dev'), GOCODE);
   const set = compile(root, 'github.com/containerd/nri/pkg/api/api.proto', path.join(t.testdir(), 'nri.pb'));
-  const n = compareFile(t, NRI_PACKAGE, messagesOf(set));
-  t.ok(n >= 30, `${n} NRI fields compared`);
-  // The services and methods envhook serves and calls exist as named.
+  const n = compareFile(t, NRI_PACKAGE, messagesOf(set), undefined, NRI_FILE);
+  t.ok(n.compared >= 40, `${n.compared} NRI fields compared`);
+  const marked = Object.keys(NRI_FILE.since ?? {}).length + Object.values(NRI_FILE.messages).flat().filter((f) => f.since).length;
+  t.equal(n.absent, marked, `every one of the ${marked} messages and fields marked as newer checked absent`);
+  // The methods envhook serves and calls: as named, with our request and response messages;
+  // those marked newer are not in 0.8.0.
   const api = set.file.find((f) => f.package === NRI_PACKAGE)!;
-  const plugin = api.service.find((s) => s.name === 'Plugin')!;
-  const runtime = api.service.find((s) => s.name === 'Runtime')!;
-  for (const m of ['Configure', 'Synchronize', 'Shutdown', 'CreateContainer', 'StateChange']) t.ok(plugin.method.some((x) => x.name === m), `Plugin.${m}`);
-  t.ok(runtime.method.some((x) => x.name === 'RegisterPlugin'), 'Runtime.RegisterPlugin');
+  const services: [string, Record<string, MethodFact>][] = [['Plugin', PLUGIN_METHODS], ['Runtime', RUNTIME_METHODS]];
+  for (const [service, methods] of services) {
+    const theirs = api.service.find((s) => s.name === service)!;
+    for (const [name, m] of Object.entries(methods)) {
+      t.ok(ours.has(`.${NRI_PACKAGE}.${m.request}`) && ours.has(`.${NRI_PACKAGE}.${m.response}`), `${service}.${name}: its messages are in our table`);
+      const other = theirs.method.find((x) => x.name === name);
+      if (m.since) t.notOk(other, `${service}.${name} (new in ${m.since}) is absent upstream`);
+      else t.same([other?.inputType, other?.outputType], [`.${NRI_PACKAGE}.${m.request}`, `.${NRI_PACKAGE}.${m.response}`], `${service}.${name}(${m.request}) returns ${m.response}`);
+    }
+  }
   // Our enums (Event, ContainerState): every value we name has that number upstream, and the
   // fields that use them are enum fields upstream too (compareFile checked type and type name).
   const ourEnums = FILE_SET.file.find((f) => f.package === NRI_PACKAGE)!.enumType;
@@ -86,7 +117,7 @@ t.test('ttRPC Request, Response and KeyValue match ttRPC request.proto (Debian s
   // whose `message` (2) ttRPC's Go code fills from google.golang.org/genproto (not in that copy).
   const rename = (n: string) => (n === '.google.rpc.Status' ? '.Status' : n);
   const n = compareFile(t, 'ttrpc', theirs, rename);
-  t.equal(n, 9, 'every ttRPC field compared');
+  t.equal(n.compared, 9, 'every ttRPC field compared');
   const status = theirs.get('.Status')!;
   t.same(status.field.map((f) => [f.name, f.number, f.type]), [['code', 1, ours.get('.google.rpc.Status')!.field[0]!.type]], 'Status.code = 1, int32');
 });
