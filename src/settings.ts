@@ -20,6 +20,8 @@ export interface NriSettings {
   nriSocket: string;
   /** The plugin index NRI orders plugins by: two digits. */
   nriIndex: string;
+  /** host:port of the metrics and health endpoint (src/nri/http.ts); off when undefined. */
+  metricsAddress: string | undefined;
 }
 
 type AllSettings = Settings & NriSettings;
@@ -34,6 +36,7 @@ const ENV_NAMES: Record<keyof AllSettings, string> = {
   runDir: 'ENVHOOK_RUN_DIR',
   nriSocket: 'ENVHOOK_NRI_SOCKET',
   nriIndex: 'ENVHOOK_NRI_INDEX',
+  metricsAddress: 'ENVHOOK_METRICS_ADDRESS',
 };
 const DEFAULTS: AllSettings = {
   kubeletRoot: '/var/lib/kubelet',
@@ -43,6 +46,7 @@ const DEFAULTS: AllSettings = {
   runDir: '/run/envhook',
   nriSocket: '/var/run/nri/nri.sock',
   nriIndex: '50',
+  metricsAddress: undefined,
 };
 
 export function loadSettings(flags: SettingFlags = {}, env: NodeJS.ProcessEnv = process.env): AllSettings {
@@ -53,13 +57,14 @@ export function loadSettings(flags: SettingFlags = {}, env: NodeJS.ProcessEnv = 
     if (v !== undefined && v !== '') fromEnv[key] = v;
   }
   // Values that the schema constrains are checked wherever they come from.
-  for (const key of ['logLevel', 'nriIndex'] as const) {
+  for (const key of ['logLevel', 'nriIndex', 'metricsAddress'] as const) {
     if (fromEnv[key] !== undefined) validateSettingsFile({ [key]: fromEnv[key] }, ENV_NAMES[key]);
   }
   const pick = <K extends keyof AllSettings>(k: K): AllSettings[K] =>
     (flags[k] ?? (fromEnv[k] as AllSettings[K] | undefined) ?? (file[k] as AllSettings[K] | undefined) ?? DEFAULTS[k]) as AllSettings[K];
   if (flags.logLevel !== undefined) validateSettingsFile({ logLevel: flags.logLevel }, '--log-level');
   if (flags.nriIndex !== undefined) validateSettingsFile({ nriIndex: flags.nriIndex }, '--index');
+  if (flags.metricsAddress !== undefined) validateSettingsFile({ metricsAddress: flags.metricsAddress }, '--metrics-address');
   return {
     kubeletRoot: pick('kubeletRoot'),
     runtime: pick('runtime'),
@@ -68,6 +73,7 @@ export function loadSettings(flags: SettingFlags = {}, env: NodeJS.ProcessEnv = 
     runDir: pick('runDir'),
     nriSocket: pick('nriSocket'),
     nriIndex: pick('nriIndex'),
+    metricsAddress: pick('metricsAddress'),
   };
 }
 

@@ -7,8 +7,8 @@ import { EnvhookError } from '../src/errors.ts';
 t.test('precedence', async (t) => {
   const dir = t.testdir({ 'c.json': JSON.stringify({ kubeletRoot: '/file', runtime: 'crun', logLevel: 'warn' }) });
   const env = { ENVHOOK_CONFIG: path.join(dir, 'c.json'), ENVHOOK_KUBELET_ROOT: '/env', ENVHOOK_RUNTIME: '' };
-  t.same(loadSettings({ kubeletRoot: '/flag' }, env), { kubeletRoot: '/flag', runtime: 'crun', logFile: undefined, logLevel: 'warn', runDir: '/run/envhook', nriSocket: '/var/run/nri/nri.sock', nriIndex: '50' });
-  t.same(loadSettings({}, env), { kubeletRoot: '/env', runtime: 'crun', logFile: undefined, logLevel: 'warn', runDir: '/run/envhook', nriSocket: '/var/run/nri/nri.sock', nriIndex: '50' }, 'an empty variable does not count');
+  t.same(loadSettings({ kubeletRoot: '/flag' }, env), { kubeletRoot: '/flag', runtime: 'crun', logFile: undefined, logLevel: 'warn', runDir: '/run/envhook', nriSocket: '/var/run/nri/nri.sock', nriIndex: '50', metricsAddress: undefined });
+  t.same(loadSettings({}, env), { kubeletRoot: '/env', runtime: 'crun', logFile: undefined, logLevel: 'warn', runDir: '/run/envhook', nriSocket: '/var/run/nri/nri.sock', nriIndex: '50', metricsAddress: undefined }, 'an empty variable does not count');
   t.same(loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'c.json') }).kubeletRoot, '/file');
 });
 
@@ -19,4 +19,15 @@ t.test('defaults without a config file; errors name the source', async (t) => {
   t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'bad.json') }), new EnvhookError(`config file ${path.join(dir, 'bad.json')} is not valid JSON`));
   t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'wrong.json') }), { message: new RegExp(`^config file ${path.join(dir, 'wrong.json')}: /logLevel: `) });
   t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: '', ENVHOOK_LOG_LEVEL: 'loud' }), { message: /^ENVHOOK_LOG_LEVEL: / });
+});
+
+t.test('metricsAddress: off by default, from each source, its shape checked wherever it comes from', async (t) => {
+  const dir = t.testdir({ 'c.json': JSON.stringify({ metricsAddress: '127.0.0.1:9901' }), 'bad.json': JSON.stringify({ metricsAddress: '9901' }) });
+  t.equal(loadSettings({}, { ENVHOOK_CONFIG: '' }).metricsAddress, undefined);
+  t.equal(loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'c.json') }).metricsAddress, '127.0.0.1:9901');
+  t.equal(loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'c.json'), ENVHOOK_METRICS_ADDRESS: '[::1]:9902' }).metricsAddress, '[::1]:9902');
+  t.equal(loadSettings({ metricsAddress: ':9903' }, { ENVHOOK_CONFIG: path.join(dir, 'c.json'), ENVHOOK_METRICS_ADDRESS: '[::1]:9902' }).metricsAddress, ':9903');
+  t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'bad.json') }), { message: new RegExp(`^config file ${path.join(dir, 'bad.json')}: /metricsAddress: must match pattern`) });
+  t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: '', ENVHOOK_METRICS_ADDRESS: 'localhost' }), { message: /^ENVHOOK_METRICS_ADDRESS: \/metricsAddress: must match pattern/ });
+  t.throws(() => loadSettings({ metricsAddress: '::1:9901' }, { ENVHOOK_CONFIG: '' }), { message: /^--metrics-address: \/metricsAddress: must match pattern/ });
 });

@@ -24,6 +24,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   lint: async () => (await import('./lint.ts')).registerLint,
   convert: async () => (await import('./convert.ts')).registerConvert,
   nri: async () => (await import('./nri.ts')).registerNri,
+  status: async () => (await import('./status.ts')).registerStatus,
 };
 
 /** The program with every command, or only `only` when it names one. */

@@ -4,17 +4,19 @@
 // foreground until SIGTERM or SIGINT, or until a newer instance for the same socket takes over.
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Command } from 'commander';
 import { addSettingFlags, type SettingOptions } from './options.ts';
 import { EnvhookError } from '../errors.ts';
 import { loadSettings } from '../settings.ts';
 import { createLogger, type LogLevel, type Logger } from '../log.ts';
 import { DAEMON_NODE_OPTION, daemonJitTiers, hasPoolSize, reexecAsDaemon } from '../nri/process.ts';
+import type { NriStatus } from '../nri/status.ts';
 
 interface NriOptions extends SettingOptions {
   socket?: string;
   index?: string;
+  metricsAddress?: string;
+  runDir?: string;
 }
 
 /** What the supervisor tells its worker (ENVHOOK_NRI_WORKER, JSON). */
@@ -34,7 +36,9 @@ export function registerNri(program: Command): void {
     .command('nri')
     .description('run the NRI plugin (containerd ≥ 1.7, CRI-O ≥ 1.26) in the foreground')
     .option('--socket <path>', "the runtime's NRI socket (default /var/run/nri/nri.sock)")
-    .option('--index <NN>', 'plugin index, two digits: the order among NRI plugins (default 50)');
+    .option('--index <NN>', 'plugin index, two digits: the order among NRI plugins (default 50)')
+    .option('--metrics-address <host:port>', 'serve /metrics, /healthz and /readyz there (off by default)')
+    .option('--run-dir <dir>', 'where the status file goes (default /run/envhook)');
   addSettingFlags(cmd).action((opts: NriOptions) => runNri(opts));
 }
 
@@ -45,6 +49,8 @@ function nriSettings(opts: NriOptions, env: NodeJS.ProcessEnv) {
     logLevel: opts.logLevel as LogLevel | undefined,
     nriSocket: opts.socket,
     nriIndex: opts.index,
+    metricsAddress: opts.metricsAddress,
+    runDir: opts.runDir,
   }, env);
 }
 
@@ -58,6 +64,8 @@ async function runSupervisor(opts: NriOptions, env: NodeJS.ProcessEnv): Promise<
   const { inheritedFd } = await import('../nri/daemon.ts');
   const { startSupervisor } = await import('../nri/supervisor.ts');
   const { acquireLock } = await import('../nri/lock.ts');
+  const { writeStatus } = await import('../nri/status.ts');
+  const { DurationHistogram } = await import('../nri/metrics.ts');
   const settings = nriSettings(opts, env);
   // Linux's sun_path: 108 bytes with the NUL. Longer, every dial fails (EINVAL): say so once, now.
   if (Buffer.byteLength(settings.nriSocket) > 107) throw new EnvhookError(`NRI socket path is ${Buffer.byteLength(settings.nriSocket)} bytes: a unix socket path has at most 107`);
@@ -83,6 +91,7 @@ async function runSupervisor(opts: NriOptions, env: NodeJS.ProcessEnv): Promise<
     },
   });
   const role: WorkerRole = { name, index, preinstalled: fd !== undefined };
+  const histogram = new DurationHistogram();
   let first = true;
   supervisor = startSupervisor({
     name,
@@ -96,8 +105,13 @@ async function runSupervisor(opts: NriOptions, env: NodeJS.ProcessEnv): Promise<
       first = false;
       return child;
     },
-    publish: (status) => writeStatusFile(runDir, status),
+    publish: (status) => writeStatus(runDir, status),
+    onDurations: (seconds) => {
+      for (const s of seconds) histogram.observe(s);
+    },
   });
+  // The endpoint lives in the supervisor: it answers while a worker is replaced.
+  const health = settings.metricsAddress === undefined ? undefined : await startHealth(settings.metricsAddress, () => supervisor!.status(), histogram, log, supervisor);
   const stop = (signal: NodeJS.Signals) => void supervisor?.stop(signal);
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
@@ -107,6 +121,7 @@ async function runSupervisor(opts: NriOptions, env: NodeJS.ProcessEnv): Promise<
   } finally {
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
+    await health?.close();
     await lock.release();
   }
   log.info({ cmd: 'nri', plugin }, 'nri: stopped');
@@ -184,11 +199,15 @@ async function runWorker(opts: NriOptions, env: NodeJS.ProcessEnv, role: WorkerR
   }
 }
 
-/** Until the status module lands: the status as JSON, replaced atomically. */
-function writeStatusFile(runDir: string, status: unknown): void {
-  fs.mkdirSync(runDir, { recursive: true, mode: 0o755 });
-  const file = path.join(runDir, 'nri-status.json');
-  const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, JSON.stringify(status) + '\n', { mode: 0o644 });
-  fs.renameSync(tmp, file);
+/** The metrics and health endpoint; a bad address stops the supervisor and fails the command. */
+async function startHealth(address: string, status: () => NriStatus, histogram: InstanceType<typeof import('../nri/metrics.ts').DurationHistogram>, log: Logger, supervisor: { stop(reason: string): Promise<void> }) {
+  const { startHealthServer } = await import('../nri/http.ts');
+  try {
+    const server = await startHealthServer({ address, status, histogram, log });
+    log.info({ address: `${server.address.host}:${server.address.port}` }, 'nri: metrics and health endpoint listening');
+    return server;
+  } catch (err) {
+    await supervisor.stop('the metrics address cannot be used');
+    throw err;
+  }
 }

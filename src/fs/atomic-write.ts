@@ -21,11 +21,17 @@ export interface AtomicWriteOptions {
   newFileMode?: number;
   /** Create missing parent directories (0755). */
   mkdir?: boolean;
+  /**
+   * fsync the file and its directory (default). false: still atomic for readers (they see the
+   * old or the new file), not durable across a power loss; for state that a restart rewrites
+   * anyway (the NRI status file), where an fsync would block its writer for milliseconds.
+   */
+  durable?: boolean;
 }
 
 const TMP_FLAGS = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW;
 
-export function atomicWrite(file: string, data: string | Uint8Array, { newFileMode = 0o644, mkdir = false }: AtomicWriteOptions = {}): void {
+export function atomicWrite(file: string, data: string | Uint8Array, { newFileMode = 0o644, mkdir = false, durable = true }: AtomicWriteOptions = {}): void {
   const dir = path.dirname(file);
   if (mkdir) fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
   // Unique among live processes by pid and clock; O_EXCL refuses any file already there. (No
@@ -41,7 +47,7 @@ export function atomicWrite(file: string, data: string | Uint8Array, { newFileMo
     faultAt?.('written');
     fs.fchmodSync(fd, st ? st.mode & 0o7777 : newFileMode);
     if (st && process.getuid?.() === 0) fs.fchownSync(fd, st.uid, st.gid);
-    fs.fsyncSync(fd);
+    if (durable) fs.fsyncSync(fd);
     faultAt?.('synced');
     fs.closeSync(fd);
     fd = undefined;
@@ -52,7 +58,7 @@ export function atomicWrite(file: string, data: string | Uint8Array, { newFileMo
     fs.rmSync(tmp, { force: true });
     throw new EnvhookError(`cannot write ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
   }
-  fsyncDir(dir);
+  if (durable) fsyncDir(dir);
   faultAt?.('dir-synced');
 }
 

@@ -1,18 +1,93 @@
-// PLACEHOLDER until the status module lands: the status model only.
-export interface NriCounts { registrations: number; workerRestarts: number; hangs: number; adjusted: number; empty: number;
-  refused: number; errors: number; missed: number; evicted: number; ownerRechowns: number }
+// The NRI status file, `<runDir>/nri-status.json`: what the `envhook nri` supervisor knows of
+// its worker's session (connected or not, to what, since when, counts), written on every change
+// and read by `envhook status`. It holds names, versions, times and counts only: `lastError` is
+// envhook's own one-line message, never a value (the writer never puts one there).
+import path from 'node:path';
+import { EnvhookError } from '../errors.ts';
+import { atomicWrite } from '../fs/atomic-write.ts';
+import { readRegularFile } from '../fs/read-regular.ts';
+import { validateNriStatus } from '../generated/validators.js';
+import { check } from '../schema.ts';
+
+export interface NriCounts {
+  registrations: number;
+  workerRestarts: number;
+  hangs: number;
+  adjusted: number;
+  empty: number;
+  refused: number;
+  errors: number;
+  missed: number;
+  evicted: number;
+  ownerRechowns: number;
+}
+
 export interface NriStatus {
   version: 1;
+  /** The supervisor's pid. */
   pid: number;
   workerPid?: number;
+  /** ISO 8601, the supervisor's start. */
   startedAt: string;
+  /** NN-name, as registered: "50-envhook". */
   plugin: string;
+  /** The NRI socket dialled as an external plugin (absent while on the runtime's fd). */
   socket?: string;
+  /** Registered with the runtime now. */
   connected: boolean;
+  /** When `connected` last changed (startedAt at first). */
   since: string;
   runtime?: { name: string; version: string };
+  /** The NRI version the runtime's Configure gave, when it gives one. */
   nriVersion?: string;
   counts: NriCounts;
+  /** envhook's one-line message, never a value. */
   lastError?: { at: string; message: string };
   updatedAt: string;
+}
+
+export const STATUS_FILE = 'nri-status.json';
+/** A status file is a few hundred bytes; anything past this is not one. */
+const MAX_STATUS_BYTES = 64 * 1024;
+
+export function emptyCounts(): NriCounts {
+  return { registrations: 0, workerRestarts: 0, hangs: 0, adjusted: 0, empty: 0, refused: 0, errors: 0, missed: 0, evicted: 0, ownerRechowns: 0 };
+}
+
+export function statusPath(runDir: string): string {
+  return path.join(runDir, STATUS_FILE);
+}
+
+/**
+ * Replaces the file atomically (readers see the old or the new status, never a torn one),
+ * creating the run directory 0755 where missing; a new file is 0644 (`envhook status` needs no
+ * root to read it). Cheap, for a writer that writes on every change: no check (the supervisor
+ * builds the status from counts and its own messages) and no fsync (a status is worth nothing
+ * after a power loss). Measured per write, 1,000 writes: tmpfs 0.15 ms (0.41 with the fsyncs),
+ * ext4 1.7 ms (14.7), where the rename over the old file costs the most.
+ */
+export function writeStatus(runDir: string, s: NriStatus): void {
+  atomicWrite(statusPath(runDir), JSON.stringify(s, null, 2) + '\n', { newFileMode: 0o644, mkdir: true, durable: false });
+}
+
+/** The status, or undefined when there is no file; a file that is not one is a one-line error. */
+export function readStatus(runDir: string): NriStatus | undefined {
+  const file = statusPath(runDir);
+  let bytes: Uint8Array;
+  try {
+    bytes = readRegularFile(file, MAX_STATUS_BYTES + 1);
+  } catch (err) {
+    if ((((err as Error).cause ?? {}) as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  if (bytes.length > MAX_STATUS_BYTES) throw new EnvhookError(`status file ${file} is larger than ${MAX_STATUS_BYTES} bytes`);
+  let data: unknown;
+  try {
+    data = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    // V8's message quotes the input: never pass it on.
+    throw new EnvhookError(`status file ${file} is not valid JSON`);
+  }
+  check(validateNriStatus, data, `status file ${file}`);
+  return data as NriStatus;
 }

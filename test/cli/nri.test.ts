@@ -305,3 +305,44 @@ const alive = (pid: number): boolean => {
     return false;
   }
 };
+
+t.test('--metrics-address: readiness is registration, metrics count what the worker did, both survive a worker restart; envhook status agrees', async (t) => {
+  const dir = t.testdir();
+  const rt = await startFakeRuntime();
+  t.teardown(() => rt.close());
+  const port = await freePort();
+  const p = startNriProcess(['--socket', rt.socketPath, '--metrics-address', `127.0.0.1:${port}`], { dir });
+  t.teardown(() => p.stop());
+  const peer = await rt.nextPlugin();
+  await p.waitForStatus((s) => s.connected);
+  const get = async (url: string) => {
+    const r = await fetch(`http://127.0.0.1:${port}${url}`);
+    return { status: r.status, text: await r.text() };
+  };
+  t.equal((await get('/readyz')).status, 200, 'ready: registered');
+  await peer.createContainer({ pod: { uid: 'u' }, container: { name: 'c' } });
+  await p.waitForStatus((s) => s.counts.empty === 1);
+  const metrics = (await get('/metrics')).text;
+  t.match(metrics, /^envhook_nri_connected 1$/m);
+  t.match(metrics, /^envhook_nri_requests_total\{result="empty"\} 1$/m);
+  t.match(metrics, /^envhook_nri_request_duration_seconds_count 1$/m);
+  const status = envhook(['status', '--json', '--root', '/', '--prefix', path.join(dir, 'none'), '--run-dir', p.runDir]);
+  t.equal(status.status, 0, `envhook status: connected (${status.stderr})`);
+  t.match(JSON.parse(status.stdout), { nri: 'connected', status: { connected: true, plugin: '50-envhook' } });
+  const { workerPid } = p.status()!;
+  process.kill(workerPid!, 'SIGKILL');
+  await p.waitForStatus((s) => !s.connected);
+  t.equal((await get('/healthz')).status, 200, 'live while the worker is replaced');
+  await rt.nextPlugin();
+  await p.waitForStatus((s) => s.connected && s.workerPid !== workerPid);
+  t.match((await get('/metrics')).text, /^envhook_nri_worker_restarts_total 1$/m);
+  t.equal((await get('/readyz')).status, 200, 'ready again');
+});
+
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as net.AddressInfo;
+  await new Promise((r) => s.close(r));
+  return port;
+}

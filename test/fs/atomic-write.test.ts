@@ -44,3 +44,24 @@ t.test('a large file is written whole, 64 KiB at a time (the page cache keeps th
   t.ok(fs.readFileSync(file).equals(data), 'every byte');
   t.equal(fs.statSync(file).mode & 0o777, 0o755);
 });
+
+t.test('durable: false replaces the same way, without an fsync of the file or the directory', async (t) => {
+  const dir = t.testdir({ f: 'old' });
+  const file = path.join(dir, 'f');
+  const synced: number[] = [];
+  const real = fs.fsyncSync;
+  fs.fsyncSync = (fd: number) => {
+    synced.push(fd);
+    real(fd);
+  };
+  t.teardown(() => {
+    fs.fsyncSync = real;
+  });
+  atomicWrite(file, 'new');
+  t.equal(synced.length, 2, 'by default: the file and its directory');
+  synced.length = 0;
+  atomicWrite(file, 'newer', { durable: false });
+  t.equal(synced.length, 0, 'durable: false: none');
+  t.equal(fs.readFileSync(file, 'utf8'), 'newer');
+  t.same(fs.readdirSync(dir), ['f']);
+});

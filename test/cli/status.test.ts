@@ -1,0 +1,139 @@
+// `envhook status [--json]` as a real process, on a temporary host root holding a real
+// `envhook install` (CRI-O, NRI mode: no runtime binary needed) and a status file as the
+// supervisor writes it: what it prints, its exit status, and that it prints the file's fields and
+// nothing else (an env file with a canary sits under the same root).
+import t, { type Test } from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { envhook } from '../helpers/bundle.ts';
+import { install, installRoot } from '../helpers/install.ts';
+import { sampleStatus } from '../helpers/nri-status.ts';
+import { writeStatus, type NriStatus } from '../../src/nri/status.ts';
+import { renderReport, type StatusReport } from '../../src/cli/status.ts';
+
+t.setTimeout(180_000);
+const NO_CRIO = { ...process.env, PATH: '/nonexistent' };
+const FILE = '/run/envhook/nri-status.json';
+
+/** A host root (its /proc the real one, as a DaemonSet's rbind mount of / shows it), NRI mode installed or not. */
+function hostRoot(t: Test, nri: boolean): string {
+  const { root, source } = installRoot(t, { 'var/lib/kubelet/pods/u1/volumes/kubernetes.io~empty-dir/env/app.env': 'TOKEN=CANARY-VALUE\n' });
+  fs.symlinkSync('/proc', path.join(root, 'proc'));
+  if (nri) {
+    const r = install({ runtime: 'crio', root, source, extra: ['--mode', 'nri'], env: NO_CRIO });
+    t.equal(r.status, 0, r.stderr);
+  }
+  return root;
+}
+
+const status = (root: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}) => envhook(['status', '--root', root, ...extra], { env: { ENVHOOK_CONFIG: '', ...env } });
+const put = (root: string, s: NriStatus) => writeStatus(path.join(root, 'run/envhook'), s);
+const deadPid = (): number => spawnSync('true').pid!;
+
+t.test('nothing installed, nothing running: exit 0', async (t) => {
+  const root = hostRoot(t, false);
+  const r = status(root);
+  t.equal(r.status, 0, r.stderr);
+  t.equal(r.stderr, '');
+  t.equal(r.stdout, `installed: nothing\nnri plugin: not running (no status file ${FILE})\n`);
+  const j = status(root, ['--json']);
+  t.same(JSON.parse(j.stdout), { installed: {}, nri: 'absent', ok: true, problem: null, statusFile: FILE, status: null });
+});
+
+t.test('NRI mode installed: exit 1 unless connected, the reason on stderr', async (t) => {
+  const root = hostRoot(t, true);
+  let r = status(root);
+  t.equal(r.status, 1);
+  t.equal(r.stderr, `envhook: NRI plugin installed but not running: no status file ${FILE}\n`);
+  t.match(r.stdout, /^installed: crio \(nri\)\nnri plugin: not running/);
+
+  const connected = sampleStatus({ lastError: { at: '2026-11-26T10:01:00.000Z', message: 'NRI connection closed: protocol error' } });
+  put(root, connected);
+  r = status(root);
+  t.equal(r.status, 0, r.stderr);
+  t.equal(r.stderr, '');
+  t.match(r.stdout, /^nri plugin: 50-envhook connected since 2026-11-26T10:00:00\.250Z \(\d+[dhms]( \d+[dhms])? ago\)$/m);
+  t.match(r.stdout, /^ {2}runtime: containerd 2\.1\.9, NRI v0\.8\.0$/m);
+  t.match(r.stdout, /^ {2}containers: 3 adjusted, 12 without envhook, 0 refused, 0 errors, 0 missed, 0 evicted$/m);
+  t.match(r.stdout, /^ {2}last error: 2026-11-26T10:01:00\.000Z NRI connection closed: protocol error$/m);
+  const j = JSON.parse(status(root, ['--json']).stdout);
+  t.same(j, { installed: { crio: ['nri'] }, nri: 'connected', ok: true, problem: null, statusFile: FILE, status: connected }, 'the file, whole');
+
+  put(root, sampleStatus({ connected: false, since: '2026-11-26T10:02:00.000Z' }));
+  r = status(root, ['--json']);
+  t.equal(r.status, 1);
+  t.equal(r.stderr, 'envhook: NRI plugin not connected since 2026-11-26T10:02:00.000Z\n');
+  t.match(JSON.parse(r.stdout), { nri: 'disconnected', ok: false, problem: 'NRI plugin not connected since 2026-11-26T10:02:00.000Z' });
+
+  const pid = deadPid();
+  put(root, sampleStatus({ pid }));
+  r = status(root);
+  t.equal(r.status, 1);
+  t.equal(r.stderr, `envhook: NRI plugin installed but not running: its supervisor (pid ${pid}) is gone\n`);
+  t.match(r.stdout, `nri plugin: 50-envhook not running: supervisor pid ${pid} is gone (last known below)`);
+});
+
+t.test('not installed: a supervisor running (a DaemonSet) must be connected; one gone is history', async (t) => {
+  const root = hostRoot(t, false);
+  put(root, sampleStatus({ connected: false }));
+  t.equal(status(root).status, 1, 'running, not connected');
+  put(root, sampleStatus({ pid: deadPid() }));
+  const r = status(root, ['--json']);
+  t.equal(r.status, 0, r.stderr);
+  t.match(JSON.parse(r.stdout), { installed: {}, nri: 'stale', ok: true, problem: null });
+});
+
+t.test('a malformed status file: one line, exit 1, nothing on stdout', async (t) => {
+  const root = hostRoot(t, false);
+  fs.mkdirSync(path.join(root, 'run/envhook'), { recursive: true });
+  fs.writeFileSync(path.join(root, FILE), '{"plugin": "CANARY-VALUE');
+  const r = status(root);
+  t.equal(r.status, 1);
+  t.equal(r.stderr, `envhook: status file ${path.join(root, FILE)} is not valid JSON\n`, 'named as read, under the root');
+  t.equal(r.stdout, '');
+});
+
+t.test('the run directory from --run-dir, ENVHOOK_RUN_DIR or the config file', async (t) => {
+  const root = hostRoot(t, false);
+  writeStatus(path.join(root, 'srv/run'), sampleStatus());
+  t.match(JSON.parse(status(root, ['--json', '--run-dir', '/srv/run']).stdout), { nri: 'connected', statusFile: '/srv/run/nri-status.json' });
+  t.match(JSON.parse(status(root, ['--json'], { ENVHOOK_RUN_DIR: '/srv/run' }).stdout), { nri: 'connected' });
+  const config = path.join(path.dirname(root), 'config.json');
+  fs.writeFileSync(config, JSON.stringify({ runDir: '/srv/run' }));
+  t.match(JSON.parse(status(root, ['--json'], { ENVHOOK_CONFIG: config }).stdout), { nri: 'connected' });
+});
+
+t.test('prints the status fields and nothing else: no byte of an env file, no control character', async (t) => {
+  const root = hostRoot(t, true);
+  put(root, sampleStatus({ plugin: '50-envhook\u001b[2J', lastError: { at: '2026-11-26T10:01:00.000Z', message: 'volume "env": file "app.env": line 1: bad\nline \u0007' } }));
+  for (const args of [[], ['--json']]) {
+    const r = status(root, args);
+    t.equal(r.status, 0, r.stderr);
+    t.notMatch(r.stdout + r.stderr, 'CANARY', `${args.join(' ') || 'human'}: nothing from the env file`);
+    t.notMatch(r.stdout, /[\u0000-\u0009\u000b-\u001f\u007f]/, `${args.join(' ') || 'human'}: no control character`);
+  }
+  t.match(status(root).stdout, /^ {2}last error: 2026-11-26T10:01:00\.000Z volume "env": file "app\.env": line 1: bad line \\u0007$/m);
+});
+
+t.test('the human form, field by field', async (t) => {
+  const s = sampleStatus({ workerPid: 4242, pid: 4241, socket: undefined, counts: { registrations: 3, workerRestarts: 2, hangs: 1, adjusted: 120, empty: 3400, refused: 2, errors: 0, missed: 4, evicted: 4, ownerRechowns: 17 }, lastError: { at: '2026-11-26T10:04:00.000Z', message: 'NRI request timed out: worker replaced' } });
+  const report: StatusReport = { installed: { containerd: ['shim', 'nri'] }, nri: 'connected', ok: true, problem: null, statusFile: FILE, status: s };
+  t.equal(
+    renderReport(report, Date.parse('2026-11-26T12:05:03.000Z')),
+    [
+      'installed: containerd (shim, nri)',
+      'nri plugin: 50-envhook connected since 2026-11-26T10:00:00.250Z (2h 5m ago)',
+      '  runtime: containerd 2.1.9, NRI v0.8.0',
+      "  connection: the runtime's (pre-installed plugin)",
+      '  supervisor: pid 4241, started 2026-11-26T10:00:00.000Z, worker pid 4242',
+      '  containers: 120 adjusted, 3400 without envhook, 2 refused, 0 errors, 4 missed, 4 evicted',
+      '  registrations: 3, worker restarts: 2, hangs: 1, owner re-chowns: 17',
+      '  last error: 2026-11-26T10:04:00.000Z NRI request timed out: worker replaced',
+      '  updated: 2026-11-26T10:05:00.000Z',
+      '',
+    ].join('\n'),
+  );
+  t.match(renderReport({ ...report, status: { ...s, since: '2026-11-26T12:05:00.000Z' } }, Date.parse('2026-11-26T12:05:03.900Z')), '(3s ago)');
+  t.match(renderReport({ ...report, status: { ...s, since: '2026-11-23T12:05:00.000Z' } }, Date.parse('2026-11-26T12:05:03.000Z')), '(3d 0h ago)');
+});

@@ -1,0 +1,54 @@
+// The NRI status file: written atomically into a run directory it creates, read back and checked
+// as untrusted input (the reader's errors are one line and never quote the file).
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { readStatus, statusPath, writeStatus } from '../../src/nri/status.ts';
+import { sampleStatus } from '../helpers/nri-status.ts';
+import { EnvhookError } from '../../src/errors.ts';
+
+t.test('written into a run directory it creates (0755, file 0644), read back as written', async (t) => {
+  const runDir = path.join(t.testdir({}), 'run', 'envhook');
+  t.equal(statusPath(runDir), path.join(runDir, 'nri-status.json'));
+  t.equal(readStatus(runDir), undefined, 'no file: undefined');
+  const old = process.umask(0o022);
+  try {
+    writeStatus(runDir, sampleStatus());
+  } finally {
+    process.umask(old);
+  }
+  t.equal(fs.statSync(runDir).mode & 0o777, 0o755);
+  t.equal(fs.statSync(statusPath(runDir)).mode & 0o777, 0o644);
+  t.same(readStatus(runDir), sampleStatus());
+  const next = sampleStatus({ connected: false, since: '2026-11-26T10:06:00.000Z', lastError: { at: '2026-11-26T10:06:00.000Z', message: 'NRI connection closed' } });
+  delete next.workerPid;
+  writeStatus(runDir, next);
+  t.same(readStatus(runDir), next, 'replaced whole');
+  t.same(fs.readdirSync(runDir), ['nri-status.json'], 'no temporary file left');
+});
+
+t.test('a file that is not a status: one line naming the file, never its content', async (t) => {
+  const runDir = t.testdir({});
+  const file = statusPath(runDir);
+  const cases: [string, string | Buffer | null, RegExp][] = [
+    ['not JSON', '{"plugin": "CANARY-VALUE', /^status file \S+ is not valid JSON$/],
+    ['not UTF-8', Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), /^status file \S+ is not valid JSON$/],
+    ['a field of the wrong type', JSON.stringify({ ...sampleStatus(), plugin: 5 }), /^status file \S+: \/plugin: must be string$/],
+    ['an unknown field', JSON.stringify({ ...sampleStatus(), CANARY: 'CANARY-VALUE' }), /^status file \S+: \/: unknown field "CANARY"$/],
+    ['a count missing', JSON.stringify({ ...sampleStatus(), counts: { adjusted: 1 } }), /^status file \S+: \/counts: missing field "registrations"$/],
+    ['another version', JSON.stringify({ ...sampleStatus(), version: 2 }), /^status file \S+: \/version: must be equal to constant$/],
+    ['a time that is not one', JSON.stringify({ ...sampleStatus(), since: 'CANARY-VALUE' }), /^status file \S+: \/since: must match pattern/],
+    ['too large', 'x'.repeat(64 * 1024 + 1), /^status file \S+ is larger than 65536 bytes$/],
+    ['a directory', null, /^\S+: not a regular file$/],
+  ];
+  for (const [name, content, message] of cases) {
+    fs.rmSync(file, { recursive: true, force: true });
+    if (content === null) fs.mkdirSync(file);
+    else fs.writeFileSync(file, content);
+    const err = t.throws(() => readStatus(runDir), name) as unknown as Error;
+    t.ok(err instanceof EnvhookError, `${name}: an EnvhookError`);
+    t.match(err.message, message, name);
+    t.notMatch(err.message, 'CANARY-VALUE', `${name}: no content`);
+    t.notMatch(err.message, '\n', `${name}: one line`);
+  }
+});
