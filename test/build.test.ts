@@ -1,4 +1,4 @@
-// The build outputs start and answer `version` (npm test builds first).
+// The build outputs start and answer `version` and `--version`, alike (npm test builds first).
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,7 +14,8 @@ const outputs: [string, string[]][] = [
 for (const [file, [cmd, ...args]] of outputs) {
   t.test(file, { skip: fs.existsSync(file) ? false : `${file} not built (npm run build)` }, async (t) => {
     const out = execFileSync(cmd!, [...args, 'version']).toString();
-    t.match(out, /^envhook \d+\.\d+\.\d+\S* \(node 24\./);
+    t.match(out, /^envhook \d+\.\d+\.\d+\S* \(node 24\.\d+\.\d+\)\n$/);
+    t.equal(execFileSync(cmd!, [...args, '--version']).toString(), out, '--version prints the same');
   });
 }
 

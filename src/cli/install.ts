@@ -32,7 +32,7 @@ function common(cmd: Command): Command {
   return cmd
     .addOption(new Option('--runtime <runtime>', 'the container runtime').choices(RUNTIMES).makeOptionMandatory())
     .addOption(new Option('--mode <mode>', 'shim: the runtime handler (RuntimeClass envhook); nri: the resident NRI plugin (containerd >= 1.7)').choices(MODES).default('shim'))
-    .option('--dry-run', 'print what would change, with a diff of every text file, and change nothing')
+    .option('--dry-run', "print what would change (a diff of each config file, the size and sha256 of envhook's own files) and change nothing")
     .option('--root <dir>', 'host root: every path is taken under it (DaemonSet: /host)', '/')
     .option('--prefix <dir>', "envhook's own directory on the host", DEFAULT_PREFIX);
 }

@@ -1,12 +1,14 @@
 // The check after a CRI-O install: `crio [--config FILE] --config-dir DIR config` prints the
-// configuration CRI-O would run with; it must show the envhook handler running the front, and a
-// hooks_dir that holds the directory the createRuntime file went to.
+// configuration CRI-O would run with (the options equal to CRI-O's defaults commented out: read
+// by crio-render.ts); it must show the envhook handler running the front, and a hooks_dir that
+// holds the directory the createRuntime file went to.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
 import { HANDLER, type Layout } from './layout.ts';
-import { parseToml, tableAt, type Table } from './toml.ts';
+import { tableAt, type Table } from './toml.ts';
+import { readCrioConfig } from './crio-render.ts';
 import { versionMatch } from './which.ts';
 
 export const CRIO_MAIN_CONFIG = '/etc/crio/crio.conf';
@@ -16,7 +18,7 @@ export function crioVersion(bin: string): string {
   return versionMatch(bin, 'CRI-O', /\bv?(\d+\.\d+\.\d+)\S*/)[1]!;
 }
 
-/** The configuration CRI-O would run with, as `crio config` prints it (the drop-in's directory included). */
+/** The configuration CRI-O would run with, as `crio config` prints it (the drop-in's directory included), defaults included. */
 export function crioConfigDump(bin: string, layout: Layout): Table {
   const args: string[] = [];
   if (fs.existsSync(layout.real(CRIO_MAIN_CONFIG))) args.push('--config', layout.real(CRIO_MAIN_CONFIG));
@@ -26,7 +28,7 @@ export function crioConfigDump(bin: string, layout: Layout): Table {
     const last = (r.stderr ?? '').trim().split('\n').at(-1)?.slice(0, 300) || `exit ${r.status ?? r.signal}`;
     throw new EnvhookError(`${bin} ${args.join(' ')} failed: ${last}`);
   }
-  return parseToml(r.stdout, `the output of ${bin} config`);
+  return readCrioConfig(r.stdout, `the output of ${bin} config`);
 }
 
 export function checkCrio(bin: string, layout: Layout, hooksDir: string): string {

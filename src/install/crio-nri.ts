@@ -52,7 +52,7 @@ export function crioNriPlan(layout: Layout, index: string, crio?: string, requir
     if (text === undefined) continue;
     const nri = tableAt(parseToml(text, file), 'crio', 'nri');
     if (typeof nri?.nri_plugin_dir === 'string') pluginDir = nri.nri_plugin_dir;
-    const after = file > layout.config && path.posix.dirname(file) === dir;
+    const after = file !== CRIO_MAIN_CONFIG && walksBefore(layout.config, file);
     if (after && nri?.enable_nri === false) {
       throw new EnvhookError(`${file} sets enable_nri = false and CRI-O reads it after ${layout.config}: NRI would stay off; remove that line or name a later file with --config`);
     }
@@ -97,19 +97,40 @@ function requiredList(layout: Layout, validators: { file: string; after: boolean
   return list;
 }
 
-/** The drop-ins CRI-O reads, in its order (name order), as host paths. */
+/**
+ * The drop-ins CRI-O reads, in its order, as host paths: every file under the directory, whatever
+ * its name, subdirectories included, in Go's filepath.Walk order (names sorted; a directory walked
+ * where its name sorts) (pkg/config/config.go UpdateFromPath).
+ */
 function dropIns(layout: Layout, dir: string): string[] {
-  let names: string[];
+  let entries: fs.Dirent[];
   try {
-    names = fs.readdirSync(layout.real(dir));
+    entries = fs.readdirSync(layout.real(dir), { withFileTypes: true });
   } catch {
-    names = [];
+    return [];
   }
-  return names.filter((n) => n.endsWith('.conf')).sort().map((n) => path.posix.join(dir, n));
+  const byName = (a: fs.Dirent, b: fs.Dirent) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  return entries.sort(byName).flatMap((e) => {
+    const file = path.posix.join(dir, e.name);
+    return e.isDirectory() ? dropIns(layout, file) : [file];
+  });
+}
+
+/**
+ * `crio config`, options equal to CRI-O's default read from its commented lines (crio-render.ts).
+ * The validator too: CRI-O 1.34 to 1.36 print it commented whatever the files set, with the
+ * values CRI-O applies.
+ */
+/** Whether filepath.Walk reaches `a` before `b` (both under the drop-in directory): the first differing path element decides. */
+function walksBefore(a: string, b: string): boolean {
+  const [x, y] = [a.split('/'), b.split('/')];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! < y[i]!;
+  return x.length < y.length;
 }
 
 function checkCrioNri(bin: string, layout: Layout, pluginDir: string, required: boolean): string {
   const nri = tableAt(crioConfigDump(bin, layout), 'crio', 'nri');
+  if (!nri) throw new EnvhookError('crio config: no [crio.nri] table: CRI-O 1.26 or later has NRI');
   const problems: string[] = [];
   if (nri?.enable_nri !== true) problems.push('enable_nri is not true');
   if (nri?.nri_plugin_dir !== pluginDir) problems.push(`nri_plugin_dir is not ${pluginDir}`);

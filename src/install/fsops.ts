@@ -77,7 +77,11 @@ export function revertChanges(layout: Layout, changes: Change[], createdBackups:
   for (const b of createdBackups) fs.rmSync(layout.real(b), { force: true });
 }
 
-/** One line per change; with `diffs`, a unified diff of every text change below it. */
+/**
+ * One line per change; with `diffs`, below it a unified diff of each text file the admin reads
+ * (configs, drop-ins, hooks.d files), and for envhook's own files (ownFiles) their size and
+ * sha256: a diff of the front or the bundle says nothing an admin can check.
+ */
 export function describeChanges(layout: Layout, changes: Change[], { dryRun = false, diffs = false } = {}): string {
   const out: string[] = [];
   for (const c of changes) {
@@ -86,9 +90,23 @@ export function describeChanges(layout: Layout, changes: Change[], { dryRun = fa
     const extra = c.backup && c.before !== undefined ? ` (original saved as ${backupPath(layout, c.file)})` : '';
     out.push(`${dryRun ? 'would ' : ''}${verb} ${c.file}${extra}`);
     if (c.note) out.push(`  note: ${c.note}`);
-    if (diffs && changed(c)) out.push(diffOf(c));
+    if (diffs && changed(c)) out.push(ownFiles(layout).includes(c.file) ? ownSummary(c) : diffOf(c));
   }
   return out.filter((l) => l !== '').join('\n');
+}
+
+/** envhook's own files: the executables install copies (or writes to run the bundle), and its record. */
+function ownFiles(layout: Layout): string[] {
+  return [layout.bin, layout.front, layout.lib, layout.libMain, layout.state];
+}
+
+const sizeAndHash = (b: Buffer) => `${b.length} bytes, sha256 ${sha256(b)}`;
+
+/** What an own file becomes (or, removed, what it was), and what it replaces. */
+function ownSummary(c: Change): string {
+  if (c.after === undefined) return `  ${sizeAndHash(c.before!)}`;
+  const replaced = c.before !== undefined && !c.before.equals(c.after) ? `; replaces ${sizeAndHash(c.before)}` : '';
+  return `  ${sizeAndHash(c.after)}${replaced}`;
 }
 
 function diffOf(c: Change): string {

@@ -5,13 +5,15 @@
 // the shell's default), in a private mount namespace whose /etc shows the installed
 // /etc/envhook over this machine's /etc (an overlay; nothing outside the namespace changes).
 // The container gets its variables from a pod under a non-default kubelet root; without the
-// file, the same start fails as the report describes. CRI-O itself is not installable here.
+// file, the same start fails as the report describes. CRI-O itself is not installable here: the
+// check after install runs the `crio` double (test/helpers/crio.ts).
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { containerId, makeBundle, missingForRunc, parseEnvOutput } from '../helpers/bundle.ts';
 import { install, realSource, snapshot, uninstall } from '../helpers/install.ts';
+import { crioDouble } from '../helpers/crio.ts';
 import { sharedRootfs } from '../helpers/inject.ts';
 import { CANARY, checkInjected, ENV_ANNOTATIONS, FILES, raw } from '../helpers/injected.ts';
 import { makePod } from '../../scripts/kubelet-pod.ts';
@@ -30,8 +32,9 @@ t.test('the installed front finds the settings install wrote, with an empty envi
   // a node whose kubelet runs with --root-dir elsewhere: the pod is not under /var/lib/kubelet
   const pod = makePod(path.join(dir, 'data/kubelet'), { emptyDirs: { config: FILES } });
   const log = path.join(dir, 'envhook.log');
-  const r = install({ runtime: 'crio', root, source: realSource(), env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' }, extra: ['--kubelet-root', pod.kubeletRoot, '--log-file', log, '--log-level', 'debug'] });
+  const r = install({ runtime: 'crio', root, source: realSource(), env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' }, extra: ['--kubelet-root', pod.kubeletRoot, '--log-file', log, '--log-level', 'debug', '--crio', crioDouble(dir).bin] });
   t.equal(r.status, 0, r.stderr);
+  t.match(r.stdout, `\nchecked: crio config shows the runtime handler "envhook" with runtime_path /${FRONT}\n`, 'the check, with the crio double');
   t.same(JSON.parse(fs.readFileSync(path.join(root, 'etc/envhook/config.json'), 'utf8')), { kubeletRoot: pod.kubeletRoot, logFile: log, logLevel: 'debug' });
 
   const bundleAt = (name: string) => makeBundle(path.join(dir, name), sharedRootfs(), { mounts: pod.mounts('app'), annotations: { ...pod.annotations('app', 'crio'), ...raw(ENV_ANNOTATIONS) } });

@@ -1,6 +1,7 @@
 // install --mode nri --nri-required: envhook a required plugin of NRI's default validator.
 // containerd 2.2 is not in the cache and CRI-O is not installable here: stand-ins report the
-// version and print the config dump (the check after install). The exact text written, the
+// version and print the config dump (the check after install); for CRI-O, the double of
+// test/helpers/crio.ts, which prints `crio config` from the files as CRI-O does. The exact text written, the
 // refusals (containerd 2.1.9, CRI-O 1.33, no binary, --mode shim), the union with a list another
 // file sets, a list a later file would replace refused, a second install writing nothing, and
 // uninstall byte for byte.
@@ -9,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fakeContainerd, install, installRoot, snapshot, uninstall, type InstallArgs } from '../helpers/install.ts';
 import { crioNriDropIn } from '../../src/install/crio-nri.ts';
+import { crioDouble } from '../helpers/crio.ts';
 
 t.setTimeout(120_000);
 const required = (extra: string[] = []) => ['--mode', 'nri', '--nri-required', ...extra];
@@ -109,20 +111,12 @@ function refused(t: Test, args: InstallArgs, message: string): void {
   t.same(snapshot(args.root), before, 'nothing written');
 }
 
-/** A stand-in crio (shell builtins only: no PATH): `--version` prints `version`, `crio config` the dump `out`. */
-function fakeCrio(root: string, version: string, out: string): string {
-  const f = path.join(path.dirname(root), 'crio');
-  fs.writeFileSync(f, `#!/bin/sh\nif [ "$1" = --version ]; then echo "crio version ${version}"; exit 0; fi\nprintf '%s' '${out}'\n`, { mode: 0o755 });
-  return f;
-}
-
-const crioDump = (plugins: string) =>
-  `[crio.nri]\nenable_nri = true\nnri_plugin_dir = "/opt/nri/plugins"\n[crio.nri.default_validator]\nnri_enable_default_validator = true\nnri_validator_required_plugins = ${plugins}\n`;
 const DROP_IN = 'etc/crio/crio.conf.d/50-envhook-nri.conf';
 
-t.test('CRI-O 1.34: the validator in envhook drop-in; idempotent; uninstall restores', async (t) => {
+// CRI-O 1.34 to 1.36 print the validator block commented out whatever it holds (the double plays that)
+for (const version of ['1.34.0', '1.36.3']) t.test(`CRI-O ${version}: the validator in envhook drop-in; idempotent; uninstall restores`, async (t) => {
   const { root, source } = installRoot(t, { 'etc/crio/crio.conf': '[crio.runtime]\ndefault_runtime = "runc"\n' });
-  const crio = fakeCrio(root, '1.34.0', crioDump('["envhook"]'));
+  const crio = crioDouble(path.dirname(root), version).bin;
   const original = snapshot(root);
   const r = install({ runtime: 'crio', root, source, extra: required(['--crio', crio]), env: NOWHERE });
   t.equal(r.status, 0, r.stderr);
@@ -153,7 +147,7 @@ t.test('CRI-O 1.34: union with crio.conf and an earlier drop-in; a later list re
     'etc/crio/crio.conf': '[crio.nri.default_validator]\nnri_validator_required_plugins = ["a"]\n',
     'etc/crio/crio.conf.d/10-admin.conf': '[crio.nri.default_validator]\nnri_validator_required_plugins = ["b", "c"]\nnri_validator_tolerate_missing_plugins_annotation = "tolerate-missing-nri-plugins.noderesource.dev"\n',
   });
-  const crio = fakeCrio(root, '1.34.1', crioDump('["b", "c", "envhook"]'));
+  const crio = crioDouble(path.dirname(root), '1.34.1').bin;
   const original = snapshot(root);
   const r = install({ runtime: 'crio', root, source, extra: required(['--crio', crio]), env: NOWHERE });
   t.equal(r.status, 0, r.stderr);
@@ -168,7 +162,7 @@ t.test('CRI-O 1.34: union with crio.conf and an earlier drop-in; a later list re
 
 t.test('CRI-O: the files already require envhook: the drop-in only switches NRI on', async (t) => {
   const { root, source } = installRoot(t, { 'etc/crio/crio.conf.d/90-admin.conf': '[crio.nri.default_validator]\nnri_enable_default_validator = true\nnri_validator_required_plugins = ["envhook"]\n' });
-  const crio = fakeCrio(root, '1.34.0', crioDump('["envhook"]'));
+  const crio = crioDouble(path.dirname(root), '1.34.0').bin;
   const r = install({ runtime: 'crio', root, source, extra: required(['--crio', crio]), env: NOWHERE });
   t.equal(r.status, 0, r.stderr);
   t.match(r.stdout, "note: envhook is already a required plugin of NRI's default validator as CRI-O reads its files: nothing written for --nri-required\n");
@@ -177,7 +171,7 @@ t.test('CRI-O: the files already require envhook: the drop-in only switches NRI 
 
 t.test('CRI-O 1.33 and no crio refused, nothing written', async (t) => {
   const { root, source } = installRoot(t, {});
-  const crio = fakeCrio(root, '1.33.2', crioDump('["envhook"]'));
+  const crio = crioDouble(path.dirname(root), '1.33.2').bin;
   refused(t, { runtime: 'crio', root, source, extra: required(['--crio', crio]), env: NOWHERE }, "--nri-required needs CRI-O 1.34 or later (NRI's default validator); CRI-O 1.33.2 has none: install without --nri-required, or upgrade CRI-O");
   refused(t, { runtime: 'crio', root, source, extra: required(), env: NOWHERE }, "--nri-required needs CRI-O 1.34 or later (NRI's default validator); no crio binary to ask for its version: name it with --crio PATH");
 });
