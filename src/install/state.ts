@@ -6,6 +6,7 @@ import { EnvhookError } from '../errors.ts';
 import type { Layout } from './layout.ts';
 import type { InstallKey } from './mode.ts';
 import type { Change } from './fsops.ts';
+import type { KeyEdit } from './key-edit.ts';
 
 export interface RuntimeRecord {
   /** The admin config file install registered in. */
@@ -14,6 +15,10 @@ export interface RuntimeRecord {
   files: Record<string, string>;
   /** Admin files carrying envhook's block. */
   blocks: string[];
+  /** Keys of admin files changed in place (--enable-nri), each put back by uninstall. */
+  edits?: KeyEdit[];
+  /** Directories install created (host paths): removed by uninstall when they are empty. */
+  dirs?: string[];
 }
 
 export interface State {
@@ -51,4 +56,14 @@ export function ownedByOther(state: State, except: InstallKey, file: string): bo
 
 export function recordedHash(state: State, file: string): string[] {
   return Object.values(state.runtimes).flatMap((rec) => (rec && rec.files[file] ? [rec.files[file]] : []));
+}
+
+/** True when `rec` marks the admin file `file` (its block or an edited key there). */
+export function marks(rec: RuntimeRecord, file: string): boolean {
+  return rec.blocks.includes(file) || (rec.edits ?? []).some((e) => e.file === file);
+}
+
+/** The admin files `rec` marks. */
+export function markedFiles(rec: RuntimeRecord): string[] {
+  return [...new Set([...rec.blocks, ...(rec.edits ?? []).map((e) => e.file)])];
 }
