@@ -22,7 +22,7 @@ export function planKeyEdit(file: string, text: string, table: string[], key: st
   const lines = text.split('\n');
   const section = findSection(lines, table);
   if (!section) return undefined;
-  const keyLine = new RegExp(`^(\\s*)${key}(\\s*=\\s*)([^#]*?)(\\s*(?:#.*)?)$`);
+  const keyLine = new RegExp(`^(\\s*)${key}(\\s*=\\s*)([^#]*?)(\\s*(?:#[^\\n]*)?)$`);
   const at = lines.slice(section.start + 1, section.end).findIndex((l) => keyLine.test(l));
   let edit: KeyEdit;
   if (at >= 0) {
@@ -32,7 +32,8 @@ export function planKeyEdit(file: string, text: string, table: string[], key: st
     // indented as the table's other keys are (containerd writes two spaces a level)
     const next = lines.slice(section.start + 1, section.end).find((l) => /^\s*[A-Za-z0-9_"-]/.test(l));
     const indent = next?.match(/^\s*/)?.[0] ?? '';
-    edit = { file, table, key, from: null, to: `${indent}${key} = ${value}` };
+    const cr = lines[section.start]!.endsWith('\r') ? '\r' : '';
+    edit = { file, table, key, from: null, to: `${indent}${key} = ${value}${cr}` };
   }
   // the parsed file must differ in that one key and nowhere else
   const after = applyEdit(text, edit);
@@ -92,7 +93,8 @@ function headerKeys(line: string): string[] | undefined {
   if (/^\s*\[\[/.test(line)) return undefined;
   let doc: unknown;
   try {
-    doc = parseToml(line, 'header');
+    // a CRLF file's lines end in \r, which TOML allows only before \n
+    doc = parseToml(line.replace(/\r$/, ''), 'header');
   } catch {
     return undefined;
   }
