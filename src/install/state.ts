@@ -36,11 +36,19 @@ export function readState(layout: Layout): State {
   }
   try {
     const state = JSON.parse(text) as State;
-    if (state.version !== 1 || typeof state.runtimes !== 'object') throw new Error('shape');
+    if (state.version !== 1 || typeof state.runtimes !== 'object' || state.runtimes === null) throw new Error('shape');
+    if (!Object.values(state.runtimes).every(validRecord)) throw new Error('shape');
     return state;
   } catch (cause) {
     throw new EnvhookError(`${layout.state} is not an envhook install state file`, { cause: new Error('state syntax') });
   }
+}
+
+function validRecord(rec: unknown): boolean {
+  const r = rec as RuntimeRecord;
+  const strings = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'string');
+  const edit = (e: KeyEdit) => typeof e?.file === 'string' && strings(e.table) && typeof e.key === 'string' && typeof e.to === 'string' && (e.from === null || typeof e.from === 'string');
+  return typeof r === 'object' && r !== null && typeof r.files === 'object' && r.files !== null && strings(r.blocks) && (r.dirs === undefined || strings(r.dirs)) && (r.edits === undefined || (Array.isArray(r.edits) && r.edits.every(edit)));
 }
 
 /** The change that writes `state` (or removes the file when no runtime is left). */

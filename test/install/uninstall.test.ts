@@ -109,3 +109,15 @@ t.test('an edited hooks.d file naming the removed binary is moved aside too; an 
   t.equal(fs.readFileSync(settings, 'utf8'), '{ "logLevel": "debug" }\n', 'the edited settings stay where they are');
   t.match(u.stdout, 'keep /etc/envhook/config.json\n  note: changed since install: left in place\n');
 });
+
+t.test('a state file whose records are not what install writes: one line, nothing changed', async (t) => {
+  const { root } = installRoot(t, {});
+  for (const bad of [{ 'containerd-nri': { config: 'x', files: {}, blocks: [], dirs: [1] } }, { 'containerd-nri': { config: 'x', files: {}, blocks: [], edits: [{ file: 'f' }] } }, { containerd: null }]) {
+    hostFiles(root, { 'usr/local/lib/envhook/state.json': JSON.stringify({ version: 1, runtimes: bad }) });
+    const before = snapshot(root);
+    const u = uninstall({ runtime: 'containerd', root });
+    t.equal(u.status, 1);
+    t.equal(u.stderr, 'envhook: /usr/local/lib/envhook/state.json is not an envhook install state file\n');
+    t.same(snapshot(root), before);
+  }
+});
