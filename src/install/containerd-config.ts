@@ -8,6 +8,7 @@ import type { Layout } from './layout.ts';
 import { readHost } from './fsops.ts';
 import { loadOrder, type ConfigFile, type Family, type HostReader } from './containerd-files.ts';
 import { defaultConfigVersion, type ContainerdBinary } from './containerd-binary.ts';
+import { revertEdit, type KeyEdit } from './key-edit.ts';
 
 export interface Reading {
   family: Family;
@@ -32,10 +33,12 @@ export interface ReadOptions {
   binary?: ContainerdBinary | undefined;
   /** A host file read as if it existed, empty (a drop-in install is about to create). */
   newFile?: string | undefined;
+  /** envhook's own edits of admin lines, taken back as the files are read (the admin's files as they were). */
+  edits?: KeyEdit[] | undefined;
 }
 
 export function readContainerdConfig(layout: Layout, opts: ReadOptions): ContainerdConfig {
-  const io = hostReader(layout, opts.newFile);
+  const io = hostReader(layout, opts.newFile, opts.edits ?? []);
   const families: Family[] = opts.binary ? [opts.binary.family] : ['1.x', '2.x'];
   let readings = families.map((family) => ({ family, files: loadOrder(opts.root, family, io) }));
   const rootFile = readings[0]!.files[0]!;
@@ -66,11 +69,15 @@ function rootVersion(root: ConfigFile, binary: ContainerdBinary | undefined): { 
   return { version: v, versionFrom: 'the root file' };
 }
 
-function hostReader(layout: Layout, newFile: string | undefined): HostReader & { exists(p: string): boolean } {
+function hostReader(layout: Layout, newFile: string | undefined, edits: KeyEdit[]): HostReader & { exists(p: string): boolean } {
   const exists = (p: string) => fs.existsSync(layout.real(p));
   return {
     exists,
-    read: (p) => readHost(layout, p)?.toString('utf8') ?? (p === newFile ? '' : undefined),
+    read: (p) => {
+      const text = readHost(layout, p)?.toString('utf8');
+      if (text === undefined) return p === newFile ? '' : undefined;
+      return edits.filter((e) => e.file === p).reduce((t, e) => revertEdit(t, e) ?? t, text);
+    },
     list: (dir) => {
       let names: string[] | undefined;
       try {

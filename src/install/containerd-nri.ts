@@ -2,12 +2,14 @@
 // executable `NN-envhook` in containerd's `plugin_path`. containerd starts it with the
 // connection already open (NRI_PLUGIN_SOCKET), so no socket path or unit is needed, and starts
 // it again whenever containerd itself starts. NRI is switched on only where the merged
-// configuration has it off (containerd 1.7's default); on 2.x, where it is on by default, no
-// configuration is written at all.
+// configuration has it off (containerd 1.7's default; containerd-nri-enable.ts); on 2.x, where
+// it is on by default, no configuration is written at all.
 import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
 import { absolute, type Layout } from './layout.ts';
 import type { BlockTarget, RuntimePlan } from './targets.ts';
+import { blockBody, blockFile, NRI_PLUGIN, switchNriOn } from './containerd-nri-enable.ts';
+import type { KeyEdit } from './key-edit.ts';
 import { configDump, findContainerd, type ContainerdBinary } from './containerd-binary.ts';
 import { readContainerdConfig, type ContainerdConfig } from './containerd-config.ts';
 import type { ConfigFile } from './containerd-files.ts';
@@ -18,7 +20,6 @@ import { names, olderThan, refuseWithoutValidator, REQUIRED_PLUGIN, requiredNote
 import { shQuote } from '../sh-quote.ts';
 import { DAEMON_NODE_OPTION } from '../nri/process.ts';
 
-export const NRI_PLUGIN = 'io.containerd.nri.v1.nri';
 /** containerd's own defaults for the NRI plugin's table. */
 export const NRI_DEFAULT_PLUGIN_PATH = '/opt/nri/plugins';
 
@@ -29,6 +30,10 @@ export interface ContainerdNriOptions {
   index?: string | undefined;
   /** Make envhook a required plugin of NRI's default validator (containerd 2.2 or later). */
   nriRequired?: boolean | undefined;
+  /** Let install change an admin's `disable = true` in NRI's table to false. */
+  enableNri?: boolean | undefined;
+  /** This install's previous edits (state.json): taken back before the files are read. */
+  previousEdits?: KeyEdit[] | undefined;
 }
 
 export function nriIndex(index: string | undefined): string {
@@ -43,18 +48,19 @@ export function containerdNriPlan(layout: Layout, opts: ContainerdNriOptions): R
   refuseWithoutNri(binary);
   if (opts.nriRequired) refuseWithoutValidator('containerd', binary?.version);
   const dropIn = opts.dropIn === undefined ? undefined : absolute(opts.dropIn, '--drop-in');
-  const config = readContainerdConfig(layout, { root: layout.config, binary, newFile: dropIn });
+  // the files as the admin wrote them: envhook's own change of a disable line taken back
+  const config = readContainerdConfig(layout, { root: layout.config, binary, newFile: dropIn, edits: opts.previousEdits });
   const nri = config.readings.map((r) => ({ family: r.family, table: table(mergePlugins(r.files, r.family), NRI_PLUGIN) }));
   const pluginPaths = [...new Set(nri.map((n) => (typeof n.table?.plugin_path === 'string' ? n.table.plugin_path : NRI_DEFAULT_PLUGIN_PATH)))];
   if (pluginPaths.length > 1) throw new EnvhookError(`containerd 1.x and 2.x would read different NRI plugin_path values from these files: name the binary with --containerd PATH`);
   const pluginDir = absolute(pluginPaths[0]!, `plugin_path of [plugins."${NRI_PLUGIN}"]`);
   const plugin = path.posix.join(pluginDir, `${index}-envhook`);
-  // 1.x (1.7) ships NRI off, 2.x on; an explicit `disable` in force decides either way
-  const off = nri.some((n) => (n.table?.disable ?? n.family === '1.x') !== false);
-  const blocks = off ? [enableBlock(config, dropIn)] : [];
-  const notes = [off ? `NRI is off in ${config.root} as containerd reads it: switched on` : `NRI is on in ${config.root} as containerd reads it (containerd 2.x's default)${opts.nriRequired ? '' : ': no configuration written'}`];
+  const on = switchNriOn(config, dropIn, !!opts.enableNri);
+  const blocks = on.block ? [on.block] : [];
+  const written = on.block !== undefined || on.edits.length > 0;
+  const notes = [on.note + (written || opts.nriRequired ? '' : ': no configuration written')];
   if (opts.nriRequired) {
-    // containerd 2.2 or later: one reading, NRI on (off is refused by enableBlock on 2.x)
+    // containerd 2.2 or later: one reading, NRI on (off is refused by switchNriOn on 2.x without --enable-nri)
     const required = requiredBlock(config, dropIn);
     if (required) blocks.push(required);
     else notes.push(`envhook is already a required plugin of NRI's default validator in ${config.root} as containerd reads it: nothing written for --nri-required`);
@@ -64,6 +70,7 @@ export function containerdNriPlan(layout: Layout, opts: ContainerdNriOptions): R
   return {
     files: [{ file: plugin, content: pluginWrapper(layout), mode: 0o755 }],
     blocks,
+    edits: on.edits,
     next: ['restart containerd: systemctl restart containerd (containerd starts its pre-installed NRI plugins when it starts)'],
     notes,
     ...(binary ? { verify: () => checkNri(binary, layout, pluginDir, !!opts.nriRequired) } : {}),
@@ -75,17 +82,6 @@ function refuseWithoutNri(binary: ContainerdBinary | undefined): void {
   if (olderThan(binary.version, [1, 7])) {
     throw new EnvhookError(`containerd ${binary.version} has no NRI (containerd 1.7 or later has it): install the runtime handler instead (--mode shim)`);
   }
-}
-
-/** `disable = false` in a file of its own table; an admin's NRI table is never edited. */
-function enableBlock(config: ContainerdConfig, dropIn: string | undefined): BlockTarget {
-  for (const r of config.readings) {
-    const setter = r.files.find((f) => tableAt(f.doc, 'plugins', NRI_PLUGIN));
-    if (setter) throw new EnvhookError(`${setter.path} sets [plugins."${NRI_PLUGIN}"] and NRI is off as containerd reads it: set disable = false there (envhook does not edit the admin's lines)`);
-  }
-  const file = blockFile(config, dropIn);
-  const body = blockBody(config, file, [`[plugins.${JSON.stringify(NRI_PLUGIN)}]`, '  disable = false']);
-  return { file: file.path, body, mode: 0o644, note: `envhook's block goes here: no file sets [plugins."${NRI_PLUGIN}"], so this one table switches NRI on` };
 }
 
 const VALIDATOR = `[plugins."${NRI_PLUGIN}".default_validator]`;
@@ -115,22 +111,6 @@ function requiredBlock(config: ContainerdConfig, dropIn: string | undefined): Bl
     throw new EnvhookError(`${later?.path ?? 'a later file'} sets ${VALIDATOR} and containerd reads it after ${file.path}: envhook's required_plugins would be replaced; name a file containerd reads after it with --drop-in`);
   }
   return { file: file.path, body, mode: 0o644, note: `envhook's block goes here: NRI's default validator on, required_plugins ${tomlList(list)}` };
-}
-
-/** The file envhook's block goes into: --drop-in, else the root file. */
-function blockFile(config: ContainerdConfig, dropIn: string | undefined): ConfigFile {
-  const files = config.readings[0]!.files;
-  const file = dropIn === undefined ? files[0]! : files.find((f) => f.path === dropIn);
-  if (!file) throw new EnvhookError(`${dropIn} is not read by containerd: the imports of ${config.root} (and of the files it imports) do not name it`);
-  return file;
-}
-
-/** The block's text: a new (or empty) file gets the config version first; it must parse in its file. */
-function blockBody(config: ContainerdConfig, file: ConfigFile, table: string[]): string {
-  const newFile = !file.exists || Object.keys(file.doc).length === 0;
-  const body = [...(newFile ? [`version = ${config.version}`, ''] : []), ...table].join('\n') + '\n';
-  parseToml(withBlock(file.text, body, file.path), `${file.path} with envhook's block`);
-  return body;
 }
 
 /** The executable containerd starts: envhook nri with the settings of /etc/envhook/config.json. */

@@ -23,6 +23,8 @@ export interface Change {
   dropBackup?: boolean;
   /** A line for the admin, printed with the change. */
   note?: string;
+  /** Uninstall: keep `before` (the admin's edit) under this host path, mode 0600, before the change. */
+  saveAs?: string;
 }
 
 export function readHost(layout: Layout, file: string): Buffer | undefined {
@@ -49,6 +51,7 @@ export function applyChanges(layout: Layout, changes: Change[]): string[] {
   for (const c of changes) {
     if (!changed(c)) continue;
     const real = layout.real(c.file);
+    if (c.saveAs && c.before !== undefined) atomicWrite(layout.real(c.saveAs), c.before, { newFileMode: 0o600, mkdir: true });
     if (c.backup && c.before !== undefined) {
       const b = layout.real(backupPath(layout, c.file));
       // the oldest backup is the admin's original: a later install never replaces it
@@ -137,6 +140,44 @@ export function pruneEmptyDirs(layout: Layout, dir: string): void {
     return empty;
   };
   walk(layout.real(dir));
+}
+
+/** Every directory the changes would create (host paths), deepest first. */
+export function createdDirs(layout: Layout, changes: Change[]): string[] {
+  const out = new Set<string>();
+  for (const c of changes) {
+    if (!changed(c) || c.after === undefined) continue;
+    for (let d = path.posix.dirname(c.file); d !== '/' && !fs.existsSync(layout.real(d)); d = path.posix.dirname(d)) out.add(d);
+  }
+  return deepestFirst([...out]);
+}
+
+/** Directories (host paths), each before its parent. */
+export function deepestFirst(dirs: string[]): string[] {
+  const depth = (d: string) => d.split('/').length;
+  return [...new Set(dirs)].sort((a, b) => depth(b) - depth(a) || a.localeCompare(b));
+}
+
+/**
+ * Removes each of `dirs` (deepest first) that is empty; with `dryRun`, removes nothing and
+ * counts as gone the files `changes` remove. Returns the directories removed (or that would be).
+ */
+export function removeEmptyDirs(layout: Layout, dirs: string[], changes: Change[], dryRun: boolean): string[] {
+  const gone = new Set(changes.filter((c) => changed(c) && c.after === undefined).map((c) => c.file));
+  const removed: string[] = [];
+  for (const d of dirs) {
+    let names: string[];
+    try {
+      names = fs.readdirSync(layout.real(d));
+    } catch {
+      continue;
+    }
+    if (!names.every((n) => gone.has(path.posix.join(d, n)))) continue;
+    if (!dryRun) fs.rmdirSync(layout.real(d));
+    gone.add(d);
+    removed.push(d);
+  }
+  return removed;
 }
 
 /** The outermost directories the changes would create (host paths), so a revert can remove them. */

@@ -6,6 +6,7 @@ import { EnvhookError } from '../errors.ts';
 import type { Layout } from './layout.ts';
 import type { InstallKey } from './mode.ts';
 import type { Change } from './fsops.ts';
+import type { KeyEdit } from './key-edit.ts';
 
 export interface RuntimeRecord {
   /** The admin config file install registered in. */
@@ -14,6 +15,10 @@ export interface RuntimeRecord {
   files: Record<string, string>;
   /** Admin files carrying envhook's block. */
   blocks: string[];
+  /** Keys of admin files changed in place (--enable-nri), each put back by uninstall. */
+  edits?: KeyEdit[];
+  /** Directories install created (host paths): removed by uninstall when they are empty. */
+  dirs?: string[];
 }
 
 export interface State {
@@ -31,11 +36,19 @@ export function readState(layout: Layout): State {
   }
   try {
     const state = JSON.parse(text) as State;
-    if (state.version !== 1 || typeof state.runtimes !== 'object') throw new Error('shape');
+    if (state.version !== 1 || typeof state.runtimes !== 'object' || state.runtimes === null) throw new Error('shape');
+    if (!Object.values(state.runtimes).every(validRecord)) throw new Error('shape');
     return state;
   } catch (cause) {
     throw new EnvhookError(`${layout.state} is not an envhook install state file`, { cause: new Error('state syntax') });
   }
+}
+
+function validRecord(rec: unknown): boolean {
+  const r = rec as RuntimeRecord;
+  const strings = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'string');
+  const edit = (e: KeyEdit) => typeof e?.file === 'string' && strings(e.table) && typeof e.key === 'string' && typeof e.to === 'string' && (e.from === null || typeof e.from === 'string');
+  return typeof r === 'object' && r !== null && typeof r.files === 'object' && r.files !== null && strings(r.blocks) && (r.dirs === undefined || strings(r.dirs)) && (r.edits === undefined || (Array.isArray(r.edits) && r.edits.every(edit)));
 }
 
 /** The change that writes `state` (or removes the file when no runtime is left). */
@@ -51,4 +64,14 @@ export function ownedByOther(state: State, except: InstallKey, file: string): bo
 
 export function recordedHash(state: State, file: string): string[] {
   return Object.values(state.runtimes).flatMap((rec) => (rec && rec.files[file] ? [rec.files[file]] : []));
+}
+
+/** True when `rec` marks the admin file `file` (its block or an edited key there). */
+export function marks(rec: RuntimeRecord, file: string): boolean {
+  return rec.blocks.includes(file) || (rec.edits ?? []).some((e) => e.file === file);
+}
+
+/** The admin files `rec` marks. */
+export function markedFiles(rec: RuntimeRecord): string[] {
+  return [...new Set([...rec.blocks, ...(rec.edits ?? []).map((e) => e.file)])];
 }

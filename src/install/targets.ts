@@ -4,6 +4,7 @@ import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
 import type { Layout } from './layout.ts';
 import { HANDLER } from './layout.ts';
+import type { KeyEdit } from './key-edit.ts';
 
 export interface Target {
   file: string;
@@ -24,6 +25,8 @@ export interface RuntimePlan {
   /** Files envhook owns, in install order (executables before the hooks.d files naming them). */
   files: Target[];
   blocks: BlockTarget[];
+  /** Keys of admin files changed in place (--enable-nri). */
+  edits?: KeyEdit[];
   /** What the admin does next (restart the runtime, apply the RuntimeClass). */
   next: string[];
   /** Lines for the admin about how the plan was made (config version, checks skipped). */

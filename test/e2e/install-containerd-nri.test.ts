@@ -1,7 +1,7 @@
 // `envhook install --runtime containerd --mode nri` for a real containerd 2.1.9 (Debian sid, from
 // the cache) with its own directories: the installed pre-installed plugin is started by
-// containerd at its next start and registers; uninstall removes it, and containerd starts
-// without it.
+// containerd at its next start and registers; uninstall (no --mode: whatever install recorded)
+// removes it, and containerd starts without it, also when the admin had edited the wrapper.
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -43,7 +43,8 @@ t.test('containerd 2.1.9 starts the plugin install put in its plugin_path', { sk
   t.ok(fs.readFileSync(`/proc/${daemon}/environ`, 'utf8').split('\0').includes(`NODE_OPTIONS=${DAEMON_NODE_OPTION}`), `its NODE_OPTIONS is ${DAEMON_NODE_OPTION}`);
   await ctrd.stop();
 
-  const u = uninstall({ runtime: 'containerd', root: '/', extra: ['--mode', 'nri', '--prefix', prefix] });
+  // the command of the report: no --mode
+  const u = uninstall({ runtime: 'containerd', root: '/', extra: ['--prefix', prefix] });
   t.equal(u.status, 0, u.stderr);
   t.same(fs.readFileSync(config), configBefore, 'config.toml byte for byte as before');
   t.same(fs.readdirSync(ctrd.pluginDir), [], 'uninstall removed the plugin');
@@ -52,4 +53,18 @@ t.test('containerd 2.1.9 starts the plugin install put in its plugin_path', { sk
   await ctrd.start();
   await ctrd.waitForLog(/Synchronizing NRI \(plugin\) with current runtime state/, 30_000, from);
   t.notMatch(ctrd.log().slice(from), /50-envhook/, 'containerd starts without it');
+  await ctrd.stop();
+
+  // the admin gave the plugin a setting in its wrapper: uninstall keeps the edit where containerd does not start it
+  t.equal(install({ runtime: 'containerd', root: '/', source: realSource(), extra }).status, 0);
+  const wrapper = path.join(ctrd.pluginDir, '50-envhook');
+  fs.writeFileSync(wrapper, fs.readFileSync(wrapper, 'utf8').replace('export NODE_OPTIONS', 'export NODE_OPTIONS\nENVHOOK_LOG_LEVEL=debug; export ENVHOOK_LOG_LEVEL'));
+  const edited = uninstall({ runtime: 'containerd', root: '/', extra: ['--mode', 'nri', '--prefix', prefix] });
+  t.equal(edited.status, 0, edited.stderr);
+  t.match(edited.stdout, 'moved to ');
+  t.same(fs.readdirSync(ctrd.pluginDir), [], 'no plugin left for containerd to start');
+  from = ctrd.log().length;
+  await ctrd.start();
+  await ctrd.waitForLog(/Synchronizing NRI \(plugin\) with current runtime state/, 30_000, from);
+  t.notMatch(ctrd.log().slice(from), /50-envhook/, 'containerd starts no envhook plugin');
 });

@@ -36,6 +36,16 @@ export function containerd2Binary(): string {
   return path.join(sidPackage('containerd'), 'usr/bin/containerd');
 }
 
+/** containerd 2.1.9's binary for the install tests that ask it, or why not (a tap skip). */
+export function containerd2ForInstall(): { c2: string | undefined; skip2: string | false } {
+  try {
+    if (fs.existsSync(containerd2Binary())) return { c2: containerd2Binary(), skip2: false };
+  } catch {
+    // the sid package could not be fetched: the tests that need it are skipped
+  }
+  return { c2: undefined, skip2: 'containerd 2.1.9 (Debian sid) not available' };
+}
+
 export async function startNriContainerd(): Promise<NriContainerd> {
   const bin = containerd2Binary();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-nri-ctrd-'));

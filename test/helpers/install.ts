@@ -61,13 +61,19 @@ export function fakeContainerd(dir: string, dump: string, version = '2.1.9'): st
   return bin;
 }
 
-/** Every regular file under `root` (relative path → bytes), and every symlink. */
+/**
+ * Every regular file under `root` (relative path → bytes), every symlink, and every directory
+ * (`dir/` → its mode), so that a directory install created and uninstall left behind shows.
+ */
 export function snapshot(root: string): Map<string, Buffer> {
   const out = new Map<string, Buffer>();
   const walk = (dir: string) => {
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
       const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
+      if (e.isDirectory()) {
+        out.set(path.relative(root, p) + '/', Buffer.from((fs.statSync(p).mode & 0o7777).toString(8)));
+        walk(p);
+      }
       else if (e.isFile()) out.set(path.relative(root, p), fs.readFileSync(p));
       else out.set(path.relative(root, p), Buffer.from(`-> ${fs.readlinkSync(p)}`));
     }
