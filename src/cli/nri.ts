@@ -44,7 +44,8 @@ export async function runNri(opts: NriOptions, env: NodeJS.ProcessEnv = process.
   const index = (fd !== undefined && env.NRI_PLUGIN_IDX) || settings.nriIndex;
   log.info({ cmd: 'nri', socket: fd === undefined ? settings.nriSocket : undefined, fd, plugin: `${index}-${name}` }, 'nri start');
   // Owners survive the kubelet's rewrites: the watcher lives as long as the process, across sessions.
-  const pods = createPodWatcher({ kubeletRoot: settings.kubeletRoot, log });
+  const pods = createPodWatcher({ kubeletRoot: settings.kubeletRoot, log, runDir: settings.runDir });
+  pods.restore();
   const daemon = startDaemon({ socketPath: settings.nriSocket, fd, name, index, handler: createNriHandler({ settings, log }), pods, log });
   const stop = (signal: NodeJS.Signals) => {
     log.info({ signal }, 'nri stopping');

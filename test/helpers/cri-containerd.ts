@@ -62,6 +62,8 @@ export interface CriContainerd {
   start(): Promise<void>;
   /** containerd stopped (SIGTERM) and started again on the same root; pods keep running. */
   restart(): Promise<void>;
+  /** containerd stopped (SIGTERM), everything kept (a node's containerd stopped for an uninstall); restart() starts it again. */
+  halt(): Promise<void>;
   /** Records a container or sandbox PID (with its start time) for the leftover check. */
   track(pid: number): void;
   stop(): Promise<Leftovers>;
@@ -159,6 +161,7 @@ export function prepareCriContainerd(opts: CriContainerdOptions): CriContainerd 
       await halt();
       await launch();
     },
+    halt,
     track(pid) {
       const start = startTime(pid);
       if (pid > 0 && start) recorded.set(pid, start);

@@ -21,7 +21,8 @@ export function startNriProcess(args: string[], opts: { dir: string; env?: NodeJ
   const config = path.join(opts.dir, 'empty-config.json');
   if (!fs.existsSync(config)) fs.writeFileSync(config, '{}');
   const child = spawn(NODE, [path.join(REPO, 'src/cli/main.ts'), 'nri', '--log-file', logFile, '--log-level', 'debug', ...args], {
-    env: { PATH: process.env.PATH, ENVHOOK_CONFIG: config, ...opts.env },
+    // Its owners records (nri/pod-watch.ts) in the test's directory, not the host's /run/envhook.
+    env: { PATH: process.env.PATH, ENVHOOK_CONFIG: config, ENVHOOK_RUN_DIR: path.join(opts.dir, 'run'), ...opts.env },
     stdio: opts.stdio ?? ['ignore', 'ignore', 'pipe'],
   });
   let err = '';
