@@ -43,7 +43,8 @@ const c = prepareCriContainerd({ version: '2.1', nri: true, tmpBase: process.env
 await c.start();
 const kubeletRoot = path.join(c.dir, 'kubelet');
 const config = path.join(c.dir, 'envhook-bench.json');
-fs.writeFileSync(config, '{}\n');
+// The plugin's owners records in the temporary directory, not the host's /run/envhook.
+fs.writeFileSync(config, JSON.stringify({ runDir: path.join(c.dir, 'run') }) + '\n');
 const containerdLog = () => fs.readFileSync(c.paths.log, 'utf8');
 const go = goPlugin();
 if (go.skipped) console.error(`row 10: ${go.skipped}; timing without it`);

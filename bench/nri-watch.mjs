@@ -64,7 +64,7 @@ export async function nriWatchRow() {
   let envhook;
   try {
     const config = path.join(dir, 'config.json');
-    fs.writeFileSync(config, JSON.stringify({ kubeletRoot }));
+    fs.writeFileSync(config, JSON.stringify({ kubeletRoot, runDir: path.join(dir, 'run') }));
     const flags = ['--trace-gc', ...(process.env.BENCH_NRI_NODE_FLAGS?.split(' ').filter(Boolean) ?? [])];
     envhook = spawn(NODE, [...flags, path.join(REPO, 'dist/envhook.cjs'), 'nri', '--socket', rt.socketPath], { env: { ...benchEnv, ENVHOOK_CONFIG: config }, stdio: ['ignore', 'pipe', 'inherit'] });
     // --trace-gc lines on the daemon's stdout (it prints nothing else there): the last full GC's heap.

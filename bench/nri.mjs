@@ -80,7 +80,7 @@ async function nriRowsOf(daemon) {
   try {
     const config = path.join(dir, 'config.json');
     const kubeletRoot = path.join(dir, 'kubelet');
-    fs.writeFileSync(config, JSON.stringify({ kubeletRoot }));
+    fs.writeFileSync(config, JSON.stringify({ kubeletRoot, runDir: path.join(dir, 'run') }));
     const cmd = daemon.place ? path.join(dir, 'envhook') : daemon.cmd;
     daemon.place?.(cmd);
     const envhook = spawn(cmd, [...daemon.args, 'nri', '--socket', rt.socketPath], { env: { ...benchEnv, ENVHOOK_CONFIG: config }, stdio: ['ignore', 'ignore', 'inherit'] });

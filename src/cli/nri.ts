@@ -170,7 +170,10 @@ async function runWorker(opts: NriOptions, env: NodeJS.ProcessEnv, role: WorkerR
   const log: Logger = createLogger(settings.logFile, settings.logLevel, { stderr: true });
   log.debug({ plugin: `${role.index}-${role.name}`, fd, socket: settings.nriSocket }, 'nri: worker start');
   // Owners survive the kubelet's rewrites: the watcher lives as long as the worker, across sessions.
-  const pods = createPodWatcher({ kubeletRoot: settings.kubeletRoot, log });
+  const pods = createPodWatcher({ kubeletRoot: settings.kubeletRoot, log, runDir: settings.runDir });
+  // The watches of before (this worker's predecessor, or before a runtime restart): a runtime
+  // that sends no Synchronize to its pre-installed plugin (containerd 1.7) tells nothing else.
+  pods.restore();
   const daemon = startDaemon({
     socketPath: settings.nriSocket,
     fd,

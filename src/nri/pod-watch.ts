@@ -6,6 +6,10 @@
 // watches. StopPodSandbox of the sandbox that started them ends them (a stop of an earlier
 // sandbox of the same pod UID does not). A pod whose directory is gone is dropped too.
 // One session after another share this watcher: watches go on while the runtime restarts.
+// With a run directory, each watched pod is also recorded there (watch/pod-records.ts), and
+// restore() watches the recorded pods again: a plugin process that containerd 1.7 (NRI 0.6.1)
+// started after its restart gets no Synchronize, so the records are all it knows. Where a
+// Synchronize does come, it decides: a restored pod that is not running is dropped then.
 import fs from 'node:fs';
 import { describeError } from '../errors.ts';
 import { factsFromNri } from '../facts/nri.ts';
@@ -15,6 +19,7 @@ import type { Logger } from '../log.ts';
 import { VOLUME_OWNERS } from '../ownership/annotation.ts';
 import type { MountFacts, MountLike } from '../ownership/uidmap.ts';
 import { podWatchVolumes } from '../watch/pod-volumes.ts';
+import { createPodRecords } from '../watch/pod-records.ts';
 import { createRegistry, type Registry, type RegistryOptions } from '../watch/registry.ts';
 import { CONTAINER_STOPPED } from './schema.ts';
 import type { NriPod, NriPodEvents } from './types.ts';
@@ -22,11 +27,15 @@ import type { NriPod, NriPodEvents } from './types.ts';
 export interface PodWatcherOptions {
   kubeletRoot: string;
   log: Logger;
+  /** Where the watched pods are recorded for the next process (settings' runDir); none: not recorded. */
+  runDir?: string | undefined;
   registry?: Omit<RegistryOptions, 'log' | 'onVolumeGone'>;
 }
 
 export interface PodWatcher extends NriPodEvents {
   registry: Registry;
+  /** Watches the pods recorded in the run directory that are not watched yet (call before the first session). */
+  restore(): void;
   close(): void;
 }
 
@@ -41,10 +50,12 @@ export function createPodWatcher(opts: PodWatcherOptions): PodWatcher {
   const { log, kubeletRoot } = opts;
   const watched = new Map<string, Watched>(); // pod UID →
   const registry = createRegistry({ ...opts.registry, log, onVolumeGone: (uid) => check(uid) });
+  const records = opts.runDir === undefined ? undefined : createPodRecords(opts.runDir, kubeletRoot, log);
 
   const forget = (uid: string, why: string): void => {
     if (!watched.delete(uid)) return;
     registry.remove(uid);
+    records?.remove(uid);
     log.info({ podUid: uid, why }, 'nri: pod no longer watched');
   };
   const check = (uid: string): void => {
@@ -64,6 +75,7 @@ export function createPodWatcher(opts: PodWatcherOptions): PodWatcher {
       registry.add(pod.uid, volumes);
       if (!registry.has(pod.uid)) return forget(pod.uid, 'no volume to watch');
       watched.set(pod.uid, { sandbox: pod.id, podDir, key });
+      records?.save(pod.uid, pod.id, podDir, volumes);
       log.info({ ...where, sandbox: pod.id, volumes: volumes.length, why }, 'nri: watching pod volume owners');
     } catch (err) {
       // The start reports a bad annotation or a missing pod directory; the watcher only says why not.
@@ -74,6 +86,19 @@ export function createPodWatcher(opts: PodWatcherOptions): PodWatcher {
 
   return {
     registry,
+    restore() {
+      for (const r of records?.load() ?? []) {
+        if (watched.has(r.podUid)) continue;
+        registry.add(r.podUid, r.volumes);
+        if (!registry.has(r.podUid)) {
+          records?.remove(r.podUid);
+          continue;
+        }
+        // An empty key: the pod's next CreateContainer refreshes the watch from NRI's facts.
+        watched.set(r.podUid, { sandbox: r.sandbox, podDir: r.podDir, key: '' });
+        log.info({ podUid: r.podUid, sandbox: r.sandbox, volumes: r.volumes.length, why: 'restore' }, 'nri: watching pod volume owners');
+      }
+    },
     synchronized(pods, containers) {
       const running = new Map<string, MountLike[]>(); // sandbox id → mounts of its containers not stopped
       for (const c of containers) {

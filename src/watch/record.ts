@@ -3,7 +3,8 @@
 // One JSON file a pod, `<runDir>/owners/<podUid>.json`, replaced atomically; every container
 // of the pod writes the same volumes, so the last create wins. Read back, it is checked as
 // untrusted input: schema, size, and each volume directory must be the kubelet's layout under
-// the record's pod directory.
+// the record's pod directory. The NRI plugin keeps the same records of the pods it watches in
+// `<runDir>/nri-owners/`, with the sandbox that started the watch (nri/pod-watch.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
@@ -15,7 +16,7 @@ import { normalize, type VolumeOwner } from '../ownership/annotation.ts';
 import type { UidTranslation } from '../ownership/uidmap.ts';
 import type { PreparedVolume } from '../ownership/prepare.ts';
 import type { WatchVolume } from './registry.ts';
-import { ensureRunDir, recordsDir } from './run-dir.ts';
+import { ensureRunDir, recordsDir, RECORDS, type RecordsKind } from './run-dir.ts';
 
 export interface RecordVolume {
   volume: string;
@@ -30,6 +31,8 @@ export interface OwnersRecord {
   podUid: string;
   podDir: string;
   volumes: RecordVolume[];
+  /** NRI records: the pod sandbox whose stop ends the watch. */
+  sandbox?: string;
 }
 
 const MAX_RECORD = 1 << 20;
@@ -61,10 +64,10 @@ export function ownersRecordOf(prepared: readonly PreparedVolume[]): OwnersRecor
 }
 
 /** Writes (replaces) the pod's record; creates the run directory 0700 where missing. */
-export function writeOwnersRecord(runDir: string, record: OwnersRecord): string {
+export function writeOwnersRecord(runDir: string, record: OwnersRecord, kind: RecordsKind = RECORDS): string {
   const data = { version: 1, ...record };
   checkRecord(data, `owners record of pod ${JSON.stringify(record.podUid)}`);
-  const file = path.join(ensureRunDir(runDir), `${record.podUid}.json`);
+  const file = path.join(ensureRunDir(runDir, kind), `${record.podUid}.json`);
   atomicWrite(file, JSON.stringify(data) + '\n', { newFileMode: 0o600 });
   return file;
 }
@@ -74,12 +77,12 @@ export function podUidOfRecord(name: string): string | undefined {
   return RECORD_NAME.exec(name)?.[1];
 }
 
-/** Reads and checks `<runDir>/owners/<name>`, without following a symlink. */
-export function readOwnersRecord(runDir: string, name: string): OwnersRecord {
-  const where = `owners record ${path.join(recordsDir(runDir), name)}`;
+/** Reads and checks `<runDir>/owners/<name>` (or `nri-owners`), without following a symlink. */
+export function readOwnersRecord(runDir: string, name: string, kind: RecordsKind = RECORDS): OwnersRecord {
+  const where = `owners record ${path.join(recordsDir(runDir, kind), name)}`;
   let bytes: Buffer;
   try {
-    const file = openConfined(recordsDir(runDir), name);
+    const file = openConfined(recordsDir(runDir, kind), name);
     try {
       bytes = readBounded(file, MAX_RECORD);
     } finally {

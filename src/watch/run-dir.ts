@@ -1,5 +1,6 @@
 // The run directory (SPEC §7 style setting `runDir`, default /run/envhook) holds one owners
-// record a pod. Whoever can write there chooses which files get which owner, so it must be
+// record a pod: `owners/`, the shim's for `envhook watch`, and `nri-owners/`, the pods the
+// resident NRI plugin watches, for the next plugin process (nri/pod-watch.ts). Whoever can write there chooses which files get which owner, so it must be
 // root's alone: owned by this process's user (root), no write for group or others, not a
 // symlink. The shim creates it 0700; the watcher refuses one that is not so.
 import fs from 'node:fs';
@@ -8,15 +9,17 @@ import { EnvhookError } from '../errors.ts';
 
 export const DEFAULT_RUN_DIR = '/run/envhook';
 export const RECORDS = 'owners';
+export const NRI_RECORDS = 'nri-owners';
+export type RecordsKind = typeof RECORDS | typeof NRI_RECORDS;
 
-/** `<runDir>/owners`, where the records are. */
-export function recordsDir(runDir: string): string {
-  return path.join(runDir, RECORDS);
+/** `<runDir>/owners` (or `nri-owners`), where the records are. */
+export function recordsDir(runDir: string, kind: RecordsKind = RECORDS): string {
+  return path.join(runDir, kind);
 }
 
 /** Creates runDir and its records directory (0700) where missing; checks both. */
-export function ensureRunDir(runDir: string): string {
-  const dir = recordsDir(runDir);
+export function ensureRunDir(runDir: string, kind: RecordsKind = RECORDS): string {
+  const dir = recordsDir(runDir, kind);
   try {
     fs.mkdirSync(runDir, { recursive: true, mode: 0o700 });
     checkPrivate(runDir);

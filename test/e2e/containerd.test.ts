@@ -1,4 +1,4 @@
-// containerd (a private instance) → runc v2 shim → hooks/envhook-runtime → runc, driven by
+// containerd 1.6 (Debian's, a private instance) → runc v2 shim → hooks/envhook-runtime → runc, driven by
 // `ctr run --rootfs --runc-binary`, with a kubelet-like pod: the injected variables show in
 // the container, and a failing create reaches ctr's error text through runc's --log file.
 import t from 'tap';

@@ -8,9 +8,10 @@ import path from 'node:path';
 import { NODE, REPO } from '../helpers/bundle.ts';
 import { containerd2Binary, missingNriContainerd, startNriContainerd } from '../helpers/containerd-nri.ts';
 import { startNriProcess } from '../helpers/nri-process.ts';
+import { NRI_CONNECTED } from '../helpers/cri-containerd.ts';
 
 const skip = missingNriContainerd();
-const CONNECTED = /plugin \\"50-envhook\\" connected and synchronized/;
+const CONNECTED = NRI_CONNECTED;
 const timeOf = (line: string) => Date.parse(line.match(/time="([^"]+)"/)![1]!);
 
 t.test('external plugin: registers, comes back after a containerd restart, exits 0 on SIGTERM', { skip }, async (t) => {

@@ -10,7 +10,7 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { missingForCri, prepareCriContainerd, type CriContainerd } from '../helpers/cri-containerd.ts';
+import { missingForCri, NRI_CONNECTED, prepareCriContainerd, type CriContainerd } from '../helpers/cri-containerd.ts';
 import { runPod } from '../helpers/cri-pod.ts';
 import { startNriProcess, type NriProcess } from '../helpers/nri-process.ts';
 import { waitFor } from '../helpers/inotify.ts';
@@ -29,7 +29,7 @@ async function startPlugin(t: Test, c: CriContainerd, kubeletRoot: string, dir: 
   const from = fs.readFileSync(c.paths.log, 'utf8').length;
   const p = startNriProcess(['--socket', c.paths.nriSocket, '--kubelet-root', kubeletRoot], { dir });
   t.teardown(() => p.stop());
-  await waitFor(() => /plugin \\"50-envhook\\" connected and synchronized/.test(fs.readFileSync(c.paths.log, 'utf8').slice(from)), 60_000, 'containerd: plugin connected');
+  await waitFor(() => NRI_CONNECTED.test(fs.readFileSync(c.paths.log, 'utf8').slice(from)), 60_000, 'containerd: plugin connected');
   return p;
 }
 

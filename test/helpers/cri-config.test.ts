@@ -7,11 +7,11 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { parse } from 'smol-toml';
 import { criConfig, criPaths, type ContainerdVersion } from './cri-config.ts';
-import { missingForCri } from './cri-containerd.ts';
-import { sidPackage } from '../../scripts/debian-sid.mjs';
+import { missingForCri, SUITE_OF } from './cri-containerd.ts';
+import { debianPackages } from '../../scripts/debian-sid.mjs';
 import { CONTAINERD } from './bundle.ts';
 
-const bin = (v: ContainerdVersion) => (v === '1.6' ? CONTAINERD! : path.join(sidPackage('containerd'), 'usr/bin/containerd'));
+const bin = (v: ContainerdVersion) => (v === '1.6' ? CONTAINERD! : path.join(debianPackages(SUITE_OF[v], ['containerd']).containerd, 'usr/bin/containerd'));
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 function dump(t: Test, v: ContainerdVersion, nri = false): Record<string, any> {
@@ -29,17 +29,17 @@ function dump(t: Test, v: ContainerdVersion, nri = false): Record<string, any> {
   return out;
 }
 
-for (const v of ['1.6', '2.1'] as const) {
+for (const v of ['1.6', '1.7', '2.1'] as const) {
   t.test(`containerd ${v} reads the config: everything private`, { skip: missingForCri(v) }, async (t) => {
     const out = dump(t, v);
     const dir = path.dirname(out.root);
-    const rt = v === '1.6' ? out.plugins['io.containerd.grpc.v1.cri'].containerd : out.plugins['io.containerd.cri.v1.runtime'].containerd;
+    const rt = v !== '2.1' ? out.plugins['io.containerd.grpc.v1.cri'].containerd : out.plugins['io.containerd.cri.v1.runtime'].containerd;
     t.same(rt.runtimes.runc.options.Root, path.join(dir, 'runc'), 'runc root of our own');
     t.equal(rt.default_runtime_name, 'runc');
-    const cni = v === '1.6' ? out.plugins['io.containerd.grpc.v1.cri'].cni : out.plugins['io.containerd.cri.v1.runtime'].cni;
+    const cni = v !== '2.1' ? out.plugins['io.containerd.grpc.v1.cri'].cni : out.plugins['io.containerd.cri.v1.runtime'].cni;
     t.equal(cni.conf_dir, path.join(dir, 'cni/conf'), "not the host's /etc/cni/net.d");
+    if (v !== '1.6') t.equal(out.plugins['io.containerd.nri.v1.nri'].disable, true, 'NRI off unless asked for (never the host socket)');
     if (v === '2.1') {
-      t.equal(out.plugins['io.containerd.nri.v1.nri'].disable, true, 'NRI off unless asked for (never the host socket)');
       t.equal(out.plugins['io.containerd.cri.v1.images'].pinned_images.sandbox, 'docker.io/envhook/pause:test');
     } else {
       t.equal(out.plugins['io.containerd.grpc.v1.cri'].sandbox_image, 'docker.io/envhook/pause:test');
@@ -47,14 +47,17 @@ for (const v of ['1.6', '2.1'] as const) {
   });
 }
 
-t.test('NRI on 2.1: its own socket and plugin directories', { skip: missingForCri('2.1') }, async (t) => {
-  const out = dump(t, '2.1', true);
-  const dir = path.dirname(out.root);
-  const nri = out.plugins['io.containerd.nri.v1.nri'];
-  t.equal(nri.disable, false);
-  t.equal(nri.socket_path, path.join(dir, 'nri.sock'));
-  t.equal(nri.plugin_path, path.join(dir, 'nri/plugins'));
-});
+for (const v of ['1.7', '2.1'] as const) {
+  t.test(`NRI on ${v}: its own socket and plugin directories`, { skip: missingForCri(v) }, async (t) => {
+    const out = dump(t, v, true);
+    const dir = path.dirname(out.root);
+    const nri = out.plugins['io.containerd.nri.v1.nri'];
+    t.equal(nri.disable, false);
+    t.equal(nri.socket_path, path.join(dir, 'nri.sock'));
+    t.equal(nri.plugin_path, path.join(dir, 'nri/plugins'));
+    t.equal(nri.plugin_config_path, path.join(dir, 'nri/conf.d'));
+  });
+}
 
 t.test('NRI is refused for 1.6 (it came with 1.7)', async (t) => {
   t.throws(() => criConfig({ version: '1.6', dir: '/tmp/x', runc: 'runc', sandboxImage: 'p', nri: true }), /no NRI/);

@@ -1,18 +1,19 @@
 // config.toml for a private containerd with the CRI plugin: own root, state, sockets, runc
 // root, CNI and opt directories under one temporary directory, nothing shared with the host's
-// containerd. Version 2 for Debian's containerd 1.6, version 3 for containerd 2.1 (sid).
+// containerd. Version 2 for Debian's containerd 1.6 and trixie's 1.7, version 3 for containerd
+// 2.1 (sid).
 // The default handler `runc` runs the real runc with a private --root (Root); `envhook install`
 // copies those options into its handler.
 import path from 'node:path';
 
-export type ContainerdVersion = '1.6' | '2.1';
+export type ContainerdVersion = '1.6' | '1.7' | '2.1';
 
 export interface CriConfigOptions {
   version: ContainerdVersion;
   dir: string;
   runc: string;
   sandboxImage: string;
-  /** NRI on (2.1 only) with its socket, plugin and plugin-config directories under `dir`. */
+  /** NRI on (1.7 and 2.1) with its socket, plugin and plugin-config directories under `dir`. */
   nri?: boolean;
   /** TOML appended as is (extra runtime handlers, plugin settings). */
   extra?: string;
@@ -48,7 +49,7 @@ const DISABLED = ['btrfs', 'zfs', 'aufs', 'devmapper'].map((s) => `io.containerd
 export function criConfig(o: CriConfigOptions): string {
   const p = criPaths(o.dir);
   const head = [
-    `version = ${o.version === '1.6' ? 2 : 3}`,
+    `version = ${o.version === '2.1' ? 3 : 2}`,
     ...(o.imports ? [`imports = ${JSON.stringify(o.imports)}`] : []),
     `root = ${q(p.root)}`,
     `state = ${q(p.state)}`,
@@ -60,7 +61,7 @@ export function criConfig(o: CriConfigOptions): string {
     `[plugins.${q('io.containerd.internal.v1.opt')}]`,
     `  path = ${q(path.join(o.dir, 'opt'))}`,
   ];
-  const body = o.version === '1.6' ? v2(o, p) : v3(o, p);
+  const body = o.version === '2.1' ? v3(o, p) : v2(o, p);
   return [...head, ...body, o.extra ?? '', ''].join('\n');
 }
 
@@ -75,7 +76,7 @@ function runc(prefix: string, o: CriConfigOptions, p: ReturnType<typeof criPaths
 }
 
 function v2(o: CriConfigOptions, p: ReturnType<typeof criPaths>): string[] {
-  if (o.nri) throw new Error('containerd 1.6 has no NRI (1.7 and later)');
+  if (o.nri && o.version === '1.6') throw new Error('containerd 1.6 has no NRI (1.7 and later)');
   const cri = `plugins.${q('io.containerd.grpc.v1.cri')}`;
   return [
     `[${cri}]`,
@@ -90,13 +91,25 @@ function v2(o: CriConfigOptions, p: ReturnType<typeof criPaths>): string[] {
     '  snapshotter = "overlayfs"',
     '  default_runtime_name = "runc"',
     ...runc(`${cri}.containerd`, o, p),
+    // 1.7 has NRI (off by default): the same private table as 2.1's. An explicit `disable = false`
+    // is a file `envhook install --mode nri` leaves as it is.
+    ...(o.version === '1.7' ? nriTable(o, p) : []),
+  ];
+}
+
+function nriTable(o: CriConfigOptions, p: ReturnType<typeof criPaths>): string[] {
+  return [
+    `[plugins.${q('io.containerd.nri.v1.nri')}]`,
+    `  disable = ${o.nri ? 'false' : 'true'}`,
+    `  socket_path = ${q(p.nriSocket)}`,
+    `  plugin_path = ${q(p.nriPlugins)}`,
+    `  plugin_config_path = ${q(p.nriConf)}`,
   ];
 }
 
 function v3(o: CriConfigOptions, p: ReturnType<typeof criPaths>): string[] {
   const images = `plugins.${q('io.containerd.cri.v1.images')}`;
   const rt = `plugins.${q('io.containerd.cri.v1.runtime')}`;
-  const nri = `plugins.${q('io.containerd.nri.v1.nri')}`;
   return [
     `[${images}]`,
     '  snapshotter = "overlayfs"',
@@ -117,10 +130,6 @@ function v3(o: CriConfigOptions, p: ReturnType<typeof criPaths>): string[] {
     `[plugins.${q('io.containerd.image-verifier.v1.bindir')}]`,
     `  bin_dir = ${q(path.join(o.dir, 'verifiers'))}`,
     // NRI is on by default in 2.x with the host's /var/run/nri/nri.sock: always our own, or off.
-    `[${nri}]`,
-    `  disable = ${o.nri ? 'false' : 'true'}`,
-    `  socket_path = ${q(p.nriSocket)}`,
-    `  plugin_path = ${q(p.nriPlugins)}`,
-    `  plugin_config_path = ${q(p.nriConf)}`,
+    ...nriTable(o, p),
   ];
 }

@@ -1,6 +1,7 @@
 // A private containerd with the CRI plugin, for kubelet-like tests: Debian's containerd 1.6
-// (/usr/bin/containerd, config version 2) or containerd 2.1 from Debian sid (its own
-// containerd, containerd-shim-runc-v2 and ctr; config version 3), chosen by `version`.
+// (/usr/bin/containerd, config version 2), containerd 1.7 from Debian trixie (config version 2)
+// or 2.1 from Debian sid (version 3), chosen by `version`; the fetched ones run with their own
+// containerd, containerd-shim-runc-v2 and ctr.
 // Everything lives in a short temporary directory (cri-config.ts). Two steps, so that a test
 // can register a handler in the config (`envhook install --config`) before the daemon reads it:
 // prepareCriContainerd() writes the config, start() runs containerd, waits for the CRI plugin
@@ -11,7 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
-import { sidPackage, sidVersion } from '../../scripts/debian-sid.mjs';
+import { debianPackages, debianVersion, type DebianSuite } from '../../scripts/debian-sid.mjs';
 import { CONTAINERD, CTR, RUNC } from './bundle.ts';
 import { criConfig, criPaths, type ContainerdVersion } from './cri-config.ts';
 import { CriClient } from './cri-client.ts';
@@ -22,6 +23,12 @@ import { writeImageTar } from './oci-image.ts';
 export type { ContainerdVersion } from './cri-config.ts';
 
 export const PAUSE_IMAGE = 'docker.io/envhook/pause:test';
+/**
+ * containerd's log line for the plugin (index 50) once it is registered: `connected and
+ * synchronized` from NRI 0.8.0 (containerd 1.7.26, 2.x), `connected` alone from NRI 0.6.1
+ * (containerd 1.7.24), which logs it for an external plugin after its Synchronize.
+ */
+export const NRI_CONNECTED = /plugin \\"50-envhook\\" connected(?: and synchronized)?"/;
 export const BUSYBOX_IMAGE = 'docker.io/envhook/busybox:test';
 
 export interface CriContainerdOptions {
@@ -30,7 +37,7 @@ export interface CriContainerdOptions {
   env?: NodeJS.ProcessEnv;
   /** Where the temporary directory goes (default os.tmpdir()): a tmpfs for benchmarks, as a node's /run/containerd is. */
   tmpBase?: string;
-  /** NRI on with a socket under the temporary directory (2.1 only). */
+  /** NRI on with a socket under the temporary directory (1.7 and 2.1). */
   nri?: boolean;
   /** TOML appended to the config (extra runtime handlers, settings). */
   extraConfig?: string;
@@ -55,32 +62,35 @@ export interface CriContainerd {
   start(): Promise<void>;
   /** containerd stopped (SIGTERM) and started again on the same root; pods keep running. */
   restart(): Promise<void>;
+  /** containerd stopped (SIGTERM), everything kept (a node's containerd stopped for an uninstall); restart() starts it again. */
+  halt(): Promise<void>;
   /** Records a container or sandbox PID (with its start time) for the leftover check. */
   track(pid: number): void;
   stop(): Promise<Leftovers>;
 }
 
-/** Why this containerd cannot run here, or undefined. 2.1 comes from Debian sid (fetched into the cache). */
+/** The Debian suite a fetched containerd comes from (1.6 is the machine's own). */
+export const SUITE_OF: Record<Exclude<ContainerdVersion, '1.6'>, DebianSuite> = { '1.7': 'trixie', '2.1': 'sid' };
+
+/** Why this containerd cannot run here, or undefined. 1.7 and 2.1 come from Debian trixie and sid (fetched into a cache). */
 export function missingForCri(version: ContainerdVersion): string | undefined {
   if (process.getuid?.() !== 0) return 'needs root';
   if (!RUNC) return 'runc not installed (apt-get install runc)';
   const proto = missingForCriProto();
   if (proto) return proto;
-  if (version === '1.6' && (!CONTAINERD || !CTR)) return 'containerd not installed (apt-get install containerd)';
-  if (version === '2.1') {
-    try {
-      sidPackage('containerd');
-    } catch (err) {
-      return `containerd 2.x from Debian sid unavailable: ${(err as Error).message}`;
-    }
+  if (version === '1.6') return !CONTAINERD || !CTR ? 'containerd not installed (apt-get install containerd)' : undefined;
+  try {
+    debianPackages(SUITE_OF[version], ['containerd']);
+  } catch (err) {
+    return `containerd ${version} from Debian ${SUITE_OF[version]} unavailable: ${(err as Error).message}`;
   }
   return undefined;
 }
 
 function binaries(version: ContainerdVersion) {
   if (version === '1.6') return { containerd: CONTAINERD!, ctr: CTR!, runc: RUNC!, pathDirs: [] as string[] };
-  const bin = path.join(sidPackage('containerd'), 'usr/bin');
-  // containerd finds containerd-shim-runc-v2 on its PATH: the sid one first.
+  const bin = path.join(debianPackages(SUITE_OF[version], ['containerd']).containerd, 'usr/bin');
+  // containerd finds containerd-shim-runc-v2 on its PATH: the fetched one first.
   return { containerd: path.join(bin, 'containerd'), ctr: path.join(bin, 'ctr'), runc: RUNC!, pathDirs: [bin] };
 }
 
@@ -96,7 +106,8 @@ export function prepareCriContainerd(opts: CriContainerdOptions): CriContainerd 
   fs.writeFileSync(paths.config, criConfig({ version: opts.version, dir, runc: bin.runc, sandboxImage: PAUSE_IMAGE, nri: opts.nri, extra: opts.extraConfig, imports: opts.imports?.map((i) => path.resolve(dir, i)) }));
   const env = { ...(opts.env ?? process.env) };
   env.PATH = [...bin.pathDirs, env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'].join(':');
-  const label = spawnSync(bin.containerd, ['--version'], { encoding: 'utf8' }).stdout.trim() + (opts.version === '2.1' ? ` (Debian sid ${sidVersion('containerd')})` : '');
+  const suite = opts.version === '1.6' ? undefined : SUITE_OF[opts.version];
+  const label = spawnSync(bin.containerd, ['--version'], { encoding: 'utf8' }).stdout.trim() + (suite ? ` (Debian ${suite} ${debianVersion(suite, 'containerd')})` : '');
   const recorded = new Map<number, string>();
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
@@ -150,6 +161,7 @@ export function prepareCriContainerd(opts: CriContainerdOptions): CriContainerd 
       await halt();
       await launch();
     },
+    halt,
     track(pid) {
       const start = startTime(pid);
       if (pid > 0 && start) recorded.set(pid, start);

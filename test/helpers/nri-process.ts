@@ -31,6 +31,7 @@ export function startNriProcess(args: string[], opts: { dir: string; env?: NodeJ
   const config = path.join(opts.dir, 'empty-config.json');
   if (!fs.existsSync(config)) fs.writeFileSync(config, '{}');
   const child = spawn(NODE, [path.join(REPO, 'src/cli/main.ts'), 'nri', '--log-file', logFile, '--log-level', 'debug', ...args], {
+    // The status file and the owners records (nri/pod-watch.ts) in the test's directory, not the host's /run/envhook.
     env: { PATH: process.env.PATH, ENVHOOK_CONFIG: config, ENVHOOK_RUN_DIR: runDir, ...opts.env },
     stdio: opts.stdio ?? ['ignore', 'ignore', 'pipe'],
   });

@@ -199,3 +199,66 @@ t.test('the inotify limit reached: logged once for all pods, the volumes polled,
   const lines = fs.readFileSync(logFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   t.same(lines.filter((l) => /inotify limit/.test(l.msg)).map((l) => [l.msg, l.code]), [['inotify limit reached: volumes without a watch are polled instead (logged once)', 'ENOSPC']], 'one line for the process');
 });
+
+// containerd 1.7 with NRI 0.6.1 starts its pre-installed plugins without a Synchronize: a plugin
+// process started again after a runtime restart knows the running pods only from the records.
+t.test('restore(): a new process watches the recorded pods again, without a Synchronize', async (t) => {
+  const dir = t.testdir();
+  const root = path.join(dir, 'kubelet');
+  const runDir = path.join(dir, 'run');
+  const records = path.join(runDir, 'nri-owners');
+  const logFile = path.join(dir, 'envhook.log');
+  const make = (log = logFile) => createPodWatcher({ kubeletRoot: root, log: createLogger(log, 'debug'), runDir });
+  const first = make();
+  const pods = ['pod-a', 'pod-b', 'pod-gone', 'pod-ended'].map((uid) => {
+    const pod = makePod(root, {}, uid);
+    const vol = makeAtomicVolume(pod, 'secret', 'keys', { key: { data: CANARY, mode: 0o400 } });
+    const req = nriRequest(pod, 'app', { annotations: { 'envhook.io/volumeOwners': OWNERS } });
+    first.created(req);
+    return { pod, vol, nri: req.pod };
+  });
+  const [a, b, gone, ended] = pods as [(typeof pods)[0], (typeof pods)[0], (typeof pods)[0], (typeof pods)[0]];
+  t.same(fs.readdirSync(records).sort(), ['pod-a.json', 'pod-b.json', 'pod-ended.json', 'pod-gone.json'], 'one record a watched pod');
+  t.equal(fs.statSync(records).mode & 0o777, 0o700, "the records directory is root's alone");
+  first.podEnded(ended.nri, 'stop');
+  t.notOk(fs.existsSync(path.join(records, 'pod-ended.json')), 'a pod that ended: its record goes with its watch');
+  first.close();
+  t.same(fs.readdirSync(records).sort(), ['pod-a.json', 'pod-b.json', 'pod-gone.json'], 'the records outlive the process');
+
+  // While no process runs: the kubelet rewrites, and one pod goes with its directory.
+  for (const p of [a, b]) rewrite(p.vol, 1);
+  fs.rmSync(gone.pod.dir, { recursive: true });
+  fs.writeFileSync(path.join(records, 'pod-x.json'), `{"version":1,"podUid":"pod-x","podDir":"/etc","volumes":[],"sandbox":"${CANARY}"}`);
+
+  const secondLog = path.join(dir, 'second.log');
+  const second = make(secondLog);
+  t.teardown(() => second.close());
+  second.restore();
+  for (const p of [a, b]) await waitFor(() => ownerOf(p.vol) === 1000, 5000, `${p.pod.uid}: owned at restore`);
+  rewrite(a.vol, 2);
+  await waitFor(() => ownerOf(a.vol) === 1000, 5000, 'a rewrite after the restore owned');
+  const lines = fs.readFileSync(secondLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  t.same(lines.filter((l) => l.msg === 'nri: watching pod volume owners').map((l) => [l.podUid, l.sandbox, l.why]).sort(), [['pod-a', a.nri.id, 'restore'], ['pod-b', b.nri.id, 'restore']]);
+  t.notOk(fs.existsSync(path.join(records, 'pod-gone.json')), "a gone pod's record is removed");
+  t.match(lines.find((l) => l.podUid === 'pod-x'), { msg: `nri: owners record refused: owners record ${records}/pod-x.json: /podDir: must be a normalised path ending in the pod UID` });
+  t.notMatch(fs.readFileSync(secondLog, 'utf8'), CANARY, 'nothing of a file or a record logged');
+
+  // The sandbox the record names ends the restored watch; a Synchronize, where one comes, decides.
+  second.podEnded(b.nri, 'stop');
+  t.notOk(second.registry.has('pod-b'));
+  second.synchronized([], []);
+  t.notOk(second.registry.has('pod-a'), 'a restored pod the runtime does not list is dropped at Synchronize');
+  t.same(fs.readdirSync(records), ['pod-x.json'], 'and its record removed');
+});
+
+t.test('restore(): a records directory others can write is not read', async (t) => {
+  const dir = t.testdir();
+  const runDir = path.join(dir, 'run');
+  fs.mkdirSync(path.join(runDir, 'nri-owners'), { recursive: true, mode: 0o700 });
+  fs.chmodSync(path.join(runDir, 'nri-owners'), 0o777);
+  const logFile = path.join(dir, 'envhook.log');
+  const w = createPodWatcher({ kubeletRoot: path.join(dir, 'kubelet'), log: createLogger(logFile, 'debug'), runDir });
+  t.teardown(() => w.close());
+  t.doesNotThrow(() => w.restore());
+  t.match(fs.readFileSync(logFile, 'utf8'), `nri: owners records not read: run directory ${path.join(runDir, 'nri-owners')} must be owned by root and not writable by group or others`);
+});

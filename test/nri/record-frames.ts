@@ -32,7 +32,7 @@ const proxy = net.createServer((plugin) => {
   runtime.on('error', () => {});
 });
 await new Promise<void>((r) => proxy.listen(proxyPath, r));
-const envhook = spawn(NODE, [path.join(REPO, 'src/cli/main.ts'), 'nri', '--socket', proxyPath, '--log-file', path.join(ctrd.dir, 'envhook.log')], { stdio: 'inherit' });
+const envhook = spawn(NODE, [path.join(REPO, 'src/cli/main.ts'), 'nri', '--socket', proxyPath, '--log-file', path.join(ctrd.dir, 'envhook.log')], { stdio: 'inherit', env: { ...process.env, ENVHOOK_RUN_DIR: path.join(ctrd.dir, 'run') } });
 try {
   await ctrd.waitForLog(/plugin \\"50-envhook\\" connected and synchronized/);
   await ctrd.stop();
