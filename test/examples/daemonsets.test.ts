@@ -47,7 +47,10 @@ t.test('the command: envhook nri on the host socket, flags envhook nri has, logs
   const help = envhook(['nri', '--help']);
   t.equal(help.status, 0, help.stderr);
   for (const flag of c.command.filter((a: string) => a.startsWith('--'))) {
-    if (flag in PENDING_NRI_FLAGS) t.todo(`${flag}: not in envhook nri on this branch yet (${PENDING_NRI_FLAGS[flag]})`, async () => {});
+    if (flag in PENDING_NRI_FLAGS) {
+      t.notMatch(help.stdout, new RegExp(`\\s${flag} `), `${flag} is pending; once envhook nri has it, delete it from PENDING_NRI_FLAGS`);
+      t.todo(`${flag}: not in envhook nri on this branch yet (${PENDING_NRI_FLAGS[flag]})`, async () => {});
+    }
     else t.match(help.stdout, new RegExp(`\\s${flag} `), `envhook nri ${flag}`);
   }
 });
