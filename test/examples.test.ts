@@ -124,21 +124,6 @@ t.test('the DaemonSet mounts the host root at /host and runs the installer image
   t.same(init.args, ['--runtime', 'containerd']);
 });
 
-t.test('the NRI DaemonSet runs envhook nri on the host NRI socket, with the kubelet pods dir at its own path', async (t) => {
-  const ds = parseAllDocuments(read('examples/nri-daemonset.yaml'))[0]!.toJS() as any;
-  const spec = ds.spec.template.spec;
-  t.notOk(spec.runtimeClassName, 'not itself under the envhook handler');
-  const c = spec.containers[0];
-  const dockerfile = read('Dockerfile');
-  t.ok(dockerfile.includes(`COPY --from=build /src/dist/envhook ${c.command[0]}`), 'the image has the executable it runs');
-  t.same(c.command.slice(1), ['nri', '--socket', '/var/run/nri/nri.sock', '--kubelet-root', '/var/lib/kubelet']);
-  const mount = (p: string) => c.volumeMounts.find((m: any) => m.mountPath === p);
-  const hostPathOf = (m: any) => spec.volumes.find((v: any) => v.name === m.name).hostPath.path;
-  t.equal(hostPathOf(mount('/var/run/nri')), '/var/run/nri');
-  t.equal(hostPathOf(mount('/var/lib/kubelet/pods')), '/var/lib/kubelet/pods');
-  t.equal(mount('/var/lib/kubelet/pods').mountPropagation, 'HostToContainer', 'volume mounts made later are seen');
-});
-
 t.test('every repository path the README and docs name exists', async (t) => {
   const docs = ['README.md', 'CONTRIBUTING.md', ...fs.readdirSync(path.join(REPO, 'docs')).map((f) => `docs/${f}`)];
   for (const doc of docs) {

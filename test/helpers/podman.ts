@@ -36,16 +36,24 @@ export interface Podman {
   cleanup(): void;
 }
 
+/** Podman's global options for storage, run root and tmpdir under `dir`: vfs, real runc, cgroupfs. */
+export function privatePodman(dir: string): string[] {
+  return ['--root', `${dir}/root`, '--runroot', `${dir}/run`, '--tmpdir', `${dir}/tmp`, '--storage-driver', 'vfs', '--runtime', RUNC!, '--cgroup-manager', 'cgroupfs', '--events-backend', 'file'];
+}
+
+/** `podman run` limits this machine's runc can set (it may not raise them: rlimit errors otherwise). */
+export const RUN_LIMITS = ['--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'];
+
 /**
  * `via`: a command that runs podman, which is appended to it (install tests run podman in a
  * private mount namespace that shows an installed root's files at their host paths).
  */
 export function makePodman({ via = [] }: { via?: string[] } = {}): Podman {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-podman-'));
-  const global = ['--root', `${dir}/root`, '--runroot', `${dir}/run`, '--tmpdir', `${dir}/tmp`, '--storage-driver', 'vfs', '--runtime', RUNC!, '--cgroup-manager', 'cgroupfs', '--events-backend', 'file'];
+  const global = privatePodman(dir);
   return {
     run({ hooksDirs, annotations, rootfs, cmd, volumes = [] }) {
-      const args = [...global, ...hooksDirs.flatMap((d) => ['--hooks-dir', d]), 'run', '--rm', '--net', 'none', '--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'];
+      const args = [...global, ...hooksDirs.flatMap((d) => ['--hooks-dir', d]), 'run', '--rm', '--net', 'none', ...RUN_LIMITS];
       for (const v of volumes) args.push('--volume', v);
       for (const [k, v] of Object.entries(annotations)) args.push('--annotation', annotationArg(k, v));
       const argv = [PODMAN!, ...args, '--rootfs', rootfs, ...cmd];

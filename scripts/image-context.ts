@@ -1,0 +1,78 @@
+// The envhook image without a registry: a build context for Containerfile.scratch (`FROM scratch`),
+// so that `podman build` needs no base image. The context holds the Containerfile and rootfs/:
+// the single executable and the hooks/ files at the paths the Dockerfile puts them (IMAGE_FILES,
+// one list for both), and exactly the shared libraries the executable loads, as this machine's
+// dynamic loader resolves them (`ldd`), each at the path the loader looks for it. A Containerfile
+// alone cannot do this: COPY cannot follow ldd, and `FROM scratch` has no shell to RUN one.
+//   npm run build && node scripts/image-context.ts /tmp/envhook-image
+//   podman build -t envhook:0.1.0 /tmp/envhook-image
+// The libraries come from the machine that runs this: build where the image's glibc should come
+// from (Debian bookworm for the Dockerfile's image).
+// TypeScript with erasable syntax only: Node 24 runs it as it is.
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+
+const REPO = path.resolve(import.meta.dirname, '..');
+
+/** Path in the image → path in this repository (after `npm run build`). The Dockerfile copies the same. */
+export const IMAGE_FILES: Readonly<Record<string, string>> = {
+  '/opt/envhook/dist/envhook': 'dist/envhook',
+  '/opt/envhook/hooks/envhook-runtime': 'hooks/envhook-runtime',
+  '/opt/envhook/hooks/envhook-precreate.json': 'hooks/envhook-precreate.json',
+  '/opt/envhook/hooks/envhook-createruntime.json': 'hooks/envhook-createruntime.json',
+};
+
+export const CONTAINERFILE = path.join(REPO, 'Containerfile.scratch');
+
+/**
+ * The shared objects `exe` loads, as absolute paths the loader resolves them to (the program
+ * interpreter included; the kernel's vDSO, which has no file, left out). ldd prints
+ * `name => /path (0x...)` for a library and `/path (0x...)` for the interpreter.
+ */
+export function sharedLibraries(exe: string): string[] {
+  const out = execFileSync('ldd', [exe], { encoding: 'utf8' });
+  const libs: string[] = [];
+  for (const line of out.split('\n')) {
+    const m = /^\s*(?:\S+ => )?(\/\S+) \(0x[0-9a-f]+\)$/.exec(line);
+    if (m) libs.push(m[1]!);
+    else if (/=> not found/.test(line)) throw new Error(`${exe}: ${line.trim()}`);
+  }
+  if (!libs.length) throw new Error(`ldd found no shared library of ${exe}: ${out.trim()}`);
+  return libs;
+}
+
+/**
+ * Writes the build context into `dir` (which must not exist or be empty): `Containerfile` and
+ * `rootfs/`. Returns every file of the image (image path → where its bytes came from).
+ */
+export function writeImageContext(dir: string): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const [to, from] of Object.entries(IMAGE_FILES)) {
+    const src = path.join(REPO, from);
+    if (!fs.existsSync(src)) throw new Error(`${from} missing: run \`npm run build\` first (it makes the single executable)`);
+    files.set(to, src);
+  }
+  // The libraries' bytes, not their symlinks (/lib64/ld-linux-x86-64.so.2 is one on Debian):
+  // the image has none of the directories those point into.
+  for (const lib of sharedLibraries(path.join(REPO, IMAGE_FILES['/opt/envhook/dist/envhook']!))) files.set(lib, fs.realpathSync(lib));
+  const rootfs = path.join(dir, 'rootfs');
+  for (const [to, from] of files) {
+    const dest = path.join(rootfs, to);
+    fs.mkdirSync(path.dirname(dest), { recursive: true });
+    fs.copyFileSync(from, dest);
+    fs.chmodSync(dest, fs.statSync(from).mode & 0o777);
+  }
+  fs.copyFileSync(CONTAINERFILE, path.join(dir, 'Containerfile'));
+  return files;
+}
+
+if (import.meta.main) {
+  const dir = process.argv[2];
+  if (!dir) {
+    console.error('usage: node scripts/image-context.ts <dir>');
+    process.exit(2);
+  }
+  const files = writeImageContext(path.resolve(dir));
+  console.error(`wrote ${dir}: Containerfile and rootfs/ (${[...files.keys()].join(', ')})\nnext: podman build -t envhook:${JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')).version} ${dir}`);
+}

@@ -1,0 +1,60 @@
+// The two image recipes stay one image: the Dockerfile (for a machine with a registry) copies
+// exactly IMAGE_FILES, the files scripts/image-context.ts puts in Containerfile.scratch's context,
+// and both end in the same ENTRYPOINT and CMD; the libraries the context adds are those the
+// executable's ELF headers name (readelf), as ldd resolves them.
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { REPO, whichSync } from '../helpers/bundle.ts';
+import { imageDirectives } from '../helpers/daemonset.ts';
+import { CONTAINERFILE, IMAGE_FILES, sharedLibraries } from '../../scripts/image-context.ts';
+
+const dockerfile = fs.readFileSync(path.join(REPO, 'Dockerfile'), 'utf8');
+const containerfile = fs.readFileSync(CONTAINERFILE, 'utf8');
+const lastStage = (text: string) => text.slice(text.lastIndexOf('\nFROM ') + 1);
+
+t.test("the Dockerfile's image holds IMAGE_FILES, copied from the build stage's checkout", async (t) => {
+  const stage = lastStage(dockerfile);
+  const files: Record<string, string> = {};
+  for (const m of stage.matchAll(/^COPY --from=build (.+)$/gm)) {
+    const words = m[1]!.trim().split(/\s+/);
+    const dest = words.pop()!;
+    for (const src of words) {
+      t.ok(src.startsWith('/src/'), `${src}: from the checkout`);
+      files[dest.endsWith('/') ? dest + path.basename(src) : dest] = path.relative('/src', src);
+    }
+  }
+  t.same(files, IMAGE_FILES);
+  t.same(stage.match(/^(COPY|ADD|RUN)\b(?! --from=build)/gm), null, 'nothing else goes into the final image');
+});
+
+t.test('Containerfile.scratch: no base image, the context made by scripts/image-context.ts', async (t) => {
+  const d = imageDirectives(containerfile);
+  t.equal(d.from, 'scratch');
+  t.same(containerfile.match(/^(COPY|ADD|RUN)\b.*$/gm), ['COPY rootfs/ /']);
+});
+
+t.test('the same ENTRYPOINT and CMD, and the entrypoint is one of the files', async (t) => {
+  const docker = imageDirectives(dockerfile);
+  const scratch = imageDirectives(containerfile);
+  t.same(scratch.entrypoint, docker.entrypoint);
+  t.same(scratch.cmd, docker.cmd);
+  t.same(docker.entrypoint?.slice(0, 4), ['/opt/envhook/dist/envhook', 'install', '--root', '/host']);
+  t.ok(docker.entrypoint![0]! in IMAGE_FILES);
+});
+
+const SEA = path.join(REPO, 'dist/envhook');
+
+const missing = !fs.existsSync(SEA) ? 'dist/envhook not built (npm run build makes it unless ENVHOOK_NO_SEA is set)' : !whichSync('readelf') ? 'readelf not installed (apt-get install binutils)' : false;
+
+t.test('the libraries: what readelf says the executable needs, as ldd resolves them', { skip: missing }, async (t) => {
+  const libs = sharedLibraries(SEA);
+  const dynamic = execFileSync('readelf', ['--dynamic', SEA], { encoding: 'utf8' });
+  const needed = [...dynamic.matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)].map((m) => m[1]!);
+  t.ok(needed.length > 0, `NEEDED: ${needed.join(', ')}`);
+  for (const so of needed) t.ok(libs.some((l) => path.basename(l) === so), `${so} is in the image`);
+  const interp = /Requesting program interpreter: ([^\]]+)\]/.exec(execFileSync('readelf', ['--program-headers', SEA], { encoding: 'utf8' }))?.[1];
+  t.ok(interp && libs.includes(interp), `the program interpreter ${interp} at its own path`);
+  for (const l of libs) t.ok(path.isAbsolute(l) && fs.existsSync(l), `${l} exists here`);
+});
