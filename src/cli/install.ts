@@ -1,11 +1,12 @@
 // `envhook install` and `envhook uninstall` (SPEC §1): place the executables, the sh front and
 // the hooks.d files, and register them with containerd, CRI-O or Podman.
+import path from 'node:path';
 import { Command, Option } from 'commander';
 import { DEFAULT_PREFIX, RUNTIMES, type Runtime } from '../install/layout.ts';
 import { MODES, type InstallMode } from '../install/mode.ts';
 import { applyChanges, changed, describeChanges, missingDirs, pruneEmptyDirs, removeEmptyDirs, revertChanges } from '../install/fsops.ts';
 import { planInstall, type Plan } from '../install/plan.ts';
-import { planUninstall } from '../install/uninstall.ts';
+import { planUninstall, wrapperSocket } from '../install/uninstall.ts';
 import { EnvhookError } from '../errors.ts';
 
 interface Flags {
@@ -14,6 +15,7 @@ interface Flags {
   index?: string;
   nriRequired?: boolean;
   enableNri?: boolean;
+  nriLog?: string;
   dryRun?: boolean;
   root?: string;
   prefix?: string;
@@ -45,6 +47,7 @@ export function registerInstall(program: Command): void {
     .option('--index <NN>', 'nri: the plugin index, two digits (the NN of NN-envhook)', '50')
     .option('--nri-required', "nri: also make envhook a required plugin of NRI's default validator (containerd >= 2.2, CRI-O >= 1.34): no container is created while envhook is not connected")
     .option('--enable-nri', "nri, containerd: where an admin's file sets disable = true in NRI's table (containerd 1.7's config default), change exactly that key to false (the file backed up; uninstall puts it back)")
+    .option('--nri-log <file>', "nri: the file the pre-installed plugin's log lines (its stderr) are appended to (default /var/log/envhook-nri.log)")
     .option('--drop-in <file>', 'containerd: write the handler into this file, which the root config imports')
     .option('--containerd <path>', 'containerd: the binary to ask for its version and config dump (default: containerd on PATH)')
     .option('--crio <path>', 'CRI-O: the binary to ask for its config after install (default: crio on PATH)')
@@ -55,12 +58,20 @@ export function registerInstall(program: Command): void {
     .option('--oci-runtime <path>', 'write runtime (the real OCI runtime, default runc on PATH) into /etc/envhook/config.json')
     .option('--source <dir>', 'directory holding dist/ and hooks/ (default: found from this executable)')
     .option('--node <path>', 'Node 24 on the host, used only when there is no single executable to install')
-    .action((flags: Flags) => run(planInstall(flags), flags, false));
+    .action(async (flags: Flags) => {
+      const plan = planInstall(flags);
+      run(plan, flags, false);
+      if (!flags.dryRun && flags.mode === 'nri' && plan.changes.some(changed)) await noteRunning(plan, flags.runtime);
+    });
 }
 
 export function registerUninstall(program: Command): void {
   common(program.command('uninstall').description('reverse envhook install for a container runtime'), new Option('--mode <mode>', 'remove only this install (default: every install recorded for the runtime, handler and NRI plugin)'))
-    .action((flags: Flags) => run(planUninstall(flags), flags, true));
+    .action(async (flags: Flags) => {
+      const plan = planUninstall(flags);
+      run(plan, flags, true);
+      if (!flags.dryRun) for (const socket of plan.stopPlugins ?? []) await stopRunning(socket);
+    });
 }
 
 function run(plan: Plan, flags: Flags, uninstall: boolean): void {
@@ -88,4 +99,38 @@ function run(plan: Plan, flags: Flags, uninstall: boolean): void {
   if (checked) process.stdout.write(checked + '\n');
   if (!any) process.stdout.write(`nothing changed: ${plan.nothing ?? `envhook is ${uninstall ? 'not' : 'already'} installed for ${flags.runtime}${flags.mode === 'nri' ? ' (NRI plugin)' : ''} under ${plan.layout.prefix}`}\n`);
   else if (!flags.dryRun && plan.next.length) process.stdout.write(`next:\n${plan.next.map((l) => `  ${l}`).join('\n')}\n`);
+}
+
+/**
+ * Uninstall of the NRI plugin: the runtime would go on running the plugin it started until it
+ * restarts; envhook nri is asked to stop through its instance lock (nri/lock.ts), so nothing of
+ * envhook is left running. A plugin that does not answer is a warning, not a failure: the files
+ * are already gone.
+ */
+async function stopRunning(socket: string): Promise<void> {
+  const { ask } = await import('../nri/lock.ts');
+  try {
+    const pid = await ask(socket, 'stop', 10_000);
+    if (pid !== undefined) process.stdout.write(`stopped the running envhook nri for ${socket} (pid ${pid})\n`);
+  } catch (err) {
+    process.stdout.write(`warning: ${(err as Error).message}: stop it by hand (kill the envhook nri process)\n`);
+  }
+}
+
+/**
+ * Install over a running envhook nri (an upgrade): the runtime started it from the previous files
+ * and keeps it; the new version runs from the runtime's next start (it starts its pre-installed
+ * plugins then, and the new one takes over from the old: nri/lock.ts). Says so with its pid.
+ */
+async function noteRunning(plan: Plan, runtime: string): Promise<void> {
+  const { ask } = await import('../nri/lock.ts');
+  const wrapper = plan.changes.find((c) => /^[0-9]{2}-envhook$/.test(path.posix.basename(c.file)) && c.after !== undefined);
+  const socket = wrapperSocket(wrapper?.after);
+  const pid = await ask(socket, 'ping', 2000).catch(() => undefined);
+  if (pid === undefined) return;
+  const service = runtime === 'crio' ? 'crio' : 'containerd';
+  process.stdout.write(
+    `note: envhook nri (pid ${pid}) is running for ${socket} from the files before this install: it goes on until ${service} restarts ` +
+      `(systemctl restart ${service}); the new one then takes over from it (docs/nri.md, "Upgrades")\n`,
+  );
 }

@@ -28,6 +28,8 @@ export interface ContainerdNriOptions {
   dropIn?: string | undefined;
   /** The plugin's two-digit index (the NN of NN-envhook). */
   index?: string | undefined;
+  /** Where the plugin's stderr goes (default NRI_DEFAULT_LOG). */
+  nriLog?: string | undefined;
   /** Make envhook a required plugin of NRI's default validator (containerd 2.2 or later). */
   nriRequired?: boolean | undefined;
   /** Let install change an admin's `disable = true` in NRI's table to false. */
@@ -55,6 +57,8 @@ export function containerdNriPlan(layout: Layout, opts: ContainerdNriOptions): R
   if (pluginPaths.length > 1) throw new EnvhookError(`containerd 1.x and 2.x would read different NRI plugin_path values from these files: name the binary with --containerd PATH`);
   const pluginDir = absolute(pluginPaths[0]!, `plugin_path of [plugins."${NRI_PLUGIN}"]`);
   const plugin = path.posix.join(pluginDir, `${index}-envhook`);
+  const nriTable = nri[0]?.table;
+  const socket = absolute(typeof nriTable?.socket_path === 'string' ? nriTable.socket_path : NRI_DEFAULT_SOCKET, `socket_path of [plugins."${NRI_PLUGIN}"]`);
   const on = switchNriOn(config, dropIn, !!opts.enableNri);
   const blocks = on.block ? [on.block] : [];
   const written = on.block !== undefined || on.edits.length > 0;
@@ -66,9 +70,10 @@ export function containerdNriPlan(layout: Layout, opts: ContainerdNriOptions): R
     else notes.push(`envhook is already a required plugin of NRI's default validator in ${config.root} as containerd reads it: nothing written for --nri-required`);
     notes.push(requiredNote('containerd'));
   }
-  notes.push(`plugin ${plugin}: containerd starts it and hands it the connection`);
+  notes.push(`plugin ${plugin}: containerd starts it and hands it the connection; its log: ${opts.nriLog ?? NRI_DEFAULT_LOG}`);
+  notes.push(redialNote('containerd', socket, nriTable?.disable_connections === true));
   return {
-    files: [{ file: plugin, content: pluginWrapper(layout), mode: 0o755 }],
+    files: [{ file: plugin, content: pluginWrapper(layout, { socket, log: opts.nriLog ?? NRI_DEFAULT_LOG }), mode: 0o755 }],
     blocks,
     edits: on.edits,
     next: ['restart containerd: systemctl restart containerd (containerd starts its pre-installed NRI plugins when it starts)'],
@@ -113,21 +118,46 @@ function requiredBlock(config: ContainerdConfig, dropIn: string | undefined): Bl
   return { file: file.path, body, mode: 0o644, note: `envhook's block goes here: NRI's default validator on, required_plugins ${tomlList(list)}` };
 }
 
-/** The executable containerd starts: envhook nri with the settings of /etc/envhook/config.json. */
-export function pluginWrapper(layout: Layout): Buffer {
+/** Where the runtime's NRI socket is by default (containerd's socket_path, CRI-O's nri_listen). */
+export const NRI_DEFAULT_SOCKET = '/var/run/nri/nri.sock';
+/** Where a pre-installed plugin's stderr goes by default: the runtime gives it /dev/null. */
+export const NRI_DEFAULT_LOG = '/var/log/envhook-nri.log';
+
+export interface WrapperOptions {
+  /** The runtime's NRI socket: later workers dial it, and the instance lock is named after it. */
+  socket: string;
+  /** The file the plugin's stderr (its JSON log lines, unless logFile is set) is appended to. */
+  log: string;
+}
+
+/** The executable the runtime starts: envhook nri with the settings of /etc/envhook/config.json. */
+export function pluginWrapper(layout: Layout, opts: WrapperOptions = { socket: NRI_DEFAULT_SOCKET, log: NRI_DEFAULT_LOG }): Buffer {
   return Buffer.from(
     [
       '#!/bin/sh',
       '# envhook as a pre-installed NRI plugin (written by envhook install; removed by envhook uninstall).',
-      '# The runtime starts it with the connection as fd 3 (NRI_PLUGIN_SOCKET) and no PATH.',
+      '# The runtime starts it with the connection as fd 3 (NRI_PLUGIN_SOCKET), no PATH, and stdout and',
+      "# stderr on /dev/null. envhook's supervisor keeps one worker registered: when one dies, the next",
+      "# dials the runtime's socket (--socket) as an external plugin under the same name.",
+      "# Logs: stderr is appended to the file below (a logFile in /etc/envhook/config.json wins); if it",
+      '# cannot be opened, envhook starts all the same.',
       '# One V8 worker thread: less memory for a resident process (envhook cannot re-execute',
       '# itself with it here: the connection would not survive).',
       `NODE_OPTIONS="\${NODE_OPTIONS:+\$NODE_OPTIONS }${DAEMON_NODE_OPTION}"`,
       'export NODE_OPTIONS',
-      `exec ${shQuote(layout.bin)} nri`,
+      `log=${shQuote(opts.log)}`,
+      'if (: >>"$log") 2>/dev/null; then exec 2>>"$log"; fi',
+      `exec ${shQuote(layout.bin)} nri --socket ${shQuote(opts.socket)}`,
       '',
     ].join('\n'),
   );
+}
+
+/** The socket a pre-installed envhook dials when its first connection is gone, and a note when the runtime refuses that. */
+export function redialNote(runtime: string, socket: string, disabled: boolean): string {
+  return disabled
+    ? `${runtime} does not accept external NRI connections (${runtime === 'containerd' ? 'disable_connections' : 'nri_disable_connections'} = true): a pre-installed envhook that exits or hangs is not replaced until ${runtime} restarts`
+    : `when its first worker exits or hangs, envhook registers again on ${socket} as an external plugin`;
 }
 
 /** containerd's own reading after install: NRI on, reading plugins from the directory used (and requiring envhook). */

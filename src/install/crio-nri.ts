@@ -12,7 +12,7 @@ import type { RuntimePlan } from './targets.ts';
 import { parseToml, tableAt, type Table } from './toml.ts';
 import { CRIO_MAIN_CONFIG, crioConfigDump, crioVersion } from './crio-check.ts';
 import { names, refuseWithoutValidator, REQUIRED_PLUGIN, requiredNote, tomlList, withRequired } from './nri-required.ts';
-import { pluginWrapper } from './containerd-nri.ts';
+import { NRI_DEFAULT_LOG, NRI_DEFAULT_SOCKET, pluginWrapper, redialNote } from './containerd-nri.ts';
 import { onPath } from './which.ts';
 
 export const CRIO_NRI_DROP_IN = '/etc/crio/crio.conf.d/50-envhook-nri.conf';
@@ -39,12 +39,14 @@ export function crioNriDropIn(required?: string[]): string {
   ].join('\n');
 }
 
-export function crioNriPlan(layout: Layout, index: string, crio?: string, required = false): RuntimePlan {
+export function crioNriPlan(layout: Layout, index: string, crio?: string, required = false, nriLog = NRI_DEFAULT_LOG): RuntimePlan {
   const bin = crio ? path.resolve(crio) : onPath('crio');
   if (required) refuseWithoutValidator('crio', bin && crioVersion(bin));
   const dir = path.posix.dirname(layout.config);
   const files = [CRIO_MAIN_CONFIG, ...dropIns(layout, dir)];
   let pluginDir = NRI_DEFAULT_PLUGIN_DIR;
+  let socket = NRI_DEFAULT_SOCKET;
+  let noConnections = false;
   // each file's [crio.nri.default_validator], in CRI-O's order, and whether CRI-O reads it after envhook's
   const validators: { file: string; after: boolean; table: Table }[] = [];
   for (const file of files) {
@@ -52,6 +54,8 @@ export function crioNriPlan(layout: Layout, index: string, crio?: string, requir
     if (text === undefined) continue;
     const nri = tableAt(parseToml(text, file), 'crio', 'nri');
     if (typeof nri?.nri_plugin_dir === 'string') pluginDir = nri.nri_plugin_dir;
+    if (typeof nri?.nri_listen === 'string') socket = nri.nri_listen;
+    if (typeof nri?.nri_disable_connections === 'boolean') noConnections = nri.nri_disable_connections;
     const after = file !== CRIO_MAIN_CONFIG && walksBefore(layout.config, file);
     if (after && nri?.enable_nri === false) {
       throw new EnvhookError(`${file} sets enable_nri = false and CRI-O reads it after ${layout.config}: NRI would stay off; remove that line or name a later file with --config`);
@@ -61,13 +65,14 @@ export function crioNriPlan(layout: Layout, index: string, crio?: string, requir
   }
   pluginDir = absolute(pluginDir, 'nri_plugin_dir of [crio.nri]');
   const plugin = path.posix.join(pluginDir, `${index}-envhook`);
-  const notes = [`plugin ${plugin}: CRI-O starts it and hands it the connection`];
+  socket = absolute(socket, 'nri_listen of [crio.nri]');
+  const notes = [`plugin ${plugin}: CRI-O starts it and hands it the connection; its log: ${nriLog}`, redialNote('CRI-O', socket, noConnections)];
   const list = required ? requiredList(layout, validators) : undefined;
   if (required) notes.push(...(list ? [] : [`envhook is already a required plugin of NRI's default validator as CRI-O reads its files: nothing written for --nri-required`]), requiredNote('CRI-O'));
   if (!bin) notes.push('not checked with CRI-O: no crio on PATH (--crio PATH names one)');
   return {
     files: [
-      { file: plugin, content: pluginWrapper(layout), mode: 0o755 },
+      { file: plugin, content: pluginWrapper(layout, { socket, log: nriLog }), mode: 0o755 },
       { file: layout.config, content: Buffer.from(crioNriDropIn(list)), mode: 0o644 },
     ],
     blocks: [],

@@ -13,6 +13,7 @@ import { crioPlan } from './crio.ts';
 import { podmanPlan } from './podman.ts';
 import { settingsTarget, type SettingsFlags } from './settings-file.ts';
 import { containerdNriPlan, nriIndex } from './containerd-nri.ts';
+import { absolute } from './layout.ts';
 import { CRIO_NRI_DROP_IN, crioNriPlan } from './crio-nri.ts';
 import { installKey, type InstallMode } from './mode.ts';
 import { EnvhookError } from '../errors.ts';
@@ -34,6 +35,8 @@ export interface InstallOptions extends SourceOptions, ContainerdOptions, Settin
   nriRequired?: boolean | undefined;
   /** nri, containerd: change an admin's `disable = true` in NRI's table to false. */
   enableNri?: boolean | undefined;
+  /** nri: the file the pre-installed plugin's stderr goes to. */
+  nriLog?: string | undefined;
 }
 
 export interface Plan {
@@ -47,6 +50,8 @@ export interface Plan {
   dirs?: string[] | undefined;
   /** What to say instead of "nothing changed: …" when nothing changes. */
   nothing?: string | undefined;
+  /** Uninstall of the NRI plugin: the NRI sockets whose running envhook nri is asked to stop. */
+  stopPlugins?: string[] | undefined;
 }
 
 export function planInstall(opts: InstallOptions): Plan {
@@ -99,11 +104,13 @@ export function planInstall(opts: InstallOptions): Plan {
 }
 
 function runtimePlan(layout: Layout, opts: InstallOptions, previous: RuntimeRecord | undefined): RuntimePlan {
+  if (opts.nriLog !== undefined && opts.mode !== 'nri') throw new EnvhookError('--nri-log is only valid with --mode nri (the pre-installed plugin writes it)');
+  if (opts.nriLog !== undefined) absolute(opts.nriLog, '--nri-log');
   if (opts.nriRequired && opts.mode !== 'nri') throw new EnvhookError('--nri-required is only valid with --mode nri (it makes the NRI plugin a required one)');
   if (opts.enableNri && (opts.mode !== 'nri' || opts.runtime !== 'containerd')) throw new EnvhookError('--enable-nri is only valid with --runtime containerd --mode nri (it switches on containerd\'s NRI)');
   if (opts.mode === 'nri') {
     if (opts.runtime === 'containerd') return containerdNriPlan(layout, { ...opts, previousEdits: previous?.edits });
-    if (opts.runtime === 'crio') return crioNriPlan(layout, nriIndex(opts.index), opts.crio, !!opts.nriRequired);
+    if (opts.runtime === 'crio') return crioNriPlan(layout, nriIndex(opts.index), opts.crio, !!opts.nriRequired, opts.nriLog);
     throw new EnvhookError('Podman has no NRI: install with --mode shim');
   }
   switch (opts.runtime) {

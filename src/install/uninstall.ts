@@ -12,6 +12,7 @@ import { markedFiles, readState, stateChange, type RuntimeRecord, type State } f
 import { adminFileChange } from './admin-file.ts';
 import { installKey, type InstallKey } from './mode.ts';
 import type { InstallOptions, Plan } from './plan.ts';
+import { NRI_DEFAULT_SOCKET } from './containerd-nri.ts';
 
 export function planUninstall(opts: Pick<InstallOptions, 'runtime' | 'root' | 'prefix' | 'mode'>): Plan {
   const layout = makeLayout(opts.runtime, opts);
@@ -39,7 +40,21 @@ export function planUninstall(opts: Pick<InstallOptions, 'runtime' | 'root' | 'p
     if (inside.length) next.runtimes[k] = { ...rec, dirs: [...new Set([...(rec.dirs ?? []), ...inside])] };
   }
   changes.push(stateChange(layout, next, stateBefore));
-  return { layout, changes, next: [], notes: [], dirs: deepestFirst(dirs) };
+  const stopPlugins = [...new Set(records.flatMap((r) => Object.keys(r.files)).filter((f) => PLUGIN_FILE.test(path.posix.basename(f))).map((f) => wrapperSocket(readHost(layout, f))))];
+  return { layout, changes, next: [], notes: [], dirs: deepestFirst(dirs), ...(stopPlugins.length ? { stopPlugins } : {}) };
+}
+
+/** A pre-installed plugin's file: NN-envhook. */
+const PLUGIN_FILE = /^[0-9]{2}-envhook$/;
+
+/**
+ * The NRI socket a plugin wrapper names (`exec … nri --socket '…'`), the one its running
+ * envhook nri holds the instance lock for; the default for a wrapper that names none (written
+ * by an envhook before the supervisor) or is gone.
+ */
+export function wrapperSocket(text: Buffer | undefined): string {
+  const m = text && /^exec .* nri --socket '((?:[^']|'\\'')*)'/m.exec(text.toString('utf8'));
+  return m ? m[1]!.replaceAll("'\\''", "'") : NRI_DEFAULT_SOCKET;
 }
 
 /** `--mode X` when only the other mode is installed: the command that removes that one. */

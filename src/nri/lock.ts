@@ -11,7 +11,8 @@ import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
 import { sha256Hex } from '../plan/sha256.ts';
 
-export type LockRequest = 'takeover' | 'stop';
+/** takeover: a newer instance; stop: uninstall; ping: who holds it (install's note), nothing stops. */
+export type LockRequest = 'takeover' | 'stop' | 'ping';
 
 export interface Lock {
   /** Stops answering and frees the name. */
@@ -22,7 +23,7 @@ export interface LockOptions {
   /** The runtime's NRI socket the plugin registers on. */
   socketPath: string;
   /** Another instance asks: stop serving (the worker gone), then resolve; the lock is released after. */
-  onRequest(request: LockRequest, pid: number): Promise<void>;
+  onRequest(request: Exclude<LockRequest, 'ping'>, pid: number): Promise<void>;
   /** How long the holder may take to answer and stop (default 10 s). */
   timeoutMs?: number;
   /** Heard with the holder's pid when one had to be asked to stop. */
@@ -57,7 +58,7 @@ export async function acquireLock(opts: LockOptions): Promise<Lock> {
 /**
  * Asks the instance holding the lock for `socketPath` to stop, and resolves with its pid once it
  * has stopped (its connection closed), or undefined when none holds it. Used by takeover and
- * by uninstall.
+ * by uninstall; `ping` only learns the holder's pid.
  */
 export function ask(socketPath: string, request: LockRequest, timeoutMs: number, sayMs = timeoutMs): Promise<number | undefined> {
   return new Promise((resolve, reject) => {
@@ -112,12 +113,17 @@ function serve(server: net.Server, opts: LockOptions): Lock {
     conn.on('data', (chunk: string) => {
       text += chunk;
       if (text.length > 64) return conn.destroy();
-      const m = /^(takeover|stop) ([0-9]{1,10})\n/.exec(text);
-      if (!m || busy) return;
+      const m = /^(takeover|stop|ping) ([0-9]{1,10})\n/.exec(text);
+      if (!m) return;
+      if (m[1] === 'ping') {
+        conn.end(`ok ${process.pid}\n`);
+        return;
+      }
+      if (busy) return;
       busy = true;
       conn.write(`ok ${process.pid}\n`);
       // Everyone who asked meanwhile hears the close too, and tries to bind.
-      void opts.onRequest(m[1] as LockRequest, Number(m[2])).finally(() => {
+      void opts.onRequest(m[1] as 'takeover' | 'stop', Number(m[2])).finally(() => {
         server.close();
         for (const c of waiting) c.end();
       });

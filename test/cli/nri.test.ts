@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { envhook, NODE, REPO } from '../helpers/bundle.ts';
 import { startFakeRuntime } from '../helpers/nri-runtime.ts';
 import { startNriProcess } from '../helpers/nri-process.ts';
+import { install, installRoot, uninstall } from '../helpers/install.ts';
 import { DAEMON_NODE_OPTION } from '../../src/nri/process.ts';
 
 t.test('registers as envhook, index 50 by default; SIGTERM: exit 0, the connection closed', async (t) => {
@@ -346,3 +347,36 @@ async function freePort(): Promise<number> {
   await new Promise((r) => s.close(r));
   return port;
 }
+
+t.test('uninstall of the NRI plugin stops the envhook nri running for the socket its wrapper names', async (t) => {
+  const rt = await startFakeRuntime();
+  t.teardown(() => rt.close());
+  const { root, source } = installRoot(t, { 'etc/crio/crio.conf': `[crio.nri]\nnri_listen = ${JSON.stringify(rt.socketPath)}\n` });
+  const noCrio = { ...process.env, PATH: '/nonexistent' };
+  t.equal(install({ runtime: 'crio', root, source, extra: ['--mode', 'nri'], env: noCrio }).status, 0);
+  const p = startNriProcess(['--socket', rt.socketPath], { dir: path.dirname(root) });
+  t.teardown(() => p.stop());
+  const peer = await rt.nextPlugin();
+  const u = uninstall({ runtime: 'crio', root, extra: ['--mode', 'nri'] });
+  t.equal(u.status, 0, u.stderr);
+  t.match(u.stdout, new RegExp(`^stopped the running envhook nri for ${rt.socketPath} \\(pid ${p.child.pid}\\)$`, 'm'));
+  await peer.closed;
+  t.equal(await p.exited, 0, 'the plugin exited 0');
+  t.match(p.log(), /"msg":"nri: asked to stop"/);
+  const again = uninstall({ runtime: 'crio', root, extra: ['--mode', 'nri'] });
+  t.notMatch(again.stdout, /stopped/, 'nothing installed, nothing to stop');
+});
+
+t.test('install over a running envhook nri says which pid runs the previous files and when the new one takes over', async (t) => {
+  const rt = await startFakeRuntime();
+  t.teardown(() => rt.close());
+  const { root, source } = installRoot(t, { 'etc/crio/crio.conf': `[crio.nri]\nnri_listen = ${JSON.stringify(rt.socketPath)}\n` });
+  const noCrio = { ...process.env, PATH: '/nonexistent' };
+  const p = startNriProcess(['--socket', rt.socketPath], { dir: path.dirname(root) });
+  t.teardown(() => p.stop());
+  await rt.nextPlugin();
+  const r = install({ runtime: 'crio', root, source, extra: ['--mode', 'nri'], env: noCrio });
+  t.equal(r.status, 0, r.stderr);
+  t.match(r.stdout, `note: envhook nri (pid ${p.child.pid}) is running for ${rt.socketPath} from the files before this install: it goes on until crio restarts (systemctl restart crio); the new one then takes over from it`);
+  t.equal(p.child.exitCode, null, 'the ping stopped nothing');
+});

@@ -20,7 +20,7 @@ t.test('containerd 2.1.9 starts the plugin install put in its plugin_path', { sk
   const config = path.join(ctrd.dir, 'config.toml');
   const prefix = path.join(ctrd.dir, 'envhook');
   const configBefore = fs.readFileSync(config);
-  const extra = ['--mode', 'nri', '--config', config, '--prefix', prefix, '--containerd', containerd2Binary()];
+  const extra = ['--mode', 'nri', '--config', config, '--prefix', prefix, '--containerd', containerd2Binary(), '--nri-log', path.join(ctrd.dir, 'nri-plugin.log')];
   const r = install({ runtime: 'containerd', root: '/', source: realSource(), extra });
   t.equal(r.status, 0, r.stderr);
   t.match(r.stdout, `shows NRI on, with plugins from ${ctrd.pluginDir}`);

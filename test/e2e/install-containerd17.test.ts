@@ -38,7 +38,7 @@ t.test('containerd 1.7.24: install --mode nri, a pod, a containerd restart, unin
   const settings = path.join(c.dir, 'envhook.json');
   fs.mkdirSync(kubeletRoot);
   fs.writeFileSync(settings, JSON.stringify({ kubeletRoot, logFile: log, logLevel: 'debug', runDir: path.join(c.dir, 'run') }) + '\n');
-  const r = install({ runtime: 'containerd', root: '/', source: realSource(), extra: ['--mode', 'nri', '--config', c.paths.config, '--prefix', prefix, '--containerd', c.bin.containerd] });
+  const r = install({ runtime: 'containerd', root: '/', source: realSource(), extra: ['--mode', 'nri', '--config', c.paths.config, '--prefix', prefix, '--containerd', c.bin.containerd, '--nri-log', path.join(c.dir, 'nri-plugin.log')] });
   t.equal(r.status, 0, r.stderr);
   t.match(r.stdout, `shows NRI on, with plugins from ${c.paths.nriPlugins}`);
   t.same(fs.readFileSync(c.paths.config), configBefore, 'NRI already on: config.toml not touched');

@@ -33,7 +33,8 @@ t.test('index: two digits', async (t) => {
 
 t.test('the wrapper execs the installed envhook nri, quoted', async (t) => {
   const layout = makeLayout('containerd', { prefix: "/opt/it's/envhook" });
-  t.equal(pluginWrapper(layout).toString().split('\n').at(-2), `exec '/opt/it'\\''s/envhook/envhook' nri`);
+  t.equal(pluginWrapper(layout).toString().split('\n').at(-2), `exec '/opt/it'\\''s/envhook/envhook' nri --socket '/var/run/nri/nri.sock'`);
+  t.equal(pluginWrapper(layout, { socket: "/run/it's.sock", log: '/l' }).toString().split('\n').at(-2), `exec '/opt/it'\\''s/envhook/envhook' nri --socket '/run/it'\\''s.sock'`);
 });
 
 t.test('the wrapper, run by sh as the runtime runs it: NODE_OPTIONS gets the daemon option, the admin\'s kept; fd 3 passes', async (t) => {
@@ -48,6 +49,22 @@ t.test('the wrapper, run by sh as the runtime runs it: NODE_OPTIONS gets the dae
     execFileSync('/usr/bin/env', ['-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), '/bin/sh', '-c', 'exec "$0" 3</dev/null', wrapper], { encoding: 'utf8' }).trim();
   t.equal(run({}), `nri|${DAEMON_NODE_OPTION}|fd3`);
   t.equal(run({ NODE_OPTIONS: '--max-old-space-size=64' }), `nri|--max-old-space-size=64 ${DAEMON_NODE_OPTION}|fd3`);
+});
+
+t.test("the wrapper: envhook's stderr appended to the log file; a log that cannot be opened does not stop the plugin", async (t) => {
+  const dir = t.testdir();
+  const bin = path.join(dir, 'envhook');
+  fs.writeFileSync(bin, '#!/bin/sh\necho "started $*"\necho "a log line" >&2\n', { mode: 0o755 });
+  const run = (log: string) => {
+    const wrapper = path.join(dir, '50-envhook');
+    fs.writeFileSync(wrapper, pluginWrapper({ ...makeLayout('containerd', {}), bin }, { socket: '/run/nri.sock', log }), { mode: 0o755 });
+    return execFileSync('/usr/bin/env', ['-i', '/bin/sh', '-c', 'exec "$0" 2>/dev/null', wrapper], { encoding: 'utf8' }).trim();
+  };
+  const log = path.join(dir, 'nri.log');
+  fs.writeFileSync(log, 'before\n');
+  t.equal(run(log), 'started nri --socket /run/nri.sock');
+  t.equal(fs.readFileSync(log, 'utf8'), 'before\na log line\n', 'appended');
+  t.equal(run(path.join(dir, 'no/such/dir/nri.log')), 'started nri --socket /run/nri.sock', 'started all the same');
 });
 
 t.test('2.1.9, version 3 root: NRI on by default, only the plugin is written; idempotent; uninstall restores', { skip: skip2 }, async (t) => {
@@ -65,7 +82,8 @@ t.test('2.1.9, version 3 root: NRI on by default, only the plugin is written; id
   t.match(first.stdout, 'systemctl restart containerd');
   const plugin = path.join(root, 'opt/nri/plugins/50-envhook');
   t.equal(fs.statSync(plugin).mode & 0o777, 0o755);
-  t.match(fs.readFileSync(plugin, 'utf8'), /^exec '\/usr\/local\/lib\/envhook\/envhook' nri$/m);
+  t.match(fs.readFileSync(plugin, 'utf8'), /^exec '\/usr\/local\/lib\/envhook\/envhook' nri --socket '\/var\/run\/nri\/nri.sock'$/m);
+  t.match(first.stdout, 'note: when its first worker exits or hangs, envhook registers again on /var/run/nri/nri.sock as an external plugin');
   t.equal(fs.readFileSync(path.join(root, 'etc/containerd/config.toml'), 'utf8'), 'version = 3\n# the admin\n', 'the config untouched');
 
   const again = install({ runtime: 'containerd', root, source, extra: nri(['--containerd', c2!]) });

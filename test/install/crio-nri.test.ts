@@ -30,7 +30,7 @@ t.test('install, reinstall, uninstall; the plugin dir in force', async (t) => {
   t.match(r.stdout, 'note: not checked with CRI-O: no crio on PATH');
   t.match(r.stdout, 'systemctl restart crio');
   t.equal(fs.readFileSync(path.join(root, 'etc/crio/crio.conf.d/50-envhook-nri.conf'), 'utf8'), crioNriDropIn());
-  t.match(fs.readFileSync(path.join(root, 'srv/nri/plugins/50-envhook'), 'utf8'), /^exec '\/usr\/local\/lib\/envhook\/envhook' nri$/m);
+  t.match(fs.readFileSync(path.join(root, 'srv/nri/plugins/50-envhook'), 'utf8'), /^exec '\/usr\/local\/lib\/envhook\/envhook' nri --socket '\/var\/run\/nri\/nri.sock'$/m);
   t.equal(install({ runtime: 'crio', root, source, extra: nri(), env: NO_CRIO }).stdout, 'nothing changed: envhook is already installed for crio (NRI plugin) under /usr/local/lib/envhook\n');
   const u = uninstall({ runtime: 'crio', root, extra: nri() });
   t.equal(u.status, 0, u.stderr);
@@ -88,4 +88,18 @@ t.test('CRI-O reads every file under crio.conf.d, in filepath.Walk order: one wi
       t.ok(fs.existsSync(path.join(root, 'srv/nri/plugins/50-envhook')), 'the plugin in the directory that file names');
     }
   }
+});
+
+t.test("the plugin dials CRI-O's nri_listen; nri_disable_connections = true is said in a note", async (t) => {
+  const { root, source } = installRoot(t, {
+    'etc/crio/crio.conf': '[crio.nri]\nnri_listen = "/run/crio-nri/nri.sock"\nnri_disable_connections = true\n',
+  });
+  const r = install({ runtime: 'crio', root, source, extra: [...nri(), '--nri-log', '/var/log/x/nri.log'], env: NO_CRIO });
+  t.equal(r.status, 0, r.stderr);
+  const wrapper = fs.readFileSync(path.join(root, 'opt/nri/plugins/50-envhook'), 'utf8');
+  t.match(wrapper, /^exec '\/usr\/local\/lib\/envhook\/envhook' nri --socket '\/run\/crio-nri\/nri.sock'$/m);
+  t.match(wrapper, /^log='\/var\/log\/x\/nri.log'$/m);
+  t.match(r.stdout, 'note: CRI-O does not accept external NRI connections (nri_disable_connections = true): a pre-installed envhook that exits or hangs is not replaced until CRI-O restarts');
+  const bad = install({ runtime: 'crio', root, source, extra: ['--nri-log', '/var/log/x.log'], env: NO_CRIO });
+  t.equal(bad.stderr, 'envhook: --nri-log is only valid with --mode nri (the pre-installed plugin writes it)\n');
 });

@@ -31,10 +31,12 @@ t.test('a second taker: the holder hears takeover, stops, and only then the seco
   await first.release();
 });
 
-t.test('stop from another process (uninstall): answered with the pid once stopped', async (t) => {
+t.test('stop from another process (uninstall): answered with the pid once stopped; ping stops nothing', async (t) => {
   const socketPath = unique();
   let stopped = false;
   const lock = await acquireLock({ socketPath, onRequest: async (request) => void (stopped = request === 'stop') });
+  t.equal(await ask(socketPath, 'ping', 2000), process.pid, 'ping: the holder');
+  t.notOk(stopped, 'still running');
   t.equal(await ask(socketPath, 'stop', 2000), process.pid);
   t.ok(stopped);
   await lock.release();
