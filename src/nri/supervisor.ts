@@ -144,7 +144,11 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
         }, delay);
       });
     });
-    child.on('error', (err) => log.error({ err, plugin }, 'nri: worker could not be started'));
+    child.on('error', (err) => {
+      log.error({ err, plugin }, 'nri: worker could not be started');
+      // A spawn that failed has no process and emits no exit: count it as one, so another is tried.
+      if (child.pid === undefined) child.emit('exit', null, null);
+    });
   }
 
   function receive(m: WorkerMessage, onRegistered: () => void): void {
