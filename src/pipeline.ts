@@ -29,6 +29,8 @@ export interface RunOptions {
    * recorded there so that the watcher applies them again after the kubelet's rewrites.
    */
   recordOwnersIn?: string | undefined;
+  /** The chown gives up with an error past this process.hrtime.bigint() (NRI's request timeout). */
+  deadline?: bigint | undefined;
 }
 
 export interface PipelineOptions extends RunOptions {
@@ -58,7 +60,7 @@ export function run<T>(facts: Facts, options: RunOptions, apply: (changes: Chang
     // Applied before the chown: an applier that refuses the changes (NRI cannot remove env)
     // fails the start before any file changed owner.
     const output = apply(changes);
-    const owned = chownVolumes(changes.owners, { dryRun: options.dryRun === true, log, stage });
+    const owned = chownVolumes(changes.owners, { dryRun: options.dryRun === true, log, stage, deadline: options.deadline });
     if (options.recordOwnersIn !== undefined && options.dryRun !== true) recordOwners(options.recordOwnersIn, changes.owners, log);
     return { output, plan: summarize(changes, owned) };
   } finally {

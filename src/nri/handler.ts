@@ -9,7 +9,7 @@ import type { Settings } from '../settings.ts';
 import { factsFromNri } from '../facts/nri.ts';
 import { run } from '../pipeline.ts';
 import { toNriAdjustment } from '../apply/nri.ts';
-import { EMPTY_ADJUSTMENT, type NriAdjustment, type NriCreateHandler, type NriCreateRequest } from './types.ts';
+import { EMPTY_ADJUSTMENT, type NriAdjustment, type NriCallContext, type NriCreateHandler, type NriCreateRequest } from './types.ts';
 
 export interface NriHandlerOptions {
   settings: Pick<Settings, 'kubeletRoot'>;
@@ -23,12 +23,12 @@ const PREFIX = 'envhook.io/';
 export const GUARD_HANDLER = 'envhook';
 
 export function createNriHandler({ settings, log, removeEnv }: NriHandlerOptions): NriCreateHandler {
-  return (request: NriCreateRequest): NriAdjustment => {
+  return (request: NriCreateRequest, context?: NriCallContext): NriAdjustment => {
     if (isSandbox(request.container.annotations) || !asksEnvhook(request.pod.annotations)) return EMPTY_ADJUSTMENT;
     const where = { pod: request.pod.name, namespace: request.pod.namespace, podUid: request.pod.uid, container: request.container.name, id: request.container.id };
     try {
       const guarded = request.pod.runtimeHandler === GUARD_HANDLER;
-      const { output, plan } = run(factsFromNri(request), { settings, stage: 'nri', log }, (changes) => toNriAdjustment(changes, { removeEnv, guarded }));
+      const { output, plan } = run(factsFromNri(request), { settings, stage: 'nri', log, deadline: context?.deadline }, (changes) => toNriAdjustment(changes, { removeEnv, guarded }));
       if (guarded && output === EMPTY_ADJUSTMENT && plan.removed.length > 0) {
         log.info({ ...where, removed: plan.removed }, `nri: left to the ${GUARD_HANDLER} runtime handler (service-link removal)`);
         return output;

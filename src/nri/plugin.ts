@@ -136,8 +136,10 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
         const request = toCreateRequest(decode<CreateContainerRequestShape>(Msg.CreateContainerRequest, payload));
         const started = process.hrtime.bigint();
         const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+        // Three quarters of the runtime's request timeout: an error answered in time, not silence.
+        const deadline = started + BigInt(Math.floor((requestTimeoutMs || DEFAULT_REQUEST_TIMEOUT_MS) * 0.75)) * 1_000_000n;
         try {
-          const adjustment = await handler(request);
+          const adjustment = await handler(request, { deadline });
           observer.request(adjustment === EMPTY_ADJUSTMENT ? 'empty' : 'adjusted', seconds());
           if (pods) notify('CreateContainer', () => pods.created(request));
           return encode(Msg.CreateContainerResponse, { adjust: fromAdjustment(adjustment) });

@@ -79,7 +79,13 @@ export interface NriPodEvents {
   podEnded(pod: NriPod, event: 'stop' | 'remove'): void;
 }
 
+/** What the session adds to a request: the time by which the answer must be on its way. */
+export interface NriCallContext {
+  /** process.hrtime.bigint() past which long work (the chown) gives up with an error. */
+  deadline?: bigint | undefined;
+}
+
 /** The handler the plugin calls at CreateContainer; a thrown error fails the create with its message. */
-export type NriCreateHandler = (request: NriCreateRequest) => NriAdjustment | Promise<NriAdjustment>;
+export type NriCreateHandler = (request: NriCreateRequest, context?: NriCallContext) => NriAdjustment | Promise<NriAdjustment>;
 
 export const EMPTY_ADJUSTMENT: NriAdjustment = Object.freeze({ env: [], removeEnv: [], annotations: {} }) as NriAdjustment;

@@ -20,9 +20,11 @@ export interface ChownOptions {
   log: Logger;
   /** For the log line: which entry point ran. */
   stage: string;
+  /** See WalkOptions.deadline. */
+  deadline?: bigint | undefined;
 }
 
-export function chownVolumes(prepared: readonly PreparedVolume[], { dryRun, log, stage }: ChownOptions): OwnedFile[] {
+export function chownVolumes(prepared: readonly PreparedVolume[], { dryRun, log, stage, deadline }: ChownOptions): OwnedFile[] {
   const owned: OwnedFile[] = [];
   for (const p of prepared) {
     if (p.defaultOwner === undefined && p.items.size === 0) continue;
@@ -36,6 +38,7 @@ export function chownVolumes(prepared: readonly PreparedVolume[], { dryRun, log,
       items: p.items,
       skipReserved: p.data.timestamped === undefined,
       dryRun,
+      deadline,
       onFile: (path, o) => owned.push({ volume: p.volume, path, uid: o.uid, hostUid: o.hostUid }),
     });
     const ms = Math.round(Number(process.hrtime.bigint() - start) / 1e5) / 10;

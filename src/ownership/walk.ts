@@ -30,6 +30,12 @@ export interface WalkOptions {
   dryRun: boolean;
   /** Called for every file that gets an owner (the plan). */
   onFile?: (rel: string, owner: Owner) => void;
+  /**
+   * process.hrtime.bigint() past which the walk gives up with an error (NRI: the runtime drops a
+   * plugin that has not answered within its request timeout; an error answered in time fails
+   * the create, and the kubelet's retry finds the files already owned).
+   */
+  deadline?: bigint | undefined;
 }
 
 export interface WalkStats {
@@ -50,8 +56,11 @@ export function chownTree(dirFd: number, opts: WalkOptions): WalkStats {
 function walkDir(dirFd: number, prefix: string, depth: number, opts: WalkOptions, stats: WalkStats, enter: (dirFd: number) => void): void {
   enter(dirFd);
   const entries = fs.readdirSync(fdPath(dirFd, '.'), { withFileTypes: true });
-  for (const entry of entries) {
+  for (const [i, entry] of entries.entries()) {
     const name = entry.name;
+    if (opts.deadline !== undefined && (i & 63) === 63 && process.hrtime.bigint() > opts.deadline) {
+      throw fail(opts, `owners not all set in time (${stats.files} files done): given up before the runtime's request timeout; a retry goes on from there`);
+    }
     if (depth === 0 && opts.skipReserved && name.startsWith('..')) continue;
     const rel = prefix + name;
     if (entry.isDirectory()) {

@@ -147,3 +147,13 @@ t.test('without a working directory (removed) the walk still works', async (t) =
     process.chdir(home);
   }
 });
+
+t.test('a deadline passed: one line naming the volume and how far it got, not a walk past the runtime timeout', async (t) => {
+  const vol = path.join(t.testdir({}), 'vol');
+  const files = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`f${i}`, 'x']));
+  const ts = atomicWrite(vol, files);
+  t.throws(() => walk(vol, { deadline: process.hrtime.bigint() - 1n }), { message: /^volume "v": owners not all set in time \(\d+ files done\): given up before the runtime's request timeout; a retry goes on from there$/ });
+  const left = fs.readdirSync(ts).filter((f) => uidOf(path.join(ts, f)) === 0).length;
+  t.ok(left > 0 && left < 200, `stopped part way (${left} of 200 left)`);
+  t.same(walk(vol, { deadline: process.hrtime.bigint() + 60_000_000_000n }).changed, left, 'a retry in time does the rest');
+});
