@@ -1,17 +1,15 @@
-// `envhook nri` as a process: settings (flag, environment, config file), the runtime's fd,
-// reconnecting with backoff, surviving a bad peer, a clean exit on SIGTERM; the supervisor:
-// a killed or hung worker replaced, no worker without its supervisor, one instance per socket,
-// the status file, stderr logs, missed containers found at Synchronize.
+// `envhook nri` as a process: settings (flag, environment, config file), reconnecting with
+// backoff, surviving a bad peer, a clean exit on SIGTERM, the V8 option of supervisor and worker.
+// The supervisor's own cases: nri-supervisor.test.ts.
 import t from 'tap';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
-import { envhook, NODE, REPO } from '../helpers/bundle.ts';
+import { envhook } from '../helpers/bundle.ts';
 import { startFakeRuntime } from '../helpers/nri-runtime.ts';
 import { startNriProcess } from '../helpers/nri-process.ts';
-import { install, installRoot, uninstall } from '../helpers/install.ts';
 import { DAEMON_NODE_OPTION } from '../../src/nri/process.ts';
+
+t.setTimeout(600_000);
 
 t.test('registers as envhook, index 50 by default; SIGTERM: exit 0, the connection closed', async (t) => {
   const rt = await startFakeRuntime();
@@ -33,6 +31,7 @@ t.test('the supervisor re-executes itself once, same PID, with one V8 worker thr
   const rt = await startFakeRuntime();
   t.teardown(() => rt.close());
   const p = startNriProcess(['--socket', rt.socketPath], { dir: t.testdir() });
+  t.teardown(() => p.stop());
   const peer = await rt.nextPlugin();
   const nodeOptions = (pid: number) => fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((e) => e.startsWith('NODE_OPTIONS='));
   t.match(nodeOptions(p.child.pid!), new RegExp(` ${DAEMON_NODE_OPTION}$`), 'the supervisor, under the PID spawn gave, was started again with the option');
@@ -129,254 +128,4 @@ t.test('a bad peer: logged, connection closed, the daemon dials again and serves
   const next = await rt.nextPlugin();
   t.match(await next.createContainer({ container: { name: 'c' } }), { adjust: {} }, 'the next session works');
   t.equal(p.child.exitCode, null, 'still running');
-});
-
-t.test('NRI_PLUGIN_SOCKET: the inherited connection, named by NRI_PLUGIN_NAME/IDX; when it closes and the socket is not there: exit 0', async (t) => {
-  const dir = t.testdir();
-  const rt = await startFakeRuntime();
-  t.teardown(() => rt.close());
-  const conn = await connect(rt.socketPath);
-  const p = startNriProcess(['--socket', path.join(path.dirname(rt.socketPath), 'nonexistent.sock')], {
-    dir,
-    env: { NRI_PLUGIN_SOCKET: '3', NRI_PLUGIN_NAME: 'envhook', NRI_PLUGIN_IDX: '42', NODE_OPTIONS: DAEMON_NODE_OPTION },
-    stdio: ['ignore', 'ignore', 'pipe', conn],
-  });
-  conn.destroy(); // the child holds its own copy of the descriptor
-  const peer = await rt.nextPlugin();
-  t.same([peer.name, peer.index], ['envhook', '42']);
-  const { workerPid } = await p.waitForStatus((s) => s.connected);
-  peer.socket.destroy();
-  t.equal(await p.exited, 0, "the runtime's socket is not there: the runtime is gone, exit 0");
-  t.match(p.log(), /the runtime's NRI socket is gone: ending/);
-  t.notOk(alive(workerPid!), 'no worker left');
-  t.notMatch(p.log(), /NRI socket not reachable/);
-});
-
-t.test('NRI_PLUGIN_SOCKET: killed, the worker is replaced by one that dials the socket as an external plugin with the same name', async (t) => {
-  const dir = t.testdir();
-  const rt = await startFakeRuntime();
-  t.teardown(() => rt.close());
-  const conn = await connect(rt.socketPath);
-  const p = startNriProcess(['--socket', rt.socketPath], {
-    dir,
-    env: { NRI_PLUGIN_SOCKET: '3', NRI_PLUGIN_NAME: 'envhook', NRI_PLUGIN_IDX: '42', NODE_OPTIONS: DAEMON_NODE_OPTION },
-    stdio: ['ignore', 'ignore', 'pipe', conn],
-  });
-  t.teardown(() => p.stop());
-  conn.destroy();
-  const first = await rt.nextPlugin();
-  const { workerPid } = await p.waitForStatus((s) => s.connected);
-  process.kill(workerPid!, 'SIGKILL');
-  t.equal(await first.closed.then(() => 'closed'), 'closed', "the runtime's connection closed with the worker");
-  const second = await rt.nextPlugin();
-  t.same([second.name, second.index], ['envhook', '42'], 're-registered under the same name and index');
-  const s = await p.waitForStatus((st) => st.connected && st.workerPid !== workerPid);
-  t.match(s, { counts: { registrations: 2, workerRestarts: 1, hangs: 0 }, socket: rt.socketPath }, 'status: two registrations, one restart, now on the socket');
-  t.match(p.log(), /"signal":"SIGKILL".*"msg":"nri: worker exited: starting another"/);
-});
-
-t.test('a worker killed over and over is replaced each time, never two registered at once', async (t) => {
-  const rt = await startFakeRuntime();
-  t.teardown(() => rt.close());
-  const p = startNriProcess(['--socket', rt.socketPath], { dir: t.testdir() });
-  t.teardown(() => p.stop());
-  let peer = await rt.nextPlugin();
-  for (let i = 0; i < 5; i++) {
-    const { workerPid } = await p.waitForStatus((s) => s.connected && s.workerPid !== undefined);
-    process.kill(workerPid!, 'SIGKILL');
-    const closed = peer.closed.then(() => true);
-    peer = await rt.nextPlugin();
-    t.ok(await Promise.race([closed, Promise.resolve(false)]), `kill ${i + 1}: the previous connection had closed when the next registered`);
-  }
-  t.match(await p.waitForStatus((s) => s.connected && s.counts.registrations === 6), { counts: { workerRestarts: 5 } });
-});
-
-t.test('a hung worker (SIGSTOP) is killed and replaced', async (t) => {
-  const rt = await startFakeRuntime();
-  t.teardown(() => rt.close());
-  const p = startNriProcess(['--socket', rt.socketPath], { dir: t.testdir() });
-  t.teardown(() => p.stop());
-  const first = await rt.nextPlugin();
-  const { workerPid } = await p.waitForStatus((s) => s.connected);
-  process.kill(workerPid!, 'SIGSTOP');
-  await first.closed;
-  const second = await rt.nextPlugin();
-  t.equal(second.name, 'envhook', 'another worker registered');
-  t.notOk(alive(workerPid!), 'the stopped worker was killed, not left stopped');
-  t.match(await p.waitForStatus((s) => s.connected && s.counts.hangs === 1), { counts: { registrations: 2, workerRestarts: 1 } });
-  t.match(p.log(), /"msg":"nri: worker not answering \(hung or stopped\): killed, to be replaced"/);
-});
-
-t.test('the supervisor killed: its worker ends too (no orphan registered)', async (t) => {
-  const rt = await startFakeRuntime();
-  t.teardown(() => rt.close());
-  const p = startNriProcess(['--socket', rt.socketPath], { dir: t.testdir() });
-  const peer = await rt.nextPlugin();
-  const { workerPid } = await p.waitForStatus((s) => s.connected);
-  p.child.kill('SIGKILL');
-  await peer.closed;
-  for (let i = 0; i < 200 && alive(workerPid!); i++) await new Promise((r) => setTimeout(r, 25));
-  t.notOk(alive(workerPid!), 'the worker is gone');
-});
-
-t.test('a second envhook nri on the same socket takes over: the first stops, one registration at a time', async (t) => {
-  const dir = t.testdir();
-  const rt = await startFakeRuntime();
-  t.teardown(() => rt.close());
-  const a = startNriProcess(['--socket', rt.socketPath], { dir });
-  t.teardown(() => a.stop());
-  const first = await rt.nextPlugin();
-  const b = startNriProcess(['--socket', rt.socketPath], { dir });
-  t.teardown(() => b.stop());
-  const closed = first.closed.then(() => true);
-  const second = await rt.nextPlugin();
-  t.ok(await Promise.race([closed, Promise.resolve(false)]), "the first's connection had closed before the second registered");
-  t.equal(second.name, 'envhook');
-  t.equal(await a.exited, 0, 'the first exits 0');
-  t.match(a.log(), /"msg":"nri: a newer envhook nri takes over"/);
-  t.match(b.log(), /"msg":"nri: took over from the envhook nri that was running"/);
-});
-
-t.test('without --log-file the daemon logs JSON lines to stderr', async (t) => {
-  const dir = t.testdir({ 'config.json': '{}' });
-  const rt = await startFakeRuntime();
-  t.teardown(() => rt.close());
-  const child = spawn(NODE, [path.join(REPO, 'src/cli/main.ts'), 'nri', '--socket', rt.socketPath], {
-    env: { PATH: process.env.PATH, ENVHOOK_CONFIG: path.join(dir, 'config.json'), ENVHOOK_RUN_DIR: path.join(dir, 'run') },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let [out, err] = ['', ''];
-  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
-  await rt.nextPlugin();
-  for (let i = 0; i < 200 && !/nri: registered/.test(err); i++) await new Promise((r) => setTimeout(r, 25));
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
-  const lines = err.split('\n').filter(Boolean);
-  t.ok(lines.length >= 3, `${lines.length} lines`);
-  for (const l of lines) t.doesNotThrow(() => JSON.parse(l), 'a JSON line');
-  t.same(lines.map((l) => (JSON.parse(l) as { msg: string }).msg).filter((m) => /^nri: (start|registered|stopped)$/.test(m)), ['nri: start', 'nri: registered', 'nri: stopped']);
-  t.equal(out, '', 'nothing on stdout');
-});
-
-t.test('Synchronize: a container of an envhook pod without the applied mark is reported once, with names only', async (t) => {
-  const env = JSON.stringify({ app: [{ name: 'X', value: 'canary-sync-value' }] });
-  const pod = { id: 's1', name: 'web', namespace: 'ns', uid: 'u1', annotations: { 'envhook.io/env': env } };
-  const rt = await startFakeRuntime({
-    synchronize: () => [
-      {
-        pods: [pod, { id: 's2', name: 'plain', namespace: 'ns', uid: 'u2', annotations: {} }],
-        containers: [
-          { id: 'c-missed', podSandboxId: 's1', name: 'app', state: 3, annotations: {} },
-          { id: 'c-other', podSandboxId: 's1', name: 'sidecar', state: 3, annotations: {} },
-          { id: 'c-plain', podSandboxId: 's2', name: 'app', state: 3, annotations: {} },
-          { id: 'c-stopped', podSandboxId: 's1', name: 'app', state: 4, annotations: {} },
-        ],
-        more: false,
-      },
-    ],
-  });
-  t.teardown(() => rt.close());
-  const p = startNriProcess(['--socket', rt.socketPath], { dir: t.testdir() });
-  t.teardown(() => p.stop());
-  const peer = await rt.nextPlugin();
-  const s = await p.waitForStatus((st) => st.counts.missed === 1);
-  t.equal(s.counts.missed, 1, 'only the running container the annotation names');
-  await p.waitForLog(/"container":"app","id":"c-missed","pod":"web","namespace":"ns","podUid":"u1".*"msg":"nri: container runs without envhook/);
-  // Reconnect: the same container is not reported again.
-  peer.socket.destroy();
-  await rt.nextPlugin();
-  await p.waitForStatus((st) => st.connected && st.counts.registrations === 2);
-  t.equal(p.status()!.counts.missed, 1, 'reported once across sessions');
-  t.equal(p.log().match(/container runs without envhook/g)?.length, 1);
-  t.notMatch(p.log() + JSON.stringify(p.status()), 'canary-sync-value', 'no value anywhere');
-});
-
-async function connect(socketPath: string): Promise<net.Socket> {
-  const conn = net.createConnection(socketPath);
-  await new Promise((r) => conn.once('connect', r));
-  return conn;
-}
-
-const alive = (pid: number): boolean => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^\d+ \(.*\) Z/.test(stat);
-  } catch {
-    return false;
-  }
-};
-
-t.test('--metrics-address: readiness is registration, metrics count what the worker did, both survive a worker restart; envhook status agrees', async (t) => {
-  const dir = t.testdir();
-  const rt = await startFakeRuntime();
-  t.teardown(() => rt.close());
-  const port = await freePort();
-  const p = startNriProcess(['--socket', rt.socketPath, '--metrics-address', `127.0.0.1:${port}`], { dir });
-  t.teardown(() => p.stop());
-  const peer = await rt.nextPlugin();
-  await p.waitForStatus((s) => s.connected);
-  const get = async (url: string) => {
-    const r = await fetch(`http://127.0.0.1:${port}${url}`);
-    return { status: r.status, text: await r.text() };
-  };
-  t.equal((await get('/readyz')).status, 200, 'ready: registered');
-  await peer.createContainer({ pod: { uid: 'u' }, container: { name: 'c' } });
-  await p.waitForStatus((s) => s.counts.empty === 1);
-  const metrics = (await get('/metrics')).text;
-  t.match(metrics, /^envhook_nri_connected 1$/m);
-  t.match(metrics, /^envhook_nri_requests_total\{result="empty"\} 1$/m);
-  t.match(metrics, /^envhook_nri_request_duration_seconds_count 1$/m);
-  const status = envhook(['status', '--json', '--root', '/', '--prefix', path.join(dir, 'none'), '--run-dir', p.runDir]);
-  t.equal(status.status, 0, `envhook status: connected (${status.stderr})`);
-  t.match(JSON.parse(status.stdout), { nri: 'connected', status: { connected: true, plugin: '50-envhook' } });
-  const { workerPid } = p.status()!;
-  process.kill(workerPid!, 'SIGKILL');
-  await p.waitForStatus((s) => !s.connected);
-  t.equal((await get('/healthz')).status, 200, 'live while the worker is replaced');
-  await rt.nextPlugin();
-  await p.waitForStatus((s) => s.connected && s.workerPid !== workerPid);
-  t.match((await get('/metrics')).text, /^envhook_nri_worker_restarts_total 1$/m);
-  t.equal((await get('/readyz')).status, 200, 'ready again');
-});
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-t.test('uninstall of the NRI plugin stops the envhook nri running for the socket its wrapper names', async (t) => {
-  const rt = await startFakeRuntime();
-  t.teardown(() => rt.close());
-  const { root, source } = installRoot(t, { 'etc/crio/crio.conf': `[crio.nri]\nnri_listen = ${JSON.stringify(rt.socketPath)}\n` });
-  const noCrio = { ...process.env, PATH: '/nonexistent' };
-  t.equal(install({ runtime: 'crio', root, source, extra: ['--mode', 'nri'], env: noCrio }).status, 0);
-  const p = startNriProcess(['--socket', rt.socketPath], { dir: path.dirname(root) });
-  t.teardown(() => p.stop());
-  const peer = await rt.nextPlugin();
-  const u = uninstall({ runtime: 'crio', root, extra: ['--mode', 'nri'] });
-  t.equal(u.status, 0, u.stderr);
-  t.match(u.stdout, new RegExp(`^stopped the running envhook nri for ${rt.socketPath} \\(pid ${p.child.pid}\\)$`, 'm'));
-  await peer.closed;
-  t.equal(await p.exited, 0, 'the plugin exited 0');
-  t.match(p.log(), /"msg":"nri: asked to stop"/);
-  const again = uninstall({ runtime: 'crio', root, extra: ['--mode', 'nri'] });
-  t.notMatch(again.stdout, /stopped/, 'nothing installed, nothing to stop');
-});
-
-t.test('install over a running envhook nri says which pid runs the previous files and when the new one takes over', async (t) => {
-  const rt = await startFakeRuntime();
-  t.teardown(() => rt.close());
-  const { root, source } = installRoot(t, { 'etc/crio/crio.conf': `[crio.nri]\nnri_listen = ${JSON.stringify(rt.socketPath)}\n` });
-  const noCrio = { ...process.env, PATH: '/nonexistent' };
-  const p = startNriProcess(['--socket', rt.socketPath], { dir: path.dirname(root) });
-  t.teardown(() => p.stop());
-  await rt.nextPlugin();
-  const r = install({ runtime: 'crio', root, source, extra: ['--mode', 'nri'], env: noCrio });
-  t.equal(r.status, 0, r.stderr);
-  t.match(r.stdout, `note: envhook nri (pid ${p.child.pid}) is running for ${rt.socketPath} from the files before this install: it goes on until crio restarts (systemctl restart crio); the new one then takes over from it`);
-  t.equal(p.child.exitCode, null, 'the ping stopped nothing');
 });
