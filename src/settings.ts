@@ -22,6 +22,10 @@ export interface NriSettings {
   nriIndex: string;
   /** host:port of the metrics and health endpoint (src/nri/http.ts); off when undefined. */
   metricsAddress: string | undefined;
+  /** The runtime's CRI socket, for evictions; undefined: the registered runtime's own (nri/cri.ts). */
+  criSocket: string | undefined;
+  /** Evict every container created while envhook was away, not only those of pods that ask. */
+  evictUnapplied: boolean;
 }
 
 type AllSettings = Settings & NriSettings;
@@ -37,6 +41,8 @@ const ENV_NAMES: Record<keyof AllSettings, string> = {
   nriSocket: 'ENVHOOK_NRI_SOCKET',
   nriIndex: 'ENVHOOK_NRI_INDEX',
   metricsAddress: 'ENVHOOK_METRICS_ADDRESS',
+  criSocket: 'ENVHOOK_CRI_SOCKET',
+  evictUnapplied: 'ENVHOOK_EVICT_UNAPPLIED',
 };
 const DEFAULTS: AllSettings = {
   kubeletRoot: '/var/lib/kubelet',
@@ -47,14 +53,22 @@ const DEFAULTS: AllSettings = {
   nriSocket: '/var/run/nri/nri.sock',
   nriIndex: '50',
   metricsAddress: undefined,
+  criSocket: undefined,
+  evictUnapplied: false,
 };
+
+/** A boolean setting from the environment: `true` or `false`, as in the config file. */
+function envBoolean(text: string, name: string): boolean {
+  if (text === 'true' || text === 'false') return text === 'true';
+  throw new EnvhookError(`${name}: must be true or false`);
+}
 
 export function loadSettings(flags: SettingFlags = {}, env: NodeJS.ProcessEnv = process.env): AllSettings {
   const file = readConfigFile(env);
-  const fromEnv: Partial<Record<keyof AllSettings, string>> = {};
+  const fromEnv: Partial<Record<keyof AllSettings, string | boolean>> = {};
   for (const key of Object.keys(ENV_NAMES) as (keyof AllSettings)[]) {
     const v = env[ENV_NAMES[key]];
-    if (v !== undefined && v !== '') fromEnv[key] = v;
+    if (v !== undefined && v !== '') fromEnv[key] = key === 'evictUnapplied' ? envBoolean(v, ENV_NAMES[key]) : v;
   }
   // Values that the schema constrains are checked wherever they come from.
   for (const key of ['logLevel', 'nriIndex', 'metricsAddress'] as const) {
@@ -74,6 +88,8 @@ export function loadSettings(flags: SettingFlags = {}, env: NodeJS.ProcessEnv = 
     nriSocket: pick('nriSocket'),
     nriIndex: pick('nriIndex'),
     metricsAddress: pick('metricsAddress'),
+    criSocket: pick('criSocket'),
+    evictUnapplied: pick('evictUnapplied'),
   };
 }
 

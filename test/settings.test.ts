@@ -7,8 +7,8 @@ import { EnvhookError } from '../src/errors.ts';
 t.test('precedence', async (t) => {
   const dir = t.testdir({ 'c.json': JSON.stringify({ kubeletRoot: '/file', runtime: 'crun', logLevel: 'warn' }) });
   const env = { ENVHOOK_CONFIG: path.join(dir, 'c.json'), ENVHOOK_KUBELET_ROOT: '/env', ENVHOOK_RUNTIME: '' };
-  t.same(loadSettings({ kubeletRoot: '/flag' }, env), { kubeletRoot: '/flag', runtime: 'crun', logFile: undefined, logLevel: 'warn', runDir: '/run/envhook', nriSocket: '/var/run/nri/nri.sock', nriIndex: '50', metricsAddress: undefined });
-  t.same(loadSettings({}, env), { kubeletRoot: '/env', runtime: 'crun', logFile: undefined, logLevel: 'warn', runDir: '/run/envhook', nriSocket: '/var/run/nri/nri.sock', nriIndex: '50', metricsAddress: undefined }, 'an empty variable does not count');
+  t.same(loadSettings({ kubeletRoot: '/flag' }, env), { kubeletRoot: '/flag', runtime: 'crun', logFile: undefined, logLevel: 'warn', runDir: '/run/envhook', nriSocket: '/var/run/nri/nri.sock', nriIndex: '50', metricsAddress: undefined, criSocket: undefined, evictUnapplied: false });
+  t.same(loadSettings({}, env), { kubeletRoot: '/env', runtime: 'crun', logFile: undefined, logLevel: 'warn', runDir: '/run/envhook', nriSocket: '/var/run/nri/nri.sock', nriIndex: '50', metricsAddress: undefined, criSocket: undefined, evictUnapplied: false }, 'an empty variable does not count');
   t.same(loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'c.json') }).kubeletRoot, '/file');
 });
 
@@ -20,6 +20,19 @@ t.test('defaults without a config file; errors name the source', async (t) => {
   t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'wrong.json') }), { message: new RegExp(`^config file ${path.join(dir, 'wrong.json')}: /logLevel: `) });
   t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: '', ENVHOOK_LOG_LEVEL: 'loud' }), { message: /^ENVHOOK_LOG_LEVEL: / });
 });
+
+t.test('evictUnapplied and criSocket: flag over environment over config file; a boolean wherever it comes from', async (t) => {
+  const dir = t.testdir({ 'c.json': JSON.stringify({ evictUnapplied: true, criSocket: '/file.sock' }), 'bad.json': JSON.stringify({ evictUnapplied: 'yes' }) });
+  const file = path.join(dir, 'c.json');
+  t.same(pick(loadSettings({}, { ENVHOOK_CONFIG: '' })), [false, undefined], 'off, and no socket (the runtime\'s own) by default');
+  t.same(pick(loadSettings({}, { ENVHOOK_CONFIG: file })), [true, '/file.sock']);
+  t.same(pick(loadSettings({}, { ENVHOOK_CONFIG: file, ENVHOOK_EVICT_UNAPPLIED: 'false', ENVHOOK_CRI_SOCKET: '/env.sock' })), [false, '/env.sock']);
+  t.same(pick(loadSettings({ evictUnapplied: true, criSocket: '/flag.sock' }, { ENVHOOK_CONFIG: file, ENVHOOK_EVICT_UNAPPLIED: 'false', ENVHOOK_CRI_SOCKET: '/env.sock' })), [true, '/flag.sock']);
+  t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: '', ENVHOOK_EVICT_UNAPPLIED: '1' }), { message: 'ENVHOOK_EVICT_UNAPPLIED: must be true or false' });
+  t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'bad.json') }), { message: new RegExp(`^config file ${path.join(dir, 'bad.json')}: /evictUnapplied: must be boolean`) });
+});
+
+const pick = (s: ReturnType<typeof loadSettings>) => [s.evictUnapplied, s.criSocket];
 
 t.test('metricsAddress: off by default, from each source, its shape checked wherever it comes from', async (t) => {
   const dir = t.testdir({ 'c.json': JSON.stringify({ metricsAddress: '127.0.0.1:9901' }), 'bad.json': JSON.stringify({ metricsAddress: '9901' }) });

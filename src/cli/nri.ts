@@ -10,6 +10,7 @@ import { EnvhookError } from '../errors.ts';
 import { loadSettings } from '../settings.ts';
 import { createLogger, type LogLevel, type Logger } from '../log.ts';
 import { DAEMON_NODE_OPTION, daemonJitTiers, hasPoolSize, reexecAsDaemon } from '../nri/process.ts';
+import type { NriObserver } from '../nri/observer.ts';
 import type { NriStatus } from '../nri/status.ts';
 
 interface NriOptions extends SettingOptions {
@@ -17,6 +18,8 @@ interface NriOptions extends SettingOptions {
   index?: string;
   metricsAddress?: string;
   runDir?: string;
+  criSocket?: string;
+  evictUnapplied?: boolean;
 }
 
 /** What the supervisor tells its worker (ENVHOOK_NRI_WORKER, JSON). */
@@ -38,7 +41,9 @@ export function registerNri(program: Command): void {
     .option('--socket <path>', "the runtime's NRI socket (default /var/run/nri/nri.sock)")
     .option('--index <NN>', 'plugin index, two digits: the order among NRI plugins (default 50)')
     .option('--metrics-address <host:port>', 'serve /metrics, /healthz and /readyz there (off by default)')
-    .option('--run-dir <dir>', 'where the status file goes (default /run/envhook)');
+    .option('--run-dir <dir>', 'where the status file goes (default /run/envhook)')
+    .option('--evict-unapplied', 'stop every running container created while envhook was not registered, so that the kubelet creates it again (default: only pods annotated envhook.io/evictUnapplied: "true")')
+    .option('--cri-socket <path>', "the runtime's CRI socket, for evictions (default: the registered runtime's own)");
   addSettingFlags(cmd).action((opts: NriOptions) => runNri(opts));
 }
 
@@ -51,6 +56,8 @@ function nriSettings(opts: NriOptions, env: NodeJS.ProcessEnv) {
     nriIndex: opts.index,
     metricsAddress: opts.metricsAddress,
     runDir: opts.runDir,
+    criSocket: opts.criSocket,
+    evictUnapplied: opts.evictUnapplied,
   }, env);
 }
 
@@ -68,7 +75,9 @@ async function runSupervisor(opts: NriOptions, env: NodeJS.ProcessEnv): Promise<
   const { DurationHistogram } = await import('../nri/metrics.ts');
   const settings = nriSettings(opts, env);
   // Linux's sun_path: 108 bytes with the NUL. Longer, every dial fails (EINVAL): say so once, now.
-  if (Buffer.byteLength(settings.nriSocket) > 107) throw new EnvhookError(`NRI socket path is ${Buffer.byteLength(settings.nriSocket)} bytes: a unix socket path has at most 107`);
+  for (const [what, p] of [['NRI', settings.nriSocket], ['CRI', settings.criSocket]] as const) {
+    if (p !== undefined && Buffer.byteLength(p) > 107) throw new EnvhookError(`${what} socket path is ${Buffer.byteLength(p)} bytes: a unix socket path has at most 107`);
+  }
   const fd = inheritedFd(env);
   const log = createLogger(settings.logFile, settings.logLevel, { stderr: true });
   reexecAsDaemon(fd, (why, err) => log.debug({ err }, `nri: supervisor on Node's default V8 threads (${why})`));
@@ -160,6 +169,7 @@ async function runWorker(opts: NriOptions, env: NodeJS.ProcessEnv, role: WorkerR
   const { inheritedFd, startDaemon } = await import('../nri/daemon.ts');
   const { createNriHandler } = await import('../nri/handler.ts');
   const { createPodWatcher } = await import('../nri/pod-watch.ts');
+  const { createEvictor } = await import('../nri/evict.ts');
   // The heartbeat starts once everything is loaded: until its first beat, the supervisor allows
   // FIRST_BEAT_MS for the start; after it, HANG_MS of silence is a hang.
   const link = linkToSupervisor((m) => {
@@ -174,6 +184,20 @@ async function runWorker(opts: NriOptions, env: NodeJS.ProcessEnv, role: WorkerR
   // The watches of before (this worker's predecessor, or before a runtime restart): a runtime
   // that sends no Synchronize to its pre-installed plugin (containerd 1.7) tells nothing else.
   pods.restore();
+  // Missed containers go to the supervisor (reported once, counted) and to the evictor, which
+  // stops those it should over CRI once Synchronize is answered.
+  const evictor = createEvictor({ log, observer: link.observer, all: settings.evictUnapplied, criSocket: settings.criSocket });
+  const observer: NriObserver = {
+    ...link.observer,
+    registered(info) {
+      evictor.registered(info.runtimeName);
+      link.observer.registered(info);
+    },
+    missed(list) {
+      link.observer.missed(list);
+      evictor.missed(list);
+    },
+  };
   const daemon = startDaemon({
     socketPath: settings.nriSocket,
     fd,
@@ -182,7 +206,7 @@ async function runWorker(opts: NriOptions, env: NodeJS.ProcessEnv, role: WorkerR
     index: role.index,
     handler: createNriHandler({ settings, log }),
     pods,
-    observer: link.observer,
+    observer,
     log,
   });
   const stop = () => daemon.stop();
@@ -197,6 +221,7 @@ async function runWorker(opts: NriOptions, env: NodeJS.ProcessEnv, role: WorkerR
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
     pods.close();
+    evictor.close();
     link.stop();
     if (process.connected) process.disconnect();
   }

@@ -97,7 +97,7 @@ export function renderReport(r: StatusReport, now: number): string {
   lines.push(`  connection: ${s.socket === undefined ? "the runtime's (pre-installed plugin)" : `socket ${oneLine(s.socket)}`}`);
   lines.push(`  supervisor: pid ${s.pid}, started ${s.startedAt}${s.workerPid === undefined ? ', no worker' : `, worker pid ${s.workerPid}`}`);
   const c = s.counts;
-  lines.push(`  containers: ${c.adjusted} adjusted, ${c.empty} without envhook, ${c.refused} refused, ${c.errors} errors, ${c.missed} missed, ${c.evicted} evicted`);
+  lines.push(`  containers: ${c.adjusted} adjusted, ${c.empty} without envhook, ${c.refused} refused, ${c.errors} errors, ${c.missed} missed, ${c.evicted} evicted${c.evictionsFailed ? ` (${c.evictionsFailed} evictions failed)` : ''}`);
   lines.push(`  registrations: ${c.registrations}, worker restarts: ${c.workerRestarts}, hangs: ${c.hangs}, owner re-chowns: ${c.ownerRechowns}`);
   if (s.lastError) lines.push(`  last error: ${s.lastError.at} ${oneLine(s.lastError.message)}`);
   lines.push(`  updated: ${s.updatedAt}`);

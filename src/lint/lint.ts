@@ -7,6 +7,7 @@ import { podsOf } from '../manifest/pods.ts';
 import { ENVHOOK_PREFIX, pairFor, podFacts, type PodFacts } from '../manifest/pod-facts.ts';
 import { getMap, offsetOf, pairOf } from '../manifest/nodes.ts';
 import type { Finding, Severity } from './finding.ts';
+import { EVICT_KEY } from '../k8s/annotations.ts';
 import { readPodAnnotations } from './read-annotations.ts';
 import { crossCheck } from './cross.ts';
 
@@ -57,6 +58,11 @@ function lintPod(facts: PodFacts, opts: LintOptions, at: At): void {
   // Cross-checks only on annotations that passed their schema: no cascade of findings.
   for (const p of [...problems, ...crossCheck(facts, values)]) at(offsetOf(pairFor(facts, p.key)), p.severity, p.key, p.path, p.message);
   if (opts.mode !== 'shim') return;
+  if (facts.annotations.has(EVICT_KEY)) {
+    at(offsetOf(pairFor(facts, EVICT_KEY)), 'warning', EVICT_KEY, '', 'read by envhook nri only: in shim mode the runtime handler applies env at every start, so no container is missed');
+    // Alone, it asks nothing of the runtime handler.
+    if (facts.annotations.size === 1) return;
+  }
   const pair = facts.spec && pairOf(facts.spec, 'runtimeClassName');
   const where = offsetOf(pair ?? pairOf(facts.ref.pod, 'spec') ?? facts.ref.pod);
   const value = pair && isScalar(pair.value) ? pair.value.value : undefined;

@@ -1,13 +1,13 @@
 // The envhook.io/* annotations of one pod, read with the node's own readers (same JSON Schemas,
 // same messages): each valid one parsed, each invalid one a finding. Shared by lint and convert.
 import { EnvhookError, SchemaError } from '../errors.ts';
-import { ENV_FROM_KEY, ENV_KEY, SERVICE_LINKS_KEY, readEnv, readEnvFrom, readServiceLinks, type EnvFromSource, type EnvVar } from '../k8s/annotations.ts';
+import { ENV_FROM_KEY, ENV_KEY, EVICT_KEY, SERVICE_LINKS_KEY, readEnv, readEnvFrom, readServiceLinks, type EnvFromSource, type EnvVar } from '../k8s/annotations.ts';
 import { VOLUME_OWNERS, readVolumeOwners, type VolumeOwner } from '../ownership/annotation.ts';
 import type { PodFacts } from '../manifest/pod-facts.ts';
 import { didYouMean } from './nearest.ts';
 
 export const APPLIED_KEY = 'envhook.io/applied';
-export const POD_AUTHOR_KEYS = [ENV_KEY, ENV_FROM_KEY, SERVICE_LINKS_KEY, VOLUME_OWNERS] as const;
+export const POD_AUTHOR_KEYS = [ENV_KEY, ENV_FROM_KEY, SERVICE_LINKS_KEY, VOLUME_OWNERS, EVICT_KEY] as const;
 
 export interface PodAnnotations {
   env?: Record<string, EnvVar[]>;
@@ -41,6 +41,10 @@ export function readPodAnnotations(facts: PodFacts): { values: PodAnnotations; p
       else if (key === VOLUME_OWNERS) {
         values.owners = readVolumeOwners(record);
         values.ownersRaw = JSON.parse(value as string);
+      } else if (key === EVICT_KEY) {
+        // The node reads only the string "true"; Kubernetes refuses an annotation that is not a string.
+        if (typeof value !== 'string') problems.push({ key, path: '', severity: 'error', message: 'must be a string: "true" (quoted)' });
+        else if (value !== 'true' && value !== 'false') problems.push({ key, path: '', severity: 'warning', message: 'only "true" asks for eviction: any other value is the same as "false"' });
       } else if (key === APPLIED_KEY) {
         problems.push({ key, path: '', severity: 'warning', message: 'set by envhook on the node after it applied env; a pod should not carry it' });
       } else {

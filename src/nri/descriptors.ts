@@ -10,6 +10,7 @@ import {
   type FileDescriptorProtoJson,
 } from '@bufbuild/protobuf/wkt';
 import { EnvhookError } from '../errors.ts';
+import { CRI_FILE } from './cri-schema.ts';
 import { NRI_FILE, STATUS_FILE, TTRPC_FILE, type FieldFact, type FileFact } from './schema.ts';
 
 const SCALAR = {
@@ -50,8 +51,8 @@ function fileJson(file: FileFact): FileDescriptorProtoJson {
   return { name: file.name, package: file.package, dependency: file.dependency, messageType, ...(enumType.length ? { enumType } : {}), syntax: 'proto3' };
 }
 
-/** Our three files as one FileDescriptorSet (also what the schema test compares). */
-export const FILE_SET = fromJson(FileDescriptorSetSchema, { file: [STATUS_FILE, TTRPC_FILE, NRI_FILE].map(fileJson) });
+/** Our files as one FileDescriptorSet (also what the schema tests compare): NRI, ttRPC, and the CRI call envhook makes. */
+export const FILE_SET = fromJson(FileDescriptorSetSchema, { file: [STATUS_FILE, TTRPC_FILE, NRI_FILE, CRI_FILE].map(fileJson) });
 const registry = createFileRegistry(FILE_SET);
 
 function message(typeName: string): DescMessage {
@@ -74,8 +75,8 @@ export const Msg = {
   StopPodSandboxResponse: message('nri.pkg.api.v1alpha1.StopPodSandboxResponse'),
   RemovePodSandboxRequest: message('nri.pkg.api.v1alpha1.RemovePodSandboxRequest'),
   RemovePodSandboxResponse: message('nri.pkg.api.v1alpha1.RemovePodSandboxResponse'),
-  UpdateContainersRequest: message('nri.pkg.api.v1alpha1.UpdateContainersRequest'),
-  UpdateContainersResponse: message('nri.pkg.api.v1alpha1.UpdateContainersResponse'),
+  StopContainerRequest: message('runtime.v1.StopContainerRequest'),
+  StopContainerResponse: message('runtime.v1.StopContainerResponse'),
   Request: message('ttrpc.Request'),
   Response: message('ttrpc.Response'),
 } as const;
@@ -102,10 +103,6 @@ export interface SynchronizeRequestShape { pods: PodSandboxShape[]; containers: 
 export interface StateChangeEventShape { event: number; pod?: PodSandboxShape | undefined; container?: ContainerShape | undefined }
 /** StopPodSandboxRequest and RemovePodSandboxRequest. */
 export interface PodSandboxRequestShape { pod?: PodSandboxShape | undefined }
-export interface ContainerUpdateShape { containerId: string }
-export interface ContainerEvictionShape { containerId: string; reason: string }
-export interface UpdateContainersRequestShape { update: ContainerUpdateShape[]; evict: ContainerEvictionShape[] }
-export interface UpdateContainersResponseShape { failed: ContainerUpdateShape[] }
 export interface RequestShape { service: string; method: string; payload: Uint8Array; timeoutNano: bigint; metadata: KeyValueShape[] }
 export interface StatusShape { code: number; message: string }
 export interface ResponseShape { status?: StatusShape | undefined; payload: Uint8Array }

@@ -76,7 +76,8 @@ export function renderMetrics(status: NriStatus, histogram: DurationHistogram): 
     },
     histogramFamily('envhook_nri_request_duration_seconds', 'Time envhook took to answer a CreateContainer request.', histogram),
     one('envhook_nri_missed_containers_total', 'counter', 'Running containers found after a registration that asked for envhook but were created without it.', c.missed),
-    one('envhook_nri_evictions_total', 'counter', 'Missed containers evicted through NRI so that the kubelet recreates them.', c.evicted),
+    one('envhook_nri_evictions_total', 'counter', 'Missed containers stopped over CRI so that the kubelet creates them again with their env.', c.evicted),
+    one('envhook_nri_eviction_failures_total', 'counter', 'Evictions of missed containers that failed (CRI socket unusable, error status, no answer in time).', c.evictionsFailed ?? 0),
     one('envhook_owner_rechowns_total', 'counter', "Volume owners applied again after the kubelet's rewrites.", c.ownerRechowns),
   ];
   if (status.runtime) {

@@ -4,7 +4,8 @@
 // CreateContainer into a handler call. Pod ends come as NRI 0.12's dedicated StopPodSandbox
 // (RemovePodSandbox) or, from an older runtime, as StateChange. The session ends when the
 // socket closes, for whatever reason; `closed` says why (the daemon loop decides whether to
-// reconnect). Meanwhile it can ask the runtime to evict containers (evict.ts).
+// reconnect). Containers Synchronize shows were created while envhook was away go to the
+// observer (missed.ts); evicting them is the worker's, over CRI (evict.ts).
 import type { Duplex } from 'node:stream';
 import { describeError, EnvhookError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -13,7 +14,6 @@ import {
   decode, encode, Msg, type ConfigureRequestShape, type CreateContainerRequestShape, type PodSandboxRequestShape, type PodSandboxShape, type StateChangeEventShape,
   type SynchronizeRequestShape,
 } from './descriptors.ts';
-import { evictContainers, type Eviction } from './evict.ts';
 import { PLUGIN_CONN, RUNTIME_CONN } from './frames.ts';
 import { findMissed } from './missed.ts';
 import { MuxConnection } from './mux.ts';
@@ -41,16 +41,7 @@ export interface PluginSession {
   /** Resolves with the reason when the socket is closed. */
   closed: Promise<string>;
   close(reason: string): void;
-  /**
-   * Runtime.UpdateContainers with these evictions, within the runtime's request timeout;
-   * resolves with the container ids it reports as failed, rejects with an EnvhookError (one
-   * line) on an error status, no answer, or when not registered.
-   */
-  evict(list: readonly Eviction[]): Promise<{ failed: string[] }>;
 }
-
-/** NRI's default plugin request timeout, for a runtime whose Configure gave none. */
-const DEFAULT_REQUEST_TIMEOUT_MS = 2000;
 
 /** The status message of a failed call: envhook's one line, as the CLI prints it. */
 const statusLine = (err: unknown): string => `envhook: ${describeError(err)}`;
@@ -80,9 +71,6 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
   const timeoutMs = opts.registrationTimeoutMs ?? 5000;
   let configured!: (info: RegisteredInfo) => void;
   const configuredP = new Promise<RegisteredInfo>((resolve) => (configured = resolve));
-  // Set by Configure: the runtime's own per-request limit also bounds envhook's calls to it.
-  let requestTimeoutMs = 0;
-  let info: RegisteredInfo | undefined;
   const podEnded = (call: string, pod: PodSandboxShape | undefined, ended: 'stop' | 'remove'): void => {
     if (pods) notify(call, () => pods.podEnded(toPod(pod), ended));
   };
@@ -94,9 +82,7 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
         const req = decode<ConfigureRequestShape>(Msg.ConfigureRequest, payload);
         const nriVersion = req.NRIVersion || undefined;
         log.debug({ runtime: req.runtimeName, version: req.runtimeVersion, nriVersion, requestTimeoutMs: Number(req.requestTimeout) }, 'NRI configure');
-        requestTimeoutMs = Number(req.requestTimeout);
-        info = { runtimeName: req.runtimeName, runtimeVersion: req.runtimeVersion, nriVersion };
-        configured(info);
+        configured({ runtimeName: req.runtimeName, runtimeVersion: req.runtimeVersion, nriVersion });
         return encode(Msg.ConfigureResponse, { events: subscribedEvents(pods !== undefined) });
       },
       [`${PLUGIN_SERVICE}/Synchronize`]: (payload) => {
@@ -176,10 +162,5 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
   // A caller that only awaits `closed` must not see an unhandled rejection.
   registered.catch(() => {});
 
-  const evict = (list: readonly Eviction[]): Promise<{ failed: string[] }> =>
-    info && !mux.isClosed
-      ? evictContainers(runtime, list, requestTimeoutMs > 0 ? requestTimeoutMs : DEFAULT_REQUEST_TIMEOUT_MS)
-      : Promise.reject(new EnvhookError(`NRI eviction of ${list.length} container(s) failed: the plugin is not connected to the runtime`));
-
-  return { registered, closed: mux.closed, close: (reason) => mux.close(reason), evict };
+  return { registered, closed: mux.closed, close: (reason) => mux.close(reason) };
 }

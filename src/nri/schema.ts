@@ -87,17 +87,6 @@ export const NRI_FILE: FileFact = {
     StopPodSandboxResponse: [],
     RemovePodSandboxRequest: [{ name: 'pod', number: 1, type: `${N}.PodSandbox` }],
     RemovePodSandboxResponse: [],
-    // Runtime.UpdateContainers: envhook sends evictions only, never an update.
-    UpdateContainersRequest: [
-      { name: 'update', number: 1, type: `${N}.ContainerUpdate`, repeated: true },
-      { name: 'evict', number: 2, type: `${N}.ContainerEviction`, repeated: true },
-    ],
-    UpdateContainersResponse: [{ name: 'failed', number: 1, type: `${N}.ContainerUpdate`, repeated: true }],
-    ContainerUpdate: [{ name: 'container_id', number: 1, type: 'string' }],
-    ContainerEviction: [
-      { name: 'container_id', number: 1, type: 'string' },
-      { name: 'reason', number: 2, type: 'string' },
-    ],
     PodSandbox: [
       { name: 'id', number: 1, type: 'string' },
       { name: 'name', number: 2, type: 'string' },
@@ -199,7 +188,6 @@ export const PLUGIN_METHODS = {
 /** The Runtime methods envhook calls. */
 export const RUNTIME_METHODS = {
   RegisterPlugin: { request: 'RegisterPluginRequest', response: 'Empty' },
-  UpdateContainers: { request: 'UpdateContainersRequest', response: 'UpdateContainersResponse' },
 } as const satisfies Record<string, MethodFact>;
 
 /**

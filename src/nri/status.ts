@@ -19,6 +19,8 @@ export interface NriCounts {
   errors: number;
   missed: number;
   evicted: number;
+  /** Evictions that failed (the CRI socket unusable, the runtime's error status, no answer in time). */
+  evictionsFailed: number;
   ownerRechowns: number;
 }
 
@@ -51,7 +53,7 @@ export const STATUS_FILE = 'nri-status.json';
 const MAX_STATUS_BYTES = 64 * 1024;
 
 export function emptyCounts(): NriCounts {
-  return { registrations: 0, workerRestarts: 0, hangs: 0, adjusted: 0, empty: 0, refused: 0, errors: 0, missed: 0, evicted: 0, ownerRechowns: 0 };
+  return { registrations: 0, workerRestarts: 0, hangs: 0, adjusted: 0, empty: 0, refused: 0, errors: 0, missed: 0, evicted: 0, evictionsFailed: 0, ownerRechowns: 0 };
 }
 
 export function statusPath(runDir: string): string {

@@ -54,7 +54,7 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
   const firstBeatMs = opts.firstBeatMs ?? FIRST_BEAT_MS;
   const plugin = `${opts.index}-${opts.name}`;
   const iso = (ms = Date.now()) => new Date(ms).toISOString();
-  const counts: NriCounts = { registrations: 0, workerRestarts: 0, hangs: 0, adjusted: 0, empty: 0, refused: 0, errors: 0, missed: 0, evicted: 0, ownerRechowns: 0 };
+  const counts: NriCounts = { registrations: 0, workerRestarts: 0, hangs: 0, adjusted: 0, empty: 0, refused: 0, errors: 0, missed: 0, evicted: 0, evictionsFailed: 0, ownerRechowns: 0 };
   const startedAt = iso();
   let status: NriStatus = { version: 1, pid: process.pid, startedAt, plugin, connected: false, since: startedAt, counts, updatedAt: startedAt };
   const reported = new Set<string>();
@@ -195,6 +195,7 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
       }
       case 'evicted':
         counts.evicted += m.ids.length;
+        counts.evictionsFailed += m.failed.length;
         publish(true);
         return;
       case 'end':

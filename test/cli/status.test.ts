@@ -117,7 +117,7 @@ t.test('prints the status fields and nothing else: no byte of an env file, no co
 });
 
 t.test('the human form, field by field', async (t) => {
-  const s = sampleStatus({ workerPid: 4242, pid: 4241, socket: undefined, counts: { registrations: 3, workerRestarts: 2, hangs: 1, adjusted: 120, empty: 3400, refused: 2, errors: 0, missed: 4, evicted: 4, ownerRechowns: 17 }, lastError: { at: '2026-11-26T10:04:00.000Z', message: 'NRI request timed out: worker replaced' } });
+  const s = sampleStatus({ workerPid: 4242, pid: 4241, socket: undefined, counts: { registrations: 3, workerRestarts: 2, hangs: 1, adjusted: 120, empty: 3400, refused: 2, errors: 0, missed: 4, evicted: 4, evictionsFailed: 0, ownerRechowns: 17 }, lastError: { at: '2026-11-26T10:04:00.000Z', message: 'NRI request timed out: worker replaced' } });
   const report: StatusReport = { installed: { containerd: ['shim', 'nri'] }, nri: 'connected', ok: true, problem: null, statusFile: FILE, status: s };
   t.equal(
     renderReport(report, Date.parse('2026-11-26T12:05:03.000Z')),
@@ -136,4 +136,7 @@ t.test('the human form, field by field', async (t) => {
   );
   t.match(renderReport({ ...report, status: { ...s, since: '2026-11-26T12:05:00.000Z' } }, Date.parse('2026-11-26T12:05:03.900Z')), '(3s ago)');
   t.match(renderReport({ ...report, status: { ...s, since: '2026-11-23T12:05:00.000Z' } }, Date.parse('2026-11-26T12:05:03.000Z')), '(3d 0h ago)');
+  t.match(renderReport({ ...report, status: { ...s, counts: { ...s.counts, evictionsFailed: 1 } } }, 0), /^ {2}containers: .*, 4 missed, 4 evicted \(1 evictions failed\)$/m, 'failed evictions, when there are some');
+  const { evictionsFailed: _, ...older } = s.counts;
+  t.match(renderReport({ ...report, status: { ...s, counts: older as typeof s.counts } }, 0), /, 4 missed, 4 evicted$/m, 'a status an older envhook wrote, without the count');
 });

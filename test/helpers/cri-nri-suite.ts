@@ -9,7 +9,8 @@ import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { prepareWithEnvhook, type CriEnvhook } from './cri-envhook.ts';
-import { missingForCri, NRI_CONNECTED } from './cri-containerd.ts';
+import { missingForCri, NRI_CONNECTED, type ContainerdVersion } from './cri-containerd.ts';
+import type { Leftovers } from './leftovers.ts';
 import { runPod, procEnviron, type KubeletPod } from './cri-pod.ts';
 import { startNriProcess, type NriProcess } from './nri-process.ts';
 import { waitFor } from './inotify.ts';
@@ -26,11 +27,47 @@ const OWNERS = { 'envhook.io/volumeOwners': [{ volume: 'tls', defaultUser: 1000 
 const TLS = { tls: { 'tls.key': { data: `${CANARY}-key\n`, mode: 0o400 } } };
 const CONTAINER = { name: 'app', command: ['sleep', '3600'], env: { POD_ENV: 'kept', ...SERVICE_ENV } };
 
-async function startPlugin(node: CriEnvhook, dir: string): Promise<NriProcess> {
-  const from = fs.readFileSync(node.containerd.paths.log, 'utf8').length;
-  const p = startNriProcess(['--socket', node.containerd.paths.nriSocket, '--kubelet-root', node.kubeletRoot], { dir });
-  await waitFor(() => NRI_CONNECTED.test(fs.readFileSync(node.containerd.paths.log, 'utf8').slice(from)), 60_000, 'containerd: plugin connected');
-  return p;
+/** A started containerd of `version` with NRI on and envhook's handler installed; the plugin and containerd stopped at teardown. */
+export interface NriNode {
+  node: CriEnvhook;
+  dir: string;
+  /** The plugin startPlugin started, if it still runs. */
+  plugin: NriProcess | undefined;
+  /** `envhook nri` from source on containerd's NRI socket (and `extra`); resolves once containerd logs it connected. */
+  startPlugin(extra?: string[]): Promise<NriProcess>;
+  /** Stops containerd (the plugin first) and reports what was left. */
+  stop(): Promise<Leftovers>;
+}
+
+export async function startNriNode(t: Test, version: ContainerdVersion): Promise<NriNode> {
+  const dir = t.testdir();
+  const node = prepareWithEnvhook({ version, nri: true });
+  t.comment(node.containerd.label);
+  let stopped = false;
+  const self: NriNode = {
+    node,
+    dir,
+    plugin: undefined,
+    async startPlugin(extra = []) {
+      const from = fs.readFileSync(node.containerd.paths.log, 'utf8').length;
+      const p = startNriProcess(['--socket', node.containerd.paths.nriSocket, '--kubelet-root', node.kubeletRoot, ...extra], { dir });
+      self.plugin = p;
+      await waitFor(() => NRI_CONNECTED.test(fs.readFileSync(node.containerd.paths.log, 'utf8').slice(from)), 60_000, 'containerd: plugin connected');
+      return p;
+    },
+    async stop() {
+      await self.plugin?.stop();
+      self.plugin = undefined;
+      stopped = true;
+      return node.containerd.stop();
+    },
+  };
+  t.teardown(async () => {
+    await self.plugin?.stop();
+    if (!stopped) await node.containerd.stop();
+  });
+  await node.containerd.start();
+  return self;
 }
 
 /** CreateContainer's gRPC error text, or a failure when it succeeds. */
@@ -52,17 +89,9 @@ async function containersOf(node: CriEnvhook, pod: KubeletPod): Promise<unknown[
 /** The cases, as one test on one containerd of `version`. */
 export function criNriSuite(version: '1.7' | '2.1'): void {
   t.test(`containerd ${version} + envhook nri: pods without runtimeClassName`, { skip: missingForCri(version) }, async (t) => {
-    const dir = t.testdir();
-    const node = prepareWithEnvhook({ version, nri: true });
-    t.comment(node.containerd.label);
-    let stopped = false;
-    let plugin: NriProcess | undefined;
-    t.teardown(async () => {
-      await plugin?.stop();
-      if (!stopped) await node.containerd.stop();
-    });
-    await node.containerd.start();
-    plugin = await startPlugin(node, dir);
+    const h = await startNriNode(t, version);
+    const { node, dir } = h;
+    await h.startPlugin();
     const pods: KubeletPod[] = [];
     let n = 0;
     const pod = async (handler: string, annotations: Record<string, unknown>, extra: object = {}) => {
@@ -94,7 +123,7 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
         t.equal([...env.keys()].filter((k) => k.startsWith('BIG_')).length, 300, 'every variable');
         t.equal(env.get('BIG_299'), `value 299 ${'x'.repeat(20)}`);
       });
-      t.match(plugin!.log(), /nri: adjusted/);
+      t.match(h.plugin!.log(), /nri: adjusted/);
     });
 
     await t.test("a failing start: CreateContainer fails with envhook's line, no container is left", async (t) => {
@@ -126,7 +155,7 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
       const id = await p.run(CONTAINER);
       for (const [name, check] of Object.entries(APP_CHECKS)) await t.test(name, (t) => onPid1AndExec(t, p, id, check));
       t.ok(node.runs().some((l) => l.includes(id)), 'the front ran envhook for it');
-      await plugin!.waitForLog(/nri: left to the envhook runtime handler \(service-link removal\)/, 10_000);
+      await h.plugin!.waitForLog(/nri: left to the envhook runtime handler \(service-link removal\)/, 10_000);
     });
 
     await t.test('containerd restarted: the plugin reconnects and the next pod is right', async (t) => {
@@ -139,9 +168,9 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
     });
 
     await t.test('the plugin killed: NRI fails open; the guard handler still gives the env', async (t) => {
-      plugin!.child.kill('SIGKILL');
-      t.equal(await plugin!.exited, 'SIGKILL');
-      plugin = undefined;
+      h.plugin!.child.kill('SIGKILL');
+      t.equal(await h.plugin!.exited, 'SIGKILL');
+      h.plugin = undefined;
       await waitFor(() => /connection to plugin \\"50-envhook\\" closed|plugin \\"50-envhook\\".*(closed|stopped)/.test(fs.readFileSync(node.containerd.paths.log, 'utf8')), 30_000, 'containerd saw the plugin go');
 
       const open = await pod('', ENV_ANNOTATIONS);
@@ -162,7 +191,6 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
     const logs = `${fs.readFileSync(node.containerd.paths.log, 'utf8')}\n${node.logText()}\n${fs.readdirSync(dir).filter((f) => f.endsWith('.log')).map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join('\n')}`;
     t.notMatch(logs, CANARY, "no value in containerd's log, the plugin's log or the front's log");
     for (const p of pods) await p.remove();
-    stopped = true;
-    t.same(await node.containerd.stop(), { processes: [], mounts: [] }, 'teardown leaves no process, mount or shim');
+    t.same(await h.stop(), { processes: [], mounts: [] }, 'teardown leaves no process, mount or shim');
   });
 }

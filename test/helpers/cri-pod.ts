@@ -22,6 +22,8 @@ export interface ContainerOptions {
   volumeMounts?: Record<string, string>;
   /** runAsUser and runAsGroup of the container's securityContext (the image's user otherwise). */
   user?: number;
+  /** The kubelet's restart count: 0 at first, one more each time it creates the container again. */
+  attempt?: number;
 }
 
 export interface KubeletPod {
@@ -72,7 +74,7 @@ export async function runPod(c: CriContainerd, kubeletRoot: string, o: PodOption
         podSandboxId: id,
         sandboxConfig: config,
         config: {
-          metadata: { name: k.name, attempt: 0 },
+          metadata: { name: k.name, attempt: k.attempt ?? 0 },
           image: { image: BUSYBOX_IMAGE },
           command: k.command ?? [],
           args: k.args ?? [],
@@ -80,8 +82,8 @@ export async function runPod(c: CriContainerd, kubeletRoot: string, o: PodOption
           envs: Object.entries(k.env ?? {}).map(([key, value]) => ({ key, value: Buffer.from(value) })),
           mounts,
           labels: { ...labels, 'io.kubernetes.container.name': k.name },
-          annotations: { 'io.kubernetes.container.restartCount': '0', 'io.kubernetes.container.terminationMessagePath': '/dev/termination-log', 'io.kubernetes.container.terminationMessagePolicy': 'File' },
-          logPath: `${k.name}/0.log`,
+          annotations: { 'io.kubernetes.container.restartCount': String(k.attempt ?? 0), 'io.kubernetes.container.terminationMessagePath': '/dev/termination-log', 'io.kubernetes.container.terminationMessagePolicy': 'File' },
+          logPath: `${k.name}/${k.attempt ?? 0}.log`,
           linux: { securityContext: { namespaceOptions: HOST_NETWORK, ...(k.user === undefined ? {} : { runAsUser: { value: BigInt(k.user) }, runAsGroup: { value: BigInt(k.user) } }) } },
         },
       };

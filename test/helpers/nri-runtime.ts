@@ -3,8 +3,7 @@
 // Plugin.Synchronize on connection 1 (empty, or the parts a test gives), and then whatever the
 // test sends. With `nriVersion`, Configure carries that version as NRI 0.12's does; pod events
 // are sent as 0.8.0 sends them (stateChange) or as 0.12 does (podSandbox: the dedicated
-// StopPodSandbox/RemovePodSandbox). Runtime.UpdateContainers is answered as NRI's adaptation
-// and containerd answer it (below), or as a test scripts it. Built on envhook's own framing, so
+// StopPodSandbox/RemovePodSandbox). Built on envhook's own framing, so
 // every test that uses it is also checked against recorded containerd frames
 // (test/nri/frames.test.ts) for the framing itself.
 import net from 'node:net';
@@ -12,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import { silentLogger } from '../../src/log.ts';
-import { decode, encode, Msg, type RegisterPluginRequestShape, type UpdateContainersRequestShape } from '../../src/nri/descriptors.ts';
+import { decode, encode, Msg, type RegisterPluginRequestShape} from '../../src/nri/descriptors.ts';
 import { PLUGIN_CONN, RUNTIME_CONN } from '../../src/nri/frames.ts';
 import { MuxConnection } from '../../src/nri/mux.ts';
 import { PLUGIN_SERVICE, RUNTIME_SERVICE } from '../../src/nri/schema.ts';
@@ -31,8 +30,6 @@ export interface PeerPlugin {
   stateChange(event: number, pod: Record<string, unknown>): Promise<void>;
   /** NRI 0.12's dedicated pod event: Plugin.StopPodSandbox or Plugin.RemovePodSandbox. */
   podSandbox(method: 'StopPodSandbox' | 'RemovePodSandbox', pod: Record<string, unknown>): Promise<Buffer>;
-  /** The payload of each Runtime.UpdateContainers the plugin sent, as received. */
-  updates: Buffer[];
   socket: net.Socket;
   mux: MuxConnection;
   closed: Promise<string>;
@@ -54,13 +51,6 @@ export interface FakeRuntimeOptions {
   synchronize?: () => Record<string, unknown>[];
   /** The runtime's NRI version in Configure (NRI ≥ 0.12); none by default, as NRI 0.8.0. */
   nriVersion?: string;
-  /**
-   * Answers Runtime.UpdateContainers (an UpdateContainersResponse; throw an RpcError for an
-   * error status). Default: as NRI's adaptation (every release to 0.12.2) and containerd do —
-   * only `update` is relayed to the runtime, evictions are dropped, ids the runtime does not
-   * know are skipped: `failed` is empty and the status OK.
-   */
-  updateContainers?: (req: UpdateContainersRequestShape) => Record<string, unknown> | Promise<Record<string, unknown>>;
   /** Configure's request_timeout in ms (default 2000, NRI's default). */
   requestTimeoutMs?: number;
 }
@@ -103,16 +93,10 @@ async function accept(socket: net.Socket, sync: Record<string, unknown>[], opts:
   const mux = new MuxConnection(socket, silentLogger);
   let registered!: (r: RegisterPluginRequestShape) => void;
   const reg = new Promise<RegisterPluginRequestShape>((resolve) => (registered = resolve));
-  const updates: Buffer[] = [];
   new TtrpcServer(mux.open(RUNTIME_CONN), {
     [`${RUNTIME_SERVICE}/RegisterPlugin`]: (payload) => {
       registered(decode<RegisterPluginRequestShape>(Msg.RegisterPluginRequest, payload));
       return encode(Msg.Empty, {});
-    },
-    [`${RUNTIME_SERVICE}/UpdateContainers`]: async (payload) => {
-      updates.push(payload);
-      const req = decode<UpdateContainersRequestShape>(Msg.UpdateContainersRequest, payload);
-      return encode(Msg.UpdateContainersResponse, (await opts.updateContainers?.(req)) ?? {});
     },
   });
   const client = new TtrpcClient(mux.open(PLUGIN_CONN));
@@ -136,7 +120,6 @@ async function accept(socket: net.Socket, sync: Record<string, unknown>[], opts:
       await call('StateChange', encode(Msg.StateChangeEvent, { event, pod }));
     },
     podSandbox: (method, pod) => call(method, encode(method === 'StopPodSandbox' ? Msg.StopPodSandboxRequest : Msg.RemovePodSandboxRequest, { pod })),
-    updates,
     socket,
     mux,
     closed: mux.closed,

@@ -111,6 +111,13 @@ const TABLE: [string, string, string | undefined, Mode, string[]][] = [
   ['no runtimeClassName in nri mode', `envhook.io/serviceLinks: '{"*": false}'`, '', 'nri', []],
   ['another runtimeClassName', `envhook.io/serviceLinks: '{"*": false}'`, '  runtimeClassName: kata\n', 'shim',
     ['pod.yaml:8:3: spec.runtimeClassName: warning: not "envhook", the handler envhook install registers: the node must pass envhook.io/* annotations to this one']],
+  ['evictUnapplied in nri mode', `envhook.io/evictUnapplied: "true"\nenvhook.io/env: '{"main": []}'`, '', 'nri', []],
+  ['evictUnapplied in shim mode: read by envhook nri only', `envhook.io/evictUnapplied: "true"`, '', 'shim',
+    ['pod.yaml:6:5: envhook.io/evictUnapplied: warning: read by envhook nri only: in shim mode the runtime handler applies env at every start, so no container is missed']],
+  ['evictUnapplied not "true" or "false"', `envhook.io/evictUnapplied: "${CANARY}"`, '', 'nri',
+    ['pod.yaml:6:5: envhook.io/evictUnapplied: warning: only "true" asks for eviction: any other value is the same as "false"']],
+  ['evictUnapplied not a string', `envhook.io/evictUnapplied: true`, '', 'nri', ['pod.yaml:6:5: envhook.io/evictUnapplied: must be a string: "true" (quoted)']],
+  ['evictUnapplied misspelt', `envhook.io/evictUnaplied: "true"`, '', 'nri', ['pod.yaml:6:5: envhook.io/evictUnaplied: not an envhook annotation (did you mean "envhook.io/evictUnapplied"?)']],
   ['serviceLinks true under enableServiceLinks: false', `envhook.io/serviceLinks: '{"main": true}'`, '  runtimeClassName: envhook\n  enableServiceLinks: false\n', 'shim',
     ['pod.yaml:6:5: envhook.io/serviceLinks /main: warning: true has no effect: the pod sets enableServiceLinks: false, so the kubelet makes no service variables']],
 ];

@@ -95,12 +95,6 @@ t.test('NRI 0.12: the messages envhook sends and reads, byte for byte', async (t
   t.equal(encode(Msg.RemovePodSandboxResponse, {}).length, 0, 'RemovePodSandboxResponse: empty');
   t.match(decode(Msg.RemovePodSandboxRequest, ld(1, pod)), { pod: { id: 'sandbox-1', uid: 'a1b2-uid' } }, 'RemovePodSandboxRequest: pod is field 1');
 
-  // Runtime/UpdateContainers: evictions are field 2 (container_id 1, reason 2), no update (1);
-  // the response's failed (1) is a list of ContainerUpdate (container_id 1).
-  const evict = Buffer.concat([ld(2, Buffer.concat([ld(1, 'ctr-1'), ld(2, 'env not applied')])), ld(2, Buffer.concat([ld(1, 'ctr-2'), ld(2, 'env not applied')]))]);
-  const ours = encode(Msg.UpdateContainersRequest, { evict: [{ containerId: 'ctr-1', reason: 'env not applied' }, { containerId: 'ctr-2', reason: 'env not applied' }] });
-  t.equal(Buffer.from(ours).toString('hex'), evict.toString('hex'), 'UpdateContainersRequest with two evictions');
-  t.match(decode(Msg.UpdateContainersResponse, Buffer.concat([ld(1, ld(1, 'ctr-2'))])), { failed: [{ containerId: 'ctr-2' }] });
   t.same(ld(1, 'x'), Buffer.from('0a0178', 'hex'), 'the hand layout itself: tag 0x0a, length, bytes');
 });
 

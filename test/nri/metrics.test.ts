@@ -141,7 +141,7 @@ t.test('the parser refuses what Prometheus would', async (t) => {
 t.test('every family, named with its unit, from the status and the histogram', async (t) => {
   const hist = new DurationHistogram();
   for (const s of [0.00005, 0.0003, 0.0007, 0.001, 0.003, 3, NaN, -1]) hist.observe(s);
-  const status = sampleStatus({ counts: { registrations: 4, workerRestarts: 3, hangs: 1, adjusted: 20, empty: 100, refused: 2, errors: 1, missed: 5, evicted: 4, ownerRechowns: 7 } });
+  const status = sampleStatus({ counts: { registrations: 4, workerRestarts: 3, hangs: 1, adjusted: 20, empty: 100, refused: 2, errors: 1, missed: 5, evicted: 4, evictionsFailed: 1, ownerRechowns: 7 } });
   const fams = parseExposition(renderMetrics(status, hist));
   t.same(
     [...fams.entries()].map(([n, f]) => `${n} ${f.type}`),
@@ -155,6 +155,7 @@ t.test('every family, named with its unit, from the status and the histogram', a
       'envhook_nri_request_duration_seconds histogram',
       'envhook_nri_missed_containers_total counter',
       'envhook_nri_evictions_total counter',
+      'envhook_nri_eviction_failures_total counter',
       'envhook_owner_rechowns_total counter',
       'envhook_nri_runtime_info gauge',
     ],
@@ -169,6 +170,7 @@ t.test('every family, named with its unit, from the status and the histogram', a
   }
   t.equal(value(fams, 'envhook_nri_missed_containers_total'), 5);
   t.equal(value(fams, 'envhook_nri_evictions_total'), 4);
+  t.equal(value(fams, 'envhook_nri_eviction_failures_total'), 1);
   t.equal(value(fams, 'envhook_owner_rechowns_total'), 7);
   t.equal(value(fams, 'envhook_nri_runtime_info', { runtime: 'containerd', version: '2.1.9', nri_version: 'v0.8.0' }), 1);
   // NaN is dropped, -1 counts as 0; a bound is inclusive (le).
