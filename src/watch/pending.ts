@@ -61,9 +61,9 @@ export class PendingDirs {
 
   /** Opens and watches new directory `name`: 'gone' (not there, not the kubelet's) or 'limit' (no watch). */
   adopt(name: string): 'adopted' | 'gone' | 'limit' {
-    while (this.#held.size >= this.#env.max) this.unwatch(this.#held.keys().next().value!);
     const dir = this.#env.open(name);
-    if (dir === undefined) return 'gone';
+    if (dir === undefined) return 'gone'; // and nothing held is dropped for it
+    while (this.#held.size >= this.#env.max) this.unwatch(this.#held.keys().next().value!);
     this.#held.set(name, { dir, watches: new Map() });
     // Watch first, then the caller's pass: a file made between the two is seen by one or the other.
     if (!this.#watch(name, '')) {
@@ -94,6 +94,11 @@ export class PendingDirs {
     for (const name of [...this.#held.keys()]) this.unwatch(name);
   }
 
+  /** Lets go of the directories removed since they were adopted (their events may have been missed). */
+  prune(): void {
+    for (const [name, h] of [...this.#held]) if (isRemoved(h.dir.fd)) this.unwatch(name);
+  }
+
   /** Watches the existing subdirectories below `rel` (getdents types through the descriptor: no symlink descended). */
   #watchSubdirs(name: string, rel: string): void {
     const h = this.#held.get(name);
@@ -114,7 +119,13 @@ export class PendingDirs {
   }
 
   #watch(name: string, rel: string): boolean {
-    const w = this.#env.inotify.watch(path.join(this.#dir, name, rel), (_event, file) => this.#onEvent(name, rel, file), () => this.unwatch(name), this.#env.pod);
+    // Only 'rename' (created, moved, removed): a file is owned at its creation, and the
+    // kubelet's writes and chmods after it ('change') change no owner. Skipping them keeps this
+    // process ahead of the writer instead of behind its queue of events.
+    const listener = (event: string, file: string | null) => {
+      if (event === 'rename') this.#onEvent(name, rel, file);
+    };
+    const w = this.#env.inotify.watch(path.join(this.#dir, name, rel), listener, () => this.unwatch(name), this.#env.pod);
     if (w === 'limit') this.#env.onLimit();
     if (typeof w === 'string') return false;
     this.#held.get(name)?.watches.set(rel, w);

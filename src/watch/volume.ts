@@ -133,6 +133,7 @@ export class VolumeWatch implements Task {
     this.#guard(() => (due = this.#pending.drain()));
     for (const name of [...due, ...this.#unwatched]) this.#guard(() => this.#ownPending(name));
     this.#unwatched.clear();
+    this.#pending.prune();
   }
 
   #guard(step: () => void): void {

@@ -18,6 +18,7 @@ import { waitFor } from '../helpers/inotify.ts';
 import { churnWithReader, describeReader, fifoMissing, readerScript, setFifo, type ReaderResult } from '../helpers/volume-reader.ts';
 import { writeOwnersRecord } from '../../src/watch/record.ts';
 
+t.setTimeout(900_000); // the file's own limit (tap's default is for the whole file)
 const REWRITES = Number(process.env.ENVHOOK_WATCH_REWRITES) || 300;
 const SA = '/var/run/secrets/kubernetes.io/serviceaccount';
 const FILES = ['/keys/key', `${SA}/token`, `${SA}/ca.crt`, `${SA}/namespace`];
@@ -102,7 +103,7 @@ async function churn(t: Test, watcher: boolean, busy: boolean, fifo = false): Pr
   return { ...r, owners: uids() };
 }
 
-t.test(`UID 1000 reads 0400 files of a secret and a projected volume in a loop while both are rewritten ${REWRITES} times`, { skip: missingForRunc(), timeout: 600_000 }, async (t) => {
+t.test(`UID 1000 reads 0400 files of a secret and a projected volume in a loop while both are rewritten ${REWRITES} times`, { skip: missingForRunc(), timeout: 900_000 }, async (t) => {
   const report = (what: string, r: ReaderResult) => t.comment(describeReader(what, r, FILES));
   const base = await churn(t, false, false);
   report('without the watcher', base);

@@ -50,6 +50,12 @@ t.test('at most `max` new directories; the oldest is dropped first, descriptors 
   t.equal(openFds() - fds, 2);
   t.equal(s.p.adopt('..2026_11_23_20_00_00.9'), 'gone', 'a directory that is not there');
   t.equal(s.p.adopt('..not-the-kubelets'), 'gone', 'a name the kubelet never makes');
+  s.p.prune();
+  t.equal(s.p.watches, 2, 'prune keeps what is still there');
+  fs.rmSync(path.join(dir, '..2026_11_23_20_00_00.2'), { recursive: true });
+  s.p.prune();
+  t.notOk(s.p.has('..2026_11_23_20_00_00.2'), 'and lets go of a removed directory');
+  t.equal(openFds() - fds, 1);
   s.p.close();
   t.equal(s.p.watches, 0);
   t.equal(inotifyWatches(), before);
