@@ -97,8 +97,23 @@ function openSubdir(dirFd: number, name: string, rel: string, opts: WalkOptions)
   return fd;
 }
 
-function chownFile(dirFd: number, name: string, rel: string, owner: Owner, opts: WalkOptions, stats: WalkStats): void {
-  const before = fs.lstatSync(fdPath(dirFd, name), { throwIfNoEntry: false });
+/**
+ * One entry `name` of open directory `dirFd` (at `rel` from the walk's root), as the walk would
+ * treat it: a regular file gets its owner; 'directory' tells the caller to walk or watch it;
+ * anything else (gone, a symlink, a device) is left alone. For the watcher, which owns the files
+ * of a new directory one by one as the kubelet creates them.
+ */
+export function chownEntry(dirFd: number, name: string, rel: string, opts: WalkOptions, stats: WalkStats): 'file' | 'directory' | undefined {
+  const st = fs.lstatSync(fdPath(dirFd, name), { throwIfNoEntry: false });
+  if (st?.isDirectory()) return 'directory';
+  if (!st?.isFile()) return undefined;
+  const owner = opts.items.get(rel) ?? opts.defaultOwner;
+  if (owner !== undefined) chownFile(dirFd, name, rel, owner, opts, stats, st);
+  return 'file';
+}
+
+function chownFile(dirFd: number, name: string, rel: string, owner: Owner, opts: WalkOptions, stats: WalkStats, stat?: fs.Stats): void {
+  const before = stat ?? fs.lstatSync(fdPath(dirFd, name), { throwIfNoEntry: false });
   if (before === undefined || !before.isFile()) return; // gone or swapped since getdents
   stats.files++;
   opts.onFile?.(rel, owner);

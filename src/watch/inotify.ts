@@ -1,7 +1,11 @@
-// fs.watch (inotify on Linux) for the watcher, so that no watch error ever reaches a caller.
-// When the kernel's limits are reached (ENOSPC: fs.inotify.max_user_watches; EMFILE/ENFILE:
-// no descriptor for the inotify instance), the first such failure is logged once for the whole
-// process and the caller falls back to polling; a directory already gone is not an error.
+// fs.watch (inotify on Linux) for the watcher, so that no watch error ever reaches a caller,
+// with a bounded cost: at most `maxWatches` watches for the process (the node) and
+// `maxPodWatches` for one pod (each counts against the kernel's fs.inotify.max_user_watches,
+// which root's other daemons, the kubelet first, share). A watch refused, at our bound or at
+// the kernel's limit (ENOSPC: fs.inotify.max_user_watches; EMFILE/ENFILE: no descriptor for
+// the inotify instance), is counted (stats: the status file shows the counts), its first
+// refusal of each kind is logged once for the whole process with what to raise, and the caller
+// falls back to polling; a directory already gone is not an error.
 import fs from 'node:fs';
 import type { Logger } from '../log.ts';
 
@@ -12,49 +16,87 @@ export type WatchFn = (dir: string, listener: WatchListener) => fs.FSWatcher;
 /** Not persistent: the watches never keep a process alive on their own (the daemon decides). */
 export const defaultWatch: WatchFn = (dir, listener) => fs.watch(dir, { persistent: false, encoding: 'utf8' }, listener);
 
-const LIMIT_CODES = new Set(['ENOSPC', 'EMFILE', 'ENFILE']);
+const KERNEL_LIMITS: Record<string, string> = {
+  ENOSPC: 'fs.inotify.max_user_watches',
+  EMFILE: 'fs.inotify.max_user_instances or the open-file limit (LimitNOFILE)',
+  ENFILE: "the system's open-file table (fs.file-max)",
+};
+
+/** Default bounds: a volume takes 1 watch, plus 1 (and its subdirectories) per new directory while the kubelet writes it. */
+export const DEFAULT_MAX_WATCHES = 4096;
+export const DEFAULT_MAX_POD_WATCHES = 64;
 
 /** An established watch: close() is idempotent. */
 export interface Watch {
   close(): void;
 }
 
-export interface Inotify {
-  /**
-   * A watch on `dir`, or 'limit' (logged once per process) or 'gone' (no such directory).
-   * `onError` runs when an established watch fails later; the watch is closed by then.
-   */
-  watch(dir: string, listener: WatchListener, onError: () => void): Watch | 'limit' | 'gone';
-  /** Watches open now. */
-  readonly open: number;
+export interface InotifyBounds {
+  maxWatches?: number;
+  maxPodWatches?: number;
 }
 
-export function createInotify(log: Logger, watchFn: WatchFn = defaultWatch, pollMs = 1000): Inotify {
-  let limitLogged = false;
+export interface Inotify {
+  /**
+   * A watch on `dir` counted against `pod`, or 'limit' (refused: counted, logged once per kind)
+   * or 'gone' (no such directory). `onError` runs when an established watch fails later; the
+   * watch is closed by then.
+   */
+  watch(dir: string, listener: WatchListener, onError: () => void, pod?: string): Watch | 'limit' | 'gone';
+  /** Watches open now. */
+  readonly open: number;
+  /** Watches the kernel refused at its limit, since the start. */
+  readonly refusedByKernel: number;
+  /** Watches refused at our own bound (per node or per pod), since the start. */
+  readonly refusedByBound: number;
+}
+
+export function createInotify(log: Logger, watchFn: WatchFn = defaultWatch, pollMs = 1000, bounds: InotifyBounds = {}): Inotify {
+  const { maxWatches = DEFAULT_MAX_WATCHES, maxPodWatches = DEFAULT_MAX_POD_WATCHES } = bounds;
+  const logged = new Set<string>();
+  const perPod = new Map<string, number>();
   let open = 0;
+  let refusedByKernel = 0;
+  let refusedByBound = 0;
+  const once = (kind: string, fields: object, msg: string): void => {
+    if (logged.has(kind)) return;
+    logged.add(kind);
+    log.warn({ ...fields, pollMs }, `${msg}: volumes without a watch are polled every ${pollMs} ms instead (logged once; the count of refused watches is in the status)`);
+  };
+  const refuse = (kind: string, fields: object, msg: string): 'limit' => {
+    if (kind === 'kernel') refusedByKernel++;
+    else refusedByBound++;
+    once(kind, fields, msg);
+    return 'limit';
+  };
   return {
-    watch(dir, listener, onError) {
+    watch(dir, listener, onError, pod) {
+      const podCount = pod === undefined ? 0 : (perPod.get(pod) ?? 0);
+      if (open >= maxWatches) return refuse('node', { dir, maxWatches }, `inotify limit reached: envhook's bound of ${maxWatches} watches for the node`);
+      if (pod !== undefined && podCount >= maxPodWatches) return refuse('pod', { dir, podUid: pod, maxPodWatches }, `inotify limit reached: envhook's bound of ${maxPodWatches} watches for one pod`);
       let w: fs.FSWatcher;
       try {
         w = watchFn(dir, listener);
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code ?? '';
-        if (LIMIT_CODES.has(code)) {
-          if (!limitLogged) log.warn({ code, dir, pollMs }, 'inotify limit reached: volumes without a watch are polled instead (logged once)');
-          limitLogged = true;
-          return 'limit';
-        }
         if (code === 'ENOENT' || code === 'ENOTDIR') return 'gone';
+        if (KERNEL_LIMITS[code]) return refuse('kernel', { code, dir }, `inotify limit reached: the kernel refused a watch (${code}; raise ${KERNEL_LIMITS[code]})`);
         log.warn({ code, dir }, 'cannot watch a volume directory: it is polled instead');
         return 'limit';
       }
       open++;
+      if (pod !== undefined) perPod.set(pod, podCount + 1);
       let closed = false;
       const watch: Watch = {
         close() {
           if (closed) return;
           closed = true;
           open--;
+          if (pod !== undefined) {
+            const n = (perPod.get(pod) ?? 1) - 1;
+            if (n > 0) perPod.set(pod, n);
+            else perPod.delete(pod);
+          }
           w.close();
         },
       };
@@ -67,6 +109,12 @@ export function createInotify(log: Logger, watchFn: WatchFn = defaultWatch, poll
     },
     get open() {
       return open;
+    },
+    get refusedByKernel() {
+      return refusedByKernel;
+    },
+    get refusedByBound() {
+      return refusedByBound;
     },
   };
 }

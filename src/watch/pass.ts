@@ -6,9 +6,9 @@
 // its name is exactly what the kubelet's writer makes, so a directory the kubelet would never
 // publish is never owned.
 import fs from 'node:fs';
-import { openDirAt, openRootDir } from '../fs/confined.ts';
+import { openDirAt, openDirPathAt, openRootDir } from '../fs/confined.ts';
 import { closeDataDir, openDataDir } from '../ownership/datadir.ts';
-import { chownTree, type WalkStats } from '../ownership/walk.ts';
+import { chownEntry, chownTree, type WalkOptions, type WalkStats } from '../ownership/walk.ts';
 import type { VolumeOwners } from '../ownership/owners.ts';
 
 export interface PassTarget extends VolumeOwners {
@@ -39,10 +39,21 @@ export function ownCurrent(t: PassTarget): CurrentPass {
   }
 }
 
-/** Owns the files of pending directory `name`; undefined when it is gone or not a directory. */
-export function ownPending(t: PassTarget, name: string): WalkStats | undefined {
+/** A pending directory held open: every access to its files goes through `fd`. */
+export interface OpenPending {
+  fd: number;
+  dev: number;
+}
+
+/** Opens pending directory `name`; undefined when it is gone, not a real directory or not the kubelet's. */
+export function openPending(t: PassTarget, name: string): OpenPending | undefined {
   if (!isKubeletTimestamped(name)) return undefined;
-  const rootFd = openRootDir(t.dir);
+  let rootFd: number;
+  try {
+    rootFd = openRootDir(t.dir);
+  } catch {
+    return undefined; // the volume is gone: its own pass says so
+  }
   let fd: number;
   let dev: number;
   try {
@@ -53,15 +64,60 @@ export function ownPending(t: PassTarget, name: string): WalkStats | undefined {
   } finally {
     fs.closeSync(rootFd);
   }
-  try {
-    // The kubelet makes it in the volume: a directory on another file system is not its.
-    if (fs.fstatSync(fd).dev !== dev) return undefined;
-    return walk(t, fd, dev, false);
-  } finally {
+  // The kubelet makes it in the volume: a directory on another file system is not its.
+  if (fs.fstatSync(fd).dev !== dev) {
     fs.closeSync(fd);
+    return undefined;
+  }
+  return { fd, dev };
+}
+
+/** Owns every file of an open pending directory (the same walk as ownCurrent). */
+export function ownOpenPending(t: PassTarget, p: OpenPending): WalkStats {
+  return walk(t, p.fd, p.dev, false);
+}
+
+/** Owns the files of pending directory `name`; undefined when it is gone or not a directory. */
+export function ownPending(t: PassTarget, name: string): WalkStats | undefined {
+  const p = openPending(t, name);
+  if (p === undefined) return undefined;
+  try {
+    return ownOpenPending(t, p);
+  } finally {
+    fs.closeSync(p.fd);
   }
 }
 
+/**
+ * Owns entry `rel` (a path below the pending directory, from an inotify event) the moment it is
+ * created: a regular file gets its owner at once; 'directory' when it is one (the caller walks
+ * and watches it). Each parent is opened from the directory's descriptor, no symlink followed,
+ * on the same file system; an entry gone or swapped meanwhile is skipped (undefined).
+ */
+export function ownPendingEntry(t: PassTarget, p: OpenPending, rel: string): 'file' | 'directory' | undefined {
+  const names = rel.split('/');
+  const name = names.pop()!;
+  let dirFd = p.fd;
+  if (names.length > 0) {
+    try {
+      dirFd = openDirPathAt(p.fd, names);
+    } catch {
+      return undefined; // a parent gone or swapped for a symlink: the next walk decides
+    }
+  }
+  try {
+    if (dirFd !== p.fd && fs.fstatSync(dirFd).dev !== p.dev) return undefined;
+    const stats = { files: 0, changed: 0 };
+    return chownEntry(dirFd, name, rel, walkOptions(t, p.dev, false), stats);
+  } finally {
+    if (dirFd !== p.fd) fs.closeSync(dirFd);
+  }
+}
+
+function walkOptions(t: PassTarget, dev: number, skipReserved: boolean): WalkOptions {
+  return { volume: t.volume, dev, defaultOwner: t.defaultOwner, items: t.items, skipReserved, dryRun: false };
+}
+
 function walk(t: PassTarget, fd: number, dev: number, skipReserved: boolean): WalkStats {
-  return chownTree(fd, { volume: t.volume, dev, defaultOwner: t.defaultOwner, items: t.items, skipReserved, dryRun: false });
+  return chownTree(fd, walkOptions(t, dev, skipReserved));
 }

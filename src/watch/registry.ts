@@ -29,6 +29,11 @@ export interface RegistryOptions {
   safetyMs?: number;
   /** New timestamped directories watched at once per volume. Default 2. */
   maxPending?: number;
+  /** inotify watches for the process, and for one pod (inotify.ts); beyond them a volume is polled. */
+  maxWatches?: number;
+  maxPodWatches?: number;
+  /** Own a new directory's files before `..data` points at them. Default true (false: bench/watch.ts's baseline). */
+  preSwap?: boolean;
   watch?: WatchFn;
   /** A volume's directory went away (its watch is closed by then). */
   onVolumeGone?: (podUid: string, dir: string) => void;
@@ -43,6 +48,10 @@ export interface RegistryStats {
   polled: number;
   /** Passes waiting for their turn. */
   queued: number;
+  /** Watches the kernel refused at its inotify limit since the start (ENOSPC, EMFILE, ENFILE). */
+  refusedByKernel: number;
+  /** Watches refused at maxWatches or maxPodWatches since the start. */
+  refusedByBound: number;
 }
 
 export interface Registry {
@@ -56,9 +65,9 @@ export interface Registry {
 }
 
 export function createRegistry(opts: RegistryOptions): Registry {
-  const { log, pollMs = 1000, safetyMs = 60_000, maxPending = 2 } = opts;
+  const { log, pollMs = 1000, safetyMs = 60_000, maxPending = 2, preSwap = true } = opts;
   const scheduler = createScheduler();
-  const inotify = createInotify(log, opts.watch, pollMs);
+  const inotify = createInotify(log, opts.watch, pollMs, { maxWatches: opts.maxWatches, maxPodWatches: opts.maxPodWatches });
   const pods = new Map<string, Map<string, VolumeWatch>>();
   const onGone = (v: VolumeWatch): void => {
     const vols = pods.get(v.podUid);
@@ -68,7 +77,7 @@ export function createRegistry(opts: RegistryOptions): Registry {
     log.info({ podUid: v.podUid, volume: v.target.volume, dir: v.target.dir }, 'watched volume is gone');
     opts.onVolumeGone?.(v.podUid, v.target.dir);
   };
-  const env = { log, scheduler, inotify, maxPending, onGone };
+  const env = { log, scheduler, inotify, maxPending, preSwap, onGone };
   let ticks = 0;
   const timer = setInterval(() => {
     const all = ++ticks * pollMs >= safetyMs;
@@ -130,7 +139,7 @@ export function createRegistry(opts: RegistryOptions): Registry {
         volumes++;
         if (v.degraded) polled++;
       });
-      return { pods: pods.size, volumes, watches: inotify.open, polled, queued: scheduler.pending };
+      return { pods: pods.size, volumes, watches: inotify.open, polled, queued: scheduler.pending, refusedByKernel: inotify.refusedByKernel, refusedByBound: inotify.refusedByBound };
     },
   };
 }

@@ -1,18 +1,21 @@
 // One watched atomic-write volume. The kubelet's writer (scripts/atomic-writer.ts shows its
 // order) makes `..<timestamp>.<random>`, writes the files into it, renames `..data_tmp` onto
-// `..data`, then removes the old directory. We watch the volume directory; a new timestamped
-// directory is watched too (and its subdirectories), and its files are owned as they appear,
-// before `..data` points at them. The `..data` rename then triggers a pass over what it points
-// at, with the start's code: the safety net for whatever the race was lost on.
-// Events only mark the volume dirty; the work runs as one scheduler task (coalesced, one per
-// loop turn). State is bounded: the new directories (pending.ts) and the names kept here.
+// `..data`, then removes the old directory. We watch the volume directory; the moment a new
+// timestamped directory appears it is opened, watched (pending.ts) and walked, and each file
+// created in it afterwards is owned inside the event's callback: before `..data` points at it,
+// unless the kubelet swaps faster than this process is scheduled. The `..data` rename runs a
+// pass over what it points at at once, with the start's code: the safety net for whatever that
+// race was lost on. Those three run inside the event's callback (no queue: the kubelet does not
+// wait); everything else (polls, a new subdirectory's walk, the minute's pass) runs as one
+// scheduler task, coalesced, one per loop turn. State is bounded: the new directories
+// (pending.ts) and the names kept here.
 import fs from 'node:fs';
 import { describeError, EnvhookError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { DATA_LINK } from '../ownership/datadir.ts';
 import type { Inotify, Watch } from './inotify.ts';
 import { PendingDirs } from './pending.ts';
-import { isKubeletTimestamped, ownCurrent, ownPending, type CurrentPass, type PassTarget } from './pass.ts';
+import { isKubeletTimestamped, openPending, ownCurrent, ownOpenPending, ownPending, ownPendingEntry, type CurrentPass, type OpenPending, type PassTarget } from './pass.ts';
 import { ConfinedError } from '../fs/confined.ts';
 import type { Scheduler, Task } from './scheduler.ts';
 
@@ -22,6 +25,8 @@ export interface VolumeEnv {
   inotify: Inotify;
   /** New timestamped directories watched at once (older ones are dropped first). */
   maxPending: number;
+  /** Own new directories before the swap (default); false: only after it (bench/watch.ts's baseline). */
+  preSwap: boolean;
   /** The volume directory is gone (the pod's volumes were torn down). */
   onGone(v: VolumeWatch): void;
 }
@@ -38,7 +43,7 @@ export class VolumeWatch implements Task {
   #closed = false;
   #full = true; // a pass over what ..data points at is due
   #current: string | undefined;
-  #candidates = new Set<string>(); // names of new timestamped entries seen in events
+  #candidates = new Set<string>(); // polling mode: names of new timestamped entries a scan found
   readonly #pending: PendingDirs;
   #unwatched = new Set<string>(); // polling mode: new directories due a pass without a watch
   #retired: string[] = []; // former ..data targets: being removed, never adopted again
@@ -48,11 +53,19 @@ export class VolumeWatch implements Task {
     this.podUid = podUid;
     this.target = target;
     this.#env = env;
-    this.#pending = new PendingDirs(target.dir, { inotify: env.inotify, max: env.maxPending, mark: () => env.scheduler.mark(this), onLimit: () => this.#degrade() });
+    this.#pending = new PendingDirs(target.dir, {
+      inotify: env.inotify,
+      pod: podUid,
+      max: env.maxPending,
+      open: (name) => openPending(this.target, name),
+      onEntry: (_name, dir, rel) => this.#ownEntry(dir, rel),
+      mark: () => env.scheduler.mark(this),
+      onLimit: () => this.#degrade(),
+    });
   }
 
   start(): void {
-    const w = this.#env.inotify.watch(this.target.dir, (_e, name) => this.#onRoot(name), () => this.#degrade());
+    const w = this.#env.inotify.watch(this.target.dir, (_e, name) => this.#onRoot(name), () => this.#degrade(), this.podUid);
     if (typeof w === 'string') this.#degrade();
     else this.#root = w;
     this.#env.scheduler.mark(this);
@@ -84,8 +97,16 @@ export class VolumeWatch implements Task {
   }
 
   #onRoot(name: string | null): void {
-    if (name === DATA_LINK) this.#full = true;
-    else if (name !== null && isKubeletTimestamped(name) && this.#candidates.size < MAX_REMEMBERED) this.#candidates.add(name);
+    if (this.#closed) return;
+    if (name === DATA_LINK) {
+      this.#guard(() => this.#ownCurrent()); // now: the reader may already be opening the new files
+      return;
+    }
+    if (name !== null && isKubeletTimestamped(name)) {
+      if (this.#env.preSwap) this.#guard(() => this.#adopt(name)); // now: the kubelet is writing into it
+      return;
+    }
+    if (name === null) this.#full = true; // an event the kernel did not name (its queue overflowed)
     this.#env.scheduler.mark(this);
   }
 
@@ -112,6 +133,7 @@ export class VolumeWatch implements Task {
     this.#guard(() => (due = this.#pending.drain()));
     for (const name of [...due, ...this.#unwatched]) this.#guard(() => this.#ownPending(name));
     this.#unwatched.clear();
+    this.#pending.prune();
   }
 
   #guard(step: () => void): void {
@@ -145,12 +167,29 @@ export class VolumeWatch implements Task {
 
   #adopt(name: string): void {
     if (name === this.#current || this.#retired.includes(name) || this.#pending.has(name)) return;
-    if (this.degraded || !this.#pending.adopt(name)) this.#unwatched.add(name);
+    if (this.degraded) return void this.#unwatched.add(name);
+    const start = process.hrtime.bigint();
+    const adopted = this.#pending.adopt(name);
+    if (adopted === 'limit') this.#unwatched.add(name);
+    if (adopted !== 'adopted') return;
+    // Files the kubelet made before the watch was set: owned now; later ones by their events.
+    this.#log('pending', ownOpenPending(this.target, this.#pending.get(name)!), start);
+  }
+
+  /** One entry of a new directory, as its event comes: nothing queued, nothing thrown. */
+  #ownEntry(dir: OpenPending, rel: string): 'file' | 'directory' | undefined {
+    try {
+      return ownPendingEntry(this.target, dir, rel);
+    } catch (err) {
+      this.#warn(err);
+      return undefined;
+    }
   }
 
   #ownPending(name: string): void {
     const start = process.hrtime.bigint();
-    const stats = ownPending(this.target, name);
+    const held = this.#pending.get(name);
+    const stats = held ? ownOpenPending(this.target, held) : ownPending(this.target, name);
     if (stats === undefined) return this.#pending.unwatch(name); // gone: the old directory, or never a real one
     this.#log('pending', stats, start);
   }

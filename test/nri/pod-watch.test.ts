@@ -197,7 +197,7 @@ t.test('the inotify limit reached: logged once for all pods, the volumes polled,
     await waitFor(() => ownerOf(vol) === 1000, 5000, 'owned by polling');
   }
   const lines = fs.readFileSync(logFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  t.same(lines.filter((l) => /inotify limit/.test(l.msg)).map((l) => [l.msg, l.code]), [['inotify limit reached: volumes without a watch are polled instead (logged once)', 'ENOSPC']], 'one line for the process');
+  t.same(lines.filter((l) => /inotify limit/.test(l.msg)).map((l) => [l.msg, l.code]), [['inotify limit reached: the kernel refused a watch (ENOSPC; raise fs.inotify.max_user_watches): volumes without a watch are polled every 50 ms instead (logged once; the count of refused watches is in the status)', 'ENOSPC']], 'one line for the process');
 });
 
 // containerd 1.7 with NRI 0.6.1 starts its pre-installed plugins without a Synchronize: a plugin

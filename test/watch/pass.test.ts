@@ -2,7 +2,7 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { isKubeletTimestamped, ownCurrent, ownPending, type PassTarget } from '../../src/watch/pass.ts';
+import { isKubeletTimestamped, openPending, ownCurrent, ownPending, ownPendingEntry, type PassTarget } from '../../src/watch/pass.ts';
 import { atomicWrite, atomicWriteSteps, timestampedName } from '../../scripts/kubelet-pod.ts';
 
 function target(dir: string): PassTarget {
@@ -39,4 +39,34 @@ t.test('ownPending: the new directory before the swap; nothing else', async (t) 
   const fake = '..2026_11_22_03_20_00.2';
   fs.symlinkSync(path.basename(tsDir), path.join(vol, fake));
   t.equal(ownPending(target(vol), fake), undefined, 'a symlink is not a directory of the volume');
+});
+
+t.test('ownPendingEntry: one entry as its event names it, through the held directory, confined', async (t) => {
+  const dir = t.testdir({ outside: { secret: 'S' } });
+  const vol = path.join(dir, 'vol');
+  atomicWrite(vol, { a: 'A' });
+  const steps = atomicWriteSteps(vol, { b: 'B', 'n/deep/c': 'C' });
+  const { tsDir } = steps.next().value as { tsDir: string };
+  const tgt = target(vol);
+  const p = openPending(tgt, path.basename(tsDir))!;
+  t.teardown(() => fs.closeSync(p.fd));
+  t.equal(ownPendingEntry(tgt, p, 'b'), 'file');
+  t.equal(fs.lstatSync(path.join(tsDir, 'b')).uid, 7, "item 'b'");
+  t.equal(ownPendingEntry(tgt, p, 'n'), 'directory', 'a directory is the caller\'s to walk');
+  t.equal(ownPendingEntry(tgt, p, 'n/deep/c'), 'file');
+  t.equal(fs.lstatSync(path.join(tsDir, 'n/deep/c')).uid, 1000, 'nested: the default owner');
+  t.equal(ownPendingEntry(tgt, p, 'gone'), undefined, 'gone');
+  fs.symlinkSync(path.join(dir, 'outside/secret'), path.join(tsDir, 'link'));
+  t.equal(ownPendingEntry(tgt, p, 'link'), undefined, 'a symlink is not followed');
+  fs.symlinkSync(path.join(dir, 'outside'), path.join(tsDir, 'out'));
+  t.equal(ownPendingEntry(tgt, p, 'out/secret'), undefined, 'nor a symlinked parent');
+  fs.linkSync(path.join(dir, 'outside/secret'), path.join(tsDir, 'hard'));
+  t.throws(() => ownPendingEntry(tgt, p, 'hard'), { message: 'volume "keys": file "hard" has 2 hard links; refusing to chown it' });
+  t.equal(fs.lstatSync(path.join(dir, 'outside/secret')).uid, 0, 'nothing outside the volume changed owner');
+  // The name swapped after the open: the held descriptor still names the kubelet's directory.
+  fs.renameSync(tsDir, path.join(vol, '..moved'));
+  fs.mkdirSync(tsDir);
+  fs.writeFileSync(path.join(tsDir, 'b2'), 'X');
+  t.equal(ownPendingEntry(tgt, p, 'b2'), undefined, 'a directory put in its place is not reached');
+  t.equal(fs.lstatSync(path.join(tsDir, 'b2')).uid, 0);
 });

@@ -73,7 +73,7 @@ t.test('a burst of rewrites: bounded watches, owners right at the end, remove() 
   t.ok(most <= 1 + 2 * 2, `at most the volume and 2 new directories with one subdirectory each are watched (saw ${most})`);
   t.ok(inotifyWatches() - before <= 5, 'the kernel agrees');
   s.registry.remove('p1');
-  t.same(s.registry.stats(), { pods: 0, volumes: 0, watches: 0, polled: 0, queued: 0 });
+  t.same(s.registry.stats(), { pods: 0, volumes: 0, watches: 0, polled: 0, queued: 0, refusedByKernel: 0, refusedByBound: 0 });
   t.equal(inotifyWatches(), before, 'no inotify watch left behind');
   atomicWrite(s.vol, { key: { data: 'after', mode: 0o400 } });
   await new Promise((r) => setTimeout(r, 100));
@@ -147,7 +147,7 @@ t.test('a volume whose directory goes away is dropped and reported', async (t) =
   fs.rmSync(s.vol, { recursive: true });
   await waitFor(() => gone.length === 1, 5000, 'gone');
   t.same(gone, [`p1 ${s.vol}`]);
-  t.same(s.registry.stats(), { pods: 0, volumes: 0, watches: 0, polled: 0, queued: 0 }, 'a pod with no volume left is no longer held');
+  t.same(s.registry.stats(), { pods: 0, volumes: 0, watches: 0, polled: 0, queued: 0, refusedByKernel: 0, refusedByBound: 0 }, 'a pod with no volume left is no longer held');
   t.notOk(s.registry.has('p1'));
   t.equal(inotifyWatches(), before);
 });
@@ -169,4 +169,18 @@ t.test('a subdirectory made in the new directory after it is watched gets its ow
   t.equal(fs.readlinkSync(path.join(s.vol, '..data')) === path.basename(ts), false, 'never published');
   fs.rmSync(ts, { recursive: true });
   await waitFor(() => s.registry.stats().watches === 1, 5000, 'watches end with the directory');
+});
+
+t.test('bounded: past maxPodWatches a volume is polled, counted and logged once; still owned', async (t) => {
+  const s = setup(t, { pollMs: 20, maxPodWatches: 1 });
+  const second = path.join(s.dir, 'pods/p1/volumes/kubernetes.io~configmap/cfg');
+  atomicWrite(second, { 'app.conf': 'x' });
+  s.registry.add('p1', [s.volume(KEYS), s.volume({ volume: 'cfg', defaultUser: 1002 }, NONE, second)]);
+  t.match(s.registry.stats(), { volumes: 2, watches: 1, polled: 1, refusedByBound: 1, refusedByKernel: 0 });
+  await waitFor(() => uidOf(s.vol, 'key') === 1000 && uidOf(second, 'app.conf') === 1002);
+  atomicWrite(second, { 'app.conf': 'y' });
+  await waitFor(() => uidOf(second, 'app.conf') === 1002, 5000, 'the polled volume is owned again');
+  t.equal(s.log().split('\n').filter((l) => l.includes("inotify limit reached: envhook's bound of 1 watches for one pod")).length, 1, 'logged once');
+  s.registry.add('p2', [s.volume({ volume: 'cfg', defaultUser: 1002 }, NONE, second)]);
+  t.equal(s.registry.stats().watches, 2, 'another pod has its own bound');
 });

@@ -1,0 +1,110 @@
+// The reader test of the owner watcher (issue 23): a container process (UID 1000) reads 0400
+// files of atomic-writer volumes in a loop while the test rewrites the volumes with the
+// kubelet's operations, then goes on reading after the churn. busy box sh's `read` builtin is
+// one open(2) a read, no fork. Each phase is its own reader: it marks /ctl/<phase>.started,
+// reads until /ctl/<phase>.settled (during the churn: every failure counted, per file), then
+// until /ctl/<phase>.stop (after it), and writes its counts to /ctl/<phase>.result.
+// A failed read is EACCES: the file was root's 0400 when `..data` pointed at it.
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { startBurners } from '../../scripts/cpu-burners.ts';
+import { whichSync } from './bundle.ts';
+import { waitFor } from './inotify.ts';
+
+/** The reader's shell script for files (container paths) in phase `phase`. */
+export function readerScript(files: readonly string[], phase: string): string {
+  const during = files.map((f, k) => `if read -r l < ${f}; then ok=$((ok+1)); else fail=$((fail+1)); f${k}=$((f${k}+1)); fi`).join('; ');
+  const after = files.map((f) => `if read -r l < ${f}; then lok=$((lok+1)); else lfail=$((lfail+1)); fi`).join('; ');
+  const zero = files.map((_f, k) => `f${k}=0`).join('; ');
+  const byFile = files.map((_f, k) => `$f${k}`).join(',');
+  return [
+    `ok=0; fail=0; lok=0; lfail=0; ${zero}; : > /ctl/${phase}.started`,
+    `{ while [ ! -e /ctl/${phase}.settled ]; do ${during}; done; while [ ! -e /ctl/${phase}.stop ]; do ${after}; done; } 2>/dev/null`,
+    `echo "ok=$ok fail=$fail byfile=${byFile} after: ok=$lok fail=$lfail uid=$(id -u)" > /ctl/${phase}.result.tmp`,
+    `mv /ctl/${phase}.result.tmp /ctl/${phase}.result`,
+  ].join('; ');
+}
+
+export interface ReaderResult {
+  /** Reads during the churn, failures among them, and failures per file (the script's order). */
+  ok: number;
+  fail: number;
+  failByFile: number[];
+  /** Reads after the churn. */
+  afterOk: number;
+  afterFail: number;
+  uid: number;
+  seconds: number;
+  /** Rewrites not yet owned 10 ms after the swap (the test waited for them), and never owned. */
+  waited: number;
+  neverOwned: number;
+}
+
+export interface ChurnOptions {
+  /** The host directory mounted at /ctl (writable by the reader). */
+  ctl: string;
+  phase: string;
+  rewrites: number;
+  /** Both CPUs busy (scripts/cpu-burners.ts) during the churn. */
+  busy: boolean;
+  /** Rewrite i (the kubelet's operations). */
+  rewrite(i: number): void;
+  /** Every file of every rewritten volume carries its owner. */
+  owned(): boolean;
+}
+
+const INTERVAL_MS = 10; // about 100 rewrites a second (less when a rewrite waits for its owner)
+
+/** Runs the churn against a reader already started with readerScript(…, o.phase); returns its counts. */
+export async function churnWithReader(o: ChurnOptions): Promise<ReaderResult> {
+  const mark = (what: string) => path.join(o.ctl, `${o.phase}.${what}`);
+  await waitFor(() => fs.existsSync(mark('started')), 60_000, `reader ${o.phase} up`);
+  let waited = 0;
+  let neverOwned = 0;
+  const started = Date.now();
+  const stop = o.busy ? startBurners() : () => {};
+  try {
+    for (let i = 1; i <= o.rewrites; i++) {
+      o.rewrite(i);
+      await new Promise((r) => setTimeout(r, INTERVAL_MS));
+      if (o.owned()) continue;
+      waited++;
+      await waitFor(o.owned, 5000, `rewrite ${i} owned`).catch(() => neverOwned++);
+    }
+  } finally {
+    stop();
+  }
+  const seconds = (Date.now() - started) / 1000;
+  await new Promise((r) => setTimeout(r, 200));
+  fs.writeFileSync(mark('settled'), '');
+  await new Promise((r) => setTimeout(r, 500));
+  fs.writeFileSync(mark('stop'), '');
+  await waitFor(() => fs.existsSync(mark('result')), 60_000, `reader ${o.phase} result`);
+  const text = fs.readFileSync(mark('result'), 'utf8');
+  const m = /ok=(\d+) fail=(\d+) byfile=([\d,]+) after: ok=(\d+) fail=(\d+) uid=(\d+)/.exec(text);
+  if (!m) throw new Error(`reader ${o.phase}: unexpected result ${JSON.stringify(text)}`);
+  return { ok: +m[1]!, fail: +m[2]!, failByFile: m[3]!.split(',').map(Number), afterOk: +m[4]!, afterFail: +m[5]!, uid: +m[6]!, seconds, waited, neverOwned };
+}
+
+/** One line for the test's output and the report. */
+export function describeReader(what: string, r: ReaderResult, files: readonly string[]): string {
+  const reads = r.ok + r.fail;
+  const per = files.map((f, k) => `${path.basename(f)} ${r.failByFile[k]}`).join(', ');
+  return `${what}: ${reads} reads in ${r.seconds.toFixed(1)} s, ${r.fail} failed (${((1e4 * r.fail) / Math.max(reads, 1)).toFixed(2)} in 10,000; by file: ${per}); after the churn ${r.afterOk} ok, ${r.afterFail} failed; ${r.waited} rewrites not yet owned 10 ms after the swap`;
+}
+
+const CHRT = whichSync('chrt');
+
+/** Why the SCHED_FIFO runs are skipped, or false. */
+export const fifoMissing = (): string | false => (CHRT ? false : 'chrt (util-linux) not installed');
+
+/**
+ * Puts every thread of `pid` (the watcher) in SCHED_FIFO priority 10, as a unit with
+ * CPUSchedulingPolicy=fifo does (docs/ownership.md): it runs the moment an event wakes it,
+ * ahead of every ordinary process. Its children (none) would inherit it.
+ */
+export function setFifo(pid: number): void {
+  const r = spawnSync(CHRT!, ['-a', '-f', '-p', '10', String(pid)], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`chrt -a -f -p 10 ${pid}: ${r.stderr}`);
+}
