@@ -43,6 +43,9 @@ export interface PluginSession {
   close(reason: string): void;
 }
 
+/** NRI's default plugin_request_timeout, when the runtime's Configure gives none. */
+const DEFAULT_REQUEST_TIMEOUT_MS = 2000;
+
 /** The status message of a failed call: envhook's one line, as the CLI prints it. */
 const statusLine = (err: unknown): string => `envhook: ${describeError(err)}`;
 
@@ -71,6 +74,8 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
   const timeoutMs = opts.registrationTimeoutMs ?? 5000;
   let configured!: (info: RegisteredInfo) => void;
   const configuredP = new Promise<RegisteredInfo>((resolve) => (configured = resolve));
+  // Set by Configure: the runtime drops a plugin that has not answered within it.
+  let requestTimeoutMs = 0;
   const podEnded = (call: string, pod: PodSandboxShape | undefined, ended: 'stop' | 'remove'): void => {
     if (pods) notify(call, () => pods.podEnded(toPod(pod), ended));
   };
@@ -82,6 +87,7 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
         const req = decode<ConfigureRequestShape>(Msg.ConfigureRequest, payload);
         const nriVersion = req.NRIVersion || undefined;
         log.debug({ runtime: req.runtimeName, version: req.runtimeVersion, nriVersion, requestTimeoutMs: Number(req.requestTimeout) }, 'NRI configure');
+        requestTimeoutMs = Number(req.requestTimeout);
         configured({ runtimeName: req.runtimeName, runtimeVersion: req.runtimeVersion, nriVersion });
         return encode(Msg.ConfigureResponse, { events: subscribedEvents(pods !== undefined) });
       },
