@@ -32,6 +32,8 @@ interface WorkerRole {
 
 export const PLUGIN_NAME = 'envhook';
 export const WORKER_ENV = 'ENVHOOK_NRI_WORKER';
+/** Internal: set on the supervisor the runtime-started process hands the runtime's connection to. */
+export const HANDED_ENV = 'ENVHOOK_NRI_HANDED';
 const RUNTIME_FD_ENV = ['NRI_PLUGIN_SOCKET', 'NRI_PLUGIN_NAME', 'NRI_PLUGIN_IDX'];
 
 export function registerNri(program: Command): void {
@@ -80,6 +82,11 @@ async function runSupervisor(opts: NriOptions, env: NodeJS.ProcessEnv): Promise<
   }
   const fd = inheritedFd(env);
   const log = createLogger(settings.logFile, settings.logLevel, { stderr: true });
+  // NRI kills the process it started (SIGKILL) once that plugin's connection has closed (its
+  // removeClosedPlugins, at the next container event): that process must not be the supervisor,
+  // or the first worker's death would take envhook down for good. It hands the connection to a
+  // supervisor of its own and exits; the runtime reaps it when it kills it.
+  if (fd !== undefined && env[HANDED_ENV] === undefined) return handOver(fd, env, log);
   reexecAsDaemon(fd, (why, err) => log.debug({ err }, `nri: supervisor on Node's default V8 threads (${why})`));
   // A pre-installed plugin is named by the runtime (NN-name of its file), as NRI's stub does.
   const name = (fd !== undefined && env.NRI_PLUGIN_NAME) || PLUGIN_NAME;
@@ -137,18 +144,32 @@ async function runSupervisor(opts: NriOptions, env: NodeJS.ProcessEnv): Promise<
 }
 
 /** The worker: this executable again, with the IPC channel, the daemon's V8 threads and its role. */
-function spawnWorker(role: WorkerRole, fd: number | undefined, env: NodeJS.ProcessEnv): ChildProcess {
+/** This command's arguments for another process of the same executable (the single executable takes no script). */
+function selfArgs(): string[] {
   const sea = process.getBuiltinModule('node:sea')?.isSea() ?? false;
-  const args = sea ? process.argv.slice(2) : [...process.execArgv, ...process.argv.slice(1)];
+  return sea ? process.argv.slice(2) : [...process.execArgv, ...process.argv.slice(1)];
+}
+
+function spawnWorker(role: WorkerRole, fd: number | undefined, env: NodeJS.ProcessEnv): ChildProcess {
+  const args = selfArgs();
   const childEnv: NodeJS.ProcessEnv = { ...env, [WORKER_ENV]: JSON.stringify(role) };
   if (!hasPoolSize(env)) childEnv.NODE_OPTIONS = env.NODE_OPTIONS?.trim() ? `${env.NODE_OPTIONS.trim()} ${DAEMON_NODE_OPTION}` : DAEMON_NODE_OPTION;
-  for (const k of RUNTIME_FD_ENV) delete childEnv[k];
+  for (const k of [...RUNTIME_FD_ENV, HANDED_ENV]) delete childEnv[k];
   let stdio: StdioOptions = ['ignore', 'ignore', 'inherit', 'ipc'];
   if (fd !== undefined) {
     Object.assign(childEnv, { NRI_PLUGIN_SOCKET: '3', NRI_PLUGIN_NAME: role.name, NRI_PLUGIN_IDX: role.index });
     stdio = ['ignore', 'ignore', 'inherit', fd, 'ipc'];
   }
   return spawn(process.execPath, args, { env: childEnv, stdio });
+}
+
+/** Starts this command again as the supervisor, with the runtime's connection as its fd 3 (and NRI_PLUGIN_*). */
+function handOver(fd: number, env: NodeJS.ProcessEnv, log: Logger): void {
+  const child = spawn(process.execPath, selfArgs(), { env: { ...env, NRI_PLUGIN_SOCKET: '3', [HANDED_ENV]: '1' }, stdio: ['ignore', 'ignore', 'inherit', fd] });
+  child.on('error', (err) => log.error({ err }, 'nri: the supervisor could not be started'));
+  child.unref();
+  fs.closeSync(fd);
+  log.debug({ supervisorPid: child.pid }, "nri: the runtime's connection handed to the supervisor");
 }
 
 function parseRole(text: string): WorkerRole {

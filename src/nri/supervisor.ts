@@ -1,19 +1,26 @@
 // The supervisor of `envhook nri`: it keeps exactly one worker (the NRI session) alive and
 // registered. A worker that exits is started again at once (with a growing delay only while
 // workers die before they register: a crash loop must not spin); a worker whose heartbeat stops
-// for HANG_MS (blocked, or SIGSTOPped) is killed and replaced, before the runtime's own 2 s
-// request timeout drops it. The first worker gets the runtime's connection when the runtime
+// for HANG_MS (blocked), or STOPPED_MS when the kernel has it stopped (SIGSTOP), is killed and
+// replaced, before the runtime's own 2 s request timeout drops it. The first worker gets the runtime's connection when the runtime
 // started envhook (pre-installed); the others dial the runtime's socket as external plugins.
 // The supervisor also keeps the status the worker reports (status file, metrics): it outlives
 // its workers, so counts and "since" survive a restart.
 import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import type { Logger } from '../log.ts';
 import type { MissedContainer } from './missed.ts';
 import type { NriCounts, NriStatus } from './status.ts';
 import { BEAT_MS, type WorkerMessage } from './worker-link.ts';
 
-/** A worker silent this long is hung: killed and replaced (the runtime drops a plugin after 2 s). */
-export const HANG_MS = 1000;
+/**
+ * A worker silent this long is hung: killed and replaced, before the runtime's own 2 s request
+ * timeout drops it. Not less: on a starved node (load 20 on 2 cores) healthy workers went silent
+ * for just over 1 s (the kill-churn test), and each false kill is an outage of its own.
+ */
+export const HANG_MS = 1500;
+/** A worker the kernel says is stopped (SIGSTOP: state T) is hung for sure: sooner. */
+export const STOPPED_MS = 500;
 /** How long a new worker may take to send its first beat (Node's start on a loaded node). */
 export const FIRST_BEAT_MS = 15_000;
 
@@ -47,6 +54,17 @@ const PUBLISH_MS = 1000;
 const MAX_RESTART_DELAY_MS = 5000;
 /** Missed container ids remembered so each is reported once (a bound, not a expected size). */
 const MISSED_MEMORY = 10_000;
+
+/** True when the kernel has the process stopped (state T or t in /proc/<pid>/stat). */
+function stopped(pid: number | undefined): boolean {
+  if (pid === undefined) return false;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return /^[Tt]$/.test(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
+  } catch {
+    return false;
+  }
+}
 
 export function startSupervisor(opts: SupervisorOptions): Supervisor {
   const { log } = opts;
@@ -108,7 +126,8 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
       lastCheck = now;
       if (late || child.exitCode !== null || child.signalCode !== null) return;
       const silentFor = lastBeat === 0 ? now - spawnedAt : now - lastBeat;
-      if (silentFor <= (lastBeat === 0 ? firstBeatMs : hangMs)) return;
+      const limit = lastBeat === 0 ? firstBeatMs : silentFor > STOPPED_MS && stopped(child.pid) ? STOPPED_MS : hangMs;
+      if (silentFor <= limit) return;
       clearInterval(hangCheck);
       counts.hangs += 1;
       log.warn({ plugin, workerPid: child.pid, silentMs: silentFor }, 'nri: worker not answering (hung or stopped): killed, to be replaced');

@@ -28,15 +28,18 @@ t.test('NRI_PLUGIN_SOCKET: the inherited connection, named by NRI_PLUGIN_NAME/ID
   conn.destroy(); // the child holds its own copy of the descriptor
   const peer = await rt.nextPlugin();
   t.same([peer.name, peer.index], ['envhook', '42']);
-  const { workerPid } = await p.waitForStatus((s) => s.connected);
+  const { pid, workerPid } = await p.waitForStatus((s) => s.connected);
+  t.teardown(() => void (alive(pid) && process.kill(pid, 'SIGKILL')));
   peer.socket.destroy();
-  t.equal(await p.exited, 0, "the runtime's socket is not there: the runtime is gone, exit 0");
+  for (let i = 0; i < 400 && (alive(pid) || alive(workerPid!)); i++) await new Promise((r) => setTimeout(r, 25));
+  t.notOk(alive(pid), "the runtime's socket is not there: the runtime is gone, the supervisor ended");
   t.match(p.log(), /the runtime's NRI socket is gone: ending/);
+  t.match(p.log(), /"msg":"nri: stopped"/, 'with status 0, as its last line says');
   t.notOk(alive(workerPid!), 'no worker left');
   t.notMatch(p.log(), /NRI socket not reachable/);
 });
 
-t.test('NRI_PLUGIN_SOCKET: killed, the worker is replaced by one that dials the socket as an external plugin with the same name', async (t) => {
+t.test('NRI_PLUGIN_SOCKET: killed, the worker is replaced by one that dials the socket as an external plugin with the same name; the runtime killing the process it started changes nothing', async (t) => {
   const dir = t.testdir();
   const rt = await startFakeRuntime();
   t.teardown(() => rt.close());
@@ -46,12 +49,16 @@ t.test('NRI_PLUGIN_SOCKET: killed, the worker is replaced by one that dials the 
     env: { NRI_PLUGIN_SOCKET: '3', NRI_PLUGIN_NAME: 'envhook', NRI_PLUGIN_IDX: '42', NODE_OPTIONS: DAEMON_NODE_OPTION },
     stdio: ['ignore', 'ignore', 'pipe', conn],
   });
-  t.teardown(() => p.stop());
   conn.destroy();
   const first = await rt.nextPlugin();
-  const { workerPid } = await p.waitForStatus((s) => s.connected);
+  const { pid, workerPid } = await p.waitForStatus((s) => s.connected);
+  t.teardown(() => void (alive(pid) && process.kill(pid, 'SIGTERM')));
   process.kill(workerPid!, 'SIGKILL');
   t.equal(await first.closed.then(() => 'closed'), 'closed', "the runtime's connection closed with the worker");
+  // NRI then kills the process it started (removeClosedPlugins → stop: SIGKILL), as containerd does.
+  p.child.kill('SIGKILL');
+  t.equal(await p.exited, 0, 'the process the runtime started had handed its connection over and exited 0');
+  t.not(pid, p.child.pid, 'the supervisor is another process');
   const second = await rt.nextPlugin();
   t.same([second.name, second.index], ['envhook', '42'], 're-registered under the same name and index');
   const s = await p.waitForStatus((st) => st.connected && st.workerPid !== workerPid);

@@ -24,13 +24,15 @@ export interface NriProcess {
 
 export type NriStatusFile = { pid: number; workerPid?: number; connected: boolean; counts: Record<string, number> } & Record<string, unknown>;
 
-export function startNriProcess(args: string[], opts: { dir: string; env?: NodeJS.ProcessEnv; stdio?: StdioOptions }): NriProcess {
+/** `logToStderr`: no --log-file, so the JSON lines go to stderr (its default) and log() reads them there. */
+export function startNriProcess(args: string[], opts: { dir: string; env?: NodeJS.ProcessEnv; stdio?: StdioOptions; logToStderr?: boolean }): NriProcess {
   const id = `${Date.now()}-${Math.random().toString(16).slice(2)}`;
   const logFile = path.join(opts.dir, `envhook-nri-${id}.log`);
   const runDir = path.join(opts.dir, `run-${id}`);
   const config = path.join(opts.dir, 'empty-config.json');
   if (!fs.existsSync(config)) fs.writeFileSync(config, '{}');
-  const child = spawn(NODE, [builtCli(), 'nri', '--log-file', logFile, '--log-level', 'debug', ...args], {
+  const logArgs = opts.logToStderr ? [] : ['--log-file', logFile];
+  const child = spawn(NODE, [builtCli(), 'nri', ...logArgs, '--log-level', 'debug', ...args], {
     // The status file and the owners records (nri/pod-watch.ts) in the test's directory, not the host's /run/envhook.
     env: { PATH: process.env.PATH, ENVHOOK_CONFIG: config, ENVHOOK_RUN_DIR: runDir, ...opts.env },
     stdio: opts.stdio ?? ['ignore', 'ignore', 'pipe'],
@@ -38,7 +40,7 @@ export function startNriProcess(args: string[], opts: { dir: string; env?: NodeJ
   let err = '';
   child.stderr?.on('data', (b: Buffer) => (err += b.toString()));
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
-  const log = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '');
+  const log = () => (opts.logToStderr ? err : fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '');
   const statusFile = path.join(runDir, 'nri-status.json');
   const status = () => (fs.existsSync(statusFile) ? (JSON.parse(fs.readFileSync(statusFile, 'utf8')) as NriStatusFile) : undefined);
   return {
