@@ -24,6 +24,7 @@ import { replaceMarkedSection } from './sections.mjs';
 
 const KILLS = Number(process.env.BENCH_RESTART_KILLS) || 50;
 const BLOCK = 10;
+const SURVIVE_MS = 2000;
 const START = '<!-- row 11: NRI restart -->';
 const END = '<!-- end of row 11 -->';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -212,9 +213,9 @@ async function killOnce(name) {
   const { line } = await ctrdLog.wait(REGISTERED, from, 30_000, `${name} registered again`);
   const total = containerdTime(line) - t0;
   // NRI SIGKILLs the process it started for a pre-installed plugin once it finds that plugin's
-  // connection closed (adaptation's removeClosedPlugins → plugin.stop, at the next registration
-  // or request): whether the supervisor is still there 500 ms later.
-  await sleep(500);
+  // connection closed (adaptation's removeClosedPlugins → plugin.stop, in a goroutine, at the
+  // next registration or request): whether the supervisor is still there SURVIVE_MS later.
+  await sleep(SURVIVE_MS);
   const survived = alive(st.pid) && status()?.connected === true && status().workerPid !== st.workerPid && status().counts.registrations === regs + 1;
   ctrdLog.read();
   ehLog.read();
@@ -237,10 +238,12 @@ try {
     for (const s of SUBJECTS) {
       for (let k = 0; k < Math.min(BLOCK, KILLS - done); k++) {
         // A pre-installed plugin does not outlive its first replacement (above): one kill per containerd start.
-        if (k === 0 || (s.wrapper && !results[s.name].at(-1).survived)) await startSubject(s);
+        // (an external one whose worker is gone would be a fault of envhook's: it is started anew, and counted below)
+        if (k > 0 && !s.wrapper && !alive(status()?.workerPid)) await stopSubject();
+        if (k === 0 || s.wrapper || !running) await startSubject(s);
         const x = await killOnce(s.name);
         results[s.name].push(x);
-        console.error(`  ${s.name}: ${x.total.toFixed(1)} ms${x.survived ? '' : ' (then gone)'} (seen ${x.seen}, loaded ${x.loaded}, registered ${x.registered}); node -e 0 ${base.node.at(-1).toFixed(1)}, Go ${base.go.at(-1)?.toFixed(1)}`);
+        console.error(`  ${s.name}: ${x.total.toFixed(1)} ms${x.survived ? '' : ' (gone 2 s later)'} (seen ${x.seen}, loaded ${x.loaded}, registered ${x.registered}); node -e 0 ${base.node.at(-1).toFixed(1)}, Go ${base.go.at(-1)?.toFixed(1)}`);
       }
       await stopSubject();
     }
@@ -290,7 +293,7 @@ ${nodeP50.toFixed(1)} ms (p99 ${pct(base.node, 99).toFixed(1)}); the Go plugin o
 (bench/go-plugin) spawn to the same containerd line, p50 ${goP50 ? goP50.toFixed(1) : '–'} ms${base.go.length ? ` (p99 ${pct(base.go, 99).toFixed(1)})` : ` (${go.skipped})`}.
 Target (issue 21): p99 ≤ 1 s. p99 is the ⌈0.99·n⌉-th of n (the maximum for n ≤ 100).
 
-| subject | kills | p50 ms | p99 ms | max ms | p99 ≤ 1 s | phases p50 ms: exit seen / worker loaded / registered (envhook's log) | p50 ÷ node -e 0 | p50 ÷ Go stub | still registered 500 ms later |
+| subject | kills | p50 ms | p99 ms | max ms | p99 ≤ 1 s | phases p50 ms: exit seen / worker loaded / registered (envhook's log) | p50 ÷ node -e 0 | p50 ÷ Go stub | still registered 2 s later |
 |---|---|---|---|---|---|---|---|---|---|
 ${rows.join('\n')}
 ${END}`;
