@@ -20,6 +20,7 @@ import { missingForCri, prepareCriContainerd } from '../test/helpers/cri-contain
 import { runPod } from '../test/helpers/cri-pod.ts';
 import { envFileText } from './fixtures.mjs';
 import { goPlugin } from './go-plugin.mjs';
+import { replaceMarkedSection } from './sections.mjs';
 
 const START = '<!-- row 10: CRI with NRI -->';
 const END = '<!-- end of row 10 -->';
@@ -131,15 +132,4 @@ env (NRI fails open). Target: envhook at most +3 ms over no plugin.
 ${out.map((r) => `| ${r.name} | ${r.n} | ${f(r.none)} | ${f(r.envhook)} | ${d(r.envhook - r.none)} | ${r.envhook - r.none <= 3 ? 'met' : 'NOT met'} | ${goCols(r)} |`).join('\n')}
 ${END}`;
 console.log(section);
-const results = path.join(REPO, 'bench/RESULTS.md');
-const text = fs.existsSync(results) ? fs.readFileSync(results, 'utf8') : '';
-const at = text.indexOf(START);
-const end = text.indexOf(END);
-const watchAt = text.indexOf('<!-- bench/watch.ts -->');
-const next =
-  at >= 0 && end > at
-    ? text.slice(0, at) + section + text.slice(end + END.length)
-    : watchAt >= 0
-      ? `${text.slice(0, watchAt)}${section}\n\n${text.slice(watchAt)}`
-      : `${text.trimEnd()}\n\n${section}\n`;
-fs.writeFileSync(results, next);
+replaceMarkedSection(START, END, section);

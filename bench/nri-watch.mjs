@@ -67,7 +67,8 @@ export async function nriWatchRow() {
     fs.writeFileSync(config, JSON.stringify({ kubeletRoot, runDir: path.join(dir, 'run') }));
     const flags = ['--trace-gc', ...(process.env.BENCH_NRI_NODE_FLAGS?.split(' ').filter(Boolean) ?? [])];
     envhook = spawn(NODE, [...flags, path.join(REPO, 'dist/envhook.cjs'), 'nri', '--socket', rt.socketPath], { env: { ...benchEnv, ENVHOOK_CONFIG: config }, stdio: ['ignore', 'pipe', 'inherit'] });
-    // --trace-gc lines on the daemon's stdout (it prints nothing else there): the last full GC's heap.
+    // --trace-gc lines on the daemon's stdout (it prints nothing else there): the last full GC's
+    // heap. Only the supervisor's reach this pipe: its worker's stdout goes nowhere (cli/nri.ts).
     let fullGc;
     let gcText = '';
     envhook.stdout.on('data', (d) => {
@@ -119,8 +120,9 @@ export async function nriWatchRow() {
     for (const xs of Object.values(times)) xs.sort((a, b) => a - b);
 
     // Memory: checkpoints every quarter of RSS_REWRITES at 100/s, then STRESS_BATCHES at full speed.
-    const pid = envhook.pid;
-    const sample = (rewrites, rate) => ({ rewrites, rate, rss: status(pid, 'VmRSS'), anon: status(pid, 'RssAnon'), heap: fullGc });
+    // The worker, not the supervisor started above: it holds the connection and the watches.
+    const pid = JSON.parse(fs.readFileSync(path.join(dir, 'run', 'nri-status.json'), 'utf8')).workerPid;
+    const sample = (rewrites, rate) => ({ rewrites, rate, rss: status(pid, 'VmRSS'), anon: status(pid, 'RssAnon'), heap: pid === envhook.pid ? fullGc : undefined });
     const memory = [sample(0, '')];
     let count = 0;
     let maxRss = memory[0].rss;
@@ -165,10 +167,12 @@ Synchronize giving one running pod whose three-file secret volume (tmpfs) has
 operations (bench/watch-writer.ts). (a) CreateContainer of another pod (row 8's typical
 annotated pod), one in flight, round trip in ms as the peer sees it, in blocks with that churn
 (${r.rewrites} rewrites at ${r.rate.toFixed(0)}/s measured) and without, alternating off on on off off on.
-(b) The daemon's memory 1 s after each batch of rewrites: ${RSS_REWRITES} at ~100/s, then ${STRESS_BATCHES * RSS_REWRITES} as fast as
+(b) The memory of the daemon's worker (the process that holds the connection and the watches;
+\`envhook nri\` is a supervisor and one worker) 1 s after each batch of rewrites: ${RSS_REWRITES} at ~100/s, then ${STRESS_BATCHES * RSS_REWRITES} as fast as
 the writer goes (a stress: the kubelet rewrites a volume when its source changes). VmRSS includes
-~40 MiB of Node's own binary; RssAnon is the daemon's own; "heap after full GC" is V8's heap in
-use (and committed) after its last mark-compact (\`--trace-gc\`): the figure a leak would move.
+~40 MiB of Node's own binary; RssAnon is the worker's own. "heap after full GC" (V8's heap in use
+and committed after its last mark-compact, from \`--trace-gc\`) would be the figure a leak moves,
+but the worker's stdout goes nowhere (the supervisor starts it so), so its trace is not seen here.
 Every rewrite ended owned by UID ${UID} (checked after each
 block). Load average ${r.load} at the start, ${r.end} at the end (2 CPUs, shared).
 

@@ -12,6 +12,7 @@ import { execRows } from './exec.mjs';
 import { criRows } from './cri.mjs';
 import { nriRow, nriSection } from './nri.mjs';
 import { nriWatchRow, nriWatchSection } from './nri-watch.mjs';
+import { keptSections } from './sections.mjs';
 
 const work = path.join(REPO, 'bench/out');
 fs.rmSync(work, { recursive: true, force: true });
@@ -164,9 +165,8 @@ const previous = fs.existsSync(results) ? fs.readFileSync(results, 'utf8') : '';
 // bench/watch.ts owns the section from its marker to the end: keep it.
 const watchAt = previous.indexOf('<!-- bench/watch.ts -->');
 const watchSection = watchAt >= 0 ? `\n${previous.slice(watchAt)}` : '';
-// bench/cri-nri.mjs (row 10) owns its marked section: keep it too.
-const r10 = [previous.indexOf('<!-- row 10: CRI with NRI -->'), previous.indexOf('<!-- end of row 10 -->')];
-const row10Section = r10[0] >= 0 && r10[1] > r10[0] ? `\n${previous.slice(r10[0], r10[1] + '<!-- end of row 10 -->'.length)}\n` : '';
+// bench/cri-nri.mjs (row 10) and bench/nri-restart.mjs (row 11) own their marked sections: keep them too.
+const ownSections = keptSections(previous);
 if (only && only.every((n) => n === '7')) {
   // Row 7 alone: replace its section in the last full results, keep the other rows' figures.
   const at = previous.indexOf(CRI_START);
@@ -174,6 +174,6 @@ if (only && only.every((n) => n === '7')) {
   fs.writeFileSync(results, at >= 0 && end > at ? previous.slice(0, at) + criSection + previous.slice(end + CRI_END.length) : `${previous.trimEnd()}\n\n${criSection}\n`);
   console.log(criSection);
 } else {
-  fs.writeFileSync(results, `${text}${want(7) ? `\n${criSection}\n` : ''}${row10Section}${watchSection}`);
+  fs.writeFileSync(results, `${text}${want(7) ? `\n${criSection}\n` : ''}${ownSections}${watchSection}`);
   console.log(text);
 }
