@@ -96,13 +96,11 @@ async function runSupervisor(opts: NriOptions, env: NodeJS.ProcessEnv): Promise<
   log.info({ cmd: 'nri', plugin, socket: settings.nriSocket, fd }, 'nri: start');
 
   let supervisor: ReturnType<typeof startSupervisor> | undefined;
-  let takenOver: ((pid: number) => void) | undefined;
   const lock = await acquireLock({
     socketPath: settings.nriSocket,
     onTakeover: (pid) => log.info({ plugin, previous: pid }, 'nri: took over from the envhook nri that was running'),
     onRequest: async (request, pid) => {
       log.info({ plugin, by: pid, request }, request === 'stop' ? 'nri: asked to stop' : 'nri: a newer envhook nri takes over');
-      takenOver?.(pid);
       await supervisor?.stop(request === 'stop' ? `stop asked by pid ${pid}` : `taken over by pid ${pid}`);
     },
   });
@@ -131,7 +129,6 @@ async function runSupervisor(opts: NriOptions, env: NodeJS.ProcessEnv): Promise<
   const stop = (signal: NodeJS.Signals) => void supervisor?.stop(signal);
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
-  takenOver = () => {};
   try {
     await supervisor.done;
   } finally {
@@ -143,13 +140,13 @@ async function runSupervisor(opts: NriOptions, env: NodeJS.ProcessEnv): Promise<
   log.info({ cmd: 'nri', plugin }, 'nri: stopped');
 }
 
-/** The worker: this executable again, with the IPC channel, the daemon's V8 threads and its role. */
 /** This command's arguments for another process of the same executable (the single executable takes no script). */
 function selfArgs(): string[] {
   const sea = process.getBuiltinModule('node:sea')?.isSea() ?? false;
   return sea ? process.argv.slice(2) : [...process.execArgv, ...process.argv.slice(1)];
 }
 
+/** The worker: this executable again, with the IPC channel, the daemon's V8 threads and its role. */
 function spawnWorker(role: WorkerRole, fd: number | undefined, env: NodeJS.ProcessEnv): ChildProcess {
   const args = selfArgs();
   const childEnv: NodeJS.ProcessEnv = { ...env, [WORKER_ENV]: JSON.stringify(role) };
@@ -192,7 +189,7 @@ async function runWorker(opts: NriOptions, env: NodeJS.ProcessEnv, role: WorkerR
   const { createPodWatcher } = await import('../nri/pod-watch.ts');
   const { createEvictor } = await import('../nri/evict.ts');
   // The heartbeat starts once everything is loaded: until its first beat, the supervisor allows
-  // FIRST_BEAT_MS for the start; after it, HANG_MS of silence is a hang.
+  // FIRST_BEAT_MS for the start; after it, HANG_MS of silence (STOPPED_MS when stopped) is a hang.
   const link = linkToSupervisor((m) => {
     if (process.connected) send(m);
   });
