@@ -105,12 +105,12 @@ delete env.NODE_OPTIONS;
 // wrapper gets one line more, as an admin would add it: the settings file (private socket,
 // run directory, log), since a pre-installed plugin's environment is NRI's three variables.
 const prefix = path.join(c.dir, 'envhook');
-const r = install({ runtime: 'containerd', root: '/', source: realSource(), extra: ['--mode', 'nri', '--config', c.paths.config, '--prefix', prefix, '--containerd', c.bin.containerd] });
+const r = install({ runtime: 'containerd', root: '/', source: realSource(), extra: ['--mode', 'nri', '--config', c.paths.config, '--prefix', prefix, '--containerd', c.bin.containerd, '--nri-log', path.join(c.dir, 'nri-plugin.log')] });
 if (r.status !== 0) throw new Error(`row 11: envhook install failed: ${r.stderr}`);
 const pluginFile = path.join(c.paths.nriPlugins, '50-envhook');
 const installed = fs.readFileSync(pluginFile, 'utf8');
 fs.rmSync(pluginFile);
-const exec = installed.match(/^exec (.+) nri$/m);
+const exec = installed.match(/^exec (.+) nri --socket .*$/m);
 if (!exec) throw new Error('row 11: the installed plugin wrapper has no `exec … nri` line');
 const withConfig = (text) => text.replace(/^exec /m, `ENVHOOK_CONFIG=${JSON.stringify(config)}; export ENVHOOK_CONFIG\nexec `);
 const seaBin = path.join(c.dir, 'envhook-sea');
@@ -120,11 +120,13 @@ const SUBJECTS = [
   { name: 'external, SEA', argv: [seaBin, 'nri'] },
   { name: 'external, bundle', argv: [...bundle, 'nri'] },
   { name: 'pre-installed, SEA', wrapper: withConfig(installed) },
-  { name: 'pre-installed, bundle', wrapper: withConfig(installed).replace(/^exec .+ nri$/m, `exec ${bundle.map((a) => JSON.stringify(a)).join(' ')} nri`) },
+  { name: 'pre-installed, bundle', wrapper: withConfig(installed).replace(/^exec .+ nri (--socket .*)$/m, (_, socket) => `exec ${bundle.map((a) => JSON.stringify(a)).join(" ")} nri ${socket}`) },
 ];
 
 const REGISTERED = /plugin \\"50-envhook\\" connected and synchronized/;
-const PRE_REGISTERED = /pre-installed NRI plugin \\"50-envhook\\" synchronization success/;
+// Registered at containerd's start: pre-installed, or, when the hand-off (three Node starts on a
+// loaded machine) missed containerd's 5 s registration timeout, as an external plugin right after.
+const PRE_REGISTERED = /pre-installed NRI plugin \\"50-envhook\\" synchronization success|plugin \\"50-envhook\\" connected and synchronized/;
 let running;
 
 async function startSubject(s) {
