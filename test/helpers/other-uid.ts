@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { buildSync } from 'esbuild';
 import type { Test } from 'tap';
 import { NODE, REPO } from './bundle.ts';
@@ -44,6 +45,7 @@ export function otherUidDir(t: Test, prefix: string): string {
  */
 export function nodeIn(dir: string): string {
   const node = path.join(dir, 'node');
+  if (fs.existsSync(node)) return node;
   const real = fs.realpathSync(NODE);
   try {
     fs.linkSync(real, node);
@@ -61,4 +63,14 @@ export function moduleIn(dir: string, rel: string): string {
   buildSync({ entryPoints: [path.join(REPO, 'src', rel)], bundle: true, platform: 'node', format: 'esm', outfile: out, logLevel: 'error' });
   fs.chmodSync(out, 0o644);
   return out;
+}
+
+/**
+ * Runs this Node (linked into `dir`) as UID and GID `id` in `dir`. tap's process-info hook puts
+ * its loader, a file under node_modules, into every child's NODE_OPTIONS: `env -u` drops it
+ * right before Node starts, and the child gets no other variable of the runner.
+ */
+export function nodeAsOther(dir: string, id: number, args: string[], timeoutMs = 10_000): SpawnSyncReturns<string> {
+  const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
+  return spawnSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', nodeIn(dir), ...args], { uid: id, gid: id, cwd: dir, env, encoding: 'utf8', timeout: timeoutMs });
 }

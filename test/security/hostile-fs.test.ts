@@ -6,12 +6,12 @@ import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import net from 'node:net';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chownPinned, pinFileAt, readConfined, ConfinedError } from '../../src/fs/confined.ts';
 import { findVolume } from '../../src/k8s/volumes.ts';
 import { discoverPodDir } from '../../src/k8s/pod.ts';
 import { makePod } from '../../scripts/kubelet-pod.ts';
-import { moduleIn, nodeIn, otherUidDir } from '../helpers/other-uid.ts';
+import { moduleIn, nodeAsOther, otherUidDir } from '../helpers/other-uid.ts';
 import { envhookCli, fastTempDir, makeCanary, pool, snapshot, startSwapper, timed } from './helpers.ts';
 
 const LIMIT = 64 * 1024;
@@ -130,8 +130,8 @@ t.test('an unreadable file (reader without CAP_DAC_OVERRIDE) is refused with a c
   fs.chmodSync(path.join(vol, 'app.env'), 0o000);
   const script = `import { readConfined } from ${JSON.stringify(moduleIn(shared, 'fs/confined.ts'))};
     try { readConfined(${JSON.stringify(vol)}, 'app.env', ${LIMIT}); console.log('read'); } catch (e) { console.log(e.reason); }`;
-  const r = spawnSync(nodeIn(shared), ['--input-type=module', '-e', script], { uid: 65534, gid: 65534, encoding: 'utf8', timeout: 10_000 });
-  t.equal(r.error, undefined, 'Node starts as nobody');
+  const r = nodeAsOther(shared, 65534, ['--input-type=module', '-e', script]);
+  t.equal(r.error, undefined, 'the reader is spawned as nobody');
   t.equal(r.status, 0, `the reader as nobody exits 0: ${r.stderr}`);
   t.equal(r.stdout?.trim(), 'permission denied', r.stderr);
   t.notMatch(`${r.stdout}${r.stderr}`, canary);
