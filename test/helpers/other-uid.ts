@@ -11,6 +11,7 @@ import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { buildSync } from 'esbuild';
 import type { Test } from 'tap';
 import { NODE, REPO } from './bundle.ts';
+import { untapped } from './untapped.ts';
 
 /**
  * Why another UID cannot walk down to `dir` (a directory on the way without search permission
@@ -66,11 +67,10 @@ export function moduleIn(dir: string, rel: string): string {
 }
 
 /**
- * Runs this Node (linked into `dir`) as UID and GID `id` in `dir`. tap's process-info hook puts
- * its loader, a file under node_modules, into every child's NODE_OPTIONS: `env -u` drops it
- * right before Node starts, and the child gets no other variable of the runner.
+ * Runs this Node (linked into `dir`) as UID and GID `id` in `dir`, without tap's loader (a file
+ * under node_modules) and without any other variable of the runner.
  */
 export function nodeAsOther(dir: string, id: number, args: string[], timeoutMs = 10_000): SpawnSyncReturns<string> {
   const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
-  return spawnSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', nodeIn(dir), ...args], { uid: id, gid: id, cwd: dir, env, encoding: 'utf8', timeout: timeoutMs });
+  return spawnSync(...untapped(nodeIn(dir), args), { uid: id, gid: id, cwd: dir, env, encoding: 'utf8', timeout: timeoutMs });
 }
