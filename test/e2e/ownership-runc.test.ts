@@ -4,6 +4,7 @@ import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { envhook, makeBundle, makeRootfs, missingForRunc, runcRun } from '../helpers/bundle.ts';
+import { otherUidDir } from '../helpers/other-uid.ts';
 import { makePod } from '../../scripts/kubelet-pod.ts';
 import { makeAtomicVolume } from '../../scripts/kubelet-pod.ts';
 
@@ -16,7 +17,12 @@ interface Case {
 }
 
 function setup(t: Test, c: Case) {
-  const dir = t.testdir({ outside: { 'root-only': 'outside' } });
+  // In a user namespace runc's init runs as the mapped root (UID 100000 on the host), which must
+  // walk down to the rootfs and the mount sources: not under the repository, which may sit in a
+  // directory only root can enter.
+  const dir = otherUidDir(t, 'ownership-runc');
+  fs.mkdirSync(path.join(dir, 'outside'));
+  fs.writeFileSync(path.join(dir, 'outside/root-only'), 'outside');
   const rootfs = makeRootfs(path.join(dir, 'rootfs'));
   // As containerd does for a user-namespaced container without idmapped mounts: the image is
   // owned by the mapped root, so runc (as that root) can create mount points in it.

@@ -6,6 +6,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import { spawn } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
+import { untapped } from '../helpers/untapped.ts';
 
 /** A recognizable random string that must never show up in any output. */
 export function makeCanary(tag = 'CANARY'): string {
@@ -122,11 +123,11 @@ export interface CliResult {
 export const CLI = path.join(REPO, 'dist/envhook.cjs');
 export const NODE24 = path.join(REPO, 'node_modules/.bin/node');
 
-/** Runs a command with `input` on stdin; SIGKILL after `timeoutMs`. */
+/** Runs a command with `input` on stdin, without tap's loader (helpers/untapped.ts); SIGKILL after `timeoutMs`. */
 export function runAsync(cmd: string, args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliResult> {
   return new Promise((resolve) => {
     const start = Date.now();
-    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env });
+    const child = spawn(...untapped(cmd, args), { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env });
     let out = '';
     let err = '';
     child.stdout!.on('data', (d) => (out += d));

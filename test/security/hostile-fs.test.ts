@@ -6,13 +6,13 @@ import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import net from 'node:net';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chownPinned, pinFileAt, readConfined, ConfinedError } from '../../src/fs/confined.ts';
 import { findVolume } from '../../src/k8s/volumes.ts';
 import { discoverPodDir } from '../../src/k8s/pod.ts';
 import { makePod } from '../../scripts/kubelet-pod.ts';
-import { NODE } from '../helpers/bundle.ts';
-import { envhookCli, fastTempDir, makeCanary, pool, snapshot, startSwapper, timed, REPO } from './helpers.ts';
+import { moduleIn, nodeAsOther, otherUidDir } from '../helpers/other-uid.ts';
+import { envhookCli, fastTempDir, makeCanary, pool, snapshot, startSwapper, timed } from './helpers.ts';
 
 const LIMIT = 64 * 1024;
 const canary = makeCanary('OUTSIDE');
@@ -121,16 +121,20 @@ t.test('a socket is refused', async (t) => {
 });
 
 t.test('an unreadable file (reader without CAP_DAC_OVERRIDE) is refused with a clear reason', async (t) => {
-  const f = fixture(t);
-  fs.writeFileSync(path.join(f.vol, 'app.env'), `A='${canary}'\n`, { mode: 0o000 });
-  fs.chmodSync(path.join(f.vol, 'app.env'), 0o000);
-  // Root reads any file: run the reader as nobody to reach EACCES.
-  for (const d of [f.root, path.dirname(f.root)]) fs.chmodSync(d, 0o755);
-  const script = `import { readConfined } from ${JSON.stringify(path.join(REPO, 'src/fs/confined.ts'))};
-    try { readConfined(${JSON.stringify(f.vol)}, 'app.env', ${LIMIT}); console.log('read'); } catch (e) { console.log(e.reason); }`;
-  const r = spawnSync(NODE, ['--input-type=module', '-e', script], { uid: 65534, gid: 65534, encoding: 'utf8', timeout: 10_000 });
-  t.equal(r.stdout.trim(), 'permission denied', r.stderr);
-  t.notMatch(r.stdout + r.stderr, canary);
+  // Root reads any file: run the reader as nobody to reach EACCES. Nobody must reach the volume,
+  // Node and the code wherever the repository lives: all three go to a directory anyone can enter.
+  const shared = otherUidDir(t, 'unreadable');
+  const vol = path.join(shared, 'cfg');
+  fs.mkdirSync(vol, { mode: 0o755 });
+  fs.writeFileSync(path.join(vol, 'app.env'), `A='${canary}'\n`, { mode: 0o000 });
+  fs.chmodSync(path.join(vol, 'app.env'), 0o000);
+  const script = `import { readConfined } from ${JSON.stringify(moduleIn(shared, 'fs/confined.ts'))};
+    try { readConfined(${JSON.stringify(vol)}, 'app.env', ${LIMIT}); console.log('read'); } catch (e) { console.log(e.reason); }`;
+  const r = nodeAsOther(shared, 65534, ['--input-type=module', '-e', script]);
+  t.equal(r.error, undefined, 'the reader is spawned as nobody');
+  t.equal(r.status, 0, `the reader as nobody exits 0: ${r.stderr}`);
+  t.equal(r.stdout?.trim(), 'permission denied', r.stderr);
+  t.notMatch(`${r.stdout}${r.stderr}`, canary);
 });
 
 /** Many reads while a thread swaps the name: every read is the good file or a refusal. */

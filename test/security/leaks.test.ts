@@ -1,7 +1,7 @@
 // No leaks (SPEC §6): over at least 10,000 generated env files and annotation values carrying a
 // canary, the canary never appears in a message, in the pino log at debug level, on stdout or
-// stderr of a CLI entry point, or in the runtime --log file. The bulk runs in-process; a few
-// hundred sampled inputs go through the real bundled CLI.
+// stderr of a CLI entry point, or in the runtime --log file. The bulk runs in-process; inputs of
+// every kind of outcome the bulk reaches go through the real bundled CLI.
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,7 +15,7 @@ import { formatPlan } from '../../src/cli/plan.ts';
 import type { Settings } from '../../src/settings.ts';
 import type { Spec } from '../../src/oci/spec.ts';
 import { execFileSync } from 'node:child_process';
-import { envhookCli, fastTempDir, frontCreate, hookRun, makeCanary, pool, precreateRun, readIf, runtimeBundle, tempFiles, type CliResult } from './helpers.ts';
+import { envhookCli, fastTempDir, frontCreate, hookRun, makeCanary, pool, precreateRun, readIf, runtimeBundle, tempFiles } from './helpers.ts';
 
 // Hundreds of CLI runs: a busy 2-core machine can take longer than the default 120 s.
 t.setTimeout(300_000);
@@ -28,6 +28,43 @@ function errorTexts(err: unknown): string {
   const e = err as Error;
   return [describeError(err), e?.message, JSON.stringify(serializeCause(err) ?? null), (e as { reason?: string })?.reason ?? ''].join('\n');
 }
+
+/**
+ * The kind of an outcome: the success kind `run` returns, or the error's message with what
+ * varies between inputs of the same kind (quoted names and values, JSON paths, numbers) blanked out.
+ */
+function outcomeOf(run: () => string): string {
+  try {
+    return run();
+  } catch (err) {
+    return describeError(err).replace(/"[^"]*"/g, '"…"').replace(/\/[^\s:]*/g, '/…').replace(/\d+/g, 'N');
+  }
+}
+
+/**
+ * Samples for the real CLI: generated in bulk, sorted by the kind of outcome they get in-process,
+ * and the first few of each kind kept, with their rank in the kind: `SUCCESSES` of a success
+ * (values carrying the canary reach config.json, the plan and the debug log), `perError` of an error. A
+ * random sample repeats a few kinds hundreds of times (a process each: the cost on a busy
+ * machine); this one takes every kind the bulk reaches through the CLI in a few dozen processes.
+ */
+function fewPerKind<T>(pool: readonly T[], kindOf: (sample: T) => string, perError: number): { samples: { sample: T; rank: number }[]; kinds: Map<string, number> } {
+  const kinds = new Map<string, number>();
+  const samples: { sample: T; rank: number }[] = [];
+  for (const sample of pool) {
+    const kind = kindOf(sample);
+    const rank = kinds.get(kind) ?? 0;
+    kinds.set(kind, rank + 1);
+    if (rank < (SUCCESS_KINDS.has(kind) ? SUCCESSES : perError)) samples.push({ sample, rank });
+  }
+  return { samples, kinds };
+}
+
+const SUCCESS_KINDS = new Set(['ok', 'ok, canary in a value', 'applied', 'untouched']);
+const SUCCESSES = 8;
+
+/** Generated inputs sorted into kinds per CLI test (cheap, in-process). */
+const POOL = 1000;
 
 t.test(`env files: ${FUZZ_RUNS} generated files through envhook check in-process, log at debug`, async (t) => {
   const dir = t.testdir({});
@@ -67,20 +104,22 @@ t.test(`env files: ${FUZZ_RUNS} generated files through envhook check in-process
   t.ok(carried > accepted / 2, `the canary reached the values of ${carried} accepted files`);
 });
 
-t.test('env files: sampled through the real CLI (envhook check, --names)', async (t) => {
+t.test('env files: each kind of outcome through the real CLI (envhook check, --names)', async (t) => {
   const dir = t.testdir({});
-  const samples = fc.sample(hostileEnvFile(canary), 120);
-  let i = 0;
-  const results: CliResult[] = [];
-  const next = async (): Promise<void> => {
-    while (i < samples.length) {
-      const n = i++;
+  const probe = path.join(dir, 'probe.env');
+  // Every other one of a kind with --names.
+  const { samples, kinds } = fewPerKind(fc.sample(hostileEnvFile(canary), POOL), (bytes) => {
+    fs.writeFileSync(probe, bytes);
+    return outcomeOf(() => ([...checkEnvFile(probe).values()].some((v) => v.includes(TAG)) ? 'ok, canary in a value' : 'ok'));
+  }, 2);
+  t.ok((kinds.get('ok, canary in a value') ?? 0) >= 2 && kinds.size > 15, `${kinds.size} kinds of outcome in ${POOL} files: ${samples.length} runs`);
+  const results = await pool(
+    samples.map(({ sample, rank }, n) => async () => {
       const file = path.join(dir, `s${n}.env`);
-      fs.writeFileSync(file, samples[n]!);
-      results.push(await envhookCli(['check', ...(n % 2 ? ['--names'] : []), file]));
-    }
-  };
-  await Promise.all([next(), next()]);
+      fs.writeFileSync(file, sample);
+      return envhookCli(['check', ...(rank % 2 ? ['--names'] : []), file]);
+    }),
+  );
   const leaks = results.filter((r) => (r.out + r.err).includes(TAG));
   t.equal(leaks.length, 0, `no canary on stdout or stderr of ${results.length} runs`);
   t.ok(results.every((r) => (r.code === 0 && r.err === '') || (r.code === 1 && /^envhook: [^\n]+\n$/.test(r.err) && r.out === '')), 'each run: success, or one line on stderr and status 1');
@@ -146,13 +185,28 @@ t.test(`annotations and env files: ${FUZZ_RUNS} generated starts through the pip
   for (const [r, n] of [...reasons].sort((a, b) => b[1] - a[1]).slice(0, 40)) t.comment(`${n} × ${r}`);
 });
 
-t.test('annotations and env files: sampled through the real CLI (envhook inject, --dry-run), log at debug', async (t) => {
+/** The pipeline's outcome for a generated start at `stage`, in-process: "applied", "untouched" or the kind of error. */
+function pipelineKind(t: Test, stage: 'inject' | 'create'): (sample: [Buffer, Record<string, string>]) => string {
+  const vol = volumeDir(t);
+  const log = createLogger(undefined);
+  return ([file, annotations]) => {
+    fs.writeFileSync(path.join(vol, 'app.env'), file);
+    const spec = specFor(annotations);
+    const options = { settings: { kubeletRoot: '/nonexistent-kubelet' }, stage, log, volumes: new Map([['cfg', vol]]), dryRun: true };
+    return outcomeOf(() => (runPipeline(spec, options).spec === spec ? 'untouched' : 'applied'));
+  };
+}
+
+const starts = () => fc.sample(fc.tuple(hostileEnvFile(canary), fc.oneof(hostileAnnotations(canary), { arbitrary: wellFormedAnnotations(canary), weight: 3 })), POOL);
+
+t.test('annotations and env files: each kind of outcome through the real CLI (envhook inject, --dry-run), log at debug', async (t) => {
   const root = fastTempDir('envhook-leak-cli-');
   t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
-  const SAMPLES = 160;
-  const samples = fc.sample(fc.tuple(hostileEnvFile(canary), fc.oneof(hostileAnnotations(canary), { arbitrary: wellFormedAnnotations(canary), weight: 3 })), SAMPLES);
+  // Every other one of a kind a dry run.
+  const { samples, kinds } = fewPerKind(starts(), pipelineKind(t, 'inject'), 2);
+  t.ok((kinds.get('applied') ?? 0) >= 2 && kinds.size > 25, `${kinds.size} kinds of outcome in ${POOL} starts: ${samples.length} runs`);
   const results = await pool(
-    samples.map(([file, annotations], i) => async () => {
+    samples.map(({ sample: [file, annotations], rank }, i) => async () => {
       const dir = path.join(root, `s${i}`);
       const vol = path.join(dir, 'cfg');
       fs.mkdirSync(vol, { recursive: true });
@@ -160,7 +214,7 @@ t.test('annotations and env files: sampled through the real CLI (envhook inject,
       fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(specFor(annotations), null, '\t'));
       const before = fs.readFileSync(path.join(dir, 'config.json'));
       const log = path.join(dir, 'envhook.log');
-      const dryRun = i % 3 === 0;
+      const dryRun = rank % 2 === 1;
       const r = await envhookCli(['inject', '--bundle', dir, '--volume', `cfg=${vol}`, '--log-file', log, '--log-level', 'debug', ...(dryRun ? ['--dry-run'] : [])]);
       const logged = fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '';
       const after = fs.readFileSync(path.join(dir, 'config.json'));
@@ -176,13 +230,14 @@ t.test('annotations and env files: sampled through the real CLI (envhook inject,
   t.comment(`inject CLI: ${results.length - failed.length} succeeded (${results.filter((x) => x.r.code === 0 && !x.unchanged).length} rewrote config.json), ${failed.length} failed`);
 });
 
-t.test('annotations and env files: sampled through the runtime entry points (shim front with --log, hook, precreate), log at debug', async (t) => {
+t.test('annotations and env files: each kind of outcome through the runtime entry points (shim front with --log, hook, precreate), log at debug', async (t) => {
   const root = fastTempDir('envhook-leak-rt-');
   t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
-  const SAMPLES = 80;
-  const samples = fc.sample(fc.tuple(hostileEnvFile(canary), fc.oneof(hostileAnnotations(canary), { arbitrary: wellFormedAnnotations(canary), weight: 3 })), SAMPLES);
+  // Each through the three entry points.
+  const { samples, kinds } = fewPerKind(starts(), pipelineKind(t, 'create'), 1);
+  t.ok(kinds.has('applied') && kinds.size > 25, `${kinds.size} kinds of outcome in ${POOL} starts: ${samples.length} × 3 runs`);
   const results = await pool(
-    samples.map(([file, annotations], i) => async () => {
+    samples.map(({ sample: [file, annotations] }, i) => async () => {
       const b = runtimeBundle(path.join(root, `s${i}`), file, annotations);
       const original = fs.readFileSync(b.config, 'utf8');
       // Podman's precreate gets the config on stdin (the image env carries a canary too).
