@@ -37,6 +37,13 @@ function env(doc: Document, facts: PodFacts, a: PodAnnotations, note: Noter): bo
       note(ENV_KEY, ptr(c), 'stays an annotation: the container also has envhook.io/envFrom sources, which must apply before these entries');
       continue;
     }
+    // KEP-3721's native fileKeyRef reads an emptyDir only; envhook reads other volumes too
+    // (SPEC §10), which no native field can say.
+    const foreign = list.findIndex((e) => e.valueFrom && facts.volumes.find((v) => v.name === e.valueFrom!.fileKeyRef.volumeName)?.type !== 'emptyDir');
+    if (foreign >= 0) {
+      note(ENV_KEY, ptr(c, foreign), `stays an annotation: its fileKeyRef reads volume ${JSON.stringify(list[foreign]!.valueFrom!.fileKeyRef.volumeName)}, not an emptyDir of the pod; KEP-3721's fileKeyRef reads emptyDirs only`);
+      continue;
+    }
     let seq = getSeq(container.node, 'env');
     if (!seq) {
       seq = doc.createNode([]) as YAMLSeq;

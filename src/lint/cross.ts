@@ -8,7 +8,8 @@ import { getSeq, getStr, mapsOf, ptr } from '../manifest/nodes.ts';
 import type { AnnotationProblem, PodAnnotations } from './read-annotations.ts';
 import { didYouMean } from './nearest.ts';
 
-
+/** Volume sources the node reads env from; `csi` is an inline CSI volume (a PVC's is not). */
+const ENV_SOURCE_TYPES = ['emptyDir', ...ATOMIC_TYPES, 'csi'] as const;
 
 export function crossCheck(facts: PodFacts, a: PodAnnotations): AnnotationProblem[] {
   const out: AnnotationProblem[] = [];
@@ -25,18 +26,20 @@ export function crossCheck(facts: PodFacts, a: PodAnnotations): AnnotationProble
     }
   }
 
-  // fileKeyRef and envFrom volumes: in the pod, and emptyDirs.
-  const emptyDir = (key: string, path: string, name: string) => {
+  // fileKeyRef and envFrom volumes: in the pod, and of a type the node reads env from (SPEC §10).
+  const source = (key: string, path: string, name: string) => {
     const v = volumes.get(name);
     if (!v) error(key, path, `volume ${JSON.stringify(name)} is not in the pod${didYouMean(name, volumes.keys())}`);
-    else if (v.type !== 'emptyDir') error(key, path, `volume ${JSON.stringify(name)} is not an emptyDir (${typeName(v)})`);
+    else if (!(ENV_SOURCE_TYPES as readonly (string | undefined)[]).includes(v.type)) {
+      error(key, path, `volume ${JSON.stringify(name)} is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume (${typeName(v)})`);
+    }
   };
   for (const [c, list] of Object.entries(a.env ?? {})) {
     list.forEach((e, i) => {
-      if (e.valueFrom) emptyDir(ENV_KEY, ptr(c, i, 'valueFrom', 'fileKeyRef', 'volumeName'), e.valueFrom.fileKeyRef.volumeName);
+      if (e.valueFrom) source(ENV_KEY, ptr(c, i, 'valueFrom', 'fileKeyRef', 'volumeName'), e.valueFrom.fileKeyRef.volumeName);
     });
   }
-  for (const [c, list] of Object.entries(a.envFrom ?? {})) list.forEach((e, i) => emptyDir(ENV_FROM_KEY, ptr(c, i, 'fileRef', 'volumeName'), e.fileRef.volumeName));
+  for (const [c, list] of Object.entries(a.envFrom ?? {})) list.forEach((e, i) => source(ENV_FROM_KEY, ptr(c, i, 'fileRef', 'volumeName'), e.fileRef.volumeName));
 
   // volumeOwners volumes: in the pod, of an atomic-writer type, item paths among its files.
   a.owners?.forEach((o, i) => {

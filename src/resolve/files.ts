@@ -1,9 +1,11 @@
 // Env files read for one container start: each (volume, path) is read and parsed once, so a
-// file named by several references yields the same variables to all of them. Every read goes
-// through the confined reader (no symlink, regular file, non-blocking, bounded). Errors name
-// the volume, the path, the key and the line — never a byte of the file.
+// file named by several references yields the same variables to all of them. The volume is an
+// emptyDir, an atomic-writer volume or a CSI volume (SPEC §10); every read goes through the
+// confined reader (no symlink but the atomic writer's `..data`, regular file, non-blocking,
+// bounded). Errors name the volume, the path, the key and the line — never a byte of the file.
 import { EnvhookError, EnvFileError } from '../errors.ts';
-import { ConfinedError, readConfined } from '../fs/confined.ts';
+import { ConfinedError } from '../fs/confined.ts';
+import { readVolumeFile } from '../fs/volume-file.ts';
 import { MAX_FILE_BYTES } from '../envfile/index.ts';
 import type { VolumeLocator } from '../k8s/volumes.ts';
 
@@ -41,10 +43,10 @@ export class EnvFiles {
   }
 
   #load(ref: FileRefLike): Map<string, string> | undefined {
-    const dir = this.#volumes.find(ref.volumeName, 'emptyDir');
+    const volume = this.#volumes.envSource(ref.volumeName);
     let bytes: Buffer;
     try {
-      bytes = readConfined(dir, ref.path, MAX_FILE_BYTES);
+      bytes = readVolumeFile(volume.dir, volume.viaData, ref.path, MAX_FILE_BYTES);
     } catch (err) {
       if (err instanceof ConfinedError && err.notFound) return undefined;
       if (err instanceof ConfinedError) throw new EnvhookError(`${describeFile(ref)}: ${err.reason}`, { cause: err });

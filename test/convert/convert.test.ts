@@ -225,3 +225,32 @@ function isSameData(a: unknown, b: unknown): boolean {
   }
   return a === b;
 }
+
+t.test('to native: a fileKeyRef on a volume other than an emptyDir has no native form and stays', async (t) => {
+  const src = `apiVersion: v1
+kind: Pod
+metadata:
+  name: db
+  annotations:
+    envhook.io/env: '{"app": [{"name": "A", "value": "1"}, {"name": "PW", "valueFrom": {"fileKeyRef": {"volumeName": "vault", "path": "db.env", "key": "PW"}}}], "side": [{"name": "C", "valueFrom": {"fileKeyRef": {"volumeName": "config", "path": "c.env", "key": "C"}}}]}'
+spec:
+  runtimeClassName: envhook
+  containers:
+    - name: app
+      image: busybox
+    - name: side
+      image: busybox
+  volumes:
+    - name: config
+      emptyDir: {}
+    - name: vault
+      csi:
+        driver: secrets-store.csi.k8s.io
+        readOnly: true
+        volumeAttributes: {secretProviderClass: db}
+`;
+  const r = convert(src, 'native');
+  t.same(r.notes, ['pod.yaml:6:5: envhook.io/env /app/1: note: stays an annotation: its fileKeyRef reads volume "vault", not an emptyDir of the pod; KEP-3721\'s fileKeyRef reads emptyDirs only']);
+  t.same(annotationsOf(r.text), [{ 'envhook.io/env': { app: [{ name: 'A', value: '1' }, { name: 'PW', valueFrom: { fileKeyRef: { volumeName: 'vault', path: 'db.env', key: 'PW' } } }] } }], 'the emptyDir entry moved, the CSI one stayed');
+  t.match(r.text, /- name: side\n      image: busybox\n      env:\n        # envhook convert/);
+});

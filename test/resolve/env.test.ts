@@ -4,14 +4,14 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { resolveEnv, type EnvRequest } from '../../src/resolve/env.ts';
 import { parseEnvFile } from '../../src/envfile/index.ts';
-import { findVolume, type VolumeLocator } from '../../src/k8s/volumes.ts';
+import { createVolumeLocator, type VolumeLocator } from '../../src/k8s/volumes.ts';
 import type { EnvVar } from '../../src/k8s/annotations.ts';
 
 const CANARY = 'CANARY-7f3a9c-secret';
 
 function volumes(t: Test, files: FixtureDirContent): VolumeLocator {
-  const dir = t.testdir({ pod: { volumes: { 'kubernetes.io~empty-dir': { config: files }, 'kubernetes.io~secret': { keys: {} } } } });
-  return { find: (name, kind) => findVolume({ pod: { dir: path.join(dir, 'pod'), uid: undefined, from: 'flag' }, overrides: new Map() }, name, kind) };
+  const dir = t.testdir({ pod: { volumes: { 'kubernetes.io~empty-dir': { config: files }, 'kubernetes.io~secret': { keys: {} }, 'kubernetes.io~nfs': { share: {} } } } });
+  return createVolumeLocator({ pod: { dir: path.join(dir, 'pod'), uid: undefined, from: 'flag' }, overrides: new Map() });
 }
 const ref = (key: string, p = 'config.env', optional?: boolean): EnvVar => ({ name: key, valueFrom: { fileKeyRef: { volumeName: 'config', path: p, key, ...(optional === undefined ? {} : { optional }) } } });
 const req = (r: Partial<EnvRequest>): EnvRequest => ({ env: [], envFrom: [], removeServiceLinks: false, ...r });
@@ -61,7 +61,9 @@ t.test('fileKeyRef: one key; optional covers a missing file and a missing key on
   const missingVolume: EnvVar = { name: 'A', valueFrom: { fileKeyRef: { volumeName: 'other', path: 'a', key: 'A', optional: true } } };
   t.equal(message(() => resolve([], { env: [missingVolume] }, v)), 'volume "other" not found', 'optional does not cover a missing volume');
   const secret: EnvVar = { name: 'A', valueFrom: { fileKeyRef: { volumeName: 'keys', path: 'a', key: 'A' } } };
-  t.equal(message(() => resolve([], { env: [secret] }, v)), 'volume "keys" is not an emptyDir');
+  t.equal(message(() => resolve([], { env: [secret] }, v)), 'volume "keys": file "a": not found', 'a secret volume is a source too (SPEC §10)');
+  const nfs: EnvVar = { name: 'A', valueFrom: { fileKeyRef: { volumeName: 'share', path: 'a', key: 'A', optional: true } } };
+  t.equal(message(() => resolve([], { env: [nfs] }, v)), 'volume "share" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume');
   t.equal(message(() => resolve([], { envFrom: [{ fileRef: { volumeName: 'config', path: 'missing.env' } }] }, v)), 'volume "config": file "missing.env": not found');
   const opt = resolve(['A=1'], { envFrom: [{ prefix: 'P_', fileRef: { volumeName: 'config', path: 'missing.env', optional: true } }] }, v);
   t.same(opt.env, ['A=1']);

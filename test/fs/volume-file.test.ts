@@ -1,0 +1,96 @@
+// Env files of atomic-writer and CSI volumes (SPEC §10), on pods laid out as the kubelet lays
+// them out: read through `..data`, with the emptyDir's confinement below it; hostile layouts
+// (a symlink out, `..data` out, a FIFO, an over-size file) refused with a reason, never a byte.
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { readVolumeFile } from '../../src/fs/volume-file.ts';
+import { ConfinedError } from '../../src/fs/confined.ts';
+import { atomicVolumeDir, makePod } from '../../scripts/kubelet-pod.ts';
+
+const LIMIT = 64 * 1024;
+const CANARY = 'CANARY-volfile-5e1';
+
+function failure(fn: () => unknown): { reason: string; notFound: boolean } {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfinedError) return { reason: err.reason, notFound: err.notFound };
+    throw err;
+  }
+  return { reason: 'no error', notFound: false };
+}
+
+t.test('each volume kind, through ..data where there is one', async (t) => {
+  const pod = makePod(path.join(t.testdir({}), 'kubelet'), {
+    emptyDirs: { env: { 'a.env': 'E' } },
+    atomic: [
+      { plugin: 'secret', name: 'db', payload: { password: 'S', 'nested/key': 'N' } },
+      { plugin: 'configmap', name: 'cfg', payload: { 'app.env': 'C' } },
+      { plugin: 'projected', name: 'all', payload: { token: 'P' } },
+      { plugin: 'downward-api', name: 'info', payload: { labels: 'L' } },
+    ],
+    csi: [{ name: 'vault', layout: 'atomic', files: { password: 'V' } }, { name: 'plain', layout: 'plain', files: { 'sub/password': 'W' } }],
+  });
+  const vol = (plugin: string, name: string) => path.join(pod.dir, 'volumes', `kubernetes.io~${plugin}`, name);
+  const read = (dir: string, rel: string, viaData = true) => readVolumeFile(dir, viaData, rel, LIMIT).toString();
+  t.equal(read(pod.emptyDir('env'), 'a.env', false), 'E');
+  t.equal(read(vol('secret', 'db'), 'password'), 'S', 'the visible name is a symlink; the file is read in ..data');
+  t.equal(read(vol('secret', 'db'), 'nested/key'), 'N');
+  t.equal(read(vol('configmap', 'cfg'), 'app.env'), 'C');
+  t.equal(read(vol('projected', 'all'), 'token'), 'P');
+  t.equal(read(vol('downward-api', 'info'), 'labels'), 'L');
+  t.equal(read(pod.csiMount('vault'), 'password'), 'V', 'a CSI driver that writes as the atomic writer does');
+  t.equal(read(pod.csiMount('plain'), 'sub/password'), 'W', 'a CSI driver that writes plain files');
+  t.same(failure(() => read(vol('secret', 'db'), 'password', false)), { reason: 'is a symbolic link', notFound: false }, 'without ..data the writer\'s links are not followed');
+  t.same(failure(() => read(vol('secret', 'db'), 'gone')), { reason: 'not found', notFound: true });
+  t.same(failure(() => read(vol('secret', 'db'), '..data/password')), { reason: 'not found', notFound: true }, 'the layout\'s own names are not paths');
+});
+
+t.test('a CSI volume that is not mounted: its files are missing', async (t) => {
+  const pod = makePod(path.join(t.testdir({}), 'kubelet'), { csi: [{ name: 'vault', layout: 'unmounted' }] });
+  t.ok(fs.existsSync(path.join(path.dirname(pod.csiMount('vault')), 'vol_data.json')));
+  t.same(failure(() => readVolumeFile(pod.csiMount('vault'), true, 'password', LIMIT)), { reason: 'not found', notFound: true });
+  fs.mkdirSync(pod.csiMount('vault'));
+  t.same(failure(() => readVolumeFile(pod.csiMount('vault'), true, 'password', LIMIT)), { reason: 'not found', notFound: true }, 'mount point left empty by a failed driver');
+});
+
+t.test('hostile layouts', async (t) => {
+  const root = t.testdir({ outside: { 'secret.env': `SECRET='${CANARY}'\n` } });
+  const outside = path.join(root, 'outside');
+  const pod = makePod(path.join(root, 'kubelet'), { atomic: [{ plugin: 'secret', name: 'db', payload: { password: 'ok', fifo: 'x', big: 'x', link: 'x' } }] });
+  const dir = atomicVolumeDir(pod, 'secret', 'db');
+  const ts = path.join(dir, fs.readlinkSync(path.join(dir, '..data')));
+  const read = (rel: string) => failure(() => readVolumeFile(dir, true, rel, LIMIT));
+
+  fs.rmSync(path.join(ts, 'link'));
+  fs.symlinkSync(path.join(outside, 'secret.env'), path.join(ts, 'link'));
+  t.same(read('link'), { reason: 'is a symbolic link', notFound: false }, 'a symlink out of the volume, inside ..data');
+  fs.rmSync(path.join(ts, 'fifo'));
+  execFileSync('mkfifo', [path.join(ts, 'fifo')]);
+  t.same(read('fifo'), { reason: 'is a FIFO', notFound: false }, 'a FIFO is refused without blocking');
+  fs.writeFileSync(path.join(ts, 'big'), 'x'.repeat(LIMIT + 1));
+  t.same(read('big'), { reason: `larger than ${LIMIT} bytes`, notFound: false });
+  t.same(read('password'), { reason: 'no error', notFound: false });
+
+  const swap = (target: string) => {
+    fs.rmSync(path.join(dir, '..data'));
+    fs.symlinkSync(target, path.join(dir, '..data'));
+  };
+  swap(outside);
+  t.same(read('password'), { reason: '..data does not point to a timestamped directory inside the volume', notFound: false }, '..data pointing outside');
+  swap('../../../../../outside');
+  t.same(read('secret.env'), { reason: '..data does not point to a timestamped directory inside the volume', notFound: false });
+  fs.symlinkSync(outside, path.join(dir, '..evil'));
+  swap('..evil');
+  t.same(read('secret.env'), { reason: '..data points to "..evil": a path element is a symbolic link', notFound: false }, 'a timestamped name that is itself a link out');
+  swap('..gone');
+  t.same(read('password'), { reason: '..data points to "..gone": not found', notFound: false }, 'a dangling ..data is a broken volume, not a missing file');
+  fs.rmSync(path.join(dir, '..data'));
+  fs.mkdirSync(path.join(dir, '..data'));
+  t.same(read('password'), { reason: '..data is not a symbolic link', notFound: false });
+  fs.rmSync(dir, { recursive: true });
+  fs.symlinkSync(outside, dir);
+  t.same(read('secret.env'), { reason: 'a path element is a symbolic link', notFound: false }, 'the volume directory itself a link out');
+});
