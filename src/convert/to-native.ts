@@ -37,11 +37,11 @@ function env(doc: Document, facts: PodFacts, a: PodAnnotations, note: Noter): bo
       note(ENV_KEY, ptr(c), 'stays an annotation: the container also has envhook.io/envFrom sources, which must apply before these entries');
       continue;
     }
-    // KEP-3721's native fileKeyRef reads an emptyDir only; envhook reads other volumes too
-    // (SPEC §10), which no native field can say.
-    const foreign = list.findIndex((e) => e.valueFrom && facts.volumes.find((v) => v.name === e.valueFrom!.fileKeyRef.volumeName)?.type !== 'emptyDir');
-    if (foreign >= 0) {
-      note(ENV_KEY, ptr(c, foreign), `stays an annotation: its fileKeyRef reads volume ${JSON.stringify(list[foreign]!.valueFrom!.fileKeyRef.volumeName)}, not an emptyDir of the pod; KEP-3721's fileKeyRef reads emptyDirs only`);
+    // KEP-3721's native fileKeyRef reads an emptyDir only, and no native field reads a whole
+    // file as a value: envhook's wider sources (SPEC §10) have no native form.
+    const why = list.map(noNativeForm(facts)).findIndex((w) => w !== undefined);
+    if (why >= 0) {
+      note(ENV_KEY, ptr(c, why), `stays an annotation: ${noNativeForm(facts)(list[why]!)!}`);
       continue;
     }
     let seq = getSeq(container.node, 'env');
@@ -61,6 +61,17 @@ function env(doc: Document, facts: PodFacts, a: PodAnnotations, note: Noter): bo
   if (Object.keys(remaining).length === Object.keys(a.env!).length) return false;
   setAnnotation(doc, facts, ENV_KEY, remaining);
   return true;
+}
+
+/** Why an env entry has no native form; undefined when it has one. */
+function noNativeForm(facts: PodFacts): (e: EnvVar) => string | undefined {
+  return (e) => {
+    if (!e.valueFrom) return undefined;
+    if (e.valueFrom.fileRef) return 'fileRef (a whole file as the value) has no native form; KEP-3721 has fileKeyRef only';
+    const name = e.valueFrom.fileKeyRef.volumeName;
+    if (facts.volumes.find((v) => v.name === name)?.type === 'emptyDir') return undefined;
+    return `its fileKeyRef reads volume ${JSON.stringify(name)}, not an emptyDir of the pod; KEP-3721's fileKeyRef reads emptyDirs only`;
+  };
 }
 
 function serviceLinks(facts: PodFacts, links: Record<string, boolean>, doc: Document, note: Noter): boolean {

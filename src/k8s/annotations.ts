@@ -16,8 +16,15 @@ export const ENV_KEYS = [ENV_KEY, ENV_FROM_KEY, SERVICE_LINKS_KEY] as const;
 export const ANNOTATION_LIMIT = 256 * 1024;
 
 export interface FileKeyRef { volumeName: string; path: string; key: string; optional?: boolean }
-export interface EnvVar { name: string; value?: string; valueFrom?: { fileKeyRef: FileKeyRef } }
 export interface FileRef { volumeName: string; path: string; optional?: boolean }
+/** Exactly one of `fileKeyRef` (a key of an env file) and `fileRef` (a whole file as the value). */
+export type ValueFrom = { fileKeyRef: FileKeyRef; fileRef?: undefined } | { fileRef: FileRef; fileKeyRef?: undefined };
+export interface EnvVar { name: string; value?: string; valueFrom?: ValueFrom }
+
+/** The source of a `valueFrom` entry, with the JSON field that names it. */
+export function valueSource(from: ValueFrom): { field: 'fileKeyRef' | 'fileRef'; ref: FileRef } {
+  return from.fileKeyRef ? { field: 'fileKeyRef', ref: from.fileKeyRef } : { field: 'fileRef', ref: from.fileRef! };
+}
 export interface EnvFromSource { prefix?: string; fileRef: FileRef }
 
 const DNS_LABEL = "a DNS label: lowercase letters, digits and '-', at most 63 characters";
@@ -31,6 +38,8 @@ const MESSAGES: SchemaMessages = {
   'pattern:prefix': RELAXED_NAME,
   'pattern:key': 'must be a variable name ([A-Za-z_][A-Za-z0-9_]*)',
   'pattern:value': 'must not contain a NUL byte',
+  'minProperties:valueFrom': 'must have exactly one of "fileKeyRef" or "fileRef"',
+  'maxProperties:valueFrom': 'must have exactly one of "fileKeyRef" or "fileRef"',
 };
 const SERVICE_LINKS_MESSAGES: SchemaMessages = { propertyNames: `container name must be "*" or ${DNS_LABEL}` };
 

@@ -1,6 +1,7 @@
 // Env resolution for one container, in SPEC §2 order (last wins):
 //   1. the process env the runtime built; 2. service-link removal; 3. envFrom files, in order;
-//   4. env entries, in order (`value` expanded with $(VAR) over what is defined so far).
+//   4. env entries, in order (`value` expanded with $(VAR) over what is defined so far; a
+//      fileKeyRef key or a fileRef whole file as it is).
 // The result keeps the runtime's list as it was for every untouched variable, replaces an
 // overridden one in place (dropping later duplicates of that name, so the container sees one
 // value whatever its libc picks), and appends new names in the order they were first set.
@@ -94,6 +95,13 @@ export function resolveEnv(processEnv: readonly string[], req: EnvRequest, volum
       total += Buffer.byteLength(v.name) + Buffer.byteLength(value) + 2;
       if (total > MAX_ENV_TOTAL_BYTES) throw totalTooLarge();
       setVar(v.name, value, 'value');
+      continue;
+    }
+    if (v.valueFrom!.fileRef) {
+      const ref = v.valueFrom!.fileRef;
+      const value = files.value(ref);
+      if (value !== undefined) setVar(v.name, value, `fileRef ${describeFile(ref)}`);
+      else skipped.push({ name: v.name, source: `fileRef ${describeFile(ref)} (optional, not found)` });
       continue;
     }
     const ref = v.valueFrom!.fileKeyRef;

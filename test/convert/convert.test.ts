@@ -253,4 +253,7 @@ spec:
   t.same(r.notes, ['pod.yaml:6:5: envhook.io/env /app/1: note: stays an annotation: its fileKeyRef reads volume "vault", not an emptyDir of the pod; KEP-3721\'s fileKeyRef reads emptyDirs only']);
   t.same(annotationsOf(r.text), [{ 'envhook.io/env': { app: [{ name: 'A', value: '1' }, { name: 'PW', valueFrom: { fileKeyRef: { volumeName: 'vault', path: 'db.env', key: 'PW' } } }] } }], 'the emptyDir entry moved, the CSI one stayed');
   t.match(r.text, /- name: side\n      image: busybox\n      env:\n        # envhook convert/);
+  const whole = convert(src.replace('"fileKeyRef": {"volumeName": "config", "path": "c.env", "key": "C"}', '"fileRef": {"volumeName": "config", "path": "c"}'), 'native');
+  t.same(whole.notes.slice(1), ['pod.yaml:6:5: envhook.io/env /side/0: note: stays an annotation: fileRef (a whole file as the value) has no native form; KEP-3721 has fileKeyRef only']);
+  t.equal(whole.text.includes('# envhook convert'), false, 'nothing moved');
 });

@@ -88,6 +88,8 @@ const TABLE: [string, string, string | undefined, Mode, string[]][] = [
   ['fileKeyRef volume missing', `envhook.io/env: '{"main": [{"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "confg", "path": "a.env", "key": "A"}}}]}'`, undefined, 'shim',
     ['pod.yaml:6:5: envhook.io/env /main/0/valueFrom/fileKeyRef/volumeName: volume "confg" is not in the pod (did you mean "config"?)']],
   ['fileKeyRef volumes of a secret and a projected volume', `envhook.io/env: '{"main": [{"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "keys", "path": "ssh/key", "key": "A"}}}, {"name": "B", "valueFrom": {"fileKeyRef": {"volumeName": "token", "path": "token", "key": "B"}}}]}'`, undefined, 'shim', []],
+  ['fileRef volume of a type env is not read from', `envhook.io/env: '{"main": [{"name": "A", "valueFrom": {"fileRef": {"volumeName": "data", "path": "pw"}}}, {"name": "B", "valueFrom": {"fileRef": {"volumeName": "keys", "path": "ssh/key"}}}]}'`, undefined, 'shim',
+    ['pod.yaml:6:5: envhook.io/env /main/0/valueFrom/fileRef/volumeName: volume "data" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume (its source is hostPath)']],
   ['envFrom volume of a type env is not read from', `envhook.io/envFrom: '{"main": [{"fileRef": {"volumeName": "data", "path": "a.env"}}]}'`, undefined, 'shim',
     ['pod.yaml:6:5: envhook.io/envFrom /main/0/fileRef/volumeName: volume "data" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume (its source is hostPath)']],
   ['owners volume missing', `envhook.io/volumeOwners: '[{"volume": "key", "defaultUser": 1}]'`, undefined, 'shim', ['pod.yaml:6:5: envhook.io/volumeOwners /0/volume: volume "key" is not in the pod (did you mean "keys"?)']],

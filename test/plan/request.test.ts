@@ -29,5 +29,6 @@ t.test('owners are the pod\'s; volumes that need the pod directory', async (t) =
   t.same(podVolumes(req, owners, new Map()), ['from-vol', 'env-vol', 'keys']);
   t.same(podVolumes(req, owners, new Map([['from-vol', '/d'], ['keys', '/k']])), ['env-vol'], 'overridden volumes need no pod');
   t.same(podVolumes({ env: [{ name: 'B', value: 'b' }], envFrom: [], removeServiceLinks: true }, [], new Map()), [], 'values only: no pod directory');
+  t.same(podVolumes({ env: [{ name: 'W', valueFrom: { fileRef: { volumeName: 'vault', path: 'pw' } } }], envFrom: [], removeServiceLinks: false }, [], new Map()), ['vault'], 'a fileRef volume');
   t.same(podVolumes(undefined, [], new Map()), []);
 });

@@ -87,3 +87,18 @@ t.test('symlinks and oversized files are refused', async (t) => {
   t.equal(message(() => resolve([], { env: [ref('A', 'link.env')] }, v)), 'volume "config": file "link.env": is a symbolic link');
   t.equal(message(() => resolve([], { env: [ref('A', 'big.env')] }, v)), 'volume "config": file "big.env": larger than 65536 bytes');
 });
+
+t.test('fileRef: a whole file as the value, in env order, never expanded; optional covers a missing file', async (t) => {
+  const v = volumes(t, { 'password': `${CANARY}-$(A)\n`, 'a.env': "A='from-a'\n", 'nul': `${CANARY}\0` });
+  const file = (name: string, p: string, optional?: boolean): EnvVar => ({ name, valueFrom: { fileRef: { volumeName: 'config', path: p, ...(optional === undefined ? {} : { optional }) } } });
+  const r = resolve(['PW=image'], {
+    envFrom: [{ fileRef: { volumeName: 'config', path: 'a.env' } }],
+    env: [{ name: 'BEFORE', value: '$(PW)' }, file('PW', 'password'), { name: 'URL', value: 'db://u:$(PW)@h' }, file('GONE', 'missing', true)],
+  }, v);
+  t.same(r.env, ['PW=' + `${CANARY}-$(A)`, 'A=from-a', 'BEFORE=image', `URL=db://u:${CANARY}-$(A)@h`], 'the trailing newline dropped, $(A) in the file kept as written');
+  t.equal(r.set.find((s) => s.name === 'PW')!.source, 'fileRef volume "config": file "password"');
+  t.same(r.skipped, [{ name: 'GONE', source: 'fileRef volume "config": file "missing" (optional, not found)' }]);
+  t.equal(message(() => resolve([], { env: [file('X', 'missing')] }, v)), 'volume "config": file "missing": not found');
+  t.equal(message(() => resolve([], { env: [file('X', 'nul', true)] }, v)), 'volume "config": file "nul": contains a NUL byte (a variable cannot hold one)');
+  t.equal(message(() => resolve([], { env: [file('X', 'password', true)] }, volumes(t, { password: { x: '' } }))), 'volume "config": file "password": is a directory');
+});

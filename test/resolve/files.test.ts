@@ -68,3 +68,22 @@ t.test('secret, configMap, projected, downwardAPI and CSI volumes of a kubelet-l
   const fresh = new EnvFiles(createVolumeLocator({ pod: { dir: pod.dir, uid: pod.uid, from: 'uid' }, overrides: new Map() }), parseEnvFile);
   t.throws(() => fresh.read({ volumeName: 'db', path: 'db.env', optional: true }), new EnvhookError('volume "db": file "db.env": is a symbolic link'), 'optional covers a missing file only');
 });
+
+t.test('value: a whole file of a secret or CSI volume, read once; errors name volume and path only', async (t) => {
+  const pod = makePod(path.join(t.testdir({}), 'kubelet'), {
+    atomic: [{ plugin: 'secret', name: 'db', payload: { password: `${CANARY}\n`, nul: `${CANARY}\0`, big: CANARY.repeat(7000) } }],
+    csi: [{ name: 'vault', layout: 'atomic', files: { 'db-password': CANARY } }],
+  });
+  const files = new EnvFiles(createVolumeLocator({ pod: { dir: pod.dir, uid: pod.uid, from: 'uid' }, overrides: new Map() }), parseEnvFile);
+  t.equal(files.value({ volumeName: 'db', path: 'password' }), CANARY);
+  t.equal(files.value({ volumeName: 'vault', path: 'db-password' }), CANARY);
+  const ts = path.join(atomicVolumeDir(pod, 'secret', 'db'), fs.readlinkSync(path.join(atomicVolumeDir(pod, 'secret', 'db'), '..data')));
+  fs.rmSync(path.join(ts, 'password'));
+  t.equal(files.value({ volumeName: 'db', path: 'password' }), CANARY, 'read once a start, as env files are');
+  t.equal(files.value({ volumeName: 'db', path: 'password', optional: true }), CANARY);
+  t.equal(files.value({ volumeName: 'db', path: 'gone', optional: true }), undefined);
+  for (const [p, reason] of [['nul', 'contains a NUL byte (a variable cannot hold one)'], ['big', 'larger than 65536 bytes'], ['gone', 'not found']]) {
+    const err = t.throws(() => files.value({ volumeName: 'db', path: p! }), new EnvhookError(`volume "db": file "${p}": ${reason}`)) as Error;
+    t.notMatch(`${err.message} ${String(err.cause)}`, CANARY);
+  }
+});
