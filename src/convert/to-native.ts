@@ -15,7 +15,7 @@ export function toNative(doc: Document, facts: PodFacts, a: PodAnnotations, note
   let changed = false;
   if (a.env) changed = env(doc, facts, a, note) || changed;
   for (const [c, list] of Object.entries(a.envFrom ?? {})) {
-    if (list.length) note(ENV_FROM_KEY, ptr(c), 'stays an annotation: whole-file env sources (fileRef) have no native form; KEP-3721 has fileKeyRef only');
+    if (list.length) note(ENV_FROM_KEY, ptr(c), 'stays an annotation: whole-file env sources (fileRef) and volume sources (volumeRef) have no native form; KEP-3721 has fileKeyRef only');
   }
   if (a.serviceLinks) changed = serviceLinks(facts, a.serviceLinks, doc, note) || changed;
   if (a.ownersRaw) changed = owners(doc, facts, a.ownersRaw, note) || changed;

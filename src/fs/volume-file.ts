@@ -6,7 +6,7 @@
 // without blocking, at most `limit` bytes.
 import fs from 'node:fs';
 import { closeDataDir, openDataDirAt, type DataDir } from './datadir.ts';
-import { openConfinedAt, openRootDir, readBounded, splitRelative } from './confined.ts';
+import { ConfinedError, fdPath, openConfinedAt, openDirPathAt, openFileAt, openRootDir, readBounded, splitRelative, type OpenedFile } from './confined.ts';
 
 /**
  * The bytes of `rel` below the volume directory `dir`, through `..data` when `viaData` and the
@@ -30,5 +30,82 @@ export function readVolumeFile(dir: string, viaData: boolean, rel: string, limit
     }
   } finally {
     fs.closeSync(rootFd);
+  }
+}
+
+/** A regular file of a volume directory and its bytes (the caller zeroes them). */
+export interface DirFile { name: string; bytes: Buffer }
+
+export interface DirFiles {
+  files: DirFile[];
+  /** Names `wanted` refused (decoded for reporting only): never opened. */
+  skipped: string[];
+}
+
+/**
+ * Every regular file directly in directory `rel` (the volume's top when undefined) of the volume,
+ * read (at most `limit` bytes each), in byte order of their names. Subdirectories are passed
+ * over (a directory is not a value), and so are the `..` names the atomic writer reserves, in a
+ * volume read without `..data`. A name `wanted` refuses is listed in `skipped` and never opened;
+ * `wanted` must refuse every name that is not ASCII (a name is bytes on Linux, and only an ASCII
+ * one survives being a string unchanged). A wanted name that is not a regular file (a symlink,
+ * FIFO, device, socket) is refused as a named file is: EntryError, naming it. At most
+ * `maxEntries` names in the directory. ConfinedError `notFound` when the directory is missing.
+ */
+export function readVolumeDir(dir: string, viaData: boolean, rel: string | undefined, opts: { limit: number; maxEntries: number; wanted: (name: Buffer) => boolean }): DirFiles {
+  const names = rel === undefined ? [] : splitRelative(rel);
+  const rootFd = openRootDir(dir);
+  const out: DirFiles = { files: [], skipped: [] };
+  try {
+    const data: DataDir | undefined = viaData ? openDataDirAt(rootFd) : undefined;
+    try {
+      const dirFd = openDirPathAt(data?.fd ?? rootFd, names);
+      try {
+        readEntries(dirFd, !data?.timestamped, opts, out);
+        return out;
+      } finally {
+        fs.closeSync(dirFd);
+      }
+    } finally {
+      if (data) closeDataDir(data);
+    }
+  } catch (err) {
+    for (const f of out.files) f.bytes.fill(0);
+    throw err;
+  } finally {
+    fs.closeSync(rootFd);
+  }
+}
+
+function readEntries(dirFd: number, plain: boolean, opts: { limit: number; maxEntries: number; wanted: (name: Buffer) => boolean }, out: DirFiles): void {
+  const entries = fs.readdirSync(fdPath(dirFd, '.'), { withFileTypes: true, encoding: 'buffer' });
+  if (entries.length > opts.maxEntries) throw new ConfinedError(`has more than ${opts.maxEntries} entries`);
+  entries.sort((a, b) => Buffer.compare(a.name, b.name));
+  for (const e of entries) {
+    if (e.isDirectory() || (plain && e.name[0] === 0x2e && e.name[1] === 0x2e)) continue;
+    if (!opts.wanted(e.name)) {
+      out.skipped.push(e.name.toString('utf8'));
+      continue;
+    }
+    const name = e.name.toString('latin1');
+    let file: OpenedFile | undefined;
+    try {
+      file = openFileAt(dirFd, name);
+      out.files.push({ name, bytes: readBounded(file, opts.limit) });
+    } catch (err) {
+      if (err instanceof ConfinedError) throw new EntryError(err, name);
+      throw err;
+    } finally {
+      if (file) fs.closeSync(file.fd);
+    }
+  }
+}
+
+/** A wanted file of a directory that was refused: `entry` names it. */
+export class EntryError extends ConfinedError {
+  readonly entry: string;
+  constructor(err: ConfinedError, entry: string) {
+    super(err.reason, err.code, err);
+    this.entry = entry;
   }
 }

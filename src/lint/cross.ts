@@ -1,7 +1,7 @@
 // Checks the node cannot make before a start: the annotations against the rest of the pod.
 // Each returns problems at a JSON path of the annotation; lint adds the position.
 import { expand } from '../resolve/expand.ts';
-import { ENV_FROM_KEY, ENV_KEY, SERVICE_LINKS_KEY, valueSource } from '../k8s/annotations.ts';
+import { ENV_FROM_KEY, ENV_KEY, SERVICE_LINKS_KEY, fromSource, valueSource } from '../k8s/annotations.ts';
 import { VOLUME_OWNERS } from '../ownership/annotation.ts';
 import { ATOMIC_TYPES, normalPath, type PodFacts, type VolumeFact } from '../manifest/pod-facts.ts';
 import { getSeq, getStr, mapsOf, ptr } from '../manifest/nodes.ts';
@@ -26,7 +26,7 @@ export function crossCheck(facts: PodFacts, a: PodAnnotations): AnnotationProble
     }
   }
 
-  // fileKeyRef, fileRef and envFrom volumes: in the pod, and of a type the node reads env from (SPEC §10).
+  // fileKeyRef, fileRef and envFrom (fileRef, volumeRef) volumes: in the pod, and of a type the node reads env from (SPEC §10).
   const source = (key: string, path: string, name: string) => {
     const v = volumes.get(name);
     if (!v) error(key, path, `volume ${JSON.stringify(name)} is not in the pod${didYouMean(name, volumes.keys())}`);
@@ -41,7 +41,12 @@ export function crossCheck(facts: PodFacts, a: PodAnnotations): AnnotationProble
       source(ENV_KEY, ptr(c, i, 'valueFrom', field, 'volumeName'), ref.volumeName);
     });
   }
-  for (const [c, list] of Object.entries(a.envFrom ?? {})) list.forEach((e, i) => source(ENV_FROM_KEY, ptr(c, i, 'fileRef', 'volumeName'), e.fileRef.volumeName));
+  for (const [c, list] of Object.entries(a.envFrom ?? {})) {
+    list.forEach((e, i) => {
+      const { field, ref } = fromSource(e);
+      source(ENV_FROM_KEY, ptr(c, i, field, 'volumeName'), ref.volumeName);
+    });
+  }
 
   // volumeOwners volumes: in the pod, of an atomic-writer type, item paths among its files.
   a.owners?.forEach((o, i) => {

@@ -5,14 +5,34 @@
 // bounded). Errors name the volume, the path, the key and the line — never a byte of the file.
 import { EnvhookError, EnvFileError } from '../errors.ts';
 import { ConfinedError } from '../fs/confined.ts';
-import { readVolumeFile } from '../fs/volume-file.ts';
+import { EntryError, readVolumeDir, readVolumeFile, type DirFiles } from '../fs/volume-file.ts';
 import { MAX_FILE_BYTES } from '../envfile/index.ts';
 import { fileValue, FileValueError } from './file-value.ts';
 import type { VolumeLocator } from '../k8s/volumes.ts';
+import type { VolumeRef } from '../k8s/annotations.ts';
 
 export type ParseEnvFile = (bytes: Uint8Array) => Map<string, string>;
 
 export interface FileRefLike { volumeName: string; path: string; optional?: boolean | undefined }
+
+/** `volume "V": directory "P"` (`"."`: the volume's top), the prefix of every message about a volumeRef. */
+export function describeDir(ref: VolumeRef): string {
+  return `volume ${JSON.stringify(ref.volumeName)}: directory ${JSON.stringify(ref.path ?? '.')}`;
+}
+
+function entryPath(ref: VolumeRef, name: string): string {
+  return ref.path === undefined ? name : `${ref.path.replace(/\/+$/, '')}/${name}`;
+}
+
+/** At most this many names in a volumeRef directory: a Secret of more keys is not a real one. */
+export const MAX_DIR_ENTRIES = 1024;
+
+/** The relaxed Kubernetes rule (SPEC §2), on bytes: printable ASCII without `=`. */
+function isVariableName(prefix: string, name: Buffer): boolean {
+  if (prefix.length + name.length === 0) return false;
+  for (const b of name) if (b < 0x20 || b > 0x7e || b === 0x3d) return false;
+  return true;
+}
 
 /** `volume "V": file "P"`, the prefix of every message about one env file. */
 export function describeFile(ref: FileRefLike): string {
@@ -60,6 +80,42 @@ export class EnvFiles {
         throw err;
       }
     });
+  }
+
+  /**
+   * Every regular file of the directory as one variable named `prefix` + its name, its value as
+   * a fileRef's (file-value.ts); undefined when the directory is missing and `ref.optional`.
+   * A name that is not a variable name with the prefix is skipped, as the kubelet skips a
+   * Secret's or ConfigMap's invalid keys in envFrom, and listed in `invalid`.
+   */
+  dir(ref: VolumeRef, prefix: string): { vars: Map<string, string>; invalid: string[] } | undefined {
+    const volume = this.#volumes.envSource(ref.volumeName);
+    let listed: DirFiles;
+    try {
+      listed = readVolumeDir(volume.dir, volume.viaData, ref.path, { limit: MAX_FILE_BYTES, maxEntries: MAX_DIR_ENTRIES, wanted: (name) => isVariableName(prefix, name) });
+    } catch (err) {
+      if (err instanceof EntryError) throw new EnvhookError(`${describeFile({ ...ref, path: entryPath(ref, err.entry) })}: ${err.reason}`, { cause: err });
+      if (err instanceof ConfinedError && err.notFound) {
+        if (ref.optional) return undefined;
+        throw new EnvhookError(`${describeDir(ref)}: not found`, { cause: err });
+      }
+      if (err instanceof ConfinedError) throw new EnvhookError(`${describeDir(ref)}: ${err.reason}`, { cause: err });
+      throw new EnvhookError(`${describeDir(ref)}: cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });
+    }
+    const vars = new Map<string, string>();
+    try {
+      for (const f of listed.files) {
+        try {
+          vars.set(prefix + f.name, fileValue(f.bytes));
+        } catch (err) {
+          if (err instanceof FileValueError) throw new EnvhookError(`${describeFile({ ...ref, path: entryPath(ref, f.name) })}: ${err.message}`);
+          throw err;
+        }
+      }
+    } finally {
+      for (const f of listed.files) f.bytes.fill(0);
+    }
+    return { vars, invalid: listed.skipped.map((name) => prefix + name) };
   }
 
   #cached<T>(cache: Map<string, T | undefined>, ref: FileRefLike, decode: (bytes: Buffer) => T): T | undefined {

@@ -51,7 +51,7 @@ t.test('KEP-3721 story 2: the service-link switch moves; env stays beside envFro
   const r = convert(src, 'native', 'story2.yaml');
   t.same(r.notes, [
     'story2.yaml:11:5: envhook.io/env /main: note: stays an annotation: the container also has envhook.io/envFrom sources, which must apply before these entries',
-    'story2.yaml:19:5: envhook.io/envFrom /main: note: stays an annotation: whole-file env sources (fileRef) have no native form; KEP-3721 has fileKeyRef only',
+    'story2.yaml:19:5: envhook.io/envFrom /main: note: stays an annotation: whole-file env sources (fileRef) and volume sources (volumeRef) have no native form; KEP-3721 has fileKeyRef only',
   ]);
   t.equal(r.text, src.replace(`    envhook.io/serviceLinks: '{"*": false}'\n`, '').replace('  restartPolicy: Never\n', '  restartPolicy: Never\n  enableServiceLinks: false\n'));
   t.same(annotationsOf(convert(r.text, 'annotations').text), annotationsOf(src));

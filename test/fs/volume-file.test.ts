@@ -5,7 +5,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { readVolumeFile } from '../../src/fs/volume-file.ts';
+import { EntryError, readVolumeDir, readVolumeFile } from '../../src/fs/volume-file.ts';
 import { ConfinedError } from '../../src/fs/confined.ts';
 import { atomicVolumeDir, makePod } from '../../scripts/kubelet-pod.ts';
 
@@ -93,4 +93,49 @@ t.test('hostile layouts', async (t) => {
   fs.rmSync(dir, { recursive: true });
   fs.symlinkSync(outside, dir);
   t.same(read('secret.env'), { reason: 'a path element is a symbolic link', notFound: false }, 'the volume directory itself a link out');
+});
+
+t.test('readVolumeDir: the regular files of a directory, by name; nothing else opened', async (t) => {
+  const root = t.testdir({ outside: { 'secret.env': CANARY } });
+  const pod = makePod(path.join(root, 'kubelet'), {
+    emptyDirs: { env: { B: 'b', A: 'a', '..hidden': 'x', 'sub/C': 'c', 'a=b': 'skip' } },
+    atomic: [{ plugin: 'secret', name: 'db', payload: { username: 'u', password: 'p', 'nested/deep': 'd' } }],
+  });
+  const ascii = (name: Buffer) => !name.includes(0x3d) && name.every((b) => b >= 0x20 && b < 0x7f);
+  const opts = { limit: LIMIT, maxEntries: 16, wanted: ascii };
+  const read = (dir: string, viaData: boolean, rel?: string) => {
+    const r = readVolumeDir(dir, viaData, rel, opts);
+    return { files: r.files.map((f) => [f.name, f.bytes.toString()]), skipped: r.skipped };
+  };
+  const db = atomicVolumeDir(pod, 'secret', 'db');
+  t.same(read(db, true), { files: [['password', 'p'], ['username', 'u']], skipped: [] }, 'the data directory: real files, subdirectories passed over');
+  t.same(read(db, true, 'nested'), { files: [['deep', 'd']], skipped: [] });
+  t.same(read(pod.emptyDir('env'), false), { files: [['A', 'a'], ['B', 'b']], skipped: ['a=b'] }, '..names passed over in a plain directory, unwanted names never opened');
+  t.same(read(pod.emptyDir('env'), false, 'sub'), { files: [['C', 'c']], skipped: [] });
+  const missing = t.throws(() => readVolumeDir(pod.emptyDir('env'), false, 'nope', opts)) as ConfinedError;
+  t.equal(missing.notFound, true);
+
+  const env = pod.emptyDir('env');
+  fs.symlinkSync(path.join(root, 'outside/secret.env'), path.join(env, 'LINK'));
+  const link = t.throws(() => readVolumeDir(env, false, undefined, opts)) as EntryError;
+  t.same([link.constructor.name, link.entry, link.reason], ['EntryError', 'LINK', 'is a symbolic link'], 'a symlink out is refused, not followed');
+  fs.rmSync(path.join(env, 'LINK'));
+  fs.symlinkSync(path.join(root, 'outside/secret.env'), path.join(env, 'x=link'));
+  t.same(read(env, false).skipped, ['a=b', 'x=link'], 'an unwanted symlink is only listed');
+  execFileSync('mkfifo', [path.join(env, 'FIFO')]);
+  const fifo = t.throws(() => readVolumeDir(env, false, undefined, opts)) as EntryError;
+  t.same([fifo.entry, fifo.reason], ['FIFO', 'is a FIFO']);
+  fs.rmSync(path.join(env, 'FIFO'));
+  fs.writeFileSync(path.join(env, 'BIG'), 'x'.repeat(LIMIT + 1));
+  t.same((t.throws(() => readVolumeDir(env, false, undefined, opts)) as EntryError).reason, `larger than ${LIMIT} bytes`);
+  fs.rmSync(path.join(env, 'BIG'));
+  fs.writeFileSync(Buffer.concat([Buffer.from(env + '/'), Buffer.from([0xff, 0x41])]), 'x');
+  t.same(read(env, false).skipped, ['\ufffdA', 'a=b', 'x=link'].sort(), 'a name that is not UTF-8 is listed, never opened');
+  for (let i = 0; i < 16; i++) fs.writeFileSync(path.join(env, `F${i}`), '');
+  t.equal((t.throws(() => readVolumeDir(env, false, undefined, opts)) as ConfinedError).reason, 'has more than 16 entries');
+
+  const ts = path.join(db, fs.readlinkSync(path.join(db, '..data')));
+  fs.symlinkSync(path.join(root, 'outside'), path.join(ts, 'evil'));
+  t.same((t.throws(() => readVolumeDir(db, true, undefined, opts)) as EntryError).reason, 'is a symbolic link', 'a symlink to a directory out of the volume is refused');
+  t.same((t.throws(() => readVolumeDir(db, true, 'evil', opts)) as ConfinedError).reason, 'a path element is a symbolic link');
 });

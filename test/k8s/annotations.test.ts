@@ -59,7 +59,12 @@ t.test('schema errors name the annotation and the JSON path', async (t) => {
   t.equal(envFrom({ app: [{ prefix: '', fileRef: { volumeName: 'c', path: 'p' } }] }), `${F}: /app/0/prefix: must NOT have fewer than 1 characters`);
   t.equal(envFrom({ app: [{ prefix: 'A=', fileRef: { volumeName: 'c', path: 'p' } }] }), `${F}: /app/0/prefix: must be printable ASCII without '='`);
   t.equal(envFrom({ app: [{ fileRef: { volumeName: 'c', path: 'p', key: 'K' } }] }), `${F}: /app/0/fileRef: unknown field "key"`);
-  t.equal(envFrom({ app: [{ prefix: 'P' }] }), `${F}: /app/0: missing field "fileRef"`);
+  t.equal(envFrom({ app: [{ prefix: 'P' }] }), `${F}: /app/0: must have exactly one of "fileRef" or "volumeRef"`);
+  t.equal(envFrom({ app: [{ fileRef: { volumeName: 'c', path: 'p' }, volumeRef: { volumeName: 'c' } }] }), `${F}: /app/0: must have exactly one of "fileRef" or "volumeRef"`);
+  t.equal(envFrom({ app: [{ prefix: 'P_', volumeRef: { volumeName: 'c' } }, { volumeRef: { volumeName: 'c', path: 'db', optional: true } }] }), 'no error', 'a volume\'s files (SPEC §10)');
+  t.equal(envFrom({ app: [{ volumeRef: { path: 'db' } }] }), `${F}: /app/0/volumeRef: missing field "volumeName"`);
+  t.equal(envFrom({ app: [{ volumeRef: { volumeName: 'c', path: '/etc' } }] }), `${F}: /app/0/volumeRef/path: must be a relative path with no '..' element and no NUL byte`);
+  t.equal(envFrom({ app: [{ volumeRef: { volumeName: 'c', key: 'K' } }] }), `${F}: /app/0/volumeRef: unknown field "key"`);
   const S = 'annotation "envhook.io/serviceLinks"';
   t.equal(links({ app: 'false' }), `${S}: /app: must be boolean`);
   t.equal(links({ 'A*': false }), `${S}: /A*: container name must be "*" or a DNS label: lowercase letters, digits and '-', at most 63 characters`);

@@ -14,7 +14,7 @@ const annotations = {
 t.test('entries for this container; serviceLinks through "*"', async (t) => {
   const req = envRequest({ annotations, container: 'app' })!;
   t.same(req.env.map((v) => v.name), ['A', 'B']);
-  t.same(req.envFrom.map((s) => s.fileRef.volumeName), ['from-vol']);
+  t.same(req.envFrom.map((s) => s.fileRef?.volumeName), ['from-vol']);
   t.equal(req.removeServiceLinks, true);
   t.same(envRequest({ annotations: { 'envhook.io/serviceLinks': '{"*":true}' }, container: 'app' }), { env: [], envFrom: [], removeServiceLinks: false }, 'serviceLinks: true is a request');
   t.equal(envRequest({ annotations: { 'envhook.io/env': '{"other":[]}' }, container: 'app' }), undefined, 'nothing for this container');

@@ -102,3 +102,26 @@ t.test('fileRef: a whole file as the value, in env order, never expanded; option
   t.equal(message(() => resolve([], { env: [file('X', 'nul', true)] }, v)), 'volume "config": file "nul": contains a NUL byte (a variable cannot hold one)');
   t.equal(message(() => resolve([], { env: [file('X', 'password', true)] }, volumes(t, { password: { x: '' } }))), 'volume "config": file "password": is a directory');
 });
+
+t.test('envFrom volumeRef: each regular file a variable, prefixed; invalid names skipped as the kubelet skips keys', async (t) => {
+  const v = volumes(t, { 'DB_USER': 'app\n', 'tls.crt': `${CANARY}-cert\n`, 'a=b': 'x', sub: { PASSWORD: `${CANARY}\n`, deeper: { X: 'x' } }, nul: { BAD: `${CANARY}\0` } });
+  const r = resolve(['DB_USER=image'], {
+    envFrom: [
+      { volumeRef: { volumeName: 'config' } },
+      { prefix: 'S_', volumeRef: { volumeName: 'config', path: 'sub' } },
+      { prefix: 'G_', volumeRef: { volumeName: 'config', path: 'gone', optional: true } },
+    ],
+    env: [{ name: 'DSN', value: '$(DB_USER):$(S_PASSWORD)' }],
+  }, v);
+  t.same(r.env, ['DB_USER=app', `tls.crt=${CANARY}-cert`, `S_PASSWORD=${CANARY}`, `DSN=app:${CANARY}`], 'file order by name, values as fileRef gives them, subdirectories passed over');
+  t.equal(r.set.find((s) => s.name === 'S_PASSWORD')!.source, 'envFrom volume "config": directory "sub"');
+  t.equal(r.set.find((s) => s.name === 'DB_USER')!.source, 'envFrom volume "config": directory "."');
+  t.same(r.skipped, [
+    { name: '"a=b"', source: 'envFrom volume "config": directory "." (not a variable name: skipped, as the kubelet skips such keys)', invalidName: true },
+    { name: 'G_*', source: 'envFrom volume "config": directory "gone" (optional, not found)' },
+  ]);
+  t.equal(message(() => resolve([], { envFrom: [{ volumeRef: { volumeName: 'config', path: 'gone' } }] }, v)), 'volume "config": directory "gone": not found');
+  t.equal(message(() => resolve([], { envFrom: [{ volumeRef: { volumeName: 'config', path: 'nul', optional: true } }] }, v)), 'volume "config": file "nul/BAD": contains a NUL byte (a variable cannot hold one)');
+  t.equal(message(() => resolve([], { envFrom: [{ volumeRef: { volumeName: 'config', path: 'DB_USER' } }] }, v)), 'volume "config": directory "DB_USER": a path element is not a directory');
+  t.equal(message(() => resolve([], { envFrom: [{ volumeRef: { volumeName: 'other', optional: true } }] }, v)), 'volume "other" not found', 'optional does not cover a missing volume');
+});

@@ -87,3 +87,21 @@ t.test('value: a whole file of a secret or CSI volume, read once; errors name vo
     t.notMatch(`${err.message} ${String(err.cause)}`, CANARY);
   }
 });
+
+t.test('dir: the files of a secret and a CSI volume as variables; errors name volume and file only', async (t) => {
+  const pod = makePod(path.join(t.testdir({}), 'kubelet'), {
+    atomic: [{ plugin: 'secret', name: 'db', payload: { username: 'app\n', password: `${CANARY}\n`, '.dockerconfigjson': '{}' } }],
+    csi: [{ name: 'vault', layout: 'plain', files: { 'db-password': CANARY, 'bad key': 'x', 'é': 'x' } }],
+  });
+  const files = new EnvFiles(createVolumeLocator({ pod: { dir: pod.dir, uid: pod.uid, from: 'uid' }, overrides: new Map() }), parseEnvFile);
+  t.same(files.dir({ volumeName: 'db' }, 'DB_'), { vars: new Map([['DB_.dockerconfigjson', '{}'], ['DB_password', CANARY], ['DB_username', 'app']]), invalid: [] });
+  t.same(files.dir({ volumeName: 'vault' }, ''), { vars: new Map([['bad key', 'x'], ['db-password', CANARY]]), invalid: ['é'] }, 'the relaxed rule: printable ASCII without =');
+  const ts = path.join(atomicVolumeDir(pod, 'secret', 'db'), fs.readlinkSync(path.join(atomicVolumeDir(pod, 'secret', 'db'), '..data')));
+  fs.writeFileSync(path.join(ts, 'big'), CANARY.repeat(7000));
+  const err = t.throws(() => files.dir({ volumeName: 'db' }, ''), new EnvhookError('volume "db": file "big": larger than 65536 bytes')) as Error;
+  t.notMatch(`${err.message} ${String(err.cause)}`, CANARY);
+  fs.rmSync(path.join(ts, 'big'));
+  fs.symlinkSync('/etc', path.join(ts, 'etc'));
+  t.throws(() => files.dir({ volumeName: 'db', optional: true }, ''), new EnvhookError('volume "db": file "etc": is a symbolic link'), 'optional covers a missing directory only');
+  t.equal(files.dir({ volumeName: 'db', path: 'nope', optional: true }, ''), undefined);
+});
