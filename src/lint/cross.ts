@@ -27,24 +27,34 @@ export function crossCheck(facts: PodFacts, a: PodAnnotations): AnnotationProble
   }
 
   // fileKeyRef, fileRef and envFrom (fileRef, volumeRef) volumes: in the pod, and of a type the node reads env from (SPEC §10).
-  const source = (key: string, path: string, name: string) => {
+  // Where the volume lists all its files (items), a path must be one of them, or for a
+  // volumeRef a directory of them: any other is missing on the node, every start.
+  const source = (key: string, at: string[], ref: { volumeName: string; path?: string | undefined; optional?: boolean | undefined }, dir: boolean) => {
+    const name = ref.volumeName;
     const v = volumes.get(name);
-    if (!v) error(key, path, `volume ${JSON.stringify(name)} is not in the pod${didYouMean(name, volumes.keys())}`);
-    else if (!(ENV_SOURCE_TYPES as readonly (string | undefined)[]).includes(v.type)) {
-      error(key, path, `volume ${JSON.stringify(name)} is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume (${typeName(v)})`);
+    if (!v) return void error(key, ptr(...at, 'volumeName'), `volume ${JSON.stringify(name)} is not in the pod${didYouMean(name, volumes.keys())}`);
+    if (!(ENV_SOURCE_TYPES as readonly (string | undefined)[]).includes(v.type)) {
+      return void error(key, ptr(...at, 'volumeName'), `volume ${JSON.stringify(name)} is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume (${typeName(v)})`);
     }
+    if (!v.complete || ref.path === undefined || !(ATOMIC_TYPES as readonly (string | undefined)[]).includes(v.type)) return;
+    const p = normalPath(ref.path);
+    const listed = v.files.map((f) => normalPath(f.path));
+    if (dir ? listed.some((f) => f.startsWith(`${p}/`)) : listed.includes(p)) return;
+    const what = `not among the ${dir ? 'directories of the ' : ''}files volume ${JSON.stringify(name)} lists in its items`;
+    if (ref.optional) warn(key, ptr(...at, 'path'), `${what}: never set (optional)`);
+    else error(key, ptr(...at, 'path'), what);
   };
   for (const [c, list] of Object.entries(a.env ?? {})) {
     list.forEach((e, i) => {
       if (!e.valueFrom) return;
       const { field, ref } = valueSource(e.valueFrom);
-      source(ENV_KEY, ptr(c, i, 'valueFrom', field, 'volumeName'), ref.volumeName);
+      source(ENV_KEY, [c, String(i), 'valueFrom', field], ref, false);
     });
   }
   for (const [c, list] of Object.entries(a.envFrom ?? {})) {
     list.forEach((e, i) => {
       const { field, ref } = fromSource(e);
-      source(ENV_FROM_KEY, ptr(c, i, field, 'volumeName'), ref.volumeName);
+      source(ENV_FROM_KEY, [c, String(i), field], ref, field === 'volumeRef');
     });
   }
 

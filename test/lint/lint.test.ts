@@ -90,6 +90,12 @@ const TABLE: [string, string, string | undefined, Mode, string[]][] = [
   ['fileKeyRef volumes of a secret and a projected volume', `envhook.io/env: '{"main": [{"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "keys", "path": "ssh/key", "key": "A"}}}, {"name": "B", "valueFrom": {"fileKeyRef": {"volumeName": "token", "path": "token", "key": "B"}}}]}'`, undefined, 'shim', []],
   ['fileRef volume of a type env is not read from', `envhook.io/env: '{"main": [{"name": "A", "valueFrom": {"fileRef": {"volumeName": "data", "path": "pw"}}}, {"name": "B", "valueFrom": {"fileRef": {"volumeName": "keys", "path": "ssh/key"}}}]}'`, undefined, 'shim',
     ['pod.yaml:6:5: envhook.io/env /main/0/valueFrom/fileRef/volumeName: volume "data" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume (its source is hostPath)']],
+  ['a path the volume does not list in its items', `envhook.io/env: '{"main": [{"name": "A", "valueFrom": {"fileRef": {"volumeName": "keys", "path": "ssh/nope"}}}, {"name": "B", "valueFrom": {"fileKeyRef": {"volumeName": "keys", "path": "k", "key": "B", "optional": true}}}]}'
+envhook.io/envFrom: '{"main": [{"volumeRef": {"volumeName": "keys", "path": "ssh"}}, {"volumeRef": {"volumeName": "keys", "path": "ssh/key"}}, {"volumeRef": {"volumeName": "config", "path": "any"}}]}'`, undefined, 'shim', [
+    'pod.yaml:6:5: envhook.io/env /main/0/valueFrom/fileRef/path: not among the files volume "keys" lists in its items',
+    'pod.yaml:6:5: envhook.io/env /main/1/valueFrom/fileKeyRef/path: warning: not among the files volume "keys" lists in its items: never set (optional)',
+    'pod.yaml:7:5: envhook.io/envFrom /main/1/volumeRef/path: not among the directories of the files volume "keys" lists in its items',
+  ]],
   ['envFrom volumeRef of a type env is not read from', `envhook.io/envFrom: '{"main": [{"prefix": "K_", "volumeRef": {"volumeName": "keys"}}, {"volumeRef": {"volumeName": "data", "path": "db"}}]}'`, undefined, 'shim',
     ['pod.yaml:6:5: envhook.io/envFrom /main/1/volumeRef/volumeName: volume "data" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume (its source is hostPath)']],
   ['envFrom volume of a type env is not read from', `envhook.io/envFrom: '{"main": [{"fileRef": {"volumeName": "data", "path": "a.env"}}]}'`, undefined, 'shim',
