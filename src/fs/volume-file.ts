@@ -33,6 +33,16 @@ export function readVolumeFile(dir: string, viaData: boolean, rel: string, limit
   }
 }
 
+export interface DirLimits {
+  /** Bytes of one file. */
+  limit: number;
+  /** Bytes of all files together. */
+  totalLimit: number;
+  /** Names in the directory. */
+  maxEntries: number;
+  wanted: (name: Buffer) => boolean;
+}
+
 /** A regular file of a volume directory and its bytes (the caller zeroes them). */
 export interface DirFile { name: string; bytes: Buffer }
 
@@ -50,9 +60,10 @@ export interface DirFiles {
  * `wanted` must refuse every name that is not ASCII (a name is bytes on Linux, and only an ASCII
  * one survives being a string unchanged). A wanted name that is not a regular file (a symlink,
  * FIFO, device, socket) is refused as a named file is: EntryError, naming it. At most
- * `maxEntries` names in the directory. ConfinedError `notFound` when the directory is missing.
+ * `maxEntries` names in the directory and `totalLimit` bytes read (the resident plugin must not
+ * hold 1024 files of 64 KiB for one start). ConfinedError `notFound` when the directory is missing.
  */
-export function readVolumeDir(dir: string, viaData: boolean, rel: string | undefined, opts: { limit: number; maxEntries: number; wanted: (name: Buffer) => boolean }): DirFiles {
+export function readVolumeDir(dir: string, viaData: boolean, rel: string | undefined, opts: DirLimits): DirFiles {
   const names = rel === undefined ? [] : splitRelative(rel);
   const rootFd = openRootDir(dir);
   const out: DirFiles = { files: [], skipped: [] };
@@ -77,10 +88,11 @@ export function readVolumeDir(dir: string, viaData: boolean, rel: string | undef
   }
 }
 
-function readEntries(dirFd: number, plain: boolean, opts: { limit: number; maxEntries: number; wanted: (name: Buffer) => boolean }, out: DirFiles): void {
+function readEntries(dirFd: number, plain: boolean, opts: DirLimits, out: DirFiles): void {
   const entries = fs.readdirSync(fdPath(dirFd, '.'), { withFileTypes: true, encoding: 'buffer' });
   if (entries.length > opts.maxEntries) throw new ConfinedError(`has more than ${opts.maxEntries} entries`);
   entries.sort((a, b) => Buffer.compare(a.name, b.name));
+  let total = 0;
   for (const e of entries) {
     if (e.isDirectory() || (plain && e.name[0] === 0x2e && e.name[1] === 0x2e)) continue;
     if (!opts.wanted(e.name)) {
@@ -91,13 +103,16 @@ function readEntries(dirFd: number, plain: boolean, opts: { limit: number; maxEn
     let file: OpenedFile | undefined;
     try {
       file = openFileAt(dirFd, name);
-      out.files.push({ name, bytes: readBounded(file, opts.limit) });
+      const bytes = readBounded(file, opts.limit);
+      out.files.push({ name, bytes });
+      total += bytes.length;
     } catch (err) {
       if (err instanceof ConfinedError) throw new EntryError(err, name);
       throw err;
     } finally {
       if (file) fs.closeSync(file.fd);
     }
+    if (total > opts.totalLimit) throw new ConfinedError(`has files larger than ${opts.totalLimit} bytes together`);
   }
 }
 

@@ -26,6 +26,8 @@ function entryPath(ref: VolumeRef, name: string): string {
 
 /** At most this many names in a volumeRef directory: a Secret of more keys is not a real one. */
 export const MAX_DIR_ENTRIES = 1024;
+/** At most this many bytes of a volumeRef's files together: a Secret's or ConfigMap's limit. */
+export const MAX_DIR_BYTES = 1024 * 1024;
 
 /** The relaxed Kubernetes rule (SPEC §2), on bytes: printable ASCII without `=`. */
 function isVariableName(prefix: string, name: Buffer): boolean {
@@ -92,7 +94,7 @@ export class EnvFiles {
     const volume = this.#volumes.envSource(ref.volumeName);
     let listed: DirFiles;
     try {
-      listed = readVolumeDir(volume.dir, volume.viaData, ref.path, { limit: MAX_FILE_BYTES, maxEntries: MAX_DIR_ENTRIES, wanted: (name) => isVariableName(prefix, name) });
+      listed = readVolumeDir(volume.dir, volume.viaData, ref.path, { limit: MAX_FILE_BYTES, totalLimit: MAX_DIR_BYTES, maxEntries: MAX_DIR_ENTRIES, wanted: (name) => isVariableName(prefix, name) });
     } catch (err) {
       if (err instanceof EntryError) throw new EnvhookError(`${describeFile({ ...ref, path: entryPath(ref, err.entry) })}: ${err.reason}`, { cause: err });
       if (err instanceof ConfinedError && err.notFound) {

@@ -102,7 +102,7 @@ t.test('readVolumeDir: the regular files of a directory, by name; nothing else o
     atomic: [{ plugin: 'secret', name: 'db', payload: { username: 'u', password: 'p', 'nested/deep': 'd' } }],
   });
   const ascii = (name: Buffer) => !name.includes(0x3d) && name.every((b) => b >= 0x20 && b < 0x7f);
-  const opts = { limit: LIMIT, maxEntries: 16, wanted: ascii };
+  const opts = { limit: LIMIT, totalLimit: 4 * LIMIT, maxEntries: 16, wanted: ascii };
   const read = (dir: string, viaData: boolean, rel?: string) => {
     const r = readVolumeDir(dir, viaData, rel, opts);
     return { files: r.files.map((f) => [f.name, f.bytes.toString()]), skipped: r.skipped };
@@ -129,6 +129,9 @@ t.test('readVolumeDir: the regular files of a directory, by name; nothing else o
   fs.writeFileSync(path.join(env, 'BIG'), 'x'.repeat(LIMIT + 1));
   t.same((t.throws(() => readVolumeDir(env, false, undefined, opts)) as EntryError).reason, `larger than ${LIMIT} bytes`);
   fs.rmSync(path.join(env, 'BIG'));
+  for (const f of ['C1', 'C2', 'C3', 'C4', 'C5']) fs.writeFileSync(path.join(env, f), 'x'.repeat(LIMIT));
+  t.equal((t.throws(() => readVolumeDir(env, false, undefined, opts)) as ConfinedError).reason, `has files larger than ${4 * LIMIT} bytes together`, 'read no further than the total');
+  for (const f of ['C1', 'C2', 'C3', 'C4', 'C5']) fs.rmSync(path.join(env, f));
   fs.writeFileSync(Buffer.concat([Buffer.from(env + '/'), Buffer.from([0xff, 0x41])]), 'x');
   t.same(read(env, false).skipped, ['\ufffdA', 'a=b', 'x=link'].sort(), 'a name that is not UTF-8 is listed, never opened');
   for (let i = 0; i < 16; i++) fs.writeFileSync(path.join(env, `F${i}`), '');
