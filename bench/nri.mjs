@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import { benchEnv, loadavg } from './harness.mjs';
 import { NODE, REPO } from './cli.mjs';
 import { envFileText, makePod } from './fixtures.mjs';
+import { makeAtomicVolume } from '../scripts/kubelet-pod.ts';
 import { startFakeRuntime } from '../test/helpers/nri-runtime.ts';
 import { encode, Msg } from '../src/nri/descriptors.ts';
 import { atomicWrite } from '../src/fs/atomic-write.ts';
@@ -42,8 +43,13 @@ export function nriRequests(kubeletRoot) {
     mounts: pod.mounts('app'),
   });
   const podOf = (annotations) => ({ id: 's'.repeat(64), name: 'web-7d9c', uid: pod.uid, namespace: 'default', annotations });
+  // The same pod with a 20-key secret volume read as envFrom (issue 25, SPEC §10): one
+  // volumeRef more, read through the atomic writer's ..data.
+  makeAtomicVolume(pod, 'secret', 'db', Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`KEY_${String(i).padStart(2, '0')}`, `secret-value-${i}-${'x'.repeat(24)}\n`])));
+  const withSecret = [...envFrom, { prefix: 'DB_', volumeRef: { volumeName: 'db' } }];
   return {
     'typical annotated pod': { pod: podOf({ ...k8s, 'envhook.io/env': JSON.stringify({ app: env }), 'envhook.io/envFrom': JSON.stringify({ app: envFrom }), 'envhook.io/volumeOwners': JSON.stringify(owners) }), container: container({ 'io.kubernetes.cri.container-name': 'app' }), env: 111 },
+    'typical pod + 20-key secret volume as envFrom': { pod: podOf({ ...k8s, 'envhook.io/env': JSON.stringify({ app: env }), 'envhook.io/envFrom': JSON.stringify({ app: withSecret }), 'envhook.io/volumeOwners': JSON.stringify(owners) }), container: container({ 'io.kubernetes.cri.container-name': 'app' }), env: 131 },
     unannotated: { pod: podOf(k8s), container: container({ 'io.kubernetes.cri.container-name': 'app' }), env: 0 },
   };
 }
@@ -145,7 +151,8 @@ ${NRI_REQUESTS} CreateContainer requests per case from the test peer that plays 
 (bench/nri-floor.mjs: NRI framing only, an empty response, no decoding, no handler). Round trip
 in ms as the peer sees it; "own" is envhook's p50 minus the floor's: the plugin's own time.
 The handler is the pipeline's: the annotated request reads the typical pod's env files and
-walks its 100 projected files (owners already right after the first request, as on a node).
+walks its 100 projected files (owners already right after the first request, as on a node);
+the next case adds a 20-key secret volume read as envFrom (\`volumeRef\`, through \`..data\`).
 Two daemons, one after the other: "bundle" is \`dist/envhook.cjs\` on Node ${process.version}; "SEA" is
 the single executable \`dist/envhook\`, what a pre-installed plugin runs on a node, written as
 \`envhook install\` writes it (64 KiB at a time: the page cache keeps a file in folios the size
