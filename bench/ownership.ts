@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { atomicWrite } from '../scripts/kubelet-pod.ts';
-import { closeDataDir, openDataDir } from '../src/ownership/datadir.ts';
+import { closeDataDir, openDataDir } from '../src/fs/datadir.ts';
 import { chownTree } from '../src/ownership/walk.ts';
 
 const n = Number(process.argv[2] ?? 10_000);

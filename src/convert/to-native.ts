@@ -15,7 +15,7 @@ export function toNative(doc: Document, facts: PodFacts, a: PodAnnotations, note
   let changed = false;
   if (a.env) changed = env(doc, facts, a, note) || changed;
   for (const [c, list] of Object.entries(a.envFrom ?? {})) {
-    if (list.length) note(ENV_FROM_KEY, ptr(c), 'stays an annotation: whole-file env sources (fileRef) have no native form; KEP-3721 has fileKeyRef only');
+    if (list.length) note(ENV_FROM_KEY, ptr(c), 'stays an annotation: whole-file env sources (fileRef) and volume sources (volumeRef) have no native form; KEP-3721 has fileKeyRef only');
   }
   if (a.serviceLinks) changed = serviceLinks(facts, a.serviceLinks, doc, note) || changed;
   if (a.ownersRaw) changed = owners(doc, facts, a.ownersRaw, note) || changed;
@@ -37,6 +37,13 @@ function env(doc: Document, facts: PodFacts, a: PodAnnotations, note: Noter): bo
       note(ENV_KEY, ptr(c), 'stays an annotation: the container also has envhook.io/envFrom sources, which must apply before these entries');
       continue;
     }
+    // KEP-3721's native fileKeyRef reads an emptyDir only, and no native field reads a whole
+    // file as a value: envhook's wider sources (SPEC §10) have no native form.
+    const why = list.map(noNativeForm(facts)).findIndex((w) => w !== undefined);
+    if (why >= 0) {
+      note(ENV_KEY, ptr(c, why), `stays an annotation: ${noNativeForm(facts)(list[why]!)!}`);
+      continue;
+    }
     let seq = getSeq(container.node, 'env');
     if (!seq) {
       seq = doc.createNode([]) as YAMLSeq;
@@ -54,6 +61,17 @@ function env(doc: Document, facts: PodFacts, a: PodAnnotations, note: Noter): bo
   if (Object.keys(remaining).length === Object.keys(a.env!).length) return false;
   setAnnotation(doc, facts, ENV_KEY, remaining);
   return true;
+}
+
+/** Why an env entry has no native form; undefined when it has one. */
+function noNativeForm(facts: PodFacts): (e: EnvVar) => string | undefined {
+  return (e) => {
+    if (!e.valueFrom) return undefined;
+    if (e.valueFrom.fileRef) return 'fileRef (a whole file as the value) has no native form; KEP-3721 has fileKeyRef only';
+    const name = e.valueFrom.fileKeyRef.volumeName;
+    if (facts.volumes.find((v) => v.name === name)?.type === 'emptyDir') return undefined;
+    return `its fileKeyRef reads volume ${JSON.stringify(name)}, not an emptyDir of the pod; KEP-3721's fileKeyRef reads emptyDirs only`;
+  };
 }
 
 function serviceLinks(facts: PodFacts, links: Record<string, boolean>, doc: Document, note: Noter): boolean {

@@ -175,14 +175,19 @@ export function openConfined(root: string, rel: string): OpenedFile {
   const names = splitRelative(rel);
   const rootFd = openRootDir(root);
   try {
-    const dirFd = openDirPathAt(rootFd, names.slice(0, -1));
-    try {
-      return openFileAt(dirFd, names[names.length - 1]!);
-    } finally {
-      fs.closeSync(dirFd);
-    }
+    return openConfinedAt(rootFd, names);
   } finally {
     fs.closeSync(rootFd);
+  }
+}
+
+/** Opens the file `names` (from splitRelative) below the open directory `baseFd`, every step confined. */
+export function openConfinedAt(baseFd: number, names: readonly string[]): OpenedFile {
+  const dirFd = openDirPathAt(baseFd, names.slice(0, -1));
+  try {
+    return openFileAt(dirFd, names[names.length - 1]!);
+  } finally {
+    fs.closeSync(dirFd);
   }
 }
 

@@ -18,9 +18,24 @@ export const EVICT_KEY = 'envhook.io/evictUnapplied';
 export const ANNOTATION_LIMIT = 256 * 1024;
 
 export interface FileKeyRef { volumeName: string; path: string; key: string; optional?: boolean }
-export interface EnvVar { name: string; value?: string; valueFrom?: { fileKeyRef: FileKeyRef } }
 export interface FileRef { volumeName: string; path: string; optional?: boolean }
-export interface EnvFromSource { prefix?: string; fileRef: FileRef }
+/** Exactly one of `fileKeyRef` (a key of an env file) and `fileRef` (a whole file as the value). */
+export type ValueFrom = { fileKeyRef: FileKeyRef; fileRef?: undefined } | { fileRef: FileRef; fileKeyRef?: undefined };
+export interface EnvVar { name: string; value?: string; valueFrom?: ValueFrom }
+
+/** The source of a `valueFrom` entry, with the JSON field that names it. */
+export function valueSource(from: ValueFrom): { field: 'fileKeyRef' | 'fileRef'; ref: FileRef } {
+  return from.fileKeyRef ? { field: 'fileKeyRef', ref: from.fileKeyRef } : { field: 'fileRef', ref: from.fileRef! };
+}
+/** A directory of a volume (its top without `path`): each regular file one variable. */
+export interface VolumeRef { volumeName: string; path?: string; optional?: boolean }
+/** Exactly one of `fileRef` (an env file) and `volumeRef` (a volume's files). */
+export type EnvFromSource = { prefix?: string } & ({ fileRef: FileRef; volumeRef?: undefined } | { volumeRef: VolumeRef; fileRef?: undefined });
+
+/** The source of an `envFrom` entry, with the JSON field that names it. */
+export function fromSource(src: EnvFromSource): { field: 'fileRef' | 'volumeRef'; ref: FileRef | VolumeRef } {
+  return src.fileRef ? { field: 'fileRef', ref: src.fileRef } : { field: 'volumeRef', ref: src.volumeRef! };
+}
 
 const DNS_LABEL = "a DNS label: lowercase letters, digits and '-', at most 63 characters";
 const RELAXED_NAME = "must be printable ASCII without '='";
@@ -33,7 +48,10 @@ const MESSAGES: SchemaMessages = {
   'pattern:prefix': RELAXED_NAME,
   'pattern:key': 'must be a variable name ([A-Za-z_][A-Za-z0-9_]*)',
   'pattern:value': 'must not contain a NUL byte',
+  'minProperties:valueFrom': 'must have exactly one of "fileKeyRef" or "fileRef"',
+  'maxProperties:valueFrom': 'must have exactly one of "fileKeyRef" or "fileRef"',
 };
+const ENV_FROM_MESSAGES: SchemaMessages = { ...MESSAGES, oneOf: 'must have exactly one of "fileRef" or "volumeRef"' };
 const SERVICE_LINKS_MESSAGES: SchemaMessages = { propertyNames: `container name must be "*" or ${DNS_LABEL}` };
 
 /** Parsed annotation value; undefined when the annotation is absent. Throws EnvhookError. */
@@ -51,7 +69,7 @@ export function readAnnotation(annotations: Annotations, key: string, validate: 
 }
 
 export const readEnv = (a: Annotations) => readAnnotation(a, ENV_KEY, validateEnvAnnotation) as Record<string, EnvVar[]> | undefined;
-export const readEnvFrom = (a: Annotations) => readAnnotation(a, ENV_FROM_KEY, validateEnvFromAnnotation) as Record<string, EnvFromSource[]> | undefined;
+export const readEnvFrom = (a: Annotations) => readAnnotation(a, ENV_FROM_KEY, validateEnvFromAnnotation, ENV_FROM_MESSAGES) as Record<string, EnvFromSource[]> | undefined;
 export const readServiceLinks = (a: Annotations) =>
   readAnnotation(a, SERVICE_LINKS_KEY, validateServiceLinksAnnotation, SERVICE_LINKS_MESSAGES) as Record<string, boolean> | undefined;
 

@@ -5,22 +5,43 @@ import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
 import type { PodDir } from './pod.ts';
 
-export type VolumeKind = 'emptyDir' | 'atomic';
+export type VolumeKind = 'emptyDir' | 'atomic' | 'env';
 
+const EMPTY_DIR = 'kubernetes.io~empty-dir';
+const ATOMIC = ['kubernetes.io~configmap', 'kubernetes.io~secret', 'kubernetes.io~projected', 'kubernetes.io~downward-api'];
+// A CSI volume's files are in `mount` below its directory (the kubelet keeps vol_data.json
+// beside it). Only an inline (ephemeral) CSI volume is named after the pod's volume, as the
+// secrets-store driver's are; a PersistentVolume's directory is named after the PV.
+const CSI = 'kubernetes.io~csi';
 const PLUGINS: Record<VolumeKind, readonly string[]> = {
-  emptyDir: ['kubernetes.io~empty-dir'],
-  atomic: ['kubernetes.io~configmap', 'kubernetes.io~secret', 'kubernetes.io~projected', 'kubernetes.io~downward-api'],
+  emptyDir: [EMPTY_DIR],
+  atomic: ATOMIC,
+  env: [EMPTY_DIR, ...ATOMIC, CSI],
 };
 const KIND_TEXT: Record<VolumeKind, string> = {
   emptyDir: 'an emptyDir',
   atomic: 'a configMap, secret, projected or downwardAPI volume',
+  env: 'an emptyDir, configMap, secret, projected, downwardAPI or CSI volume',
 };
 /** Kubernetes volume names are DNS labels: this also keeps `/`, `..` and NUL out. */
 export const VOLUME_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
+/** A volume env is read from (SPEC §10). */
+export interface EnvVolume {
+  /** Its files' directory; for a CSI volume it may be missing (not mounted yet). */
+  dir: string;
+  /**
+   * Read through the atomic writer's `..data` where there is one (fs/datadir.ts): every volume
+   * but an emptyDir, whose files KEP-3721 reads as they are. A --volume directory counts as one.
+   */
+  viaData: boolean;
+}
+
 export interface VolumeLocator {
   /** Host directory of volume `name`, which must be of `kind`. */
   find(name: string, kind: VolumeKind): string;
+  /** Volume `name` as an env source: an emptyDir, atomic-writer or CSI volume. */
+  envSource(name: string): EnvVolume;
 }
 
 export interface VolumeSources {
@@ -29,17 +50,28 @@ export interface VolumeSources {
 }
 
 export function createVolumeLocator(sources: VolumeSources): VolumeLocator {
-  return { find: (name, kind) => findVolume(sources, name, kind) };
+  return { find: (name, kind) => findVolume(sources, name, kind), envSource: (name) => findEnvVolume(sources, name) };
 }
 
-export function findVolume({ pod, overrides }: VolumeSources, name: string, kind: VolumeKind): string {
+export function findVolume(sources: VolumeSources, name: string, kind: VolumeKind): string {
+  return lookup(sources, name, kind).dir;
+}
+
+export function findEnvVolume(sources: VolumeSources, name: string): EnvVolume {
+  const { dir, plugin } = lookup(sources, name, 'env');
+  if (plugin === CSI) return { dir: path.join(dir, 'mount'), viaData: true };
+  return { dir, viaData: plugin !== EMPTY_DIR };
+}
+
+/** The volume's directory and its plugin directory (undefined for a --volume override). */
+function lookup({ pod, overrides }: VolumeSources, name: string, kind: VolumeKind): { dir: string; plugin: string | undefined } {
   const override = overrides.get(name);
-  if (override !== undefined) return path.resolve(override);
+  if (override !== undefined) return { dir: path.resolve(override), plugin: undefined };
   if (!VOLUME_NAME.test(name)) throw new EnvhookError(`volume name ${JSON.stringify(name)} is not a valid volume name`);
   if (!pod) throw new EnvhookError(`volume "${name}" not found: no pod directory (no kubelet-made mount in config.json; use --pod-dir or --volume)`);
   for (const plugin of PLUGINS[kind]) {
     const dir = path.join(pod.dir, 'volumes', plugin, name);
-    if (isRealDir(dir)) return dir;
+    if (isRealDir(dir)) return { dir, plugin };
   }
   if (foundElsewhere(pod.dir, name)) throw new EnvhookError(`volume "${name}" is not ${KIND_TEXT[kind]}`);
   throw new EnvhookError(`volume "${name}" not found`);

@@ -1,14 +1,15 @@
 // Checks the node cannot make before a start: the annotations against the rest of the pod.
 // Each returns problems at a JSON path of the annotation; lint adds the position.
 import { expand } from '../resolve/expand.ts';
-import { ENV_FROM_KEY, ENV_KEY, SERVICE_LINKS_KEY } from '../k8s/annotations.ts';
+import { ENV_FROM_KEY, ENV_KEY, SERVICE_LINKS_KEY, fromSource, valueSource } from '../k8s/annotations.ts';
 import { VOLUME_OWNERS } from '../ownership/annotation.ts';
 import { ATOMIC_TYPES, normalPath, type PodFacts, type VolumeFact } from '../manifest/pod-facts.ts';
 import { getSeq, getStr, mapsOf, ptr } from '../manifest/nodes.ts';
 import type { AnnotationProblem, PodAnnotations } from './read-annotations.ts';
 import { didYouMean } from './nearest.ts';
 
-
+/** Volume sources the node reads env from; `csi` is an inline CSI volume (a PVC's is not). */
+const ENV_SOURCE_TYPES = ['emptyDir', ...ATOMIC_TYPES, 'csi'] as const;
 
 export function crossCheck(facts: PodFacts, a: PodAnnotations): AnnotationProblem[] {
   const out: AnnotationProblem[] = [];
@@ -25,18 +26,37 @@ export function crossCheck(facts: PodFacts, a: PodAnnotations): AnnotationProble
     }
   }
 
-  // fileKeyRef and envFrom volumes: in the pod, and emptyDirs.
-  const emptyDir = (key: string, path: string, name: string) => {
+  // fileKeyRef, fileRef and envFrom (fileRef, volumeRef) volumes: in the pod, and of a type the node reads env from (SPEC §10).
+  // Where the volume lists all its files (items), a path must be one of them, or for a
+  // volumeRef a directory of them: any other is missing on the node, every start.
+  const source = (key: string, at: string[], ref: { volumeName: string; path?: string | undefined; optional?: boolean | undefined }, dir: boolean) => {
+    const name = ref.volumeName;
     const v = volumes.get(name);
-    if (!v) error(key, path, `volume ${JSON.stringify(name)} is not in the pod${didYouMean(name, volumes.keys())}`);
-    else if (v.type !== 'emptyDir') error(key, path, `volume ${JSON.stringify(name)} is not an emptyDir (${typeName(v)})`);
+    if (!v) return void error(key, ptr(...at, 'volumeName'), `volume ${JSON.stringify(name)} is not in the pod${didYouMean(name, volumes.keys())}`);
+    if (!(ENV_SOURCE_TYPES as readonly (string | undefined)[]).includes(v.type)) {
+      return void error(key, ptr(...at, 'volumeName'), `volume ${JSON.stringify(name)} is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume (${typeName(v)})`);
+    }
+    if (!v.complete || ref.path === undefined || !(ATOMIC_TYPES as readonly (string | undefined)[]).includes(v.type)) return;
+    const p = normalPath(ref.path);
+    const listed = v.files.map((f) => normalPath(f.path));
+    if (dir ? listed.some((f) => f.startsWith(`${p}/`)) : listed.includes(p)) return;
+    const what = `not among the ${dir ? 'directories of the ' : ''}files volume ${JSON.stringify(name)} lists in its items`;
+    if (ref.optional) warn(key, ptr(...at, 'path'), `${what}: never set (optional)`);
+    else error(key, ptr(...at, 'path'), what);
   };
   for (const [c, list] of Object.entries(a.env ?? {})) {
     list.forEach((e, i) => {
-      if (e.valueFrom) emptyDir(ENV_KEY, ptr(c, i, 'valueFrom', 'fileKeyRef', 'volumeName'), e.valueFrom.fileKeyRef.volumeName);
+      if (!e.valueFrom) return;
+      const { field, ref } = valueSource(e.valueFrom);
+      source(ENV_KEY, [c, String(i), 'valueFrom', field], ref, false);
     });
   }
-  for (const [c, list] of Object.entries(a.envFrom ?? {})) list.forEach((e, i) => emptyDir(ENV_FROM_KEY, ptr(c, i, 'fileRef', 'volumeName'), e.fileRef.volumeName));
+  for (const [c, list] of Object.entries(a.envFrom ?? {})) {
+    list.forEach((e, i) => {
+      const { field, ref } = fromSource(e);
+      source(ENV_FROM_KEY, [c, String(i), field], ref, field === 'volumeRef');
+    });
+  }
 
   // volumeOwners volumes: in the pod, of an atomic-writer type, item paths among its files.
   a.owners?.forEach((o, i) => {

@@ -8,7 +8,7 @@ import { EnvhookError } from '../errors.ts';
 import { ConfinedError, fdPath, fileKind, openDirPathAt } from '../fs/confined.ts';
 import type { VolumeLocator } from '../k8s/volumes.ts';
 import type { OwnerItem, VolumeOwner } from './annotation.ts';
-import { closeDataDir, openDataDir, type DataDir } from './datadir.ts';
+import { closeDataDir, openDataDir, type DataDir } from '../fs/datadir.ts';
 import { ownersOf } from './owners.ts';
 import { volumeTranslation, type MountFacts, type UidTranslation } from './uidmap.ts';
 import type { Owner } from './walk.ts';

@@ -24,7 +24,7 @@ export interface WalkOptions {
   defaultOwner: Owner | undefined;
   /** Item owners by normalised relative path. */
   items: ReadonlyMap<string, Owner>;
-  /** Skip top-level names starting with `..` (a plain directory: see datadir.ts). */
+  /** Skip top-level names starting with `..` (a plain directory: see fs/datadir.ts). */
   skipReserved: boolean;
   /** Plan only. */
   dryRun: boolean;

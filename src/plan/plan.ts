@@ -52,7 +52,10 @@ function resolveLogged(facts: Facts, req: EnvRequest, volumes: VolumeLocator, lo
   const resolved = resolveEnv(facts.env, req, volumes, parseEnvFile);
   for (const v of resolved.set) log.debug({ name: v.name, source: v.source }, 'env set');
   for (const name of resolved.removed) log.debug({ name }, 'service variable removed');
-  for (const v of resolved.skipped) log.debug({ name: v.name, source: v.source }, 'optional env source missing: not set');
+  for (const v of resolved.skipped) {
+    if (v.invalidName) log.warn({ name: v.name, source: v.source }, 'envFrom file name is not a variable name: not set');
+    else log.debug({ name: v.name, source: v.source }, 'optional env source missing: not set');
+  }
   log.info({ container: facts.container, set: resolved.set.length, removed: resolved.removed.length, skipped: resolved.skipped.length }, 'env resolved');
   return resolved;
 }

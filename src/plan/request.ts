@@ -1,7 +1,7 @@
 // What the pod's annotations ask of this one container (SPEC §2): its entries of the three env
 // annotations and the pod's volume owners, each validated against its schema. Pure: it reads
 // annotations only, so a container that asks for nothing costs no file I/O.
-import { entryFor, ENV_FROM_KEY, ENV_KEY, readEnv, readEnvFrom, readServiceLinks, SERVICE_LINKS_KEY } from '../k8s/annotations.ts';
+import { entryFor, ENV_FROM_KEY, ENV_KEY, readEnv, readEnvFrom, readServiceLinks, SERVICE_LINKS_KEY, fromSource, valueSource } from '../k8s/annotations.ts';
 import { readVolumeOwners, type VolumeOwner } from '../ownership/annotation.ts';
 import type { EnvRequest } from '../resolve/env.ts';
 import type { Facts } from '../facts/facts.ts';
@@ -24,8 +24,8 @@ export function ownersRequest(facts: Pick<Facts, 'annotations'>): VolumeOwner[] 
 /** Names of the volumes a request reads that no admin override maps: those need the pod directory. */
 export function podVolumes(env: EnvRequest | undefined, owners: readonly VolumeOwner[], overrides: ReadonlyMap<string, string>): string[] {
   const names = [
-    ...(env?.envFrom ?? []).map((s) => s.fileRef.volumeName),
-    ...(env?.env ?? []).flatMap((v) => (v.valueFrom ? [v.valueFrom.fileKeyRef.volumeName] : [])),
+    ...(env?.envFrom ?? []).map((s) => fromSource(s).ref.volumeName),
+    ...(env?.env ?? []).flatMap((v) => (v.valueFrom ? [valueSource(v.valueFrom).ref.volumeName] : [])),
     ...owners.map((o) => o.volume),
   ];
   return names.filter((n) => !overrides.has(n));

@@ -1,6 +1,8 @@
 // Env resolution for one container, in SPEC §2 order (last wins):
-//   1. the process env the runtime built; 2. service-link removal; 3. envFrom files, in order;
-//   4. env entries, in order (`value` expanded with $(VAR) over what is defined so far).
+//   1. the process env the runtime built; 2. service-link removal; 3. envFrom sources (env
+//      files, volume directories), in order;
+//   4. env entries, in order (`value` expanded with $(VAR) over what is defined so far; a
+//      fileKeyRef key or a fileRef whole file as it is).
 // The result keeps the runtime's list as it was for every untouched variable, replaces an
 // overridden one in place (dropping later duplicates of that name, so the container sees one
 // value whatever its libc picks), and appends new names in the order they were first set.
@@ -9,7 +11,7 @@ import type { EnvFromSource, EnvVar } from '../k8s/annotations.ts';
 import type { VolumeLocator } from '../k8s/volumes.ts';
 import { expand, ExpansionTooLong } from './expand.ts';
 import { serviceLinkNames } from './service-links.ts';
-import { describeFile, EnvFiles, type ParseEnvFile } from './files.ts';
+import { describeDir, describeFile, EnvFiles, type ParseEnvFile } from './files.ts';
 
 /**
  * Linux execve limits (MAX_ARG_STRLEN; at most 3/4 of the 8 MiB stack limit for argv and envp
@@ -27,7 +29,12 @@ export interface EnvRequest {
 }
 
 /** Names and sources only: this is what logs and --dry-run show. */
-export interface EnvSource { name: string; source: string }
+export interface EnvSource {
+  name: string;
+  source: string;
+  /** A volumeRef file whose name is no variable name (skipped; `name` is JSON-quoted). */
+  invalidName?: boolean;
+}
 
 export interface ResolvedEnv {
   /** The whole resulting process env (the config.json and exec appliers write it). */
@@ -71,6 +78,14 @@ export function resolveEnv(processEnv: readonly string[], req: EnvRequest, volum
 
   const files = new EnvFiles(volumes, parse);
   for (const src of req.envFrom) {
+    if (src.volumeRef) {
+      const source = `envFrom ${describeDir(src.volumeRef)}`;
+      const dir = files.dir(src.volumeRef, src.prefix ?? '');
+      if (dir === undefined) skipped.push({ name: `${src.prefix ?? ''}*`, source: `${source} (optional, not found)` });
+      for (const name of dir?.invalid ?? []) skipped.push({ name: JSON.stringify(name), source: `${source} (not a variable name: skipped, as the kubelet skips such keys)`, invalidName: true });
+      for (const [name, value] of dir?.vars ?? []) setVar(name, value, source);
+      continue;
+    }
     const ref = src.fileRef;
     const vars = files.read(ref);
     const source = `envFrom ${describeFile(ref)}`;
@@ -94,6 +109,13 @@ export function resolveEnv(processEnv: readonly string[], req: EnvRequest, volum
       total += Buffer.byteLength(v.name) + Buffer.byteLength(value) + 2;
       if (total > MAX_ENV_TOTAL_BYTES) throw totalTooLarge();
       setVar(v.name, value, 'value');
+      continue;
+    }
+    if (v.valueFrom!.fileRef) {
+      const ref = v.valueFrom!.fileRef;
+      const value = files.value(ref);
+      if (value !== undefined) setVar(v.name, value, `fileRef ${describeFile(ref)}`);
+      else skipped.push({ name: v.name, source: `fileRef ${describeFile(ref)} (optional, not found)` });
       continue;
     }
     const ref = v.valueFrom!.fileKeyRef;

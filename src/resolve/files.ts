@@ -1,15 +1,40 @@
 // Env files read for one container start: each (volume, path) is read and parsed once, so a
-// file named by several references yields the same variables to all of them. Every read goes
-// through the confined reader (no symlink, regular file, non-blocking, bounded). Errors name
-// the volume, the path, the key and the line — never a byte of the file.
+// file named by several references yields the same variables to all of them. The volume is an
+// emptyDir, an atomic-writer volume or a CSI volume (SPEC §10); every read goes through the
+// confined reader (no symlink but the atomic writer's `..data`, regular file, non-blocking,
+// bounded). Errors name the volume, the path, the key and the line — never a byte of the file.
 import { EnvhookError, EnvFileError } from '../errors.ts';
-import { ConfinedError, readConfined } from '../fs/confined.ts';
+import { ConfinedError } from '../fs/confined.ts';
+import { EntryError, readVolumeDir, readVolumeFile, type DirFiles } from '../fs/volume-file.ts';
 import { MAX_FILE_BYTES } from '../envfile/index.ts';
+import { fileValue, FileValueError } from './file-value.ts';
 import type { VolumeLocator } from '../k8s/volumes.ts';
+import type { VolumeRef } from '../k8s/annotations.ts';
 
 export type ParseEnvFile = (bytes: Uint8Array) => Map<string, string>;
 
 export interface FileRefLike { volumeName: string; path: string; optional?: boolean | undefined }
+
+/** `volume "V": directory "P"` (`"."`: the volume's top), the prefix of every message about a volumeRef. */
+export function describeDir(ref: VolumeRef): string {
+  return `volume ${JSON.stringify(ref.volumeName)}: directory ${JSON.stringify(ref.path ?? '.')}`;
+}
+
+function entryPath(ref: VolumeRef, name: string): string {
+  return ref.path === undefined ? name : `${ref.path.replace(/\/+$/, '')}/${name}`;
+}
+
+/** At most this many names in a volumeRef directory: a Secret of more keys is not a real one. */
+export const MAX_DIR_ENTRIES = 1024;
+/** At most this many bytes of a volumeRef's files together: a Secret's or ConfigMap's limit. */
+export const MAX_DIR_BYTES = 1024 * 1024;
+
+/** The relaxed Kubernetes rule (SPEC §2), on bytes: printable ASCII without `=`. */
+function isVariableName(prefix: string, name: Buffer): boolean {
+  if (prefix.length + name.length === 0) return false;
+  for (const b of name) if (b < 0x20 || b > 0x7e || b === 0x3d) return false;
+  return true;
+}
 
 /** `volume "V": file "P"`, the prefix of every message about one env file. */
 export function describeFile(ref: FileRefLike): string {
@@ -21,6 +46,7 @@ export class EnvFiles {
   readonly #parse: ParseEnvFile;
   /** undefined: the file does not exist (ENOENT), which only an optional reference may accept. */
   readonly #cache = new Map<string, Map<string, string> | undefined>();
+  readonly #values = new Map<string, string | undefined>();
 
   constructor(volumes: VolumeLocator, parse: ParseEnvFile) {
     this.#volumes = volumes;
@@ -33,33 +59,91 @@ export class EnvFiles {
    * says), a file that is not a regular file, nor a file that does not parse.
    */
   read(ref: FileRefLike): Map<string, string> | undefined {
-    const cacheKey = JSON.stringify([ref.volumeName, ref.path]);
-    if (!this.#cache.has(cacheKey)) this.#cache.set(cacheKey, this.#load(ref));
-    const vars = this.#cache.get(cacheKey);
-    if (vars === undefined && !ref.optional) throw new EnvhookError(`${describeFile(ref)}: not found`);
-    return vars;
+    return this.#cached(this.#cache, ref, (bytes) => {
+      try {
+        return this.#parse(bytes);
+      } catch (err) {
+        if (err instanceof EnvFileError) {
+          throw new EnvhookError(`${describeFile(ref)}: ${err.line > 0 ? `line ${err.line}: ` : ''}${err.reason}`, { cause: err });
+        }
+        // A parser bug must not leak a foreign message: describeError shows only the name.
+        throw err;
+      }
+    });
   }
 
-  #load(ref: FileRefLike): Map<string, string> | undefined {
-    const dir = this.#volumes.find(ref.volumeName, 'emptyDir');
-    let bytes: Buffer;
+  /** The whole file as one value (file-value.ts), or undefined when it is missing and `ref.optional`. */
+  value(ref: FileRefLike): string | undefined {
+    return this.#cached(this.#values, ref, (bytes) => {
+      try {
+        return fileValue(bytes);
+      } catch (err) {
+        if (err instanceof FileValueError) throw new EnvhookError(`${describeFile(ref)}: ${err.message}`);
+        throw err;
+      }
+    });
+  }
+
+  /**
+   * Every regular file of the directory as one variable named `prefix` + its name, its value as
+   * a fileRef's (file-value.ts); undefined when the directory is missing and `ref.optional`.
+   * A name that is not a variable name with the prefix is skipped, as the kubelet skips a
+   * Secret's or ConfigMap's invalid keys in envFrom, and listed in `invalid`.
+   */
+  dir(ref: VolumeRef, prefix: string): { vars: Map<string, string>; invalid: string[] } | undefined {
+    const volume = this.#volumes.envSource(ref.volumeName);
+    let listed: DirFiles;
     try {
-      bytes = readConfined(dir, ref.path, MAX_FILE_BYTES);
+      listed = readVolumeDir(volume.dir, volume.viaData, ref.path, { limit: MAX_FILE_BYTES, totalLimit: MAX_DIR_BYTES, maxEntries: MAX_DIR_ENTRIES, wanted: (name) => isVariableName(prefix, name) });
+    } catch (err) {
+      if (err instanceof EntryError) throw new EnvhookError(`${describeFile({ ...ref, path: entryPath(ref, err.entry) })}: ${err.reason}`, { cause: err });
+      if (err instanceof ConfinedError && err.notFound) {
+        if (ref.optional) return undefined;
+        throw new EnvhookError(`${describeDir(ref)}: not found`, { cause: err });
+      }
+      if (err instanceof ConfinedError) throw new EnvhookError(`${describeDir(ref)}: ${err.reason}`, { cause: err });
+      throw new EnvhookError(`${describeDir(ref)}: cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });
+    }
+    const vars = new Map<string, string>();
+    try {
+      for (const f of listed.files) {
+        try {
+          vars.set(prefix + f.name, fileValue(f.bytes));
+        } catch (err) {
+          if (err instanceof FileValueError) throw new EnvhookError(`${describeFile({ ...ref, path: entryPath(ref, f.name) })}: ${err.message}`);
+          throw err;
+        }
+      }
+    } finally {
+      for (const f of listed.files) f.bytes.fill(0);
+    }
+    return { vars, invalid: listed.skipped.map((name) => prefix + name) };
+  }
+
+  #cached<T>(cache: Map<string, T | undefined>, ref: FileRefLike, decode: (bytes: Buffer) => T): T | undefined {
+    const cacheKey = JSON.stringify([ref.volumeName, ref.path]);
+    if (!cache.has(cacheKey)) {
+      const bytes = this.#load(ref);
+      try {
+        cache.set(cacheKey, bytes && decode(bytes));
+      } finally {
+        bytes?.fill(0);
+      }
+    }
+    const result = cache.get(cacheKey);
+    if (result === undefined && !ref.optional) throw new EnvhookError(`${describeFile(ref)}: not found`);
+    return result;
+  }
+
+  /** The file's bytes (the caller zeroes them), or undefined when it does not exist. */
+  #load(ref: FileRefLike): Buffer | undefined {
+    const volume = this.#volumes.envSource(ref.volumeName);
+    try {
+      return readVolumeFile(volume.dir, volume.viaData, ref.path, MAX_FILE_BYTES);
     } catch (err) {
       if (err instanceof ConfinedError && err.notFound) return undefined;
       if (err instanceof ConfinedError) throw new EnvhookError(`${describeFile(ref)}: ${err.reason}`, { cause: err });
       throw new EnvhookError(`${describeFile(ref)}: cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });
-    }
-    try {
-      return this.#parse(bytes);
-    } catch (err) {
-      if (err instanceof EnvFileError) {
-        throw new EnvhookError(`${describeFile(ref)}: ${err.line > 0 ? `line ${err.line}: ` : ''}${err.reason}`, { cause: err });
-      }
-      // A parser bug must not leak a foreign message: describeError shows only the name.
-      throw err;
-    } finally {
-      bytes.fill(0);
     }
   }
 }

@@ -1,5 +1,5 @@
 // One ownership pass over a watched volume, with the start's code and confinement
-// (src/ownership/): the directory `..data` points at, opened by datadir.ts and walked by walk.ts
+// (src/ownership/): the directory `..data` points at, opened by fs/datadir.ts and walked by walk.ts
 // (no symlink followed, regular data files only, one link, group left alone, fchown on an fd).
 // A pending directory — the kubelet's new `..<timestamp>.<random>` before `..data` points at
 // it — is opened the same way from the volume's own descriptor, with O_NOFOLLOW, and only when
@@ -7,7 +7,7 @@
 // publish is never owned.
 import fs from 'node:fs';
 import { openDirAt, openDirPathAt, openRootDir } from '../fs/confined.ts';
-import { closeDataDir, openDataDir } from '../ownership/datadir.ts';
+import { closeDataDir, openDataDir } from '../fs/datadir.ts';
 import { chownEntry, chownTree, type WalkOptions, type WalkStats } from '../ownership/walk.ts';
 import type { VolumeOwners } from '../ownership/owners.ts';
 

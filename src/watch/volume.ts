@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import { describeError, EnvhookError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { DATA_LINK } from '../ownership/datadir.ts';
+import { DATA_LINK } from '../fs/datadir.ts';
 import type { Inotify, Watch } from './inotify.ts';
 import { PendingDirs } from './pending.ts';
 import { isKubeletTimestamped, openPending, ownCurrent, ownOpenPending, ownPending, ownPendingEntry, type CurrentPass, type OpenPending, type PassTarget } from './pass.ts';

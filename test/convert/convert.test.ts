@@ -51,7 +51,7 @@ t.test('KEP-3721 story 2: the service-link switch moves; env stays beside envFro
   const r = convert(src, 'native', 'story2.yaml');
   t.same(r.notes, [
     'story2.yaml:11:5: envhook.io/env /main: note: stays an annotation: the container also has envhook.io/envFrom sources, which must apply before these entries',
-    'story2.yaml:19:5: envhook.io/envFrom /main: note: stays an annotation: whole-file env sources (fileRef) have no native form; KEP-3721 has fileKeyRef only',
+    'story2.yaml:19:5: envhook.io/envFrom /main: note: stays an annotation: whole-file env sources (fileRef) and volume sources (volumeRef) have no native form; KEP-3721 has fileKeyRef only',
   ]);
   t.equal(r.text, src.replace(`    envhook.io/serviceLinks: '{"*": false}'\n`, '').replace('  restartPolicy: Never\n', '  restartPolicy: Never\n  enableServiceLinks: false\n'));
   t.same(annotationsOf(convert(r.text, 'annotations').text), annotationsOf(src));
@@ -225,3 +225,35 @@ function isSameData(a: unknown, b: unknown): boolean {
   }
   return a === b;
 }
+
+t.test('to native: a fileKeyRef on a volume other than an emptyDir has no native form and stays', async (t) => {
+  const src = `apiVersion: v1
+kind: Pod
+metadata:
+  name: db
+  annotations:
+    envhook.io/env: '{"app": [{"name": "A", "value": "1"}, {"name": "PW", "valueFrom": {"fileKeyRef": {"volumeName": "vault", "path": "db.env", "key": "PW"}}}], "side": [{"name": "C", "valueFrom": {"fileKeyRef": {"volumeName": "config", "path": "c.env", "key": "C"}}}]}'
+spec:
+  runtimeClassName: envhook
+  containers:
+    - name: app
+      image: busybox
+    - name: side
+      image: busybox
+  volumes:
+    - name: config
+      emptyDir: {}
+    - name: vault
+      csi:
+        driver: secrets-store.csi.k8s.io
+        readOnly: true
+        volumeAttributes: {secretProviderClass: db}
+`;
+  const r = convert(src, 'native');
+  t.same(r.notes, ['pod.yaml:6:5: envhook.io/env /app/1: note: stays an annotation: its fileKeyRef reads volume "vault", not an emptyDir of the pod; KEP-3721\'s fileKeyRef reads emptyDirs only']);
+  t.same(annotationsOf(r.text), [{ 'envhook.io/env': { app: [{ name: 'A', value: '1' }, { name: 'PW', valueFrom: { fileKeyRef: { volumeName: 'vault', path: 'db.env', key: 'PW' } } }] } }], 'the emptyDir entry moved, the CSI one stayed');
+  t.match(r.text, /- name: side\n      image: busybox\n      env:\n        # envhook convert/);
+  const whole = convert(src.replace('"fileKeyRef": {"volumeName": "config", "path": "c.env", "key": "C"}', '"fileRef": {"volumeName": "config", "path": "c"}'), 'native');
+  t.same(whole.notes.slice(1), ['pod.yaml:6:5: envhook.io/env /side/0: note: stays an annotation: fileRef (a whole file as the value) has no native form; KEP-3721 has fileKeyRef only']);
+  t.equal(whole.text.includes('# envhook convert'), false, 'nothing moved');
+});

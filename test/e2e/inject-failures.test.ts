@@ -27,7 +27,7 @@ const fileEnv = (p: string, key = 'CONFIG_VAR', optional?: boolean) => ({ 'envho
 
 const rows: [string, Record<string, unknown>, string][] = [
   ['volume not found', { 'envhook.io/env': { app: [{ name: 'X', valueFrom: { fileKeyRef: { volumeName: 'nope', path: 'a', key: 'A', optional: true } } }] } }, 'volume "nope" not found'],
-  ['volume is not an emptyDir', { 'envhook.io/env': { app: [{ name: 'X', valueFrom: { fileKeyRef: { volumeName: 'keys', path: 'a', key: 'A' } } }] } }, 'volume "keys" is not an emptyDir'],
+  ['volume is not one env is read from', { 'envhook.io/env': { app: [{ name: 'X', valueFrom: { fileKeyRef: { volumeName: 'share', path: 'a', key: 'A' } } }] } }, 'volume "share" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume'],
   ['file missing, not optional', fileEnv('missing.env'), 'volume "config": file "missing.env": not found'],
   ['directory missing, not optional', fileEnv('no/such.env'), 'volume "config": file "no/such.env": not found'],
   ['envFrom file missing, not optional', { 'envhook.io/envFrom': { app: [{ fileRef: { volumeName: 'config', path: 'missing.env' } }] } }, 'volume "config": file "missing.env": not found'],
@@ -54,7 +54,7 @@ function prepare(s: InjectSetup): void {
   fs.symlinkSync('config.env', path.join(vol, 'link.env'));
   fs.symlinkSync('sub', path.join(vol, 'linkdir'));
   execFileSync('mkfifo', [path.join(vol, 'fifo.env')]);
-  fs.mkdirSync(path.join(s.pod.dir, 'volumes/kubernetes.io~secret/keys'), { recursive: true });
+  fs.mkdirSync(path.join(s.pod.dir, 'volumes/kubernetes.io~nfs/share'), { recursive: true });
 }
 
 function noCanary(t: Test, s: InjectSetup, out: { stdout: string; stderr: string }): void {

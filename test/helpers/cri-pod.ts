@@ -5,6 +5,7 @@
 // then /etc/hosts, then /dev/termination-log) and the env it builds (service variables included).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { ContainerState, type CriClient, type CriMessage } from './cri-client.ts';
 import { BUSYBOX_IMAGE, type CriContainerd } from './cri-containerd.ts';
 import { HOST_NETWORK, layOutPod, type PodOptions } from './cri-pod-layout.ts';
@@ -46,7 +47,7 @@ export interface KubeletPod {
 
 
 export async function runPod(c: CriContainerd, kubeletRoot: string, o: PodOptions): Promise<KubeletPod> {
-  const { uid, pod, config, volumes } = layOutPod(kubeletRoot, o);
+  const { uid, pod, config, volumes, tmpfsMounts } = layOutPod(kubeletRoot, o);
   const labels = config.labels as Record<string, string>;
   const cri: CriClient = c.cri;
   const { podSandboxId: id } = await cri.call('RunPodSandbox', { config, runtimeHandler: o.handler });
@@ -122,6 +123,7 @@ export async function runPod(c: CriContainerd, kubeletRoot: string, o: PodOption
       }
       await cri.call('StopPodSandbox', { podSandboxId: id });
       await cri.call('RemovePodSandbox', { podSandboxId: id });
+      for (const m of tmpfsMounts.splice(0)) execFileSync('umount', [m]);
     },
   };
   return self;

@@ -34,7 +34,13 @@ t.test('schema errors name the annotation and the JSON path', async (t) => {
   t.equal(env({ app: [{ name: 'A', value: 1 }] }), `${E}: /app/0/value: must be string`);
   t.equal(env({ app: [{ name: 'A', value: 'a\u0000b' }] }), `${E}: /app/0/value: must not contain a NUL byte`);
   t.equal(env({ app: [{ name: 'A', value: 'x', extra: 1 }] }), `${E}: /app/0: unknown field "extra"`);
-  t.equal(env({ app: [{ name: 'A', valueFrom: {} }] }), `${E}: /app/0/valueFrom: missing field "fileKeyRef"`);
+  t.equal(env({ app: [{ name: 'A', valueFrom: {} }] }), `${E}: /app/0/valueFrom: must have exactly one of "fileKeyRef" or "fileRef"`);
+  t.equal(env({ app: [{ name: 'A', valueFrom: { fileKeyRef: fkr(), fileRef: { volumeName: 'c', path: 'p' } } }] }), `${E}: /app/0/valueFrom: must have exactly one of "fileKeyRef" or "fileRef"`);
+  t.equal(env({ app: [{ name: 'A', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] }), `${E}: /app/0/valueFrom: unknown field "secretKeyRef"`);
+  t.equal(env({ app: [{ name: 'A', valueFrom: { fileRef: { volumeName: 'c', path: 'p', optional: true } } }] }), 'no error', 'a whole file as the value (SPEC §10)');
+  t.equal(env({ app: [{ name: 'A', valueFrom: { fileRef: { volumeName: 'c', path: 'p', key: 'K' } } }] }), `${E}: /app/0/valueFrom/fileRef: unknown field "key"`);
+  t.equal(env({ app: [{ name: 'A', valueFrom: { fileRef: { volumeName: 'c' } } }] }), `${E}: /app/0/valueFrom/fileRef: missing field "path"`);
+  t.equal(env({ app: [{ name: 'A', valueFrom: { fileRef: { volumeName: 'c', path: '../x' } } }] }), `${E}: /app/0/valueFrom/fileRef/path: must be a relative path with no '..' element and no NUL byte`);
   t.equal(env({ app: [{ name: 'A', valueFrom: { fileKeyRef: fkr({ volumeName: 'Config' }) } }] }), `${E}: /app/0/valueFrom/fileKeyRef/volumeName: must be a DNS label: lowercase letters, digits and '-', at most 63 characters`);
   t.equal(env({ app: [{ name: 'A', valueFrom: { fileKeyRef: fkr({ volumeName: 'a'.repeat(64) }) } }] }), `${E}: /app/0/valueFrom/fileKeyRef/volumeName: must NOT have more than 63 characters`);
   for (const p of ['/etc/passwd', '../x', 'a/../../x', 'a/..', '..', 'a\u0000b']) {
@@ -53,7 +59,12 @@ t.test('schema errors name the annotation and the JSON path', async (t) => {
   t.equal(envFrom({ app: [{ prefix: '', fileRef: { volumeName: 'c', path: 'p' } }] }), `${F}: /app/0/prefix: must NOT have fewer than 1 characters`);
   t.equal(envFrom({ app: [{ prefix: 'A=', fileRef: { volumeName: 'c', path: 'p' } }] }), `${F}: /app/0/prefix: must be printable ASCII without '='`);
   t.equal(envFrom({ app: [{ fileRef: { volumeName: 'c', path: 'p', key: 'K' } }] }), `${F}: /app/0/fileRef: unknown field "key"`);
-  t.equal(envFrom({ app: [{ prefix: 'P' }] }), `${F}: /app/0: missing field "fileRef"`);
+  t.equal(envFrom({ app: [{ prefix: 'P' }] }), `${F}: /app/0: must have exactly one of "fileRef" or "volumeRef"`);
+  t.equal(envFrom({ app: [{ fileRef: { volumeName: 'c', path: 'p' }, volumeRef: { volumeName: 'c' } }] }), `${F}: /app/0: must have exactly one of "fileRef" or "volumeRef"`);
+  t.equal(envFrom({ app: [{ prefix: 'P_', volumeRef: { volumeName: 'c' } }, { volumeRef: { volumeName: 'c', path: 'db', optional: true } }] }), 'no error', 'a volume\'s files (SPEC §10)');
+  t.equal(envFrom({ app: [{ volumeRef: { path: 'db' } }] }), `${F}: /app/0/volumeRef: missing field "volumeName"`);
+  t.equal(envFrom({ app: [{ volumeRef: { volumeName: 'c', path: '/etc' } }] }), `${F}: /app/0/volumeRef/path: must be a relative path with no '..' element and no NUL byte`);
+  t.equal(envFrom({ app: [{ volumeRef: { volumeName: 'c', key: 'K' } }] }), `${F}: /app/0/volumeRef: unknown field "key"`);
   const S = 'annotation "envhook.io/serviceLinks"';
   t.equal(links({ app: 'false' }), `${S}: /app: must be boolean`);
   t.equal(links({ 'A*': false }), `${S}: /A*: container name must be "*" or a DNS label: lowercase letters, digits and '-', at most 63 characters`);

@@ -1,5 +1,6 @@
 // Volumes of the pod by name and kind, admin overrides, and --volume flags.
 import t from 'tap';
+import fs from 'node:fs';
 import path from 'node:path';
 import { createVolumeLocator, findVolume, parseVolumeFlags } from '../../src/k8s/volumes.ts';
 import { EnvhookError } from '../../src/errors.ts';
@@ -15,6 +16,18 @@ t.test('emptyDir and atomic-writer volumes, by kind', async (t) => {
   t.throws(() => volumes.find('config', 'atomic'), new EnvhookError('volume "config" is not a configMap, secret, projected or downwardAPI volume'));
   t.throws(() => volumes.find('nope', 'emptyDir'), new EnvhookError('volume "nope" not found'));
   t.throws(() => volumes.find('../x', 'emptyDir'), new EnvhookError('volume name "../x" is not a valid volume name'));
+});
+
+t.test('env sources: emptyDir as it is, atomic-writer volumes through ..data, CSI volumes at mount', async (t) => {
+  const pod = makePod(path.join(t.testdir({}), 'kubelet'), { emptyDirs: { config: {} }, atomic: [{ plugin: 'secret', name: 'db', payload: { p: 'P' } }], csi: [{ name: 'vault', layout: 'unmounted' }] });
+  fs.mkdirSync(path.join(pod.dir, 'volumes/kubernetes.io~nfs/share'), { recursive: true });
+  const volumes = createVolumeLocator({ pod: { dir: pod.dir, uid: pod.uid, from: 'uid' }, overrides: new Map([['over', 'rel/dir']]) });
+  t.same(volumes.envSource('config'), { dir: pod.emptyDir('config'), viaData: false });
+  t.same(volumes.envSource('db'), { dir: path.join(pod.dir, 'volumes/kubernetes.io~secret/db'), viaData: true });
+  t.same(volumes.envSource('vault'), { dir: pod.csiMount('vault'), viaData: true }, 'found before the driver mounted it: its files are then missing');
+  t.same(volumes.envSource('over'), { dir: path.resolve('rel/dir'), viaData: true });
+  t.throws(() => volumes.envSource('share'), new EnvhookError('volume "share" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume'));
+  t.throws(() => volumes.envSource('nope'), new EnvhookError('volume "nope" not found'));
 });
 
 t.test('overrides win and need no pod; no pod at all', async (t) => {

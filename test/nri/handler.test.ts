@@ -70,10 +70,12 @@ t.test('NRI fields are trusted over annotations: container name and pod UID', as
 t.test('failures: the shim\'s one-line messages, as EnvhookError; nothing chowned, no value logged', async (t) => {
   const s = setup(t);
   const owners = { 'envhook.io/volumeOwners': [{ volume: 'keys', defaultUser: 1000 }] };
+  fs.mkdirSync(path.join(s.pod.dir, 'volumes/kubernetes.io~nfs/share'), { recursive: true });
   const cases: [string, Record<string, unknown>, string][] = [
     ['missing key', { ...FAILING_ANNOTATIONS, ...owners }, FAILING_MESSAGE],
     ['volume not found', { 'envhook.io/env': { app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'nope', path: 'a', key: 'A' } } }] } }, 'volume "nope" not found'],
-    ['not an emptyDir', { 'envhook.io/envFrom': { app: [{ fileRef: { volumeName: 'keys', path: 'tls.key' } }] } }, 'volume "keys" is not an emptyDir'],
+    ['not a volume env is read from', { 'envhook.io/envFrom': { app: [{ fileRef: { volumeName: 'share', path: 'a.env' } }] } }, 'volume "share" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume'],
+    ['a secret volume\'s file that is not an env file', { 'envhook.io/envFrom': { app: [{ fileRef: { volumeName: 'keys', path: 'tls.key' } }] } }, 'volume "keys": file "tls.key": line 1: missing \'=\''],
     ['bad annotation', { 'envhook.io/env': '{"app": [' }, 'annotation "envhook.io/env" is not valid JSON (truncated)'],
   ];
   for (const [name, annotations, message] of cases) {

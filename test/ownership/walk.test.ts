@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { atomicWrite } from '../../scripts/kubelet-pod.ts';
-import { closeDataDir, isTimestampedName, openDataDir } from '../../src/ownership/datadir.ts';
+import { closeDataDir, isTimestampedName, openDataDir } from '../../src/fs/datadir.ts';
 import { chownTree, type WalkOptions } from '../../src/ownership/walk.ts';
 
 const owner = (uid: number) => ({ uid, hostUid: uid });

@@ -4,14 +4,14 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { resolveEnv, type EnvRequest } from '../../src/resolve/env.ts';
 import { parseEnvFile } from '../../src/envfile/index.ts';
-import { findVolume, type VolumeLocator } from '../../src/k8s/volumes.ts';
+import { createVolumeLocator, type VolumeLocator } from '../../src/k8s/volumes.ts';
 import type { EnvVar } from '../../src/k8s/annotations.ts';
 
 const CANARY = 'CANARY-7f3a9c-secret';
 
 function volumes(t: Test, files: FixtureDirContent): VolumeLocator {
-  const dir = t.testdir({ pod: { volumes: { 'kubernetes.io~empty-dir': { config: files }, 'kubernetes.io~secret': { keys: {} } } } });
-  return { find: (name, kind) => findVolume({ pod: { dir: path.join(dir, 'pod'), uid: undefined, from: 'flag' }, overrides: new Map() }, name, kind) };
+  const dir = t.testdir({ pod: { volumes: { 'kubernetes.io~empty-dir': { config: files }, 'kubernetes.io~secret': { keys: {} }, 'kubernetes.io~nfs': { share: {} } } } });
+  return createVolumeLocator({ pod: { dir: path.join(dir, 'pod'), uid: undefined, from: 'flag' }, overrides: new Map() });
 }
 const ref = (key: string, p = 'config.env', optional?: boolean): EnvVar => ({ name: key, valueFrom: { fileKeyRef: { volumeName: 'config', path: p, key, ...(optional === undefined ? {} : { optional }) } } });
 const req = (r: Partial<EnvRequest>): EnvRequest => ({ env: [], envFrom: [], removeServiceLinks: false, ...r });
@@ -61,7 +61,9 @@ t.test('fileKeyRef: one key; optional covers a missing file and a missing key on
   const missingVolume: EnvVar = { name: 'A', valueFrom: { fileKeyRef: { volumeName: 'other', path: 'a', key: 'A', optional: true } } };
   t.equal(message(() => resolve([], { env: [missingVolume] }, v)), 'volume "other" not found', 'optional does not cover a missing volume');
   const secret: EnvVar = { name: 'A', valueFrom: { fileKeyRef: { volumeName: 'keys', path: 'a', key: 'A' } } };
-  t.equal(message(() => resolve([], { env: [secret] }, v)), 'volume "keys" is not an emptyDir');
+  t.equal(message(() => resolve([], { env: [secret] }, v)), 'volume "keys": file "a": not found', 'a secret volume is a source too (SPEC §10)');
+  const nfs: EnvVar = { name: 'A', valueFrom: { fileKeyRef: { volumeName: 'share', path: 'a', key: 'A', optional: true } } };
+  t.equal(message(() => resolve([], { env: [nfs] }, v)), 'volume "share" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume');
   t.equal(message(() => resolve([], { envFrom: [{ fileRef: { volumeName: 'config', path: 'missing.env' } }] }, v)), 'volume "config": file "missing.env": not found');
   const opt = resolve(['A=1'], { envFrom: [{ prefix: 'P_', fileRef: { volumeName: 'config', path: 'missing.env', optional: true } }] }, v);
   t.same(opt.env, ['A=1']);
@@ -84,4 +86,42 @@ t.test('symlinks and oversized files are refused', async (t) => {
   fs.writeFileSync(path.join(dir, 'big.env'), `A='${'x'.repeat(70000)}'\n`);
   t.equal(message(() => resolve([], { env: [ref('A', 'link.env')] }, v)), 'volume "config": file "link.env": is a symbolic link');
   t.equal(message(() => resolve([], { env: [ref('A', 'big.env')] }, v)), 'volume "config": file "big.env": larger than 65536 bytes');
+});
+
+t.test('fileRef: a whole file as the value, in env order, never expanded; optional covers a missing file', async (t) => {
+  const v = volumes(t, { 'password': `${CANARY}-$(A)\n`, 'a.env': "A='from-a'\n", 'nul': `${CANARY}\0` });
+  const file = (name: string, p: string, optional?: boolean): EnvVar => ({ name, valueFrom: { fileRef: { volumeName: 'config', path: p, ...(optional === undefined ? {} : { optional }) } } });
+  const r = resolve(['PW=image'], {
+    envFrom: [{ fileRef: { volumeName: 'config', path: 'a.env' } }],
+    env: [{ name: 'BEFORE', value: '$(PW)' }, file('PW', 'password'), { name: 'URL', value: 'db://u:$(PW)@h' }, file('GONE', 'missing', true)],
+  }, v);
+  t.same(r.env, ['PW=' + `${CANARY}-$(A)`, 'A=from-a', 'BEFORE=image', `URL=db://u:${CANARY}-$(A)@h`], 'the trailing newline dropped, $(A) in the file kept as written');
+  t.equal(r.set.find((s) => s.name === 'PW')!.source, 'fileRef volume "config": file "password"');
+  t.same(r.skipped, [{ name: 'GONE', source: 'fileRef volume "config": file "missing" (optional, not found)' }]);
+  t.equal(message(() => resolve([], { env: [file('X', 'missing')] }, v)), 'volume "config": file "missing": not found');
+  t.equal(message(() => resolve([], { env: [file('X', 'nul', true)] }, v)), 'volume "config": file "nul": contains a NUL byte (a variable cannot hold one)');
+  t.equal(message(() => resolve([], { env: [file('X', 'password', true)] }, volumes(t, { password: { x: '' } }))), 'volume "config": file "password": is a directory');
+});
+
+t.test('envFrom volumeRef: each regular file a variable, prefixed; invalid names skipped as the kubelet skips keys', async (t) => {
+  const v = volumes(t, { 'DB_USER': 'app\n', 'tls.crt': `${CANARY}-cert\n`, 'a=b': 'x', sub: { PASSWORD: `${CANARY}\n`, deeper: { X: 'x' } }, nul: { BAD: `${CANARY}\0` } });
+  const r = resolve(['DB_USER=image'], {
+    envFrom: [
+      { volumeRef: { volumeName: 'config' } },
+      { prefix: 'S_', volumeRef: { volumeName: 'config', path: 'sub' } },
+      { prefix: 'G_', volumeRef: { volumeName: 'config', path: 'gone', optional: true } },
+    ],
+    env: [{ name: 'DSN', value: '$(DB_USER):$(S_PASSWORD)' }],
+  }, v);
+  t.same(r.env, ['DB_USER=app', `tls.crt=${CANARY}-cert`, `S_PASSWORD=${CANARY}`, `DSN=app:${CANARY}`], 'file order by name, values as fileRef gives them, subdirectories passed over');
+  t.equal(r.set.find((s) => s.name === 'S_PASSWORD')!.source, 'envFrom volume "config": directory "sub"');
+  t.equal(r.set.find((s) => s.name === 'DB_USER')!.source, 'envFrom volume "config": directory "."');
+  t.same(r.skipped, [
+    { name: '"a=b"', source: 'envFrom volume "config": directory "." (not a variable name: skipped, as the kubelet skips such keys)', invalidName: true },
+    { name: 'G_*', source: 'envFrom volume "config": directory "gone" (optional, not found)' },
+  ]);
+  t.equal(message(() => resolve([], { envFrom: [{ volumeRef: { volumeName: 'config', path: 'gone' } }] }, v)), 'volume "config": directory "gone": not found');
+  t.equal(message(() => resolve([], { envFrom: [{ volumeRef: { volumeName: 'config', path: 'nul', optional: true } }] }, v)), 'volume "config": file "nul/BAD": contains a NUL byte (a variable cannot hold one)');
+  t.equal(message(() => resolve([], { envFrom: [{ volumeRef: { volumeName: 'config', path: 'DB_USER' } }] }, v)), 'volume "config": directory "DB_USER": a path element is not a directory');
+  t.equal(message(() => resolve([], { envFrom: [{ volumeRef: { volumeName: 'other', optional: true } }] }, v)), 'volume "other" not found', 'optional does not cover a missing volume');
 });

@@ -10,7 +10,7 @@
 // top-level `..`-names are skipped: the atomic writer reserves them for data in flux.
 import fs from 'node:fs';
 import { EnvhookError } from '../errors.ts';
-import { ConfinedError, openDirAt, openRootDir, readLinkAt } from '../fs/confined.ts';
+import { ConfinedError, openDirAt, openRootDir, readLinkAt } from './confined.ts';
 
 export const DATA_LINK = '..data';
 
@@ -36,27 +36,38 @@ export function openDataDir(volume: string, dir: string): DataDir {
     throw fail(`cannot open the volume directory ${dir}: ${reasonOf(err)}`, err);
   }
   try {
-    let target: string | undefined;
-    try {
-      target = readLinkAt(rootFd, DATA_LINK);
-    } catch (err) {
-      throw fail(`${DATA_LINK} ${reasonOf(err)}`, err);
-    }
-    if (target === undefined) {
-      const fd = openDirAt(rootFd, '.');
-      return { fd, timestamped: undefined, dev: fs.fstatSync(fd).dev };
-    }
-    if (!isTimestampedName(target)) throw fail(`${DATA_LINK} does not point to a timestamped directory inside the volume`);
-    let fd: number;
-    try {
-      fd = openDirAt(rootFd, target);
-    } catch (err) {
-      throw fail(`${DATA_LINK} points to ${JSON.stringify(target)}: ${reasonOf(err)}`, err);
-    }
-    return { fd, timestamped: target, dev: fs.fstatSync(fd).dev };
+    return openDataDirAt(rootFd);
+  } catch (err) {
+    throw fail(reasonOf(err), err);
   } finally {
     fs.closeSync(rootFd);
   }
+}
+
+/**
+ * openDataDir on a volume directory the caller opened (the env reader, which tells a volume
+ * that is not mounted from a broken one). Throws ConfinedError with no errno code: a dangling or
+ * foreign `..data` is a broken volume, never a "not found" an optional reference could skip.
+ */
+export function openDataDirAt(rootFd: number): DataDir {
+  let target: string | undefined;
+  try {
+    target = readLinkAt(rootFd, DATA_LINK);
+  } catch (err) {
+    throw new ConfinedError(`${DATA_LINK} ${reasonOf(err)}`, undefined, err);
+  }
+  if (target === undefined) {
+    const fd = openDirAt(rootFd, '.');
+    return { fd, timestamped: undefined, dev: fs.fstatSync(fd).dev };
+  }
+  if (!isTimestampedName(target)) throw new ConfinedError(`${DATA_LINK} does not point to a timestamped directory inside the volume`);
+  let fd: number;
+  try {
+    fd = openDirAt(rootFd, target);
+  } catch (err) {
+    throw new ConfinedError(`${DATA_LINK} points to ${JSON.stringify(target)}: ${reasonOf(err)}`, undefined, err);
+  }
+  return { fd, timestamped: target, dev: fs.fstatSync(fd).dev };
 }
 
 export function closeDataDir(d: DataDir): void {

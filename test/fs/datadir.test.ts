@@ -3,7 +3,7 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { closeDataDir, isTimestampedName, openDataDir } from '../../src/ownership/datadir.ts';
+import { closeDataDir, isTimestampedName, openDataDir } from '../../src/fs/datadir.ts';
 import { EnvhookError } from '../../src/errors.ts';
 import { atomicWrite } from '../../scripts/kubelet-pod.ts';
 
