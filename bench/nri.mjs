@@ -15,6 +15,7 @@ import { NODE, REPO } from './cli.mjs';
 import { envFileText, makePod } from './fixtures.mjs';
 import { goPlugin } from './go-plugin.mjs';
 import { DAEMON_NODE_OPTION } from '../src/nri/process.ts';
+import { makeAtomicVolume } from '../scripts/kubelet-pod.ts';
 import { startFakeRuntime } from '../test/helpers/nri-runtime.ts';
 import { encode, Msg } from '../src/nri/descriptors.ts';
 import { atomicWrite } from '../src/fs/atomic-write.ts';
@@ -46,8 +47,13 @@ export function nriRequests(kubeletRoot) {
     mounts: pod.mounts('app'),
   });
   const podOf = (annotations) => ({ id: 's'.repeat(64), name: 'web-7d9c', uid: pod.uid, namespace: 'default', annotations });
+  // The same pod with a 20-key secret volume read as envFrom (issue 25): one volumeRef more, read
+  // through the atomic writer's ..data.
+  makeAtomicVolume(pod, 'secret', 'db', Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`KEY_${String(i).padStart(2, '0')}`, `secret-value-${i}-${'x'.repeat(24)}\n`])));
+  const withSecret = [...envFrom, { prefix: 'DB_', volumeRef: { volumeName: 'db' } }];
   return {
     'typical annotated pod': { pod: podOf({ ...k8s, 'envhook.io/env': JSON.stringify({ app: env }), 'envhook.io/envFrom': JSON.stringify({ app: envFrom }), 'envhook.io/volumeOwners': JSON.stringify(owners) }), container: container({ 'io.kubernetes.cri.container-name': 'app' }), env: 111 },
+    'typical pod + 20-key secret volume as envFrom': { pod: podOf({ ...k8s, 'envhook.io/env': JSON.stringify({ app: env }), 'envhook.io/envFrom': JSON.stringify({ app: withSecret }), 'envhook.io/volumeOwners': JSON.stringify(owners) }), container: container({ 'io.kubernetes.cri.container-name': 'app' }), env: 131 },
     unannotated: { pod: podOf(k8s), container: container({ 'io.kubernetes.cri.container-name': 'app' }), env: 0 },
   };
 }
@@ -113,8 +119,8 @@ async function nodeFloors() {
 }
 
 const IDLE_MS = 3000;
-/** Requests per case: the typical pod's NRI_REQUESTS, the unannotated one's a tenth. */
-const requestsOf = (label) => (label === 'unannotated' ? Math.max(1000, Math.round(NRI_REQUESTS / 10)) : NRI_REQUESTS);
+/** Requests per case: the typical pod's NRI_REQUESTS, the others (unannotated, with a secret volume) a tenth. */
+const requestsOf = (label) => (label === 'typical annotated pod' ? NRI_REQUESTS : Math.max(1000, Math.round(NRI_REQUESTS / 10)));
 const SAMPLE_EVERY = 1000;
 
 export async function nriRow() {
@@ -281,7 +287,8 @@ export function nriSection({ floors, daemons: ds, go }) {
 
 CreateContainer requests from the test peer that plays the runtime's side
 (test/helpers/nri-runtime.ts), one in flight, ${NRI_REQUESTS} of the typical annotated pod and a tenth of
-that for the unannotated one, each request sent in turn to envhook, to the floor
+that for the unannotated one and for the typical pod with a 20-key secret volume read as envFrom
+(\`volumeRef\`, through \`..data\`: issue 25), each request sent in turn to envhook, to the floor
 (bench/nri-floor.mjs: NRI framing only, an empty response, no decoding, no handler) and to the Go
 plugin on NRI's own stub (bench/go-plugin: it reads one env file of 50 variables named by a pod
 annotation${go ? `; not run: ${go}` : ''}), the order rotating. Round trip in ms as the peer sees it; "own" is a
