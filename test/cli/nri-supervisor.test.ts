@@ -9,7 +9,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { envhook, NODE } from '../helpers/bundle.ts';
 import { startFakeRuntime } from '../helpers/nri-runtime.ts';
-import { builtCli, startNriProcess } from '../helpers/nri-process.ts';
+import { alive, builtCli, freePort, startNriProcess } from '../helpers/nri-process.ts';
 import { install, installRoot, uninstall } from '../helpers/install.ts';
 import { DAEMON_NODE_OPTION } from '../../src/nri/process.ts';
 
@@ -189,14 +189,6 @@ async function connect(socketPath: string): Promise<net.Socket> {
   return conn;
 }
 
-const alive = (pid: number): boolean => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^\d+ \(.*\) Z/.test(stat);
-  } catch {
-    return false;
-  }
-};
 
 t.test('--metrics-address: readiness is registration, metrics count what the worker did, both survive a worker restart; envhook status agrees', async (t) => {
   const dir = t.testdir();
@@ -231,13 +223,6 @@ t.test('--metrics-address: readiness is registration, metrics count what the wor
   t.equal((await get('/readyz')).status, 200, 'ready again');
 });
 
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 t.test('uninstall of the NRI plugin stops the envhook nri running for the socket its wrapper names', async (t) => {
   const rt = await startFakeRuntime();

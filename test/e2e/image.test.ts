@@ -14,6 +14,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { REPO } from '../helpers/bundle.ts';
+import { freePort } from '../helpers/nri-process.ts';
 import { buildImage, missingForImage, residentKiB, type BuiltImage } from '../helpers/image.ts';
 import { INSTALLER_DAEMONSET, NRI_DAEMONSET, PENDING_NRI_FLAGS, PENDING_STDERR_LOG, imageDirectives, podmanRunOf, readManifest, withoutPending } from '../helpers/daemonset.ts';
 import { snapshot } from '../helpers/install.ts';
@@ -195,12 +196,3 @@ function probesPending(): string | undefined {
   return pending.length ? `pending: ${pending.map(([flag, what]) => `${flag} (${what})`).join('; ')}` : undefined;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
-}

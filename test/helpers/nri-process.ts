@@ -1,5 +1,6 @@
 // `envhook nri` from source as a child process, with its log file and a way to wait for it.
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { NODE, REPO } from './bundle.ts';
@@ -90,4 +91,22 @@ export function builtCli(): string {
     fs.readdirSync(dir, { withFileTypes: true }).reduce((m, e) => Math.max(m, e.isDirectory() ? newest(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).mtimeMs), 0);
   if (built < newest(path.join(REPO, 'src'))) throw new Error('dist/envhook.cjs is missing or older than src/: run npm run build (npm test does)');
   return bundle;
+}
+
+/** True while `pid` is a process that has not exited (a zombie counts as gone). */
+export function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago. */
+export async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as net.AddressInfo;
+  await new Promise((r) => s.close(r));
+  return port;
 }
