@@ -202,6 +202,10 @@ async function runWorker(opts: NriOptions, env: NodeJS.ProcessEnv, role: WorkerR
   // The watches of before (this worker's predecessor, or before a runtime restart): a runtime
   // that sends no Synchronize to its pre-installed plugin (containerd 1.7) tells nothing else.
   pods.restore();
+  link.watchOwners(() => {
+    const { queued: _, ...stats } = pods.registry.stats();
+    return stats;
+  });
   // Missed containers go to the supervisor (reported once, counted) and to the evictor, which
   // stops those it should over CRI once Synchronize is answered.
   const evictor = createEvictor({ log, observer: link.observer, all: settings.evictUnapplied, criSocket: settings.criSocket });

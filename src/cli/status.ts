@@ -99,6 +99,11 @@ export function renderReport(r: StatusReport, now: number): string {
   const c = s.counts;
   lines.push(`  containers: ${c.adjusted} adjusted, ${c.empty} without envhook, ${c.refused} refused, ${c.errors} errors, ${c.missed} missed, ${c.evicted} evicted${c.evictionsFailed ? ` (${c.evictionsFailed} evictions failed)` : ''}`);
   lines.push(`  registrations: ${c.registrations}, worker restarts: ${c.workerRestarts}, hangs: ${c.hangs}, owner re-chowns: ${c.ownerRechowns}`);
+  const o = s.owners;
+  if (o) {
+    const refused = o.refusedByKernel + o.refusedByBound;
+    lines.push(`  volume owners: ${o.pods} pods, ${o.volumes} volumes watched (${o.watches} inotify watches${o.polled ? `, ${o.polled} volumes polled` : ''}); files owned ${o.ownedBeforeSwap} before the swap, ${o.ownedAfterSwap} after it${refused ? `; watches refused: ${o.refusedByKernel} by the kernel, ${o.refusedByBound} by envhook's bounds` : ''}`);
+  }
   if (s.lastError) lines.push(`  last error: ${s.lastError.at} ${oneLine(s.lastError.message)}`);
   lines.push(`  updated: ${s.updatedAt}`);
   return lines.join('\n') + '\n';

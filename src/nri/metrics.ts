@@ -78,8 +78,29 @@ export function renderMetrics(status: NriStatus, histogram: DurationHistogram): 
     one('envhook_nri_missed_containers_total', 'counter', 'Running containers found after a registration that asked for envhook but were created without it.', c.missed),
     one('envhook_nri_evictions_total', 'counter', 'Missed containers stopped over CRI so that the kubelet creates them again with their env.', c.evicted),
     one('envhook_nri_eviction_failures_total', 'counter', 'Evictions of missed containers that failed (CRI socket unusable, error status, no answer in time).', c.evictionsFailed ?? 0),
-    one('envhook_owner_rechowns_total', 'counter', "Volume owners applied again after the kubelet's rewrites.", c.ownerRechowns),
+    one('envhook_owner_rechowns_total', 'counter', "Volume files given their owner again after the kubelet's rewrites.", c.ownerRechowns),
   ];
+  const o = status.owners;
+  if (o) {
+    families.push(
+      one('envhook_owner_watched_pods', 'gauge', 'Pods whose volume owners are watched now.', o.pods),
+      one('envhook_owner_watched_volumes', 'gauge', 'Volumes whose owners are watched now.', o.volumes),
+      one('envhook_owner_inotify_watches', 'gauge', 'inotify watches the owner watcher holds now.', o.watches),
+      one('envhook_owner_polled_volumes', 'gauge', 'Watched volumes polled for want of an inotify watch.', o.polled),
+      {
+        name: 'envhook_owner_files_owned_total',
+        type: 'counter',
+        help: "Volume files given their owner by the watcher after the kubelet's rewrites, by when: before_swap (before ..data pointed at them), after_swap (visible, still root's, for a moment).",
+        samples: [['', { when: 'before_swap' }, o.ownedBeforeSwap], ['', { when: 'after_swap' }, o.ownedAfterSwap]],
+      },
+      {
+        name: 'envhook_owner_watches_refused_total',
+        type: 'counter',
+        help: "inotify watches not set, by whom: kernel (its inotify limit), bound (envhook's per-pod and per-node bounds); those volumes are polled.",
+        samples: [['', { by: 'kernel' }, o.refusedByKernel], ['', { by: 'bound' }, o.refusedByBound]],
+      },
+    );
+  }
   if (status.runtime) {
     const labels: Labels = { runtime: status.runtime.name, version: status.runtime.version };
     if (status.nriVersion !== undefined) labels.nri_version = status.nriVersion;

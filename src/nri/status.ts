@@ -24,6 +24,22 @@ export interface NriCounts {
   ownerRechowns: number;
 }
 
+/** The owner watcher (KEP-5936 volumes rewritten by the kubelet): what it holds now, what it did. */
+export interface OwnerWatchStats {
+  /** Pods, volumes watched now; inotify watches open; volumes polled for want of a watch. */
+  pods: number;
+  volumes: number;
+  watches: number;
+  polled: number;
+  /** Files given their owner before the kubelet's `..data` swap made them visible. */
+  ownedBeforeSwap: number;
+  /** Files given their owner after it: a reader could have found them root's for a moment. */
+  ownedAfterSwap: number;
+  /** Watches the kernel refused at its inotify limit, and those refused at envhook's own bounds. */
+  refusedByKernel: number;
+  refusedByBound: number;
+}
+
 export interface NriStatus {
   version: 1;
   /** The supervisor's pid. */
@@ -43,6 +59,8 @@ export interface NriStatus {
   /** The NRI version the runtime's Configure gave, when it gives one. */
   nriVersion?: string;
   counts: NriCounts;
+  /** The owner watcher: gauges of the running worker, counters since the supervisor started. */
+  owners?: OwnerWatchStats;
   /** envhook's one-line message, never a value. */
   lastError?: { at: string; message: string };
   updatedAt: string;

@@ -10,7 +10,7 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import type { Logger } from '../log.ts';
 import type { MissedContainer } from './missed.ts';
-import type { NriCounts, NriStatus } from './status.ts';
+import type { NriCounts, NriStatus, OwnerWatchStats } from './status.ts';
 import { BEAT_MS, type WorkerMessage } from './worker-link.ts';
 
 /**
@@ -76,6 +76,8 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
   const startedAt = iso();
   let status: NriStatus = { version: 1, pid: process.pid, startedAt, plugin, connected: false, since: startedAt, counts, updatedAt: startedAt };
   const reported = new Set<string>();
+  // The owner watcher's counters as the current worker last sent them (it counts from its own start).
+  let workerOwners: OwnerWatchStats | undefined;
 
   let publishTimer: NodeJS.Timeout | undefined;
   let lastPublish = 0;
@@ -118,6 +120,7 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
     let registered = false;
     let lastCheck = Date.now();
     status = { ...status, workerPid: child.pid };
+    workerOwners = undefined;
     publish(true);
     const hangCheck = setInterval(() => {
       const now = Date.now();
@@ -144,6 +147,7 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
       child.once('exit', (code, signal) => {
         clearInterval(hangCheck);
         if (worker === child) worker = undefined;
+        if (status.owners) status = { ...status, owners: { ...status.owners, pods: 0, volumes: 0, watches: 0, polled: 0 } };
         if (status.connected) setConnected(false, { workerPid: undefined });
         else status = { ...status, workerPid: undefined };
         resolve();
@@ -170,6 +174,29 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
     });
   }
 
+  /** Gauges as the worker has them; its counters added to the supervisor's since the last report. */
+  function ownersReported(o: OwnerWatchStats): void {
+    const was = workerOwners;
+    workerOwners = o;
+    const delta = (k: 'ownedBeforeSwap' | 'ownedAfterSwap' | 'refusedByKernel' | 'refusedByBound') => Math.max(0, o[k] - (was?.[k] ?? 0));
+    const sum = status.owners ?? { ownedBeforeSwap: 0, ownedAfterSwap: 0, refusedByKernel: 0, refusedByBound: 0 };
+    const owned = delta('ownedBeforeSwap') + delta('ownedAfterSwap');
+    counts.ownerRechowns += owned;
+    status = {
+      ...status,
+      owners: {
+        pods: o.pods,
+        volumes: o.volumes,
+        watches: o.watches,
+        polled: o.polled,
+        ownedBeforeSwap: sum.ownedBeforeSwap + delta('ownedBeforeSwap'),
+        ownedAfterSwap: sum.ownedAfterSwap + delta('ownedAfterSwap'),
+        refusedByKernel: sum.refusedByKernel + delta('refusedByKernel'),
+        refusedByBound: sum.refusedByBound + delta('refusedByBound'),
+      },
+    };
+  }
+
   function receive(m: WorkerMessage, onRegistered: () => void): void {
     switch (m.t) {
       case 'beat':
@@ -180,6 +207,10 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
           counts.errors += m.d.errors;
           opts.onDurations?.(m.d.durations);
           if (m.d.lastError !== undefined) status = { ...status, lastError: { at: iso(), message: m.d.lastError } };
+          publish(false);
+        }
+        if (m.o) {
+          ownersReported(m.o);
           publish(false);
         }
         return;

@@ -5,6 +5,7 @@
 // own one-line messages.
 import type { MissedContainer } from './missed.ts';
 import type { NriObserver, RegisteredInfo } from './observer.ts';
+import type { OwnerWatchStats } from './status.ts';
 
 /** How often the worker beats; the supervisor calls a worker silent for its hang limit hung. */
 export const BEAT_MS = 200;
@@ -21,7 +22,8 @@ export interface BeatDeltas {
 }
 
 export type WorkerMessage =
-  | { t: 'beat'; d?: BeatDeltas }
+  /** `o`: the owner watcher's figures since the worker started, on the first beat after they changed. */
+  | { t: 'beat'; d?: BeatDeltas; o?: OwnerWatchStats }
   | ({ t: 'registered'; socket?: string | undefined } & RegisteredInfo)
   | { t: 'disconnected'; reason: string }
   | { t: 'missed'; containers: MissedContainer[] }
@@ -32,13 +34,31 @@ export type Send = (m: WorkerMessage) => void;
 
 const empty = (): BeatDeltas => ({ adjusted: 0, empty: 0, refused: 0, errors: 0, durations: [] });
 
+export interface SupervisorLink {
+  observer: NriObserver;
+  /** The owner watcher's figures, read at every beat and sent when they changed. */
+  watchOwners(stats: () => OwnerWatchStats): void;
+  stop(): void;
+}
+
 /** The observer the worker's sessions report to, and the heartbeat that carries its counts. */
-export function linkToSupervisor(send: Send, beatMs = BEAT_MS): { observer: NriObserver; stop(): void } {
+export function linkToSupervisor(send: Send, beatMs = BEAT_MS): SupervisorLink {
   let d = empty();
+  let owners: (() => OwnerWatchStats) | undefined;
+  let sentOwners = '';
   const beat = () => {
-    if (d.durations.length === 0 && d.lastError === undefined) return send({ t: 'beat' });
-    send({ t: 'beat', d });
-    d = empty();
+    const o = owners?.();
+    const key = o === undefined ? '' : JSON.stringify(o);
+    const m: WorkerMessage = { t: 'beat' };
+    if (d.durations.length > 0 || d.lastError !== undefined) {
+      m.d = d;
+      d = empty();
+    }
+    if (key !== sentOwners) {
+      m.o = o;
+      sentOwners = key;
+    }
+    send(m);
   };
   const timer = setInterval(beat, beatMs);
   beat();
@@ -58,6 +78,9 @@ export function linkToSupervisor(send: Send, beatMs = BEAT_MS): { observer: NriO
   };
   return {
     observer,
+    watchOwners(stats) {
+      owners = stats;
+    },
     stop() {
       clearInterval(timer);
       beat();

@@ -45,8 +45,8 @@ export interface WalkStats {
 
 const MAX_DEPTH = 256;
 
-export function chownTree(dirFd: number, opts: WalkOptions): WalkStats {
-  const stats: WalkStats = { files: 0, changed: 0 };
+/** `stats` counts as the walk goes, so a caller keeps what was done before a throw. */
+export function chownTree(dirFd: number, opts: WalkOptions, stats: WalkStats = { files: 0, changed: 0 }): WalkStats {
   // Each directory is walked with the working directory set to it (fs/confined.ts: one name
   // looked up per call instead of a /proc/self/fd walk); restored at the end.
   withCwdAt((enter) => walkDir(dirFd, '', 0, opts, stats, enter));

@@ -28,12 +28,15 @@ export interface CurrentPass extends WalkStats {
   timestamped: string | undefined;
 }
 
-/** Owns the files `..data` points at (the start's pass). Throws EnvhookError as the start does. */
-export function ownCurrent(t: PassTarget): CurrentPass {
+/**
+ * Owns the files `..data` points at (the start's pass). Throws EnvhookError as the start does.
+ * `stats` (as for the other passes here) counts as the walk goes, a throw included.
+ */
+export function ownCurrent(t: PassTarget, stats?: WalkStats): CurrentPass {
   const data = openDataDir(t.volume, t.dir);
   try {
-    const stats = walk(t, data.fd, data.dev, data.timestamped === undefined);
-    return { ...stats, timestamped: data.timestamped };
+    const done = walk(t, data.fd, data.dev, data.timestamped === undefined, stats);
+    return { ...done, timestamped: data.timestamped };
   } finally {
     closeDataDir(data);
   }
@@ -73,16 +76,16 @@ export function openPending(t: PassTarget, name: string): OpenPending | undefine
 }
 
 /** Owns every file of an open pending directory (the same walk as ownCurrent). */
-export function ownOpenPending(t: PassTarget, p: OpenPending): WalkStats {
-  return walk(t, p.fd, p.dev, false);
+export function ownOpenPending(t: PassTarget, p: OpenPending, stats?: WalkStats): WalkStats {
+  return walk(t, p.fd, p.dev, false, stats);
 }
 
 /** Owns the files of pending directory `name`; undefined when it is gone or not a directory. */
-export function ownPending(t: PassTarget, name: string): WalkStats | undefined {
+export function ownPending(t: PassTarget, name: string, stats?: WalkStats): WalkStats | undefined {
   const p = openPending(t, name);
   if (p === undefined) return undefined;
   try {
-    return ownOpenPending(t, p);
+    return ownOpenPending(t, p, stats);
   } finally {
     fs.closeSync(p.fd);
   }
@@ -92,9 +95,10 @@ export function ownPending(t: PassTarget, name: string): WalkStats | undefined {
  * Owns entry `rel` (a path below the pending directory, from an inotify event) the moment it is
  * created: a regular file gets its owner at once; 'directory' when it is one (the caller walks
  * and watches it). Each parent is opened from the directory's descriptor, no symlink followed,
- * on the same file system; an entry gone or swapped meanwhile is skipped (undefined).
+ * on the same file system; an entry gone or swapped meanwhile is skipped (undefined). `stats`
+ * gets the file counted (and counted changed when its owner was not the one due).
  */
-export function ownPendingEntry(t: PassTarget, p: OpenPending, rel: string): 'file' | 'directory' | undefined {
+export function ownPendingEntry(t: PassTarget, p: OpenPending, rel: string, stats: WalkStats = { files: 0, changed: 0 }): 'file' | 'directory' | undefined {
   const names = rel.split('/');
   const name = names.pop()!;
   let dirFd = p.fd;
@@ -107,7 +111,6 @@ export function ownPendingEntry(t: PassTarget, p: OpenPending, rel: string): 'fi
   }
   try {
     if (dirFd !== p.fd && fs.fstatSync(dirFd).dev !== p.dev) return undefined;
-    const stats = { files: 0, changed: 0 };
     return chownEntry(dirFd, name, rel, walkOptions(t, p.dev, false), stats);
   } finally {
     if (dirFd !== p.fd) fs.closeSync(dirFd);
@@ -118,6 +121,6 @@ function walkOptions(t: PassTarget, dev: number, skipReserved: boolean): WalkOpt
   return { volume: t.volume, dev, defaultOwner: t.defaultOwner, items: t.items, skipReserved, dryRun: false };
 }
 
-function walk(t: PassTarget, fd: number, dev: number, skipReserved: boolean): WalkStats {
-  return chownTree(fd, walkOptions(t, dev, skipReserved));
+function walk(t: PassTarget, fd: number, dev: number, skipReserved: boolean, stats?: WalkStats): WalkStats {
+  return chownTree(fd, walkOptions(t, dev, skipReserved), stats);
 }

@@ -52,6 +52,10 @@ export interface RegistryStats {
   refusedByKernel: number;
   /** Watches refused at maxWatches or maxPodWatches since the start. */
   refusedByBound: number;
+  /** Files given their owner before `..data` pointed at them, since the start. */
+  ownedBeforeSwap: number;
+  /** Files given their owner after `..data` pointed at them (a reader could find them root's), since the start. */
+  ownedAfterSwap: number;
 }
 
 export interface Registry {
@@ -77,7 +81,13 @@ export function createRegistry(opts: RegistryOptions): Registry {
     log.info({ podUid: v.podUid, volume: v.target.volume, dir: v.target.dir }, 'watched volume is gone');
     opts.onVolumeGone?.(v.podUid, v.target.dir);
   };
-  const env = { log, scheduler, inotify, maxPending, preSwap, onGone };
+  let ownedBeforeSwap = 0;
+  let ownedAfterSwap = 0;
+  const owned = (pass: 'before' | 'after', files: number): void => {
+    if (pass === 'before') ownedBeforeSwap += files;
+    else ownedAfterSwap += files;
+  };
+  const env = { log, scheduler, inotify, maxPending, preSwap, onGone, owned };
   let ticks = 0;
   const timer = setInterval(() => {
     const all = ++ticks * pollMs >= safetyMs;
@@ -139,7 +149,7 @@ export function createRegistry(opts: RegistryOptions): Registry {
         volumes++;
         if (v.degraded) polled++;
       });
-      return { pods: pods.size, volumes, watches: inotify.open, polled, queued: scheduler.pending, refusedByKernel: inotify.refusedByKernel, refusedByBound: inotify.refusedByBound };
+      return { pods: pods.size, volumes, watches: inotify.open, polled, queued: scheduler.pending, refusedByKernel: inotify.refusedByKernel, refusedByBound: inotify.refusedByBound, ownedBeforeSwap, ownedAfterSwap };
     },
   };
 }

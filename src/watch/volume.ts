@@ -29,6 +29,12 @@ export interface VolumeEnv {
   preSwap: boolean;
   /** The volume directory is gone (the pod's volumes were torn down). */
   onGone(v: VolumeWatch): void;
+  /**
+   * Files whose owner this watch changed: 'before' `..data` pointed at them, or 'after' (by the
+   * pass after the swap, or through the new directory's watch once the kubelet had swapped
+   * already): each of those a file a reader could find root's.
+   */
+  owned(pass: 'before' | 'after', files: number): void;
 }
 
 const MAX_REMEMBERED = 8; // candidate names, retired names and distinct warnings kept
@@ -58,7 +64,7 @@ export class VolumeWatch implements Task {
       pod: podUid,
       max: env.maxPending,
       open: (name) => openPending(this.target, name),
-      onEntry: (_name, dir, rel) => this.#ownEntry(dir, rel),
+      onEntry: (name, dir, rel) => this.#ownEntry(name, dir, rel),
       mark: () => env.scheduler.mark(this),
       onLimit: () => this.#degrade(),
     });
@@ -147,14 +153,17 @@ export class VolumeWatch implements Task {
   #ownCurrent(): void {
     this.#full = false;
     const start = process.hrtime.bigint();
+    const stats = { files: 0, changed: 0 };
     let r: CurrentPass;
     try {
-      r = ownCurrent(this.target);
+      r = ownCurrent(this.target, stats);
     } catch (err) {
       // ..data was read just before a rewrite removed its directory: the rename's own event
       // brings the next pass. Anything else is the volume's fault and is logged.
       if (isConfinedNotFound(err)) return;
       throw err;
+    } finally {
+      this.#counted('after', stats);
     }
     if (r.timestamped !== this.#current) {
       if (this.#current !== undefined) this.#retire(this.#current);
@@ -173,25 +182,53 @@ export class VolumeWatch implements Task {
     if (adopted === 'limit') this.#unwatched.add(name);
     if (adopted !== 'adopted') return;
     // Files the kubelet made before the watch was set: owned now; later ones by their events.
-    this.#log('pending', ownOpenPending(this.target, this.#pending.get(name)!), start);
+    const stats = { files: 0, changed: 0 };
+    try {
+      this.#log('pending', ownOpenPending(this.target, this.#pending.get(name)!, stats), start);
+    } finally {
+      this.#counted(this.#swapped(name), stats);
+    }
   }
 
   /** One entry of a new directory, as its event comes: nothing queued, nothing thrown. */
-  #ownEntry(dir: OpenPending, rel: string): 'file' | 'directory' | undefined {
+  #ownEntry(name: string, dir: OpenPending, rel: string): 'file' | 'directory' | undefined {
+    const stats = { files: 0, changed: 0 };
     try {
-      return ownPendingEntry(this.target, dir, rel);
+      return ownPendingEntry(this.target, dir, rel, stats);
     } catch (err) {
       this.#warn(err);
       return undefined;
+    } finally {
+      this.#counted(this.#swapped(name), stats);
     }
   }
 
   #ownPending(name: string): void {
     const start = process.hrtime.bigint();
     const held = this.#pending.get(name);
-    const stats = held ? ownOpenPending(this.target, held) : ownPending(this.target, name);
-    if (stats === undefined) return this.#pending.unwatch(name); // gone: the old directory, or never a real one
-    this.#log('pending', stats, start);
+    const stats = { files: 0, changed: 0 };
+    try {
+      const done = held ? ownOpenPending(this.target, held, stats) : ownPending(this.target, name, stats);
+      if (done === undefined) return this.#pending.unwatch(name); // gone: the old directory, or never a real one
+      this.#log('pending', done, start);
+    } finally {
+      this.#counted(this.#swapped(name), stats);
+    }
+  }
+
+  #counted(pass: 'before' | 'after' | (() => 'before' | 'after'), stats: { changed: number }): void {
+    if (stats.changed > 0) this.#env.owned(typeof pass === 'function' ? pass() : pass, stats.changed);
+  }
+
+  /** Whether `..data` points at new directory `name` already: read only when a file changed owner. */
+  #swapped(name: string): () => 'before' | 'after' {
+    return () => {
+      try {
+        return fs.readlinkSync(`${this.target.dir}/${DATA_LINK}`) === name ? 'after' : 'before';
+      } catch {
+        return 'before'; // no ..data at all: nothing published yet
+      }
+    };
   }
 
   #retire(name: string): void {
@@ -210,7 +247,7 @@ export class VolumeWatch implements Task {
     for (const name of names) if (isKubeletTimestamped(name) && this.#candidates.size < MAX_REMEMBERED) this.#candidates.add(name);
   }
 
-  #log(phase: string, stats: { files: number; changed: number }, start: bigint): void {
+  #log(phase: 'current' | 'pending', stats: { files: number; changed: number }, start: bigint): void {
     const ms = Number(process.hrtime.bigint() - start) / 1e6;
     this.#env.log.debug({ podUid: this.podUid, volume: this.target.volume, phase, ...stats, ms }, 'watched volume owners');
   }

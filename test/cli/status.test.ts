@@ -136,6 +136,14 @@ t.test('the human form, field by field', async (t) => {
   );
   t.match(renderReport({ ...report, status: { ...s, since: '2026-11-26T12:05:00.000Z' } }, Date.parse('2026-11-26T12:05:03.900Z')), '(3s ago)');
   t.match(renderReport({ ...report, status: { ...s, since: '2026-11-23T12:05:00.000Z' } }, Date.parse('2026-11-26T12:05:03.000Z')), '(3d 0h ago)');
+  const owners = { pods: 2, volumes: 3, watches: 4, polled: 0, ownedBeforeSwap: 40, ownedAfterSwap: 3, refusedByKernel: 0, refusedByBound: 0 };
+  t.match(renderReport({ ...report, status: { ...s, owners } }, 0), /^ {2}volume owners: 2 pods, 3 volumes watched \(4 inotify watches\); files owned 40 before the swap, 3 after it$/m, 'the owner watcher');
+  t.match(
+    renderReport({ ...report, status: { ...s, owners: { ...owners, polled: 1, refusedByKernel: 1, refusedByBound: 2 } } }, 0),
+    /^ {2}volume owners: 2 pods, 3 volumes watched \(4 inotify watches, 1 volumes polled\); files owned 40 before the swap, 3 after it; watches refused: 1 by the kernel, 2 by envhook's bounds$/m,
+    'polled volumes and refused watches, when there are some',
+  );
+  t.notMatch(renderReport(report, 0), 'volume owners', 'no line before a worker reported');
   t.match(renderReport({ ...report, status: { ...s, counts: { ...s.counts, evictionsFailed: 1 } } }, 0), /^ {2}containers: .*, 4 missed, 4 evicted \(1 evictions failed\)$/m, 'failed evictions, when there are some');
   const { evictionsFailed: _, ...older } = s.counts;
   t.match(renderReport({ ...report, status: { ...s, counts: older as typeof s.counts } }, 0), /, 4 missed, 4 evicted$/m, 'a status an older envhook wrote, without the count');

@@ -84,6 +84,7 @@ t.test(`containerd 2.1 + envhook nri: UID 1000 reads 0400 files of a secret and 
     atomicWrite(sa, projected(i));
   };
   let n = 0;
+  let neverOwned = 0;
   for (const [busy, fifo] of [[false, false], [true, false], [false, true], [true, true]] as const) {
     if (fifo && fifoMissing()) {
       t.comment(`SCHED_FIFO runs skipped: ${fifoMissing()}`);
@@ -91,9 +92,11 @@ t.test(`containerd 2.1 + envhook nri: UID 1000 reads 0400 files of a secret and 
     }
     const phase = `${busy ? 'busy' : 'quiet'}${fifo ? '-fifo' : ''}`;
     if (phase !== 'quiet') await reader(phase);
-    if (fifo) setFifo(plugin.child.pid!);
+    // The supervisor and its worker (which watches): a unit's CPUSchedulingPolicy=fifo gives both.
+    if (fifo) for (const pid of [plugin.child.pid!, plugin.status()!.workerPid!]) setFifo(pid);
     const r = await churnWithReader({ ctl, phase, rewrites: REWRITES, busy, rewrite: () => rewrite(++n), owned });
     t.comment(describeReader(`watch-nri ${phase} (${REWRITES} rewrites of both volumes)`, r, FILES));
+    neverOwned += r.neverOwned;
     t.equal(r.neverOwned, 0, `${phase}: every one of ${REWRITES} rewrites ended owned by 1000`);
     t.equal(r.uid, 1000, `${phase}: the reader ran as UID 1000`);
     t.ok(r.ok > 0, `${phase}: it read during the churn`);
@@ -101,6 +104,17 @@ t.test(`containerd 2.1 + envhook nri: UID 1000 reads 0400 files of a secret and 
     t.equal(r.afterFail, 0, `${phase}: and never fails`);
   }
   t.equal((await pod.status(id)).state, 1, 'the container still runs');
+  // The status the admin reads: both volumes watched, every rewritten file counted in one of the two passes.
+  const ownersOf = (s: Record<string, unknown> | undefined) => (s?.owners ?? {}) as Record<string, number>;
+  // Each rewrite the test saw owned is 4 files the watcher owned (nothing else chowns them then).
+  const due = 4 * (n - neverOwned);
+  const sum = (s: Record<string, unknown> | undefined) => ownersOf(s).ownedBeforeSwap! + ownersOf(s).ownedAfterSwap!;
+  await plugin.waitForStatus((s) => sum(s) >= due, 10_000).catch(() => {});
+  const o = ownersOf(plugin.status());
+  t.match(o, { pods: 1, volumes: 2, polled: 0, refusedByKernel: 0, refusedByBound: 0 }, "envhook status: the pod's two volumes watched");
+  const counted = `${o.ownedBeforeSwap} before the swap, ${o.ownedAfterSwap} after it; ${n} rewrites of 4 files, ${neverOwned} never owned`;
+  t.ok(sum(plugin.status()) >= due && sum(plugin.status()) <= 4 * n, `every file owned counted once (${counted})`);
+
 
   // The daemon restarts while the pod runs: nobody watches, then containerd's Synchronize restores it.
   t.equal(await plugin.stop(), 0, 'the plugin exits 0 on SIGTERM');

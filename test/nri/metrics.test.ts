@@ -141,7 +141,10 @@ t.test('the parser refuses what Prometheus would', async (t) => {
 t.test('every family, named with its unit, from the status and the histogram', async (t) => {
   const hist = new DurationHistogram();
   for (const s of [0.00005, 0.0003, 0.0007, 0.001, 0.003, 3, NaN, -1]) hist.observe(s);
-  const status = sampleStatus({ counts: { registrations: 4, workerRestarts: 3, hangs: 1, adjusted: 20, empty: 100, refused: 2, errors: 1, missed: 5, evicted: 4, evictionsFailed: 1, ownerRechowns: 7 } });
+  const status = sampleStatus({
+    counts: { registrations: 4, workerRestarts: 3, hangs: 1, adjusted: 20, empty: 100, refused: 2, errors: 1, missed: 5, evicted: 4, evictionsFailed: 1, ownerRechowns: 7 },
+    owners: { pods: 3, volumes: 5, watches: 6, polled: 1, ownedBeforeSwap: 5, ownedAfterSwap: 2, refusedByKernel: 1, refusedByBound: 9 },
+  });
   const fams = parseExposition(renderMetrics(status, hist));
   t.same(
     [...fams.entries()].map(([n, f]) => `${n} ${f.type}`),
@@ -157,6 +160,12 @@ t.test('every family, named with its unit, from the status and the histogram', a
       'envhook_nri_evictions_total counter',
       'envhook_nri_eviction_failures_total counter',
       'envhook_owner_rechowns_total counter',
+      'envhook_owner_watched_pods gauge',
+      'envhook_owner_watched_volumes gauge',
+      'envhook_owner_inotify_watches gauge',
+      'envhook_owner_polled_volumes gauge',
+      'envhook_owner_files_owned_total counter',
+      'envhook_owner_watches_refused_total counter',
       'envhook_nri_runtime_info gauge',
     ],
   );
@@ -172,6 +181,14 @@ t.test('every family, named with its unit, from the status and the histogram', a
   t.equal(value(fams, 'envhook_nri_evictions_total'), 4);
   t.equal(value(fams, 'envhook_nri_eviction_failures_total'), 1);
   t.equal(value(fams, 'envhook_owner_rechowns_total'), 7);
+  t.equal(value(fams, 'envhook_owner_watched_pods'), 3);
+  t.equal(value(fams, 'envhook_owner_watched_volumes'), 5);
+  t.equal(value(fams, 'envhook_owner_inotify_watches'), 6);
+  t.equal(value(fams, 'envhook_owner_polled_volumes'), 1);
+  t.equal(value(fams, 'envhook_owner_files_owned_total', { when: 'before_swap' }), 5);
+  t.equal(value(fams, 'envhook_owner_files_owned_total', { when: 'after_swap' }), 2);
+  t.equal(value(fams, 'envhook_owner_watches_refused_total', { by: 'kernel' }), 1);
+  t.equal(value(fams, 'envhook_owner_watches_refused_total', { by: 'bound' }), 9);
   t.equal(value(fams, 'envhook_nri_runtime_info', { runtime: 'containerd', version: '2.1.9', nri_version: 'v0.8.0' }), 1);
   // NaN is dropped, -1 counts as 0; a bound is inclusive (le).
   const d = 'envhook_nri_request_duration_seconds';
@@ -191,6 +208,7 @@ t.test('not connected, no runtime yet, an empty histogram', async (t) => {
   const fams = parseExposition(renderMetrics(status, new DurationHistogram()));
   t.equal(value(fams, 'envhook_nri_connected'), 0);
   t.notOk(fams.has('envhook_nri_runtime_info'), 'no runtime: no info series');
+  t.notOk(fams.has('envhook_owner_watched_pods'), 'no worker reported its owner watcher yet: no owner gauges');
   t.equal(value(fams, 'envhook_nri_request_duration_seconds_count'), 0);
   t.equal(value(fams, 'envhook_nri_request_duration_seconds_bucket', { le: '+Inf' }), 0);
 });

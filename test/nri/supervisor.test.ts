@@ -50,3 +50,30 @@ t.test('a spawn that fails (no such executable) is tried again, not left without
   t.equal(n, 2, 'the second start registered');
   t.equal(s.status().counts.workerRestarts, 1);
 });
+
+t.test("the owner watcher: gauges of the worker now, counters added across workers", async (t) => {
+  // Each worker counts from its own start: 3 files, then 5 (2 more); its successor 1.
+  const script = (first: boolean) =>
+    "const o = (c, a) => ({pods:1,volumes:2,watches:3,polled:0,ownedBeforeSwap:c,ownedAfterSwap:a,refusedByKernel:0,refusedByBound:1});" +
+    "process.send({t:'registered',runtimeName:'fake',runtimeVersion:'1'});" +
+    (first ? "process.send({t:'beat',o:o(2,1)}); setTimeout(() => process.send({t:'beat',o:o(3,2)}), 50);" : "process.send({t:'beat',o:o(1,0)});") +
+    "setInterval(() => process.send({t:'beat'}), 100); process.on('disconnect', () => process.exit(0))";
+  const spawned: ChildProcess[] = [];
+  const s = startSupervisor({
+    name: 'envhook', index: '50', socketPath: '/x', log: silentLogger,
+    spawnWorker: (first) => { const c = spawn(NODE, ['-e', script(first)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }); spawned.push(c); return c; },
+  });
+  t.teardown(() => s.stop('test over'));
+  while (s.status().owners?.ownedBeforeSwap !== 3) await new Promise((r) => setTimeout(r, 20));
+  t.same(s.status().owners, { pods: 1, volumes: 2, watches: 3, polled: 0, ownedBeforeSwap: 3, ownedAfterSwap: 2, refusedByKernel: 0, refusedByBound: 1 });
+  t.equal(s.status().counts.ownerRechowns, 5, 'ownerRechowns: every file owned again');
+  const exited = new Promise((r) => spawned[0]!.once('exit', r));
+  spawned[0]!.kill('SIGKILL');
+  await exited;
+  await new Promise((r) => setImmediate(r));
+  t.match(s.status().owners, { pods: 0, volumes: 0, watches: 0 }, 'no worker: nothing watched');
+  while (s.status().owners?.ownedBeforeSwap !== 4) await new Promise((r) => setTimeout(r, 20));
+  t.same(s.status().owners, { pods: 1, volumes: 2, watches: 3, polled: 0, ownedBeforeSwap: 4, ownedAfterSwap: 2, refusedByKernel: 0, refusedByBound: 2 }, "the successor's counts added, its gauges taken");
+  t.equal(s.status().counts.ownerRechowns, 6);
+  await s.stop('done');
+});

@@ -17,3 +17,19 @@ t.test('beats carry what happened since the last beat; state changes go at once'
   link.stop();
   t.same(sent.at(-1), { t: 'beat' }, 'stop: a last beat, nothing pending');
 });
+
+t.test("the owner watcher's figures ride on a beat when they changed, not on every beat", async (t) => {
+  const sent: WorkerMessage[] = [];
+  const link = linkToSupervisor((m) => sent.push(m), 20);
+  const o = { pods: 1, volumes: 1, watches: 1, polled: 0, ownedBeforeSwap: 0, ownedAfterSwap: 0, refusedByKernel: 0, refusedByBound: 0 };
+  link.watchOwners(() => ({ ...o }));
+  await new Promise((r) => setTimeout(r, 70));
+  const carried = () => sent.filter((m) => m.t === 'beat' && m.o !== undefined).map((m) => (m as { o: typeof o }).o);
+  t.same(carried(), [o], 'once, though several beats went');
+  t.ok(sent.filter((m) => m.t === 'beat').length >= 3, 'several beats went');
+  o.ownedBeforeSwap = 4;
+  o.ownedAfterSwap = 1;
+  await new Promise((r) => setTimeout(r, 50));
+  t.same(carried().map((x) => [x.ownedBeforeSwap, x.ownedAfterSwap]), [[0, 0], [4, 1]], 'a change: sent again');
+  link.stop();
+});

@@ -50,8 +50,12 @@ t.test('ownPendingEntry: one entry as its event names it, through the held direc
   const tgt = target(vol);
   const p = openPending(tgt, path.basename(tsDir))!;
   t.teardown(() => fs.closeSync(p.fd));
-  t.equal(ownPendingEntry(tgt, p, 'b'), 'file');
+  const stats = { files: 0, changed: 0 };
+  t.equal(ownPendingEntry(tgt, p, 'b', stats), 'file');
   t.equal(fs.lstatSync(path.join(tsDir, 'b')).uid, 7, "item 'b'");
+  t.same(stats, { files: 1, changed: 1 }, 'counted, and counted changed');
+  t.equal(ownPendingEntry(tgt, p, 'b', stats), 'file');
+  t.same(stats, { files: 2, changed: 1 }, 'owned already: not changed again');
   t.equal(ownPendingEntry(tgt, p, 'n'), 'directory', 'a directory is the caller\'s to walk');
   t.equal(ownPendingEntry(tgt, p, 'n/deep/c'), 'file');
   t.equal(fs.lstatSync(path.join(tsDir, 'n/deep/c')).uid, 1000, 'nested: the default owner');

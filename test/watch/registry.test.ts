@@ -54,8 +54,23 @@ t.test('the new directory is owned before ..data points at it', async (t) => {
   const own = (rel: string) => fs.lstatSync(path.join(written.tsDir, rel)).uid;
   await waitFor(() => own('key') === 1000 && own('sub/nested') === 1001 && own('deeper/a/b/c') === 1000, 5000, 'pending dir owned');
   t.equal(fs.readlinkSync(path.join(s.vol, '..data')), old, '..data still points at the old directory');
+  const before = s.registry.stats();
+  t.ok(before.ownedBeforeSwap >= 3, `counted as owned before the swap (${before.ownedBeforeSwap})`);
   for (let r = steps.next(); !r.done; r = steps.next());
   t.equal(uidOf(s.vol, 'key'), 1000, 'owned the moment ..data points at it');
+  await new Promise((r) => setTimeout(r, 50));
+  t.equal(s.registry.stats().ownedAfterSwap, before.ownedAfterSwap, 'nothing owned after the swap');
+});
+
+t.test('counted: files owned only after the swap (the window a reader can hit)', async (t) => {
+  const s = setup(t, { preSwap: false });
+  s.registry.add('p1', [s.volume(KEYS)]);
+  await waitFor(() => uidOf(s.vol, 'key') === 1000);
+  const first = s.registry.stats();
+  t.equal(first.ownedAfterSwap, 2, 'the first pass: key and sub/nested (pub stays root, as asked)');
+  atomicWrite(s.vol, { key: { data: 'K2', mode: 0o400 }, 'sub/nested': 'N2', pub: 'P' });
+  await waitFor(() => s.registry.stats().ownedAfterSwap === 4, 5000, 'the rewrite counted');
+  t.equal(s.registry.stats().ownedBeforeSwap, 0, 'no watch on the new directory: nothing owned before the swap');
 });
 
 t.test('a burst of rewrites: bounded watches, owners right at the end, remove() leaves no watch', async (t) => {
@@ -73,7 +88,7 @@ t.test('a burst of rewrites: bounded watches, owners right at the end, remove() 
   t.ok(most <= 1 + 2 * 2, `at most the volume and 2 new directories with one subdirectory each are watched (saw ${most})`);
   t.ok(inotifyWatches() - before <= 5, 'the kernel agrees');
   s.registry.remove('p1');
-  t.same(s.registry.stats(), { pods: 0, volumes: 0, watches: 0, polled: 0, queued: 0, refusedByKernel: 0, refusedByBound: 0 });
+  t.match(s.registry.stats(), { pods: 0, volumes: 0, watches: 0, polled: 0, queued: 0, refusedByKernel: 0, refusedByBound: 0 });
   t.equal(inotifyWatches(), before, 'no inotify watch left behind');
   atomicWrite(s.vol, { key: { data: 'after', mode: 0o400 } });
   await new Promise((r) => setTimeout(r, 100));
@@ -147,7 +162,7 @@ t.test('a volume whose directory goes away is dropped and reported', async (t) =
   fs.rmSync(s.vol, { recursive: true });
   await waitFor(() => gone.length === 1, 5000, 'gone');
   t.same(gone, [`p1 ${s.vol}`]);
-  t.same(s.registry.stats(), { pods: 0, volumes: 0, watches: 0, polled: 0, queued: 0, refusedByKernel: 0, refusedByBound: 0 }, 'a pod with no volume left is no longer held');
+  t.match(s.registry.stats(), { pods: 0, volumes: 0, watches: 0, polled: 0, queued: 0, refusedByKernel: 0, refusedByBound: 0 }, 'a pod with no volume left is no longer held');
   t.notOk(s.registry.has('p1'));
   t.equal(inotifyWatches(), before);
 });
