@@ -6,7 +6,7 @@ import { layoutOf, parseSpec, serializeSpec, SPEC_LIMIT } from '../oci/spec.ts';
 import { createLogger } from '../log.ts';
 import { runPipeline } from '../pipeline.ts';
 import { addSettingFlags, settingsFrom, type SettingOptions } from './options.ts';
-import { readStdin } from './stdin.ts';
+import { readStdin } from '../fs/stdin.ts';
 
 export function registerPrecreate(program: Command): void {
   addSettingFlags(program.command('precreate').description('Podman precreate hook: config.json on stdin, modified config on stdout')).action(

@@ -35,7 +35,7 @@ export function planChanges(facts: Facts, o: PlanOptions): Changes {
   if (o.env === 'verify') checkApplied(facts, requested !== undefined);
   const env = o.env === 'resolve' ? requested : undefined;
   const owners = ownersRequest(facts);
-  const pod = podVolumes(env, owners, facts.volumes).length > 0 ? findPodDir(facts, o.kubeletRoot) : undefined;
+  const pod = podVolumes(env, owners, facts.volumes).length > 0 ? findPodDir(facts.pod, facts, facts.annotations, o.kubeletRoot) : undefined;
   const volumes = createVolumeLocator({ pod, overrides: facts.volumes });
   const resolved = env === undefined ? undefined : resolveLogged(facts, env, volumes, o.log);
   return {

@@ -1,3 +1,4 @@
+// All of stdin, bounded: a hook's state, Podman's config, a manifest on `envhook lint -`.
 import fs from 'node:fs';
 import { EnvhookError } from '../errors.ts';
 
