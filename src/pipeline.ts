@@ -1,5 +1,5 @@
 // The one pipeline every entry point runs, in one direction:
-//   facts (facts/)  →  plan (plan/plan.ts: reads annotations and files, changes nothing)
+//   facts (facts/)  →  plan (plan/plan-changes.ts: reads annotations and files, changes nothing)
 //   →  apply (apply/: a pure function of the changes: a new config.json, an NRI adjustment)
 //   →  chown (ownership/chown.ts: the one side effect)  →  flush (the caller: write config.json,
 //   print it (precreate), drop it (hook), or answer the runtime (NRI)).
@@ -7,10 +7,10 @@ import type { Spec } from './oci/spec.ts';
 import type { Settings } from './settings.ts';
 import type { Logger } from './log.ts';
 import type { Facts } from './facts/facts.ts';
-import { factsFromSpec } from './facts/spec.ts';
-import { planChanges } from './plan/plan.ts';
+import { factsFromSpec } from './facts/spec-facts.ts';
+import { planChanges } from './plan/plan-changes.ts';
 import { summarize, type Changes, type Plan } from './plan/changes.ts';
-import { applyToSpec } from './apply/spec.ts';
+import { applyToSpec } from './apply/spec-applier.ts';
 import { chownVolumes } from './ownership/chown.ts';
 import { releaseOwners, type PreparedVolume } from './ownership/prepare.ts';
 import { ownersRecordOf, writeOwnersRecord } from './watch/record.ts';

@@ -6,7 +6,7 @@ import { createLogger } from '../log.ts';
 import { loadSpec, flushSpec } from '../oci/spec.ts';
 import { runPipeline } from '../pipeline.ts';
 import { parseVolumeFlags } from '../k8s/volumes.ts';
-import { formatPlan } from './plan.ts';
+import { formatPlan } from './format-plan.ts';
 
 interface InjectOptions extends SettingOptions {
   bundle: string;

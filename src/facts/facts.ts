@@ -1,6 +1,6 @@
 // What the pipeline knows about one container before it does anything: plain data, gathered
-// from a config.json (facts/spec.ts) or from an NRI CreateContainer request (facts/nri.ts),
-// so the plan (plan/plan.ts) does not care which runtime asked.
+// from a config.json (facts/spec-facts.ts) or from an NRI CreateContainer request (facts/nri-facts.ts),
+// so the plan (plan/plan-changes.ts) does not care which runtime asked.
 import type { Annotations } from '../k8s/identity.ts';
 import type { PodSource } from '../k8s/pod.ts';
 import type { IdMapping, MountLike } from '../ownership/uidmap.ts';

@@ -6,15 +6,15 @@ import { describeError, EnvhookError } from '../errors.ts';
 import { isSandbox } from '../k8s/identity.ts';
 import type { Logger } from '../log.ts';
 import type { Settings } from '../settings.ts';
-import { factsFromNri } from '../facts/nri.ts';
+import { factsFromNri } from '../facts/nri-facts.ts';
 import { run } from '../pipeline.ts';
-import { toNriAdjustment } from '../apply/nri.ts';
+import { toNriAdjustment } from '../apply/nri-adjustment.ts';
 import { EMPTY_ADJUSTMENT, type NriAdjustment, type NriCallContext, type NriCreateHandler, type NriCreateRequest } from './types.ts';
 
 export interface NriHandlerOptions {
   settings: Pick<Settings, 'kubeletRoot'>;
   log: Logger;
-  /** See apply/nri.ts: false until a runtime is proven to apply removals. */
+  /** See apply/nri-adjustment.ts: false until a runtime is proven to apply removals. */
   removeEnv?: boolean | undefined;
 }
 

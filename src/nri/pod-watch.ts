@@ -12,7 +12,7 @@
 // Synchronize does come, it decides: a restored pod that is not running is dropped then.
 import fs from 'node:fs';
 import { describeError } from '../errors.ts';
-import { factsFromNri } from '../facts/nri.ts';
+import { factsFromNri } from '../facts/nri-facts.ts';
 import { isSandbox } from '../k8s/identity.ts';
 import { podDirOfUid } from '../k8s/pod.ts';
 import type { Logger } from '../log.ts';

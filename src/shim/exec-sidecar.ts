@@ -4,13 +4,13 @@
 // an exec probe) the file's `"env":[…]` is, byte for byte, the original config.json's process
 // env in compact form. At create, when envhook changed the env, the shim writes
 // `<bundle>/envhook-exec.sh` (0600, like config.json it holds values) with that original text and
-// the env the exec applier gives for it (apply/exec.ts, the same function the Node exec path
+// the env the exec applier gives for it (apply/exec-env.ts, the same function the Node exec path
 // runs); the front sources it and swaps the one for the other in the process file. Any process
 // file whose env is not exactly the original (a tty exec's TERM, an exec request's own env, an
 // encoder that writes differently) goes the Node way, which decides from the parsed file.
 import path from 'node:path';
 import { atomicWrite } from '../fs/atomic-write.ts';
-import { execEnv } from '../apply/exec.ts';
+import { execEnv } from '../apply/exec-env.ts';
 import type { AppliedEnv } from '../plan/mark.ts';
 import { STRING_OR_SPACE } from '../oci/json.ts';
 import { shQuote } from '../sh-quote.ts';

@@ -29,7 +29,7 @@ export function nriRequest(pod: Pod, container: string, o: NriRequestOptions = {
 /**
  * The process env after the runtime applies `adj` as containerd 2.1 with NRI 0.8.0 does: a
  * variable the container has is replaced in place (one entry left), a new one appended; a
- * removal is applied only when `removals` (NRI 0.8.0 drops them: see src/apply/nri.ts).
+ * removal is applied only when `removals` (NRI 0.8.0 drops them: see src/apply/nri-adjustment.ts).
  */
 export function applyAdjustment(env: readonly string[], adj: NriAdjustment, removals = false): string[] {
   const out = env.map((e) => [e.slice(0, Math.max(e.indexOf('='), 0)) || e, e] as [string, string]);

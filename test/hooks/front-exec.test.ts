@@ -9,7 +9,7 @@ import { BUSYBOX, whichSync } from '../helpers/bundle.ts';
 import { fakeExecutable, runFront } from '../helpers/front.ts';
 import { EXEC_ARGV_CASES } from '../oci/runc-exec-args.cases.ts';
 import { EXEC_SIDECAR, writeExecSidecar } from '../../src/shim/exec-sidecar.ts';
-import { execEnv } from '../../src/apply/exec.ts';
+import { execEnv } from '../../src/apply/exec-env.ts';
 
 const SHELLS: [string, string[] | undefined][] = [
   ['dash', whichSync('dash') ? ['dash'] : undefined],

@@ -11,7 +11,7 @@ import { describeError, serializeCause } from '../../src/errors.ts';
 import { createLogger } from '../../src/log.ts';
 import { hostileAnnotations, hostileEnvFile, wellFormedAnnotations, TAG } from './gen.ts';
 import { runPipeline } from '../../src/pipeline.ts';
-import { formatPlan } from '../../src/cli/plan.ts';
+import { formatPlan } from '../../src/cli/format-plan.ts';
 import type { Settings } from '../../src/settings.ts';
 import type { Spec } from '../../src/oci/spec.ts';
 import { execFileSync } from 'node:child_process';

@@ -1,6 +1,6 @@
 // The --dry-run plan as text: names, sources, removals, owners; never a value.
 import t from 'tap';
-import { formatPlan } from '../../src/cli/plan.ts';
+import { formatPlan } from '../../src/cli/format-plan.ts';
 
 t.test('every part of the plan, one line each', async (t) => {
   t.equal(formatPlan({

@@ -1,6 +1,6 @@
 // The config.json applier: pure, a new spec with the env and the mark, or the very same object.
 import t from 'tap';
-import { applyToSpec, setAnnotation, setProcessEnv } from '../../src/apply/spec.ts';
+import { applyToSpec, setAnnotation, setProcessEnv } from '../../src/apply/spec-applier.ts';
 import type { Changes } from '../../src/plan/changes.ts';
 import type { Spec } from '../../src/oci/spec.ts';
 

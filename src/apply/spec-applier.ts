@@ -2,7 +2,7 @@
 // changes) that returns a new spec, or the very same object when there is nothing to change,
 // so that flushSpec can skip the write of a no-op start without re-serialising. Beside the env
 // it sets both marks: the digest (APPLIED_KEY) and the names of what changed (APPLIED_ENV_KEY),
-// which the front's exec path applies to exec'd processes (apply/exec.ts).
+// which the front's exec path applies to exec'd processes (apply/exec-env.ts).
 import type { Spec } from '../oci/spec.ts';
 import type { JsonObject } from '../oci/json.ts';
 import type { Changes } from '../plan/changes.ts';

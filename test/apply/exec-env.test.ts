@@ -1,5 +1,5 @@
 import t from 'tap';
-import { execEnv } from '../../src/apply/exec.ts';
+import { execEnv } from '../../src/apply/exec-env.ts';
 import { readAppliedEnv } from '../../src/plan/mark.ts';
 
 const W = '/b/config.json';

@@ -3,8 +3,8 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { planChanges, type PlanOptions } from '../../src/plan/plan.ts';
-import { factsFromSpec } from '../../src/facts/spec.ts';
+import { planChanges, type PlanOptions } from '../../src/plan/plan-changes.ts';
+import { factsFromSpec } from '../../src/facts/spec-facts.ts';
 import { releaseOwners } from '../../src/ownership/prepare.ts';
 import { silentLogger } from '../../src/log.ts';
 import { EnvhookError } from '../../src/errors.ts';

@@ -8,9 +8,9 @@ import fc from 'fast-check';
 import { stringify } from 'yaml';
 import { REPO } from '../helpers/bundle.ts';
 import { parseManifest } from '../../src/manifest/read.ts';
-import { convertManifest } from '../../src/convert/convert.ts';
+import { convertManifest } from '../../src/convert/convert-manifest.ts';
 import { formatNote } from '../../src/convert/note.ts';
-import { lintManifest } from '../../src/lint/lint.ts';
+import { lintManifest } from '../../src/lint/lint-manifest.ts';
 import { podsOf } from '../../src/manifest/pods.ts';
 import { podFacts } from '../../src/manifest/pod-facts.ts';
 

@@ -1,7 +1,7 @@
 // Facts from a config.json: identity from the runtime's annotations (or --container), the
 // process env, mounts and linux.uidMappings as they are, and where the pod directory comes from.
 import t from 'tap';
-import { factsFromSpec } from '../../src/facts/spec.ts';
+import { factsFromSpec } from '../../src/facts/spec-facts.ts';
 import type { Spec } from '../../src/oci/spec.ts';
 
 const USERNS = [{ containerID: 0, hostID: 100000, size: 65536 }];

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { REPO } from '../helpers/bundle.ts';
 import { parseManifest } from '../../src/manifest/read.ts';
-import { lintManifest, type Mode } from '../../src/lint/lint.ts';
+import { lintManifest, type Mode } from '../../src/lint/lint-manifest.ts';
 import { formatFinding } from '../../src/lint/finding.ts';
 
 const CANARY = 'CANARY_5d1e';

@@ -1,7 +1,7 @@
 // Facts from an NRI request: NRI's own container name and pod UID (trusted), the pod's
 // annotations, and the request's env, mounts and uid mappings; nothing read from disk.
 import t from 'tap';
-import { factsFromNri } from '../../src/facts/nri.ts';
+import { factsFromNri } from '../../src/facts/nri-facts.ts';
 import type { NriCreateRequest } from '../../src/nri/types.ts';
 
 const request = (extra: Partial<NriCreateRequest['container']> = {}): NriCreateRequest => ({
