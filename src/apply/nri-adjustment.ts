@@ -11,9 +11,20 @@
 // empty adjustment, no applied mark, so its front runs the shim pipeline, which can remove.
 import { EnvhookError } from '../errors.ts';
 import { SERVICE_LINKS_KEY } from '../k8s/annotations.ts';
-import { EMPTY_ADJUSTMENT, type NriAdjustment } from '../nri/types.ts';
 import type { Changes } from '../plan/changes.ts';
 import { APPLIED_KEY } from '../plan/mark.ts';
+
+/** The applier's output; the NRI session turns it into NRI's ContainerAdjustment. */
+export interface NriAdjustment {
+  /** Variables to add or replace, in order. */
+  env: { key: string; value: string }[];
+  /** Variable names to remove from the container's env. */
+  removeEnv: string[];
+  /** Annotations to add or replace on the container. */
+  annotations: Record<string, string>;
+}
+
+export const EMPTY_ADJUSTMENT: NriAdjustment = Object.freeze({ env: [], removeEnv: [], annotations: {} }) as NriAdjustment;
 
 export interface NriApplyOptions {
   /** The runtime applies env removals (none proven yet: default false). */

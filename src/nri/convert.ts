@@ -1,5 +1,7 @@
 // Protobuf shapes ↔ the plain data of types.ts, the boundary with the pipeline.
-import type { NriAdjustment, NriCreateRequest, NriMount, NriPod, NriSyncContainer } from './types.ts';
+import type { NriCreateRequest, NriMount, NriPod } from '../facts/nri-facts.ts';
+import type { NriAdjustment } from '../apply/nri-adjustment.ts';
+import type { NriSyncContainer } from './types.ts';
 import type { ContainerShape, CreateContainerRequestShape, MountShape, PodSandboxShape } from './descriptors.ts';
 
 export function toPod(pod: PodSandboxShape | undefined): NriPod {

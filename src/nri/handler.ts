@@ -9,7 +9,9 @@ import type { Settings } from '../settings.ts';
 import { factsFromNri } from '../facts/nri-facts.ts';
 import { run } from '../pipeline.ts';
 import { toNriAdjustment } from '../apply/nri-adjustment.ts';
-import { EMPTY_ADJUSTMENT, type NriAdjustment, type NriCallContext, type NriCreateHandler, type NriCreateRequest } from './types.ts';
+import type { NriCreateRequest } from '../facts/nri-facts.ts';
+import { EMPTY_ADJUSTMENT, type NriAdjustment } from '../apply/nri-adjustment.ts';
+import type { NriCallContext, NriCreateHandler } from './types.ts';
 
 export interface NriHandlerOptions {
   settings: Pick<Settings, 'kubeletRoot'>;

@@ -8,7 +8,8 @@ import { isSandbox } from '../k8s/identity.ts';
 import { GUARD_HANDLER } from './handler.ts';
 import { appliedDigest, APPLIED_KEY, envRequested } from '../plan/mark.ts';
 import { CONTAINER_STOPPED } from './schema.ts';
-import type { NriPod, NriSyncContainer } from './types.ts';
+import type { NriPod } from '../facts/nri-facts.ts';
+import type { NriSyncContainer } from './types.ts';
 
 // The pod annotation that asks for eviction of its missed containers (or --evict-unapplied).
 export { EVICT_KEY } from '../k8s/annotations.ts';

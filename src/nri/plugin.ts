@@ -20,7 +20,9 @@ import { MuxConnection } from './mux.ts';
 import { silentObserver, type NriObserver, type RegisteredInfo, type RequestResult } from './observer.ts';
 import { EVENT_CREATE_CONTAINER, EVENT_REMOVE_POD_SANDBOX, EVENT_STOP_POD_SANDBOX, eventMask, NRI_API_VERSION, PLUGIN_SERVICE, RUNTIME_SERVICE } from './schema.ts';
 import { TtrpcClient, TtrpcServer } from './ttrpc.ts';
-import { EMPTY_ADJUSTMENT, type NriCreateHandler, type NriPod, type NriPodEvents, type NriSyncContainer } from './types.ts';
+import type { NriPod } from '../facts/nri-facts.ts';
+import { EMPTY_ADJUSTMENT } from '../apply/nri-adjustment.ts';
+import type { NriCreateHandler, NriPodEvents, NriSyncContainer } from './types.ts';
 
 export interface PluginOptions {
   name: string;

@@ -22,7 +22,8 @@ import { podWatchVolumes } from '../watch/pod-volumes.ts';
 import { createPodRecords } from '../watch/pod-records.ts';
 import { createRegistry, type Registry, type RegistryOptions } from '../watch/registry.ts';
 import { CONTAINER_STOPPED } from './schema.ts';
-import type { NriPod, NriPodEvents } from './types.ts';
+import type { NriPod } from '../facts/nri-facts.ts';
+import type { NriPodEvents } from './types.ts';
 
 export interface PodWatcherOptions {
   kubeletRoot: string;

@@ -2,7 +2,7 @@
 // the runtime is known to apply them; a message with names and counts, never a value.
 import t from 'tap';
 import { toNriAdjustment } from '../../src/apply/nri-adjustment.ts';
-import { EMPTY_ADJUSTMENT } from '../../src/nri/types.ts';
+import { EMPTY_ADJUSTMENT } from '../../src/apply/nri-adjustment.ts';
 import { EnvhookError } from '../../src/errors.ts';
 import type { Changes } from '../../src/plan/changes.ts';
 

@@ -2,7 +2,7 @@
 // annotations, and the request's env, mounts and uid mappings; nothing read from disk.
 import t from 'tap';
 import { factsFromNri } from '../../src/facts/nri-facts.ts';
-import type { NriCreateRequest } from '../../src/nri/types.ts';
+import type { NriCreateRequest } from '../../src/facts/nri-facts.ts';
 
 const request = (extra: Partial<NriCreateRequest['container']> = {}): NriCreateRequest => ({
   pod: { id: 'sb', name: 'web', namespace: 'ns', uid: 'pod-uid', annotations: { 'envhook.io/env': '{}', 'io.kubernetes.cri.container-name': 'forged' } },

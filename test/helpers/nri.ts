@@ -1,7 +1,8 @@
 // NRI CreateContainer requests for a container of a kubelet-like pod (scripts/kubelet-pod.ts), as
 // the protocol layer hands them to the handler: the pod's annotations (NRI passes every one),
 // NRI's own container name and pod UID, the process env and the mounts the runtime built.
-import type { NriAdjustment, NriCreateRequest, NriMount } from '../../src/nri/types.ts';
+import type { NriCreateRequest, NriMount } from '../../src/facts/nri-facts.ts';
+import type { NriAdjustment } from '../../src/apply/nri-adjustment.ts';
 import type { Pod } from '../../scripts/kubelet-pod.ts';
 
 export interface NriRequestOptions {

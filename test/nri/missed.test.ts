@@ -3,7 +3,8 @@
 import t from 'tap';
 import { EVICT_KEY, findMissed } from '../../src/nri/missed.ts';
 import { appliedDigest, APPLIED_KEY } from '../../src/plan/mark.ts';
-import type { NriPod, NriSyncContainer } from '../../src/nri/types.ts';
+import type { NriPod } from '../../src/facts/nri-facts.ts';
+import type { NriSyncContainer } from '../../src/nri/types.ts';
 
 const ENV = JSON.stringify({ app: [{ name: 'A', value: 'canary-missed' }] });
 const pod = (id: string, annotations: Record<string, string>, runtimeHandler?: string): NriPod => ({ id, name: `pod-${id}`, namespace: 'ns', uid: `uid-${id}`, annotations, runtimeHandler });

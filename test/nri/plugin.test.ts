@@ -13,7 +13,9 @@ import { encodeMux, encodeTtrpc, MessageType, MUX_MAX, PLUGIN_CONN, RUNTIME_CONN
 import { silentObserver, type RequestResult } from '../../src/nri/observer.ts';
 import { startPlugin, type PluginSession } from '../../src/nri/plugin.ts';
 import { Code, RpcError } from '../../src/nri/ttrpc.ts';
-import { EMPTY_ADJUSTMENT, type NriCreateHandler, type NriCreateRequest, type NriPodEvents } from '../../src/nri/types.ts';
+import type { NriCreateRequest } from '../../src/facts/nri-facts.ts';
+import { EMPTY_ADJUSTMENT } from '../../src/apply/nri-adjustment.ts';
+import type { NriCreateHandler, NriPodEvents } from '../../src/nri/types.ts';
 import { EVENT_CREATE_CONTAINER, EVENT_REMOVE_POD_SANDBOX, EVENT_STOP_POD_SANDBOX, PLUGIN_METHODS } from '../../src/nri/schema.ts';
 import { startFakeRuntime, type FakeRuntime, type FakeRuntimeOptions, type PeerPlugin } from '../helpers/nri-runtime.ts';
 
