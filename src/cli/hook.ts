@@ -7,7 +7,7 @@ import { parseLossless } from '../oci/json.ts';
 import { loadSpec, SPEC_LIMIT } from '../oci/spec.ts';
 import { validateState } from '../schema.ts';
 import { createLogger } from '../log.ts';
-import { runPipeline } from '../pipeline.ts';
+import { runPipeline } from '../bundle/spec-pipeline.ts';
 import { addSettingFlags, settingsFrom, type SettingOptions } from './options.ts';
 import { readStdin } from '../fs/stdin.ts';
 

@@ -10,7 +10,7 @@ import { checkEnvFile } from '../../src/cli/check.ts';
 import { describeError, serializeCause } from '../../src/errors.ts';
 import { createLogger } from '../../src/log.ts';
 import { hostileAnnotations, hostileEnvFile, wellFormedAnnotations, TAG } from './gen.ts';
-import { runPipeline } from '../../src/pipeline.ts';
+import { runPipeline } from '../../src/bundle/spec-pipeline.ts';
 import { formatPlan } from '../../src/cli/format-plan.ts';
 import type { Settings } from '../../src/settings.ts';
 import type { Spec } from '../../src/oci/spec.ts';

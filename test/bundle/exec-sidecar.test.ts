@@ -4,7 +4,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { compactEnvText, EXEC_SIDECAR, writeExecSidecar } from '../../src/shim/exec-sidecar.ts';
+import { compactEnvText, EXEC_SIDECAR, writeExecSidecar } from '../../src/bundle/exec-sidecar.ts';
 
 const ENV = ['PATH=/usr/bin:/bin', 'Q="quoted" \\ back', 'HTML=<a&b>', 'NL=line\nline', "APOS=it's"];
 const goText = (v: unknown, indent?: number) => JSON.stringify(v, null, indent).replace(/&/g, '\\u0026').replace(/</g, '\\u003c').replace(/>/g, '\\u003e');
