@@ -3,7 +3,8 @@
 // it removed; the values come from the bundle's config.json, which holds PID 1's env. Pure: no
 // file is read here (shim/exec.ts reads the process file and config.json, and writes).
 import { EnvhookError } from '../errors.ts';
-import { APPLIED_ENV_KEY, type AppliedEnv } from '../plan/mark.ts';
+import { type AppliedEnv } from '../plan/mark.ts';
+import { APPLIED_ENV_KEY } from '../k8s/annotation-keys.ts';
 
 function nameOf(entry: string): string {
   const eq = entry.indexOf('=');

@@ -10,9 +10,8 @@
 // under envhook's own runtime handler (`guarded`) is left whole to that handler instead: an
 // empty adjustment, no applied mark, so its front runs the shim pipeline, which can remove.
 import { EnvhookError } from '../errors.ts';
-import { SERVICE_LINKS_KEY } from '../k8s/annotations.ts';
 import type { Changes } from '../plan/changes.ts';
-import { APPLIED_KEY } from '../plan/mark.ts';
+import { APPLIED_KEY, SERVICE_LINKS_KEY } from '../k8s/annotation-keys.ts';
 
 /** The applier's output; the NRI session turns it into NRI's ContainerAdjustment. */
 export interface NriAdjustment {

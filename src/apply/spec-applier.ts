@@ -6,7 +6,8 @@
 import type { Spec } from '../oci/spec.ts';
 import type { JsonObject } from '../oci/json.ts';
 import type { Changes } from '../plan/changes.ts';
-import { APPLIED_ENV_KEY, APPLIED_KEY, appliedEnvMark } from '../plan/mark.ts';
+import { appliedEnvMark } from '../plan/mark.ts';
+import { APPLIED_ENV_KEY, APPLIED_KEY } from '../k8s/annotation-keys.ts';
 
 export function applyToSpec(spec: Spec, changes: Changes): Spec {
   if (changes.env === undefined || changes.mark === undefined) return spec;

@@ -4,12 +4,12 @@ import { isScalar } from 'yaml';
 import type { Manifest } from '../manifest/read.ts';
 import { positionAt } from '../manifest/read.ts';
 import { podsOf } from '../manifest/pods.ts';
-import { ENVHOOK_PREFIX, pairFor, podFacts, type PodFacts } from '../manifest/pod-facts.ts';
+import { pairFor, podFacts, type PodFacts } from '../manifest/pod-facts.ts';
 import { getMap, offsetOf, pairOf } from '../manifest/nodes.ts';
 import type { Finding, Severity } from './finding.ts';
-import { EVICT_KEY } from '../k8s/annotations.ts';
 import { readPodAnnotations } from './read-annotations.ts';
 import { crossCheck } from './cross.ts';
+import { ENVHOOK_PREFIX, EVICT_KEY } from '../k8s/annotation-keys.ts';
 
 export type Mode = 'shim' | 'nri';
 export const RUNTIME_CLASS = 'envhook';

@@ -4,6 +4,7 @@
 // its one-line message, so CreateContainer fails with it.
 import { describeError, EnvhookError } from '../errors.ts';
 import { isSandbox } from '../k8s/identity.ts';
+import { ENVHOOK_PREFIX } from '../k8s/annotation-keys.ts';
 import type { Logger } from '../log.ts';
 import type { Settings } from '../settings.ts';
 import { factsFromNri } from '../facts/nri-facts.ts';
@@ -20,7 +21,6 @@ export interface NriHandlerOptions {
   removeEnv?: boolean | undefined;
 }
 
-const PREFIX = 'envhook.io/';
 /** The runtime handler `envhook install --runtime containerd` registers (the guard). */
 export const GUARD_HANDLER = 'envhook';
 
@@ -48,6 +48,6 @@ export function createNriHandler({ settings, log, removeEnv }: NriHandlerOptions
 
 /** True when any pod annotation key is envhook's: keys only, never a value. */
 function asksEnvhook(annotations: Readonly<Record<string, string>>): boolean {
-  for (const key in annotations) if (key.startsWith(PREFIX)) return true;
+  for (const key in annotations) if (key.startsWith(ENVHOOK_PREFIX)) return true;
   return false;
 }

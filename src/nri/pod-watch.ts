@@ -16,7 +16,6 @@ import { factsFromNri } from '../facts/nri-facts.ts';
 import { isSandbox } from '../k8s/identity.ts';
 import { podDirOfUid } from '../k8s/pod.ts';
 import type { Logger } from '../log.ts';
-import { VOLUME_OWNERS } from '../ownership/annotation.ts';
 import type { MountFacts, MountLike } from '../ownership/uidmap.ts';
 import { podWatchVolumes } from '../watch/pod-volumes.ts';
 import { createPodRecords } from '../watch/pod-records.ts';
@@ -24,6 +23,7 @@ import { createRegistry, type Registry, type RegistryOptions } from '../watch/re
 import { CONTAINER_STOPPED } from './schema.ts';
 import type { NriPod } from '../facts/nri-facts.ts';
 import type { NriPodEvents } from './types.ts';
+import { VOLUME_OWNERS } from '../k8s/annotation-keys.ts';
 
 export interface PodWatcherOptions {
   kubeletRoot: string;

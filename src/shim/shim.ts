@@ -15,10 +15,10 @@ import { parseCreateArgs, parseRuncArgs } from '../oci/runc-args.ts';
 import { runPipeline } from '../bundle/spec-pipeline.ts';
 import { flushBundle } from '../bundle/flush.ts';
 import { containerName, podUidAnnotation, type Annotations } from '../k8s/identity.ts';
-import { APPLIED_KEY } from '../plan/mark.ts';
 import { prepareExec } from './exec.ts';
 import { resolveRuntime } from './runtime.ts';
 import { appendRuncLog } from './runc-log.ts';
+import { APPLIED_KEY } from '../k8s/annotation-keys.ts';
 
 export interface ShimEnv {
   env: NodeJS.ProcessEnv;

@@ -3,8 +3,9 @@ import t from 'tap';
 import { runPipeline } from '../../src/bundle/spec-pipeline.ts';
 import type { Stage } from '../../src/pipeline.ts';
 import { silentLogger } from '../../src/log.ts';
-import { APPLIED_KEY, appliedDigest, envRequested } from '../../src/plan/mark.ts';
+import { appliedDigest, envRequested } from '../../src/plan/mark.ts';
 import type { Spec } from '../../src/oci/spec.ts';
+import { APPLIED_KEY } from '../../src/k8s/annotation-keys.ts';
 
 const settings = { kubeletRoot: '/nonexistent', runtime: 'runc', logFile: undefined, logLevel: 'info' as const };
 const run = (spec: Spec, stage: Stage = 'inject') => runPipeline(spec, { settings, stage, log: silentLogger });
