@@ -6,9 +6,9 @@ import { describeError } from '../errors.ts';
 import { isSandbox } from '../k8s/identity.ts';
 import { GUARD_HANDLER } from './handler.ts';
 import { appliedDigest, envRequested } from '../plan/mark.ts';
-import { CONTAINER_STOPPED } from './schema.ts';
+import { CONTAINER_STOPPED } from './wire/nri-schema.ts';
 import type { NriPod } from '../facts/nri-facts.ts';
-import type { NriSyncContainer } from './types.ts';
+import type { NriSyncContainer } from './wire/plain-data.ts';
 import { APPLIED_KEY, EVICT_KEY } from '../k8s/annotation-keys.ts';
 
 // The pod annotation that asks for eviction of its missed containers (or --evict-unapplied).

@@ -3,20 +3,9 @@
 // The session turns a CreateContainer request into facts' NriCreateRequest (facts/nri-facts.ts),
 // calls the handler, and turns its NriAdjustment (apply/nri-adjustment.ts) or its thrown
 // EnvhookError into the response.
-import type { NriCreateRequest, NriMount, NriPod } from '../facts/nri-facts.ts';
+import type { NriCreateRequest, NriPod } from '../facts/nri-facts.ts';
+import type { NriSyncContainer } from './wire/plain-data.ts';
 import type { NriAdjustment } from '../apply/nri-adjustment.ts';
-
-/** A container of a Synchronize: what the owner watcher and the missed-container check read. */
-export interface NriSyncContainer {
-  id: string;
-  name: string;
-  podSandboxId: string;
-  /** The container's annotations as the runtime stored them (envhook's applied mark among them). */
-  annotations: Record<string, string>;
-  /** NRI's ContainerState number (schema.ts: CONTAINER_STOPPED). */
-  state: number;
-  mounts: NriMount[];
-}
 
 /**
  * What the plugin tells the resident owner watcher (nri/pod-watch.ts), beside CreateContainer's

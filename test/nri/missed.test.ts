@@ -4,7 +4,7 @@ import t from 'tap';
 import { findMissed } from '../../src/nri/missed.ts';
 import { appliedDigest } from '../../src/plan/mark.ts';
 import type { NriPod } from '../../src/facts/nri-facts.ts';
-import type { NriSyncContainer } from '../../src/nri/types.ts';
+import type { NriSyncContainer } from '../../src/nri/wire/plain-data.ts';
 import { APPLIED_KEY, EVICT_KEY } from '../../src/k8s/annotation-keys.ts';
 
 const ENV = JSON.stringify({ app: [{ name: 'A', value: 'canary-missed' }] });

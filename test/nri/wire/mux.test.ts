@@ -4,10 +4,10 @@ import t from 'tap';
 import fs from 'node:fs';
 import type net from 'node:net';
 import path from 'node:path';
-import { createLogger } from '../../src/log.ts';
-import { encodeMux, encodeTtrpc, MessageType } from '../../src/nri/frames.ts';
-import { MuxConnection } from '../../src/nri/mux.ts';
-import { unixPair } from '../helpers/unix-pair.ts';
+import { createLogger } from '../../../src/log.ts';
+import { encodeMux, encodeTtrpc, MessageType } from '../../../src/nri/wire/frames.ts';
+import { MuxConnection } from '../../../src/nri/wire/mux.ts';
+import { unixPair } from '../../helpers/unix-pair.ts';
 
 async function connected(t: { teardown(f: () => unknown): void }): Promise<{ raw: net.Socket; mux: MuxConnection; log: () => string }> {
   const { client, server, dir } = await unixPair(t);

@@ -1,13 +1,13 @@
-// envhook's CRI call: its table of facts (src/nri/cri-schema.ts) against cri-api's api.proto
+// envhook's CRI call: its table of facts (src/nri/wire/cri-schema.ts) against cri-api's api.proto
 // from Debian sid, the call as a real gRPC server (@grpc/grpc-js) reads it with that proto, the
 // runtime's NotFound, and which socket is used when none is set.
 import t from 'tap';
-import { FILE_SET } from '../../src/nri/descriptors.ts';
-import { CRI_FILE, CRI_METHODS, CRI_PACKAGE, CRI_SERVICE } from '../../src/nri/cri-schema.ts';
-import { criClient, CRI_SOCKETS, defaultCriSocket } from '../../src/nri/cri.ts';
-import { GrpcError } from '../../src/nri/grpc.ts';
-import { criMessage, criRegistry, missingForCriProto } from '../helpers/cri-proto.ts';
-import { startCriServer } from '../helpers/cri-server.ts';
+import { FILE_SET } from '../../../src/nri/wire/descriptors.ts';
+import { CRI_FILE, CRI_METHODS, CRI_PACKAGE, CRI_SERVICE } from '../../../src/nri/wire/cri-schema.ts';
+import { criClient, CRI_SOCKETS, defaultCriSocket } from '../../../src/nri/wire/cri-client.ts';
+import { GrpcError } from '../../../src/nri/wire/grpc.ts';
+import { criMessage, criRegistry, missingForCriProto } from '../../helpers/cri-proto.ts';
+import { startCriServer } from '../../helpers/cri-server.ts';
 
 const skip = missingForCriProto();
 

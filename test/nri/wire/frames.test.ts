@@ -3,14 +3,14 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { decode, encode, Msg, type RequestShape, type ResponseShape } from '../../src/nri/descriptors.ts';
+import { decode, encode, Msg, type RequestShape, type ResponseShape } from '../../../src/nri/wire/descriptors.ts';
 import {
   encodeMux, encodeTtrpc, MessageType, MUX_HEADER, MUX_MAX, MUX_WRITE_MAX, MuxDecoder, PLUGIN_CONN, ProtocolError, RUNTIME_CONN, TTRPC_MAX, TtrpcDecoder,
   type TtrpcFrame,
-} from '../../src/nri/frames.ts';
-import { NRI_API_VERSION, PLUGIN_SERVICE, RUNTIME_SERVICE } from '../../src/nri/schema.ts';
+} from '../../../src/nri/wire/frames.ts';
+import { NRI_API_VERSION, PLUGIN_SERVICE, RUNTIME_SERVICE } from '../../../src/nri/wire/nri-schema.ts';
 
-const fixture = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '../fixtures/nri/containerd-2.1.9.json'), 'utf8')) as {
+const fixture = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '../../fixtures/nri/containerd-2.1.9.json'), 'utf8')) as {
   chunks: { from: 'plugin' | 'runtime'; hex: string }[];
 };
 const stream = (from: string) => Buffer.concat(fixture.chunks.filter((c) => c.from === from).map((c) => Buffer.from(c.hex, 'hex')));
@@ -73,7 +73,7 @@ const ld = (field: number, value: string | Buffer): Buffer => {
 };
 
 // No NRI 0.12 runtime is recorded here (containerd >= 2.3 is not in Debian): its messages are laid
-// out from NRI 0.12's field numbers by hand, independently of src/nri/schema.ts.
+// out from NRI 0.12's field numbers by hand, independently of src/nri/wire/nri-schema.ts.
 t.test('NRI 0.12: the messages envhook sends and reads, byte for byte', async (t) => {
   const register = Buffer.concat([ld(1, 'envhook'), ld(2, '50'), ld(3, 'v0.12.0')]);
   t.equal(NRI_API_VERSION, 'v0.12.0');

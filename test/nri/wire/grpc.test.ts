@@ -9,8 +9,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { NODE } from '../helpers/bundle.ts';
-import { grpcChannel, grpcFrame, GrpcError, unframe } from '../../src/nri/grpc.ts';
+import { NODE } from '../../helpers/bundle.ts';
+import { grpcChannel, grpcFrame, GrpcError, unframe } from '../../../src/nri/wire/grpc.ts';
 
 const CANARY = 'canary-grpc-message';
 

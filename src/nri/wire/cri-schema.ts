@@ -1,9 +1,9 @@
 // The one CRI call envhook makes, as our own table of facts: cri-api's runtime.v1
 // RuntimeService/StopContainer, its request and response (message names, field names, numbers
-// and types as cri-api's api.proto defines them). test/nri/cri-schema.test.ts checks them
+// and types as cri-api's api.proto defines them). test/nri/wire/cri-client.test.ts checks them
 // against the api.proto of Debian's golang-k8s-cri-api-dev. Turned into descriptors with the
 // NRI tables (descriptors.ts), so what is checked is what runs.
-import type { FileFact, MethodFact } from './schema.ts';
+import type { FileFact, MethodFact } from './nri-schema.ts';
 
 export const CRI_PACKAGE = 'runtime.v1';
 export const CRI_SERVICE = `${CRI_PACKAGE}.RuntimeService`;

@@ -1,6 +1,6 @@
-// Descriptors built from the table in schema.ts, and the message codecs envhook uses. A map
-// field becomes what protoc makes of `map<string, string>`: a repeated nested `<Name>Entry`
-// message (key 1, value 2) marked map_entry.
+// Descriptors built from the tables in nri-schema.ts and cri-schema.ts, and the message codecs
+// envhook uses. A map field becomes what protoc makes of `map<string, string>`: a repeated
+// nested `<Name>Entry` message (key 1, value 2) marked map_entry.
 import { create, createFileRegistry, fromBinary, fromJson, toBinary, type DescMessage } from '@bufbuild/protobuf';
 import {
   FileDescriptorSetSchema,
@@ -9,9 +9,9 @@ import {
   type FieldDescriptorProtoJson,
   type FileDescriptorProtoJson,
 } from '@bufbuild/protobuf/wkt';
-import { EnvhookError } from '../errors.ts';
+import { EnvhookError } from '../../errors.ts';
 import { CRI_FILE } from './cri-schema.ts';
-import { NRI_FILE, STATUS_FILE, TTRPC_FILE, type FieldFact, type FileFact } from './schema.ts';
+import { NRI_FILE, STATUS_FILE, TTRPC_FILE, type FieldFact, type FileFact } from './nri-schema.ts';
 
 const SCALAR = {
   string: 'TYPE_STRING',

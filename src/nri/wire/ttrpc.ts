@@ -1,7 +1,7 @@
 // ttRPC unary calls over one logical connection: a server that answers Requests by
 // `service/method`, and a client that sends them. Streams (Data frames) are not part of NRI
 // and are a protocol error, as is a frame of the wrong direction or for an unknown stream.
-import { EnvhookError, describeError } from '../errors.ts';
+import { EnvhookError, describeError } from '../../errors.ts';
 import { decode, encode, Msg, type RequestShape, type ResponseShape } from './descriptors.ts';
 import { encodeTtrpc, MessageType, ProtocolError, TTRPC_MAX, type TtrpcFrame } from './frames.ts';
 import type { Channel } from './mux.ts';

@@ -1,8 +1,8 @@
 import t from 'tap';
 import fc from 'fast-check';
-import { decode, encode, Msg } from '../../src/nri/descriptors.ts';
-import { fromAdjustment, toCreateRequest, toPod, toSyncContainer } from '../../src/nri/convert.ts';
-import type { SynchronizeRequestShape } from '../../src/nri/descriptors.ts';
+import { decode, encode, Msg } from '../../../src/nri/wire/descriptors.ts';
+import { fromAdjustment, toCreateRequest, toPod, toSyncContainer } from '../../../src/nri/wire/plain-data.ts';
+import type { SynchronizeRequestShape } from '../../../src/nri/wire/descriptors.ts';
 
 t.test('a request without pod or container: empty fields, never undefined', async (t) => {
   t.same(toCreateRequest({}), {

@@ -1,7 +1,7 @@
 // The NRI, ttRPC and google.rpc messages envhook reads or writes, as our own table of facts
 // (message names, field names, numbers and types as NRI's pkg/api/api.proto and ttRPC's
 // request.proto define them). Only the fields envhook uses are listed: protobuf skips the rest
-// on the wire, so a runtime that sends more is still understood. test/nri/schema.test.ts checks
+// on the wire, so a runtime that sends more is still understood. test/nri/wire/nri-schema.test.ts checks
 // every field here against the api.proto of Debian's golang-github-containerd-nri-dev (NRI
 // 0.8.0); what a later NRI added is marked with the release that added it (`since`), and the
 // test checks that 0.8.0 has none of it, so a mark can be neither missing nor wrong that way.

@@ -5,7 +5,7 @@
 // Decoders take bytes as they arrive and return whole frames; anything malformed is a
 // ProtocolError, after which the connection is closed (a peer that breaks framing cannot be
 // resynchronised).
-import { EnvhookError } from '../errors.ts';
+import { EnvhookError } from '../../errors.ts';
 
 export class ProtocolError extends EnvhookError {
   override name = 'ProtocolError';

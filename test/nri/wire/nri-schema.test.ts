@@ -1,4 +1,4 @@
-// Every message and field of ours (src/nri/schema.ts, as descriptors) against the protocol's own
+// Every message and field of ours (src/nri/wire/nri-schema.ts, as descriptors) against the protocol's own
 // files from Debian sid: NRI 0.8.0's pkg/api/api.proto and ttRPC's request.proto, compiled by
 // protoc into descriptor sets at test time (never copied into the repository). What the table
 // marks as added by a later NRI (`since`) must be absent from 0.8.0: neither the message, nor
@@ -9,11 +9,11 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { fromBinary } from '@bufbuild/protobuf';
 import { FileDescriptorSetSchema, type DescriptorProto, type FileDescriptorSet } from '@bufbuild/protobuf/wkt';
-import { sidPackage } from '../../scripts/debian-sid.mjs';
-import { FILE_SET } from '../../src/nri/descriptors.ts';
+import { sidPackage } from '../../../scripts/debian-sid.mjs';
+import { FILE_SET } from '../../../src/nri/wire/descriptors.ts';
 import {
   EVENT_CREATE_CONTAINER, EVENT_STOP_POD_SANDBOX, eventMask, NRI_FILE, NRI_PACKAGE, PLUGIN_METHODS, RUNTIME_METHODS, type FileFact, type MethodFact,
-} from '../../src/nri/schema.ts';
+} from '../../../src/nri/wire/nri-schema.ts';
 
 const GOCODE = 'usr/share/gocode/src';
 

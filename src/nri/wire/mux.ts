@@ -4,8 +4,8 @@
 // the owner learns it from `closed`.
 import type { Duplex } from 'node:stream';
 import { encodeMux, MuxDecoder, ProtocolError, TtrpcDecoder, type TtrpcFrame } from './frames.ts';
-import { describeError } from '../errors.ts';
-import type { Logger } from '../log.ts';
+import { describeError } from '../../errors.ts';
+import type { Logger } from '../../log.ts';
 
 export interface Channel {
   /** Set by the ttRPC endpoint that owns this logical connection. */

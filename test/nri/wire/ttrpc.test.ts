@@ -1,10 +1,10 @@
 // ttRPC client and server talking to each other over a real unix socket pair of MuxConnections.
 import t from 'tap';
-import { silentLogger } from '../../src/log.ts';
-import { EnvhookError } from '../../src/errors.ts';
-import { MuxConnection } from '../../src/nri/mux.ts';
-import { Code, RpcError, TtrpcClient, TtrpcServer } from '../../src/nri/ttrpc.ts';
-import { unixPair } from '../helpers/unix-pair.ts';
+import { silentLogger } from '../../../src/log.ts';
+import { EnvhookError } from '../../../src/errors.ts';
+import { MuxConnection } from '../../../src/nri/wire/mux.ts';
+import { Code, RpcError, TtrpcClient, TtrpcServer } from '../../../src/nri/wire/ttrpc.ts';
+import { unixPair } from '../../helpers/unix-pair.ts';
 
 async function pair(t: { teardown(f: () => unknown): void }): Promise<[MuxConnection, MuxConnection]> {
   const { client, server } = await unixPair(t);

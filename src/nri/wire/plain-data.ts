@@ -1,8 +1,20 @@
-// Protobuf shapes ↔ the plain data of types.ts, the boundary with the pipeline.
-import type { NriCreateRequest, NriMount, NriPod } from '../facts/nri-facts.ts';
-import type { NriAdjustment } from '../apply/nri-adjustment.ts';
-import type { NriSyncContainer } from './types.ts';
+// NRI's protobuf shapes ↔ envhook's plain data: facts' NriCreateRequest (facts/nri-facts.ts), apply's
+// NriAdjustment (apply/nri-adjustment.ts) and a Synchronize's containers (below).
+import type { NriCreateRequest, NriMount, NriPod } from '../../facts/nri-facts.ts';
+import type { NriAdjustment } from '../../apply/nri-adjustment.ts';
 import type { ContainerShape, CreateContainerRequestShape, MountShape, PodSandboxShape } from './descriptors.ts';
+
+/** A container of a Synchronize: what the owner watcher and the missed-container check read. */
+export interface NriSyncContainer {
+  id: string;
+  name: string;
+  podSandboxId: string;
+  /** The container's annotations as the runtime stored them (envhook's applied mark among them). */
+  annotations: Record<string, string>;
+  /** NRI's ContainerState number (nri-schema.ts: CONTAINER_STOPPED). */
+  state: number;
+  mounts: NriMount[];
+}
 
 export function toPod(pod: PodSandboxShape | undefined): NriPod {
   return { id: pod?.id ?? '', name: pod?.name ?? '', namespace: pod?.namespace ?? '', uid: pod?.uid ?? '', annotations: { ...pod?.annotations }, ...(pod?.runtimeHandler ? { runtimeHandler: pod.runtimeHandler } : {}) };
