@@ -11,7 +11,7 @@ import { benchEnv, loadavg } from './harness.mjs';
 import { NODE, REPO } from './cli.mjs';
 import { memOf, nriRequests } from './nri.mjs';
 import { startFakeRuntime } from '../test/helpers/nri-runtime.ts';
-import { encode, Msg } from '../src/nri/descriptors.ts';
+import { encode, Msg } from '../src/nri/wire/descriptors.ts';
 
 const SETS = (process.env.BENCH_NRI_FLAG_SETS ?? ';--jitless;--max-semi-space-size=1;--jitless --max-semi-space-size=1;--lite-mode;--max-semi-space-size=1 --max-old-space-size=16').split(';');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

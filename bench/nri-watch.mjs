@@ -21,7 +21,7 @@ import { benchEnv, loadavg } from './harness.mjs';
 import { NODE, REPO } from './cli.mjs';
 import { nriRequests, writeResultsSection } from './nri.mjs';
 import { startFakeRuntime } from '../test/helpers/nri-runtime.ts';
-import { encode, Msg } from '../src/nri/descriptors.ts';
+import { encode, Msg } from '../src/nri/wire/descriptors.ts';
 import { atomicWrite } from '../scripts/kubelet-pod.ts';
 
 const HEADING = '## NRI plugin with the owner watcher (row 9)';

@@ -17,10 +17,10 @@ import { goPlugin } from './go-plugin.mjs';
 import { DAEMON_NODE_OPTION } from '../src/nri/process.ts';
 import { makeAtomicVolume } from '../scripts/kubelet-pod.ts';
 import { startFakeRuntime } from '../test/helpers/nri-runtime.ts';
-import { encode, Msg } from '../src/nri/descriptors.ts';
+import { encode, Msg } from '../src/nri/wire/descriptors.ts';
 import { atomicWrite } from '../src/fs/atomic-write.ts';
-import { encodeMux, encodeTtrpc, MessageType, RUNTIME_CONN } from '../src/nri/frames.ts';
-import { RUNTIME_SERVICE } from '../src/nri/schema.ts';
+import { encodeMux, encodeTtrpc, MessageType, RUNTIME_CONN } from '../src/nri/wire/frames.ts';
+import { RUNTIME_SERVICE } from '../src/nri/wire/nri-schema.ts';
 
 export const NRI_REQUESTS = Number(process.env.BENCH_NRI_REQUESTS) || 100_000;
 

@@ -22,7 +22,7 @@ export interface NriSettings {
   nriIndex: string;
   /** host:port of the metrics and health endpoint (src/nri/http.ts); off when undefined. */
   metricsAddress: string | undefined;
-  /** The runtime's CRI socket, for evictions; undefined: the registered runtime's own (nri/cri.ts). */
+  /** The runtime's CRI socket, for evictions; undefined: the registered runtime's own (nri/wire/cri-client.ts). */
   criSocket: string | undefined;
   /** Evict every container created while envhook was away, not only those of pods that ask. */
   evictUnapplied: boolean;

@@ -3,9 +3,9 @@
 // manifest code stay out of the CLI bundle every container start loads and compiles. The
 // commands' commander side (src/cli/lint.ts, convert.ts) loads this only when they run.
 import { readManifest } from './manifest/read.ts';
-import { lintManifest, type Mode } from './lint/lint.ts';
+import { lintManifest, type Mode } from './lint/lint-manifest.ts';
 import { formatFinding, formatJson, summary } from './lint/finding.ts';
-import { convertManifest, type Target } from './convert/convert.ts';
+import { convertManifest, type Target } from './convert/convert-manifest.ts';
 import { formatNote } from './convert/note.ts';
 
 export interface ToolOutput {

@@ -7,9 +7,9 @@ import { parseLossless } from '../oci/json.ts';
 import { loadSpec, SPEC_LIMIT } from '../oci/spec.ts';
 import { validateState } from '../schema.ts';
 import { createLogger } from '../log.ts';
-import { runPipeline } from '../pipeline.ts';
+import { runPipeline } from '../bundle/spec-pipeline.ts';
 import { addSettingFlags, settingsFrom, type SettingOptions } from './options.ts';
-import { readStdin } from './stdin.ts';
+import { readStdin } from '../fs/stdin.ts';
 
 export function registerHook(program: Command): void {
   addSettingFlags(program.command('hook').description('OCI hook (createRuntime or prestart): container state on stdin')).action((opts: SettingOptions) => {

@@ -3,10 +3,11 @@
 import type { Command } from 'commander';
 import { addSettingFlags, settingsFrom, type SettingOptions } from './options.ts';
 import { createLogger } from '../log.ts';
-import { loadSpec, flushSpec } from '../oci/spec.ts';
-import { runPipeline } from '../pipeline.ts';
+import { loadSpec } from '../oci/spec.ts';
+import { runPipeline } from '../bundle/spec-pipeline.ts';
+import { flushBundle } from '../bundle/flush.ts';
 import { parseVolumeFlags } from '../k8s/volumes.ts';
-import { formatPlan } from './plan.ts';
+import { formatPlan } from './format-plan.ts';
 
 interface InjectOptions extends SettingOptions {
   bundle: string;
@@ -40,7 +41,7 @@ export function inject(opts: InjectOptions): void {
     const loaded = loadSpec(opts.bundle);
     const { spec, plan } = runPipeline(loaded.spec, { settings, stage: 'inject', log, podDir: opts.podDir, volumes, container: opts.container, dryRun });
     if (dryRun) process.stdout.write(formatPlan(plan));
-    else flushSpec(loaded, spec);
+    else flushBundle(loaded, spec);
     log.info({ cmd: 'inject', container: plan.container, set: plan.env.length, removed: plan.removed.length, owners: plan.owners.length, dryRun }, 'inject done');
   } catch (err) {
     log.error({ cmd: 'inject', err }, 'inject failed');

@@ -4,13 +4,14 @@
 // written; what cannot move stays, with a note.
 import { isMap, isScalar, type Document, type Node, type YAMLMap } from 'yaml';
 import { EnvhookError } from '../errors.ts';
-import { ENV_KEY, SERVICE_LINKS_KEY, readEnv, type EnvVar } from '../k8s/annotations.ts';
-import { VOLUME_OWNERS, readVolumeOwners } from '../ownership/annotation.ts';
+import { readEnv, type EnvVar } from '../k8s/annotations.ts';
+import { readVolumeOwners } from '../ownership/annotation.ts';
 import { ATOMIC_TYPES, type PodFacts } from '../manifest/pod-facts.ts';
 import { getMap, getSeq, mapsOf, offsetOf, pairOf } from '../manifest/nodes.ts';
 import type { PodAnnotations } from '../lint/read-annotations.ts';
-import { setAnnotation } from './write-annotation.ts';
+import { writeAnnotation } from './write-annotation.ts';
 import { MOVED_MARK, ptr, type Noter } from './note.ts';
+import { ENV_KEY, SERVICE_LINKS_KEY, VOLUME_OWNERS } from '../k8s/annotation-keys.ts';
 
 export function toAnnotations(doc: Document, facts: PodFacts, a: PodAnnotations, note: Noter): boolean {
   let changed = env(doc, facts, a, note);
@@ -51,7 +52,7 @@ function env(doc: Document, facts: PodFacts, a: PodAnnotations, note: Noter): bo
     if (seq.items.length === 0) c.node.delete('env');
     moved = true;
   }
-  if (moved) setAnnotation(doc, facts, ENV_KEY, result);
+  if (moved) writeAnnotation(doc, facts, ENV_KEY, result);
   return moved;
 }
 
@@ -62,7 +63,7 @@ function serviceLinks(doc: Document, facts: PodFacts, a: PodAnnotations, note: N
     note(SERVICE_LINKS_KEY, '', 'enableServiceLinks stays native: the pod already has an envhook.io/serviceLinks annotation', offsetOf(pair));
     return false;
   }
-  setAnnotation(doc, facts, SERVICE_LINKS_KEY, { '*': false });
+  writeAnnotation(doc, facts, SERVICE_LINKS_KEY, { '*': false });
   facts.spec!.delete('enableServiceLinks');
   return true;
 }
@@ -110,7 +111,7 @@ function owners(doc: Document, facts: PodFacts, a: PodAnnotations, note: Noter):
     for (const [node, key] of fields) node.delete(key);
     moved = true;
   });
-  if (moved) setAnnotation(doc, facts, VOLUME_OWNERS, result);
+  if (moved) writeAnnotation(doc, facts, VOLUME_OWNERS, result);
   return moved;
 }
 

@@ -2,13 +2,13 @@
 // same: env entries (KEP-3721 fileKeyRef and plain values with $(VAR)), `"*": false` service
 // links, volume owners (KEP-5936 defaultUser, items[].user). The rest stays, with a note.
 import { isMap, type Document, type YAMLSeq } from 'yaml';
-import { ENV_FROM_KEY, ENV_KEY, SERVICE_LINKS_KEY, type EnvVar } from '../k8s/annotations.ts';
-import { VOLUME_OWNERS } from '../ownership/annotation.ts';
+import { type EnvVar } from '../k8s/annotations.ts';
 import { ATOMIC_TYPES, normalPath, type PodFacts, type VolumeFact } from '../manifest/pod-facts.ts';
 import { getSeq } from '../manifest/nodes.ts';
 import type { PodAnnotations } from '../lint/read-annotations.ts';
-import { setAnnotation } from './write-annotation.ts';
+import { writeAnnotation } from './write-annotation.ts';
 import { MOVED_MARK, ptr, type Noter } from './note.ts';
+import { ENV_FROM_KEY, ENV_KEY, SERVICE_LINKS_KEY, VOLUME_OWNERS } from '../k8s/annotation-keys.ts';
 
 /** Converts one pod in place; true when anything changed. */
 export function toNative(doc: Document, facts: PodFacts, a: PodAnnotations, note: Noter): boolean {
@@ -59,7 +59,7 @@ function env(doc: Document, facts: PodFacts, a: PodAnnotations, note: Noter): bo
     delete remaining[c];
   }
   if (Object.keys(remaining).length === Object.keys(a.env!).length) return false;
-  setAnnotation(doc, facts, ENV_KEY, remaining);
+  writeAnnotation(doc, facts, ENV_KEY, remaining);
   return true;
 }
 
@@ -81,7 +81,7 @@ function serviceLinks(facts: PodFacts, links: Record<string, boolean>, doc: Docu
     return false;
   }
   facts.spec.set('enableServiceLinks', false);
-  setAnnotation(doc, facts, SERVICE_LINKS_KEY, undefined);
+  writeAnnotation(doc, facts, SERVICE_LINKS_KEY, undefined);
   return true;
 }
 
@@ -105,7 +105,7 @@ function owners(doc: Document, facts: PodFacts, entries: RawOwner[], note: Noter
     for (const item of entry.items ?? []) fileNode(v, item.path)!.set('user', item.user);
   });
   if (remaining.length === entries.length) return false;
-  setAnnotation(doc, facts, VOLUME_OWNERS, remaining);
+  writeAnnotation(doc, facts, VOLUME_OWNERS, remaining);
   return true;
 }
 

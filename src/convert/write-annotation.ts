@@ -5,7 +5,7 @@ import type { PodFacts } from '../manifest/pod-facts.ts';
 
 const isEmpty = (v: unknown) => (Array.isArray(v) ? v.length === 0 : Object.keys(v as object).length === 0);
 
-export function setAnnotation(doc: Document, facts: PodFacts, key: string, value: unknown): void {
+export function writeAnnotation(doc: Document, facts: PodFacts, key: string, value: unknown): void {
   const annotations = facts.annotationsNode ?? (value === undefined ? undefined : createAnnotations(doc, facts));
   if (!annotations) return;
   if (value === undefined || isEmpty(value)) {

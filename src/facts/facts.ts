@@ -1,17 +1,9 @@
 // What the pipeline knows about one container before it does anything: plain data, gathered
-// from a config.json (facts/spec.ts) or from an NRI CreateContainer request (facts/nri.ts),
-// so the plan (plan/plan.ts) does not care which runtime asked.
+// from a config.json (facts/spec-facts.ts) or from an NRI CreateContainer request (facts/nri-facts.ts),
+// so the plan (plan/plan-changes.ts) does not care which runtime asked.
 import type { Annotations } from '../k8s/identity.ts';
+import type { PodSource } from '../k8s/pod.ts';
 import type { IdMapping, MountLike } from '../ownership/uidmap.ts';
-
-/**
- * Where the pod directory comes from:
- * - `mounts`: the kubelet-made mount sources among `Facts.mounts`, cross-checked with the
- *   runtime's pod-UID annotation (config.json: anything in it may come from the pod author);
- * - `flag`: the admin named it (`--pod-dir`);
- * - `uid`: the runtime's own pod UID (NRI's field, trusted): `<kubeletRoot>/pods/<uid>`.
- */
-export type PodSource = { from: 'mounts' } | { from: 'flag'; dir: string } | { from: 'uid'; uid: string };
 
 export interface Facts {
   /** Every annotation the runtime gives; envhook.io/* among them are the pod author's (untrusted). */
@@ -25,6 +17,7 @@ export interface Facts {
   /** The container's mounts and user-namespace UID mappings: how an owner UID reaches the disk. */
   mounts: readonly MountLike[];
   uidMappings: readonly IdMapping[] | undefined;
+  /** Where the pod directory comes from (k8s/pod.ts). */
   pod: PodSource;
   /** Admin overrides for direct use and tests: volume name → host directory. */
   volumes: ReadonlyMap<string, string>;

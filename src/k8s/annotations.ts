@@ -6,13 +6,7 @@ import { check, type SchemaMessages } from '../schema.ts';
 import { parseLossless } from '../oci/json.ts';
 import { validateEnvAnnotation, validateEnvFromAnnotation, validateServiceLinksAnnotation, type ValidateFunction } from '../generated/validators.js';
 import type { Annotations } from './identity.ts';
-
-export const ENV_KEY = 'envhook.io/env';
-export const ENV_FROM_KEY = 'envhook.io/envFrom';
-export const SERVICE_LINKS_KEY = 'envhook.io/serviceLinks';
-export const ENV_KEYS = [ENV_KEY, ENV_FROM_KEY, SERVICE_LINKS_KEY] as const;
-/** `"true"`: containers of the pod created while `envhook nri` was away are evicted (docs/nri.md). */
-export const EVICT_KEY = 'envhook.io/evictUnapplied';
+import { ENV_FROM_KEY, ENV_KEY, SERVICE_LINKS_KEY } from './annotation-keys.ts';
 
 /** Kubernetes caps all annotations of an object at 256 KiB together: no real pod exceeds it. */
 export const ANNOTATION_LIMIT = 256 * 1024;

@@ -5,7 +5,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
-import type { Facts } from '../facts/facts.ts';
 import { podUidAnnotation, type Annotations } from './identity.ts';
 
 const KUBELET_ENTRIES = new Set(['etc-hosts', 'containers', 'volumes']);
@@ -18,16 +17,24 @@ export interface PodDir {
   from: 'mounts' | 'flag' | 'uid';
 }
 
+/**
+ * Where the pod directory comes from:
+ * - `mounts`: the kubelet-made mount sources among the container's mounts, cross-checked with the
+ *   runtime's pod-UID annotation (config.json: anything in it may come from the pod author);
+ * - `flag`: the admin named it (`--pod-dir`);
+ * - `uid`: the runtime's own pod UID (NRI's field, trusted): `<kubeletRoot>/pods/<uid>`.
+ */
+export type PodSource = { from: 'mounts' } | { from: 'flag'; dir: string } | { from: 'uid'; uid: string };
+
 /** Mount sources are all this module reads of a config.json. */
 interface WithMounts {
   mounts?: unknown;
 }
 
-/** The pod directory the facts point to (see PodSource); undefined for a plain bundle. */
-export function findPodDir(facts: Pick<Facts, 'pod' | 'mounts' | 'annotations'>, kubeletRoot: string): PodDir | undefined {
-  const { pod } = facts;
+/** The pod directory `pod` points to, with a container's mounts and annotations; undefined for a plain bundle. */
+export function findPodDir(pod: PodSource, spec: WithMounts, annotations: Annotations, kubeletRoot: string): PodDir | undefined {
   if (pod.from === 'uid') return podDirOfUid(pod.uid, kubeletRoot);
-  return discoverPodDir(facts, facts.annotations, kubeletRoot, pod.from === 'flag' ? pod.dir : undefined);
+  return discoverPodDir(spec, annotations, kubeletRoot, pod.from === 'flag' ? pod.dir : undefined);
 }
 
 /** `<kubeletRoot>/pods/<uid>` for a pod UID the runtime gave (NRI): it must be a real directory. */

@@ -1,12 +1,12 @@
 // Checks the node cannot make before a start: the annotations against the rest of the pod.
 // Each returns problems at a JSON path of the annotation; lint adds the position.
 import { expand } from '../resolve/expand.ts';
-import { ENV_FROM_KEY, ENV_KEY, SERVICE_LINKS_KEY, fromSource, valueSource } from '../k8s/annotations.ts';
-import { VOLUME_OWNERS } from '../ownership/annotation.ts';
+import { fromSource, valueSource } from '../k8s/annotations.ts';
 import { ATOMIC_TYPES, normalPath, type PodFacts, type VolumeFact } from '../manifest/pod-facts.ts';
 import { getSeq, getStr, mapsOf, ptr } from '../manifest/nodes.ts';
 import type { AnnotationProblem, PodAnnotations } from './read-annotations.ts';
 import { didYouMean } from './nearest.ts';
+import { ENV_FROM_KEY, ENV_KEY, SERVICE_LINKS_KEY, VOLUME_OWNERS } from '../k8s/annotation-keys.ts';
 
 /** Volume sources the node reads env from; `csi` is an inline CSI volume (a PVC's is not). */
 const ENV_SOURCE_TYPES = ['emptyDir', ...ATOMIC_TYPES, 'csi'] as const;

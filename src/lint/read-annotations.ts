@@ -1,13 +1,11 @@
 // The envhook.io/* annotations of one pod, read with the node's own readers (same JSON Schemas,
 // same messages): each valid one parsed, each invalid one a finding. Shared by lint and convert.
 import { EnvhookError, SchemaError } from '../errors.ts';
-import { ENV_FROM_KEY, ENV_KEY, EVICT_KEY, SERVICE_LINKS_KEY, readEnv, readEnvFrom, readServiceLinks, type EnvFromSource, type EnvVar } from '../k8s/annotations.ts';
-import { VOLUME_OWNERS, readVolumeOwners, type VolumeOwner } from '../ownership/annotation.ts';
+import { readEnv, readEnvFrom, readServiceLinks, type EnvFromSource, type EnvVar } from '../k8s/annotations.ts';
+import { readVolumeOwners, type VolumeOwner } from '../ownership/annotation.ts';
 import type { PodFacts } from '../manifest/pod-facts.ts';
 import { didYouMean } from './nearest.ts';
-
-export const APPLIED_KEY = 'envhook.io/applied';
-export const POD_AUTHOR_KEYS = [ENV_KEY, ENV_FROM_KEY, SERVICE_LINKS_KEY, VOLUME_OWNERS, EVICT_KEY] as const;
+import { APPLIED_KEY, ENV_FROM_KEY, ENV_KEY, EVICT_KEY, POD_AUTHOR_KEYS, SERVICE_LINKS_KEY, VOLUME_OWNERS } from '../k8s/annotation-keys.ts';
 
 export interface PodAnnotations {
   env?: Record<string, EnvVar[]>;

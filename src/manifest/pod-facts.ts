@@ -5,8 +5,8 @@ import { isMap, isScalar, type Pair, type YAMLMap } from 'yaml';
 import { splitRelative } from '../fs/confined.ts';
 import { getMap, getSeq, getStr, mapsOf, pairOf } from './nodes.ts';
 import type { PodRef } from './pods.ts';
+import { ENVHOOK_PREFIX } from '../k8s/annotation-keys.ts';
 
-export const ENVHOOK_PREFIX = 'envhook.io/';
 /** Volume types whose files the kubelet's atomic writer lays out (KEP-5936). */
 export const ATOMIC_TYPES = ['configMap', 'secret', 'projected', 'downwardAPI'] as const;
 

@@ -4,7 +4,7 @@
 // there, and YAML 1.2 would read it as 400 and write it back without its leading zero.
 import { LineCounter, parseAllDocuments, type Document } from 'yaml';
 import { EnvhookError } from '../errors.ts';
-import { readStdin } from '../cli/stdin.ts';
+import { readStdin } from '../fs/stdin.ts';
 import { readRegularFile } from '../fs/read-regular.ts';
 
 /** Far beyond any manifest; kubectl's own limit for a request body is 3 MiB. */

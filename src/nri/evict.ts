@@ -9,8 +9,8 @@
 // MAX_PER_SYNC a Synchronize. Names and ids only in its lines, never a value.
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { CRI_SOCKETS, criClient, defaultCriSocket, type CriClient } from './cri.ts';
-import { GrpcError } from './grpc.ts';
+import { CRI_SOCKETS, criClient, defaultCriSocket, type CriClient } from './wire/cri-client.ts';
+import { GrpcError } from './wire/grpc.ts';
 import type { MissedContainer } from './missed.ts';
 import type { NriObserver } from './observer.ts';
 
@@ -24,7 +24,7 @@ export interface EvictorOptions {
   observer: Pick<NriObserver, 'evicted'>;
   /** The node's setting: evict every missed container, not only those of pods that ask. */
   all: boolean;
-  /** The CRI socket setting; else the registered runtime's (cri.ts). */
+  /** The CRI socket setting; else the registered runtime's (wire/cri-client.ts). */
   criSocket?: string | undefined;
   maxPerSync?: number;
   deadlineMs?: number;

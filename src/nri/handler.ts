@@ -4,21 +4,23 @@
 // its one-line message, so CreateContainer fails with it.
 import { describeError, EnvhookError } from '../errors.ts';
 import { isSandbox } from '../k8s/identity.ts';
+import { ENVHOOK_PREFIX } from '../k8s/annotation-keys.ts';
 import type { Logger } from '../log.ts';
 import type { Settings } from '../settings.ts';
-import { factsFromNri } from '../facts/nri.ts';
+import { factsFromNri } from '../facts/nri-facts.ts';
 import { run } from '../pipeline.ts';
-import { toNriAdjustment } from '../apply/nri.ts';
-import { EMPTY_ADJUSTMENT, type NriAdjustment, type NriCallContext, type NriCreateHandler, type NriCreateRequest } from './types.ts';
+import { toNriAdjustment } from '../apply/nri-adjustment.ts';
+import type { NriCreateRequest } from '../facts/nri-facts.ts';
+import { EMPTY_ADJUSTMENT, type NriAdjustment } from '../apply/nri-adjustment.ts';
+import type { NriCallContext, NriCreateHandler } from './types.ts';
 
 export interface NriHandlerOptions {
   settings: Pick<Settings, 'kubeletRoot'>;
   log: Logger;
-  /** See apply/nri.ts: false until a runtime is proven to apply removals. */
+  /** See apply/nri-adjustment.ts: false until a runtime is proven to apply removals. */
   removeEnv?: boolean | undefined;
 }
 
-const PREFIX = 'envhook.io/';
 /** The runtime handler `envhook install --runtime containerd` registers (the guard). */
 export const GUARD_HANDLER = 'envhook';
 
@@ -46,6 +48,6 @@ export function createNriHandler({ settings, log, removeEnv }: NriHandlerOptions
 
 /** True when any pod annotation key is envhook's: keys only, never a value. */
 function asksEnvhook(annotations: Readonly<Record<string, string>>): boolean {
-  for (const key in annotations) if (key.startsWith(PREFIX)) return true;
+  for (const key in annotations) if (key.startsWith(ENVHOOK_PREFIX)) return true;
   return false;
 }

@@ -3,15 +3,15 @@
 // annotations. Found in the runtime's Synchronize, which lists every pod and container at each
 // registration. Pure: names and ids only, never an annotation value.
 import { describeError } from '../errors.ts';
-import { EVICT_KEY } from '../k8s/annotations.ts';
 import { isSandbox } from '../k8s/identity.ts';
 import { GUARD_HANDLER } from './handler.ts';
-import { appliedDigest, APPLIED_KEY, envRequested } from '../plan/mark.ts';
-import { CONTAINER_STOPPED } from './schema.ts';
-import type { NriPod, NriSyncContainer } from './types.ts';
+import { appliedDigest, envRequested } from '../plan/mark.ts';
+import { CONTAINER_STOPPED } from './wire/nri-schema.ts';
+import type { NriPod } from '../facts/nri-facts.ts';
+import type { NriSyncContainer } from './wire/plain-data.ts';
+import { APPLIED_KEY, EVICT_KEY } from '../k8s/annotation-keys.ts';
 
 // The pod annotation that asks for eviction of its missed containers (or --evict-unapplied).
-export { EVICT_KEY } from '../k8s/annotations.ts';
 
 export interface MissedContainer {
   id: string;

@@ -9,18 +9,21 @@
 import type { Duplex } from 'node:stream';
 import { describeError, EnvhookError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { fromAdjustment, toCreateRequest, toPod, toSyncContainer } from './convert.ts';
+import { fromAdjustment, toCreateRequest, toPod, toSyncContainer } from './wire/plain-data.ts';
 import {
   decode, encode, Msg, type ConfigureRequestShape, type CreateContainerRequestShape, type PodSandboxRequestShape, type PodSandboxShape, type StateChangeEventShape,
   type SynchronizeRequestShape,
-} from './descriptors.ts';
-import { PLUGIN_CONN, RUNTIME_CONN } from './frames.ts';
+} from './wire/descriptors.ts';
+import { PLUGIN_CONN, RUNTIME_CONN } from './wire/frames.ts';
 import { findMissed } from './missed.ts';
-import { MuxConnection } from './mux.ts';
+import { MuxConnection } from './wire/mux.ts';
 import { silentObserver, type NriObserver, type RegisteredInfo, type RequestResult } from './observer.ts';
-import { EVENT_CREATE_CONTAINER, EVENT_REMOVE_POD_SANDBOX, EVENT_STOP_POD_SANDBOX, eventMask, NRI_API_VERSION, PLUGIN_SERVICE, RUNTIME_SERVICE } from './schema.ts';
-import { TtrpcClient, TtrpcServer } from './ttrpc.ts';
-import { EMPTY_ADJUSTMENT, type NriCreateHandler, type NriPod, type NriPodEvents, type NriSyncContainer } from './types.ts';
+import { EVENT_CREATE_CONTAINER, EVENT_REMOVE_POD_SANDBOX, EVENT_STOP_POD_SANDBOX, eventMask, NRI_API_VERSION, PLUGIN_SERVICE, RUNTIME_SERVICE } from './wire/nri-schema.ts';
+import { TtrpcClient, TtrpcServer } from './wire/ttrpc.ts';
+import type { NriPod } from '../facts/nri-facts.ts';
+import { EMPTY_ADJUSTMENT } from '../apply/nri-adjustment.ts';
+import type { NriCreateHandler, NriPodEvents } from './types.ts';
+import type { NriSyncContainer } from './wire/plain-data.ts';
 
 export interface PluginOptions {
   name: string;

@@ -12,17 +12,18 @@
 // Synchronize does come, it decides: a restored pod that is not running is dropped then.
 import fs from 'node:fs';
 import { describeError } from '../errors.ts';
-import { factsFromNri } from '../facts/nri.ts';
+import { factsFromNri } from '../facts/nri-facts.ts';
 import { isSandbox } from '../k8s/identity.ts';
 import { podDirOfUid } from '../k8s/pod.ts';
 import type { Logger } from '../log.ts';
-import { VOLUME_OWNERS } from '../ownership/annotation.ts';
 import type { MountFacts, MountLike } from '../ownership/uidmap.ts';
 import { podWatchVolumes } from '../watch/pod-volumes.ts';
 import { createPodRecords } from '../watch/pod-records.ts';
 import { createRegistry, type Registry, type RegistryOptions } from '../watch/registry.ts';
-import { CONTAINER_STOPPED } from './schema.ts';
-import type { NriPod, NriPodEvents } from './types.ts';
+import { CONTAINER_STOPPED } from './wire/nri-schema.ts';
+import type { NriPod } from '../facts/nri-facts.ts';
+import type { NriPodEvents } from './types.ts';
+import { VOLUME_OWNERS } from '../k8s/annotation-keys.ts';
 
 export interface PodWatcherOptions {
   kubeletRoot: string;
@@ -112,7 +113,7 @@ export function createPodWatcher(opts: PodWatcherOptions): PodWatcher {
         const mounts = running.get(pod.id);
         if (mounts === undefined || pod.annotations[VOLUME_OWNERS] === undefined) continue;
         keep.add(pod.uid);
-        // NRI 0.8.0 gives a container no user-namespace mappings (convert.ts).
+        // NRI 0.8.0 gives a container no user-namespace mappings (wire/plain-data.ts).
         watch(pod, { mounts, uidMappings: undefined }, 'Synchronize', true);
       }
       for (const uid of [...watched.keys()]) if (!keep.has(uid)) forget(uid, 'not running at Synchronize');

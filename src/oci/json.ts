@@ -38,11 +38,6 @@ export function stringifyLossless(value: JsonValue, indent?: string | number): s
   return JSON.stringify(value, null, indent);
 }
 
-/** The deepest nesting of arrays and objects in JSON text (strings skipped); a linear scan. */
-export function nestingDepth(text: string): number {
-  return scanJson(text).depth;
-}
-
 /** A complete JSON string (escapes included), or a run of JSON whitespace. */
 export const STRING_OR_SPACE = /"[^"\\]*(?:\\[\s\S][^"\\]*)*"|[ \t\n\r]+/g;
 const NUMBER = /[-0-9][-+.eE0-9]*/g;

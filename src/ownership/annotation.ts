@@ -6,8 +6,8 @@ import { readAnnotation } from '../k8s/annotations.ts';
 import { validateVolumeOwners } from '../generated/validators.js';
 import { splitRelative, ConfinedError } from '../fs/confined.ts';
 import type { Annotations } from '../k8s/identity.ts';
+import { VOLUME_OWNERS } from '../k8s/annotation-keys.ts';
 
-export const VOLUME_OWNERS = 'envhook.io/volumeOwners';
 const WHERE = `annotation "${VOLUME_OWNERS}"`;
 
 export interface OwnerItem {

@@ -4,16 +4,8 @@
 // whose owner is already right costs one lstat, so the shim and the hook may both run it for
 // one container. In a dry run nothing changes; the files that would get an owner are listed.
 import type { Logger } from '../log.ts';
-import type { PreparedVolume } from './prepare.ts';
+import type { OwnedFile, PreparedVolume } from './prepare.ts';
 import { chownTree } from './walk.ts';
-
-/** One data file that got (or, in a dry run, would get) an owner. */
-export interface OwnedFile {
-  volume: string;
-  path: string;
-  uid: number;
-  hostUid: number;
-}
 
 export interface ChownOptions {
   dryRun: boolean;

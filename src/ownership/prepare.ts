@@ -24,6 +24,14 @@ export interface PreparedVolume {
   items: Map<string, Owner>;
 }
 
+/** One data file of a prepared volume that got (or, in a dry run, would get) an owner: what the chown reports. */
+export interface OwnedFile {
+  volume: string;
+  path: string;
+  uid: number;
+  hostUid: number;
+}
+
 /** Every entry checked and opened, or none: on a failure the volumes opened so far are closed. */
 export function prepareOwners(entries: readonly VolumeOwner[], volumes: VolumeLocator, mounts: MountFacts): PreparedVolume[] {
   const prepared: PreparedVolume[] = [];

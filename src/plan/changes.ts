@@ -2,8 +2,7 @@
 // adjustment, exec process) and of the chown. Holds values (env) and open directories (owners):
 // never logged as such; summarize() gives the names-only view that logs and --dry-run show.
 import type { ResolvedEnv } from '../resolve/env.ts';
-import type { PreparedVolume } from '../ownership/prepare.ts';
-import type { OwnedFile } from '../ownership/chown.ts';
+import type { OwnedFile, PreparedVolume } from '../ownership/prepare.ts';
 
 export interface Changes {
   container: string | undefined;

@@ -3,13 +3,10 @@
 // `envhook.io/applied-env`: the names (never values) of what the config.json applier set and
 // removed; the front's exec path reads it to give an exec'd process PID 1's env changes.
 import { EnvhookError } from '../errors.ts';
-import { ENV_KEYS } from '../k8s/annotations.ts';
 import type { Facts } from '../facts/facts.ts';
 import { envRequest } from './request.ts';
 import { sha256Hex } from './sha256.ts';
-
-export const APPLIED_KEY = 'envhook.io/applied';
-export const APPLIED_ENV_KEY = 'envhook.io/applied-env';
+import { APPLIED_ENV_KEY, APPLIED_KEY, ENV_KEYS } from '../k8s/annotation-keys.ts';
 
 export interface AppliedEnv {
   set: string[];

@@ -1,10 +1,11 @@
 // What the pod's annotations ask of this one container (SPEC §2): its entries of the three env
 // annotations and the pod's volume owners, each validated against its schema. Pure: it reads
 // annotations only, so a container that asks for nothing costs no file I/O.
-import { entryFor, ENV_FROM_KEY, ENV_KEY, readEnv, readEnvFrom, readServiceLinks, SERVICE_LINKS_KEY, fromSource, valueSource } from '../k8s/annotations.ts';
+import { entryFor, readEnv, readEnvFrom, readServiceLinks, fromSource, valueSource } from '../k8s/annotations.ts';
 import { readVolumeOwners, type VolumeOwner } from '../ownership/annotation.ts';
 import type { EnvRequest } from '../resolve/env.ts';
 import type { Facts } from '../facts/facts.ts';
+import { ENV_FROM_KEY, ENV_KEY, SERVICE_LINKS_KEY } from '../k8s/annotation-keys.ts';
 
 /** This container's entries of the three env annotations (validated); undefined if it has none. */
 export function envRequest(facts: Pick<Facts, 'annotations' | 'container'>): EnvRequest | undefined {

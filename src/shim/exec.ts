@@ -14,7 +14,7 @@ import { layoutOf, loadSpec, serializeSpec } from '../oci/spec.ts';
 import type { RuncArgs } from '../oci/runc-args.ts';
 import { parseExecArgs } from '../oci/runc-exec-args.ts';
 import { containerName, podUidAnnotation, type Annotations } from '../k8s/identity.ts';
-import { execEnv } from '../apply/exec.ts';
+import { execEnv } from '../apply/exec-env.ts';
 import { readAppliedEnv } from '../plan/mark.ts';
 
 /** A process file is a few KiB; containerd's largest hold a container's whole env. */

@@ -6,21 +6,19 @@
 // process.execve would close every descriptor but stdio, breaking runc's --preserve-fds and
 // socket activation, so the exec stays in sh.) On failure config.json is left as it was; the
 // caller (cli/main.ts) prints the one-line error and exits 1, and the front runs nothing.
-import fs from 'node:fs';
 import path from 'node:path';
-import { describeError, EnvhookError } from '../errors.ts';
+import { describeError } from '../errors.ts';
 import { createLogger, silentLogger, type Logger } from '../log.ts';
 import { loadSettings } from '../settings.ts';
-import { flushSpec, loadSpec, type Spec } from '../oci/spec.ts';
+import { loadSpec } from '../oci/spec.ts';
 import { parseCreateArgs, parseRuncArgs } from '../oci/runc-args.ts';
-import { runPipeline } from '../pipeline.ts';
+import { runPipeline } from '../bundle/spec-pipeline.ts';
+import { flushBundle } from '../bundle/flush.ts';
 import { containerName, podUidAnnotation, type Annotations } from '../k8s/identity.ts';
-import { APPLIED_KEY, readAppliedEnv } from '../plan/mark.ts';
-import type { JsonObject } from '../oci/json.ts';
 import { prepareExec } from './exec.ts';
-import { EXEC_SIDECAR, writeExecSidecar } from './exec-sidecar.ts';
 import { resolveRuntime } from './runtime.ts';
 import { appendRuncLog } from './runc-log.ts';
+import { APPLIED_KEY } from '../k8s/annotation-keys.ts';
 
 export interface ShimEnv {
   env: NodeJS.ProcessEnv;
@@ -63,10 +61,7 @@ export function runShim(argv: readonly string[], where: ShimEnv = { env: process
       return;
     }
     const { spec, plan } = runPipeline(loaded.spec, { settings, stage: 'create', log, recordOwnersIn: settings.runDir });
-    removeSidecar(bundle);
-    // A sandbox or a container that asks for nothing leaves config.json as it was (flushSpec).
-    flushSpec(loaded, spec);
-    sidecar(bundle, create.id, loaded.original, loaded.spec, spec, log, about);
+    flushBundle(loaded, spec, { id: create.id, log, about });
     log.info({ ...about, sandbox: plan.sandbox, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length }, 'applied; runtime next');
   } catch (err) {
     const message = `envhook: ${describeError(err)}`;
@@ -75,35 +70,5 @@ export function runShim(argv: readonly string[], where: ShimEnv = { env: process
     throw err;
   } finally {
     log.flush?.();
-  }
-}
-
-/**
- * A sidecar of an earlier create of this bundle must not outlive its config.json (a create that
- * changes nothing leaves config.json's time as it was, so the front's age check would not do).
- */
-function removeSidecar(bundle: string): void {
-  const file = path.join(bundle, EXEC_SIDECAR);
-  try {
-    fs.rmSync(file, { force: true });
-  } catch (cause) {
-    throw new EnvhookError(`cannot remove ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
-  }
-}
-
-/**
- * The exec sidecar (exec-sidecar.ts) of a create whose env envhook changed. Only a speed-up:
- * without it every exec into the container takes the Node path, so a failure is logged, not
- * fatal (config.json is already written).
- */
-function sidecar(bundle: string, id: string | undefined, original: string, before: Spec, after: Spec, log: Logger, about: Record<string, unknown>): void {
-  if (after === before || id === undefined) return;
-  try {
-    const mark = readAppliedEnv(after.annotations as Record<string, unknown> | undefined, bundle);
-    if (mark === undefined) return;
-    const env = (spec: Spec) => ((spec.process as JsonObject | undefined)?.env ?? []) as string[];
-    if (!writeExecSidecar({ bundle, id, original, originalEnv: env(before), finalEnv: env(after), mark, where: path.join(bundle, 'config.json') })) log.debug(about, 'exec sidecar: no process env array in config.json; execs take the Node path');
-  } catch (err) {
-    log.warn({ err, ...about }, 'exec sidecar not written; execs take the Node path');
   }
 }

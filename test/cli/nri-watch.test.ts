@@ -6,8 +6,8 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { EVENT_STOP_POD_SANDBOX } from '../../src/nri/schema.ts';
-import type { NriCreateRequest } from '../../src/nri/types.ts';
+import { EVENT_STOP_POD_SANDBOX } from '../../src/nri/wire/nri-schema.ts';
+import type { NriCreateRequest } from '../../src/facts/nri-facts.ts';
 import { atomicWrite, makeAtomicVolume, makePod } from '../../scripts/kubelet-pod.ts';
 import { startFakeRuntime, type FakeRuntime } from '../helpers/nri-runtime.ts';
 import { startNriProcess, type NriProcess } from '../helpers/nri-process.ts';

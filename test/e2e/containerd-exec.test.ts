@@ -13,7 +13,7 @@ import { countingEnvhook, FRONT } from '../helpers/front.ts';
 import { sharedRootfs } from '../helpers/inject.ts';
 import { CANARY, checkInjected, ENV_ANNOTATIONS, FILES, raw } from '../helpers/injected.ts';
 import { makePod, type Pod } from '../../scripts/kubelet-pod.ts';
-import { EXEC_SIDECAR } from '../../src/shim/exec-sidecar.ts';
+import { EXEC_SIDECAR } from '../../src/bundle/exec-sidecar.ts';
 
 const missing = missingForRunc() ?? missingForContainerd();
 let containerd: Containerd;

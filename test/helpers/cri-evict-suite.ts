@@ -15,7 +15,7 @@ import { ContainerState } from './cri-client.ts';
 import { startNriNode } from './cri-nri-suite.ts';
 import { runPod, procEnviron, type KubeletPod } from './cri-pod.ts';
 import { APP_CHECKS, CANARY, DB_FILES, onPid1AndExec, raw } from './cri-cases.ts';
-import { EVICT_KEY } from '../../src/k8s/annotations.ts';
+import { EVICT_KEY } from '../../src/k8s/annotation-keys.ts';
 
 const ENV = { 'envhook.io/env': { app: [{ name: 'DB', valueFrom: { fileKeyRef: { volumeName: 'config', path: 'db.env', key: 'DB_HOST' } } }] } };
 const CONTAINER = { name: 'app', command: ['sleep', '3600'], env: { POD_ENV: 'kept' } };

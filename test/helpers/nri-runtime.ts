@@ -5,17 +5,17 @@
 // are sent as 0.8.0 sends them (stateChange) or as 0.12 does (podSandbox: the dedicated
 // StopPodSandbox/RemovePodSandbox). Built on envhook's own framing, so
 // every test that uses it is also checked against recorded containerd frames
-// (test/nri/frames.test.ts) for the framing itself.
+// (test/nri/wire/frames.test.ts) for the framing itself.
 import net from 'node:net';
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import { silentLogger } from '../../src/log.ts';
-import { decode, encode, Msg, type RegisterPluginRequestShape} from '../../src/nri/descriptors.ts';
-import { PLUGIN_CONN, RUNTIME_CONN } from '../../src/nri/frames.ts';
-import { MuxConnection } from '../../src/nri/mux.ts';
-import { PLUGIN_SERVICE, RUNTIME_SERVICE } from '../../src/nri/schema.ts';
-import { TtrpcClient, TtrpcServer } from '../../src/nri/ttrpc.ts';
+import { decode, encode, Msg, type RegisterPluginRequestShape} from '../../src/nri/wire/descriptors.ts';
+import { PLUGIN_CONN, RUNTIME_CONN } from '../../src/nri/wire/frames.ts';
+import { MuxConnection } from '../../src/nri/wire/mux.ts';
+import { PLUGIN_SERVICE, RUNTIME_SERVICE } from '../../src/nri/wire/nri-schema.ts';
+import { TtrpcClient, TtrpcServer } from '../../src/nri/wire/ttrpc.ts';
 
 export interface PeerPlugin {
   name: string;

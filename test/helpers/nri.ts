@@ -1,7 +1,8 @@
 // NRI CreateContainer requests for a container of a kubelet-like pod (scripts/kubelet-pod.ts), as
 // the protocol layer hands them to the handler: the pod's annotations (NRI passes every one),
 // NRI's own container name and pod UID, the process env and the mounts the runtime built.
-import type { NriAdjustment, NriCreateRequest, NriMount } from '../../src/nri/types.ts';
+import type { NriCreateRequest, NriMount } from '../../src/facts/nri-facts.ts';
+import type { NriAdjustment } from '../../src/apply/nri-adjustment.ts';
 import type { Pod } from '../../scripts/kubelet-pod.ts';
 
 export interface NriRequestOptions {
@@ -29,7 +30,7 @@ export function nriRequest(pod: Pod, container: string, o: NriRequestOptions = {
 /**
  * The process env after the runtime applies `adj` as containerd 2.1 with NRI 0.8.0 does: a
  * variable the container has is replaced in place (one entry left), a new one appended; a
- * removal is applied only when `removals` (NRI 0.8.0 drops them: see src/apply/nri.ts).
+ * removal is applied only when `removals` (NRI 0.8.0 drops them: see src/apply/nri-adjustment.ts).
  */
 export function applyAdjustment(env: readonly string[], adj: NriAdjustment, removals = false): string[] {
   const out = env.map((e) => [e.slice(0, Math.max(e.indexOf('='), 0)) || e, e] as [string, string]);

@@ -8,8 +8,8 @@ import path from 'node:path';
 import { BUSYBOX, whichSync } from '../helpers/bundle.ts';
 import { fakeExecutable, runFront } from '../helpers/front.ts';
 import { EXEC_ARGV_CASES } from '../oci/runc-exec-args.cases.ts';
-import { EXEC_SIDECAR, writeExecSidecar } from '../../src/shim/exec-sidecar.ts';
-import { execEnv } from '../../src/apply/exec.ts';
+import { EXEC_SIDECAR, writeExecSidecar } from '../../src/bundle/exec-sidecar.ts';
+import { execEnv } from '../../src/apply/exec-env.ts';
 
 const SHELLS: [string, string[] | undefined][] = [
   ['dash', whichSync('dash') ? ['dash'] : undefined],
@@ -103,7 +103,7 @@ for (const [name, shell] of SHELLS) {
   });
 }
 
-// The exec sidecar (src/shim/exec-sidecar.ts) that envhook's create leaves: the front swaps the
+// The exec sidecar (src/bundle/exec-sidecar.ts) that envhook's create leaves: the front swaps the
 // process file's env for the exec env itself, with no Node, only when every guard holds.
 const HOSTILE = `CANARY'"env":["x"]\\ $(id) \`id\`\n'\\''`;
 const ORIGINAL_ENV = ['PATH=/bin', `A=old ${HOSTILE}`, 'KEEP=1', 'GONE_SERVICE_HOST=10.0.0.1'];

@@ -6,10 +6,11 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '../../src/log.ts';
-import { encodeMux, encodeTtrpc, MessageType, RUNTIME_CONN } from '../../src/nri/frames.ts';
-import { encode, Msg } from '../../src/nri/descriptors.ts';
+import { encodeMux, encodeTtrpc, MessageType, RUNTIME_CONN } from '../../src/nri/wire/frames.ts';
+import { encode, Msg } from '../../src/nri/wire/descriptors.ts';
 import { inheritedFd, startDaemon } from '../../src/nri/daemon.ts';
-import { EMPTY_ADJUSTMENT, type NriCreateHandler } from '../../src/nri/types.ts';
+import { EMPTY_ADJUSTMENT } from '../../src/apply/nri-adjustment.ts';
+import type { NriCreateHandler } from '../../src/nri/types.ts';
 
 // The daemon's tests are about the connection: a handler that changes nothing.
 const emptyAdjustmentHandler: NriCreateHandler = () => EMPTY_ADJUSTMENT;

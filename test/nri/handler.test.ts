@@ -5,14 +5,16 @@ import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createNriHandler } from '../../src/nri/handler.ts';
-import { EMPTY_ADJUSTMENT, type NriAdjustment, type NriCreateRequest } from '../../src/nri/types.ts';
+import type { NriCreateRequest } from '../../src/facts/nri-facts.ts';
+import { EMPTY_ADJUSTMENT, type NriAdjustment } from '../../src/apply/nri-adjustment.ts';
 import { EnvhookError } from '../../src/errors.ts';
 import { createLogger } from '../../src/log.ts';
-import { appliedDigest, APPLIED_KEY } from '../../src/plan/mark.ts';
+import { appliedDigest } from '../../src/plan/mark.ts';
 import { makePod, type Pod } from '../../scripts/kubelet-pod.ts';
 import { makeAtomicVolume } from '../../scripts/kubelet-pod.ts';
 import { CANARY, ENV_ANNOTATIONS, FAILING_ANNOTATIONS, FAILING_MESSAGE, FILES, raw } from '../helpers/injected.ts';
 import { applyAdjustment, nriRequest } from '../helpers/nri.ts';
+import { APPLIED_KEY } from '../../src/k8s/annotation-keys.ts';
 
 const SERVICES = ['KUBERNETES_SERVICE_HOST=10.96.0.1', 'REDIS_SERVICE_HOST=10.96.0.9', 'REDIS_PORT=tcp://10.96.0.9:6379'];
 

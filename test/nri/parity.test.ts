@@ -6,7 +6,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createNriHandler } from '../../src/nri/handler.ts';
-import type { NriAdjustment } from '../../src/nri/types.ts';
+import type { NriAdjustment } from '../../src/apply/nri-adjustment.ts';
 import { createLogger } from '../../src/log.ts';
 import { inject, ref, setup } from '../helpers/inject.ts';
 import { makeAtomicVolume } from '../../scripts/kubelet-pod.ts';

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { readVolumeOwners, VOLUME_OWNERS } from '../../src/ownership/annotation.ts';
+import { readVolumeOwners } from '../../src/ownership/annotation.ts';
+import { VOLUME_OWNERS } from '../../src/k8s/annotation-keys.ts';
 
 const read = (value: unknown) => readVolumeOwners({ [VOLUME_OWNERS]: typeof value === 'string' ? value : JSON.stringify(value) });
 const msg = (value: unknown): string => {

@@ -3,7 +3,7 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { runPipeline, type PipelineOptions } from '../../src/pipeline.ts';
+import { runPipeline, type PipelineOptions } from '../../src/bundle/spec-pipeline.ts';
 import { silentLogger } from '../../src/log.ts';
 import type { Spec } from '../../src/oci/spec.ts';
 import { makePod, type Pod } from '../../scripts/kubelet-pod.ts';

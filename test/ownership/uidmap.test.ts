@@ -1,7 +1,7 @@
 import t from 'tap';
 import { describeMappings, hostUid, isIdmappedMount, mapId, mountsOf, volumeTranslation } from '../../src/ownership/uidmap.ts';
 import type { Spec } from '../../src/oci/spec.ts';
-import { factsFromSpec } from '../../src/facts/spec.ts';
+import { factsFromSpec } from '../../src/facts/spec-facts.ts';
 
 /** The rule for a volume of a config.json: its mounts and linux.uidMappings, as the pipeline reads them. */
 const translation = (spec: Spec, dir: string) => volumeTranslation(factsFromSpec(spec), dir);

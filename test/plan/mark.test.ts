@@ -1,8 +1,9 @@
 // The applied mark: a digest of the container name and the three env annotations' raw text,
 // and the hook stage's check of it.
 import t from 'tap';
-import { APPLIED_KEY, appliedDigest, checkApplied, envRequested } from '../../src/plan/mark.ts';
+import { appliedDigest, checkApplied, envRequested } from '../../src/plan/mark.ts';
 import { EnvhookError } from '../../src/errors.ts';
+import { APPLIED_KEY } from '../../src/k8s/annotation-keys.ts';
 
 const env = { 'envhook.io/env': '{"app":[{"name":"A","value":"1"}]}' };
 

@@ -257,7 +257,7 @@ t.test('envhook inject: a container that is not in the annotation, or named like
 
 t.test('a run that changes nothing never rewrites config.json, whatever its layout', async (t) => {
   const { loadSpec: load, flushSpec: flush } = await import('../../src/oci/spec.ts');
-  const { runPipeline } = await import('../../src/pipeline.ts');
+  const { runPipeline } = await import('../../src/bundle/spec-pipeline.ts');
   const { silentLogger } = await import('../../src/log.ts');
   const settings = { kubeletRoot: '/nonexistent-kubelet', runtime: 'runc', logFile: undefined, logLevel: 'silent' as const };
   const layouts = ['{"a":1,"b":[1,2]}', '{"a":1,"b":[1,2]}\n', '{\n\t"a": 1,\n\t"b": [1, 2]\n}', '{\n  "a": 1,\n  "b": [\n    1,\n    2\n  ]\n}\n', '{ "a" : 1 , "b" : [ 1 , 2 ] }', '{\r\n  "a": 1,\r\n  "b": [1, 2]\r\n}\r\n', '{"a":1.0,"b":[1,2e0]}'];

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import net from 'node:net';
 import { execFileSync, spawn } from 'node:child_process';
-import { runPipeline } from '../../src/pipeline.ts';
+import { runPipeline } from '../../src/bundle/spec-pipeline.ts';
 import { silentLogger } from '../../src/log.ts';
 import { EnvhookError } from '../../src/errors.ts';
 import { makePod } from '../../scripts/kubelet-pod.ts';

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { runShim, type ShimEnv } from '../../src/shim/shim.ts';
 import { resolveRuntime } from '../../src/shim/runtime.ts';
-import { EXEC_SIDECAR } from '../../src/shim/exec-sidecar.ts';
+import { EXEC_SIDECAR } from '../../src/bundle/exec-sidecar.ts';
 import { fakeExecutable, FRONT } from '../helpers/front.ts';
 import { ref, setup as podSetup, type InjectSetup } from '../helpers/inject.ts';
 

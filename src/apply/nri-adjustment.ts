@@ -1,0 +1,55 @@
+// The NRI applier: the changes as an NRI container adjustment (SPEC §9). NRI replaces a
+// variable the container already has and appends a new one, so the variables set are given in
+// the order they were first set, as the config.json applier appends them.
+//
+// Removal: NRI 0.8.0 on containerd 2.1 applies a removal (`-NAME`) only to the request shown to
+// later plugins, never to the container's spec: it is silently dropped. A container whose
+// `serviceLinks: false` would remove variables therefore fails to be created, with a message
+// that says what to do, rather than start with the service links it asked to be rid of.
+// `removeEnv: true` is for a runtime where a test has shown removals to work. A pod that runs
+// under envhook's own runtime handler (`guarded`) is left whole to that handler instead: an
+// empty adjustment, no applied mark, so its front runs the shim pipeline, which can remove.
+import { EnvhookError } from '../errors.ts';
+import type { Changes } from '../plan/changes.ts';
+import { APPLIED_KEY, SERVICE_LINKS_KEY } from '../k8s/annotation-keys.ts';
+
+/** The applier's output; the NRI session turns it into NRI's ContainerAdjustment. */
+export interface NriAdjustment {
+  /** Variables to add or replace, in order. */
+  env: { key: string; value: string }[];
+  /** Variable names to remove from the container's env. */
+  removeEnv: string[];
+  /** Annotations to add or replace on the container. */
+  annotations: Record<string, string>;
+}
+
+export const EMPTY_ADJUSTMENT: NriAdjustment = Object.freeze({ env: [], removeEnv: [], annotations: {} }) as NriAdjustment;
+
+export interface NriApplyOptions {
+  /** The runtime applies env removals (none proven yet: default false). */
+  removeEnv?: boolean | undefined;
+  /** The pod runs under envhook's runtime handler, whose front applies what NRI cannot. */
+  guarded?: boolean | undefined;
+}
+
+export function toNriAdjustment(changes: Changes, options: NriApplyOptions = {}): NriAdjustment {
+  const { env, mark } = changes;
+  if (env === undefined || mark === undefined) return EMPTY_ADJUSTMENT;
+  if (env.removed.length > 0 && options.removeEnv !== true) {
+    if (options.guarded) return EMPTY_ADJUSTMENT;
+    throw removalUnsupported(changes.container, env.removed.length);
+  }
+  return {
+    env: [...env.values].map(([key, value]) => ({ key, value })),
+    removeEnv: [...env.removed],
+    annotations: { [APPLIED_KEY]: mark },
+  };
+}
+
+function removalUnsupported(container: string | undefined, count: number): EnvhookError {
+  return new EnvhookError(
+    `annotation "${SERVICE_LINKS_KEY}": container ${JSON.stringify(container ?? '')} would have ${count} service ${count === 1 ? 'variable' : 'variables'} removed, ` +
+      'but NRI on this runtime drops removals: set enableServiceLinks: false in the pod spec instead, ' +
+      "or give the pod runtimeClassName: envhook (envhook's runtime handler removes them)",
+  );
+}

@@ -1,0 +1,57 @@
+// NRI's protobuf shapes ↔ envhook's plain data: facts' NriCreateRequest (facts/nri-facts.ts), apply's
+// NriAdjustment (apply/nri-adjustment.ts) and a Synchronize's containers (below).
+import type { NriCreateRequest, NriMount, NriPod } from '../../facts/nri-facts.ts';
+import type { NriAdjustment } from '../../apply/nri-adjustment.ts';
+import type { ContainerShape, CreateContainerRequestShape, MountShape, PodSandboxShape } from './descriptors.ts';
+
+/** A container of a Synchronize: what the owner watcher and the missed-container check read. */
+export interface NriSyncContainer {
+  id: string;
+  name: string;
+  podSandboxId: string;
+  /** The container's annotations as the runtime stored them (envhook's applied mark among them). */
+  annotations: Record<string, string>;
+  /** NRI's ContainerState number (nri-schema.ts: CONTAINER_STOPPED). */
+  state: number;
+  mounts: NriMount[];
+}
+
+export function toPod(pod: PodSandboxShape | undefined): NriPod {
+  return { id: pod?.id ?? '', name: pod?.name ?? '', namespace: pod?.namespace ?? '', uid: pod?.uid ?? '', annotations: { ...pod?.annotations }, ...(pod?.runtimeHandler ? { runtimeHandler: pod.runtimeHandler } : {}) };
+}
+
+/** A Synchronize's container: ids, name, annotations, state and mounts (never its env). */
+export function toSyncContainer(c: ContainerShape): NriSyncContainer {
+  return { id: c.id, name: c.name, podSandboxId: c.podSandboxId, annotations: { ...c.annotations }, state: c.state, mounts: toMounts(c.mounts) };
+}
+
+const toMounts = (mounts: readonly MountShape[] | undefined): NriMount[] =>
+  (mounts ?? []).map((m) => ({ destination: m.destination, source: m.source, type: m.type, options: m.options }));
+
+export function toCreateRequest(msg: CreateContainerRequestShape): NriCreateRequest {
+  const c = msg.container;
+  return {
+    pod: toPod(msg.pod),
+    container: {
+      id: c?.id ?? '',
+      name: c?.name ?? '',
+      annotations: { ...c?.annotations },
+      env: c?.env ?? [],
+      mounts: toMounts(c?.mounts),
+      // NRI 0.8.0's Container carries no user-namespace mappings.
+      uidMappings: undefined,
+    },
+  };
+}
+
+/**
+ * The ContainerAdjustment fields of an NriAdjustment. NRI removes a variable with a KeyValue
+ * whose key is the name prefixed with `-`; removals come first so that a name both removed
+ * and set ends up set.
+ */
+export function fromAdjustment(adj: NriAdjustment): { annotations: Record<string, string>; env: { key: string; value: string }[] } {
+  return {
+    annotations: { ...adj.annotations },
+    env: [...adj.removeEnv.map((name) => ({ key: `-${name}`, value: '' })), ...adj.env.map(({ key, value }) => ({ key, value }))],
+  };
+}
