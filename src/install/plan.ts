@@ -11,7 +11,8 @@ import type { RuntimePlan } from './targets.ts';
 import { containerdPlan, type ContainerdOptions } from './containerd-plan.ts';
 import { crioPlan } from './crio.ts';
 import { podmanPlan } from './podman.ts';
-import { settingsTarget, type SettingsFlags } from './settings-file.ts';
+import { SETTINGS_FILE, settingsTarget, type SettingsFlags } from './settings-file.ts';
+import { frontConfTarget, runtimeSetting } from './front-conf.ts';
 import { containerdNriPlan, nriIndex } from './containerd-nri.ts';
 import { absolute } from './layout.ts';
 import { CRIO_NRI_DROP_IN, crioNriPlan } from './crio-nri.ts';
@@ -62,7 +63,8 @@ export function planInstall(opts: InstallOptions): Plan {
   const rp = runtimePlan(layout, opts, state.runtimes[key]);
   // the settings before the registration that makes the runtime run the front
   const settings = settingsTarget(layout, opts, state);
-  const files = [...executableTargets(layout, opts), ...(settings ? [settings] : []), ...rp.files];
+  const conf = frontConfTarget(layout, opts.ociRuntime ?? runtimeSetting(settings?.content ?? readHost(layout, SETTINGS_FILE)) ?? 'runc');
+  const files = [...executableTargets(layout, opts, conf.target), ...(settings ? [settings] : []), ...rp.files];
   const changes: Change[] = files.map((t): Change => {
     const before = readHost(layout, t.file);
     // an existing file that envhook did not write (or that was edited since) is the admin's
@@ -100,7 +102,7 @@ export function planInstall(opts: InstallOptions): Plan {
     ...(dirs.length ? { dirs } : {}),
   };
   changes.push(stateChange(layout, next, stateBefore));
-  return { layout, changes, next: rp.next, notes: rp.notes ?? [], verify: rp.verify };
+  return { layout, changes, next: rp.next, notes: [...(rp.notes ?? []), ...(conf.note ? [conf.note] : [])], verify: rp.verify };
 }
 
 function runtimePlan(layout: Layout, opts: InstallOptions, previous: RuntimeRecord | undefined): RuntimePlan {
