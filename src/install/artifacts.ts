@@ -1,6 +1,6 @@
 // What install copies onto the host: the envhook executable and the sh front next to it (the
-// front finds `envhook` in its own directory, and its data file, front-conf.ts). The executable is the single-file build
-// `dist/envhook` when present; otherwise the bundle goes next to it (`envhook.cjs`, the launcher,
+// front finds `envhook` in its own directory, and its data file, front-conf.ts). The executable
+// is the single-file build `dist/envhook` when present; otherwise the bundle goes next to it (`envhook.cjs`, the launcher,
 // and `envhook-main.cjs`, which the launcher loads) and `envhook` is a short sh wrapper running
 // the bundle from its own directory with a Node 24 named by --node (default: the Node running
 // this install), which must exist on the host. Finding the bundle from its own directory, as the

@@ -11,8 +11,8 @@ import { deepestFirst, readHost, sha256, type Change } from './fsops.ts';
 import { markedFiles, readState, stateChange, type RuntimeRecord, type State } from './state.ts';
 import { adminFileChange } from './admin-file.ts';
 import { installKey, type InstallKey } from './mode.ts';
-import type { InstallOptions, Plan } from './plan.ts';
-import { NRI_DEFAULT_SOCKET } from './containerd-nri.ts';
+import type { InstallOptions, Plan } from './install-plan.ts';
+import { NRI_DEFAULT_SOCKET } from './nri-plugin.ts';
 
 export function planUninstall(opts: Pick<InstallOptions, 'runtime' | 'root' | 'prefix' | 'mode'>): Plan {
   const layout = makeLayout(opts.runtime, opts);

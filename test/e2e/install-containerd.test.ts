@@ -7,7 +7,7 @@
 // restores the root byte for byte. Once with the single executable (what `npm run build` makes),
 // once with the sh wrapper and the bundle (a build without it).
 // containerd 1.6 reads config version 2 only; version 3 output is checked by parsing
-// (test/install/containerd.test.ts).
+// (test/install/containerd/containerd-block.test.ts).
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -7,14 +7,14 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { installRoot, install, snapshot, uninstall } from '../helpers/install.ts';
-import { containerd2ForInstall } from '../helpers/containerd-nri.ts';
+import { installRoot, install, snapshot, uninstall } from '../../helpers/install.ts';
+import { containerd2ForInstall } from '../../helpers/containerd-nri.ts';
 
 t.setTimeout(300_000);
 
 const { c2, skip2 } = containerd2ForInstall();
 const env = { ...process.env, PATH: '/nonexistent' };
-const DEFAULT_17 = fs.readFileSync(path.join(import.meta.dirname, '../fixtures/containerd/1.7.24-config-default.toml'), 'utf8');
+const DEFAULT_17 = fs.readFileSync(path.join(import.meta.dirname, '../../fixtures/containerd/1.7.24-config-default.toml'), 'utf8');
 const CONFIG = 'etc/containerd/config.toml';
 const nri = (extra: string[] = []) => ['--mode', 'nri', ...extra];
 

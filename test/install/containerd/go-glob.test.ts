@@ -4,7 +4,7 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { goGlob, hasMeta } from '../../src/install/go-glob.ts';
+import { goGlob, hasMeta } from '../../../src/install/containerd/go-glob.ts';
 
 function tree(t: Test) {
   const dir = t.testdir({ a: { x: { '1.toml': '', 'B.toml': '', 'b.toml': '', '.hidden.toml': '', 'c.conf': '', 'sub.toml': {} }, y: { '2.toml': '' }, 'file.toml': '' } });

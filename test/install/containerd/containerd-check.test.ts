@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fakeContainerd, fakeSource, hostFiles, install, snapshot } from '../helpers/install.ts';
+import { fakeContainerd, fakeSource, hostFiles, install, snapshot } from '../../helpers/install.ts';
 
 const ADMIN = "version = 3\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]\n  SystemdCgroup = true\n";
 const FRONT = '/usr/local/lib/envhook/envhook-runtime';

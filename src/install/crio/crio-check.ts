@@ -5,11 +5,11 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { EnvhookError } from '../errors.ts';
-import { HANDLER, type Layout } from './layout.ts';
-import { tableAt, type Table } from './toml.ts';
+import { EnvhookError } from '../../errors.ts';
+import { HANDLER, type Layout } from '../layout.ts';
+import { tableAt, type Table } from '../toml.ts';
 import { readCrioConfig } from './crio-render.ts';
-import { versionMatch } from './which.ts';
+import { versionMatch } from '../which.ts';
 
 export const CRIO_MAIN_CONFIG = '/etc/crio/crio.conf';
 

@@ -7,7 +7,7 @@
 //        3 name afterwards, but only when no file sets the version 3 table: otherwise every
 //        version 2 CRI section is dropped without a word.
 import type { ConfigFile, Family } from './containerd-files.ts';
-import { table, tableAt, type Table } from './toml.ts';
+import { table, tableAt, type Table } from '../toml.ts';
 
 export const CRI_V2 = 'io.containerd.grpc.v1.cri';
 export const CRI_V3 = 'io.containerd.cri.v1.runtime';

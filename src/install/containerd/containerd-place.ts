@@ -6,12 +6,12 @@
 //        handler itself (refused); a drop-in named with --drop-in works the same, once the root
 //        imports it and it is of the root's version.
 // With no binary to say which line reads a version 2 layout, both readings must agree.
-import { EnvhookError } from '../errors.ts';
+import { EnvhookError } from '../../errors.ts';
 import type { ConfigFile } from './containerd-files.ts';
 import type { ContainerdConfig, Reading } from './containerd-config.ts';
 import { CRI_V2, CRI_V3, criPlugin, criSetters, defaultRuntime, effectiveCri } from './containerd-merge.ts';
-import { HANDLER } from './layout.ts';
-import { tableAt, type Table } from './toml.ts';
+import { HANDLER } from '../layout.ts';
+import { tableAt, type Table } from '../toml.ts';
 
 export interface Placement {
   file: ConfigFile;

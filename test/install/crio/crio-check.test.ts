@@ -7,8 +7,8 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fakeSource, hostFiles, install, snapshot } from '../helpers/install.ts';
-import { crioDouble } from '../helpers/crio.ts';
+import { fakeSource, hostFiles, install, snapshot } from '../../helpers/install.ts';
+import { crioDouble } from '../../helpers/crio.ts';
 
 const FRONT = '/usr/local/lib/envhook/envhook-runtime';
 

@@ -4,10 +4,10 @@
 // the list in force (the admin's, or Podman's defaults) and appends envhook's directory.
 import fs from 'node:fs';
 import path from 'node:path';
-import { EnvhookError } from '../errors.ts';
-import { HOOK_FILES, PODMAN_DEFAULT_HOOKS_DIRS, PODMAN_MAIN_CONFIGS, type Layout } from './layout.ts';
-import { hookFile, type HookTemplates, type RuntimePlan } from './targets.ts';
-import { parseToml } from './toml.ts';
+import { EnvhookError } from '../../errors.ts';
+import { HOOK_FILES, PODMAN_DEFAULT_HOOKS_DIRS, PODMAN_MAIN_CONFIGS, type Layout } from '../layout.ts';
+import { hookFile, type HookTemplates, type RuntimePlan } from '../targets.ts';
+import { parseToml } from '../toml.ts';
 
 export function podmanPlan(layout: Layout, templates: HookTemplates): RuntimePlan {
   const dirs = currentHooksDirs(layout).filter((d) => d !== layout.podmanHooksDir);

@@ -1,11 +1,11 @@
 // The check after install: containerd's own reading of the files (`config dump`) must show the
 // envhook handler with its BinaryName, pod annotations and the runc options envhook copied;
 // anything missing is named, and install puts every file back.
-import { HANDLER } from './layout.ts';
+import { HANDLER } from '../layout.ts';
 import { configDump, type ContainerdBinary } from './containerd-binary.ts';
 import { CRI_V2, CRI_V3 } from './containerd-merge.ts';
-import { EnvhookError } from '../errors.ts';
-import { tableAt, type Table } from './toml.ts';
+import { EnvhookError } from '../../errors.ts';
+import { tableAt, type Table } from '../toml.ts';
 
 export interface HandlerExpectation {
   front: string;

@@ -5,20 +5,19 @@
 // configuration has it off (containerd 1.7's default; containerd-nri-enable.ts); on 2.x, where
 // it is on by default, no configuration is written at all.
 import path from 'node:path';
-import { EnvhookError } from '../errors.ts';
-import { absolute, type Layout } from './layout.ts';
-import type { BlockTarget, RuntimePlan } from './targets.ts';
+import { EnvhookError } from '../../errors.ts';
+import { absolute, type Layout } from '../layout.ts';
+import type { BlockTarget, RuntimePlan } from '../targets.ts';
 import { blockBody, blockFile, NRI_PLUGIN, switchNriOn } from './containerd-nri-enable.ts';
-import type { KeyEdit } from './key-edit.ts';
+import type { KeyEdit } from '../key-edit.ts';
 import { configDump, findContainerd, type ContainerdBinary } from './containerd-binary.ts';
 import { readContainerdConfig, type ContainerdConfig } from './containerd-config.ts';
 import type { ConfigFile } from './containerd-files.ts';
 import { mergePlugins } from './containerd-merge.ts';
-import { parseToml, table, tableAt, type Table } from './toml.ts';
-import { withBlock } from './block.ts';
-import { names, olderThan, refuseWithoutValidator, REQUIRED_PLUGIN, requiredNote, tomlList, withRequired } from './nri-required.ts';
-import { shQuote } from '../sh-quote.ts';
-import { DAEMON_NODE_OPTION } from '../nri/process.ts';
+import { parseToml, table, tableAt, type Table } from '../toml.ts';
+import { withBlock } from '../block.ts';
+import { names, olderThan, refuseWithoutValidator, REQUIRED_PLUGIN, requiredNote, tomlList, withRequired } from '../nri-required.ts';
+import { NRI_DEFAULT_LOG, NRI_DEFAULT_SOCKET, nriIndex, pluginWrapper, redialNote } from '../nri-plugin.ts';
 
 /** containerd's own defaults for the NRI plugin's table. */
 export const NRI_DEFAULT_PLUGIN_PATH = '/opt/nri/plugins';
@@ -36,12 +35,6 @@ export interface ContainerdNriOptions {
   enableNri?: boolean | undefined;
   /** This install's previous edits (state.json): taken back before the files are read. */
   previousEdits?: KeyEdit[] | undefined;
-}
-
-export function nriIndex(index: string | undefined): string {
-  const i = index ?? '50';
-  if (!/^[0-9]{2}$/.test(i)) throw new EnvhookError(`--index must be two digits (00-99), as NRI names pre-installed plugins`);
-  return i;
 }
 
 export function containerdNriPlan(layout: Layout, opts: ContainerdNriOptions): RuntimePlan {
@@ -116,48 +109,6 @@ function requiredBlock(config: ContainerdConfig, dropIn: string | undefined): Bl
     throw new EnvhookError(`${later?.path ?? 'a later file'} sets ${VALIDATOR} and containerd reads it after ${file.path}: envhook's required_plugins would be replaced; name a file containerd reads after it with --drop-in`);
   }
   return { file: file.path, body, mode: 0o644, note: `envhook's block goes here: NRI's default validator on, required_plugins ${tomlList(list)}` };
-}
-
-/** Where the runtime's NRI socket is by default (containerd's socket_path, CRI-O's nri_listen). */
-export const NRI_DEFAULT_SOCKET = '/var/run/nri/nri.sock';
-/** Where a pre-installed plugin's stderr goes by default: the runtime gives it /dev/null. */
-export const NRI_DEFAULT_LOG = '/var/log/envhook-nri.log';
-
-export interface WrapperOptions {
-  /** The runtime's NRI socket: later workers dial it, and the instance lock is named after it. */
-  socket: string;
-  /** The file the plugin's stderr (its JSON log lines, unless logFile is set) is appended to. */
-  log: string;
-}
-
-/** The executable the runtime starts: envhook nri with the settings of /etc/envhook/config.json. */
-export function pluginWrapper(layout: Layout, opts: WrapperOptions = { socket: NRI_DEFAULT_SOCKET, log: NRI_DEFAULT_LOG }): Buffer {
-  return Buffer.from(
-    [
-      '#!/bin/sh',
-      '# envhook as a pre-installed NRI plugin (written by envhook install; removed by envhook uninstall).',
-      '# The runtime starts it with the connection as fd 3 (NRI_PLUGIN_SOCKET), no PATH, and stdout and',
-      "# stderr on /dev/null. envhook's supervisor keeps one worker registered: when one dies, the next",
-      "# dials the runtime's socket (--socket) as an external plugin under the same name.",
-      "# Logs: stderr is appended to the file below (a logFile in /etc/envhook/config.json wins); if it",
-      '# cannot be opened, envhook starts all the same.',
-      '# One V8 worker thread: less memory for a resident process (envhook cannot re-execute',
-      '# itself with it here: the connection would not survive).',
-      `NODE_OPTIONS="\${NODE_OPTIONS:+\$NODE_OPTIONS }${DAEMON_NODE_OPTION}"`,
-      'export NODE_OPTIONS',
-      `log=${shQuote(opts.log)}`,
-      'if (: >>"$log") 2>/dev/null; then exec 2>>"$log"; fi',
-      `exec ${shQuote(layout.bin)} nri --socket ${shQuote(opts.socket)}`,
-      '',
-    ].join('\n'),
-  );
-}
-
-/** The socket a pre-installed envhook dials when its first connection is gone, and a note when the runtime refuses that. */
-export function redialNote(runtime: string, socket: string, disabled: boolean): string {
-  return disabled
-    ? `${runtime} does not accept external NRI connections (${runtime === 'containerd' ? 'disable_connections' : 'nri_disable_connections'} = true): a pre-installed envhook that exits or hangs is not replaced until ${runtime} restarts`
-    : `when its first worker exits or hangs, envhook registers again on ${socket} as an external plugin`;
 }
 
 /** containerd's own reading after install: NRI on, reading plugins from the directory used (and requiring envhook). */

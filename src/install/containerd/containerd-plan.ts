@@ -1,10 +1,10 @@
 // What `install --runtime containerd` writes: envhook's block where containerd keeps it (read as
 // containerd reads the root file and its imports), the RuntimeClass, and the check that
 // containerd's own `config dump` shows the handler afterwards.
-import { EnvhookError } from '../errors.ts';
-import { absolute, DEFAULT_CONFIG, makeLayout, type Layout } from './layout.ts';
-import { runtimeClass, type RuntimePlan } from './targets.ts';
-import { containerdBlock, inheritedOptions } from './containerd.ts';
+import { EnvhookError } from '../../errors.ts';
+import { absolute, DEFAULT_CONFIG, makeLayout, type Layout } from '../layout.ts';
+import { runtimeClass, type RuntimePlan } from '../targets.ts';
+import { containerdBlock, inheritedOptions } from './containerd-block.ts';
 import { findContainerd, type ContainerdBinary } from './containerd-binary.ts';
 import { readContainerdConfig, type ContainerdConfig } from './containerd-config.ts';
 import { placeBlock } from './containerd-place.ts';

@@ -7,13 +7,13 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { installRoot, install, snapshot, uninstall } from '../helpers/install.ts';
-import { containerd2ForInstall } from '../helpers/containerd-nri.ts';
-import { CONTAINERD } from '../helpers/bundle.ts';
-import { nriIndex, pluginWrapper } from '../../src/install/containerd-nri.ts';
-import { makeLayout } from '../../src/install/layout.ts';
-import { DAEMON_NODE_OPTION } from '../../src/nri/process.ts';
-import { findContainerd } from '../../src/install/containerd-binary.ts';
+import { installRoot, install, snapshot, uninstall } from '../../helpers/install.ts';
+import { containerd2ForInstall } from '../../helpers/containerd-nri.ts';
+import { CONTAINERD } from '../../helpers/bundle.ts';
+import { nriIndex, pluginWrapper } from '../../../src/install/nri-plugin.ts';
+import { makeLayout } from '../../../src/install/layout.ts';
+import { DAEMON_NODE_OPTION } from '../../../src/nri/process.ts';
+import { findContainerd } from '../../../src/install/containerd/containerd-binary.ts';
 
 t.setTimeout(300_000);
 

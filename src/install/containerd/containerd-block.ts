@@ -3,12 +3,12 @@
 // (containerd-place.ts), in the root file's config version. The admin's text is never
 // re-serialised; smol-toml only reads it and checks that the result still parses.
 import { stringify } from 'smol-toml';
-import { EnvhookError } from '../errors.ts';
-import { withBlock } from './block.ts';
-import { HANDLER, type Layout } from './layout.ts';
+import { EnvhookError } from '../../errors.ts';
+import { withBlock } from '../block.ts';
+import { HANDLER, type Layout } from '../layout.ts';
 import type { Placement } from './containerd-place.ts';
-import type { BlockTarget } from './targets.ts';
-import { parseToml, table, tableAt, type Table } from './toml.ts';
+import type { BlockTarget } from '../targets.ts';
+import { parseToml, table, tableAt, type Table } from '../toml.ts';
 
 export function containerdBlock(layout: Layout, place: Placement): BlockTarget {
   const file = place.file.path;

@@ -6,9 +6,9 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { installRoot, install, snapshot, uninstall } from '../helpers/install.ts';
-import { crioNriDropIn } from '../../src/install/crio-nri.ts';
-import { crioDouble } from '../helpers/crio.ts';
+import { installRoot, install, snapshot, uninstall } from '../../helpers/install.ts';
+import { crioNriDropIn } from '../../../src/install/crio/crio-nri.ts';
+import { crioDouble } from '../../helpers/crio.ts';
 
 t.setTimeout(120_000);
 const nri = (extra: string[] = []) => ['--mode', 'nri', ...extra];

@@ -5,15 +5,15 @@
 // force is taken that way, and a later drop-in that turns NRI off again is refused.
 import path from 'node:path';
 import fs from 'node:fs';
-import { EnvhookError } from '../errors.ts';
-import { absolute, type Layout } from './layout.ts';
-import { readHost } from './fsops.ts';
-import type { RuntimePlan } from './targets.ts';
-import { parseToml, tableAt, type Table } from './toml.ts';
+import { EnvhookError } from '../../errors.ts';
+import { absolute, type Layout } from '../layout.ts';
+import { readHost } from '../fsops.ts';
+import type { RuntimePlan } from '../targets.ts';
+import { parseToml, tableAt, type Table } from '../toml.ts';
 import { CRIO_MAIN_CONFIG, crioConfigDump, crioVersion } from './crio-check.ts';
-import { names, refuseWithoutValidator, REQUIRED_PLUGIN, requiredNote, tomlList, withRequired } from './nri-required.ts';
-import { NRI_DEFAULT_LOG, NRI_DEFAULT_SOCKET, pluginWrapper, redialNote } from './containerd-nri.ts';
-import { onPath } from './which.ts';
+import { names, refuseWithoutValidator, REQUIRED_PLUGIN, requiredNote, tomlList, withRequired } from '../nri-required.ts';
+import { NRI_DEFAULT_LOG, NRI_DEFAULT_SOCKET, pluginWrapper, redialNote } from '../nri-plugin.ts';
+import { onPath } from '../which.ts';
 
 export const CRIO_NRI_DROP_IN = '/etc/crio/crio.conf.d/50-envhook-nri.conf';
 const NRI_DEFAULT_PLUGIN_DIR = '/opt/nri/plugins';

@@ -4,10 +4,10 @@
 // answers these without a running daemon.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { EnvhookError } from '../errors.ts';
+import { EnvhookError } from '../../errors.ts';
 import type { Family } from './containerd-files.ts';
-import { parseToml, type Table } from './toml.ts';
-import { onPath, versionMatch } from './which.ts';
+import { parseToml, type Table } from '../toml.ts';
+import { onPath, versionMatch } from '../which.ts';
 
 export interface ContainerdBinary {
   path: string;

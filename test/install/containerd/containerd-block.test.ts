@@ -5,12 +5,12 @@
 import t, { type Test } from 'tap';
 import path from 'node:path';
 import { parse } from 'smol-toml';
-import { containerdBlock, inheritedOptions } from '../../src/install/containerd.ts';
-import { withBlock } from '../../src/install/block.ts';
-import { makeLayout } from '../../src/install/layout.ts';
-import { readContainerdConfig } from '../../src/install/containerd-config.ts';
-import { placeBlock } from '../../src/install/containerd-place.ts';
-import { hostFiles } from '../helpers/install.ts';
+import { containerdBlock, inheritedOptions } from '../../../src/install/containerd/containerd-block.ts';
+import { withBlock } from '../../../src/install/block.ts';
+import { makeLayout } from '../../../src/install/layout.ts';
+import { readContainerdConfig } from '../../../src/install/containerd/containerd-config.ts';
+import { placeBlock } from '../../../src/install/containerd/containerd-place.ts';
+import { hostFiles } from '../../helpers/install.ts';
 
 const ROOT = '/etc/containerd/config.toml';
 

@@ -9,10 +9,10 @@
 // (containerd's LoadConfig and resolveImports; checked against both binaries' `config dump`.)
 // Each file is read without envhook's own block, so that placement sees the admin's layout.
 import path from 'node:path';
-import { EnvhookError } from '../errors.ts';
-import { splitBlock } from './block.ts';
+import { EnvhookError } from '../../errors.ts';
+import { splitBlock } from '../block.ts';
 import { goGlob, type ListDir } from './go-glob.ts';
-import { parseToml, type Table } from './toml.ts';
+import { parseToml, type Table } from '../toml.ts';
 
 export type Family = '1.x' | '2.x';
 

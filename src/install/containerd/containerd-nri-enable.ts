@@ -3,14 +3,14 @@
 // admin's file sets `disable = true` there (the file `containerd config default` writes on 1.7),
 // only with --enable-nri, by changing exactly that line (the file backed up first; uninstall puts
 // the line back). An admin's NRI table is otherwise never edited.
-import { EnvhookError } from '../errors.ts';
-import type { BlockTarget } from './targets.ts';
+import { EnvhookError } from '../../errors.ts';
+import type { BlockTarget } from '../targets.ts';
 import type { ContainerdConfig, Reading } from './containerd-config.ts';
 import type { ConfigFile } from './containerd-files.ts';
 import { mergePlugins } from './containerd-merge.ts';
-import { parseToml, table, tableAt } from './toml.ts';
-import { withBlock } from './block.ts';
-import { applyEdit, planKeyEdit, type KeyEdit } from './key-edit.ts';
+import { parseToml, table, tableAt } from '../toml.ts';
+import { withBlock } from '../block.ts';
+import { applyEdit, planKeyEdit, type KeyEdit } from '../key-edit.ts';
 
 export const NRI_PLUGIN = 'io.containerd.nri.v1.nri';
 export const ENABLE_NRI = '--enable-nri';

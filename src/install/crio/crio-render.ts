@@ -8,7 +8,7 @@
 // line is a value: the default, or for the validator whatever the files set.
 // Only the options install reads are taken back from comments: the help text above CRI-O's
 // options holds example lines of the same shape (`# runtime_path = "/path/to/the/executable"`).
-import { parseToml, type Table } from './toml.ts';
+import { parseToml, type Table } from '../toml.ts';
 
 const VALIDATOR = 'crio.nri.default_validator';
 /** Per table, the options install reads, wherever CRI-O prints them commented. */

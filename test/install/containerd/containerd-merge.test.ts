@@ -2,8 +2,8 @@
 // per file, 2.x merges tables key by key (later scalars and arrays win, even false and ''), and
 // 2.x drops version 2 CRI sections when any file sets the version 3 table.
 import t from 'tap';
-import type { ConfigFile } from '../../src/install/containerd-files.ts';
-import { CRI_V2, CRI_V3, criPlugin, defaultRuntime, effectiveCri, mergePlugins } from '../../src/install/containerd-merge.ts';
+import type { ConfigFile } from '../../../src/install/containerd/containerd-files.ts';
+import { CRI_V2, CRI_V3, criPlugin, defaultRuntime, effectiveCri, mergePlugins } from '../../../src/install/containerd/containerd-merge.ts';
 
 const file = (p: string, plugins: Record<string, unknown>): ConfigFile => ({ path: p, exists: true, text: '', hadBlock: false, doc: { plugins }, version: 2, importedBy: undefined });
 const runc = (plugin: string, options: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ [plugin]: { containerd: { runtimes: { runc: { ...extra, options } } } } });

@@ -4,7 +4,7 @@
 // non-directories are skipped silently, as Go does. Matching the rules matters: the order of the
 // matches is containerd's merge order.
 import path from 'node:path';
-import { EnvhookError } from '../errors.ts';
+import { EnvhookError } from '../../errors.ts';
 
 /** Lists the names in a host directory, or undefined when it is not a readable directory. */
 export type ListDir = (hostDir: string) => string[] | undefined;

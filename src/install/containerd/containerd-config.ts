@@ -3,12 +3,12 @@
 // install mode that registers something with containerd (the runtime handler; NRI later).
 import fs from 'node:fs';
 import path from 'node:path';
-import { EnvhookError } from '../errors.ts';
-import type { Layout } from './layout.ts';
-import { readHost } from './fsops.ts';
+import { EnvhookError } from '../../errors.ts';
+import type { Layout } from '../layout.ts';
+import { readHost } from '../fsops.ts';
 import { loadOrder, type ConfigFile, type Family, type HostReader } from './containerd-files.ts';
 import { defaultConfigVersion, type ContainerdBinary } from './containerd-binary.ts';
-import { revertEdit, type KeyEdit } from './key-edit.ts';
+import { revertEdit, type KeyEdit } from '../key-edit.ts';
 
 export interface Reading {
   family: Family;

@@ -4,10 +4,10 @@
 // CRI-O's own experimental annotations (and is deprecated), so it is not set.
 // Never a precreate file here: CRI-O rejects that stage and reads Podman's default directory.
 import path from 'node:path';
-import { HANDLER, HOOK_FILES, SHARED_HOOKS_DIR, type Layout } from './layout.ts';
-import { hookFile, runtimeClass, type HookTemplates, type RuntimePlan } from './targets.ts';
-import { parseToml } from './toml.ts';
-import { onPath } from './which.ts';
+import { HANDLER, HOOK_FILES, SHARED_HOOKS_DIR, type Layout } from '../layout.ts';
+import { hookFile, runtimeClass, type HookTemplates, type RuntimePlan } from '../targets.ts';
+import { parseToml } from '../toml.ts';
+import { onPath } from '../which.ts';
 import { checkCrio } from './crio-check.ts';
 
 export function crioDropIn(layout: Layout): string {
