@@ -29,9 +29,12 @@ export function builds() {
 /**
  * BENCH_BEFORE=DIR: a copy of the repository's dist/ from an earlier commit, in DIR/dist, timed
  * side by side with the current build in the same run (rows 1, 3, 5): "before" and "after" of a
- * change, without comparing figures across runs.
+ * change, without comparing figures across runs. With DIR/hooks/envhook-runtime, rows 2 and 7
+ * also time that front (row 7 beside DIR/dist/envhook, as an install places it).
  */
 export const BEFORE = process.env.BENCH_BEFORE;
+/** BENCH_BEFORE's front, when it has one. */
+export const FRONT_BEFORE = BEFORE && fs.existsSync(path.join(BEFORE, 'hooks/envhook-runtime')) ? path.join(BEFORE, 'hooks/envhook-runtime') : undefined;
 
 /** Why `envhook inject` cannot be benchmarked yet, or undefined when it can. */
 export function injectMissing() {

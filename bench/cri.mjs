@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { RUNS, cmd, loadavg, measure, median } from './harness.mjs';
-import { NODE, injectMissing } from './cli.mjs';
+import { BEFORE, FRONT_BEFORE, NODE, injectMissing } from './cli.mjs';
 import { envFileText, serviceEnv } from './fixtures.mjs';
 import { missingForCri } from '../test/helpers/cri-containerd.ts';
 import { prepareWithEnvhook } from '../test/helpers/cri-envhook.ts';
@@ -23,7 +23,9 @@ const WARMUP = 2;
 let label = 'containerd 1.6';
 // (test/helpers/cri-cases.ts has the same, but imports tap through its helpers: tap would start a test run here.)
 const raw = (annotations) => Object.fromEntries(Object.entries(annotations).map(([k, v]) => [k, JSON.stringify(v)]));
-const HANDLERS = ['runc', 'envhook'];
+// BENCH_BEFORE with a front and a single executable: a handler `before` running them (cli.mjs).
+const HAS_BEFORE = FRONT_BEFORE !== undefined && fs.existsSync(path.join(BEFORE, 'dist/envhook'));
+const HANDLERS = ['runc', 'envhook', ...(HAS_BEFORE ? ['before'] : [])];
 
 export function typicalPod() {
   const env = Array.from({ length: 10 }, (_, i) => ({
@@ -66,7 +68,8 @@ async function interleaved(subjects) {
 function rows(name, ms, target) {
   const load = loadavg();
   const floor = ms.shwrap === undefined ? [] : [{ case: name, subject: `floor: ${SH_WRAPPER_LABEL}`, ms: ms.shwrap, baseline: 'runc handler', baseMs: ms.runc, load, containerd: label }];
-  return [{ case: name, subject: 'envhook handler', ms: ms.envhook, baseline: 'runc handler', baseMs: ms.runc, target, load, containerd: label }, ...floor];
+  const before = ms.before === undefined ? [] : [{ case: name, subject: 'envhook handler, before (BENCH_BEFORE)', ms: ms.before, baseline: 'runc handler', baseMs: ms.runc, target, load, containerd: label }];
+  return [{ case: name, subject: 'envhook handler', ms: ms.envhook, baseline: 'runc handler', baseMs: ms.runc, target, load, containerd: label }, ...before, ...floor];
 }
 
 // The floor of any sh front (7a, 7b): a third handler whose runtime is a two-line sh script that
@@ -77,6 +80,18 @@ function shWrapper(dir) {
   const file = path.join(dir, 'sh-wrapper');
   const table = 'plugins."io.containerd.grpc.v1.cri".containerd.runtimes.shwrap';
   return `[${table}]\n  runtime_type = "io.containerd.runc.v2"\n[${table}.options]\n  BinaryName = ${JSON.stringify(file)}\n  Root = ${JSON.stringify(path.join(dir, 'shwrap-root'))}\n`;
+}
+
+/** The `before` handler: BENCH_BEFORE's front with its envhook beside it, registered as install registers `envhook`. */
+function beforeHandler(dir) {
+  if (!HAS_BEFORE) return '';
+  const front = path.join(dir, 'before/envhook-runtime');
+  fs.mkdirSync(path.dirname(front));
+  fs.copyFileSync(FRONT_BEFORE, front);
+  fs.chmodSync(front, 0o755);
+  fs.symlinkSync(path.join(BEFORE, 'dist/envhook'), path.join(dir, 'before/envhook'));
+  const table = 'plugins."io.containerd.grpc.v1.cri".containerd.runtimes.before';
+  return `[${table}]\n  runtime_type = "io.containerd.runc.v2"\n  pod_annotations = ["envhook.io/*"]\n[${table}.options]\n  BinaryName = ${JSON.stringify(front)}\n`;
 }
 
 /** Stops and removes a container, as the kubelet does when it goes (untimed). */
@@ -96,7 +111,7 @@ export async function criRows() {
   // disk the fsyncs of config.json's atomic rewrite cost several ms (row 1 shows both).
   const tmpBase = process.env.BENCH_BUNDLE_DIR ?? '/dev/shm';
   const wrapperDir = fs.mkdtempSync(path.join(tmpBase, 'envhook-bench-shwrap-'));
-  const node = prepareWithEnvhook({ version: '1.6', countRuns: false, logLevel: 'info', tmpBase, extraConfig: shWrapper(wrapperDir) });
+  const node = prepareWithEnvhook({ version: '1.6', countRuns: false, logLevel: 'info', tmpBase, extraConfig: shWrapper(wrapperDir) + beforeHandler(wrapperDir) });
   fs.writeFileSync(path.join(wrapperDir, 'sh-wrapper'), `#!/bin/sh\nexec ${JSON.stringify(node.containerd.bin.runc)} "$@"\n`, { mode: 0o755 });
   await node.containerd.start();
   label = node.containerd.label.replace(/^containerd github\.com\/containerd\/containerd /, 'containerd ');

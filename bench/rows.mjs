@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { cmd, measure, loadavg } from './harness.mjs';
-import { NODE, FRONT, builds, injectMissing, frontMissing, injectArgs, verifyPlan, frontBins } from './cli.mjs';
+import { NODE, FRONT, FRONT_BEFORE, builds, injectMissing, frontMissing, injectArgs, verifyPlan, frontBins } from './cli.mjs';
 import { typicalPod, makeRootfs, resetOwners } from './fixtures.mjs';
 
 const nodeE0 = () => cmd('node -e 0', [NODE, '-e', '0']);
@@ -54,7 +54,8 @@ export function passThrough(work) {
   const created = spawnSync('runc', [...g, 'create', '--bundle', fx.bundle, id], { stdio: 'ignore' });
   if (created.status !== 0) return [{ case: '2 pass-through state', skip: `runc create failed (status ${created.status})` }];
   try {
-    return compare('2 pass-through state', cmd('runc state', ['runc', ...g, 'state', id]), [cmd('envhook-runtime state', [FRONT, ...g, 'state', id])], { addMs: 2 });
+    const before = FRONT_BEFORE ? [cmd('envhook-runtime state, before (BENCH_BEFORE)', [FRONT_BEFORE, ...g, 'state', id])] : [];
+    return compare('2 pass-through state', cmd('runc state', ['runc', ...g, 'state', id]), [cmd('envhook-runtime state', [FRONT, ...g, 'state', id]), ...before], { addMs: 2 });
   } finally {
     spawnSync('runc', [...g, 'delete', '-f', id]);
   }

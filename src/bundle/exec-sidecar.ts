@@ -3,19 +3,21 @@
 // the same JSON encoder that wrote the bundle's config.json, so for a plain exec (kubectl exec,
 // an exec probe) the file's `"env":[…]` is, byte for byte, the original config.json's process
 // env in compact form. At create, when envhook changed the env, the shim writes
-// `<bundle>/envhook-exec.sh` (0600, like config.json it holds values) with that original text and
-// the env the exec applier gives for it (apply/exec-env.ts, the same function the Node exec path
-// runs); the front sources it and swaps the one for the other in the process file. Any process
-// file whose env is not exactly the original (a tty exec's TERM, an exec request's own env, an
-// encoder that writes differently) goes the Node way, which decides from the parsed file.
+// `<bundle>/envhook-exec.data` (0600, like config.json it holds values) with that original text
+// and the env the exec applier gives for it (apply/exec-env.ts, the same function the Node exec path
+// runs), one a line; the front reads it as data (awk, never the shell) and swaps the one for the
+// other in the process file. Any process file whose env is not exactly the original (a tty
+// exec's TERM, an exec request's own env, an encoder that writes differently) goes the Node way,
+// which decides from the parsed file.
 import path from 'node:path';
 import { atomicWrite } from '../fs/atomic-write.ts';
 import { execEnv } from '../apply/exec-env.ts';
 import type { AppliedEnv } from '../plan/mark.ts';
 import { STRING_OR_SPACE } from '../oci/json.ts';
-import { shQuote } from '../sh-quote.ts';
 
-export const EXEC_SIDECAR = 'envhook-exec.sh';
+export const EXEC_SIDECAR = 'envhook-exec.data';
+/** The sidecar's first line: its format (hooks/envhook-runtime checks it). */
+const FORMAT = 'envhook exec sidecar 1';
 
 /** oci/json.ts's string-or-whitespace token, anchored where it is asked for. */
 const STRING_OR_SPACE_AT = new RegExp(STRING_OR_SPACE.source, 'y');
@@ -75,19 +77,16 @@ export interface ExecSidecar {
 
 /**
  * Writes the bundle's exec sidecar for a create whose env envhook changed. Nothing is written
- * when the original has no env array to find (the Node path then serves every exec).
+ * when the original has no env array to find, or the id is not one line (the Node path then
+ * serves every exec).
  */
 export function writeExecSidecar(s: ExecSidecar): boolean {
   const from = compactEnvText(s.original, s.originalEnv);
   if (from === undefined) return false;
   const to = JSON.stringify(execEnv(s.originalEnv, s.mark, s.finalEnv, s.where));
-  const text = [
-    "# envhook: the exec env of this bundle's container (hooks/envhook-runtime reads it)",
-    `envhook_exec_id=${shQuote(s.id)}`,
-    `envhook_exec_from=${shQuote(from)}`,
-    `envhook_exec_to=${shQuote(to)}`,
-    '',
-  ].join('\n');
+  // One field a line: compact JSON has no raw newline; an id with one gets no sidecar.
+  if (s.id.includes('\n')) return false;
+  const text = [FORMAT, s.id, from, to, ''].join('\n');
   atomicWrite(path.join(s.bundle, EXEC_SIDECAR), text, { newFileMode: 0o600 });
   return true;
 }

@@ -5,8 +5,8 @@ import { Command, Option } from 'commander';
 import { DEFAULT_PREFIX, RUNTIMES, type Runtime } from '../install/layout.ts';
 import { MODES, type InstallMode } from '../install/mode.ts';
 import { applyChanges, changed, describeChanges, missingDirs, pruneEmptyDirs, removeEmptyDirs, revertChanges } from '../install/fsops.ts';
-import { planInstall, type Plan } from '../install/plan.ts';
-import { planUninstall, wrapperSocket } from '../install/uninstall.ts';
+import { planInstall, type Plan } from '../install/plan/install-plan.ts';
+import { planUninstall, wrapperSocket } from '../install/plan/uninstall.ts';
 import { EnvhookError } from '../errors.ts';
 
 interface Flags {

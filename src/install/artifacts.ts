@@ -1,6 +1,6 @@
 // What install copies onto the host: the envhook executable and the sh front next to it (the
-// front finds `envhook` in its own directory). The executable is the single-file build
-// `dist/envhook` when present; otherwise the bundle goes next to it (`envhook.cjs`, the launcher,
+// front finds `envhook` in its own directory, and its data file, front-conf.ts). The executable
+// is the single-file build `dist/envhook` when present; otherwise the bundle goes next to it (`envhook.cjs`, the launcher,
 // and `envhook-main.cjs`, which the launcher loads) and `envhook` is a short sh wrapper running
 // the bundle from its own directory with a Node 24 named by --node (default: the Node running
 // this install), which must exist on the host. Finding the bundle from its own directory, as the
@@ -47,13 +47,13 @@ function isSource(dir: string): boolean {
   return has('hooks/envhook-runtime') && (has('dist/envhook') || (has('dist/envhook.cjs') && has('dist/envhook-main.cjs')));
 }
 
-/** The executables, in install order: envhook first, the front that runs it second. */
-export function executableTargets(layout: Layout, opts: SourceOptions): Target[] {
+/** The executables, in install order: envhook first, then the front's data file `conf`, then the front that reads it and runs envhook. */
+export function executableTargets(layout: Layout, opts: SourceOptions, conf: Target): Target[] {
   const src = findSource(opts.source);
   const read = (p: string) => fs.readFileSync(path.join(src, p));
   const front: Target = { file: layout.front, content: read('hooks/envhook-runtime'), mode: 0o755 };
   if (fs.existsSync(path.join(src, 'dist/envhook'))) {
-    return [{ file: layout.bin, content: read('dist/envhook'), mode: 0o755 }, front];
+    return [{ file: layout.bin, content: read('dist/envhook'), mode: 0o755 }, conf, front];
   }
   const node = opts.node ?? fs.realpathSync(process.execPath);
   // an explicit --node is trusted under a --root that is not the host (a test root, say)
@@ -73,6 +73,7 @@ export function executableTargets(layout: Layout, opts: SourceOptions): Target[]
     { file: layout.libMain, content: read('dist/envhook-main.cjs'), mode: 0o644 },
     { file: layout.lib, content: read('dist/envhook.cjs'), mode: 0o644 },
     { file: layout.bin, content: Buffer.from(wrapper), mode: 0o755 },
+    conf,
     front,
   ];
 }

@@ -29,6 +29,8 @@ export interface Layout {
   config: string;
   bin: string;
   front: string;
+  /** The front's data file: the real runtime it execs (front-conf.ts). */
+  conf: string;
   /** The bundle's launcher (no single executable), and the bundle it loads beside it. */
   lib: string;
   libMain: string;
@@ -49,6 +51,7 @@ export function makeLayout(runtime: Runtime, opts: { root?: string; prefix?: str
     config: absolute(opts.config ?? DEFAULT_CONFIG[runtime], '--config'),
     bin: path.posix.join(prefix, 'envhook'),
     front: path.posix.join(prefix, 'envhook-runtime'),
+    conf: path.posix.join(prefix, 'envhook-runtime.conf'),
     lib: path.posix.join(prefix, 'envhook.cjs'),
     libMain: path.posix.join(prefix, 'envhook-main.cjs'),
     podmanHooksDir: path.posix.join(prefix, 'hooks.d'),

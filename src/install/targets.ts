@@ -1,6 +1,5 @@
 // What a runtime's install wants on disk: files envhook owns (written whole) and admin files
 // it appends a delimited block to. Generated here, so paths follow --prefix.
-import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
 import type { Layout } from './layout.ts';
 import { HANDLER } from './layout.ts';
@@ -65,10 +64,6 @@ export function hookFile(layout: Layout, stage: Stage, template?: Buffer): Buffe
     hook.hook.path = layout.bin;
   }
   return Buffer.from(JSON.stringify(hook, null, 2) + '\n');
-}
-
-export function hookPath(dir: string, name: string): string {
-  return path.posix.join(dir, name);
 }
 
 export function runtimeClass(): Buffer {

@@ -13,7 +13,7 @@ export function resolveRuntime(setting: string, env: NodeJS.ProcessEnv = process
   const isFront = (file: string) => realpathOr(file) === front || carriesMarker(file);
   if (setting.includes('/')) {
     if (!isExecutableFile(setting)) throw new EnvhookError(`runtime ${setting} is not an executable file`);
-    if (isFront(setting)) throw new EnvhookError(`runtime ${setting} is an envhook front, not a real runtime; set ENVHOOK_RUNTIME or "runtime" in the config file`);
+    if (isFront(setting)) throw new EnvhookError(`runtime ${setting} is an envhook front, not a real runtime: name the real one (envhook install --oci-runtime, or ENVHOOK_RUNTIME)`);
     return setting;
   }
   // PATH order, skipping fronts: an admin may have installed the front as `runc`.
@@ -43,7 +43,7 @@ function realpathOr(file: string): string {
 }
 
 /** Looks at the first 1 KiB only: a front is a short script, a real runtime a large binary. */
-function carriesMarker(file: string): boolean {
+export function carriesMarker(file: string): boolean {
   let fd: number | undefined;
   try {
     fd = fs.openSync(file, 'r');

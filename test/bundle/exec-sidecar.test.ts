@@ -1,9 +1,8 @@
 // The exec sidecar's Node half: the original env's compact text found in config.json as
-// written (compact or pretty, Go's escapes kept), and a sh file whose words read back exactly.
+// written (compact or pretty, Go's escapes kept), and the sidecar file: one field a line.
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
 import { compactEnvText, EXEC_SIDECAR, writeExecSidecar } from '../../src/bundle/exec-sidecar.ts';
 
 const ENV = ['PATH=/usr/bin:/bin', 'Q="quoted" \\ back', 'HTML=<a&b>', 'NL=line\nline', "APOS=it's"];
@@ -22,7 +21,7 @@ t.test('compactEnvText: the array as written, whitespace outside strings dropped
   t.equal(compactEnvText(goText({ process: { env: [] } }), []), '[]', 'an empty env');
 });
 
-t.test('writeExecSidecar: 0600, and sh reads back every byte', async (t) => {
+t.test('writeExecSidecar: 0600, one field a line (the front swaps them with awk: test/hooks/front-exec.test.ts)', async (t) => {
   const dir = t.testdir({});
   const original = goText({ process: { env: ENV } }, 2);
   const mark = { set: ['APOS', 'NEW'], removed: ['HTML'] };
@@ -30,13 +29,12 @@ t.test('writeExecSidecar: 0600, and sh reads back every byte', async (t) => {
   t.ok(writeExecSidecar({ bundle: dir, id: "it's-1", original, originalEnv: ENV, finalEnv: final, mark, where: 'config.json' }));
   const file = path.join(dir, EXEC_SIDECAR);
   t.equal(fs.statSync(file).mode & 0o777, 0o600);
-  for (const sh of ['dash', 'bash']) {
-    const r = spawnSync(sh, ['-c', `. "$1" && printf '%s\\0%s\\0%s' "$envhook_exec_id" "$envhook_exec_from" "$envhook_exec_to"`, sh, file], { encoding: 'utf8' });
-    t.equal(r.status, 0, `${sh}: ${r.stderr}`);
-    const [id, from, to] = r.stdout.split('\0');
-    t.equal(id, "it's-1", `${sh}: the container id`);
-    t.equal(from, goText(ENV), `${sh}: from, the compact original`);
-    t.same(JSON.parse(to!), ['PATH=/usr/bin:/bin', 'Q="quoted" \\ back', 'NL=line\nline', "APOS=it's", "NEW=x'y\"z\\"], `${sh}: to, the exec env`);
-  }
+  const [format, id, from, to, rest] = fs.readFileSync(file, 'utf8').split('\n');
+  t.equal(format, 'envhook exec sidecar 1', 'the format line the front checks');
+  t.equal(id, "it's-1", 'the container id');
+  t.equal(from, goText(ENV), 'from, the compact original');
+  t.same(JSON.parse(to!), ['PATH=/usr/bin:/bin', 'Q="quoted" \\ back', 'NL=line\nline', "APOS=it's", "NEW=x'y\"z\\"], 'to, the exec env');
+  t.equal(rest, '', 'four lines, nothing after');
+  t.notOk(writeExecSidecar({ bundle: path.join(dir, 'none'), id: 'a\nb', original, originalEnv: ENV, finalEnv: final, mark, where: 'config.json' }), 'an id of two lines: nothing written');
   t.notOk(writeExecSidecar({ bundle: dir, id: 'x', original: '{"process":{}}', originalEnv: [], finalEnv: ['A=1'], mark: { set: ['A'], removed: [] }, where: 'config.json' }), 'no env array in config.json: nothing written');
 });

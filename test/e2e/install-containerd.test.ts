@@ -7,7 +7,7 @@
 // restores the root byte for byte. Once with the single executable (what `npm run build` makes),
 // once with the sh wrapper and the bundle (a build without it).
 // containerd 1.6 reads config version 2 only; version 3 output is checked by parsing
-// (test/install/containerd.test.ts).
+// (test/install/containerd/containerd-block.test.ts).
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,7 +22,7 @@ import { makePod } from '../../scripts/kubelet-pod.ts';
 const missing = missingForRunc() ?? missingForContainerd();
 const PREFIX = 'usr/local/lib/envhook';
 
-/** containerd's environment without this process's envhook settings: the front reads only the config file. */
+/** containerd's environment without this process's envhook settings: envhook reads only the config file. */
 function nodeEnv(config: string): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ENVHOOK_')));
   return { ...env, ENVHOOK_CONFIG: config };
@@ -45,7 +45,8 @@ async function installAndRun(t: Test, bundleOnly: boolean) {
   const installed = fs.readdirSync(path.join(root, PREFIX)).sort();
   const wrapper = bundleOnly || !HAS_SEA;
   const executables = wrapper ? ['envhook', 'envhook-main.cjs', 'envhook-runtime', 'envhook.cjs'] : ['envhook', 'envhook-runtime'];
-  t.same(installed, [...executables, 'backup', 'runtimeclass.yaml', 'state.json'].sort(), 'the front, envhook beside it, nothing else to run');
+  t.same(installed, [...executables, 'backup', 'envhook-runtime.conf', 'runtimeclass.yaml', 'state.json'].sort(), 'the front, its data file, envhook beside it, nothing else to run');
+  t.equal(fs.readFileSync(path.join(root, PREFIX, 'envhook-runtime.conf'), 'utf8').split('\n')[0], 'runtime=runc', 'no runc under the test root: the front looks it up on PATH');
   if (!wrapper) t.ok(fs.readFileSync(path.join(root, PREFIX, 'envhook')).equals(fs.readFileSync(path.join(realSource(), 'dist/envhook'))), 'the single executable');
 
   const dump = spawnSync(CONTAINERD!, ['--config', path.join(root, 'etc/containerd/config.toml'), 'config', 'dump'], { encoding: 'utf8' });

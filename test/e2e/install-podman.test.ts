@@ -46,7 +46,7 @@ function setup(t: Test) {
 t.test('the installed files: executables first, hooks.d naming them, the drop-in naming the hooks.d directory', { skip: missing }, async (t) => {
   const { root, original } = setup(t);
   const inRoot = (p: string) => path.join(root, p);
-  t.same(fs.readdirSync(inRoot(PREFIX)).sort(), [...(HAS_SEA ? ['envhook'] : ['envhook', 'envhook-main.cjs', 'envhook.cjs']), 'envhook-runtime', 'hooks.d', 'state.json'].sort());
+  t.same(fs.readdirSync(inRoot(PREFIX)).sort(), [...(HAS_SEA ? ['envhook'] : ['envhook', 'envhook-main.cjs', 'envhook.cjs']), 'envhook-runtime', 'envhook-runtime.conf', 'hooks.d', 'state.json'].sort());
   for (const f of ['envhook-precreate.json', 'envhook-createruntime.json']) {
     t.equal(JSON.parse(fs.readFileSync(inRoot(`${PREFIX}/hooks.d/${f}`), 'utf8')).hook.path, `${PREFIX}/envhook`, f);
   }

@@ -168,6 +168,13 @@ for (const [name, shell] of SHELLS) {
     fs.chownSync(path.join(bundle, EXEC_SIDECAR), 0, 0);
     writeExecSidecar({ ...sidecar, id: 'c0' });
     reached("the sidecar of another container (an earlier create's id)", () => fs.writeFileSync(processFile, execProcess(ORIGINAL_ENV)));
+    writeExecSidecar({ ...sidecar, id: '1e1' });
+    fs.writeFileSync(processFile, execProcess(ORIGINAL_ENV));
+    const numeric = runFront(argv.map((a) => (a === 'c1' ? '10' : a)), s.env, { shell: shell! });
+    t.equal(numeric.lines[1], 'envhook', 'ids compared as text: the sidecar of "1e1" is not the one of "10"');
+    writeExecSidecar(sidecar);
+    fs.writeFileSync(path.join(bundle, EXEC_SIDECAR), fs.readFileSync(path.join(bundle, EXEC_SIDECAR), 'utf8').replace('sidecar 1\n', 'sidecar 2\n'));
+    reached('a sidecar of another format', () => fs.writeFileSync(processFile, execProcess(ORIGINAL_ENV)));
     writeExecSidecar(sidecar);
     r = runFront(argv, s.env, { shell: shell! });
     t.same(r.lines, ['runtime', ...argv], 'all guards hold again: the runtime at once');

@@ -1,5 +1,6 @@
-// hooks/envhook-runtime: dispatch (same table as src/oci/runc-args.ts), runtime and envhook
-// discovery, the recursion guard, its own error lines; under dash, busybox ash and bash --posix.
+// hooks/envhook-runtime: dispatch (same table as src/oci/runc-args.ts), where it finds the runtime
+// (its data file) and envhook, the recursion guard, its own error lines; under dash, busybox ash
+// and bash --posix.
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,9 +18,7 @@ const SHELLS: [string, string[] | undefined][] = [
 function fakes(dir: string) {
   const runtime = fakeExecutable(path.join(dir, 'bin/real-runc'), 'runtime');
   const envhook = fakeExecutable(path.join(dir, 'bin/envhook'), 'envhook', 'echo "RT=$ENVHOOK_RUNTIME ACTIVE=$ENVHOOK_SHIM_ACTIVE FRONT=$ENVHOOK_FRONT"\n');
-  const config = path.join(dir, 'config.json');
-  fs.writeFileSync(config, '{}');
-  return { runtime, envhook, env: { ENVHOOK_RUNTIME: runtime, ENVHOOK_BIN: envhook, ENVHOOK_CONFIG: config } };
+  return { runtime, envhook, env: { ENVHOOK_RUNTIME: runtime, ENVHOOK_BIN: envhook } };
 }
 
 for (const [name, shell] of SHELLS) {
@@ -67,59 +66,59 @@ t.test('the recursion guard: a front reached through a front refuses, with a --l
   t.match(fs.readFileSync(text, 'utf8'), /^time="[^"]+" level=error msg="envhook: envhook-runtime .* \(ENVHOOK_SHIM_ACTIVE is set\)/);
 });
 
-t.test('the real runtime: env, then config file, then runc on PATH, never the front itself', async (t) => {
+t.test('the real runtime: ENVHOOK_RUNTIME, then envhook-runtime.conf beside the front, then runc on PATH', async (t) => {
   const dir = t.testdir({});
   const f = fakes(dir);
+  const installed = path.join(dir, 'prefix/envhook-runtime');
+  fs.mkdirSync(path.dirname(installed));
+  fs.copyFileSync(FRONT, installed);
+  fs.chmodSync(installed, 0o755);
+  fakeExecutable(path.join(dir, 'later/runc'), 'later-runc');
+  const PATH = `${dir}/later:${process.env.PATH}`;
+  const noRuntime = { ...f.env, ENVHOOK_RUNTIME: '', PATH };
+  const at = (front: string, env = noRuntime) => runFront(['state', 'x'], env, { front }).lines;
+  t.same(at(installed), ['later-runc', 'state', 'x'], 'no data file: runc on PATH');
+  const create = runFront(['create', 'x'], noRuntime, { front: installed }).lines;
+  t.same([create[0], ...create.slice(-3)], [`RT=${dir}/later/runc ACTIVE=1 FRONT=${installed}`, 'later-runc', 'create', 'x'], 'envhook is told the path the front then runs');
+  const conf = path.join(dir, 'prefix/envhook-runtime.conf');
+  fs.writeFileSync(conf, `runtime=${f.runtime}\n# written by envhook install\n`);
+  t.same(at(installed), ['runtime', 'state', 'x'], 'the runtime= line of the data file');
+  for (const [text, want] of [
+    [`# a comment first\nruntime=${f.runtime}`, 'runtime'],
+    ['runtime=\n', 'later-runc'],
+    ['runtimes=/x\nRUNTIME=/x\n', 'later-runc'],
+    [`runtime=${f.runtime}\nruntime=/nowhere\n`, 'runtime'],
+  ] as const) {
+    fs.writeFileSync(conf, text);
+    t.same(at(installed)[0], want, `data file ${JSON.stringify(text)}`);
+  }
+  fs.writeFileSync(conf, `runtime=${f.runtime}\n`);
+  const linked = path.join(dir, 'bin/runc-front');
+  fs.symlinkSync(installed, linked);
+  t.same(at(linked)[0], 'runtime', 'a symlinked front: the data file beside the real file');
+  const viaEnv = fakeExecutable(path.join(dir, 'env-runc'), 'env-runc');
+  t.same(at(installed, { ...noRuntime, ENVHOOK_RUNTIME: viaEnv }), ['env-runc', 'state', 'x'], 'environment over the data file');
+  fs.writeFileSync(conf, '$(touch pwned)\nruntime=`touch pwned`\n');
+  const literal = runFront(['state', 'x'], noRuntime, { front: installed, cwd: dir });
+  t.equal(literal.status, 127, 'a runtime= line is a path, never evaluated');
+  t.notOk(fs.existsSync(path.join(dir, 'pwned')), 'nothing in the data file ran');
+
+  // The front first on PATH as `runc`, no real runc after it: the loop guard stops it.
   const pathBin = path.join(dir, 'path');
   fs.mkdirSync(pathBin);
-  // The front installed as `runc` first on PATH, the real runc after it.
   fs.symlinkSync(FRONT, path.join(pathBin, 'runc'));
-  fakeExecutable(path.join(dir, 'later/runc'), 'later-runc');
-  const PATH = `${pathBin}:${dir}/later:${process.env.PATH}`;
-  const noRuntime = { ...f.env, ENVHOOK_RUNTIME: '', PATH };
-  t.same(runFront(['state', 'x'], noRuntime).lines, ['later-runc', 'state', 'x'], 'PATH, skipping the front');
-  const create = runFront(['create', 'x'], noRuntime).lines;
-  t.same([create[0], ...create.slice(-3)], [`RT=${dir}/later/runc ACTIVE=1 FRONT=${FRONT}`, 'later-runc', 'create', 'x'], 'envhook is told the runtime the front then runs');
-  fs.writeFileSync(f.env.ENVHOOK_CONFIG, JSON.stringify({ runtime: f.runtime, logLevel: 'debug' }, null, 2));
-  t.same(runFront(['state', 'x'], noRuntime).lines, ['runtime', 'state', 'x'], 'config file');
-  // The file as the front reads it (plain sh, no fork): the first "runtime": "..." pair.
-  for (const [text, want] of [
-    [`{"kubeletRoot":"/k","runtime" :  "${f.runtime}"}`, 'runtime'],
-    [`{"logFile": "runtime", "runtime": "${f.runtime}"}`, 'runtime'],
-    [`{\n  "runtime": 5,\n  "x": "y"\n}`, 'later-runc'],
-    [`{"kubeletRoot": "/k"}`, 'later-runc'],
-    [`{"runtime": "${f.runtime}"}`, 'runtime'],
-  ] as const) {
-    fs.writeFileSync(f.env.ENVHOOK_CONFIG, text);
-    t.same(runFront(['state', 'x'], noRuntime).lines[0], want, `config file ${JSON.stringify(text)}`);
-  }
-  fs.writeFileSync(f.env.ENVHOOK_CONFIG, JSON.stringify({ runtime: f.runtime, logLevel: 'debug' }, null, 2));
-  const viaEnv = fakeExecutable(path.join(dir, 'env-runc'), 'env-runc');
-  t.same(runFront(['state', 'x'], { ...noRuntime, ENVHOOK_RUNTIME: viaEnv }).lines, ['env-runc', 'state', 'x'], 'environment over config file');
-
-  for (const [rt, msg] of [
-    [FRONT, /^envhook: runtime \S+ is this envhook-runtime front; set ENVHOOK_RUNTIME/],
-    [path.join(pathBin, 'runc'), /^envhook: runtime \S+ is this envhook-runtime front/],
-    [dir, /^envhook: runtime \S+ is not an executable file/],
-    ['no-such-runtime', /^envhook: runtime "no-such-runtime" not found on PATH/],
-  ] as const) {
-    const r = runFront(['state', 'x'], { ...noRuntime, ENVHOOK_RUNTIME: rt });
-    t.equal(r.status, 1, rt);
-    t.match(r.stderr, msg);
-    t.equal(r.stdout, '');
-  }
-  // A PATH with the front as `runc` and the tools the front uses, but no real runc.
-  const tools = path.join(dir, 'tools');
-  fs.mkdirSync(tools);
-  for (const tool of ['sed', 'readlink', 'date']) fs.symlinkSync(whichSync(tool)!, path.join(tools, tool));
-  fs.writeFileSync(f.env.ENVHOOK_CONFIG, '{}');
-  const onlyFront = runFront(['state', 'x'], { ...noRuntime, PATH: `${pathBin}:${tools}` }, { shell: [whichSync('dash') ?? '/bin/sh'] });
-  t.match(onlyFront.stderr, /^envhook: runtime "runc" not found on PATH \(other than this envhook-runtime front\)/);
-  const badConfig = runFront(['state', 'x'], { ...noRuntime, ENVHOOK_CONFIG: path.join(dir, 'missing.json') });
-  t.match(badConfig.stderr, /^envhook: cannot read config file \S+missing\.json/);
+  const frontFirst = { ...noRuntime, PATH: `${pathBin}:${process.env.PATH}` };
+  const looped = runFront(['state', 'x'], frontFirst);
+  t.equal(looped.status, 1);
+  t.match(looped.stderr, /^envhook: envhook-runtime \S+ was reached through an envhook front \(ENVHOOK_SHIM_ACTIVE is set\)/, 'a front found as the runtime refuses, once');
+  t.equal(looped.stdout, '');
+  const missing = runFront(['create', 'x'], { ...noRuntime, ENVHOOK_RUNTIME: 'no-such-runtime' });
+  t.equal(missing.status, 1);
+  t.match(missing.stderr, /^envhook: runtime "no-such-runtime" not found on PATH\n$/, 'create: looked up before envhook runs');
+  t.equal(runFront(['state', 'x'], { ...noRuntime, ENVHOOK_RUNTIME: 'no-such-runtime' }).status, 127, "state: the shell's own not found");
 });
 
-t.test('envhook: ENVHOOK_BIN, config file, next to the front, ../dist/envhook, ../dist/envhook.cjs', async (t) => {
+t.test('envhook: ENVHOOK_BIN, next to the front, a checkout\'s dist/envhook.cjs on its Node 24', async (t) => {
   const dir = t.testdir({});
   const f = fakes(dir);
   const install = path.join(dir, 'install');
@@ -132,22 +131,18 @@ t.test('envhook: ENVHOOK_BIN, config file, next to the front, ../dist/envhook, .
 
   let r = first();
   t.equal(r.status, 1);
-  t.match(r.stderr, /^envhook: envhook executable not found \(set ENVHOOK_BIN or "envhookBin" in \S+, or install envhook next to \S+\)\n$/);
+  t.match(r.stderr, /^envhook: envhook executable not found \(set ENVHOOK_BIN, or install envhook next to \S+\)\n$/);
   fakeExecutable(path.join(install, 'dist/envhook.cjs'), 'cjs');
-  fakeExecutable(path.join(dir, 'node'), 'node');
-  t.same(first({ ENVHOOK_NODE: path.join(dir, 'node') }).lines, ['node', `${install}/hooks/../dist/envhook.cjs`, 'shim', 'run', 'x', 'runtime', 'run', 'x']);
   fakeExecutable(path.join(install, 'node_modules/.bin/node'), 'checkout-node');
-  t.same(first().lines[0], 'checkout-node', "a checkout's Node 24 by default");
-  fakeExecutable(path.join(install, 'dist/envhook'), 'sea');
-  t.same(first().lines, ['sea', 'shim', 'run', 'x', 'runtime', 'run', 'x']);
+  t.same(first().lines, ['checkout-node', `${install}/hooks/../dist/envhook.cjs`, 'shim', 'run', 'x', 'runtime', 'run', 'x'], "a checkout: its Node 24");
+  fakeExecutable(path.join(dir, 'node'), 'node');
+  t.same(first({ ENVHOOK_NODE: path.join(dir, 'node') }).lines[0], 'node', 'ENVHOOK_NODE');
   fakeExecutable(path.join(install, 'hooks/envhook'), 'beside');
   t.same(first().lines, ['beside', 'shim', 'run', 'x', 'runtime', 'run', 'x']);
   const symlinked = path.join(dir, 'usr-local-bin/envhook-runtime');
   fs.mkdirSync(path.dirname(symlinked));
   fs.symlinkSync(front, symlinked);
   t.same(runFront(['run', 'x'], env, { front: symlinked }).lines[0], 'beside', 'next to the real file of a symlinked front');
-  fs.writeFileSync(f.env.ENVHOOK_CONFIG, `{"envhookBin": "${f.envhook}"}`);
-  t.same(first().lines[1], 'envhook', 'config file');
   const other = fakeExecutable(path.join(dir, 'other-envhook'), 'other');
   t.same(first({ ENVHOOK_BIN: other }).lines[0], 'other', 'environment first');
 });

@@ -150,7 +150,7 @@ t.test('no single executable: the bundle (launcher and main) beside a wrapper th
   const r = install({ runtime: 'crio', root, source });
   t.equal(r.status, 0, r.stderr);
   const prefix = path.join(root, 'usr/local/lib/envhook');
-  t.same(fs.readdirSync(prefix).sort(), ['envhook', 'envhook-main.cjs', 'envhook-runtime', 'envhook.cjs', 'runtimeclass.yaml', 'state.json']);
+  t.same(fs.readdirSync(prefix).sort(), ['envhook', 'envhook-main.cjs', 'envhook-runtime', 'envhook-runtime.conf', 'envhook.cjs', 'runtimeclass.yaml', 'state.json']);
   const wrapper = fs.readFileSync(path.join(prefix, 'envhook'), 'utf8');
   t.match(wrapper, `exec '${REAL_NODE}' "\${self%/*}/envhook.cjs" "$@"`);
   t.notMatch(wrapper, '/usr/local/lib/envhook', 'no host path: works under any root');
@@ -176,7 +176,7 @@ t.test('reinstall with a single executable removes the bundle the previous insta
   t.equal(r.status, 0, r.stderr);
   t.match(r.stdout, /^remove \/usr\/local\/lib\/envhook\/envhook\.cjs$/m);
   t.match(r.stdout, /^remove \/usr\/local\/lib\/envhook\/envhook-main\.cjs$/m);
-  t.same(fs.readdirSync(prefix).sort(), ['envhook', 'envhook-runtime', 'hooks.d', 'state.json']);
+  t.same(fs.readdirSync(prefix).sort(), ['envhook', 'envhook-runtime', 'envhook-runtime.conf', 'hooks.d', 'state.json']);
   t.equal(fs.readFileSync(path.join(prefix, 'envhook'), 'utf8'), '#!/bin/sh\n# fixture single executable\n');
   t.equal(uninstall({ runtime: 'podman', root }).status, 0);
   t.same(snapshot(root), original);

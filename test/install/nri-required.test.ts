@@ -9,7 +9,7 @@ import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fakeContainerd, install, installRoot, snapshot, uninstall, type InstallArgs } from '../helpers/install.ts';
-import { crioNriDropIn } from '../../src/install/crio-nri.ts';
+import { crioNriDropIn } from '../../src/install/crio/crio-nri.ts';
 import { crioDouble } from '../helpers/crio.ts';
 
 t.setTimeout(120_000);

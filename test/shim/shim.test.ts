@@ -40,8 +40,7 @@ t.test('create: env applied and marked in config.json, runc from PATH handed bac
   t.match(fs.readFileSync(s.config, 'utf8'), /^\{\n\t"ociVersion"/, 'layout kept');
   t.notOk(fs.existsSync(path.join(s.dir, 'log.json')), 'nothing logged to runc --log on success');
   const sidecar = fs.readFileSync(path.join(s.bundle, EXEC_SIDECAR), 'utf8');
-  t.match(sidecar, `envhook_exec_from='["PATH=/bin","HOME=/"]'`, 'exec sidecar: the original env, compact');
-  t.match(sidecar, `envhook_exec_to='["PATH=/bin","HOME=/","FROM_FILE=HELLO","GREETING=HELLO world"]'`, 'and the exec env');
+  t.equal(sidecar, 'envhook exec sidecar 1\nid1\n["PATH=/bin","HOME=/"]\n["PATH=/bin","HOME=/","FROM_FILE=HELLO","GREETING=HELLO world"]\n', 'exec sidecar: the id, the original env (compact) and the exec env');
 });
 
 t.test('the exec sidecar: none where nothing changed, a stale one removed', async (t) => {

@@ -1,0 +1,44 @@
+// The check after a CRI-O install: `crio [--config FILE] --config-dir DIR config` prints the
+// configuration CRI-O would run with (the options equal to CRI-O's defaults commented out: read
+// by crio-render.ts); it must show the envhook handler running the front, and a hooks_dir that
+// holds the directory the createRuntime file went to.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { EnvhookError } from '../../errors.ts';
+import { HANDLER, type Layout } from '../layout.ts';
+import { tableAt, type Table } from '../toml.ts';
+import { readCrioConfig } from './crio-render.ts';
+import { versionMatch } from '../which.ts';
+
+export const CRIO_MAIN_CONFIG = '/etc/crio/crio.conf';
+
+/** The version `bin --version` prints (crio version 1.34.0). */
+export function crioVersion(bin: string): string {
+  return versionMatch(bin, 'CRI-O', /\bv?(\d+\.\d+\.\d+)\S*/)[1]!;
+}
+
+/** The configuration CRI-O would run with, as `crio config` prints it (the drop-in's directory included), defaults included. */
+export function crioConfigDump(bin: string, layout: Layout): Table {
+  const args: string[] = [];
+  if (fs.existsSync(layout.real(CRIO_MAIN_CONFIG))) args.push('--config', layout.real(CRIO_MAIN_CONFIG));
+  args.push('--config-dir', layout.real(path.posix.dirname(layout.config)), 'config');
+  const r = spawnSync(bin, args, { encoding: 'utf8', cwd: layout.root, timeout: 60_000, maxBuffer: 16 << 20 });
+  if (r.status !== 0) {
+    const last = (r.stderr ?? '').trim().split('\n').at(-1)?.slice(0, 300) || `exit ${r.status ?? r.signal}`;
+    throw new EnvhookError(`${bin} ${args.join(' ')} failed: ${last}`);
+  }
+  return readCrioConfig(r.stdout, `the output of ${bin} config`);
+}
+
+export function checkCrio(bin: string, layout: Layout, hooksDir: string): string {
+  const runtime = tableAt(crioConfigDump(bin, layout), 'crio', 'runtime');
+  const h = tableAt(runtime, 'runtimes', HANDLER);
+  const problems: string[] = [];
+  if (!h) problems.push(`no runtime handler "${HANDLER}"`);
+  else if (h.runtime_path !== layout.front) problems.push(`runtime_path is not ${layout.front}`);
+  const dirs = runtime?.hooks_dir;
+  if (Array.isArray(dirs) && !dirs.includes(hooksDir)) problems.push(`hooks_dir does not hold ${hooksDir} (install with --hooks-dir DIR naming one it holds)`);
+  if (problems.length) throw new EnvhookError(`crio config: ${problems.join('; ')}`);
+  return `checked: crio config shows the runtime handler "${HANDLER}" with runtime_path ${layout.front}`;
+}

@@ -1,0 +1,61 @@
+// <prefix>/envhook-runtime.conf: what the sh front needs from install, as data it reads with
+// `read`, never sources: the real runtime it execs. Resolved here once (the front then does no
+// PATH search and reads no JSON): the `runtime` setting (--oci-runtime, else config.json's,
+// else runc) as a path, or that name on install's PATH under --root, skipping any envhook front.
+// A name found nowhere stays a name: the front execs it from the runtime's PATH (a test root, a
+// runtime only the container runtime's PATH has). The envhook executable is not in the file:
+// the front runs the one beside it, so an installed tree works wherever it is seen from.
+import fs from 'node:fs';
+import path from 'node:path';
+import { EnvhookError } from '../errors.ts';
+import { carriesMarker } from '../shim/runtime.ts';
+import type { Layout } from './layout.ts';
+import type { Target } from './targets.ts';
+
+export interface FrontConf {
+  target: Target;
+  /** Why the runtime stayed a name (printed with the plan). */
+  note?: string;
+}
+
+export function frontConfTarget(layout: Layout, setting: string, envPath = process.env.PATH ?? ''): FrontConf {
+  if (setting.includes('\n')) throw new EnvhookError('the runtime setting must be one line');
+  const found = setting.includes('/') ? setting : onHostPath(layout, setting, envPath);
+  const text = [
+    `runtime=${found ?? setting}`,
+    `# Written by envhook install: the real runtime ${layout.front} execs (ENVHOOK_RUNTIME`,
+    '# overrides it). Read line by line, never run; envhook install --oci-runtime changes it.',
+    '',
+  ].join('\n');
+  const under = layout.root === '/' ? '' : ` under ${layout.root}`;
+  const note = found ? undefined : `runtime "${setting}" not found on PATH${under}: the front looks it up on the container runtime's PATH`;
+  return { target: { file: layout.conf, content: Buffer.from(text), mode: 0o644 }, ...(note ? { note } : {}) };
+}
+
+/** The `runtime` of config.json's text (undefined when absent or not JSON: install validates it elsewhere). */
+export function runtimeSetting(settingsText: Buffer | undefined): string | undefined {
+  if (!settingsText) return undefined;
+  try {
+    const runtime = (JSON.parse(settingsText.toString('utf8')) as { runtime?: unknown }).runtime;
+    return typeof runtime === 'string' && runtime !== '' ? runtime : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `name` in the first directory of PATH that holds it as an executable file under --root, fronts skipped. */
+function onHostPath(layout: Layout, name: string, envPath: string): string | undefined {
+  for (const dir of envPath.split(':')) {
+    if (!path.posix.isAbsolute(dir)) continue;
+    const file = path.posix.join(dir, name);
+    const real = layout.real(file);
+    try {
+      if (!fs.statSync(real).isFile()) continue;
+      fs.accessSync(real, fs.constants.X_OK);
+    } catch {
+      continue;
+    }
+    if (!carriesMarker(real)) return file;
+  }
+  return undefined;
+}

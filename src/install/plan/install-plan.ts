@@ -1,0 +1,132 @@
+// install and uninstall as plans: a list of file changes computed from the disk and the state
+// file, applied in order (executables, hooks.d files, configs, state) or printed (--dry-run).
+import fs from 'node:fs';
+import { makeLayout, type Layout, type Runtime } from '../layout.ts';
+import { createdDirs, deepestFirst, readHost, sha256, type Change } from '../fsops.ts';
+import { markedFiles, ownedByOther, readState, recordedHash, stateChange, type RuntimeRecord, type State } from '../state.ts';
+import { adminFileChange } from '../admin-file.ts';
+import { removeFile } from './uninstall.ts';
+import { executableTargets, hookTemplates, type SourceOptions } from '../artifacts.ts';
+import type { RuntimePlan } from '../targets.ts';
+import { containerdPlan, type ContainerdOptions } from '../containerd/containerd-plan.ts';
+import { crioPlan } from '../crio/crio-plan.ts';
+import { podmanPlan } from '../podman/podman-plan.ts';
+import { SETTINGS_FILE, settingsTarget, type SettingsFlags } from '../settings-file.ts';
+import { frontConfTarget, runtimeSetting } from '../front-conf.ts';
+import { containerdNriPlan } from '../containerd/containerd-nri.ts';
+import { nriIndex } from '../nri-plugin.ts';
+import { absolute } from '../layout.ts';
+import { CRIO_NRI_DROP_IN, crioNriPlan } from '../crio/crio-nri.ts';
+import { installKey, type InstallMode } from '../mode.ts';
+import { EnvhookError } from '../../errors.ts';
+
+export interface InstallOptions extends SourceOptions, ContainerdOptions, SettingsFlags {
+  runtime: Runtime;
+  root?: string | undefined;
+  prefix?: string | undefined;
+  config?: string | undefined;
+  /** CRI-O only: the hooks directory CRI-O reads (default /usr/share/containers/oci/hooks.d). */
+  hooksDir?: string | undefined;
+  /** CRI-O only: the crio binary for the check after install (default: crio on PATH). */
+  crio?: string | undefined;
+  /** shim (the runtime handler, default) or nri (the resident plugin). */
+  mode?: InstallMode | undefined;
+  /** nri: the plugin's two-digit index. */
+  index?: string | undefined;
+  /** nri: make envhook a required plugin of NRI's default validator. */
+  nriRequired?: boolean | undefined;
+  /** nri, containerd: change an admin's `disable = true` in NRI's table to false. */
+  enableNri?: boolean | undefined;
+  /** nri: the file the pre-installed plugin's stderr goes to. */
+  nriLog?: string | undefined;
+}
+
+export interface Plan {
+  layout: Layout;
+  changes: Change[];
+  next: string[];
+  notes: string[];
+  /** The runtime's own reading of the written files (install only). */
+  verify?: (() => string) | undefined;
+  /** Uninstall: directories install created, deepest first, removed when empty. */
+  dirs?: string[] | undefined;
+  /** What to say instead of "nothing changed: …" when nothing changes. */
+  nothing?: string | undefined;
+  /** Uninstall of the NRI plugin: the NRI sockets whose running envhook nri is asked to stop. */
+  stopPlugins?: string[] | undefined;
+}
+
+export function planInstall(opts: InstallOptions): Plan {
+  const layout = makeLayout(opts.runtime, nriDefaults(opts));
+  const key = installKey(opts.runtime, opts.mode);
+  const state = readState(layout);
+  const stateBefore = readHost(layout, layout.state);
+  const rp = runtimePlan(layout, opts, state.runtimes[key]);
+  // the settings before the registration that makes the runtime run the front
+  const settings = settingsTarget(layout, opts, state);
+  const conf = frontConfTarget(layout, opts.ociRuntime ?? runtimeSetting(settings?.content ?? readHost(layout, SETTINGS_FILE)) ?? 'runc');
+  const files = [...executableTargets(layout, opts, conf.target), ...(settings ? [settings] : []), ...rp.files];
+  const changes: Change[] = files.map((t): Change => {
+    const before = readHost(layout, t.file);
+    // an existing file that envhook did not write (or that was edited since) is the admin's
+    const foreign = before !== undefined && !before.equals(t.content) && !recordedHash(state, t.file).includes(sha256(before));
+    return { file: t.file, before, after: t.content, mode: t.mode, backup: foreign, ...(foreign ? { note: 'this file was not written by envhook' } : {}) };
+  });
+  const prev = state.runtimes[key];
+  const others = Object.entries(state.runtimes).flatMap(([k, rec]) => (k !== key && rec ? [rec] : []));
+  for (const b of rp.blocks) {
+    // one envhook block a file: another install's block there would be overwritten
+    const other = Object.entries(state.runtimes).find(([k, rec]) => k !== key && rec?.blocks.includes(b.file));
+    if (other) throw new EnvhookError(`${b.file} carries the envhook block of the ${other[0]} install: name another file with --drop-in`);
+  }
+  // admin files: this install's block and edited keys in, its previous ones (elsewhere, say) out
+  const edits = rp.edits ?? [];
+  const adminFiles = new Set([...rp.blocks.map((b) => b.file), ...edits.map((e) => e.file), ...(prev ? markedFiles(prev) : [])]);
+  for (const file of adminFiles) {
+    const add = { block: rp.blocks.find((b) => b.file === file), edits: edits.filter((e) => e.file === file) };
+    changes.push(adminFileChange(layout, file, prev ? [prev] : [], add, others));
+  }
+  // files the previous install of this runtime wrote and this one does not (the bundle, once a
+  // single executable replaces it): removed as uninstall would, unless another runtime uses them,
+  // and after the new files are in place
+  for (const [file, hash] of Object.entries(prev?.files ?? {}).reverse()) {
+    if (files.some((t) => t.file === file) || ownedByOther(state, key, file)) continue;
+    changes.push(removeFile(layout, file, hash, []));
+  }
+  const next: State = { version: 1, runtimes: { ...state.runtimes } };
+  const dirs = deepestFirst([...(prev?.dirs ?? []).filter((d) => fs.existsSync(layout.real(d))), ...createdDirs(layout, changes)]);
+  next.runtimes[key] = {
+    config: layout.config,
+    files: Object.fromEntries(files.map((t) => [t.file, sha256(t.content)])),
+    blocks: rp.blocks.map((b) => b.file),
+    ...(edits.length ? { edits } : {}),
+    ...(dirs.length ? { dirs } : {}),
+  };
+  changes.push(stateChange(layout, next, stateBefore));
+  return { layout, changes, next: rp.next, notes: [...(rp.notes ?? []), ...(conf.note ? [conf.note] : [])], verify: rp.verify };
+}
+
+function runtimePlan(layout: Layout, opts: InstallOptions, previous: RuntimeRecord | undefined): RuntimePlan {
+  if (opts.nriLog !== undefined && opts.mode !== 'nri') throw new EnvhookError('--nri-log is only valid with --mode nri (the pre-installed plugin writes it)');
+  if (opts.nriLog !== undefined) absolute(opts.nriLog, '--nri-log');
+  if (opts.nriRequired && opts.mode !== 'nri') throw new EnvhookError('--nri-required is only valid with --mode nri (it makes the NRI plugin a required one)');
+  if (opts.enableNri && (opts.mode !== 'nri' || opts.runtime !== 'containerd')) throw new EnvhookError('--enable-nri is only valid with --runtime containerd --mode nri (it switches on containerd\'s NRI)');
+  if (opts.mode === 'nri') {
+    if (opts.runtime === 'containerd') return containerdNriPlan(layout, { ...opts, previousEdits: previous?.edits });
+    if (opts.runtime === 'crio') return crioNriPlan(layout, nriIndex(opts.index), opts.crio, !!opts.nriRequired, opts.nriLog);
+    throw new EnvhookError('Podman has no NRI: install with --mode shim');
+  }
+  switch (opts.runtime) {
+    case 'containerd':
+      return containerdPlan(layout, opts);
+    case 'crio':
+      return crioPlan(layout, hookTemplates(opts), opts.hooksDir, opts.crio);
+    case 'podman':
+      return podmanPlan(layout, hookTemplates(opts));
+  }
+}
+
+/** CRI-O's NRI drop-in has a name of its own: the runtime handler's stays where it is. */
+function nriDefaults<T extends Pick<InstallOptions, 'runtime' | 'mode' | 'config'>>(opts: T): T {
+  return opts.runtime === 'crio' && opts.mode === 'nri' && opts.config === undefined ? { ...opts, config: CRIO_NRI_DROP_IN } : opts;
+}

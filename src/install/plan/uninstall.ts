@@ -1,0 +1,90 @@
+// `envhook uninstall`: what the installs recorded in state.json, taken back. Without --mode, every
+// install recorded for the runtime (the runtime handler and the NRI plugin); with --mode, that
+// one, and when only the other is recorded the answer names the command that removes it.
+// Nothing runnable is left pointing at what uninstall removes: a file envhook placed and the admin
+// edited since is kept as the admin's, but when it is executable or names a removed file (the NRI
+// plugin wrapper, a hooks.d file), it is moved out of the runtime's reach, not executable.
+import fs from 'node:fs';
+import path from 'node:path';
+import { backupPath, makeLayout, type Layout } from '../layout.ts';
+import { deepestFirst, readHost, sha256, type Change } from '../fsops.ts';
+import { markedFiles, readState, stateChange, type RuntimeRecord, type State } from '../state.ts';
+import { adminFileChange } from '../admin-file.ts';
+import { installKey, type InstallKey } from '../mode.ts';
+import type { InstallOptions, Plan } from './install-plan.ts';
+import { NRI_DEFAULT_SOCKET } from '../nri-plugin.ts';
+
+export function planUninstall(opts: Pick<InstallOptions, 'runtime' | 'root' | 'prefix' | 'mode'>): Plan {
+  const layout = makeLayout(opts.runtime, opts);
+  const state = readState(layout);
+  const stateBefore = readHost(layout, layout.state);
+  const keys = opts.mode ? [installKey(opts.runtime, opts.mode)] : [installKey(opts.runtime, 'nri'), installKey(opts.runtime, 'shim')];
+  const removed = keys.filter((k) => state.runtimes[k] !== undefined);
+  if (removed.length === 0) return { layout, changes: [], next: [], notes: [], ...otherMode(layout, opts, state) };
+  const records = removed.map((k) => state.runtimes[k]!);
+  const next: State = { version: 1, runtimes: { ...state.runtimes } };
+  for (const k of removed) delete next.runtimes[k];
+  const kept = Object.values(next.runtimes).filter((r) => r !== undefined);
+
+  // configs and hooks.d files first, the executables they name last: the reverse of install
+  const changes: Change[] = [];
+  for (const file of new Set(records.flatMap(markedFiles))) changes.push(adminFileChange(layout, file, records, undefined, kept));
+  const files = new Map<string, string>();
+  for (const rec of records) for (const [file, hash] of Object.entries(rec.files).reverse()) if (!kept.some((r) => file in r.files)) files.set(file, hash);
+  for (const [file, hash] of files) changes.push(removeFile(layout, file, hash, [...files.keys()]));
+
+  // directories install created: removed when empty, or handed on to an install with files in them
+  const dirs = [...new Set(records.flatMap((r) => r.dirs ?? []))].filter((d) => !kept.some((r) => r.dirs?.includes(d)));
+  for (const [k, rec] of Object.entries(next.runtimes) as [InstallKey, RuntimeRecord][]) {
+    const inside = dirs.filter((d) => [...Object.keys(rec.files), ...markedFiles(rec)].some((f) => f.startsWith(d + '/')));
+    if (inside.length) next.runtimes[k] = { ...rec, dirs: [...new Set([...(rec.dirs ?? []), ...inside])] };
+  }
+  changes.push(stateChange(layout, next, stateBefore));
+  const stopPlugins = [...new Set(records.flatMap((r) => Object.keys(r.files)).filter((f) => PLUGIN_FILE.test(path.posix.basename(f))).map((f) => wrapperSocket(readHost(layout, f))))];
+  return { layout, changes, next: [], notes: [], dirs: deepestFirst(dirs), ...(stopPlugins.length ? { stopPlugins } : {}) };
+}
+
+/** A pre-installed plugin's file: NN-envhook. */
+const PLUGIN_FILE = /^[0-9]{2}-envhook$/;
+
+/**
+ * The NRI socket a plugin wrapper names (`exec … nri --socket '…'`), the one its running
+ * envhook nri holds the instance lock for; the default for a wrapper that names none (written
+ * by an envhook before the supervisor) or is gone.
+ */
+export function wrapperSocket(text: Buffer | undefined): string {
+  const m = text && /^exec .* nri --socket '((?:[^']|'\\'')*)'/m.exec(text.toString('utf8'));
+  return m ? m[1]!.replaceAll("'\\''", "'") : NRI_DEFAULT_SOCKET;
+}
+
+/** `--mode X` when only the other mode is installed: the command that removes that one. */
+function otherMode(layout: Layout, opts: Pick<InstallOptions, 'runtime' | 'root' | 'prefix' | 'mode'>, state: State): { nothing?: string } {
+  const other = opts.mode === 'nri' ? 'shim' : 'nri';
+  if (!opts.mode || !state.runtimes[installKey(opts.runtime, other)]) return {};
+  const root = layout.root === '/' ? '' : ` --root ${layout.root}`;
+  return { nothing: `envhook is installed for ${opts.runtime} as the ${other === 'nri' ? 'NRI plugin' : 'runtime handler'} under ${layout.prefix}, not as the ${opts.mode === 'nri' ? 'NRI plugin' : 'runtime handler'}: envhook uninstall --runtime ${opts.runtime} --mode ${other}${root} --prefix ${layout.prefix}` };
+}
+
+/** A file envhook wrote whole, removed (what it replaced put back), unless the admin changed it. */
+export function removeFile(layout: Layout, file: string, hash: string, removed: string[]): Change {
+  const before = readHost(layout, file);
+  const saved = backupPath(layout, file);
+  const backup = readHost(layout, saved);
+  if (before === undefined || sha256(before) === hash) return { file, before, after: backup, mode: 0o644, dropBackup: backup !== undefined };
+  const original = backup ? `; the original is back from ${saved}` : '';
+  const runs = removed.find((f) => f !== file && before.includes(f));
+  const executable = (fs.statSync(layout.real(file)).mode & 0o111) !== 0;
+  if (!runs && !executable) return { file, before, after: before, mode: 0o644, note: `changed since install: left in place${backup ? `; the original is in ${saved}` : ''}` };
+  // the admin's edit is kept, where no runtime starts it
+  const aside = asidePath(layout, file);
+  const why = runs ? `it runs ${runs}, which uninstall removes` : 'an executable envhook placed';
+  return { file, before, after: backup, mode: 0o644, dropBackup: backup !== undefined, saveAs: aside, note: `changed since install, and ${why}: moved to ${aside} (mode 0600: nothing starts it)${original}` };
+}
+
+/** `<prefix>/backup/<file>.edited` (then .edited.2, …): outside every directory a runtime reads. */
+function asidePath(layout: Layout, file: string): string {
+  const base = `${backupPath(layout, file)}.edited`;
+  let p = base;
+  for (let i = 2; fs.existsSync(layout.real(p)); i++) p = `${base}.${i}`;
+  return path.posix.normalize(p);
+}

@@ -1,0 +1,66 @@
+// The check after a CRI-O install. CRI-O is not installable on this machine: the `crio` double
+// of test/helpers/crio.ts on PATH records its arguments and prints `crio config` from the files as
+// CRI-O does (defaults commented out); the tests show which arguments install passes, that a
+// reading with the handler is accepted, and that a reading with another handler (or with a
+// hooks_dir, set or CRI-O's default, that misses envhook's file) is refused with every file put
+// back. The next step printed is a restart, never a reload.
+import t, { type Test } from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fakeSource, hostFiles, install, snapshot } from '../../helpers/install.ts';
+import { crioDouble } from '../../helpers/crio.ts';
+
+const FRONT = '/usr/local/lib/envhook/envhook-runtime';
+
+/** A host root holding `files` and the crio double on PATH. */
+function setup(t: Test, files: Record<string, string> = {}) {
+  const dir = t.testdir({ bin: {} });
+  const root = path.join(dir, 'root');
+  hostFiles(root, { 'etc/crio/crio.conf': '[crio]\n', ...files });
+  const crio = crioDouble(path.join(dir, 'bin'));
+  const env = { PATH: `${path.join(dir, 'bin')}:${process.env.PATH}` };
+  return { root, env, source: fakeSource(path.join(dir, 'src')), original: snapshot(root), args: crio.args };
+}
+
+t.test('crio config shows the handler: said; the next step is a restart', async (t) => {
+  const { root, env, source, args } = setup(t);
+  const r = install({ runtime: 'crio', root, source, env });
+  t.equal(r.status, 0, r.stderr);
+  t.same(args(), ['--config', path.join(root, 'etc/crio/crio.conf'), '--config-dir', path.join(root, 'etc/crio/crio.conf.d'), 'config']);
+  t.match(r.stdout, `checked: crio config shows the runtime handler "envhook" with runtime_path ${FRONT}\n`);
+  t.match(r.stdout, /^  restart CRI-O to load the handler: systemctl restart crio \(not reload: a reload does not register a new runtime handler\)$/m);
+  t.notMatch(r.stdout, /systemctl reload/);
+});
+
+t.test('a later drop-in replacing the handler: refused, every file back', async (t) => {
+  const { root, env, source, original } = setup(t, { 'etc/crio/crio.conf.d/90-admin.conf': '[crio.runtime.runtimes.envhook]\nruntime_path = "/usr/sbin/runc"\n' });
+  const r = install({ runtime: 'crio', root, source, env });
+  t.equal(r.status, 1);
+  t.equal(r.stderr, `envhook: crio config: runtime_path is not ${FRONT}; every file is back as it was\n`);
+  t.same(snapshot(root), original);
+});
+
+t.test('a hooks_dir without the directory the createRuntime file went to: refused', async (t) => {
+  const { root, env, source, original } = setup(t, { 'etc/crio/crio.conf': '[crio.runtime]\nhooks_dir = ["/etc/containers/oci/hooks.d"]\n' });
+  const r = install({ runtime: 'crio', root, source, env });
+  t.equal(r.status, 1);
+  t.equal(r.stderr, 'envhook: crio config: hooks_dir does not hold /usr/share/containers/oci/hooks.d (install with --hooks-dir DIR naming one it holds); every file is back as it was\n');
+  t.same(snapshot(root), original);
+});
+
+t.test("CRI-O's default hooks_dir (printed commented out) is read: --hooks-dir naming another directory refused", async (t) => {
+  const { root, env, source, original } = setup(t);
+  const r = install({ runtime: 'crio', root, source, env, extra: ['--hooks-dir', '/etc/containers/oci/hooks.d'] });
+  t.equal(r.status, 1);
+  t.equal(r.stderr, 'envhook: crio config: hooks_dir does not hold /etc/containers/oci/hooks.d (install with --hooks-dir DIR naming one it holds); every file is back as it was\n');
+  t.same(snapshot(root), original);
+});
+
+t.test('no crio: not checked, and said', async (t) => {
+  const dir = t.testdir({});
+  const root = path.join(dir, 'root');
+  fs.mkdirSync(root);
+  const r = install({ runtime: 'crio', root, source: fakeSource(path.join(dir, 'src')), env: { PATH: '/nonexistent' } });
+  t.equal(r.status, 0, r.stderr);
+  t.match(r.stdout, /^note: not checked with CRI-O: no crio on PATH \(--crio PATH names one\)$/m);
+});

@@ -1,0 +1,66 @@
+// <prefix>/envhook-runtime.conf: the real runtime the front execs, resolved by install (a path
+// as given, a name on install's PATH under --root, envhook fronts skipped, else the name); one
+// line the front reads as data. Written before the front, removed by uninstall.
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { frontConfTarget, runtimeSetting } from '../../src/install/front-conf.ts';
+import { makeLayout } from '../../src/install/layout.ts';
+import { FRONT_MARKER } from '../../src/shim/runtime.ts';
+import { fakeSource, hostFiles, install, snapshot, uninstall } from '../helpers/install.ts';
+
+const PATH = '/usr/local/bin:/usr/sbin:/usr/bin:relative';
+const runtimeLine = (buf: Buffer) => buf.toString('utf8').split('\n')[0];
+
+function root(dir: string, files: Record<string, string>): string {
+  const r = path.join(dir, 'root');
+  hostFiles(r, files);
+  for (const f of Object.keys(files)) fs.chmodSync(path.join(r, f), 0o755);
+  return r;
+}
+
+t.test('a name: the first executable file of that name on PATH under --root, fronts skipped', async (t) => {
+  const r = root(t.testdir({}), { 'usr/local/bin/runc': `#!/bin/sh\n# ${FRONT_MARKER} an admin's front as runc\n`, 'usr/sbin/runc': 'ELF', 'usr/bin/runc': 'ELF', 'usr/bin/crun/x': '' });
+  const layout = makeLayout('containerd', { root: r });
+  const conf = frontConfTarget(layout, 'runc', PATH);
+  t.equal(conf.target.file, '/usr/local/lib/envhook/envhook-runtime.conf');
+  t.equal(runtimeLine(conf.target.content), 'runtime=/usr/sbin/runc', 'a host path, the front skipped');
+  t.equal(conf.note, undefined);
+  t.match(conf.target.content.toString('utf8'), /^runtime=\/usr\/sbin\/runc\n(# [^\n]*\n)+$/, 'the runtime line first (the front stops there), comments after');
+  const crun = frontConfTarget(layout, 'crun', PATH);
+  t.equal(runtimeLine(crun.target.content), 'runtime=crun', 'a directory of that name is no runtime: the name stays');
+  t.equal(crun.note, `runtime "crun" not found on PATH under ${r}: the front looks it up on the container runtime's PATH`);
+  fs.chmodSync(path.join(r, 'usr/sbin/runc'), 0o644);
+  t.equal(runtimeLine(frontConfTarget(layout, 'runc', PATH).target.content), 'runtime=/usr/bin/runc', 'not executable: skipped');
+  t.equal(runtimeLine(frontConfTarget(layout, '/opt/runc/runc', PATH).target.content), 'runtime=/opt/runc/runc', 'a path as given');
+  t.throws(() => frontConfTarget(layout, '/opt/a\nruntime=/b', PATH), { message: 'the runtime setting must be one line' });
+});
+
+t.test("runtimeSetting: config.json's runtime, if any", async (t) => {
+  t.equal(runtimeSetting(Buffer.from('{"runtime": "crun", "logLevel": "debug"}')), 'crun');
+  t.equal(runtimeSetting(Buffer.from('{"logLevel": "debug"}')), undefined);
+  t.equal(runtimeSetting(Buffer.from('{"runtime": 5}')), undefined);
+  t.equal(runtimeSetting(Buffer.from('not json')), undefined);
+  t.equal(runtimeSetting(undefined), undefined);
+});
+
+t.test('install writes it from --oci-runtime, else config.json, else runc; uninstall removes it', async (t) => {
+  const dir = t.testdir({});
+  const r = root(dir, { 'usr/bin/crun': 'ELF', 'usr/sbin/runc': 'ELF' });
+  const source = fakeSource(path.join(dir, 'src'));
+  const original = snapshot(r);
+  const env = { PATH: '/usr/sbin:/usr/bin' };
+  const conf = () => runtimeLine(fs.readFileSync(path.join(r, 'usr/local/lib/envhook/envhook-runtime.conf')));
+  let res = install({ runtime: 'containerd', root: r, source, env, extra: ['--dry-run'] });
+  t.match(res.stdout, /would create \/usr\/local\/lib\/envhook\/envhook-runtime\.conf\n[^]*\n\+runtime=\/usr\/sbin\/runc\n[^]*would create \/usr\/local\/lib\/envhook\/envhook-runtime\n/, 'a diff of it, before the front');
+  res = install({ runtime: 'containerd', root: r, source, env });
+  t.equal(res.status, 0, res.stderr);
+  t.equal(conf(), 'runtime=/usr/sbin/runc');
+  res = install({ runtime: 'containerd', root: r, source, env, extra: ['--oci-runtime', 'crun'] });
+  t.equal(res.status, 0, res.stderr);
+  t.equal(conf(), 'runtime=/usr/bin/crun', '--oci-runtime');
+  res = install({ runtime: 'containerd', root: r, source, env });
+  t.equal(conf(), 'runtime=/usr/bin/crun', "a reinstall without it: config.json's, which install wrote");
+  t.equal(uninstall({ runtime: 'containerd', root: r }).status, 0);
+  t.same(snapshot(r), original, 'nothing left');
+});
