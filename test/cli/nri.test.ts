@@ -18,9 +18,8 @@ t.test('registers as envhook, index 50 by default; SIGTERM: exit 0, the connecti
   const peer = await rt.nextPlugin();
   t.same([peer.name, peer.index, peer.events], ['envhook', '50', 0xa], 'events: CreateContainer and StopPodSandbox (the owner watcher)');
   t.match(await peer.createContainer({ pod: { uid: 'u' }, container: { name: 'c' } }), { adjust: { env: [], annotations: {} } }, 'the placeholder handler: an empty adjustment');
-  const started = Date.now();
+  // stop() sends SIGKILL if SIGTERM has not ended it after a while: 0 is an exit of its own.
   t.equal(await p.stop(), 0, 'exit status 0');
-  t.ok(Date.now() - started < 2000, `stopped in ${Date.now() - started} ms`);
   await peer.closed;
   t.equal(p.stderr(), '', 'nothing on stderr');
   t.match(p.log(), /"msg":"nri: start"[\s\S]*"runtime":"fake-runtime","runtimeVersion":"0.0".*"msg":"nri: registered"[\s\S]*"reason":"SIGTERM".*"msg":"nri: stopping"[\s\S]*"msg":"nri: stopped"/);

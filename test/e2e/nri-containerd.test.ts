@@ -1,5 +1,5 @@
 // `envhook nri` against a real containerd 2.1.9 (Debian sid, NRI 0.8.0): registration as
-// containerd logs it, reconnection after a containerd restart (timed), a clean exit on SIGTERM,
+// containerd logs it, reconnection after a containerd restart, a clean exit on SIGTERM,
 // and the pre-installed form (containerd starts the plugin from its plugin directory with the
 // connection in NRI_PLUGIN_SOCKET).
 import t from 'tap';
@@ -12,7 +12,6 @@ import { NRI_CONNECTED } from '../helpers/cri-containerd.ts';
 
 const skip = missingNriContainerd();
 const CONNECTED = NRI_CONNECTED;
-const timeOf = (line: string) => Date.parse(line.match(/time="([^"]+)"/)![1]!);
 
 t.test('external plugin: registers, comes back after a containerd restart, exits 0 on SIGTERM', { skip }, async (t) => {
   const ctrd = await startNriContainerd();
@@ -29,10 +28,9 @@ t.test('external plugin: registers, comes back after a containerd restart, exits
   await ctrd.start();
   const m = await ctrd.waitForLog(new RegExp(`.*${CONNECTED.source}.*`), 20_000, from);
   const after = ctrd.log().slice(from);
-  const up = after.split('\n').find((l) => l.includes('Synchronizing NRI (plugin) with current runtime state'))!;
-  const ms = timeOf(m[0]) - timeOf(up);
-  t.ok(ms >= 0 && ms < 3000, `reconnected ${ms} ms after containerd's NRI was up again`);
-  t.comment(`reconnect after containerd restart: ${ms} ms`);
+  // The backoff's cap is daemon.test.ts's: here, the order in containerd's own log.
+  const up = after.indexOf('Synchronizing NRI (plugin) with current runtime state');
+  t.ok(up >= 0 && up < after.indexOf(m[0]), "reconnected after containerd's NRI was up again");
   t.match(p.log(), /"msg":"nri: disconnected"/);
 
   // SIGTERM: exit 0, and containerd sees the connection close.

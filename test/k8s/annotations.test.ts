@@ -70,20 +70,19 @@ t.test('schema errors name the annotation and the JSON path', async (t) => {
   t.equal(links({ 'A*': false }), `${S}: /A*: container name must be "*" or a DNS label: lowercase letters, digits and '-', at most 63 characters`);
 });
 
-t.test('not JSON, too large, deeply nested: clear errors, no echo, bounded time', async (t) => {
+t.test('not JSON, too large, deeply nested: clear errors, no echo', async (t) => {
   t.equal(env(`{"app": [${CANARY}]}`), 'annotation "envhook.io/env" is not valid JSON');
   t.equal(env(`{"app": 1 ${CANARY}`), 'annotation "envhook.io/env" is not valid JSON (at offset 10)');
   t.equal(env(''), 'annotation "envhook.io/env" is not valid JSON (empty)');
   t.equal(env(JSON.stringify({ app: [{ name: 'A', value: 'x'.repeat(1024 * 1024) }] })), `annotation "envhook.io/env": larger than ${ANNOTATION_LIMIT} bytes`);
   t.equal(env(JSON.stringify({ app: [{ name: 'A', value: CANARY.repeat(2000) }] })), 'annotation "envhook.io/env": /app/0/value: must NOT have more than 32768 characters');
-  const start = Date.now();
+  // Refused before the recursive parse: 100,000 levels would otherwise end in a RangeError.
   const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
   const tooDeep = 'annotation "envhook.io/env" nests deeper than 512 levels';
   t.equal(env(deep(10000)), tooDeep);
   t.equal(env(`{"app":[{"name":"A","value":"x","extra":${deep(10000)}}]}`), tooDeep);
   t.equal(env(`{"app":${deep(100000)}}`), tooDeep);
   t.equal(env(`{"app":[{"name":"A","value":"x","extra":${deep(500)}}]}`), 'annotation "envhook.io/env": /app/0: unknown field "extra"');
-  t.ok(Date.now() - start < 2000, 'bounded time');
 });
 
 t.test('container selection', async (t) => {

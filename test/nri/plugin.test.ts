@@ -164,9 +164,7 @@ t.test('a runtime that never answers RegisterPlugin: registration times out, the
   const accepted: net.Socket[] = [];
   const rt = await startFakeRuntime({ raw: (s) => void accepted.push(s) });
   const session = startPlugin(net.createConnection(rt.socketPath), { name: 'envhook', index: '50', handler: () => EMPTY_ADJUSTMENT, log: createLogger(path.join(dir, 'l.log'), 'debug'), registrationTimeoutMs: 200 });
-  const started = Date.now();
   await t.rejects(session.registered, /RegisterPlugin: no response within 200 ms|registration not completed/);
-  t.ok(Date.now() - started < 2000, 'no hang');
   t.match(await session.closed, /registration failed/);
   await rt.close();
 });

@@ -1,4 +1,4 @@
-// Shared pieces of the adversarial suite (test/security): canaries, timing, snapshots of files
+// Shared pieces of the adversarial suite (test/security): canaries, outcomes, process runs, snapshots of files
 // that must stay untouched, and a background swapper thread for check-then-open races.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -28,9 +28,8 @@ export function snapshot(file: string): FileSnapshot {
   return { content: fs.readFileSync(file).toString('base64'), uid: st.uid, gid: st.gid, mode: st.mode, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs };
 }
 
-/** Runs `fn`, returning its error (or undefined) and how long it took, in ms. */
-export function timed(fn: () => unknown): { err: unknown; ms: number; value: unknown } {
-  const start = process.hrtime.bigint();
+/** Runs `fn`, returning its value or its error. */
+export function outcome(fn: () => unknown): { err: unknown; value: unknown } {
   let err: unknown;
   let value: unknown;
   try {
@@ -38,7 +37,7 @@ export function timed(fn: () => unknown): { err: unknown; ms: number; value: unk
   } catch (e) {
     err = e;
   }
-  return { err, value, ms: Number(process.hrtime.bigint() - start) / 1e6 };
+  return { err, value };
 }
 
 /**

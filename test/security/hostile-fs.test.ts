@@ -12,7 +12,7 @@ import { findVolume } from '../../src/k8s/volumes.ts';
 import { discoverPodDir } from '../../src/k8s/pod.ts';
 import { makePod } from '../../scripts/kubelet-pod.ts';
 import { moduleIn, nodeAsOther, otherUidDir } from '../helpers/other-uid.ts';
-import { envhookCli, fastTempDir, makeCanary, pool, snapshot, startSwapper, timed } from './helpers.ts';
+import { envhookCli, fastTempDir, makeCanary, outcome, pool, snapshot, startSwapper } from './helpers.ts';
 
 const LIMIT = 64 * 1024;
 const canary = makeCanary('OUTSIDE');
@@ -84,21 +84,22 @@ const cases: [string, Setup, RegExp][] = [
   ['empty path', () => '', /^path is empty$/],
 ];
 
-t.test('hostile files in an emptyDir: every case refused within 1 s, outside file untouched', async (t) => {
+// A read that blocked (a FIFO's open or read, a device) would never return: the writer holds its FIFO
+// open until it is killed, and the file's timeout fails the test.
+t.test('hostile files in an emptyDir: every case refused without blocking, outside file untouched', async (t) => {
   let passed = 0;
   for (const [name, setup, want] of cases) {
     const f = fixture(t);
     const before = snapshot(f.outside);
     const rel = setup(f) ?? 'app.env';
     let writer: ReturnType<typeof spawn> | undefined;
-    if (name === 'FIFO with a writer waiting') writer = spawn('sh', ['-c', `exec 3>'${path.join(f.vol, 'app.env')}'; sleep 5`]);
+    if (name === 'FIFO with a writer waiting') writer = spawn('sh', ['-c', `exec 3>'${path.join(f.vol, 'app.env')}'; exec sleep 3600`]);
     const rss = process.memoryUsage().rss;
-    const { err, ms } = timed(() => readConfined(f.vol, rel, LIMIT));
+    const { err } = outcome(() => readConfined(f.vol, rel, LIMIT));
     writer?.kill('SIGKILL');
     const ok =
       t.ok(err, `${name}: refused`) &&
       t.match(reasonOf(err), want, `${name}: clear reason`) &&
-      t.ok(ms < 1000, `${name}: ended in ${ms.toFixed(1)} ms`) &&
       t.ok(process.memoryUsage().rss - rss < 32 * 1024 * 1024, `${name}: bounded memory`) &&
       t.notMatch(String((err as Error)?.message), canary, `${name}: no outside byte in the message`) &&
       t.same(snapshot(f.outside), before, `${name}: outside file unchanged`);
@@ -115,9 +116,7 @@ t.test('a socket is refused', async (t) => {
   t.teardown(() => server.close());
   await new Promise((r) => server.once('listening', r));
   fs.renameSync(path.join(short, 's'), path.join(f.vol, 'app.env'));
-  const { err, ms } = timed(() => readConfined(f.vol, 'app.env', LIMIT));
-  t.equal(reasonOf(err), 'is a socket');
-  t.ok(ms < 1000);
+  t.equal(reasonOf(outcome(() => readConfined(f.vol, 'app.env', LIMIT)).err), 'is a socket');
 });
 
 t.test('an unreadable file (reader without CAP_DAC_OVERRIDE) is refused with a clear reason', async (t) => {
@@ -145,10 +144,8 @@ async function race(t: Test, what: string, rel: string, build: (f: Fixture) => P
   await new Promise((r) => setTimeout(r, 20));
   const outcomes = new Map<string, number>();
   let leaked = 0;
-  let slowest = 0;
   for (let i = 0; i < reads; i++) {
-    const { err, value, ms } = timed(() => readConfined(f.vol, rel, LIMIT));
-    slowest = Math.max(slowest, ms);
+    const { err, value } = outcome(() => readConfined(f.vol, rel, LIMIT));
     const text = value instanceof Buffer ? value.toString() : '';
     if (text.includes(canary) || (err instanceof Error && err.message.includes(canary))) leaked++;
     const key = err ? reasonOf(err) : text === "A='1'\n" ? 'read the volume file' : 'read something else';
@@ -159,7 +156,6 @@ async function race(t: Test, what: string, rel: string, build: (f: Fixture) => P
   t.notOk(outcomes.has('read something else'), `${what}: only the volume file or a refusal`);
   // Only an open of some other inode than the one checked can end in this refusal.
   t.notOk(outcomes.has('changed while being opened'), `${what}: never opened anything but the checked file`);
-  t.ok(slowest < 1000, `${what}: slowest read ${slowest.toFixed(1)} ms`);
   t.same(snapshot(f.outside), before, `${what}: outside file unchanged`);
   t.comment(`${what}: ${JSON.stringify(Object.fromEntries(outcomes))}`);
   return f;
@@ -203,7 +199,7 @@ t.test('the volume directory itself replaced by a symlink is not found', async (
   fs.symlinkSync(f.outsideDir, evil);
   const podDir = { dir: pod, uid: undefined, from: 'flag' as const };
   t.throws(() => findVolume({ pod: podDir, overrides: new Map() }, 'evil', 'emptyDir'), { message: /^volume "evil" (not found|is not an emptyDir)$/ });
-  t.equal(reasonOf(timed(() => readConfined(evil, 'secret.env', LIMIT)).err), 'a path element is a symbolic link', 'the confined reader refuses a symlinked root too');
+  t.equal(reasonOf(outcome(() => readConfined(evil, 'secret.env', LIMIT)).err), 'a path element is a symbolic link', 'the confined reader refuses a symlinked root too');
 });
 
 t.test('race: the chown path (lstat, then pinFileAt) never opens a FIFO swapped in after the lstat', async (t) => {
@@ -292,7 +288,7 @@ t.test('hostile files through the real CLI (envhook inject): one line, status 1,
       const rel = name === 'intermediate symlink out' ? 'sub/outside.env' : 'app.env';
       const spec = { ociVersion: '1.0.2', process: { env: ['PATH=/bin'] }, annotations: { 'io.kubernetes.cri.container-name': 'app', 'envhook.io/env': JSON.stringify({ app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: rel, key: 'A' } } }] }) } };
       fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(spec));
-      const r = await envhookCli(['inject', '--bundle', dir, '--volume', `cfg=${vol}`], { timeoutMs: 10_000 });
+      const r = await envhookCli(['inject', '--bundle', dir, '--volume', `cfg=${vol}`]);
       return { r, rel, same: fs.readFileSync(path.join(dir, 'config.json'), 'utf8') === JSON.stringify(spec) };
     }),
   );
@@ -302,8 +298,7 @@ t.test('hostile files through the real CLI (envhook inject): one line, status 1,
     const ok =
       t.equal(r.code, 1, `${name}: status 1`) &&
       t.equal(r.err, `envhook: volume "cfg": file "${rel}": ${reason}\n`, `${name}: ${r.err.trim()}`) &&
-      t.ok(same, `${name}: config.json byte-identical`) &&
-      t.ok(r.ms < 10_000, `${name}: ${r.ms} ms including Node start-up (no hang)`);
+      t.ok(same, `${name}: config.json byte-identical`);
     if (ok) passed++;
   });
   t.same(snapshot(outside), before, 'outside file unchanged');

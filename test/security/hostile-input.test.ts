@@ -123,9 +123,8 @@ t.test('config.json that is not a regular file is refused without blocking', asy
   execFileSync('mkfifo', [path.join(dir, 'fifo/config.json')]);
   fs.symlinkSync('/dev/zero', path.join(dir, 'dev/config.json'));
   for (const sub of ['fifo', 'dev', 'dir']) {
-    const start = Date.now();
+    // A blocking open (the FIFO has no writer) or a read of /dev/zero would never return.
     t.throws(() => loadSpec(path.join(dir, sub)), { message: /config\.json: not a regular file$/ }, sub);
-    t.ok(Date.now() - start < 1000, `${sub}: quick`);
   }
 });
 
@@ -231,8 +230,7 @@ t.test('envhook inject on hostile input: one clear line, status 1, config.json b
       t.match(r.err.trimEnd(), want, `${name}: ${r.err.trimEnd()}`) &&
       t.equal(r.out, '', `${name}: nothing on stdout`) &&
       t.ok(same, `${name}: config.json byte-identical`) &&
-      t.notMatch(r.err + logged, canary, `${name}: no canary in stderr or the debug log`) &&
-      t.ok(r.ms < 10_000, `${name}: ${r.ms} ms (no hang)`);
+      t.notMatch(r.err + logged, canary, `${name}: no canary in stderr or the debug log`);
     if (ok) passed++;
   });
   t.equal(passed, cases.length, `inject hostile input: ${passed}/${cases.length} passed`);

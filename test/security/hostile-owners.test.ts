@@ -12,7 +12,7 @@ import { silentLogger } from '../../src/log.ts';
 import { EnvhookError } from '../../src/errors.ts';
 import { makePod } from '../../scripts/kubelet-pod.ts';
 import { atomicWrite } from '../../scripts/kubelet-pod.ts';
-import { fastTempDir, makeCanary, snapshot, startSwapper, timed, type SwapSource } from './helpers.ts';
+import { fastTempDir, makeCanary, outcome, snapshot, startSwapper, type SwapSource } from './helpers.ts';
 
 const canary = makeCanary('OUTSIDE');
 const settings = { kubeletRoot: '', runtime: 'runc', logFile: undefined, logLevel: 'silent' as const };
@@ -23,7 +23,7 @@ interface Fx {
   ts: string;
   outside: string;
   outsideDir: string;
-  run: (owners?: unknown) => { err: unknown; ms: number };
+  run: (owners?: unknown) => { err: unknown };
 }
 
 function fixture(t: Test, onTmpfs = false): Fx {
@@ -49,7 +49,7 @@ function fixture(t: Test, onTmpfs = false): Fx {
     outside,
     outsideDir,
     run: (owners = [{ volume: 'keys', defaultUser: 1000 }]) =>
-      timed(() => runPipeline({ ...spec, annotations: { ...spec.annotations, 'envhook.io/volumeOwners': JSON.stringify(owners) } }, { settings: { ...settings, kubeletRoot: pod.kubeletRoot }, stage: 'hook', log: silentLogger })),
+      outcome(() => runPipeline({ ...spec, annotations: { ...spec.annotations, 'envhook.io/volumeOwners': JSON.stringify(owners) } }, { settings: { ...settings, kubeletRoot: pod.kubeletRoot }, stage: 'hook', log: silentLogger })),
   };
 }
 
@@ -85,7 +85,9 @@ const cases: Case[] = [
   ['UID 2^64', () => [{ volume: 'keys', items: [{ path: 'ssh_host_key', user: 18446744073709551616 }] }], /^annotation "envhook\.io\/volumeOwners": \/0\/items\/0\/user: /],
 ];
 
-t.test('hostile atomic-write volumes: outside file untouched, every case within 1 s', async (t) => {
+// A walk that blocked on the FIFO would never return: its writer holds it open until it is killed,
+// and the file's timeout fails the test.
+t.test('hostile atomic-write volumes: outside file untouched, no case blocks', async (t) => {
   let passed = 0;
   for (const [name, setup, want] of cases) {
     const f = fixture(t);
@@ -93,14 +95,13 @@ t.test('hostile atomic-write volumes: outside file untouched, every case within 
     // After the set-up: a hard link made by the attacker changes the link count and ctime.
     const before = snapshot(f.outside);
     let writer: ReturnType<typeof spawn> | undefined;
-    if (r?.[0] === 'writer') writer = spawn('sh', ['-c', `exec 3>'${path.join(f.ts, 'fifo')}'; sleep 5`]);
+    if (r?.[0] === 'writer') writer = spawn('sh', ['-c', `exec 3>'${path.join(f.ts, 'fifo')}'; exec sleep 3600`]);
     const owners = r && r[0] !== 'writer' ? r : undefined;
-    const { err, ms } = f.run(owners);
+    const { err } = f.run(owners);
     writer?.kill('SIGKILL');
     const outcome = err === undefined ? 'ok' : err instanceof EnvhookError ? err.message : `${(err as Error).name}: ${(err as Error).message}`;
     const ok =
       (want === 'ok' ? t.equal(outcome, 'ok', `${name}: succeeds, hostile entry skipped`) : t.match(outcome, want, `${name}: ${outcome}`)) &&
-      t.ok(ms < 1000, `${name}: ${ms.toFixed(1)} ms`) &&
       t.same(snapshot(f.outside), before, `${name}: outside file keeps content, owner, mode`) &&
       t.notMatch(outcome, canary);
     if (ok) passed++;
@@ -128,16 +129,13 @@ async function race(t: Test, what: string, other: (f: Fx) => SwapSource, runs = 
   const before = snapshot(f.outside);
   const swapper = startSwapper(f.ts, 'ssh_host_key', [{ content: 'KEY' }, other(f)]);
   const outcomes = new Map<string, number>();
-  let slowest = 0;
   for (let i = 0; i < runs; i++) {
-    const { err, ms } = f.run();
-    slowest = Math.max(slowest, ms);
+    const { err } = f.run();
     const key = err === undefined ? 'ok' : err instanceof EnvhookError ? err.message : `${(err as Error).name}`;
     outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
   }
   const swaps = await swapper.stop();
   t.same(snapshot(f.outside), before, `${what}: outside file keeps content, owner, mode (${runs} walks, ${swaps} swaps)`);
-  t.ok(slowest < 1000, `${what}: slowest walk ${slowest.toFixed(1)} ms`);
   t.ok([...outcomes.keys()].every((k) => k === 'ok' || k.startsWith('volume "keys": ')), `${what}: ${JSON.stringify(Object.fromEntries(outcomes))}`);
   return f;
 }
