@@ -7,6 +7,7 @@ import os from 'node:os';
 import { spawn } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { untapped } from '../helpers/untapped.ts';
+import { makePod } from '../../scripts/kubelet-pod.ts';
 
 /** A recognizable random string that must never show up in any output. */
 export function makeCanary(tag = 'CANARY'): string {
@@ -155,7 +156,7 @@ export const FRONT = path.join(REPO, 'hooks/envhook-runtime');
 
 /**
  * A pod-backed bundle for the runtime entry points (shim, hook, precreate), which find volumes
- * only through the kubelet-made mounts: pod under `<dir>/kubelet`, emptyDir `cfg` holding
+ * only through the kubelet-made mounts: the kubelet-like pod (scripts/kubelet-pod.ts) under `<dir>/kubelet`, emptyDir `cfg` holding
  * `app.env`, a fake real runtime `<dir>/bin/runc` that records its argv in `<dir>/ran`.
  */
 export interface RuntimeBundle {
@@ -173,19 +174,15 @@ export interface RuntimeBundle {
 
 export function runtimeBundle(dir: string, envFile: Buffer | string, annotations: Record<string, string>, podUid = '0f0e0d0c-aaaa-bbbb-cccc-000000000001'): RuntimeBundle {
   const kubeletRoot = path.join(dir, 'kubelet');
-  const pod = path.join(kubeletRoot, 'pods', podUid);
-  const cfg = path.join(pod, 'volumes/kubernetes.io~empty-dir/cfg');
-  fs.mkdirSync(cfg, { recursive: true });
-  fs.writeFileSync(path.join(cfg, 'app.env'), envFile);
-  fs.writeFileSync(path.join(pod, 'etc-hosts'), '127.0.0.1 localhost\n');
+  const pod = makePod(kubeletRoot, { emptyDirs: { cfg: { 'app.env': envFile } } }, podUid);
   const bundle = path.join(dir, 'bundle');
   fs.mkdirSync(bundle, { recursive: true });
   const spec = {
     ociVersion: '1.0.2',
     process: { args: ['sh'], env: ['PATH=/bin', 'KUBERNETES_SERVICE_HOST=10.0.0.1', 'DB_SERVICE_HOST=10.0.0.2'] },
     root: { path: 'rootfs' },
-    mounts: [{ destination: '/etc/hosts', source: path.join(pod, 'etc-hosts'), type: 'bind', options: ['rbind', 'ro'] }],
-    annotations: { 'io.kubernetes.cri.container-name': 'app', 'io.kubernetes.cri.sandbox-uid': podUid, ...annotations },
+    mounts: pod.mounts('app'),
+    annotations: { ...pod.annotations('app'), ...annotations },
   };
   const config = path.join(bundle, 'config.json');
   fs.writeFileSync(config, JSON.stringify(spec, null, '\t'));
