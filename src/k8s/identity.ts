@@ -29,8 +29,3 @@ export function podUidAnnotation(annotations: Annotations): string | undefined {
 export function isSandbox(annotations: Annotations): boolean {
   return Object.entries(SANDBOX_KEYS).some(([k, v]) => annotations[k] === v);
 }
-
-/** True when the spec carries any of the runtime's Kubernetes annotations. */
-export function isKubernetes(annotations: Annotations): boolean {
-  return containerName(annotations) !== undefined || podUidAnnotation(annotations) !== undefined;
-}
