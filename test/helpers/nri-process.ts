@@ -81,8 +81,8 @@ export function startNriProcess(args: string[], opts: { dir: string; env?: NodeJ
 
 /**
  * The built CLI bundle (npm test builds it first): a supervisor and each of its workers start in
- * a fraction of the time the sources take to load with type stripping (1-2 s a process, far more
- * on a loaded machine). A bundle older than a source file is refused, so a test never runs stale code.
+ * a fraction of the time the sources take to load with type stripping (far more again on a
+ * loaded machine). A bundle older than a source file is refused, so a test never runs stale code.
  */
 export function builtCli(): string {
   const bundle = path.join(REPO, 'dist/envhook.cjs');
