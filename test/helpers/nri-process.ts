@@ -88,8 +88,12 @@ export function builtCli(): string {
   const bundle = path.join(REPO, 'dist/envhook.cjs');
   const built = fs.existsSync(bundle) ? fs.statSync(bundle).mtimeMs : 0;
   const newest = (dir: string): number =>
-    fs.readdirSync(dir, { withFileTypes: true }).reduce((m, e) => Math.max(m, e.isDirectory() ? newest(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).mtimeMs), 0);
-  if (built < newest(path.join(REPO, 'src'))) throw new Error('dist/envhook.cjs is missing or older than src/: run npm run build (npm test does)');
+    fs.readdirSync(dir, {
+      withFileTypes: true,
+    }).reduce((m, e) => Math.max(m, e.isDirectory() ? newest(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).mtimeMs), 0);
+  if (built < newest(
+    path.join(REPO, 'src'),
+  )) throw new Error('dist/envhook.cjs is missing or older than src/: run npm run build (npm test does)');
   return bundle;
 }
 

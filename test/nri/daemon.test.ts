@@ -40,7 +40,13 @@ t.test('no socket yet: dials with growing delays; stop() ends it at once', async
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const logFile = path.join(dir, 'log');
   const h = handTimer();
-  const d = startDaemon({ ...base, socketPath: path.join(dir, 'absent.sock'), log: createLogger(logFile, 'trace'), backoff: { initialMs: 20, maxMs: 160 }, timer: h.timer });
+  const d = startDaemon({
+    ...base,
+    socketPath: path.join(dir, 'absent.sock'),
+    log: createLogger(logFile, 'trace'),
+    backoff: { initialMs: 20, maxMs: 160 },
+    timer: h.timer,
+  });
   for (let n = 1; n <= 6; n++) (await h.nth(n)).fire();
   const pending = await h.nth(7);
   t.same(h.waits.map((w) => w.ms), [20, 40, 80, 160, 160, 160, 160], 'the delay doubles up to the cap');
@@ -58,7 +64,11 @@ t.test('a runtime refusing the registration: closed, then tried again after a de
   // Answers every RegisterPlugin (stream 1 on conn 2) with an error status.
   const server = net.createServer((s) => {
     attempts++;
-    s.once('data', () => s.write(Buffer.concat(encodeMux(RUNTIME_CONN, encodeTtrpc({ streamId: 1, type: MessageType.Response, payload: encode(Msg.Response, { status: { code: 3, message: 'invalid plugin index' } }) })))));
+    s.once('data', () => s.write(Buffer.concat(encodeMux(RUNTIME_CONN, encodeTtrpc({
+      streamId: 1,
+      type: MessageType.Response,
+      payload: encode(Msg.Response, { status: { code: 3, message: 'invalid plugin index' } }),
+    })))));
     s.on('error', () => {});
   });
   await new Promise<void>((r) => server.listen(socketPath, r));
@@ -68,7 +78,13 @@ t.test('a runtime refusing the registration: closed, then tried again after a de
   });
   const logFile = path.join(dir, 'log');
   const h = handTimer();
-  const d = startDaemon({ ...base, socketPath, log: createLogger(logFile, 'debug'), backoff: { initialMs: 50, maxMs: 400 }, timer: h.timer });
+  const d = startDaemon({
+    ...base,
+    socketPath,
+    log: createLogger(logFile, 'debug'),
+    backoff: { initialMs: 50, maxMs: 400 },
+    timer: h.timer,
+  });
   for (let n = 1; n <= 4; n++) (await h.nth(n)).fire();
   await h.nth(5);
   d.stop();

@@ -26,7 +26,14 @@ export interface FileSnapshot {
 
 export function snapshot(file: string): FileSnapshot {
   const st = fs.lstatSync(file);
-  return { content: fs.readFileSync(file).toString('base64'), uid: st.uid, gid: st.gid, mode: st.mode, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs };
+  return {
+    content: fs.readFileSync(file).toString('base64'),
+    uid: st.uid,
+    gid: st.gid,
+    mode: st.mode,
+    mtimeMs: st.mtimeMs,
+    ctimeMs: st.ctimeMs,
+  };
 }
 
 /** Runs `fn`, returning its value or its error. */
@@ -200,23 +207,59 @@ export function runtimeBundle(dir: string, envFile: Buffer | string, annotations
     ran,
     runcLog: path.join(dir, 'runc-log.json'),
     pinoLog,
-    env: { PATH: process.env.PATH, ENVHOOK_RUNTIME: runtime, ENVHOOK_KUBELET_ROOT: kubeletRoot, ENVHOOK_LOG_FILE: pinoLog, ENVHOOK_LOG_LEVEL: 'debug' },
+    env: {
+      PATH: process.env.PATH,
+      ENVHOOK_RUNTIME: runtime,
+      ENVHOOK_KUBELET_ROOT: kubeletRoot,
+      ENVHOOK_LOG_FILE: pinoLog,
+      ENVHOOK_LOG_LEVEL: 'debug',
+    },
   };
 }
 
 /** containerd's way of calling the runtime: `FRONT --root R --log L --log-format json create --bundle B ID`. */
 export function frontCreate(b: RuntimeBundle, id = 'c1'): Promise<CliResult> {
-  return runAsync('/bin/sh', [FRONT, '--root', path.join(b.dir, 'runc-root'), '--log', b.runcLog, '--log-format', 'json', 'create', '--bundle', b.bundle, '--pid-file', path.join(b.dir, 'pid'), id], { env: b.env });
+  return runAsync('/bin/sh', [
+    FRONT,
+    '--root',
+    path.join(b.dir, 'runc-root'),
+    '--log',
+    b.runcLog,
+    '--log-format',
+    'json',
+    'create',
+    '--bundle',
+    b.bundle,
+    '--pid-file',
+    path.join(b.dir, 'pid'),
+    id,
+  ], { env: b.env });
 }
 
 /** `envhook hook` with the container state on stdin. */
 export function hookRun(b: RuntimeBundle, state?: string): Promise<CliResult> {
-  return envhookCli(['hook', '--kubelet-root', b.kubeletRoot, '--log-file', b.pinoLog, '--log-level', 'debug'], { input: state ?? JSON.stringify({ ociVersion: '1.0.2', id: 'c1', status: 'creating', pid: 1, bundle: b.bundle }) });
+  return envhookCli([
+    'hook',
+    '--kubelet-root',
+    b.kubeletRoot,
+    '--log-file',
+    b.pinoLog,
+    '--log-level',
+    'debug',
+  ], { input: state ?? JSON.stringify({ ociVersion: '1.0.2', id: 'c1', status: 'creating', pid: 1, bundle: b.bundle }) });
 }
 
 /** `envhook precreate` with config.json on stdin. */
 export function precreateRun(b: RuntimeBundle, config?: string): Promise<CliResult> {
-  return envhookCli(['precreate', '--kubelet-root', b.kubeletRoot, '--log-file', b.pinoLog, '--log-level', 'debug'], { input: config ?? fs.readFileSync(b.config, 'utf8') });
+  return envhookCli([
+    'precreate',
+    '--kubelet-root',
+    b.kubeletRoot,
+    '--log-file',
+    b.pinoLog,
+    '--log-level',
+    'debug',
+  ], { input: config ?? fs.readFileSync(b.config, 'utf8') });
 }
 
 export function readIf(file: string): string {

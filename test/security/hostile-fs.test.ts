@@ -54,28 +54,77 @@ function refusal(fn: () => unknown): string {
 type Setup = (f: Fixture) => string | void;
 const cases: [string, Setup, RegExp][] = [
   ['symlink out of the volume (absolute)', (f) => fs.symlinkSync(f.outside, path.join(f.vol, 'app.env')), /^is a symbolic link$/],
-  ['symlink out of the volume (relative ../..)', (f) => fs.symlinkSync(path.relative(f.vol, f.outside), path.join(f.vol, 'app.env')), /^is a symbolic link$/],
+  [
+    'symlink out of the volume (relative ../..)',
+    (f) => fs.symlinkSync(path.relative(f.vol, f.outside), path.join(f.vol, 'app.env')),
+    /^is a symbolic link$/,
+  ],
   ['symlink to a file inside the volume', (f) => fs.symlinkSync('good.env', path.join(f.vol, 'app.env')), /^is a symbolic link$/],
   ['symlink to /proc/self/environ', (f) => fs.symlinkSync('/proc/self/environ', path.join(f.vol, 'app.env')), /^is a symbolic link$/],
   ['symlink loop (self)', (f) => fs.symlinkSync('app.env', path.join(f.vol, 'app.env')), /^is a symbolic link$/],
-  ['symlink loop (a → b → a)', (f) => { fs.symlinkSync('b', path.join(f.vol, 'app.env')); fs.symlinkSync('app.env', path.join(f.vol, 'b')); }, /^is a symbolic link$/],
+  [
+    'symlink loop (a → b → a)',
+    (f) => { fs.symlinkSync('b', path.join(f.vol, 'app.env')); fs.symlinkSync('app.env', path.join(f.vol, 'b')); },
+    /^is a symbolic link$/,
+  ],
   ['dangling symlink', (f) => fs.symlinkSync('/nonexistent/x', path.join(f.vol, 'app.env')), /^is a symbolic link$/],
-  ['intermediate directory is a symlink out', (f) => { fs.symlinkSync(f.outsideDir, path.join(f.vol, 'sub')); return 'sub/secret.env'; }, /^a path element is a symbolic link$/],
-  ['intermediate directory is a symlink inside', (f) => { fs.mkdirSync(path.join(f.vol, 'real')); fs.writeFileSync(path.join(f.vol, 'real/app.env'), "A='1'\n"); fs.symlinkSync('real', path.join(f.vol, 'sub')); return 'sub/app.env'; }, /^a path element is a symbolic link$/],
-  ['deep intermediate symlink out', (f) => { fs.mkdirSync(path.join(f.vol, 'a/b'), { recursive: true }); fs.symlinkSync(f.outsideDir, path.join(f.vol, 'a/b/c')); return 'a/b/c/secret.env'; }, /^a path element is a symbolic link$/],
-  ['intermediate symlink loop', (f) => { fs.symlinkSync('sub', path.join(f.vol, 'sub')); return 'sub/app.env'; }, /^a path element is a symbolic link$/],
-  ['intermediate element is a file', (f) => { fs.writeFileSync(path.join(f.vol, 'sub'), 'x'); return 'sub/app.env'; }, /^a path element is not a directory$/],
-  ['intermediate element is a FIFO', (f) => { execFileSync('mkfifo', [path.join(f.vol, 'sub')]); return 'sub/app.env'; }, /^a path element is not a directory$/],
+  [
+    'intermediate directory is a symlink out',
+    (f) => { fs.symlinkSync(f.outsideDir, path.join(f.vol, 'sub')); return 'sub/secret.env'; },
+    /^a path element is a symbolic link$/,
+  ],
+  ['intermediate directory is a symlink inside', (f) => {
+    fs.mkdirSync(path.join(f.vol, 'real'));
+    fs.writeFileSync(path.join(f.vol, 'real/app.env'), "A='1'\n");
+    fs.symlinkSync('real', path.join(f.vol, 'sub'));
+    return 'sub/app.env';
+  }, /^a path element is a symbolic link$/],
+  ['deep intermediate symlink out', (f) => {
+    fs.mkdirSync(path.join(f.vol, 'a/b'), { recursive: true });
+    fs.symlinkSync(f.outsideDir, path.join(f.vol, 'a/b/c'));
+    return 'a/b/c/secret.env';
+  }, /^a path element is a symbolic link$/],
+  [
+    'intermediate symlink loop',
+    (f) => { fs.symlinkSync('sub', path.join(f.vol, 'sub')); return 'sub/app.env'; },
+    /^a path element is a symbolic link$/,
+  ],
+  [
+    'intermediate element is a file',
+    (f) => { fs.writeFileSync(path.join(f.vol, 'sub'), 'x'); return 'sub/app.env'; },
+    /^a path element is not a directory$/,
+  ],
+  [
+    'intermediate element is a FIFO',
+    (f) => { execFileSync('mkfifo', [path.join(f.vol, 'sub')]); return 'sub/app.env'; },
+    /^a path element is not a directory$/,
+  ],
   ['FIFO (must not hang)', (f) => { execFileSync('mkfifo', [path.join(f.vol, 'app.env')]); }, /^is a FIFO$/],
   ['FIFO with a writer waiting', (f) => { execFileSync('mkfifo', [path.join(f.vol, 'app.env')]); }, /^is a FIFO$/],
-  ['character device like /dev/zero (mknod c 1 5)', (f) => { execFileSync('mknod', [path.join(f.vol, 'app.env'), 'c', '1', '5']); }, /^is a character device$/],
-  ['character device like /dev/tty (mknod c 5 0)', (f) => { execFileSync('mknod', [path.join(f.vol, 'app.env'), 'c', '5', '0']); }, /^is a character device$/],
+  [
+    'character device like /dev/zero (mknod c 1 5)',
+    (f) => { execFileSync('mknod', [path.join(f.vol, 'app.env'), 'c', '1', '5']); },
+    /^is a character device$/,
+  ],
+  [
+    'character device like /dev/tty (mknod c 5 0)',
+    (f) => { execFileSync('mknod', [path.join(f.vol, 'app.env'), 'c', '5', '0']); },
+    /^is a character device$/,
+  ],
   ['block device (mknod b 7 0)', (f) => { execFileSync('mknod', [path.join(f.vol, 'app.env'), 'b', '7', '0']); }, /^is a block device$/],
   ['symlink to /dev/zero', (f) => fs.symlinkSync('/dev/zero', path.join(f.vol, 'app.env')), /^is a symbolic link$/],
   ['a directory', (f) => fs.mkdirSync(path.join(f.vol, 'app.env')), /^is a directory$/],
   ['missing file', () => undefined, /^not found$/],
-  ['1 GiB sparse file', (f) => { fs.writeFileSync(path.join(f.vol, 'app.env'), ''); fs.truncateSync(path.join(f.vol, 'app.env'), 1024 ** 3); }, /^larger than 65536 bytes$/],
-  ['file one byte over the limit', (f) => fs.writeFileSync(path.join(f.vol, 'app.env'), 'x'.repeat(LIMIT + 1)), /^larger than 65536 bytes$/],
+  [
+    '1 GiB sparse file',
+    (f) => { fs.writeFileSync(path.join(f.vol, 'app.env'), ''); fs.truncateSync(path.join(f.vol, 'app.env'), 1024 ** 3); },
+    /^larger than 65536 bytes$/,
+  ],
+  [
+    'file one byte over the limit',
+    (f) => fs.writeFileSync(path.join(f.vol, 'app.env'), 'x'.repeat(LIMIT + 1)),
+    /^larger than 65536 bytes$/,
+  ],
   ['absolute path', () => '/etc/shadow', /^path must be relative$/],
   ['absolute path into the pod', (f) => f.outside, /^path must be relative$/],
   ['path with ..', () => '../../../../etc/shadow', /^path must not contain '\.\.'$/],
@@ -198,8 +247,16 @@ t.test('the volume directory itself replaced by a symlink is not found', async (
   const evil = path.join(pod, 'volumes/kubernetes.io~empty-dir/evil');
   fs.symlinkSync(f.outsideDir, evil);
   const podDir = { dir: pod, uid: undefined, from: 'flag' as const };
-  t.throws(() => findVolume({ pod: podDir, overrides: new Map() }, 'evil', 'emptyDir'), { message: /^volume "evil" (not found|is not an emptyDir)$/ });
-  t.equal(reasonOf(outcome(() => readConfined(evil, 'secret.env', LIMIT)).err), 'a path element is a symbolic link', 'the confined reader refuses a symlinked root too');
+  t.throws(() => findVolume(
+    { pod: podDir, overrides: new Map() },
+    'evil',
+    'emptyDir',
+  ), { message: /^volume "evil" (not found|is not an emptyDir)$/ });
+  t.equal(
+    reasonOf(outcome(() => readConfined(evil, 'secret.env', LIMIT)).err),
+    'a path element is a symbolic link',
+    'the confined reader refuses a symlinked root too',
+  );
 });
 
 t.test('race: the chown path (lstat, then pinFileAt) never opens a FIFO swapped in after the lstat', async (t) => {
@@ -251,7 +308,11 @@ t.test('chownPinned changes the pinned inode, not whatever holds the name by the
   t.equal(pinned.stat.ino, before.ino);
   const swapped = fs.lstatSync(path.join(vol, 'key'));
   t.not(swapped.ino, before.ino, 'the name was swapped');
-  t.equal(refusal(() => pinFileAt(dirFd, 'key', before)), 'changed while being opened', 'pinning the old lstat against the new inode is refused');
+  t.equal(
+    refusal(() => pinFileAt(dirFd, 'key', before)),
+    'changed while being opened',
+    'pinning the old lstat against the new inode is refused',
+  );
 });
 
 t.test('pinFileAt refuses a FIFO, a symlink and a directory by their O_PATH fstat, opening none of them', async (t) => {
@@ -269,11 +330,19 @@ t.test('hostile files through the real CLI (envhook inject): one line, status 1,
   const cliCases: [string, (vol: string, outside: string) => void, string][] = [
     ['symlink out', (v, o) => fs.symlinkSync(o, path.join(v, 'app.env')), 'is a symbolic link'],
     ['symlink loop', (v) => fs.symlinkSync('app.env', path.join(v, 'app.env')), 'is a symbolic link'],
-    ['intermediate symlink out', (v, o) => { fs.rmSync(path.join(v, 'sub'), { recursive: true, force: true }); fs.symlinkSync(path.dirname(o), path.join(v, 'sub')); }, 'a path element is a symbolic link'],
+    [
+      'intermediate symlink out',
+      (v, o) => { fs.rmSync(path.join(v, 'sub'), { recursive: true, force: true }); fs.symlinkSync(path.dirname(o), path.join(v, 'sub')); },
+      'a path element is a symbolic link',
+    ],
     ['FIFO', (v) => { execFileSync('mkfifo', [path.join(v, 'app.env')]); }, 'is a FIFO'],
     ['character device (zero)', (v) => { execFileSync('mknod', [path.join(v, 'app.env'), 'c', '1', '5']); }, 'is a character device'],
     ['directory', (v) => fs.mkdirSync(path.join(v, 'app.env')), 'is a directory'],
-    ['1 GiB sparse file', (v) => { fs.writeFileSync(path.join(v, 'app.env'), ''); fs.truncateSync(path.join(v, 'app.env'), 1024 ** 3); }, 'larger than 65536 bytes'],
+    [
+      '1 GiB sparse file',
+      (v) => { fs.writeFileSync(path.join(v, 'app.env'), ''); fs.truncateSync(path.join(v, 'app.env'), 1024 ** 3); },
+      'larger than 65536 bytes',
+    ],
   ];
   const root = t.testdir({});
   const outside = path.join(root, 'outside.env');
@@ -286,7 +355,10 @@ t.test('hostile files through the real CLI (envhook inject): one line, status 1,
       fs.mkdirSync(path.join(vol, 'sub'), { recursive: true });
       setup(vol, outside);
       const rel = name === 'intermediate symlink out' ? 'sub/outside.env' : 'app.env';
-      const spec = { ociVersion: '1.0.2', process: { env: ['PATH=/bin'] }, annotations: { 'io.kubernetes.cri.container-name': 'app', 'envhook.io/env': JSON.stringify({ app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: rel, key: 'A' } } }] }) } };
+      const spec = { ociVersion: '1.0.2', process: { env: ['PATH=/bin'] }, annotations: {
+        'io.kubernetes.cri.container-name': 'app',
+        'envhook.io/env': JSON.stringify({ app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: rel, key: 'A' } } }] }),
+      } };
       fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(spec));
       const r = await envhookCli(['inject', '--bundle', dir, '--volume', `cfg=${vol}`]);
       return { r, rel, same: fs.readFileSync(path.join(dir, 'config.json'), 'utf8') === JSON.stringify(spec) };

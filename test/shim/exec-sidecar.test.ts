@@ -7,7 +7,11 @@ import { spawnSync } from 'node:child_process';
 import { compactEnvText, EXEC_SIDECAR, writeExecSidecar } from '../../src/shim/exec-sidecar.ts';
 
 const ENV = ['PATH=/usr/bin:/bin', 'Q="quoted" \\ back', 'HTML=<a&b>', 'NL=line\nline', "APOS=it's"];
-const goText = (v: unknown, indent?: number) => JSON.stringify(v, null, indent).replace(/&/g, '\\u0026').replace(/</g, '\\u003c').replace(/>/g, '\\u003e');
+const goText = (v: unknown, indent?: number) => JSON.stringify(
+  v,
+  null,
+  indent,
+).replace(/&/g, '\\u0026').replace(/</g, '\\u003c').replace(/>/g, '\\u003e');
 
 t.test('compactEnvText: the array as written, whitespace outside strings dropped', async (t) => {
   const compact = goText({ process: { env: ENV } });
@@ -31,12 +35,28 @@ t.test('writeExecSidecar: 0600, and sh reads back every byte', async (t) => {
   const file = path.join(dir, EXEC_SIDECAR);
   t.equal(fs.statSync(file).mode & 0o777, 0o600);
   for (const sh of ['dash', 'bash']) {
-    const r = spawnSync(sh, ['-c', `. "$1" && printf '%s\\0%s\\0%s' "$envhook_exec_id" "$envhook_exec_from" "$envhook_exec_to"`, sh, file], { encoding: 'utf8' });
+    const r = spawnSync(
+      sh,
+      ['-c', `. "$1" && printf '%s\\0%s\\0%s' "$envhook_exec_id" "$envhook_exec_from" "$envhook_exec_to"`, sh, file],
+      { encoding: 'utf8' },
+    );
     t.equal(r.status, 0, `${sh}: ${r.stderr}`);
     const [id, from, to] = r.stdout.split('\0');
     t.equal(id, "it's-1", `${sh}: the container id`);
     t.equal(from, goText(ENV), `${sh}: from, the compact original`);
-    t.same(JSON.parse(to!), ['PATH=/usr/bin:/bin', 'Q="quoted" \\ back', 'NL=line\nline', "APOS=it's", "NEW=x'y\"z\\"], `${sh}: to, the exec env`);
+    t.same(
+      JSON.parse(to!),
+      ['PATH=/usr/bin:/bin', 'Q="quoted" \\ back', 'NL=line\nline', "APOS=it's", "NEW=x'y\"z\\"],
+      `${sh}: to, the exec env`,
+    );
   }
-  t.notOk(writeExecSidecar({ bundle: dir, id: 'x', original: '{"process":{}}', originalEnv: [], finalEnv: ['A=1'], mark: { set: ['A'], removed: [] }, where: 'config.json' }), 'no env array in config.json: nothing written');
+  t.notOk(writeExecSidecar({
+    bundle: dir,
+    id: 'x',
+    original: '{"process":{}}',
+    originalEnv: [],
+    finalEnv: ['A=1'],
+    mark: { set: ['A'], removed: [] },
+    where: 'config.json',
+  }), 'no env array in config.json: nothing written');
 });

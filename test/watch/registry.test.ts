@@ -20,7 +20,11 @@ function setup(t: Test, opts: Partial<RegistryOptions> = {}) {
   t.teardown(() => registry.close());
   const vol = path.join(dir, 'pods/p1/volumes/kubernetes.io~secret/keys');
   atomicWrite(vol, { key: { data: CANARY, mode: 0o400 }, 'sub/nested': CANARY, pub: CANARY });
-  const volume = (owners: unknown, uidMapping = NONE, at = vol): WatchVolume => ({ dir: at, owners: normalize([owners as { volume: string }])[0]!, uidMapping });
+  const volume = (owners: unknown, uidMapping = NONE, at = vol): WatchVolume => ({
+    dir: at,
+    owners: normalize([owners as { volume: string }])[0]!,
+    uidMapping,
+  });
   const log = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '');
   return { dir, vol, registry, volume, log, outside: path.join(dir, 'outside/root-only') };
 }
@@ -147,7 +151,11 @@ t.test('a volume whose directory goes away is dropped and reported', async (t) =
   fs.rmSync(s.vol, { recursive: true });
   await waitFor(() => gone.length === 1, 5000, 'gone');
   t.same(gone, [`p1 ${s.vol}`]);
-  t.same(s.registry.stats(), { pods: 0, volumes: 0, watches: 0, polled: 0, queued: 0, refusedByKernel: 0, refusedByBound: 0 }, 'a pod with no volume left is no longer held');
+  t.same(
+    s.registry.stats(),
+    { pods: 0, volumes: 0, watches: 0, polled: 0, queued: 0, refusedByKernel: 0, refusedByBound: 0 },
+    'a pod with no volume left is no longer held',
+  );
   t.notOk(s.registry.has('p1'));
   t.equal(inotifyWatches(), before);
 });
@@ -180,7 +188,11 @@ t.test('bounded: past maxPodWatches a volume is polled, counted and logged once;
   await waitFor(() => uidOf(s.vol, 'key') === 1000 && uidOf(second, 'app.conf') === 1002);
   atomicWrite(second, { 'app.conf': 'y' });
   await waitFor(() => uidOf(second, 'app.conf') === 1002, 5000, 'the polled volume is owned again');
-  t.equal(s.log().split('\n').filter((l) => l.includes("inotify limit reached: envhook's bound of 1 watches for one pod")).length, 1, 'logged once');
+  t.equal(
+    s.log().split('\n').filter((l) => l.includes("inotify limit reached: envhook's bound of 1 watches for one pod")).length,
+    1,
+    'logged once',
+  );
   s.registry.add('p2', [s.volume({ volume: 'cfg', defaultUser: 1002 }, NONE, second)]);
   t.equal(s.registry.stats().watches, 2, 'another pod has its own bound');
 });
