@@ -1,7 +1,17 @@
 // The env-file format's byte classes agree with bash's reading of an assignment word, and the
 // reason phrases carry no placeholder a file's bytes could fill.
 import t from 'tap';
-import { BLANKS, isBlank, isNameByte, isNameStart, MAX_FILE_BYTES, MAX_NAME_CHARS, MAX_VALUE_BYTES, NAME_PATTERN, Reason } from '../../src/envfile/syntax.ts';
+import {
+  BLANKS,
+  isBlank,
+  isNameByte,
+  isNameStart,
+  MAX_FILE_BYTES,
+  MAX_NAME_CHARS,
+  MAX_VALUE_BYTES,
+  NAME_PATTERN,
+  Reason,
+} from '../../src/envfile/syntax.ts';
 
 t.test('every byte: name start and name byte as NAME_PATTERN reads them', async (t) => {
   const wrong: number[] = [];
