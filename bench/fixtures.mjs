@@ -9,7 +9,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { atomicVolumeDir, makePod as makeKubeletPod, rawAnnotations } from '../scripts/kubelet-pod.ts';
 
-export const POD_UID = '0b3e7c1a-5d2f-4a6b-9c8d-7e6f5a4b3c2d';
 const BUSYBOX = ['/bin/busybox', '/usr/bin/busybox'].find((p) => fs.existsSync(p));
 
 /** An env file of `count` variables `<prefix>NNNN='…'`, or filled up to about `bytes`. */
@@ -44,7 +43,7 @@ export function serviceEnv(n) {
 export function makePod(root, { envFiles = {}, projectedFiles = 0 } = {}) {
   const payload = {};
   for (let i = 0; i < projectedFiles; i++) payload[`file-${String(i).padStart(5, '0')}.pem`] = `-----BEGIN CERTIFICATE ${i}-----\n`;
-  const pod = makeKubeletPod(root, { emptyDirs: { config: envFiles }, atomic: [{ plugin: 'projected', name: 'certs', payload }] }, POD_UID);
+  const pod = makeKubeletPod(root, { emptyDirs: { config: envFiles }, atomic: [{ plugin: 'projected', name: 'certs', payload }] });
   const dir = atomicVolumeDir(pod, 'projected', 'certs');
   return { ...pod, root, emptyDir: pod.emptyDir('config'), projected: { dir, data: path.join(dir, fs.readlinkSync(path.join(dir, '..data'))) } };
 }

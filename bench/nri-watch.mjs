@@ -22,7 +22,7 @@ import { NODE, REPO } from './cli.mjs';
 import { nriRequests, writeResultsSection } from './nri.mjs';
 import { startFakeRuntime } from '../test/helpers/nri-runtime.ts';
 import { encode, Msg } from '../src/nri/wire/descriptors.ts';
-import { atomicWrite } from '../scripts/kubelet-pod.ts';
+import { atomicVolumeDir, makePod } from '../scripts/kubelet-pod.ts';
 
 const HEADING = '## NRI plugin with the owner watcher (row 9)';
 const UID = 1000;
@@ -57,8 +57,8 @@ export async function nriWatchRow() {
   const dir = fs.mkdtempSync('/dev/shm/envhook-bench-nri-watch-');
   const kubeletRoot = path.join(dir, 'kubelet');
   const uid = '5c0ffee0-0000-4000-8000-00000000c4c4';
-  const vol = path.join(kubeletRoot, 'pods', uid, 'volumes/kubernetes.io~secret/keys');
-  atomicWrite(vol, Object.fromEntries(FILES.map((f) => [f, { data: 'x\n', mode: 0o400 }])));
+  const payload = Object.fromEntries(FILES.map((f) => [f, { data: 'x\n', mode: 0o400 }]));
+  const vol = atomicVolumeDir(makePod(kubeletRoot, { atomic: [{ plugin: 'secret', name: 'keys', payload }] }, uid), 'secret', 'keys');
   const churnPod = { id: 'churn-sandbox', name: 'churn', namespace: 'default', uid, annotations: { 'envhook.io/volumeOwners': JSON.stringify([{ volume: 'keys', defaultUser: UID }]) } };
   const rt = await startFakeRuntime({ dir, synchronize: () => [{ pods: [churnPod], containers: [{ id: 'churn-ctr', podSandboxId: churnPod.id, name: 'app', state: 3 }], more: false }] });
   let envhook;

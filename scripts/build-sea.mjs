@@ -19,16 +19,16 @@ fs.mkdirSync(work, { recursive: true });
 // The bundle, wrapped as a CommonJS module (its shebang line dropped), and its code cache taken
 // after the front's `envhook shim create` of a small pod (scripts/sea-main.cjs says why). Made with the same Node
 // and the same V8 flags (SEA_FLAGS) as the executable runs with, else V8 rejects the cache.
-// Typical pod inject: 181.3 M -> 146.7 M instructions, `version` 116.0 M -> 112.5 M.
-// None: an 8 MiB young generation from the start (`--min-semi-space-size=8`) saved inject ~4% of
-// its instructions, but the resident NRI plugin runs this executable too and kept ~7 MiB more
-// RSS with it (bench row 8); inject's wall time measured the same without it (bench/README.md).
+// The cache cuts the instructions of inject and `version` (bench/README.md has the figures).
+// None: an 8 MiB young generation from the start (`--min-semi-space-size=8`) saved inject a few
+// instructions, but the resident NRI plugin runs this executable too and kept more RSS with it
+// (bench row 8); inject's wall time measured the same without it (bench/README.md).
 const SEA_FLAGS = [];
 const source = `${work}/envhook-main.js`;
 const cache = `${work}/envhook-main.cache`;
 const bundle = fs.readFileSync('dist/envhook-main.cjs', 'utf8').replace(/^#!.*\n/, '');
 // ASCII only (scripts/ascii.mjs), so that the executable reads the source as Latin-1 straight
-// from its section, with no UTF-8 decoding (~1 ms of each start).
+// from its section, with no UTF-8 decoding at each start.
 fs.writeFileSync(source, ascii(`(function (exports, require, module, __filename, __dirname) {${bundle}\n})`));
 const tools = `${work}/envhook-tools.js`;
 fs.writeFileSync(tools, `(function (exports, require, module, __filename, __dirname) {${fs.readFileSync('dist/envhook-tools.cjs', 'utf8')}\n})`);

@@ -28,7 +28,7 @@ const shebang = { js: '#!/usr/bin/env node' };
 // pino and sonic-boom load worker_threads (thread-stream, for transports, and pino's
 // isMainThread, read only for an asynchronous destination) and assert at load time; envhook
 // writes its log with a synchronous destination and no transport. Loading them (worker
-// threads, the stream stack, assert) cost every create through the front ~1 ms of start-up. The
+// threads, the stream stack, assert) added to the start-up of every create through the front. The
 // bundled copies get each module on first use instead; each replacement must match, or the
 // build fails (a new pino or sonic-boom: update this list).
 const LAZY_REQUIRES = [
@@ -56,7 +56,7 @@ const lazyRequires = {
 };
 
 // commander requires node:child_process at load time for executable subcommands, which envhook
-// has none of; loading it (and net, stream, ...) costs ~3 ms of every `envhook inject` or hook
+// has none of; loading it (and net, stream, ...) adds to every `envhook inject` or hook
 // run. Its only use is childProcess.spawn, so the bundled copy gets the module on first use.
 const CHILD_PROCESS = "const childProcess = require('node:child_process');";
 const lazyChildProcess = {
@@ -80,5 +80,5 @@ for (const f of ['dist/envhook.cjs', 'dist/envhook-main.cjs', 'dist/envhook-tool
 for (const f of ['dist/envhook.cjs', 'dist/envhook-main.cjs']) fs.chmodSync(f, 0o755);
 execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
 console.error('built dist/envhook.cjs (+ envhook-main.cjs, envhook-tools.cjs), dist/index.cjs, dist/types/');
-// The SEA takes about 2.5 s: part of every build unless ENVHOOK_NO_SEA=1.
+// The SEA is part of every build unless ENVHOOK_NO_SEA=1 (it prints how long it took).
 if (!process.env.ENVHOOK_NO_SEA) execFileSync(process.execPath, ['scripts/build-sea.mjs'], { stdio: 'inherit' });

@@ -6,7 +6,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { REPO } from './helpers/bundle.ts';
 
-const PAGES = ['README.md', 'CONTRIBUTING.md', 'SECURITY.md', 'bench/README.md', ...fs.readdirSync(path.join(REPO, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const PAGES = [
+  'README.md',
+  'CONTRIBUTING.md',
+  'SECURITY.md',
+  'bench/README.md',
+  ...fs.readdirSync(path.join(REPO, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)
+];
 
 /** The page's lines outside fenced code blocks. */
 function prose(text: string): string[] {
@@ -36,7 +42,9 @@ function anchors(text: string): Set<string> {
 }
 
 t.test('the anchor rule spells headings as GitHub does', async (t) => {
-  t.same([...anchors('# A b\n## `envhook.io/env`\n### Required: `install --mode nri`\n## A b\n```\n# not a heading\n```\n')], ['a-b', 'envhookioenv', 'required-install---mode-nri', 'a-b-1']);
+  t.same([
+    ...anchors('# A b\n## `envhook.io/env`\n### Required: `install --mode nri`\n## A b\n```\n# not a heading\n```\n')
+  ], ['a-b', 'envhookioenv', 'required-install---mode-nri', 'a-b-1']);
 });
 
 for (const page of PAGES) {
@@ -50,7 +58,10 @@ for (const page of PAGES) {
       const target = file ? path.resolve(path.dirname(path.join(REPO, page)), file) : path.join(REPO, page);
       t.ok(target.startsWith(REPO + path.sep) || target === REPO, `${page}: ${link} is inside the repository`);
       if (!t.ok(fs.existsSync(target), `${page}: ${link} exists`)) continue;
-      if (anchor !== undefined) t.ok(anchors(fs.readFileSync(target, 'utf8')).has(anchor), `${page}: ${link} names a heading of ${path.relative(REPO, target)}`);
+      if (anchor !== undefined) t.ok(
+        anchors(fs.readFileSync(target, 'utf8')).has(anchor),
+        `${page}: ${link} names a heading of ${path.relative(REPO, target)}`,
+      );
     }
   });
 }

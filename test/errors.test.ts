@@ -16,7 +16,11 @@ t.test('EnvFileError and serializeCause', async (t) => {
   t.equal(e.message, 'line 3: unclosed quote');
   t.equal(new EnvFileError(0, 'file too large').message, 'file too large');
   t.ok(e instanceof EnvhookError);
-  const chain = new EnvhookError('outer', { cause: Object.assign(new Error('foreign text'), { code: 'ENOENT', syscall: 'open', path: '/p' }) });
-  t.same(serializeCause(chain), { name: 'EnvhookError', message: 'outer', cause: { name: 'Error', code: 'ENOENT', syscall: 'open', path: '/p' } });
+  const chain = new EnvhookError('outer', {
+    cause: Object.assign(new Error('foreign text'), { code: 'ENOENT', syscall: 'open', path: '/p' }),
+  });
+  t.same(serializeCause(
+    chain,
+  ), { name: 'EnvhookError', message: 'outer', cause: { name: 'Error', code: 'ENOENT', syscall: 'open', path: '/p' } });
   t.equal(serializeCause('x'), undefined);
 });

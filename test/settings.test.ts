@@ -7,40 +7,88 @@ import { EnvhookError } from '../src/errors.ts';
 t.test('precedence', async (t) => {
   const dir = t.testdir({ 'c.json': JSON.stringify({ kubeletRoot: '/file', runtime: 'crun', logLevel: 'warn' }) });
   const env = { ENVHOOK_CONFIG: path.join(dir, 'c.json'), ENVHOOK_KUBELET_ROOT: '/env', ENVHOOK_RUNTIME: '' };
-  t.same(loadSettings({ kubeletRoot: '/flag' }, env), { kubeletRoot: '/flag', runtime: 'crun', logFile: undefined, logLevel: 'warn', runDir: '/run/envhook', nriSocket: '/var/run/nri/nri.sock', nriIndex: '50', metricsAddress: undefined, criSocket: undefined, evictUnapplied: false });
-  t.same(loadSettings({}, env), { kubeletRoot: '/env', runtime: 'crun', logFile: undefined, logLevel: 'warn', runDir: '/run/envhook', nriSocket: '/var/run/nri/nri.sock', nriIndex: '50', metricsAddress: undefined, criSocket: undefined, evictUnapplied: false }, 'an empty variable does not count');
+  const rest = {
+    runtime: 'crun',
+    logFile: undefined,
+    logLevel: 'warn',
+    runDir: '/run/envhook',
+    nriSocket: '/var/run/nri/nri.sock',
+    nriIndex: '50',
+    metricsAddress: undefined,
+    criSocket: undefined,
+    evictUnapplied: false,
+  };
+  t.same(loadSettings({ kubeletRoot: '/flag' }, env), { kubeletRoot: '/flag', ...rest });
+  t.same(loadSettings({}, env), { kubeletRoot: '/env', ...rest }, 'an empty variable does not count');
   t.same(loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'c.json') }).kubeletRoot, '/file');
 });
 
 t.test('defaults without a config file; errors name the source', async (t) => {
   const dir = t.testdir({ 'bad.json': '{', 'wrong.json': '{"logLevel":"loud"}' });
   t.same(loadSettings({}, { ENVHOOK_CONFIG: '' }).kubeletRoot, '/var/lib/kubelet');
-  t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'none.json') }), new EnvhookError(`cannot read config file ${path.join(dir, 'none.json')}: ENOENT`), 'a named file must exist');
-  t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'bad.json') }), new EnvhookError(`config file ${path.join(dir, 'bad.json')} is not valid JSON`));
-  t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'wrong.json') }), { message: new RegExp(`^config file ${path.join(dir, 'wrong.json')}: /logLevel: `) });
+  t.throws(
+    () => loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'none.json') }),
+    new EnvhookError(`cannot read config file ${path.join(dir, 'none.json')}: ENOENT`),
+    'a named file must exist',
+  );
+  t.throws(
+    () => loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'bad.json') }),
+    new EnvhookError(`config file ${path.join(dir, 'bad.json')} is not valid JSON`),
+  );
+  t.throws(() => loadSettings({}, {
+    ENVHOOK_CONFIG: path.join(dir, 'wrong.json'),
+  }), { message: new RegExp(`^config file ${path.join(dir, 'wrong.json')}: /logLevel: `) });
   t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: '', ENVHOOK_LOG_LEVEL: 'loud' }), { message: /^ENVHOOK_LOG_LEVEL: / });
 });
 
 t.test('evictUnapplied and criSocket: flag over environment over config file; a boolean wherever it comes from', async (t) => {
-  const dir = t.testdir({ 'c.json': JSON.stringify({ evictUnapplied: true, criSocket: '/file.sock' }), 'bad.json': JSON.stringify({ evictUnapplied: 'yes' }) });
+  const dir = t.testdir({
+    'c.json': JSON.stringify({ evictUnapplied: true, criSocket: '/file.sock' }),
+    'bad.json': JSON.stringify({ evictUnapplied: 'yes' }),
+  });
   const file = path.join(dir, 'c.json');
   t.same(pick(loadSettings({}, { ENVHOOK_CONFIG: '' })), [false, undefined], 'off, and no socket (the runtime\'s own) by default');
   t.same(pick(loadSettings({}, { ENVHOOK_CONFIG: file })), [true, '/file.sock']);
-  t.same(pick(loadSettings({}, { ENVHOOK_CONFIG: file, ENVHOOK_EVICT_UNAPPLIED: 'false', ENVHOOK_CRI_SOCKET: '/env.sock' })), [false, '/env.sock']);
-  t.same(pick(loadSettings({ evictUnapplied: true, criSocket: '/flag.sock' }, { ENVHOOK_CONFIG: file, ENVHOOK_EVICT_UNAPPLIED: 'false', ENVHOOK_CRI_SOCKET: '/env.sock' })), [true, '/flag.sock']);
-  t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: '', ENVHOOK_EVICT_UNAPPLIED: '1' }), { message: 'ENVHOOK_EVICT_UNAPPLIED: must be true or false' });
-  t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'bad.json') }), { message: new RegExp(`^config file ${path.join(dir, 'bad.json')}: /evictUnapplied: must be boolean`) });
+  t.same(pick(
+    loadSettings({}, { ENVHOOK_CONFIG: file, ENVHOOK_EVICT_UNAPPLIED: 'false', ENVHOOK_CRI_SOCKET: '/env.sock' }),
+  ), [false, '/env.sock']);
+  t.same(pick(loadSettings({
+    evictUnapplied: true,
+    criSocket: '/flag.sock',
+  }, { ENVHOOK_CONFIG: file, ENVHOOK_EVICT_UNAPPLIED: 'false', ENVHOOK_CRI_SOCKET: '/env.sock' })), [true, '/flag.sock']);
+  t.throws(() => loadSettings({}, {
+    ENVHOOK_CONFIG: '',
+    ENVHOOK_EVICT_UNAPPLIED: '1',
+  }), { message: 'ENVHOOK_EVICT_UNAPPLIED: must be true or false' });
+  t.throws(() => loadSettings({}, {
+    ENVHOOK_CONFIG: path.join(dir, 'bad.json'),
+  }), { message: new RegExp(`^config file ${path.join(dir, 'bad.json')}: /evictUnapplied: must be boolean`) });
 });
 
 const pick = (s: ReturnType<typeof loadSettings>) => [s.evictUnapplied, s.criSocket];
 
 t.test('metricsAddress: off by default, from each source, its shape checked wherever it comes from', async (t) => {
-  const dir = t.testdir({ 'c.json': JSON.stringify({ metricsAddress: '127.0.0.1:9901' }), 'bad.json': JSON.stringify({ metricsAddress: '9901' }) });
+  const dir = t.testdir({
+    'c.json': JSON.stringify({ metricsAddress: '127.0.0.1:9901' }),
+    'bad.json': JSON.stringify({ metricsAddress: '9901' }),
+  });
   t.equal(loadSettings({}, { ENVHOOK_CONFIG: '' }).metricsAddress, undefined);
   t.equal(loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'c.json') }).metricsAddress, '127.0.0.1:9901');
-  t.equal(loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'c.json'), ENVHOOK_METRICS_ADDRESS: '[::1]:9902' }).metricsAddress, '[::1]:9902');
-  t.equal(loadSettings({ metricsAddress: ':9903' }, { ENVHOOK_CONFIG: path.join(dir, 'c.json'), ENVHOOK_METRICS_ADDRESS: '[::1]:9902' }).metricsAddress, ':9903');
-  t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'bad.json') }), { message: new RegExp(`^config file ${path.join(dir, 'bad.json')}: /metricsAddress: must match pattern`) });
-  t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: '', ENVHOOK_METRICS_ADDRESS: 'localhost' }), { message: /^ENVHOOK_METRICS_ADDRESS: \/metricsAddress: must match pattern/ });
-  t.throws(() => loadSettings({ metricsAddress: '::1:9901' }, { ENVHOOK_CONFIG: '' }), { message: /^--metrics-address: \/metricsAddress: must match pattern/ });
+  t.equal(
+    loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'c.json'), ENVHOOK_METRICS_ADDRESS: '[::1]:9902' }).metricsAddress,
+    '[::1]:9902',
+  );
+  t.equal(loadSettings({
+    metricsAddress: ':9903',
+  }, { ENVHOOK_CONFIG: path.join(dir, 'c.json'), ENVHOOK_METRICS_ADDRESS: '[::1]:9902' }).metricsAddress, ':9903');
+  t.throws(() => loadSettings({}, {
+    ENVHOOK_CONFIG: path.join(dir, 'bad.json'),
+  }), { message: new RegExp(`^config file ${path.join(dir, 'bad.json')}: /metricsAddress: must match pattern`) });
+  t.throws(() => loadSettings({}, {
+    ENVHOOK_CONFIG: '',
+    ENVHOOK_METRICS_ADDRESS: 'localhost',
+  }), { message: /^ENVHOOK_METRICS_ADDRESS: \/metricsAddress: must match pattern/ });
+  t.throws(() => loadSettings({
+    metricsAddress: '::1:9901',
+  }, { ENVHOOK_CONFIG: '' }), { message: /^--metrics-address: \/metricsAddress: must match pattern/ });
 });

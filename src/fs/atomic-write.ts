@@ -35,7 +35,7 @@ export function atomicWrite(file: string, data: string | Uint8Array, { newFileMo
   const dir = path.dirname(file);
   if (mkdir) fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
   // Unique among live processes by pid and clock; O_EXCL refuses any file already there. (No
-  // node:crypto for a random suffix: loading it costs ~4 ms of every container start.)
+  // node:crypto for a random suffix: loading it would cost every container start.)
   const tmp = path.join(dir, `.${path.basename(file)}.envhook-${process.pid}-${process.hrtime.bigint().toString(36)}`);
   let fd: number | undefined;
   try {

@@ -45,7 +45,7 @@ export function fdPath(dirFd: number, name: string): string {
   // Inside withCwdAt(), for the directory the working directory is: the bare name. The kernel
   // looks it up in the working directory, which pins the directory as the descriptor does
   // (a rename or swap of its path changes nothing), without walking /proc/self/fd/<n> for
-  // every call: lstat and open are ~40% cheaper that way, in a walk of 10,000 files.
+  // every call: lstat and open are markedly cheaper that way in a walk of many files.
   if (dirFd === cwdFd && !name.includes('/')) return name;
   return `/proc/self/fd/${dirFd}/${name}`;
 }

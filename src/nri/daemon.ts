@@ -29,6 +29,8 @@ export interface DaemonOptions {
   registrationTimeoutMs?: number;
   /** How often at most "NRI socket not reachable" is logged again while it stays so. */
   unreachableLogMs?: number;
+  /** Calls `fn` after `ms` and returns its cancel: the backoff's timer (setTimeout; tests pass their own). */
+  timer?: (ms: number, fn: () => void) => () => void;
 }
 
 export type DaemonEnd = 'stopped' | 'runtime-gone';
@@ -52,11 +54,12 @@ export function startDaemon(opts: DaemonOptions): Daemon {
   let current: { close(reason: string): void } | undefined;
   let wake: (() => void) | undefined;
 
+  const timer = opts.timer ?? realTimer;
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
+      const cancel = timer(ms, resolve);
       wake = () => {
-        clearTimeout(timer);
+        cancel();
         resolve();
       };
     });
@@ -136,6 +139,11 @@ export function startDaemon(opts: DaemonOptions): Daemon {
       wake?.();
     },
   };
+}
+
+function realTimer(ms: number, fn: () => void): () => void {
+  const t = setTimeout(fn, ms);
+  return () => clearTimeout(t);
 }
 
 function dial(socketPath: string): Promise<net.Socket> {

@@ -83,8 +83,8 @@ export function statusPath(runDir: string): string {
  * creating the run directory 0755 where missing; a new file is 0644 (`envhook status` needs no
  * root to read it). Cheap, for a writer that writes on every change: no check (the supervisor
  * builds the status from counts and its own messages) and no fsync (a status is worth nothing
- * after a power loss). Measured per write, 1,000 writes: tmpfs 0.15 ms (0.41 with the fsyncs),
- * ext4 1.7 ms (14.7), where the rename over the old file costs the most.
+ * after a power loss): on ext4 the fsyncs cost several times the write itself, and the rename
+ * over the old file costs the most of what is left.
  */
 export function writeStatus(runDir: string, s: NriStatus): void {
   atomicWrite(statusPath(runDir), JSON.stringify(s, null, 2) + '\n', { newFileMode: 0o644, mkdir: true, durable: false });

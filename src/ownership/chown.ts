@@ -21,7 +21,7 @@ export function chownVolumes(prepared: readonly PreparedVolume[], { dryRun, log,
   for (const p of prepared) {
     if (p.defaultOwner === undefined && p.items.size === 0) continue;
     // process.hrtime, not performance.now(): the global `performance` loads node:perf_hooks
-    // on first use (~1 ms of every container start).
+    // on first use, a cost to every container start.
     const start = process.hrtime.bigint();
     const stats = chownTree(p.data.fd, {
       volume: p.volume,

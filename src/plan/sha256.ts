@@ -1,7 +1,7 @@
 // SHA-256 (FIPS 180-4) of a UTF-8 string, hex. Only for the envhook.io/applied digest, a
 // consistency mark and not a security boundary (see appliedDigest): loading node:crypto costs
-// about 4 ms (20 M instructions: it pulls in streams, keys, webcrypto) of every container
-// start, hashing a few KiB of annotations here takes microseconds. Checked against
+// every container start far more than the hash (it pulls in streams, keys, webcrypto), while
+// hashing a few KiB of annotations here is negligible. Checked against
 // node:crypto in test/plan/sha256.test.ts.
 
 // First 32 bits of the fractional parts of the cube roots of the first 64 primes.
@@ -19,8 +19,8 @@ const K = Int32Array.of(
 const H0 = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
 
 // Written for the interpreter: it runs once per start, before any JIT tier kicks in, so no
-// helper calls, no destructuring, no allocation in the loops (a first version with those took
-// ~2 ms for 3 KiB of annotations). In the resident NRI plugin Maglev compiles it after a few
+// helper calls, no destructuring, no allocation in the loops (a first version with those was
+// slow in the interpreter). In the resident NRI plugin Maglev compiles it after a few
 // calls (nri/process.ts); node:crypto there cost ~1-3 MiB of RSS (OpenSSL) for no measurable time.
 export function sha256Hex(text: string): string {
   const data = Buffer.from(text, 'utf8');

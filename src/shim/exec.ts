@@ -65,8 +65,9 @@ function bundleOf(ctx: ExecContext, id: string): string {
   const globals = ctx.argv.slice(0, ctx.runc.subcommandIndex);
   let out: string;
   try {
-    // Loaded here: node:child_process (with net, dgram and the stream stack) costs every create
-    // through the front ~1 ms of start-up, and only an exec the front could not serve uses it.
+    // Loaded here: node:child_process (with net, dgram and the stream stack) would add to
+    // the start-up of every create through the front, and only an exec the front could not
+    // serve uses it.
     out = process.getBuiltinModule('node:child_process').execFileSync(ctx.runtime, [...globals, 'state', id], { encoding: 'utf8', env: ctx.env, stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 16 * 1024 * 1024 });
   } catch (cause) {
     const status = (cause as { status?: number | null }).status;

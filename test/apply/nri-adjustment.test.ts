@@ -10,13 +10,21 @@ const CANARY = 'CANARY-apply-nri-77';
 const changes = (removed: string[] = []): Changes => ({
   container: 'app',
   sandbox: false,
-  env: { env: [], values: new Map([['Z', CANARY], ['A', '1']]), set: [{ name: 'A', source: 'value' }, { name: 'Z', source: 'value' }], removed, skipped: [] },
+  env: {
+    env: [],
+    values: new Map([['Z', CANARY], ['A', '1']]),
+    set: [{ name: 'A', source: 'value' }, { name: 'Z', source: 'value' }],
+    removed,
+    skipped: [],
+  },
   owners: [],
   mark: 'sha256:11',
 });
 
 t.test('env in the order first set, the mark, no removal', async (t) => {
-  t.same(toNriAdjustment(changes()), { env: [{ key: 'Z', value: CANARY }, { key: 'A', value: '1' }], removeEnv: [], annotations: { 'envhook.io/applied': 'sha256:11' } });
+  t.same(toNriAdjustment(
+    changes(),
+  ), { env: [{ key: 'Z', value: CANARY }, { key: 'A', value: '1' }], removeEnv: [], annotations: { 'envhook.io/applied': 'sha256:11' } });
 });
 
 t.test('nothing asked of the env: the empty adjustment', async (t) => {

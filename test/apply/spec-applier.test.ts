@@ -10,7 +10,11 @@ const resolved = { env: ['A=1', 'B=2'], values: new Map([['B', '2']]), set: [{ n
 
 t.test('env and both marks (digest, names); the input unchanged', async (t) => {
   const out = applyToSpec(spec, changes(resolved, 'sha256:00'));
-  t.same(out, { ociVersion: '1.0.2', process: { args: ['sh'], env: ['A=1', 'B=2'] }, annotations: { x: 'y', 'envhook.io/applied': 'sha256:00', 'envhook.io/applied-env': '{"set":["B"],"removed":[]}' } });
+  t.same(out, {
+    ociVersion: '1.0.2',
+    process: { args: ['sh'], env: ['A=1', 'B=2'] },
+    annotations: { x: 'y', 'envhook.io/applied': 'sha256:00', 'envhook.io/applied-env': '{"set":["B"],"removed":[]}' },
+  });
   t.same(spec.process, { args: ['sh'], env: ['A=1'] });
   t.same(spec.annotations, { x: 'y' });
 });

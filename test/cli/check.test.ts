@@ -44,17 +44,45 @@ for (const entry of ENTRIES) {
 
     const cases: [string, string[], Run][] = [
       ['valid file: the count', [f('good.env')], { status: 0, signal: null, stdout: '3 variables\n', stderr: '' }],
-      ['--names: names in order of first definition', [f('good.env'), '--names'], { status: 0, signal: null, stdout: '3 variables\nA\nB\nC\n', stderr: '' }],
+      [
+        '--names: names in order of first definition',
+        [f('good.env'), '--names'],
+        { status: 0, signal: null, stdout: '3 variables\nA\nB\nC\n', stderr: '' },
+      ],
       ['--names before the file', ['--names', f('one.env')], { status: 0, signal: null, stdout: '1 variable\nONLY\n', stderr: '' }],
       ['empty file', [f('empty.env')], { status: 0, signal: null, stdout: '0 variables\n', stderr: '' }],
       ['a symlink is followed', [f('link.env')], { status: 0, signal: null, stdout: '3 variables\n', stderr: '' }],
-      ['unquoted value', [f('bad.env'), '--names'], { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('bad.env')}: line 2: value must be single-quoted\n` }],
-      ['CRLF', [f('crlf.env')], { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('crlf.env')}: line 1: carriage return outside quotes\n` }],
+      [
+        'unquoted value',
+        [f('bad.env'), '--names'],
+        { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('bad.env')}: line 2: value must be single-quoted\n` },
+      ],
+      [
+        'CRLF',
+        [f('crlf.env')],
+        { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('crlf.env')}: line 1: carriage return outside quotes\n` },
+      ],
       ['NUL', [f('nul.env')], { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('nul.env')}: line 3: NUL byte\n` }],
-      ['unclosed quote: the line the value started', [f('unclosed.env')], { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('unclosed.env')}: line 2: unclosed quote\n` }],
-      ['over 64 KiB', [f('large.env')], { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('large.env')}: file larger than 65536 bytes\n` }],
-      ['10 MB: only 64 KiB + 1 read', [f('huge.env')], { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('huge.env')}: file larger than 65536 bytes\n` }],
-      ['a FIFO without a writer does not hang', [f('fifo')], { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('fifo')}: not a regular file\n` }],
+      [
+        'unclosed quote: the line the value started',
+        [f('unclosed.env')],
+        { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('unclosed.env')}: line 2: unclosed quote\n` },
+      ],
+      [
+        'over 64 KiB',
+        [f('large.env')],
+        { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('large.env')}: file larger than 65536 bytes\n` },
+      ],
+      [
+        '10 MB: only 64 KiB + 1 read',
+        [f('huge.env')],
+        { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('huge.env')}: file larger than 65536 bytes\n` },
+      ],
+      [
+        'a FIFO without a writer does not hang',
+        [f('fifo')],
+        { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('fifo')}: not a regular file\n` },
+      ],
       ['a directory', [f('sub')], { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('sub')}: not a regular file\n` }],
       ['a character device', ['/dev/zero'], { status: 1, signal: null, stdout: '', stderr: 'envhook: /dev/zero: not a regular file\n' }],
       ['missing file', [f('nope.env')], { status: 1, signal: null, stdout: '', stderr: `envhook: cannot read ${f('nope.env')}: ENOENT\n` }],

@@ -9,7 +9,11 @@ const root = path.resolve(import.meta.dirname, '../..');
 const NODE = path.join(root, 'node_modules/.bin/node');
 // Process-heavy (a CLI start per case): room for a busy machine.
 t.setTimeout(300_000);
-const envhook = (args: string[], input?: string) => spawnSync(NODE, [path.join(root, 'dist/envhook.cjs'), 'convert', ...args], { encoding: 'utf8', timeout: 120_000, input });
+const envhook = (args: string[], input?: string) => spawnSync(NODE, [
+  path.join(root, 'dist/envhook.cjs'),
+  'convert',
+  ...args
+], { encoding: 'utf8', timeout: 120_000, input });
 const story2 = fs.readFileSync(path.join(root, 'examples/pods/kep-3721-story2.yaml'), 'utf8');
 const BAD = `kind: Pod\nmetadata:\n  annotations:\n    envhook.io/serviceLinks: '{"*": 0}'\nspec: {containers: [{name: main}]}\n`;
 
@@ -42,7 +46,11 @@ t.test('--write rewrites changed files in place; failures leave all files as the
 
   r = envhook(['--to', 'annotations', '--write', f('a.yaml')]);
   t.equal(r.status, 0, r.stderr);
-  t.equal(fs.readFileSync(f('a.yaml'), 'utf8'), story2.replace(`envhook.io/serviceLinks: '{"*": false}'`, `envhook.io/serviceLinks: '{"*":false}'`), 'and back');
+  t.equal(
+    fs.readFileSync(f('a.yaml'), 'utf8'),
+    story2.replace(`envhook.io/serviceLinks: '{"*": false}'`, `envhook.io/serviceLinks: '{"*":false}'`),
+    'and back',
+  );
 
   r = envhook(['--to', 'sideways', f('a.yaml')]);
   t.equal(r.status, 1);

@@ -24,6 +24,12 @@ t.test('every part of the plan, one line each', async (t) => {
 });
 
 t.test('a sandbox, an unnamed container', async (t) => {
-  t.equal(formatPlan({ container: undefined, sandbox: true, env: [], removed: [], owners: [] }), 'container: (unnamed)\nsandbox: passed through untouched\n');
-  t.equal(formatPlan({ container: 'a', sandbox: false, env: [], removed: [], owners: [] }), 'container: a\nenv: 0\nremoved service variables: 0\nowners: 0\n');
+  t.equal(
+    formatPlan({ container: undefined, sandbox: true, env: [], removed: [], owners: [] }),
+    'container: (unnamed)\nsandbox: passed through untouched\n',
+  );
+  t.equal(
+    formatPlan({ container: 'a', sandbox: false, env: [], removed: [], owners: [] }),
+    'container: a\nenv: 0\nremoved service variables: 0\nowners: 0\n',
+  );
 });

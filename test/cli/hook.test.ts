@@ -9,7 +9,10 @@ import { appliedDigest } from '../../src/plan/mark.ts';
 function bundleWith(dir: string, annotations: Record<string, string>): string {
   const bundle = path.join(dir, 'bundle');
   fs.mkdirSync(bundle, { recursive: true });
-  fs.writeFileSync(path.join(bundle, 'config.json'), JSON.stringify({ ociVersion: '1.0.2', process: { env: ['A=1'] }, annotations }, null, 2));
+  fs.writeFileSync(
+    path.join(bundle, 'config.json'),
+    JSON.stringify({ ociVersion: '1.0.2', process: { env: ['A=1'] }, annotations }, null, 2),
+  );
   return bundle;
 }
 
@@ -19,7 +22,15 @@ function hook(dir: string, state: string) {
   return { ...r, log: fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '' };
 }
 
-const state = (bundle: string, extra = {}) => JSON.stringify({ ociVersion: '1.0.2', id: 'c1', status: 'creating', pid: 42, bundle, annotations: {}, ...extra });
+const state = (bundle: string, extra = {}) => JSON.stringify({
+  ociVersion: '1.0.2',
+  id: 'c1',
+  status: 'creating',
+  pid: 42,
+  bundle,
+  annotations: {},
+  ...extra
+});
 
 /** The mark the shim or precreate stage leaves for these annotations. */
 function applied(annotations: Record<string, string>): Record<string, string> {

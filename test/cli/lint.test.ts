@@ -36,19 +36,28 @@ for (const entry of ['src/cli/main.ts', 'dist/envhook.cjs']) {
     const dir = t.testdir({
       'good.yaml': POD(`    envhook.io/env: '{"main": [{"name": "A", "value": "${CANARY} $(OWN)"}]}'`),
       'warn.yaml': POD(`    envhook.io/env: '{"main": [{"name": "A", "value": "${CANARY}"}, {"name": "A", "value": "${CANARY}"}]}'`),
-      'bad.yaml': POD(`    envhook.io/env: '{"main": [{"name": "A", "value": "${CANARY}", "valueFrom": "${CANARY}"}], "${CANARY}": [${CANARY}'`),
+      'bad.yaml': POD(
+        `    envhook.io/env: '{"main": [{"name": "A", "value": "${CANARY}", "valueFrom": "${CANARY}"}], "${CANARY}": [${CANARY}'`,
+      ),
       'norc.yaml': POD(`    envhook.io/serviceLinks: '{"*": false}'`, '""'),
     });
     const f = (n: string) => path.join(dir, n);
 
-    let r = envhook(entry, ['lint', f('good.yaml'), ...fs.readdirSync(path.join(root, 'examples/pods')).map((e) => path.join(root, 'examples/pods', e))]);
+    let r = envhook(entry, [
+      'lint',
+      f('good.yaml'),
+      ...fs.readdirSync(path.join(root, 'examples/pods')).map((e) => path.join(root, 'examples/pods', e))
+    ]);
     t.equal(r.status, 0, r.stderr);
     t.equal(r.stdout, '');
     t.equal(r.stderr, '0 errors, 0 warnings\n');
 
     r = envhook(entry, ['lint', f('warn.yaml')]);
     t.equal(r.status, 0, 'warnings only: exit 0');
-    t.equal(r.stdout, `${f('warn.yaml')}:6:5: envhook.io/env /main/1/name: warning: name defined again (first at /main/0): the last one wins\n`);
+    t.equal(
+      r.stdout,
+      `${f('warn.yaml')}:6:5: envhook.io/env /main/1/name: warning: name defined again (first at /main/0): the last one wins\n`,
+    );
     t.equal(r.stderr, '0 errors, 1 warning\n');
 
     r = envhook(entry, ['lint', f('bad.yaml'), f('warn.yaml')]);

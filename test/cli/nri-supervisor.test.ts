@@ -62,7 +62,11 @@ t.test('NRI_PLUGIN_SOCKET: killed, the worker is replaced by one that dials the 
   const second = await rt.nextPlugin();
   t.same([second.name, second.index], ['envhook', '42'], 're-registered under the same name and index');
   const s = await p.waitForStatus((st) => st.connected && st.workerPid !== workerPid);
-  t.match(s, { counts: { registrations: 2, workerRestarts: 1, hangs: 0 }, socket: rt.socketPath }, 'status: two registrations, one restart, now on the socket');
+  t.match(
+    s,
+    { counts: { registrations: 2, workerRestarts: 1, hangs: 0 }, socket: rt.socketPath },
+    'status: two registrations, one restart, now on the socket',
+  );
   t.match(p.log(), /"signal":"SIGKILL".*"msg":"nri: worker exited: starting another"/);
 });
 
@@ -77,7 +81,10 @@ t.test('a worker killed over and over is replaced each time, never two registere
     process.kill(workerPid!, 'SIGKILL');
     const closed = peer.closed.then(() => true);
     peer = await rt.nextPlugin();
-    t.ok(await Promise.race([closed, Promise.resolve(false)]), `kill ${i + 1}: the previous connection had closed when the next registered`);
+    t.ok(
+      await Promise.race([closed, Promise.resolve(false)]),
+      `kill ${i + 1}: the previous connection had closed when the next registered`,
+    );
   }
   t.match(await p.waitForStatus((s) => s.connected && s.counts.registrations === 6), { counts: { workerRestarts: 5 } });
 });
@@ -146,7 +153,9 @@ t.test('without --log-file the daemon logs JSON lines to stderr', async (t) => {
   const lines = err.split('\n').filter(Boolean);
   t.ok(lines.length >= 3, `${lines.length} lines`);
   for (const l of lines) t.doesNotThrow(() => JSON.parse(l), 'a JSON line');
-  t.same(lines.map((l) => (JSON.parse(l) as { msg: string }).msg).filter((m) => /^nri: (start|registered|stopped)$/.test(m)), ['nri: start', 'nri: registered', 'nri: stopped']);
+  t.same(lines.map(
+    (l) => (JSON.parse(l) as { msg: string }).msg,
+  ).filter((m) => /^nri: (start|registered|stopped)$/.test(m)), ['nri: start', 'nri: registered', 'nri: stopped']);
   t.equal(out, '', 'nothing on stdout');
 });
 
@@ -173,7 +182,9 @@ t.test('Synchronize: a container of an envhook pod without the applied mark is r
   const peer = await rt.nextPlugin();
   const s = await p.waitForStatus((st) => st.counts.missed === 1);
   t.equal(s.counts.missed, 1, 'only the running container the annotation names');
-  await p.waitForLog(/"container":"app","id":"c-missed","pod":"web","namespace":"ns","podUid":"u1".*"msg":"nri: container runs without envhook/);
+  await p.waitForLog(
+    /"container":"app","id":"c-missed","pod":"web","namespace":"ns","podUid":"u1".*"msg":"nri: container runs without envhook/,
+  );
   // Reconnect: the same container is not reported again.
   peer.socket.destroy();
   await rt.nextPlugin();
@@ -253,6 +264,9 @@ t.test('install over a running envhook nri says which pid runs the previous file
   await rt.nextPlugin();
   const r = install({ runtime: 'crio', root, source, extra: ['--mode', 'nri'], env: noCrio });
   t.equal(r.status, 0, r.stderr);
-  t.match(r.stdout, `note: envhook nri (pid ${p.child.pid}) is running for ${rt.socketPath} from the files before this install: it goes on until crio restarts (systemctl restart crio); the new one then takes over from it`);
+  t.match(
+    r.stdout,
+    `note: envhook nri (pid ${p.child.pid}) is running for ${rt.socketPath} from the files before this install: it goes on until crio restarts (systemctl restart crio); the new one then takes over from it`,
+  );
   t.equal(p.child.exitCode, null, 'the ping stopped nothing');
 });

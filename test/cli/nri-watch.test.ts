@@ -25,8 +25,18 @@ t.test('Synchronize restores the watches on every (re)connect and after a daemon
   const root = path.join(dir, 'kubelet');
   const pod = makePod(root, {}, 'pod-synced');
   const vol = makeAtomicVolume(pod, 'secret', 'keys', { key: { data: CANARY, mode: 0o400 } });
-  const nriPod = { id: 'sandbox-synced', name: 'web', namespace: 'default', uid: pod.uid, annotations: { 'envhook.io/volumeOwners': OWNERS, other: CANARY } };
-  const sync = () => [{ pods: [nriPod], containers: [{ id: 'c1', podSandboxId: nriPod.id, name: 'app', state: RUNNING, env: [`SECRET=${CANARY}`] }], more: false }];
+  const nriPod = {
+    id: 'sandbox-synced',
+    name: 'web',
+    namespace: 'default',
+    uid: pod.uid,
+    annotations: { 'envhook.io/volumeOwners': OWNERS, other: CANARY },
+  };
+  const sync = () => [{
+    pods: [nriPod],
+    containers: [{ id: 'c1', podSandboxId: nriPod.id, name: 'app', state: RUNNING, env: [`SECRET=${CANARY}`] }],
+    more: false,
+  }];
   const owner = () => fs.lstatSync(path.join(vol, '..data/key')).uid;
   let n = 0;
   const rewrite = () => atomicWrite(vol, { key: { data: `${CANARY}${++n}`, mode: 0o400 } });
@@ -78,8 +88,12 @@ t.test('Synchronize restores the watches on every (re)connect and after a daemon
 
   const lines = p.log().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
   const watcher = /^nri: (watching|synchronized owner|pod no longer)/;
-  t.same(lines.filter((l) => watcher.test(String(l.msg))).map((l) => l.msg), ['nri: watching pod volume owners', 'nri: synchronized owner watches', 'nri: pod no longer watched']);
-  t.match(lines.find((l) => l.msg === 'nri: watching pod volume owners'), { podUid: 'pod-synced', pod: 'web', namespace: 'default', sandbox: 'sandbox-synced', volumes: 1, why: 'Synchronize' });
+  t.same(lines.filter(
+    (l) => watcher.test(String(l.msg)),
+  ).map((l) => l.msg), ['nri: watching pod volume owners', 'nri: synchronized owner watches', 'nri: pod no longer watched']);
+  t.match(lines.find(
+    (l) => l.msg === 'nri: watching pod volume owners',
+  ), { podUid: 'pod-synced', pod: 'web', namespace: 'default', sandbox: 'sandbox-synced', volumes: 1, why: 'Synchronize' });
   t.match(lines.find((l) => l.msg === 'nri: pod no longer watched'), { podUid: 'pod-synced', why: 'StopPodSandbox' });
   t.notMatch(first.log() + p.log(), CANARY, 'no value logged');
 });
@@ -110,6 +124,10 @@ t.test('CreateContainer: chowned by the start, then watched; a pod without owner
   await peer.createContainer(wire(nriRequest(plain, 'app', { annotations: { 'envhook.io/env': JSON.stringify({ app: [] }) } })));
   await peer.createContainer(req); // a second start of the same container: no second watch
   await new Promise((r) => setTimeout(r, 200));
-  t.equal(p.log().split('\n').filter((l) => l.includes('nri: watching pod volume owners')).length, 1, 'one watch: the pod with owners, once');
+  t.equal(
+    p.log().split('\n').filter((l) => l.includes('nri: watching pod volume owners')).length,
+    1,
+    'one watch: the pod with owners, once',
+  );
   t.notMatch(p.log(), CANARY);
 });

@@ -17,13 +17,19 @@ t.test('registers as envhook, index 50 by default; SIGTERM: exit 0, the connecti
   const p = startNriProcess(['--socket', rt.socketPath], { dir: t.testdir() });
   const peer = await rt.nextPlugin();
   t.same([peer.name, peer.index, peer.events], ['envhook', '50', 0xa], 'events: CreateContainer and StopPodSandbox (the owner watcher)');
-  t.match(await peer.createContainer({ pod: { uid: 'u' }, container: { name: 'c' } }), { adjust: { env: [], annotations: {} } }, 'the placeholder handler: an empty adjustment');
-  const started = Date.now();
+  t.match(
+    await peer.createContainer({ pod: { uid: 'u' }, container: { name: 'c' } }),
+    { adjust: { env: [], annotations: {} } },
+    'the placeholder handler: an empty adjustment',
+  );
+  // stop() sends SIGKILL if SIGTERM has not ended it after a while: 0 is an exit of its own.
   t.equal(await p.stop(), 0, 'exit status 0');
-  t.ok(Date.now() - started < 2000, `stopped in ${Date.now() - started} ms`);
   await peer.closed;
   t.equal(p.stderr(), '', 'nothing on stderr');
-  t.match(p.log(), /"msg":"nri: start"[\s\S]*"runtime":"fake-runtime","runtimeVersion":"0.0".*"msg":"nri: registered"[\s\S]*"reason":"SIGTERM".*"msg":"nri: stopping"[\s\S]*"msg":"nri: stopped"/);
+  t.match(
+    p.log(),
+    /"msg":"nri: start"[\s\S]*"runtime":"fake-runtime","runtimeVersion":"0.0".*"msg":"nri: registered"[\s\S]*"reason":"SIGTERM".*"msg":"nri: stopping"[\s\S]*"msg":"nri: stopped"/,
+  );
   t.equal(p.log().match(/nri: registered/g)?.length, 1, 'registered: one line');
 });
 
@@ -33,8 +39,15 @@ t.test('the supervisor re-executes itself once, same PID, with one V8 worker thr
   const p = startNriProcess(['--socket', rt.socketPath], { dir: t.testdir() });
   t.teardown(() => p.stop());
   const peer = await rt.nextPlugin();
-  const nodeOptions = (pid: number) => fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((e) => e.startsWith('NODE_OPTIONS='));
-  t.match(nodeOptions(p.child.pid!), new RegExp(` ${DAEMON_NODE_OPTION}$`), 'the supervisor, under the PID spawn gave, was started again with the option');
+  const nodeOptions = (pid: number) => fs.readFileSync(
+    `/proc/${pid}/environ`,
+    'utf8',
+  ).split('\0').find((e) => e.startsWith('NODE_OPTIONS='));
+  t.match(
+    nodeOptions(p.child.pid!),
+    new RegExp(` ${DAEMON_NODE_OPTION}$`),
+    'the supervisor, under the PID spawn gave, was started again with the option',
+  );
   const { workerPid } = await p.waitForStatus((s) => s.connected);
   t.not(workerPid, p.child.pid, 'the worker is another process');
   t.match(nodeOptions(workerPid!), new RegExp(DAEMON_NODE_OPTION), 'the worker has the option');

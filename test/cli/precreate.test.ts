@@ -18,11 +18,18 @@ t.test('lossless: layout, unknown fields and big integers kept; env applied and 
   t.equal(r.stderr, '');
   const expected = input
     .replace('"PATH=/bin"\n', '"PATH=/bin",\n\t\t\t"A=/bin:x"\n')
-    .replace(/\n\t\}\n\}\n$/, `,\n\t\t"envhook.io/applied": "${JSON.parse(r.stdout).annotations['envhook.io/applied']}",\n\t\t"envhook.io/applied-env": "{\\"set\\":[\\"A\\"],\\"removed\\":[]}"\n\t}\n}\n`);
+    .replace(/\n\t\}\n\}\n$/, `,\n\t\t"envhook.io/applied": "${JSON.parse(
+      r.stdout,
+    ).annotations['envhook.io/applied']}",\n\t\t"envhook.io/applied-env": "{\\"set\\":[\\"A\\"],\\"removed\\":[]}"\n\t}\n}\n`);
   t.equal(r.stdout, expected);
   t.match(JSON.parse(r.stdout).annotations['envhook.io/applied'], /^sha256:/);
-  const compact = precreate('{"ociVersion":"1.0.2","process":{"env":[]},"annotations":{"io.kubernetes.container.name":"app","envhook.io/env":"{\\"app\\":[]}"}}');
-  t.match(compact.stdout, /^\{"ociVersion":"1\.0\.2","process":\{"env":\[\]\},"annotations":\{"io\.kubernetes\.container\.name":"app","envhook\.io\/env":"\{\\"app\\":\[\]\}","envhook\.io\/applied":"sha256:[0-9a-f]+","envhook\.io\/applied-env":"\{\\"set\\":\[\],\\"removed\\":\[\]\}"\}\}$/);
+  const compact = precreate(
+    '{"ociVersion":"1.0.2","process":{"env":[]},"annotations":{"io.kubernetes.container.name":"app","envhook.io/env":"{\\"app\\":[]}"}}',
+  );
+  t.match(
+    compact.stdout,
+    /^\{"ociVersion":"1\.0\.2","process":\{"env":\[\]\},"annotations":\{"io\.kubernetes\.container\.name":"app","envhook\.io\/env":"\{\\"app\\":\[\]\}","envhook\.io\/applied":"sha256:[0-9a-f]+","envhook\.io\/applied-env":"\{\\"set\\":\[\],\\"removed\\":\[\]\}"\}\}$/,
+  );
 });
 
 t.test('nothing asked: the input comes back byte for byte', async (t) => {
@@ -43,8 +50,14 @@ t.test('failures: nothing on stdout, one line on stderr', async (t) => {
   for (const [input, message] of [
     ['', /^envhook: config on stdin is not valid JSON \(empty\)\n$/],
     ['{"process": {"env": "CANARY_pc"}}', /^envhook: config on stdin: \/process\/env: must be array\n$/],
-    ['{"annotations": {"io.kubernetes.cri.container-name": "app", "envhook.io/env": "{\\"app\\": [{\\"name\\": \\"A\\", \\"value\\": \\"CANARY_pc\\", \\"valueFrom\\": {}}]}"}}', /^envhook: annotation "envhook\.io\/env": \/app\/0: /],
-    ['{"mounts": [], "annotations": {"io.kubernetes.cri.container-name": "app", "envhook.io/env": "{\\"app\\": [{\\"name\\": \\"A\\", \\"valueFrom\\": {\\"fileKeyRef\\": {\\"volumeName\\": \\"config\\", \\"path\\": \\"a.env\\", \\"key\\": \\"A\\"}}}]}"}}', /^envhook: volume "config" not found/],
+    [
+      '{"annotations": {"io.kubernetes.cri.container-name": "app", "envhook.io/env": "{\\"app\\": [{\\"name\\": \\"A\\", \\"value\\": \\"CANARY_pc\\", \\"valueFrom\\": {}}]}"}}',
+      /^envhook: annotation "envhook\.io\/env": \/app\/0: /,
+    ],
+    [
+      '{"mounts": [], "annotations": {"io.kubernetes.cri.container-name": "app", "envhook.io/env": "{\\"app\\": [{\\"name\\": \\"A\\", \\"valueFrom\\": {\\"fileKeyRef\\": {\\"volumeName\\": \\"config\\", \\"path\\": \\"a.env\\", \\"key\\": \\"A\\"}}}]}"}}',
+      /^envhook: volume "config" not found/,
+    ],
   ] as const) {
     const r = precreate(input);
     t.equal(r.status, 1, input);

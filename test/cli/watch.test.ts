@@ -15,7 +15,18 @@ t.test('watches the recorded pods until SIGTERM, then exits 0', async (t) => {
   const vol = makeAtomicVolume(pod, 'configmap', 'cfg', { 'app.conf': { data: 'CANARY-cli', mode: 0o400 } });
   const runDir = path.join(dir, 'run');
   const logFile = path.join(dir, 'log');
-  const child = spawn(NODE, [path.join(REPO, 'src/cli/main.ts'), 'watch', '--run-dir', runDir, '--kubelet-root', pod.kubeletRoot, '--log-file', logFile, '--log-level', 'debug'], {
+  const child = spawn(NODE, [
+    path.join(REPO, 'src/cli/main.ts'),
+    'watch',
+    '--run-dir',
+    runDir,
+    '--kubelet-root',
+    pod.kubeletRoot,
+    '--log-file',
+    logFile,
+    '--log-level',
+    'debug',
+  ], {
     env: { ...process.env, NODE_EXTRA_CA_CERTS: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -26,7 +37,11 @@ t.test('watches the recorded pods until SIGTERM, then exits 0', async (t) => {
   t.teardown(() => child.kill('SIGKILL'));
   const log = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '');
   await waitFor(() => log().includes('watching owners records'), 20_000, 'start');
-  writeOwnersRecord(runDir, { podUid: pod.uid, podDir: pod.dir, volumes: [{ volume: 'cfg', dir: vol, defaultUser: 1000, uidMapping: { kind: 'none' } }] });
+  writeOwnersRecord(runDir, {
+    podUid: pod.uid,
+    podDir: pod.dir,
+    volumes: [{ volume: 'cfg', dir: vol, defaultUser: 1000, uidMapping: { kind: 'none' } }],
+  });
   const owner = () => fs.lstatSync(path.join(vol, '..data/app.conf')).uid;
   await waitFor(() => owner() === 1000, 10_000, 'owned');
   for (let i = 0; i < 10; i++) {

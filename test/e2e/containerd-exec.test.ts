@@ -56,7 +56,21 @@ if (!missing) {
 /** `ctr run -d` of `sleep 300` through the front, with the kubelet's mounts and these annotations. */
 function ctrStart(annotations: Record<string, string>): string {
   const id = `envhook-exec-${process.pid}-${++n}`;
-  const args = ['run', '-d', '--rootfs', '--runc-binary', FRONT, '--env', 'PATH=/bin', '--env', 'REDIS_MASTER_SERVICE_HOST=10.0.0.7', '--env', 'REDIS_MASTER_PORT=tcp://10.0.0.7:6379', '--env', 'KUBERNETES_SERVICE_HOST=10.0.0.1'];
+  const args = [
+    'run',
+    '-d',
+    '--rootfs',
+    '--runc-binary',
+    FRONT,
+    '--env',
+    'PATH=/bin',
+    '--env',
+    'REDIS_MASTER_SERVICE_HOST=10.0.0.7',
+    '--env',
+    'REDIS_MASTER_PORT=tcp://10.0.0.7:6379',
+    '--env',
+    'KUBERNETES_SERVICE_HOST=10.0.0.1',
+  ];
   for (const m of pod.mounts('app')) args.push('--mount', `type=bind,src=${m.source},dst=${m.destination},options=${m.options.join(':')}`);
   for (const [k, v] of Object.entries(annotations)) args.push('--annotation', `${k}=${v}`);
   const r = containerd.ctr([...args, sharedRootfs(), id, '/bin/sleep', '300']);
@@ -66,8 +80,14 @@ function ctrStart(annotations: Record<string, string>): string {
 }
 
 t.test('ctr task exec into an envhook container sees the env; the removed service links stay removed', { skip: missing }, async (t) => {
-  const id = ctrStart({ ...pod.annotations('app', 'containerd'), ...raw({ ...ENV_ANNOTATIONS, 'envhook.io/serviceLinks': { '*': false } }) });
-  const created = fs.readFileSync(envhookLog, 'utf8').split('\n').find((l) => l.includes(`"id":"${id}"`) && l.includes('"msg":"applied; runtime next"'));
+  const id = ctrStart({
+    ...pod.annotations('app', 'containerd'),
+    ...raw({ ...ENV_ANNOTATIONS, 'envhook.io/serviceLinks': { '*': false } })
+  });
+  const created = fs.readFileSync(
+    envhookLog,
+    'utf8',
+  ).split('\n').find((l) => l.includes(`"id":"${id}"`) && l.includes('"msg":"applied; runtime next"'));
   const bundle = JSON.parse(created ?? '{}').bundle as string;
   t.ok(fs.existsSync(path.join(bundle, EXEC_SIDECAR)), 'the create left the exec sidecar in the bundle');
   // First through the sidecar (the front alone), then, with it gone (a bundle made by an older
@@ -87,7 +107,16 @@ t.test('ctr task exec into an envhook container sees the env; the removed servic
       t.equal(calls.length, expectedCalls, `envhook ran ${expectedCalls} times for the exec`);
       if (expectedCalls) t.match(calls[0], /^shim .*\bexec --process \S+ .*\b/, "with runc's argv: exec --process");
       // An exec probe: a command that checks an injected variable.
-      const probe = containerd.ctr(['task', 'exec', '--exec-id', `probe${expectedCalls}`, id, '/bin/sh', '-c', 'test "$FROM_FILE" = HELLO']);
+      const probe = containerd.ctr([
+        'task',
+        'exec',
+        '--exec-id',
+        `probe${expectedCalls}`,
+        id,
+        '/bin/sh',
+        '-c',
+        'test "$FROM_FILE" = HELLO',
+      ]);
       t.equal(probe.status, 0, 'an exec probe reading an injected variable passes');
     });
   }

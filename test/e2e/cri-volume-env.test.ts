@@ -22,7 +22,9 @@ import { ANNOTATIONS, CANARY, check, FAILURES, HOSTILE, makeHostile, VOLUMES } f
 t.setTimeout(900_000);
 const CONTAINER = { name: 'app', command: ['sleep', '3600'], env: { POD_ENV: 'kept' } };
 
-t.test('containerd 2.1 over CRI: env from secret, configMap, projected and CSI volumes, NRI and shim', { skip: missingForCri('2.1') }, async (t) => {
+t.test('containerd 2.1 over CRI: env from secret, configMap, projected and CSI volumes, NRI and shim', {
+  skip: missingForCri('2.1'),
+}, async (t) => {
   const dir = t.testdir({ outside: { secret: `${CANARY}-outside\n` } });
   const outside = path.join(dir, 'outside/secret');
   const node = prepareWithEnvhook({ version: '2.1', nri: true });
@@ -38,10 +40,21 @@ t.test('containerd 2.1 over CRI: env from secret, configMap, projected and CSI v
   await node.containerd.start();
   const from = fs.readFileSync(node.containerd.paths.log, 'utf8').length;
   plugin = startNriProcess(['--socket', node.containerd.paths.nriSocket, '--kubelet-root', node.kubeletRoot], { dir });
-  await waitFor(() => NRI_CONNECTED.test(fs.readFileSync(node.containerd.paths.log, 'utf8').slice(from)), 60_000, 'containerd: plugin connected');
+  await waitFor(
+    () => NRI_CONNECTED.test(fs.readFileSync(node.containerd.paths.log, 'utf8').slice(from)),
+    60_000,
+    'containerd: plugin connected',
+  );
   let n = 0;
   const pod = async (handler: string, annotations: Record<string, unknown>) => {
-    const p = await runPod(node.containerd, node.kubeletRoot, { name: `vol${n++}-${process.pid}`, handler, annotations: raw(annotations), ...VOLUMES, tmpfs: true, secrets: { ...VOLUMES.secrets, ...HOSTILE } });
+    const p = await runPod(node.containerd, node.kubeletRoot, {
+      name: `vol${n++}-${process.pid}`,
+      handler,
+      annotations: raw(annotations),
+      ...VOLUMES,
+      tmpfs: true,
+      secrets: { ...VOLUMES.secrets, ...HOSTILE },
+    });
     pods.push(p);
     makeHostile(p.pod, outside);
     return p;
@@ -57,7 +70,11 @@ t.test('containerd 2.1 over CRI: env from secret, configMap, projected and CSI v
       const p = await pod(handler, ANNOTATIONS);
       const id = await p.run(CONTAINER);
       await onPid1AndExec(t, p, id, check);
-      t.equal(node.runs().some((l) => l.includes(id)), mode === 'shim', mode === 'shim' ? 'the front ran the pipeline' : 'no envhook process for the container (runc handler)');
+      t.equal(
+        node.runs().some((l) => l.includes(id)),
+        mode === 'shim',
+        mode === 'shim' ? 'the front ran the pipeline' : 'no envhook process for the container (runc handler)',
+      );
     });
     for (const [name, annotations, message] of FAILURES) {
       await t.test(`${mode}: ${name} fails the start with envhook's line`, async (t) => {
@@ -77,7 +94,11 @@ t.test('containerd 2.1 over CRI: env from secret, configMap, projected and CSI v
     }
   }
 
-  const logs = [fs.readFileSync(node.containerd.paths.log, 'utf8'), node.logText(), ...fs.readdirSync(dir).filter((f) => f.endsWith('.log')).map((f) => fs.readFileSync(path.join(dir, f), 'utf8'))].join('\n');
+  const logs = [
+    fs.readFileSync(node.containerd.paths.log, 'utf8'),
+    node.logText(),
+    ...fs.readdirSync(dir).filter((f) => f.endsWith('.log')).map((f) => fs.readFileSync(path.join(dir, f), 'utf8'))
+  ].join('\n');
   t.match(logs, /nri: adjusted/, "the plugin's log was read");
   t.notMatch(logs, CANARY, "no value in containerd's log, the plugin's log or the front's log");
   for (const p of pods.splice(0)) await p.remove();

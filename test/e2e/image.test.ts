@@ -117,7 +117,11 @@ async function nriDaemonSet(t: Test, img: BuiltImage) {
     host: { '/var/run/nri': node.dir, '/var/lib/kubelet': kubeletRoot, '/run/envhook': path.join(node.dir, 'run-envhook') },
     samePath: ['/var/lib/kubelet'],
   });
-  t.equal(path.basename(node.paths.nriSocket), path.basename(command![command!.indexOf('--socket') + 1]!), 'the socket is where the command looks for it');
+  t.equal(
+    path.basename(node.paths.nriSocket),
+    path.basename(command![command!.indexOf('--socket') + 1]!),
+    'the socket is where the command looks for it',
+  );
   const containerdLog = () => fs.readFileSync(node.paths.log, 'utf8');
 
   const help = img.run({ entrypoint: [command![0]!, 'nri', '--help'] }).stdout;
@@ -130,7 +134,11 @@ async function nriDaemonSet(t: Test, img: BuiltImage) {
   const entrypoint = withoutPending(command!).map((a, i, all) => (port && all[i - 1] === '--metrics-address' ? `127.0.0.1:${port}` : a));
   img.start(name, { options, entrypoint });
   await waitFor(() => /plugin \\"50-envhook\\" connected and synchronized/.test(containerdLog()), 60_000, 'containerd: plugin connected');
-  t.match(containerdLog(), /plugin \\"external:50-envhook\[\d+\]\\" registered as \\"50-envhook\\"/, "containerd's log: registered as an external plugin");
+  t.match(
+    containerdLog(),
+    /plugin \\"external:50-envhook\[\d+\]\\" registered as \\"50-envhook\\"/,
+    "containerd's log: registered as an external plugin",
+  );
   const pid = img.pid(name);
   const idle = residentKiB(pid);
 
@@ -138,20 +146,32 @@ async function nriDaemonSet(t: Test, img: BuiltImage) {
   const { 'envhook.io/serviceLinks': _, ...annotations } = APP_ANNOTATIONS;
   const pods = [];
   for (let i = 0; i < 3; i++) {
-    const pod = await runPod(node, kubeletRoot, { name: `image${i}-${process.pid}`, handler: '', annotations: raw(annotations), emptyDirs: { config: DB_FILES } });
+    const pod = await runPod(node, kubeletRoot, {
+      name: `image${i}-${process.pid}`,
+      handler: '',
+      annotations: raw(annotations),
+      emptyDirs: { config: DB_FILES },
+    });
     pods.push(pod);
     const id = await pod.run({ name: 'app', command: ['sleep', '3600'], env: { POD_ENV: 'kept', ...SERVICE_ENV } });
     const env = procEnviron(await pod.pid(id));
     if (i === 0) {
       // NRI on this runtime cannot remove variables: every case but the service-link switch (cri-nri.test.ts).
-      for (const [check, fn] of Object.entries(APP_CHECKS)) if (check !== 'serviceLinks false') await t.test(check, async (t) => fn(t, env));
+      for (const [check, fn] of Object.entries(
+        APP_CHECKS,
+      )) if (check !== 'serviceLinks false') await t.test(check, async (t) => fn(t, env));
     }
     t.equal(env.get('DB'), 'db.internal', `pod ${i}: PID 1 has its env`);
   }
   const busy = residentKiB(pid);
-  t.comment(`envhook nri in the image: VmRSS ${(idle.vmRss / 1024).toFixed(1)} MiB idle, ${(busy.vmRss / 1024).toFixed(1)} MiB after 3 pods (RssAnon ${(idle.rssAnon / 1024).toFixed(1)} / ${(busy.rssAnon / 1024).toFixed(1)} MiB)`);
+  t.comment(`envhook nri in the image: VmRSS ${(idle.vmRss / 1024).toFixed(1)} MiB idle, ${(busy.vmRss / 1024).toFixed(
+    1,
+  )} MiB after 3 pods (RssAnon ${(idle.rssAnon / 1024).toFixed(1)} / ${(busy.rssAnon / 1024).toFixed(1)} MiB)`);
   const request = /^(\d+)Mi$/.exec(container.resources.requests.memory);
-  t.ok(request && busy.vmRss <= Number(request[1]) * 1024, `the memory request (${container.resources.requests.memory}) covers the measured VmRSS`);
+  t.ok(
+    request && busy.vmRss <= Number(request[1]) * 1024,
+    `the memory request (${container.resources.requests.memory}) covers the measured VmRSS`,
+  );
 
   // Run once PENDING_NRI_FLAGS is empty: the paths the manifest's probes ask for.
   if (!port) t.todo(`readiness and liveness endpoints: ${probesPending()}`, async () => {});
@@ -184,7 +204,11 @@ async function nriDaemonSet(t: Test, img: BuiltImage) {
   t.comment(`podman stop (SIGTERM, grace ${grace} s): ${seconds.toFixed(2)} s`);
   const state = img.podman(['inspect', '--format', '{{.State.ExitCode}}', name]).stdout.trim();
   t.equal(state, '0', 'envhook nri exited 0 at SIGTERM, within the grace period (no SIGKILL)');
-  await waitFor(() => /connection to plugin \\"50-envhook\\" closed/.test(containerdLog().slice(from)), 30_000, 'containerd: connection to the plugin closed');
+  await waitFor(
+    () => /connection to plugin \\"50-envhook\\" closed/.test(containerdLog().slice(from)),
+    30_000,
+    'containerd: connection to the plugin closed',
+  );
   for (const pod of pods) await pod.remove();
   stopped = true;
   // The container's envhook named the test's kubelet root in its command line: nothing of it is left.

@@ -23,30 +23,80 @@ const files = {
   'huge.env': `SECRET='${CANARY}'\n${'#'.repeat(70000)}\n`,
   'sub/nested.env': good,
 };
-const fileEnv = (p: string, key = 'CONFIG_VAR', optional?: boolean) => ({ 'envhook.io/env': { app: [{ name: 'X', valueFrom: ref(key, p, optional) }] } });
+const fileEnv = (p: string, key = 'CONFIG_VAR', optional?: boolean) => ({
+  'envhook.io/env': { app: [{ name: 'X', valueFrom: ref(key, p, optional) }] },
+});
 
 const rows: [string, Record<string, unknown>, string][] = [
-  ['volume not found', { 'envhook.io/env': { app: [{ name: 'X', valueFrom: { fileKeyRef: { volumeName: 'nope', path: 'a', key: 'A', optional: true } } }] } }, 'volume "nope" not found'],
-  ['volume is not one env is read from', { 'envhook.io/env': { app: [{ name: 'X', valueFrom: { fileKeyRef: { volumeName: 'share', path: 'a', key: 'A' } } }] } }, 'volume "share" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume'],
+  [
+    'volume not found',
+    { 'envhook.io/env': { app: [{ name: 'X', valueFrom: { fileKeyRef: { volumeName: 'nope', path: 'a', key: 'A', optional: true } } }] } },
+    'volume "nope" not found',
+  ],
+  [
+    'volume is not one env is read from',
+    { 'envhook.io/env': { app: [{ name: 'X', valueFrom: { fileKeyRef: { volumeName: 'share', path: 'a', key: 'A' } } }] } },
+    'volume "share" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume',
+  ],
   ['file missing, not optional', fileEnv('missing.env'), 'volume "config": file "missing.env": not found'],
   ['directory missing, not optional', fileEnv('no/such.env'), 'volume "config": file "no/such.env": not found'],
-  ['envFrom file missing, not optional', { 'envhook.io/envFrom': { app: [{ fileRef: { volumeName: 'config', path: 'missing.env' } }] } }, 'volume "config": file "missing.env": not found'],
+  [
+    'envFrom file missing, not optional',
+    { 'envhook.io/envFrom': { app: [{ fileRef: { volumeName: 'config', path: 'missing.env' } }] } },
+    'volume "config": file "missing.env": not found',
+  ],
   ['key missing, not optional', fileEnv('config.env', 'NOPE'), 'volume "config": file "config.env": key "NOPE" not found'],
-  ['file not parsable: unquoted value', fileEnv('unquoted.env', 'OK', true), 'volume "config": file "unquoted.env": line 2: value must be single-quoted'],
+  [
+    'file not parsable: unquoted value',
+    fileEnv('unquoted.env', 'OK', true),
+    'volume "config": file "unquoted.env": line 2: value must be single-quoted',
+  ],
   ['invalid name: export', fileEnv('export.env', 'SECRET'), 'volume "config": file "export.env": line 1: invalid variable name'],
-  ['unclosed quote, reported where the value started', fileEnv('unclosed.env', 'OK'), 'volume "config": file "unclosed.env": line 3: unclosed quote'],
-  ['text after the closing quote', { 'envhook.io/envFrom': { app: [{ fileRef: { volumeName: 'config', path: 'after.env', optional: true } }] } }, 'volume "config": file "after.env": line 1: text after closing quote'],
+  [
+    'unclosed quote, reported where the value started',
+    fileEnv('unclosed.env', 'OK'),
+    'volume "config": file "unclosed.env": line 3: unclosed quote',
+  ],
+  [
+    'text after the closing quote',
+    { 'envhook.io/envFrom': { app: [{ fileRef: { volumeName: 'config', path: 'after.env', optional: true } }] } },
+    'volume "config": file "after.env": line 1: text after closing quote',
+  ],
   ['CRLF', fileEnv('crlf.env', 'SECRET'), 'volume "config": file "crlf.env": line 1: carriage return outside quotes'],
-  ['value limit exceeded', fileEnv('long-value.env', 'SECRET'), 'volume "config": file "long-value.env": line 1: value longer than 32768 bytes'],
+  [
+    'value limit exceeded',
+    fileEnv('long-value.env', 'SECRET'),
+    'volume "config": file "long-value.env": line 1: value longer than 32768 bytes',
+  ],
   ['file limit exceeded', fileEnv('huge.env', 'SECRET'), 'volume "config": file "huge.env": larger than 65536 bytes'],
   ['symbolic link', fileEnv('link.env'), 'volume "config": file "link.env": is a symbolic link'],
-  ['symbolic link on the way', fileEnv('linkdir/nested.env'), 'volume "config": file "linkdir/nested.env": a path element is a symbolic link'],
+  [
+    'symbolic link on the way',
+    fileEnv('linkdir/nested.env'),
+    'volume "config": file "linkdir/nested.env": a path element is a symbolic link',
+  ],
   ['FIFO', fileEnv('fifo.env', 'CONFIG_VAR', true), 'volume "config": file "fifo.env": is a FIFO'],
-  ['annotation not valid JSON', { 'envhook.io/env': `{"app": [{"name": "A", "value": "${CANARY}"` }, 'annotation "envhook.io/env" is not valid JSON (at offset 61)'],
+  [
+    'annotation not valid JSON',
+    { 'envhook.io/env': `{"app": [{"name": "A", "value": "${CANARY}"` },
+    'annotation "envhook.io/env" is not valid JSON (at offset 61)',
+  ],
   ['annotation not valid JSON, unquoted text', { 'envhook.io/env': `{"app": ${CANARY}}` }, 'annotation "envhook.io/env" is not valid JSON'],
-  ['annotation not matching the schema: value and valueFrom', { 'envhook.io/env': { app: [{ name: 'A', value: CANARY, valueFrom: ref('A', 'config.env') }] } }, 'annotation "envhook.io/env": /app/0: must have exactly one of "value" or "valueFrom"'],
-  ['annotation not matching the schema: path', { 'envhook.io/envFrom': { app: [{ fileRef: { volumeName: 'config', path: '../../etc/passwd' } }] } }, 'annotation "envhook.io/envFrom": /app/0/fileRef/path: must be a relative path with no \'..\' element and no NUL byte'],
-  ['annotation not matching the schema: serviceLinks', { 'envhook.io/serviceLinks': { app: 'no' } }, 'annotation "envhook.io/serviceLinks": /app: must be boolean'],
+  [
+    'annotation not matching the schema: value and valueFrom',
+    { 'envhook.io/env': { app: [{ name: 'A', value: CANARY, valueFrom: ref('A', 'config.env') }] } },
+    'annotation "envhook.io/env": /app/0: must have exactly one of "value" or "valueFrom"',
+  ],
+  [
+    'annotation not matching the schema: path',
+    { 'envhook.io/envFrom': { app: [{ fileRef: { volumeName: 'config', path: '../../etc/passwd' } }] } },
+    'annotation "envhook.io/envFrom": /app/0/fileRef/path: must be a relative path with no \'..\' element and no NUL byte',
+  ],
+  [
+    'annotation not matching the schema: serviceLinks',
+    { 'envhook.io/serviceLinks': { app: 'no' } },
+    'annotation "envhook.io/serviceLinks": /app: must be boolean',
+  ],
 ];
 
 function prepare(s: InjectSetup): void {
@@ -99,7 +149,9 @@ t.test('canary values that are injected never reach stdout, stderr or the debug 
 });
 
 t.test('round trip: unknown fields and a 2^64-1 rlimit survive digit for digit', { skip: missing }, async (t) => {
-  const s = setup(t, { 'config.env': good }, { 'envhook.io/env': { app: [{ name: 'CONFIG_VAR', valueFrom: ref('CONFIG_VAR', 'config.env') }] } });
+  const s = setup(t, {
+    'config.env': good,
+  }, { 'envhook.io/env': { app: [{ name: 'CONFIG_VAR', valueFrom: ref('CONFIG_VAR', 'config.env') }] } });
   const text = fs.readFileSync(s.config, 'utf8')
     .replace('"process": {', '"x-vendor": {"n": 1.0, "deep": [{"k": 1e3}]},\n\t"process": {\n\t\t"x-unknown": true,')
     .replace('"rlimits": [', '"rlimits": [{"type": "RLIMIT_CORE", "hard": 18446744073709551615, "soft": 18446744073709551615},');

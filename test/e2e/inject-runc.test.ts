@@ -39,7 +39,15 @@ t.test('KEP-3721 stories, optional refs, envFrom with a prefix, $(VAR), in a rea
   t.equal(env.get('PATH'), '/bin');
   const spec = JSON.parse(fs.readFileSync(s.config, 'utf8'));
   t.match(spec.annotations['envhook.io/applied'], /^sha256:[0-9a-f]{32}$/);
-  t.same(spec.process.env, ['PATH=/bin', 'HOME=/', 'APP_DB_HOST=db', 'APP_DB_PORT=5432', 'CONFIG_VAR=HELLO', 'CONFIG_MAIN=hello', 'URL=postgres://db:5432//?$(KEEP)&$(UNDEFINED)']);
+  t.same(spec.process.env, [
+    'PATH=/bin',
+    'HOME=/',
+    'APP_DB_HOST=db',
+    'APP_DB_PORT=5432',
+    'CONFIG_VAR=HELLO',
+    'CONFIG_MAIN=hello',
+    'URL=postgres://db:5432//?$(KEEP)&$(UNDEFINED)',
+  ]);
 });
 
 t.test('service links off: three services removed, kubernetes kept, app variables kept', { skip: missing }, async (t) => {
@@ -47,7 +55,12 @@ t.test('service links off: three services removed, kubernetes kept, app variable
     `${x}_SERVICE_HOST=${ip}`, `${x}_SERVICE_PORT=${port}`, `${x}_PORT=${proto.toLowerCase()}://${ip}:${port}`, `${x}_PORT_${port}_${proto}=${proto.toLowerCase()}://${ip}:${port}`,
     `${x}_PORT_${port}_${proto}_PROTO=${proto.toLowerCase()}`, `${x}_PORT_${port}_${proto}_PORT=${port}`, `${x}_PORT_${port}_${proto}_ADDR=${ip}`,
   ];
-  const services = [...svc('REDIS', '10.0.0.11', 6379), 'REDIS_SERVICE_PORT_REDIS=6379', ...svc('DNS', '10.0.0.10', 53, 'UDP'), ...svc('MY_WEB', '10.0.0.12', 80)];
+  const services = [
+    ...svc('REDIS', '10.0.0.11', 6379),
+    'REDIS_SERVICE_PORT_REDIS=6379',
+    ...svc('DNS', '10.0.0.10', 53, 'UDP'),
+    ...svc('MY_WEB', '10.0.0.12', 80)
+  ];
   const kube = svc('KUBERNETES', '10.0.0.1', 443).concat('KUBERNETES_SERVICE_PORT_HTTPS=443');
   const s = setup(t, {}, { 'envhook.io/serviceLinks': { '*': false } }, ['PATH=/bin', 'FOO_PORT=8080', ...services, ...kube]);
   const r = inject(s, '--dry-run');
@@ -62,9 +75,14 @@ t.test('service links off: three services removed, kubernetes kept, app variable
 
 t.test('a plain bundle: --container and --volume, serviceLinks "*"', { skip: missing }, async (t) => {
   const dir = t.testdir({ vol: { 'a.env': story1 } });
-  const bundle = makeBundle(path.join(dir, 'bundle'), sharedRootfs(), { annotations: { 'envhook.io/env': JSON.stringify({ web: [{ name: 'V', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: 'a.env', key: 'CONFIG_VAR' } } }] }) } });
+  const bundle = makeBundle(path.join(dir, 'bundle'), sharedRootfs(), { annotations: { 'envhook.io/env': JSON.stringify({
+    web: [{ name: 'V', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: 'a.env', key: 'CONFIG_VAR' } } }],
+  }) } });
   const without = envhook(['inject', '--bundle', bundle, '--volume', `cfg=${path.join(dir, 'vol')}`]);
-  t.equal(without.stderr, 'envhook: annotation "envhook.io/env": the container has no name (no Kubernetes annotations in config.json): add the annotation io.kubernetes.container.name=NAME or use envhook inject --container NAME\n');
+  t.equal(
+    without.stderr,
+    'envhook: annotation "envhook.io/env": the container has no name (no Kubernetes annotations in config.json): add the annotation io.kubernetes.container.name=NAME or use envhook inject --container NAME\n',
+  );
   t.equal(envhook(['inject', '--bundle', bundle, '--volume', `cfg=${path.join(dir, 'vol')}`, '--container', 'web']).status, 0);
   t.equal(parseEnvOutput(runcRun(bundle, path.join(dir, 'runc-root')).stdout).get('V'), 'HELLO');
 });

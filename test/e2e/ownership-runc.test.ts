@@ -109,7 +109,10 @@ t.test('real runc, UID 1000, no capabilities, read-only volume', { skip: missing
   t.test("'..' in an item path is rejected; config.json untouched", async (t) => {
     const s = setup(t, { owners: [{ volume: 'keys', items: [{ path: '../../../../outside/root-only', user: 1000 }] }] });
     const before = fs.readFileSync(path.join(s.bundle, 'config.json'), 'utf8');
-    t.equal(envhook(['inject', '--bundle', s.bundle, '--kubelet-root', s.pod.kubeletRoot]).stderr, `envhook: annotation "envhook.io/volumeOwners": /0/items/0/path: path must not contain '..'\n`);
+    t.equal(
+      envhook(['inject', '--bundle', s.bundle, '--kubelet-root', s.pod.kubeletRoot]).stderr,
+      `envhook: annotation "envhook.io/volumeOwners": /0/items/0/path: path must not contain '..'\n`,
+    );
     t.equal(fs.readFileSync(path.join(s.bundle, 'config.json'), 'utf8'), before);
     t.equal(uid(s.outside), 0);
   });
@@ -127,7 +130,10 @@ t.test('real runc in a user namespace (0 → 100000, size 65536)', { skip: missi
     const s = setup(t, { owners: [{ volume: 'keys', defaultUser: 70000 }], userns: true });
     const r = envhook(['inject', '--bundle', s.bundle, '--kubelet-root', s.pod.kubeletRoot]);
     t.equal(r.status, 1);
-    t.equal(r.stderr, `envhook: volume "keys": defaultUser 70000 is outside the container's user namespace (linux.uidMappings: 0-65535 → 100000-165535)\n`);
+    t.equal(
+      r.stderr,
+      `envhook: volume "keys": defaultUser 70000 is outside the container's user namespace (linux.uidMappings: 0-65535 → 100000-165535)\n`,
+    );
     t.equal(uid(path.join(s.ts, 'ssh_host_ed25519_key')), 0);
   });
 });

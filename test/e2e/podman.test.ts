@@ -38,7 +38,13 @@ const logOf = (name: string) => (fs.existsSync(path.join(dir, name)) ? fs.readFi
 /** A pod container as CRI-O would describe it: its annotations and the kubelet's mounts. */
 function run(hooksDirs: string[], annotations: Record<string, unknown>) {
   const volumes = pod.mounts('app').map((m) => `${m.source}:${m.destination}:${m.options.includes('ro') ? 'ro' : 'rw'}`);
-  return podman.run({ hooksDirs, annotations: { ...pod.annotations('app', 'crio'), ...raw(annotations) }, rootfs, cmd: ['sh', '-c', 'env'], volumes });
+  return podman.run({
+    hooksDirs,
+    annotations: { ...pod.annotations('app', 'crio'), ...raw(annotations) },
+    rootfs,
+    cmd: ['sh', '-c', 'env'],
+    volumes,
+  });
 }
 
 t.test('precreate and createRuntime hooks: the injected variables inside the container', { skip: missing }, async (t) => {
@@ -50,7 +56,9 @@ t.test('precreate and createRuntime hooks: the injected variables inside the con
   t.notMatch(logOf('precreate.log') + logOf('hook.log'), /HELLO|CANARY/);
 });
 
-t.test('only the createRuntime hook: a container asking for env fails to start, saying the shim or precreate is needed', { skip: missing }, async (t) => {
+t.test('only the createRuntime hook: a container asking for env fails to start, saying the shim or precreate is needed', {
+  skip: missing,
+}, async (t) => {
   const r = run([createRuntimeDir], ENV_ANNOTATIONS);
   t.not(r.status, 0);
   t.equal(r.stdout, '');

@@ -14,7 +14,13 @@ import { setup, sharedRootfs } from '../helpers/inject.ts';
 import { CANARY, checkInjected, ENV_ANNOTATIONS, FILES } from '../helpers/injected.ts';
 
 const missing = missingForRunc();
-const BASE_ENV = ['PATH=/bin', 'HOME=/', 'REDIS_MASTER_SERVICE_HOST=10.0.0.7', 'REDIS_MASTER_PORT=tcp://10.0.0.7:6379', 'KUBERNETES_SERVICE_HOST=10.0.0.1'];
+const BASE_ENV = [
+  'PATH=/bin',
+  'HOME=/',
+  'REDIS_MASTER_SERVICE_HOST=10.0.0.7',
+  'REDIS_MASTER_PORT=tcp://10.0.0.7:6379',
+  'KUBERNETES_SERVICE_HOST=10.0.0.1',
+];
 const ANNOTATIONS = { ...ENV_ANNOTATIONS, 'envhook.io/serviceLinks': { '*': false } };
 
 type Run = ReturnType<typeof spawnSync> & { stdout: string; stderr: string };
@@ -28,8 +34,21 @@ function harness(t: Test, annotations: Record<string, unknown> = ANNOTATIONS) {
   const counting = countingEnvhook(path.join(s.dir, 'envhook'));
   // Outside the test's directory, which tap removes before this test's teardown runs.
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-runc-'));
-  const env = { ...process.env, ENVHOOK_CONFIG: path.join(s.dir, 'envhook.json'), ENVHOOK_BIN: counting.bin, ENVHOOK_RUNTIME: RUNC!, ENVHOOK_KUBELET_ROOT: s.pod.kubeletRoot, ENVHOOK_LOG_FILE: s.log, ENVHOOK_LOG_LEVEL: 'debug' };
-  const exec = (bin: string, a: string[], opts: SpawnSyncOptions = {}) => spawnSync(bin, a, { encoding: 'utf8', env, timeout: 60_000, ...opts }) as Run;
+  const env = {
+    ...process.env,
+    ENVHOOK_CONFIG: path.join(s.dir, 'envhook.json'),
+    ENVHOOK_BIN: counting.bin,
+    ENVHOOK_RUNTIME: RUNC!,
+    ENVHOOK_KUBELET_ROOT: s.pod.kubeletRoot,
+    ENVHOOK_LOG_FILE: s.log,
+    ENVHOOK_LOG_LEVEL: 'debug',
+  };
+  const exec = (bin: string, a: string[], opts: SpawnSyncOptions = {}) => spawnSync(bin, a, {
+    encoding: 'utf8',
+    env,
+    timeout: 60_000,
+    ...opts
+  }) as Run;
   const front = (a: string[], opts?: SpawnSyncOptions) => exec(FRONT, ['--root', root, ...a], opts);
   const runc = (a: string[], opts?: SpawnSyncOptions) => exec(RUNC!, ['--root', root, ...a], opts);
   const ids: string[] = [];
@@ -55,11 +74,18 @@ function harness(t: Test, annotations: Record<string, unknown> = ANNOTATIONS) {
   return { ...s, spec, counting, front, runc, start, processFile };
 }
 
-t.test('runc exec --process F: the env as PID 1 has it; args, cwd, user and the request\'s own env as given', { skip: missing }, async (t) => {
+t.test('runc exec --process F: the env as PID 1 has it; args, cwd, user and the request\'s own env as given', {
+  skip: missing,
+}, async (t) => {
   const h = harness(t);
   const id = h.start();
   const callsAfterCreate = h.counting.calls().length;
-  const file = h.processFile('process.json', { args: ['sh', '-c', 'echo "cwd=$(pwd) uid=$(id -u)"; env'], cwd: '/tmp', user: { uid: 1000, gid: 1000 }, env: [...BASE_ENV, 'OWN=mine'] });
+  const file = h.processFile('process.json', {
+    args: ['sh', '-c', 'echo "cwd=$(pwd) uid=$(id -u)"; env'],
+    cwd: '/tmp',
+    user: { uid: 1000, gid: 1000 },
+    env: [...BASE_ENV, 'OWN=mine'],
+  });
   const r = h.front(['exec', '--process', file, id]);
   t.equal(r.status, 0, r.stderr);
   t.equal(r.stderr, '');
@@ -91,9 +117,18 @@ t.test('runc exec --process F: the env as PID 1 has it; args, cwd, user and the 
 t.test('no Node where there is nothing to do: unmarked exec, unannotated run, sandbox run', { skip: missing }, async (t) => {
   const h = harness(t, {});
   const id = h.start();
-  const unannotatedRun = h.front(['run', '--bundle', makeBundle(path.join(h.dir, 'plain'), sharedRootfs(), { args: ['true'] }), containerId('envhook-exec')]);
+  const unannotatedRun = h.front([
+    'run',
+    '--bundle',
+    makeBundle(path.join(h.dir, 'plain'), sharedRootfs(), { args: ['true'] }),
+    containerId('envhook-exec'),
+  ]);
   t.equal(unannotatedRun.status, 0, unannotatedRun.stderr);
-  const sandbox = makeBundle(path.join(h.dir, 'sandbox'), sharedRootfs(), { args: ['true'], annotations: { ...h.pod.annotations('app'), 'io.kubernetes.cri.container-type': 'sandbox', 'envhook.io/env': JSON.stringify(ENV_ANNOTATIONS['envhook.io/env']) } });
+  const sandbox = makeBundle(path.join(h.dir, 'sandbox'), sharedRootfs(), { args: ['true'], annotations: {
+    ...h.pod.annotations('app'),
+    'io.kubernetes.cri.container-type': 'sandbox',
+    'envhook.io/env': JSON.stringify(ENV_ANNOTATIONS['envhook.io/env']),
+  } });
   const before = fs.readFileSync(path.join(sandbox, 'config.json'));
   const sandboxRun = h.front(['run', '--bundle', sandbox, containerId('envhook-exec')]);
   t.equal(sandboxRun.status, 0, sandboxRun.stderr);

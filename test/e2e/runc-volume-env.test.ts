@@ -31,14 +31,32 @@ function harness(t: Test, annotations: Record<string, unknown>, args: string[]) 
   const dir = t.testdir({ outside: { secret: `${CANARY}-outside\n` } });
   const pod = makePod(path.join(dir, 'kubelet'), LAYOUT);
   makeHostile(pod, path.join(dir, 'outside/secret'));
-  const bundle = makeBundle(path.join(dir, 'bundle'), sharedRootfs(), { args, env: ['PATH=/bin', 'HOME=/', 'POD_ENV=kept'], mounts: pod.mounts('app'), annotations: { ...pod.annotations('app'), ...rawAnnotations(annotations) } });
+  const bundle = makeBundle(path.join(dir, 'bundle'), sharedRootfs(), {
+    args,
+    env: ['PATH=/bin', 'HOME=/', 'POD_ENV=kept'],
+    mounts: pod.mounts('app'),
+    annotations: { ...pod.annotations('app'), ...rawAnnotations(annotations) },
+  });
   const config = path.join(bundle, 'config.json');
   const log = path.join(dir, 'envhook.log');
   fs.writeFileSync(path.join(dir, 'envhook.json'), '{}');
   // Outside the test's directory, which tap removes before this test's teardown runs.
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-runc-'));
-  const env = { ...process.env, ENVHOOK_CONFIG: path.join(dir, 'envhook.json'), ENVHOOK_BIN: envhookWrapper(path.join(dir, 'bin')), ENVHOOK_RUNTIME: RUNC!, ENVHOOK_KUBELET_ROOT: pod.kubeletRoot, ENVHOOK_LOG_FILE: log, ENVHOOK_LOG_LEVEL: 'debug' };
-  const exec = (bin: string, a: string[], opts: SpawnSyncOptions = {}) => spawnSync(bin, a, { encoding: 'utf8', env, timeout: 60_000, ...opts }) as Run;
+  const env = {
+    ...process.env,
+    ENVHOOK_CONFIG: path.join(dir, 'envhook.json'),
+    ENVHOOK_BIN: envhookWrapper(path.join(dir, 'bin')),
+    ENVHOOK_RUNTIME: RUNC!,
+    ENVHOOK_KUBELET_ROOT: pod.kubeletRoot,
+    ENVHOOK_LOG_FILE: log,
+    ENVHOOK_LOG_LEVEL: 'debug',
+  };
+  const exec = (bin: string, a: string[], opts: SpawnSyncOptions = {}) => spawnSync(bin, a, {
+    encoding: 'utf8',
+    env,
+    timeout: 60_000,
+    ...opts
+  }) as Run;
   const ids: string[] = [];
   t.teardown(() => {
     for (const id of ids) exec(RUNC!, ['--root', root, 'delete', '--force', id]);
@@ -70,8 +88,13 @@ t.test('create + start, then exec --process F: PID 1 and the exec process see th
   const pid = JSON.parse(h.front(['state', id]).stdout).pid as number;
   // `start` returns once runc signalled its init, which then execs the process: until then PID
   // 1 is still `runc init` with runc's environment.
-  for (let i = 0; i < 100 && /^([^\0]*\/)?runc\0init\0/.test(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8')); i++) await new Promise((r) => setTimeout(r, 20));
-  const environ = new Map(fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean).map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)] as [string, string]));
+  for (let i = 0; i < 100 && /^([^\0]*\/)?runc\0init\0/.test(
+    fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8'),
+  ); i++) await new Promise((r) => setTimeout(r, 20));
+  const environ = new Map(fs.readFileSync(
+    `/proc/${pid}/environ`,
+    'utf8',
+  ).split('\0').filter(Boolean).map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)] as [string, string]));
   await t.test('PID 1', async (t) => check(t, environ));
   // A process file as containerd writes one: the stored (pre-envhook) spec's process, new args.
   const file = path.join(h.dir, 'process.json');

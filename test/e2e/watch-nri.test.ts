@@ -44,7 +44,9 @@ async function startPlugin(t: Test, c: CriContainerd, kubeletRoot: string, dir: 
   return p;
 }
 
-t.test(`containerd 2.1 + envhook nri: UID 1000 reads 0400 files of a secret and a projected volume while both are rewritten ${REWRITES} times, quiet then busy`, { skip: missingForCri('2.1') }, async (t) => {
+t.test(`containerd 2.1 + envhook nri: UID 1000 reads 0400 files of a secret and a projected volume while both are rewritten ${REWRITES} times, quiet then busy`, {
+  skip: missingForCri('2.1'),
+}, async (t) => {
   const dir = t.testdir();
   const c = prepareCriContainerd({ version: '2.1', nri: true });
   let stopped = false;
@@ -74,7 +76,12 @@ t.test(`containerd 2.1 + envhook nri: UID 1000 reads 0400 files of a secret and 
   t.equal(owner(), 0, 'the kubelet wrote the files as root');
   const mounts = { keys: '/keys', 'kube-api-access': SA, ctl: '/ctl' };
   let readers = 0;
-  const reader = (phase: string) => (readers++, pod.run({ name: `reader-${phase}`, command: ['sh', '-c', `${readerScript(FILES, phase)}; sleep 3600`], volumeMounts: mounts, user: 1000 }));
+  const reader = (phase: string) => (readers++, pod.run({
+    name: `reader-${phase}`,
+    command: ['sh', '-c', `${readerScript(FILES, phase)}; sleep 3600`],
+    volumeMounts: mounts,
+    user: 1000,
+  }));
   const id = await reader('quiet');
   t.ok(owned(), 'CreateContainer through NRI chowned every file');
   await plugin.waitForLog(/"why":"CreateContainer".*nri: watching pod volume owners/, 10_000);
@@ -123,7 +130,11 @@ t.test(`containerd 2.1 + envhook nri: UID 1000 reads 0400 files of a secret and 
   plugin = await startPlugin(t, c, kubeletRoot, dir);
   await waitFor(() => owner() === 1000, 10_000, 'owned again after the restart');
   t.match(plugin.log(), /"why":"Synchronize".*nri: watching pod volume owners/, 'restored from Synchronize');
-  t.match(plugin.log(), `"runtimePods":1,"containers":${readers},"watchedPods":1,"volumes":2`, "containerd's Synchronize: one pod, its readers, both volumes");
+  t.match(
+    plugin.log(),
+    `"runtimePods":1,"containers":${readers},"watchedPods":1,"volumes":2`,
+    "containerd's Synchronize: one pod, its readers, both volumes",
+  );
   atomicWrite(vol, secret('after'));
   await waitFor(() => owner() === 1000, 10_000, 'a rewrite after the restart owned');
 

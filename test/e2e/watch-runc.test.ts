@@ -23,7 +23,11 @@ const REWRITES = Number(process.env.ENVHOOK_WATCH_REWRITES) || 300;
 const SA = '/var/run/secrets/kubernetes.io/serviceaccount';
 const FILES = ['/keys/key', `${SA}/token`, `${SA}/ca.crt`, `${SA}/namespace`];
 const secret = (i: number) => ({ key: { data: `v${i}\n`, mode: 0o400 } });
-const projected = (i: number) => ({ token: { data: `t${i}\n`, mode: 0o400 }, 'ca.crt': { data: `c${i}\n`, mode: 0o400 }, namespace: { data: 'default\n', mode: 0o400 } });
+const projected = (i: number) => ({
+  token: { data: `t${i}\n`, mode: 0o400 },
+  'ca.crt': { data: `c${i}\n`, mode: 0o400 },
+  namespace: { data: 'default\n', mode: 0o400 },
+});
 
 async function churn(t: Test, watcher: boolean, busy: boolean, fifo = false): Promise<ReaderResult & { owners: number[] }> {
   const dir = t.testdir({});
@@ -66,7 +70,11 @@ async function churn(t: Test, watcher: boolean, busy: boolean, fifo = false): Pr
         { volume: 'kube-api-access', dir: sa, defaultUser: 1000, uidMapping: { kind: 'none' } },
       ],
     });
-    const w = spawn(NODE, [path.join(REPO, 'src/cli/main.ts'), 'watch', '--run-dir', runDir, '--kubelet-root', pod.kubeletRoot, '--log-file', logFile], { stdio: 'ignore', env: { ...process.env, NODE_EXTRA_CA_CERTS: '' } });
+    const w = spawn(
+      NODE,
+      [path.join(REPO, 'src/cli/main.ts'), 'watch', '--run-dir', runDir, '--kubelet-root', pod.kubeletRoot, '--log-file', logFile],
+      { stdio: 'ignore', env: { ...process.env, NODE_EXTRA_CA_CERTS: '' } },
+    );
     const exited = new Promise<number | null>((r) => w.on('exit', r));
     t.teardown(() => w.kill('SIGKILL'));
     if (fifo) setFifo(w.pid!);
@@ -85,7 +93,10 @@ async function churn(t: Test, watcher: boolean, busy: boolean, fifo = false): Pr
   runc.stdout.on('data', (d) => (out += d));
   runc.stderr.on('data', (d) => (out += d));
   const done = new Promise<number | null>((r) => runc.on('exit', r));
-  const uids = () => [fs.lstatSync(path.join(vol, '..data/key')).uid, ...['token', 'ca.crt', 'namespace'].map((f) => fs.lstatSync(path.join(sa, '..data', f)).uid)];
+  const uids = () => [
+    fs.lstatSync(path.join(vol, '..data/key')).uid,
+    ...['token', 'ca.crt', 'namespace'].map((f) => fs.lstatSync(path.join(sa, '..data', f)).uid)
+  ];
   const r = await churnWithReader({
     ctl,
     phase,
@@ -103,7 +114,10 @@ async function churn(t: Test, watcher: boolean, busy: boolean, fifo = false): Pr
   return { ...r, owners: uids() };
 }
 
-t.test(`UID 1000 reads 0400 files of a secret and a projected volume in a loop while both are rewritten ${REWRITES} times`, { skip: missingForRunc(), timeout: 900_000 }, async (t) => {
+t.test(`UID 1000 reads 0400 files of a secret and a projected volume in a loop while both are rewritten ${REWRITES} times`, {
+  skip: missingForRunc(),
+  timeout: 900_000,
+}, async (t) => {
   const report = (what: string, r: ReaderResult) => t.comment(describeReader(what, r, FILES));
   const base = await churn(t, false, false);
   report('without the watcher', base);

@@ -16,10 +16,14 @@ const REJECTED_FILES = 400;
 
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
 const entries = (m: Map<string, Uint8Array>) => [...m].map(([k, v]) => [k, Buffer.from(v).toString('hex')]).sort();
-const agrees = (r: Sourced, expected: Map<string, Uint8Array>) => r.status === 0 && r.stderr === '' && JSON.stringify(entries(r.vars)) === JSON.stringify(entries(expected));
+const agrees = (r: Sourced, expected: Map<string, Uint8Array>) => r.status === 0 && r.stderr === '' && JSON.stringify(
+  entries(r.vars),
+) === JSON.stringify(entries(expected));
 /** A test label for a file: its text cut short, ASCII only (a raw U+2028 or NEL would break TAP). */
 const label = (bytes: Uint8Array) =>
-  JSON.stringify(Buffer.from(bytes).toString('utf8').slice(0, 200)).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  JSON.stringify(
+    Buffer.from(bytes).toString('utf8').slice(0, 200),
+  ).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 const asBytes = (m: Map<string, string>) => new Map([...m].map(([k, v]) => [k, utf8(v)] as [string, Uint8Array]));
 
 t.test('the model: generated valid files parse to exactly what they define', async (t) => {
@@ -35,7 +39,17 @@ t.test('the model: generated valid files parse to exactly what they define', asy
 
 t.test('differential against bash', { skip: BASH ? false : 'bash not installed' }, async (t) => {
   const files = fc.sample(validFile().filter((f) => render(f).length <= MAX_FILE_BYTES), { seed: SEED, numRuns: VALID_FILES }).map(render);
-  const stats = { files: files.length, variables: 0, multiLine: 0, duplicates: 0, empty: 0, nonAscii: 0, bashQuotingBytes: 0, carriageReturns: 0, bytes: 0 };
+  const stats = {
+    files: files.length,
+    variables: 0,
+    multiLine: 0,
+    duplicates: 0,
+    empty: 0,
+    nonAscii: 0,
+    bashQuotingBytes: 0,
+    carriageReturns: 0,
+    bytes: 0,
+  };
   const parsed = files.map((bytes) => {
     const vars = parseEnvFile(bytes);
     stats.bytes += bytes.length;
@@ -52,7 +66,10 @@ t.test('differential against bash', { skip: BASH ? false : 'bash not installed' 
     return asBytes(vars);
   });
   t.comment(`valid files: ${JSON.stringify(stats)}`);
-  t.ok(stats.multiLine > 50 && stats.duplicates > 50 && stats.empty > 20 && stats.nonAscii > 50 && stats.bashQuotingBytes > 10 && stats.carriageReturns > 10, 'the sample has multi-line, duplicate, empty, non-ASCII, \\x01/\\x7f and CR values');
+  t.ok(
+    stats.multiLine > 50 && stats.duplicates > 50 && stats.empty > 20 && stats.nonAscii > 50 && stats.bashQuotingBytes > 10 && stats.carriageReturns > 10,
+    'the sample has multi-line, duplicate, empty, non-ASCII, \\x01/\\x7f and CR values',
+  );
 
   for (const locale of [undefined, 'C.UTF-8']) {
     t.test(`${files.length} accepted files, locale ${locale ?? 'POSIX'}`, async (t) => {
@@ -62,7 +79,11 @@ t.test('differential against bash', { skip: BASH ? false : 'bash not installed' 
       let agreed = 0;
       results.forEach((r, i) => {
         if (agrees(r, parsed[i]!)) agreed++;
-        else t.same({ status: r.status, stderr: r.stderr, vars: entries(r.vars) }, { status: 0, stderr: '', vars: entries(parsed[i]!) }, `file ${i}: ${label(files[i]!)}`);
+        else t.same(
+          { status: r.status, stderr: r.stderr, vars: entries(r.vars) },
+          { status: 0, stderr: '', vars: entries(parsed[i]!) },
+          `file ${i}: ${label(files[i]!)}`,
+        );
       });
       t.equal(agreed, files.length, `bash agrees on all ${files.length} files`);
     });

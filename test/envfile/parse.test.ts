@@ -11,10 +11,14 @@ const enc = new TextEncoder();
 const toBytes = (input: Input): Uint8Array => (typeof input === 'string' ? enc.encode(input) : input);
 const parse = (input: Input): Map<string, string> => parseEnvFile(toBytes(input));
 /** Bytes from strings (UTF-8) and byte lists, for files that are not valid UTF-8. */
-const raw = (...parts: (string | number[])[]): Uint8Array => Buffer.concat(parts.map((p) => (typeof p === 'string' ? enc.encode(p) : Uint8Array.from(p))));
+const raw = (...parts: (string | number[])[]): Uint8Array => Buffer.concat(
+  parts.map((p) => (typeof p === 'string' ? enc.encode(p) : Uint8Array.from(p))),
+);
 /** A test label, ASCII only: a raw NEL or U+2028 in a TAP line would break the TAP stream. */
 const show = (input: Input): string =>
-  JSON.stringify(typeof input === 'string' ? input : Buffer.from(input).toString('latin1')).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  JSON.stringify(
+    typeof input === 'string' ? input : Buffer.from(input).toString('latin1'),
+  ).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 function rejection(input: Input): EnvFileError {
   try {
@@ -28,7 +32,11 @@ function rejection(input: Input): EnvFileError {
 
 function rejects(t: Test, input: Input, line: number, reason: Reason): void {
   const err = rejection(input);
-  t.same({ line: err.line, reason: err.reason, message: err.message }, { line, reason, message: line > 0 ? `line ${line}: ${reason}` : reason }, show(input));
+  t.same(
+    { line: err.line, reason: err.reason, message: err.message },
+    { line, reason, message: line > 0 ? `line ${line}: ${reason}` : reason },
+    show(input),
+  );
 }
 
 t.test('the public API exports the parser and its error', async (t) => {
@@ -68,7 +76,11 @@ const KUBELET_REJECTIONS: Record<string, [number, Reason]> = {
 t.test('the kubelet parser cases: all 48, each agreed with', async (t) => {
   const cases = kubeletCases();
   t.equal(cases.length, 48, 'the shared file holds the 48 kubelet cases');
-  t.same(Object.keys(KUBELET_REJECTIONS).sort(), cases.filter((c) => c.rejected).map((c) => c.name).sort(), 'every rejected case has its exact line and reason here');
+  t.same(
+    Object.keys(KUBELET_REJECTIONS).sort(),
+    cases.filter((c) => c.rejected).map((c) => c.name).sort(),
+    'every rejected case has its exact line and reason here',
+  );
   for (const c of cases) {
     if (c.rejected) {
       const classReasons = KUBELET_CLASSES[c.reason ?? ''];
@@ -312,9 +324,22 @@ t.test('canary: no byte of a rejected file in the error', async (t) => {
 
 t.test('robustness: arbitrary bytes give a Map or an EnvFileError with a known reason', async (t) => {
   const reasons = new Set<string>(Object.values(Reason));
-  const envish = fc.constantFrom(...[..."AZaz_09='\"# \t\n\r=\\$;x"].map((ch) => ch.charCodeAt(0)), 0, 0x80, 0xc3, 0xa9, 0xef, 0xbb, 0xbf, 0xff);
+  const envish = fc.constantFrom(
+    ...[..."AZaz_09='\"# \t\n\r=\\$;x"].map((ch) => ch.charCodeAt(0)),
+    0,
+    0x80,
+    0xc3,
+    0xa9,
+    0xef,
+    0xbb,
+    0xbf,
+    0xff,
+  );
   fc.assert(
-    fc.property(fc.oneof(fc.uint8Array({ maxLength: 200 }), fc.array(envish, { maxLength: 200 }).map((a) => Uint8Array.from(a))), (bytes) => {
+    fc.property(fc.oneof(
+      fc.uint8Array({ maxLength: 200 }),
+      fc.array(envish, { maxLength: 200 }).map((a) => Uint8Array.from(a)),
+    ), (bytes) => {
       try {
         parseEnvFile(bytes);
         return true;

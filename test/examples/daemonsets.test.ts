@@ -19,8 +19,14 @@ const arg = (flag: string): string | undefined => {
 t.test('scheduling and rollout', async (t) => {
   t.equal(spec.priorityClassName, 'system-node-critical', 'evicted last: annotated pods need it to get their env');
   t.equal(spec.hostNetwork, true, "the node's network namespace: the abstract-socket lock is per namespace");
-  t.same(ds.spec.updateStrategy, { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } }, 'the old pod gone before the new one starts: never two registrations');
-  t.ok(Number.isInteger(spec.terminationGracePeriodSeconds) && spec.terminationGracePeriodSeconds > 0 && spec.terminationGracePeriodSeconds <= 30, 'a short, explicit grace period');
+  t.same(
+    ds.spec.updateStrategy,
+    { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } },
+    'the old pod gone before the new one starts: never two registrations',
+  );
+  t.ok(Number.isInteger(
+    spec.terminationGracePeriodSeconds,
+  ) && spec.terminationGracePeriodSeconds > 0 && spec.terminationGracePeriodSeconds <= 30, 'a short, explicit grace period');
   t.same(spec.tolerations, [{ operator: 'Exists' }], 'on every node, tainted ones too');
   t.notOk(spec.runtimeClassName, 'not itself under the envhook handler');
 });

@@ -31,7 +31,10 @@ t.test('each volume kind, through ..data where there is one', async (t) => {
       { plugin: 'projected', name: 'all', payload: { token: 'P' } },
       { plugin: 'downward-api', name: 'info', payload: { labels: 'L' } },
     ],
-    csi: [{ name: 'vault', layout: 'atomic', files: { password: 'V' } }, { name: 'plain', layout: 'plain', files: { 'sub/password': 'W' } }],
+    csi: [
+      { name: 'vault', layout: 'atomic', files: { password: 'V' } },
+      { name: 'plain', layout: 'plain', files: { 'sub/password': 'W' } },
+    ],
   });
   const vol = (plugin: string, name: string) => path.join(pod.dir, 'volumes', `kubernetes.io~${plugin}`, name);
   const read = (dir: string, rel: string, viaData = true) => readVolumeFile(dir, viaData, rel, LIMIT).toString();
@@ -43,9 +46,17 @@ t.test('each volume kind, through ..data where there is one', async (t) => {
   t.equal(read(vol('downward-api', 'info'), 'labels'), 'L');
   t.equal(read(pod.csiMount('vault'), 'password'), 'V', 'a CSI driver that writes as the atomic writer does');
   t.equal(read(pod.csiMount('plain'), 'sub/password'), 'W', 'a CSI driver that writes plain files');
-  t.same(failure(() => read(vol('secret', 'db'), 'password', false)), { reason: 'is a symbolic link', notFound: false }, 'without ..data the writer\'s links are not followed');
+  t.same(
+    failure(() => read(vol('secret', 'db'), 'password', false)),
+    { reason: 'is a symbolic link', notFound: false },
+    'without ..data the writer\'s links are not followed',
+  );
   t.same(failure(() => read(vol('secret', 'db'), 'gone')), { reason: 'not found', notFound: true });
-  t.same(failure(() => read(vol('secret', 'db'), '..data/password')), { reason: 'not found', notFound: true }, 'the layout\'s own names are not paths');
+  t.same(
+    failure(() => read(vol('secret', 'db'), '..data/password')),
+    { reason: 'not found', notFound: true },
+    'the layout\'s own names are not paths',
+  );
 });
 
 t.test('a CSI volume that is not mounted: its files are missing', async (t) => {
@@ -53,13 +64,20 @@ t.test('a CSI volume that is not mounted: its files are missing', async (t) => {
   t.ok(fs.existsSync(path.join(path.dirname(pod.csiMount('vault')), 'vol_data.json')));
   t.same(failure(() => readVolumeFile(pod.csiMount('vault'), true, 'password', LIMIT)), { reason: 'not found', notFound: true });
   fs.mkdirSync(pod.csiMount('vault'));
-  t.same(failure(() => readVolumeFile(pod.csiMount('vault'), true, 'password', LIMIT)), { reason: 'not found', notFound: true }, 'mount point left empty by a failed driver');
+  t.same(
+    failure(() => readVolumeFile(pod.csiMount('vault'), true, 'password', LIMIT)),
+    { reason: 'not found', notFound: true },
+    'mount point left empty by a failed driver',
+  );
 });
 
 t.test('hostile layouts', async (t) => {
   const root = t.testdir({ outside: { 'secret.env': `SECRET='${CANARY}'\n` } });
   const outside = path.join(root, 'outside');
-  const pod = makePod(path.join(root, 'kubelet'), { atomic: [{ plugin: 'secret', name: 'db', payload: { password: 'ok', fifo: 'x', big: 'x', link: 'x' } }] });
+  const pod = makePod(path.join(
+    root,
+    'kubelet',
+  ), { atomic: [{ plugin: 'secret', name: 'db', payload: { password: 'ok', fifo: 'x', big: 'x', link: 'x' } }] });
   const dir = atomicVolumeDir(pod, 'secret', 'db');
   const ts = path.join(dir, fs.readlinkSync(path.join(dir, '..data')));
   const read = (rel: string) => failure(() => readVolumeFile(dir, true, rel, LIMIT));
@@ -79,14 +97,26 @@ t.test('hostile layouts', async (t) => {
     fs.symlinkSync(target, path.join(dir, '..data'));
   };
   swap(outside);
-  t.same(read('password'), { reason: '..data does not point to a timestamped directory inside the volume', notFound: false }, '..data pointing outside');
+  t.same(
+    read('password'),
+    { reason: '..data does not point to a timestamped directory inside the volume', notFound: false },
+    '..data pointing outside',
+  );
   swap('../../../../../outside');
   t.same(read('secret.env'), { reason: '..data does not point to a timestamped directory inside the volume', notFound: false });
   fs.symlinkSync(outside, path.join(dir, '..evil'));
   swap('..evil');
-  t.same(read('secret.env'), { reason: '..data points to "..evil": a path element is a symbolic link', notFound: false }, 'a timestamped name that is itself a link out');
+  t.same(
+    read('secret.env'),
+    { reason: '..data points to "..evil": a path element is a symbolic link', notFound: false },
+    'a timestamped name that is itself a link out',
+  );
   swap('..gone');
-  t.same(read('password'), { reason: '..data points to "..gone": not found', notFound: false }, 'a dangling ..data is a broken volume, not a missing file');
+  t.same(
+    read('password'),
+    { reason: '..data points to "..gone": not found', notFound: false },
+    'a dangling ..data is a broken volume, not a missing file',
+  );
   fs.rmSync(path.join(dir, '..data'));
   fs.mkdirSync(path.join(dir, '..data'));
   t.same(read('password'), { reason: '..data is not a symbolic link', notFound: false });
@@ -108,9 +138,17 @@ t.test('readVolumeDir: the regular files of a directory, by name; nothing else o
     return { files: r.files.map((f) => [f.name, f.bytes.toString()]), skipped: r.skipped };
   };
   const db = atomicVolumeDir(pod, 'secret', 'db');
-  t.same(read(db, true), { files: [['password', 'p'], ['username', 'u']], skipped: [] }, 'the data directory: real files, subdirectories passed over');
+  t.same(
+    read(db, true),
+    { files: [['password', 'p'], ['username', 'u']], skipped: [] },
+    'the data directory: real files, subdirectories passed over',
+  );
   t.same(read(db, true, 'nested'), { files: [['deep', 'd']], skipped: [] });
-  t.same(read(pod.emptyDir('env'), false), { files: [['A', 'a'], ['B', 'b']], skipped: ['a=b'] }, '..names passed over in a plain directory, unwanted names never opened');
+  t.same(
+    read(pod.emptyDir('env'), false),
+    { files: [['A', 'a'], ['B', 'b']], skipped: ['a=b'] },
+    '..names passed over in a plain directory, unwanted names never opened',
+  );
   t.same(read(pod.emptyDir('env'), false, 'sub'), { files: [['C', 'c']], skipped: [] });
   const missing = t.throws(() => readVolumeDir(pod.emptyDir('env'), false, 'nope', opts)) as ConfinedError;
   t.equal(missing.notFound, true);
@@ -118,7 +156,11 @@ t.test('readVolumeDir: the regular files of a directory, by name; nothing else o
   const env = pod.emptyDir('env');
   fs.symlinkSync(path.join(root, 'outside/secret.env'), path.join(env, 'LINK'));
   const link = t.throws(() => readVolumeDir(env, false, undefined, opts)) as EntryError;
-  t.same([link.constructor.name, link.entry, link.reason], ['EntryError', 'LINK', 'is a symbolic link'], 'a symlink out is refused, not followed');
+  t.same(
+    [link.constructor.name, link.entry, link.reason],
+    ['EntryError', 'LINK', 'is a symbolic link'],
+    'a symlink out is refused, not followed',
+  );
   fs.rmSync(path.join(env, 'LINK'));
   fs.symlinkSync(path.join(root, 'outside/secret.env'), path.join(env, 'x=link'));
   t.same(read(env, false).skipped, ['a=b', 'x=link'], 'an unwanted symlink is only listed');
@@ -130,7 +172,11 @@ t.test('readVolumeDir: the regular files of a directory, by name; nothing else o
   t.same((t.throws(() => readVolumeDir(env, false, undefined, opts)) as EntryError).reason, `larger than ${LIMIT} bytes`);
   fs.rmSync(path.join(env, 'BIG'));
   for (const f of ['C1', 'C2', 'C3', 'C4', 'C5']) fs.writeFileSync(path.join(env, f), 'x'.repeat(LIMIT));
-  t.equal((t.throws(() => readVolumeDir(env, false, undefined, opts)) as ConfinedError).reason, `has files larger than ${4 * LIMIT} bytes together`, 'read no further than the total');
+  t.equal(
+    (t.throws(() => readVolumeDir(env, false, undefined, opts)) as ConfinedError).reason,
+    `has files larger than ${4 * LIMIT} bytes together`,
+    'read no further than the total',
+  );
   for (const f of ['C1', 'C2', 'C3', 'C4', 'C5']) fs.rmSync(path.join(env, f));
   fs.writeFileSync(Buffer.concat([Buffer.from(env + '/'), Buffer.from([0xff, 0x41])]), 'x');
   t.same(read(env, false).skipped, ['\ufffdA', 'a=b', 'x=link'].sort(), 'a name that is not UTF-8 is listed, never opened');
@@ -139,6 +185,10 @@ t.test('readVolumeDir: the regular files of a directory, by name; nothing else o
 
   const ts = path.join(db, fs.readlinkSync(path.join(db, '..data')));
   fs.symlinkSync(path.join(root, 'outside'), path.join(ts, 'evil'));
-  t.same((t.throws(() => readVolumeDir(db, true, undefined, opts)) as EntryError).reason, 'is a symbolic link', 'a symlink to a directory out of the volume is refused');
+  t.same(
+    (t.throws(() => readVolumeDir(db, true, undefined, opts)) as EntryError).reason,
+    'is a symbolic link',
+    'a symlink to a directory out of the volume is refused',
+  );
   t.same((t.throws(() => readVolumeDir(db, true, 'evil', opts)) as ConfinedError).reason, 'a path element is a symbolic link');
 });

@@ -42,7 +42,16 @@ export async function startContainerd(env: NodeJS.ProcessEnv): Promise<Container
     ].join('\n'),
   );
   const log = fs.openSync(path.join(dir, 'containerd.log'), 'a');
-  const child = spawn(CONTAINERD!, ['--config', config, '--root', path.join(dir, 'root'), '--state', path.join(dir, 'state'), '--address', address], {
+  const child = spawn(CONTAINERD!, [
+    '--config',
+    config,
+    '--root',
+    path.join(dir, 'root'),
+    '--state',
+    path.join(dir, 'state'),
+    '--address',
+    address,
+  ], {
     env,
     stdio: ['ignore', log, log],
   });

@@ -11,7 +11,9 @@ export const CANARY = 'CANARY-cri-6b1e';
 
 export const DB_FILES = { 'db.env': `DB_HOST='db.internal'\nDB_PORT='5432'\nSECRET='${CANARY}'\n` };
 
-const ref = (key: string, optional?: boolean) => ({ fileKeyRef: { volumeName: 'config', path: 'db.env', key, ...(optional ? { optional } : {}) } });
+const ref = (key: string, optional?: boolean) => ({
+  fileKeyRef: { volumeName: 'config', path: 'db.env', key, ...(optional ? { optional } : {}) },
+});
 
 /** Pod annotations for container `app`: fileKeyRef, envFrom with prefix, $(VAR), service links off. */
 export const APP_ANNOTATIONS = {

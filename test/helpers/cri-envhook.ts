@@ -36,15 +36,30 @@ export function prepareWithEnvhook(opts: CriContainerdOptions & { countRuns?: bo
   const settings = path.join(dir, 'envhook.json');
   fs.mkdirSync(kubeletRoot, { recursive: true });
   // runDir (the owners records of `envhook watch`) in the temporary directory, not the host's /run/envhook.
-  fs.writeFileSync(settings, JSON.stringify({ kubeletRoot, logFile: log, logLevel: logLevel ?? 'debug', runDir: path.join(dir, 'run') }) + '\n');
-  const r = install({ runtime: 'containerd', root: '/', source: realSource(), extra: ['--config', containerd.paths.config, '--prefix', prefix, '--containerd', containerd.bin.containerd, ...(dropIn ? ['--drop-in', path.resolve(dir, dropIn)] : [])] });
+  fs.writeFileSync(
+    settings,
+    JSON.stringify({ kubeletRoot, logFile: log, logLevel: logLevel ?? 'debug', runDir: path.join(dir, 'run') }) + '\n',
+  );
+  const r = install({ runtime: 'containerd', root: '/', source: realSource(), extra: [
+    '--config',
+    containerd.paths.config,
+    '--prefix',
+    prefix,
+    '--containerd',
+    containerd.bin.containerd,
+    ...(dropIn ? ['--drop-in', path.resolve(dir, dropIn)] : [])
+  ] });
   if (r.status !== 0) {
     // Nothing runs yet: remove the directory, or a failed set-up leaves it in /tmp.
     fs.rmSync(dir, { recursive: true, force: true });
     throw new Error(`envhook install failed: ${r.stderr}`);
   }
   const wrapper = path.join(dir, 'envhook-counted');
-  fs.writeFileSync(wrapper, `#!/bin/sh\nprintf '%s\\n' "$*" >> ${JSON.stringify(runsFile)}\nexec ${JSON.stringify(path.join(prefix, 'envhook'))} "$@"\n`, { mode: 0o755 });
+  fs.writeFileSync(
+    wrapper,
+    `#!/bin/sh\nprintf '%s\\n' "$*" >> ${JSON.stringify(runsFile)}\nexec ${JSON.stringify(path.join(prefix, 'envhook'))} "$@"\n`,
+    { mode: 0o755 },
+  );
   // Without the counter (benchmarks), the front finds the installed envhook next to itself.
   Object.assign(containerd.env, { ENVHOOK_CONFIG: settings }, countRuns === false ? {} : { ENVHOOK_BIN: wrapper });
   const read = (f: string) => (fs.existsSync(f) ? fs.readFileSync(f, 'utf8') : '');

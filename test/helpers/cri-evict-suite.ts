@@ -17,11 +17,15 @@ import { runPod, procEnviron, type KubeletPod } from './cri-pod.ts';
 import { APP_CHECKS, CANARY, DB_FILES, onPid1AndExec, raw } from './cri-cases.ts';
 import { EVICT_KEY } from '../../src/k8s/annotation-keys.ts';
 
-const ENV = { 'envhook.io/env': { app: [{ name: 'DB', valueFrom: { fileKeyRef: { volumeName: 'config', path: 'db.env', key: 'DB_HOST' } } }] } };
+const ENV = {
+  'envhook.io/env': { app: [{ name: 'DB', valueFrom: { fileKeyRef: { volumeName: 'config', path: 'db.env', key: 'DB_HOST' } } }] },
+};
 const CONTAINER = { name: 'app', command: ['sleep', '3600'], env: { POD_ENV: 'kept' } };
 
 export function criEvictSuite(version: ContainerdVersion): void {
-  t.test(`containerd ${version}: containers created while envhook was away, evicted over CRI`, { skip: missingForCri(version) }, async (t) => {
+  t.test(`containerd ${version}: containers created while envhook was away, evicted over CRI`, {
+    skip: missingForCri(version),
+  }, async (t) => {
     const h = await startNriNode(t, version);
     const { node, dir } = h;
     const startPlugin = (extra: string[]) => h.startPlugin(['--cri-socket', node.containerd.paths.address, ...extra]);
@@ -29,7 +33,12 @@ export function criEvictSuite(version: ContainerdVersion): void {
     let n = 0;
     const pods: KubeletPod[] = [];
     const pod = async (annotations: Record<string, unknown>) => {
-      const p = await runPod(node.containerd, node.kubeletRoot, { name: `ev${n++}-${process.pid}`, handler: '', annotations: raw(annotations), emptyDirs: { config: DB_FILES } });
+      const p = await runPod(node.containerd, node.kubeletRoot, {
+        name: `ev${n++}-${process.pid}`,
+        handler: '',
+        annotations: raw(annotations),
+        emptyDirs: { config: DB_FILES },
+      });
       pods.push(p);
       return p;
     };
@@ -53,12 +62,24 @@ export function criEvictSuite(version: ContainerdVersion): void {
       const plugin = await startPlugin([]);
       const s = await plugin.waitForStatus((st) => st.counts.missed === 2 && st.counts.evicted === 1, 30_000);
       t.equal(s.counts.evictionsFailed, 0);
-      t.same(await state(asksId), { state: ContainerState.EXITED, exitCode: 137 }, 'EXITED, killed (137): a failure to the kubelet whatever the program does on SIGTERM');
+      t.same(
+        await state(asksId),
+        { state: ContainerState.EXITED, exitCode: 137 },
+        'EXITED, killed (137): a failure to the kubelet whatever the program does on SIGTERM',
+      );
       t.same(await state(quietId), { state: ContainerState.RUNNING, exitCode: 0 }, 'no annotation, no setting: left running');
       t.same(await state(plainId), { state: ContainerState.RUNNING, exitCode: 0 }, 'a pod without envhook: untouched');
       const lines = plugin.log().split('\n').filter((l) => l.includes('nri: evicted'));
       t.equal(lines.length, 1, 'one line');
-      t.match(JSON.parse(lines[0]!), { level: 30, container: 'app', id: asksId, pod: asks.config.metadata.name, namespace: asks.config.metadata.namespace, podUid: asks.uid, socket: node.containerd.paths.address });
+      t.match(JSON.parse(lines[0]!), {
+        level: 30,
+        container: 'app',
+        id: asksId,
+        pod: asks.config.metadata.name,
+        namespace: asks.config.metadata.namespace,
+        podUid: asks.uid,
+        socket: node.containerd.paths.address,
+      });
     });
 
     await t.test("the kubelet's restart (attempt 1) goes through envhook and has the env", async (t) => {
@@ -91,7 +112,10 @@ export function criEvictSuite(version: ContainerdVersion): void {
       t.equal(plugin.child.exitCode, null, 'still running');
     });
 
-    const logs = `${fs.readFileSync(node.containerd.paths.log, 'utf8')}\n${fs.readdirSync(dir).filter((f) => f.endsWith('.log')).map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join('\n')}`;
+    const logs = `${fs.readFileSync(
+      node.containerd.paths.log,
+      'utf8',
+    )}\n${fs.readdirSync(dir).filter((f) => f.endsWith('.log')).map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join('\n')}`;
     t.notMatch(logs, CANARY, "no value in containerd's log or the plugin's");
     for (const p of pods) await p.remove();
     t.same(await h.stop(), { processes: [], mounts: [] }, 'teardown leaves no process, mount or shim');

@@ -52,7 +52,11 @@ export async function startNriNode(t: Test, version: ContainerdVersion): Promise
       const from = fs.readFileSync(node.containerd.paths.log, 'utf8').length;
       const p = startNriProcess(['--socket', node.containerd.paths.nriSocket, '--kubelet-root', node.kubeletRoot, ...extra], { dir });
       self.plugin = p;
-      await waitFor(() => NRI_CONNECTED.test(fs.readFileSync(node.containerd.paths.log, 'utf8').slice(from)), 60_000, 'containerd: plugin connected');
+      await waitFor(
+        () => NRI_CONNECTED.test(fs.readFileSync(node.containerd.paths.log, 'utf8').slice(from)),
+        60_000,
+        'containerd: plugin connected',
+      );
       return p;
     },
     async stop() {
@@ -95,7 +99,13 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
     const pods: KubeletPod[] = [];
     let n = 0;
     const pod = async (handler: string, annotations: Record<string, unknown>, extra: object = {}) => {
-      const p = await runPod(node.containerd, node.kubeletRoot, { name: `nri${n++}-${process.pid}`, handler, annotations: raw(annotations), emptyDirs: { config: DB_FILES }, ...extra });
+      const p = await runPod(node.containerd, node.kubeletRoot, {
+        name: `nri${n++}-${process.pid}`,
+        handler,
+        annotations: raw(annotations),
+        emptyDirs: { config: DB_FILES },
+        ...extra
+      });
       pods.push(p);
       return p;
     };
@@ -115,8 +125,16 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
     });
 
     await t.test('a large adjustment (300 variables, over 4 KiB on the wire) arrives whole', async (t) => {
-      const lines = Array.from({ length: 300 }, (_, i) => `BIG_${String(i).padStart(3, '0')}='value ${i} ${'x'.repeat(20)}'`).join('\n') + '\n';
-      const p = await runPod(node.containerd, node.kubeletRoot, { name: `nribig-${process.pid}`, handler: '', annotations: raw({ 'envhook.io/envFrom': { app: [{ fileRef: { volumeName: 'config', path: 'big.env' } }] } }), emptyDirs: { config: { 'big.env': lines } } });
+      const lines = Array.from(
+        { length: 300 },
+        (_, i) => `BIG_${String(i).padStart(3, '0')}='value ${i} ${'x'.repeat(20)}'`,
+      ).join('\n') + '\n';
+      const p = await runPod(node.containerd, node.kubeletRoot, {
+        name: `nribig-${process.pid}`,
+        handler: '',
+        annotations: raw({ 'envhook.io/envFrom': { app: [{ fileRef: { volumeName: 'config', path: 'big.env' } }] } }),
+        emptyDirs: { config: { 'big.env': lines } },
+      });
       pods.push(p);
       const id = await p.run(CONTAINER);
       await onPid1AndExec(t, p, id, (t, env) => {
@@ -139,7 +157,10 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
       const p = await pod('', { 'envhook.io/serviceLinks': serviceLinks });
       const message = await createError(t, p);
       t.comment(`CreateContainer: ${message}`);
-      t.match(message, 'envhook: annotation "envhook.io/serviceLinks": container "app" would have 7 service variables removed, but NRI on this runtime drops removals: set enableServiceLinks: false in the pod spec instead');
+      t.match(
+        message,
+        'envhook: annotation "envhook.io/serviceLinks": container "app" would have 7 service variables removed, but NRI on this runtime drops removals: set enableServiceLinks: false in the pod spec instead',
+      );
       t.same(await containersOf(node, p), [], 'no container');
     });
 
@@ -171,7 +192,9 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
       h.plugin!.child.kill('SIGKILL');
       t.equal(await h.plugin!.exited, 'SIGKILL');
       h.plugin = undefined;
-      await waitFor(() => /connection to plugin \\"50-envhook\\" closed|plugin \\"50-envhook\\".*(closed|stopped)/.test(fs.readFileSync(node.containerd.paths.log, 'utf8')), 30_000, 'containerd saw the plugin go');
+      await waitFor(() => /connection to plugin \\"50-envhook\\" closed|plugin \\"50-envhook\\".*(closed|stopped)/.test(
+        fs.readFileSync(node.containerd.paths.log, 'utf8'),
+      ), 30_000, 'containerd saw the plugin go');
 
       const open = await pod('', ENV_ANNOTATIONS);
       const oid = await open.run(CONTAINER);
@@ -188,7 +211,9 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
       t.ok(node.runs().some((l) => l.includes(gid)), 'the front ran envhook for it (env asked for, not applied)');
     });
 
-    const logs = `${fs.readFileSync(node.containerd.paths.log, 'utf8')}\n${node.logText()}\n${fs.readdirSync(dir).filter((f) => f.endsWith('.log')).map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join('\n')}`;
+    const logs = `${fs.readFileSync(node.containerd.paths.log, 'utf8')}\n${node.logText()}\n${fs.readdirSync(
+      dir,
+    ).filter((f) => f.endsWith('.log')).map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join('\n')}`;
     t.notMatch(logs, CANARY, "no value in containerd's log, the plugin's log or the front's log");
     for (const p of pods) await p.remove();
     t.same(await h.stop(), { processes: [], mounts: [] }, 'teardown leaves no process, mount or shim');

@@ -43,7 +43,11 @@ export function layOutPod(kubeletRoot: string, o: Omit<PodOptions, 'handler'>): 
   const uid = crypto.randomUUID();
   const namespace = o.namespace ?? 'default';
   const csi = Object.entries(o.csi ?? {});
-  const pod = makePod(kubeletRoot, { emptyDirs: o.emptyDirs ?? {}, csi: csi.map(([name]) => ({ name, layout: 'unmounted' as const })) }, uid);
+  const pod = makePod(
+    kubeletRoot,
+    { emptyDirs: o.emptyDirs ?? {}, csi: csi.map(([name]) => ({ name, layout: 'unmounted' as const })) },
+    uid,
+  );
   const volumes = new Map<string, string>(Object.keys(o.emptyDirs ?? {}).map((v) => [v, pod.emptyDir(v)]));
   const tmpfsMounts: string[] = [];
   const tmpfs = (dir: string) => {

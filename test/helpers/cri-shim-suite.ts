@@ -40,7 +40,12 @@ export function criShimSuite(version: Exclude<ContainerdVersion, '2.1'>): void {
       secrets: { tls: { 'tls.key': 'not a real key\n' } },
     });
     // The emptyDir `config` is not mounted: its variables can only come from envhook.
-    const id = await pod.run({ name: 'app', command: ['sleep', '3600'], env: { POD_ENV: 'kept', ...SERVICE_ENV }, volumeMounts: { tls: '/etc/tls' } });
+    const id = await pod.run({
+      name: 'app',
+      command: ['sleep', '3600'],
+      env: { POD_ENV: 'kept', ...SERVICE_ENV },
+      volumeMounts: { tls: '/etc/tls' },
+    });
 
     for (const [name, check] of Object.entries(APP_CHECKS)) await t.test(name, (t) => onPid1AndExec(t, pod, id, check));
     await t.test('an exec probe (ExecSync sh -c test) sees the variable', async (t) => {
@@ -68,7 +73,12 @@ export function criShimSuite(version: Exclude<ContainerdVersion, '2.1'>): void {
   });
 
   t.test('the same pod through the plain runc handler gets nothing', { skip: missing }, async (t) => {
-    const pod = await runPod(node.containerd, node.kubeletRoot, { name: `plain-${process.pid}`, handler: 'runc', annotations: raw(APP_ANNOTATIONS), emptyDirs: { config: DB_FILES } });
+    const pod = await runPod(node.containerd, node.kubeletRoot, {
+      name: `plain-${process.pid}`,
+      handler: 'runc',
+      annotations: raw(APP_ANNOTATIONS),
+      emptyDirs: { config: DB_FILES },
+    });
     const id = await pod.run({ name: 'app', command: ['sleep', '3600'], env: SERVICE_ENV });
     await onPid1AndExec(t, pod, id, (t, env) => {
       t.notOk(env.has('DB'));
@@ -79,7 +89,12 @@ export function criShimSuite(version: Exclude<ContainerdVersion, '2.1'>): void {
   });
 
   t.test("a failing start shows envhook's message in ContainerStatus (kubectl describe)", { skip: missing }, async (t) => {
-    const pod = await runPod(node.containerd, node.kubeletRoot, { name: `bad-${process.pid}`, handler: 'envhook', annotations: raw(FAILING.annotations), emptyDirs: { config: DB_FILES } });
+    const pod = await runPod(node.containerd, node.kubeletRoot, {
+      name: `bad-${process.pid}`,
+      handler: 'envhook',
+      annotations: raw(FAILING.annotations),
+      emptyDirs: { config: DB_FILES },
+    });
     const id = await pod.create({ name: 'app', command: ['sleep', '3600'] });
     const err = await pod.start(id).then(() => undefined, (e: Error) => e);
     t.ok(err, 'StartContainer fails');
@@ -94,14 +109,23 @@ export function criShimSuite(version: Exclude<ContainerdVersion, '2.1'>): void {
 
   t.test('a sandbox and an unannotated container start without envhook running', { skip: missing }, async (t) => {
     const before = node.runs().length;
-    const pod = await runPod(node.containerd, node.kubeletRoot, { name: `none-${process.pid}`, handler: 'envhook', emptyDirs: { config: DB_FILES } });
+    const pod = await runPod(node.containerd, node.kubeletRoot, {
+      name: `none-${process.pid}`,
+      handler: 'envhook',
+      emptyDirs: { config: DB_FILES },
+    });
     const id = await pod.run({ name: 'app', command: ['sleep', '3600'], env: SERVICE_ENV });
     t.equal((await pod.execSync(id, ['true'])).exitCode, 0, 'running, and exec works');
     t.same(node.runs().slice(before), [], 'no envhook run for the sandbox, the container or the exec');
     t.notMatch(node.logText(), new RegExp(`${pod.id}|${id}`), 'and nothing in its log');
 
     // The counter does count: the annotated pod's container runs envhook, its sandbox does not.
-    const annotated = await runPod(node.containerd, node.kubeletRoot, { name: `some-${process.pid}`, handler: 'envhook', annotations: raw(APP_ANNOTATIONS), emptyDirs: { config: DB_FILES } });
+    const annotated = await runPod(node.containerd, node.kubeletRoot, {
+      name: `some-${process.pid}`,
+      handler: 'envhook',
+      annotations: raw(APP_ANNOTATIONS),
+      emptyDirs: { config: DB_FILES },
+    });
     const aid = await annotated.run({ name: 'app', command: ['sleep', '3600'] });
     const runs = node.runs().slice(before);
     t.ok(runs.some((l) => l.startsWith('shim ') && l.includes(aid)), 'the annotated container ran envhook');
@@ -112,7 +136,12 @@ export function criShimSuite(version: Exclude<ContainerdVersion, '2.1'>): void {
 
   t.test('teardown leaves no process, mount or shim', { skip: missing }, async (t) => {
     // A pod still running when the kubelet goes: stop() removes it over CRI, then stops containerd.
-    const pod = await runPod(node.containerd, node.kubeletRoot, { name: `last-${process.pid}`, handler: 'envhook', annotations: raw(APP_ANNOTATIONS), emptyDirs: { config: DB_FILES } });
+    const pod = await runPod(node.containerd, node.kubeletRoot, {
+      name: `last-${process.pid}`,
+      handler: 'envhook',
+      annotations: raw(APP_ANNOTATIONS),
+      emptyDirs: { config: DB_FILES },
+    });
     await pod.run({ name: 'app', command: ['sleep', '3600'] });
     stopped = true;
     const left = await node.containerd.stop();

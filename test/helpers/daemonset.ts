@@ -75,7 +75,10 @@ export function podmanRunOf(spec: any, container: any, node: NodePaths): { optio
     const source = translate(volume.hostPath.path, node.host, hostKeys);
     if (source === volume.hostPath.path) throw new Error(`hostPath ${source}: no stand-in for it in the test`);
     if (volume.hostPath.type === 'DirectoryOrCreate') fs.mkdirSync(source, { recursive: true });
-    const flags = [m.readOnly ? 'ro' : 'rw', ...({ HostToContainer: ['rslave'], Bidirectional: ['rshared'] } as Record<string, string[]>)[m.mountPropagation] ?? []];
+    const flags = [
+      m.readOnly ? 'ro' : 'rw',
+      ...({ HostToContainer: ['rslave'], Bidirectional: ['rshared'] } as Record<string, string[]>)[m.mountPropagation] ?? []
+    ];
     options.push('--volume', `${source}:${inside(m.mountPath)}:${flags.join(',')}`);
   }
   const args = (a?: string[]) => a?.map(inside);

@@ -18,7 +18,9 @@ export function missingForImage(): string | undefined {
   const podman = missingForPodman();
   if (podman) return podman;
   if (!RUNC) return 'runc not installed (apt-get install runc)';
-  if (!fs.existsSync(path.join(REPO, 'dist/envhook'))) return 'dist/envhook not built (npm run build makes it unless ENVHOOK_NO_SEA is set)';
+  if (!fs.existsSync(
+    path.join(REPO, 'dist/envhook'),
+  )) return 'dist/envhook not built (npm run build makes it unless ENVHOOK_NO_SEA is set)';
   return undefined;
 }
 
@@ -61,7 +63,10 @@ function runArgs(r: ImageRun): string[] {
 export function buildImage(): BuiltImage {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-image-'));
   const global = privatePodman(dir);
-  const podman = (args: string[], timeout = 120_000) => spawnSync(PODMAN!, [...global, ...args], { encoding: 'utf8', timeout, maxBuffer: 64 << 20 });
+  const podman = (args: string[], timeout = 120_000) => spawnSync(PODMAN!, [
+    ...global,
+    ...args
+  ], { encoding: 'utf8', timeout, maxBuffer: 64 << 20 });
   const cleanup = () => {
     podman(['rm', '--all', '--force', '--time', '0'], 60_000);
     podman(['rmi', '--all', '--force'], 60_000);

@@ -25,12 +25,36 @@ export function setup(t: Test, files: Record<string, string | Buffer>, annotatio
   const dir = t.testdir({});
   const pod = makePod(path.join(dir, 'kubelet'), { emptyDirs: { config: files } });
   const raw = rawAnnotations(annotations);
-  const bundle = makeBundle(path.join(dir, 'bundle'), sharedRootfs(), { env: env ?? ['PATH=/bin', 'HOME=/'], mounts: pod.mounts('app'), annotations: { ...pod.annotations('app'), ...raw } });
-  return { dir, pod, bundle, config: path.join(bundle, 'config.json'), log: path.join(dir, 'envhook.log'), runcRoot: path.join(dir, 'runc-root') };
+  const bundle = makeBundle(path.join(dir, 'bundle'), sharedRootfs(), {
+    env: env ?? ['PATH=/bin', 'HOME=/'],
+    mounts: pod.mounts('app'),
+    annotations: { ...pod.annotations('app'), ...raw },
+  });
+  return {
+    dir,
+    pod,
+    bundle,
+    config: path.join(bundle, 'config.json'),
+    log: path.join(dir, 'envhook.log'),
+    runcRoot: path.join(dir, 'runc-root'),
+  };
 }
 
 export function inject(s: InjectSetup, ...extra: string[]) {
-  return envhook(['inject', '--bundle', s.bundle, '--kubelet-root', s.pod.kubeletRoot, '--log-file', s.log, '--log-level', 'debug', ...extra]);
+  return envhook([
+    'inject',
+    '--bundle',
+    s.bundle,
+    '--kubelet-root',
+    s.pod.kubeletRoot,
+    '--log-file',
+    s.log,
+    '--log-level',
+    'debug',
+    ...extra
+  ]);
 }
 
-export const ref = (key: string, p: string, optional?: boolean) => ({ fileKeyRef: { volumeName: 'config', path: p, key, ...(optional ? { optional } : {}) } });
+export const ref = (key: string, p: string, optional?: boolean) => ({
+  fileKeyRef: { volumeName: 'config', path: p, key, ...(optional ? { optional } : {}) },
+});

@@ -56,7 +56,9 @@ async function waitUntil(cond: () => boolean, what: string, ms = 30_000): Promis
   }
 }
 
-const metricsBase = (p: Plugin): string => `http://${/"address":"([^"]+)","msg":"nri: metrics and health endpoint listening"/.exec(p.log())![1]}`;
+const metricsBase = (p: Plugin): string => `http://${/"address":"([^"]+)","msg":"nri: metrics and health endpoint listening"/.exec(
+  p.log(),
+)![1]}`;
 const metric = (text: string, name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
 
 /** Figures of one run, for the comment and the report. */
@@ -96,18 +98,34 @@ async function killUnderChurnChecked(t: Test, p: Plugin, kills: number): Promise
     figures.missedPerKill.push(expected - lastExpected);
     lastExpected = expected;
     // At least: a hang the test did not cause may have added more since.
-    await waitStatus(p, (s) => s.counts.missed! >= expected, `missed ${expected} (${figures.missedPerKill.length} kills)`, 20_000).catch((err: Error) => mismatches.push(err.message));
+    await waitStatus(
+      p,
+      (s) => s.counts.missed! >= expected,
+      `missed ${expected} (${figures.missedPerKill.length} kills)`,
+      20_000,
+    ).catch((err: Error) => mismatches.push(err.message));
     churn.advance(at);
     lastRegistration = at;
   };
   let lastRegistration = 0;
   /** Registered a while: a container created since the last registration got its env. */
-  const served = () => waitUntil(() => churn.containers.some((k) => k.env === true && k.created![0] > lastRegistration), 'a container with its env since the registration', 120_000);
+  const served = () => waitUntil(
+    () => churn.containers.some((k) => k.env === true && k.created![0] > lastRegistration),
+    'a container with its env since the registration',
+    120_000,
+  );
   const replaced = async (old: NriStatusFile, at: number, why: string) => {
-    const now = await waitStatus(p, (s) => s.connected && s.workerPid !== old.workerPid && s.counts.registrations! > old.counts.registrations!, `registered again after ${why}`);
+    const now = await waitStatus(
+      p,
+      (s) => s.connected && s.workerPid !== old.workerPid && s.counts.registrations! > old.counts.registrations!,
+      `registered again after ${why}`,
+    );
     // containerd logs the peer's pid with each registration: the new worker's.
     let line;
-    await waitUntil(() => (line = nriLogEvents(clog()).find((e) => e.kind === 'registered' && e.pid === now.workerPid)) !== undefined, `containerd's registration of worker ${now.workerPid}`);
+    await waitUntil(
+      () => (line = nriLogEvents(clog()).find((e) => e.kind === 'registered' && e.pid === now.workerPid)) !== undefined,
+      `containerd's registration of worker ${now.workerPid}`,
+    );
     figures.restartMs.push(line!.at - at);
     return { now, at: line!.at };
   };
@@ -153,9 +171,15 @@ async function killUnderChurnChecked(t: Test, p: Plugin, kills: number): Promise
   t.ok(ks.some((k) => k.env === true), 'containers created while registered have their env');
 
   // Reported: one warn line per missed container, with its id; none for the others.
-  const lines = p.log().split('\n').filter((l) => l.includes('"msg":"nri: container runs without envhook: created while the plugin was not registered"'));
+  const lines = p.log().split(
+    '\n',
+  ).filter((l) => l.includes('"msg":"nri: container runs without envhook: created while the plugin was not registered"'));
   const reported = lines.map((l) => (JSON.parse(l) as { id: string }).id);
-  t.same([...reported].sort(), missed.map((k) => k.id!).sort(), `each of the ${missed.length} containers created while envhook was away reported once by id, and no other`);
+  t.same(
+    [...reported].sort(),
+    missed.map((k) => k.id!).sort(),
+    `each of the ${missed.length} containers created while envhook was away reported once by id, and no other`,
+  );
 
   // Never two registrations at once. A worker may also be replaced for a hang the test did not
   // cause (its heartbeat starved for 1 s on a loaded machine): counted, reported, not a failure.
@@ -168,7 +192,11 @@ async function killUnderChurnChecked(t: Test, p: Plugin, kills: number): Promise
   t.same(overlaps(events), [], "containerd's log: every registration of 50-envhook follows the close of the one before");
   t.equal(count('nri: registered'), registrations, "log: each registration containerd logged, once");
   t.equal(count('nri: worker exited: starting another'), kills + hangs, 'log: each worker exit, and every exit was a kill -9 or a hang');
-  t.match(p.log(), new RegExp(`"workerPid":${stoppedPid},"silentMs":\\d+,"msg":"nri: worker not answering`), 'the hang line names the stopped worker');
+  t.match(
+    p.log(),
+    new RegExp(`"workerPid":${stoppedPid},"silentMs":\\d+,"msg":"nri: worker not answering`),
+    'the hang line names the stopped worker',
+  );
 
   // Item 3: the status file, envhook status --json and the metrics agree.
   const s = await waitStatus(p, (x) => x.connected && x.counts.missed === missed.length, 'final');
@@ -198,9 +226,20 @@ function report(t: Test, churn: Churn, f: Figures): void {
   const missed = f.missedPerKill.reduce((a, b) => a + b, 0);
   const killed = f.restartMs.slice(0, f.kills);
   t.comment(
-    `churn: ${ks.length} pods, launch gap p50 ${percentile(gaps, 50)} ms, max ${Math.max(...gaps)} ms, at most ${churn.maxAlive()} at once; ` +
-      `${f.kills} SIGKILL + 1 SIGSTOP: restart to registered (containerd's line) p50 ${percentile(killed, 50)} ms, p99 ${percentile(killed, 99)} ms, max ${Math.max(...killed)} ms ` +
-      `(SIGSTOP: ${f.restartMs.at(-1)} ms); hangs the test did not cause: ${f.unplannedHangs}; containers created while away: ${missed} (per kill p50 ${percentile(f.missedPerKill, 50)}, max ${Math.max(...f.missedPerKill)})`,
+    `churn: ${ks.length} pods, launch gap p50 ${percentile(
+      gaps,
+      50,
+    )} ms, max ${Math.max(...gaps)} ms, at most ${churn.maxAlive()} at once; ` +
+      `${f.kills} SIGKILL + 1 SIGSTOP: restart to registered (containerd's line) p50 ${percentile(
+        killed,
+        50,
+      )} ms, p99 ${percentile(killed, 99)} ms, max ${Math.max(...killed)} ms ` +
+      `(SIGSTOP: ${f.restartMs.at(
+        -1,
+      )} ms); hangs the test did not cause: ${f.unplannedHangs}; containers created while away: ${missed} (per kill p50 ${percentile(
+        f.missedPerKill,
+        50,
+      )}, max ${Math.max(...f.missedPerKill)})`,
   );
 }
 
@@ -215,21 +254,39 @@ async function preinstalled(t: Test, c: CriContainerd): Promise<Plugin & { wrapp
   const logFile = path.join(c.dir, 'envhook.log');
   const settings = path.join(c.dir, 'envhook.json');
   fs.mkdirSync(kubeletRoot);
-  fs.writeFileSync(settings, JSON.stringify({ kubeletRoot, logFile, logLevel: 'info', runDir, nriSocket: c.paths.nriSocket, metricsAddress: '127.0.0.1:0' }) + '\n');
-  const r = install({ runtime: 'containerd', root: '/', source: realSource(), extra: ['--mode', 'nri', '--config', c.paths.config, '--prefix', prefix, '--containerd', c.bin.containerd] });
+  fs.writeFileSync(
+    settings,
+    JSON.stringify({ kubeletRoot, logFile, logLevel: 'info', runDir, nriSocket: c.paths.nriSocket, metricsAddress: '127.0.0.1:0' }) + '\n',
+  );
+  const r = install({
+    runtime: 'containerd',
+    root: '/',
+    source: realSource(),
+    extra: ['--mode', 'nri', '--config', c.paths.config, '--prefix', prefix, '--containerd', c.bin.containerd],
+  });
   t.equal(r.status, 0, r.stderr);
   // containerd passes a pre-installed plugin no environment: the settings file by the wrapper's
   // one added line (taken out again before uninstall); the socket from the settings (nriSocket).
   const wrapper = path.join(c.paths.nriPlugins, '50-envhook');
   const installed = fs.readFileSync(wrapper);
   fs.writeFileSync(wrapper, installed.toString().replace(/^exec /m, `ENVHOOK_CONFIG=${settings}\nexport ENVHOOK_CONFIG\nexec `));
-  return { c, kubeletRoot, runDir, prefix, log: () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : ''), wrapper, installed };
+  return {
+    c,
+    kubeletRoot,
+    runDir,
+    prefix,
+    log: () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : ''),
+    wrapper,
+    installed,
+  };
 }
 
 export function churnSuite(version: '1.7' | '2.1', kills: { preinstalled: number; external: number }): void {
   const skip = missingForCri(version);
 
-  t.test(`containerd ${version}, pre-installed envhook nri under pod churn: ${killCount(kills.preinstalled)} × kill -9, a SIGSTOP, the runtime stopped, uninstall`, { skip }, async (t) => {
+  t.test(`containerd ${version}, pre-installed envhook nri under pod churn: ${killCount(
+    kills.preinstalled,
+  )} × kill -9, a SIGSTOP, the runtime stopped, uninstall`, { skip }, async (t) => {
     const c = prepareCriContainerd({ version, nri: true });
     let stopped = false;
     t.teardown(async () => {
@@ -254,7 +311,11 @@ export function churnSuite(version: '1.7' | '2.1', kills: { preinstalled: number
     await t.test('uninstall while it runs: nothing left', async (t) => {
       const from = fs.readFileSync(c.paths.log, 'utf8').length;
       await c.restart();
-      await waitUntil(() => /registered as \\"50-envhook\\"/.test(fs.readFileSync(c.paths.log, 'utf8').slice(from)), 'registered after the restart', 60_000);
+      await waitUntil(
+        () => /registered as \\"50-envhook\\"/.test(fs.readFileSync(c.paths.log, 'utf8').slice(from)),
+        'registered after the restart',
+        60_000,
+      );
       const s = await waitStatus(p, (x) => x.connected && x.counts.registrations === 1, 'registered after the restart');
       fs.writeFileSync(p.wrapper, p.installed); // the admin's line out again: uninstall removes what install wrote
       const u = uninstall({ runtime: 'containerd', root: '/', extra: ['--mode', 'nri', '--prefix', p.prefix] });
@@ -269,7 +330,9 @@ export function churnSuite(version: '1.7' | '2.1', kills: { preinstalled: number
     t.same(await c.stop(), { processes: [], mounts: [] }, 'containerd stopped: no process, mount or shim left');
   });
 
-  t.test(`containerd ${version}, external envhook nri under pod churn: ${killCount(kills.external)} × kill -9, a SIGSTOP, stopped`, { skip }, async (t) => {
+  t.test(`containerd ${version}, external envhook nri under pod churn: ${killCount(
+    kills.external,
+  )} × kill -9, a SIGSTOP, stopped`, { skip }, async (t) => {
     const c = prepareCriContainerd({ version, nri: true });
     let stopped = false;
     t.teardown(async () => {
@@ -280,7 +343,10 @@ export function churnSuite(version: '1.7' | '2.1', kills: { preinstalled: number
     fs.mkdirSync(kubeletRoot);
     await c.start();
     const started = Date.now();
-    const nri = startNriProcess(['--socket', c.paths.nriSocket, '--kubelet-root', kubeletRoot, '--log-level', 'info', '--metrics-address', '127.0.0.1:0'], { dir: t.testdir(), logToStderr: true });
+    const nri = startNriProcess(
+      ['--socket', c.paths.nriSocket, '--kubelet-root', kubeletRoot, '--log-level', 'info', '--metrics-address', '127.0.0.1:0'],
+      { dir: t.testdir(), logToStderr: true },
+    );
     t.teardown(() => nri.stop());
     const p: Plugin = { c, kubeletRoot, runDir: nri.runDir, prefix: path.join(c.dir, 'not-installed'), log: nri.log };
     await killUnderChurn(t, p, killCount(kills.external));

@@ -13,7 +13,9 @@ import { procEnviron, runPod, type KubeletPod } from './cri-pod.ts';
 export const INTERVAL_MS = 100;
 /** The variable the churn pods ask for, and its value from DB_FILES. */
 const VARIABLE = ['DB', 'db.internal'] as const;
-const ANNOTATIONS = raw({ 'envhook.io/env': { app: [{ name: VARIABLE[0], valueFrom: { fileKeyRef: { volumeName: 'config', path: 'db.env', key: 'DB_HOST' } } }] } });
+const ANNOTATIONS = raw({
+  'envhook.io/env': { app: [{ name: VARIABLE[0], valueFrom: { fileKeyRef: { volumeName: 'config', path: 'db.env', key: 'DB_HOST' } } }] },
+});
 const CONTAINER = { name: 'app', command: ['sleep', '3600'], env: { POD_ENV: 'kept' } };
 
 export interface ChurnContainer {

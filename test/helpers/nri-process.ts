@@ -81,15 +81,19 @@ export function startNriProcess(args: string[], opts: { dir: string; env?: NodeJ
 
 /**
  * The built CLI bundle (npm test builds it first): a supervisor and each of its workers start in
- * a fraction of the time the sources take to load with type stripping (1-2 s a process, far more
- * on a loaded machine). A bundle older than a source file is refused, so a test never runs stale code.
+ * a fraction of the time the sources take to load with type stripping (far more again on a
+ * loaded machine). A bundle older than a source file is refused, so a test never runs stale code.
  */
 export function builtCli(): string {
   const bundle = path.join(REPO, 'dist/envhook.cjs');
   const built = fs.existsSync(bundle) ? fs.statSync(bundle).mtimeMs : 0;
   const newest = (dir: string): number =>
-    fs.readdirSync(dir, { withFileTypes: true }).reduce((m, e) => Math.max(m, e.isDirectory() ? newest(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).mtimeMs), 0);
-  if (built < newest(path.join(REPO, 'src'))) throw new Error('dist/envhook.cjs is missing or older than src/: run npm run build (npm test does)');
+    fs.readdirSync(dir, {
+      withFileTypes: true,
+    }).reduce((m, e) => Math.max(m, e.isDirectory() ? newest(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).mtimeMs), 0);
+  if (built < newest(
+    path.join(REPO, 'src'),
+  )) throw new Error('dist/envhook.cjs is missing or older than src/: run npm run build (npm test does)');
   return bundle;
 }
 

@@ -103,7 +103,13 @@ async function accept(socket: net.Socket, sync: Record<string, unknown>[], opts:
   mux.closed.then((reason) => client.abort(reason));
   const call = (method: string, payload: Uint8Array, timeoutMs = 2000) => client.call(PLUGIN_SERVICE, method, payload, timeoutMs);
   const { pluginName: name, pluginIdx: index, NRIVersion: nriVersion } = await reg;
-  const configure = { runtimeName: 'fake-runtime', runtimeVersion: '0.0', registrationTimeout: 5000n, requestTimeout: BigInt(opts.requestTimeoutMs ?? 2000), NRIVersion: opts.nriVersion };
+  const configure = {
+    runtimeName: 'fake-runtime',
+    runtimeVersion: '0.0',
+    registrationTimeout: 5000n,
+    requestTimeout: BigInt(opts.requestTimeoutMs ?? 2000),
+    NRIVersion: opts.nriVersion,
+  };
   const cfg = decode<{ events: number }>(Msg.ConfigureResponse, await call('Configure', encode(Msg.ConfigureRequest, configure)));
   for (const part of sync) await call('Synchronize', encode(Msg.SynchronizeRequest, part));
   return {
@@ -119,7 +125,10 @@ async function accept(socket: net.Socket, sync: Record<string, unknown>[], opts:
     async stateChange(event, pod) {
       await call('StateChange', encode(Msg.StateChangeEvent, { event, pod }));
     },
-    podSandbox: (method, pod) => call(method, encode(method === 'StopPodSandbox' ? Msg.StopPodSandboxRequest : Msg.RemovePodSandboxRequest, { pod })),
+    podSandbox: (method, pod) => call(
+      method,
+      encode(method === 'StopPodSandbox' ? Msg.StopPodSandboxRequest : Msg.RemovePodSandboxRequest, { pod }),
+    ),
     socket,
     mux,
     closed: mux.closed,

@@ -50,7 +50,10 @@ export function writeImageTar(dir: string, images: readonly ImageSpec[]): string
     return { ...desc, annotations: { 'io.containerd.image.name': img.name, 'org.opencontainers.image.ref.name': tag } };
   });
   fs.writeFileSync(path.join(layout, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
-  fs.writeFileSync(path.join(layout, 'index.json'), JSON.stringify({ schemaVersion: 2, mediaType: 'application/vnd.oci.image.index.v1+json', manifests }));
+  fs.writeFileSync(
+    path.join(layout, 'index.json'),
+    JSON.stringify({ schemaVersion: 2, mediaType: 'application/vnd.oci.image.index.v1+json', manifests }),
+  );
   const out = path.join(dir, 'images.tar');
   execFileSync('tar', ['-C', layout, '-cf', out, 'oci-layout', 'index.json', 'blobs']);
   fs.rmSync(layout, { recursive: true });

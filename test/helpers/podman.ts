@@ -38,7 +38,22 @@ export interface Podman {
 
 /** Podman's global options for storage, run root and tmpdir under `dir`: vfs, real runc, cgroupfs. */
 export function privatePodman(dir: string): string[] {
-  return ['--root', `${dir}/root`, '--runroot', `${dir}/run`, '--tmpdir', `${dir}/tmp`, '--storage-driver', 'vfs', '--runtime', RUNC!, '--cgroup-manager', 'cgroupfs', '--events-backend', 'file'];
+  return [
+    '--root',
+    `${dir}/root`,
+    '--runroot',
+    `${dir}/run`,
+    '--tmpdir',
+    `${dir}/tmp`,
+    '--storage-driver',
+    'vfs',
+    '--runtime',
+    RUNC!,
+    '--cgroup-manager',
+    'cgroupfs',
+    '--events-backend',
+    'file',
+  ];
 }
 
 /** `podman run` limits this machine's runc can set (it may not raise them: rlimit errors otherwise). */

@@ -1,6 +1,6 @@
 // tap's process-info hook adds its loader (`--import` of a file under node_modules) to the
 // NODE_OPTIONS of every child the tests spawn, and every Node below that child inherits it. In
-// a CLI run it triples Node's start-up CPU (about 0.05 s to 0.15 s), which tests spawning
+// a CLI run it multiplies Node's start-up CPU, which tests spawning
 // hundreds of envhook processes pay on a busy machine; and a process of another UID cannot
 // load it when the checkout is out of its reach. The runtimes that start envhook pass no
 // NODE_OPTIONS either: these children start the way they do on a node.

@@ -78,8 +78,20 @@ export function makeHostile(pod: Pod, outside: string): void {
 }
 export const FAILURES: [string, Record<string, unknown>, string][] = [
   ['missing file', { 'envhook.io/env': { app: [{ name: 'A', valueFrom: file('db', 'nope') }] } }, 'volume "db": file "nope": not found'],
-  ['symlink out of the volume', { 'envhook.io/env': { app: [{ name: 'A', valueFrom: file('hostile', 'link') }] } }, 'volume "hostile": file "link": is a symbolic link'],
-  ['FIFO', { 'envhook.io/env': { app: [{ name: 'A', valueFrom: key('hostile', 'fifo', 'A') }] } }, 'volume "hostile": file "fifo": is a FIFO'],
-  ['too large', { 'envhook.io/envFrom': { app: [{ volumeRef: { volumeName: 'hostile' } }] } }, 'volume "hostile": file "big": larger than 65536 bytes'],
+  [
+    'symlink out of the volume',
+    { 'envhook.io/env': { app: [{ name: 'A', valueFrom: file('hostile', 'link') }] } },
+    'volume "hostile": file "link": is a symbolic link',
+  ],
+  [
+    'FIFO',
+    { 'envhook.io/env': { app: [{ name: 'A', valueFrom: key('hostile', 'fifo', 'A') }] } },
+    'volume "hostile": file "fifo": is a FIFO',
+  ],
+  [
+    'too large',
+    { 'envhook.io/envFrom': { app: [{ volumeRef: { volumeName: 'hostile' } }] } },
+    'volume "hostile": file "big": larger than 65536 bytes',
+  ],
 ];
 

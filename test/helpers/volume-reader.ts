@@ -84,14 +84,31 @@ export async function churnWithReader(o: ChurnOptions): Promise<ReaderResult> {
   const text = fs.readFileSync(mark('result'), 'utf8');
   const m = /ok=(\d+) fail=(\d+) byfile=([\d,]+) after: ok=(\d+) fail=(\d+) uid=(\d+)/.exec(text);
   if (!m) throw new Error(`reader ${o.phase}: unexpected result ${JSON.stringify(text)}`);
-  return { ok: +m[1]!, fail: +m[2]!, failByFile: m[3]!.split(',').map(Number), afterOk: +m[4]!, afterFail: +m[5]!, uid: +m[6]!, seconds, waited, neverOwned };
+  return {
+    ok: +m[1]!,
+    fail: +m[2]!,
+    failByFile: m[3]!.split(',').map(Number),
+    afterOk: +m[4]!,
+    afterFail: +m[5]!,
+    uid: +m[6]!,
+    seconds,
+    waited,
+    neverOwned,
+  };
 }
 
 /** One line for the test's output and the report. */
 export function describeReader(what: string, r: ReaderResult, files: readonly string[]): string {
   const reads = r.ok + r.fail;
   const per = files.map((f, k) => `${path.basename(f)} ${r.failByFile[k]}`).join(', ');
-  return `${what}: ${reads} reads in ${r.seconds.toFixed(1)} s, ${r.fail} failed (${((1e4 * r.fail) / Math.max(reads, 1)).toFixed(2)} in 10,000; by file: ${per}); after the churn ${r.afterOk} ok, ${r.afterFail} failed; ${r.waited} rewrites not yet owned 10 ms after the swap`;
+  return `${what}: ${reads} reads in ${r.seconds.toFixed(
+    1,
+  )} s, ${r.fail} failed (${((1e4 * r.fail) / Math.max(
+    reads,
+    1,
+  )).toFixed(
+    2,
+  )} in 10,000; by file: ${per}); after the churn ${r.afterOk} ok, ${r.afterFail} failed; ${r.waited} rewrites not yet owned 10 ms after the swap`;
 }
 
 const CHRT = whichSync('chrt');

@@ -5,7 +5,11 @@ import { containerName, isSandbox, podUidAnnotation } from '../../src/k8s/identi
 t.test('CRI-O and containerd keys', async (t) => {
   t.equal(containerName({ 'io.kubernetes.container.name': 'a' }), 'a');
   t.equal(containerName({ 'io.kubernetes.cri.container-name': 'b' }), 'b');
-  t.equal(containerName({ 'io.kubernetes.container.name': '', 'io.kubernetes.cri.container-name': 'b' }), 'b', 'an empty value does not count');
+  t.equal(
+    containerName({ 'io.kubernetes.container.name': '', 'io.kubernetes.cri.container-name': 'b' }),
+    'b',
+    'an empty value does not count',
+  );
   t.equal(containerName({}), undefined);
   t.equal(podUidAnnotation({ 'io.kubernetes.pod.uid': 'u' }), 'u');
   t.equal(podUidAnnotation({ 'io.kubernetes.cri.sandbox-uid': 'v' }), 'v');

@@ -7,35 +7,59 @@ import { EnvhookError } from '../../src/errors.ts';
 import { makePod } from '../../scripts/kubelet-pod.ts';
 
 t.test('emptyDir and atomic-writer volumes, by kind', async (t) => {
-  const pod = makePod(path.join(t.testdir({}), 'kubelet'), { emptyDirs: { config: { a: 'A' } }, atomic: [{ plugin: 'projected', name: 'certs', payload: { c: 'C' } }, { plugin: 'downward-api', name: 'info', payload: { l: 'L' } }] });
+  const pod = makePod(path.join(t.testdir({}), 'kubelet'), {
+    emptyDirs: { config: { a: 'A' } },
+    atomic: [{ plugin: 'projected', name: 'certs', payload: { c: 'C' } }, { plugin: 'downward-api', name: 'info', payload: { l: 'L' } }],
+  });
   const volumes = createVolumeLocator({ pod: { dir: pod.dir, uid: pod.uid, from: 'uid' }, overrides: new Map() });
   t.equal(volumes.find('config', 'emptyDir'), pod.emptyDir('config'));
   t.equal(volumes.find('certs', 'atomic'), path.join(pod.dir, 'volumes/kubernetes.io~projected/certs'));
   t.equal(volumes.find('info', 'atomic'), path.join(pod.dir, 'volumes/kubernetes.io~downward-api/info'));
   t.throws(() => volumes.find('certs', 'emptyDir'), new EnvhookError('volume "certs" is not an emptyDir'));
-  t.throws(() => volumes.find('config', 'atomic'), new EnvhookError('volume "config" is not a configMap, secret, projected or downwardAPI volume'));
+  t.throws(
+    () => volumes.find('config', 'atomic'),
+    new EnvhookError('volume "config" is not a configMap, secret, projected or downwardAPI volume'),
+  );
   t.throws(() => volumes.find('nope', 'emptyDir'), new EnvhookError('volume "nope" not found'));
   t.throws(() => volumes.find('../x', 'emptyDir'), new EnvhookError('volume name "../x" is not a valid volume name'));
 });
 
 t.test('env sources: emptyDir as it is, atomic-writer volumes through ..data, CSI volumes at mount', async (t) => {
-  const pod = makePod(path.join(t.testdir({}), 'kubelet'), { emptyDirs: { config: {} }, atomic: [{ plugin: 'secret', name: 'db', payload: { p: 'P' } }], csi: [{ name: 'vault', layout: 'unmounted' }] });
+  const pod = makePod(path.join(t.testdir({}), 'kubelet'), {
+    emptyDirs: { config: {} },
+    atomic: [{ plugin: 'secret', name: 'db', payload: { p: 'P' } }],
+    csi: [{ name: 'vault', layout: 'unmounted' }],
+  });
   fs.mkdirSync(path.join(pod.dir, 'volumes/kubernetes.io~nfs/share'), { recursive: true });
   const volumes = createVolumeLocator({ pod: { dir: pod.dir, uid: pod.uid, from: 'uid' }, overrides: new Map([['over', 'rel/dir']]) });
   t.same(volumes.envSource('config'), { dir: pod.emptyDir('config'), viaData: false });
   t.same(volumes.envSource('db'), { dir: path.join(pod.dir, 'volumes/kubernetes.io~secret/db'), viaData: true });
-  t.same(volumes.envSource('vault'), { dir: pod.csiMount('vault'), viaData: true }, 'found before the driver mounted it: its files are then missing');
+  t.same(
+    volumes.envSource('vault'),
+    { dir: pod.csiMount('vault'), viaData: true },
+    'found before the driver mounted it: its files are then missing',
+  );
   t.same(volumes.envSource('over'), { dir: path.resolve('rel/dir'), viaData: true });
-  t.throws(() => volumes.envSource('share'), new EnvhookError('volume "share" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume'));
+  t.throws(
+    () => volumes.envSource('share'),
+    new EnvhookError('volume "share" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume'),
+  );
   t.throws(() => volumes.envSource('nope'), new EnvhookError('volume "nope" not found'));
 });
 
 t.test('overrides win and need no pod; no pod at all', async (t) => {
   t.equal(findVolume({ pod: undefined, overrides: new Map([['v', 'rel/dir']]) }, 'v', 'emptyDir'), path.resolve('rel/dir'));
-  t.throws(() => findVolume({ pod: undefined, overrides: new Map() }, 'v', 'emptyDir'), new EnvhookError('volume "v" not found: no pod directory (no kubelet-made mount in config.json; use --pod-dir or --volume)'));
+  t.throws(
+    () => findVolume({ pod: undefined, overrides: new Map() }, 'v', 'emptyDir'),
+    new EnvhookError('volume "v" not found: no pod directory (no kubelet-made mount in config.json; use --pod-dir or --volume)'),
+  );
 });
 
 t.test('--volume NAME=DIR', async (t) => {
   t.same([...parseVolumeFlags(['a=/x', 'b=/y=z'])], [['a', '/x'], ['b', '/y=z']]);
-  for (const bad of ['a', '=x', 'a=']) t.throws(() => parseVolumeFlags([bad]), new EnvhookError(`--volume ${JSON.stringify(bad)}: expected NAME=DIR`));
+  for (const bad of [
+    'a',
+    '=x',
+    'a=',
+  ]) t.throws(() => parseVolumeFlags([bad]), new EnvhookError(`--volume ${JSON.stringify(bad)}: expected NAME=DIR`));
 });

@@ -16,31 +16,60 @@ import type { NriCreateHandler } from '../../src/nri/types.ts';
 const emptyAdjustmentHandler: NriCreateHandler = () => EMPTY_ADJUSTMENT;
 const base = { name: 'envhook', index: '50', handler: emptyAdjustmentHandler };
 
+/** The backoff's timer by hand: every wait recorded, and over only when the test fires it. */
+function handTimer() {
+  const waits: { ms: number; fire: () => void; cancelled: boolean }[] = [];
+  return {
+    waits,
+    timer(ms: number, fire: () => void) {
+      const w = { ms, fire, cancelled: false };
+      waits.push(w);
+      return () => void (w.cancelled = true);
+    },
+    /** The daemon's n-th wait, once it has begun (the file's timeout fails a daemon that never waits). */
+    async nth(n: number) {
+      while (waits.length < n) await new Promise((r) => setTimeout(r, 5));
+      return waits[n - 1]!;
+    },
+  };
+}
+
+const dials = (logFile: string) => fs.readFileSync(logFile, 'utf8').split('\n').filter((l) => l.includes('"msg":"nri: dial"')).length;
+
 t.test('no socket yet: dials with growing delays; stop() ends it at once', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-daemon-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const logFile = path.join(dir, 'log');
-  const d = startDaemon({ ...base, socketPath: path.join(dir, 'absent.sock'), log: createLogger(logFile, 'trace'), backoff: { initialMs: 20, maxMs: 160 } });
-  await new Promise((r) => setTimeout(r, 700));
-  const times = fs.readFileSync(logFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { time: number; msg: string }).filter((l) => l.msg === 'nri: dial').map((l) => l.time);
-  // Without backoff it would be thousands; with it at most 9 (fewer when the machine is slow).
-  t.ok(times.length >= 3 && times.length <= 9, `${times.length} attempts in 700 ms`);
-  const gaps = times.slice(1).map((x, i) => x - times[i]!);
-  t.ok(Math.max(...gaps) >= 140, `the delay grows to the cap (gaps ${gaps.join(', ')} ms)`);
-  const stopAt = Date.now();
+  const h = handTimer();
+  const d = startDaemon({
+    ...base,
+    socketPath: path.join(dir, 'absent.sock'),
+    log: createLogger(logFile, 'trace'),
+    backoff: { initialMs: 20, maxMs: 160 },
+    timer: h.timer,
+  });
+  for (let n = 1; n <= 6; n++) (await h.nth(n)).fire();
+  const pending = await h.nth(7);
+  t.same(h.waits.map((w) => w.ms), [20, 40, 80, 160, 160, 160, 160], 'the delay doubles up to the cap');
+  t.equal(dials(logFile), 7, 'one dial per wait, not a tight loop');
   d.stop();
-  await d.done;
-  t.ok(Date.now() - stopAt < 140, 'stopped during the backoff without waiting it out');
+  t.equal(await d.done, 'stopped');
+  t.ok(pending.cancelled, 'stopped during the backoff without waiting it out');
+  t.equal(dials(logFile), 7, 'no dial after stop()');
 });
 
 t.test('a runtime refusing the registration: closed, then tried again after a delay', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-daemon-'));
   const socketPath = path.join(dir, 'nri.sock');
-  const attempts: number[] = [];
+  let attempts = 0;
   // Answers every RegisterPlugin (stream 1 on conn 2) with an error status.
   const server = net.createServer((s) => {
-    attempts.push(Date.now());
-    s.once('data', () => s.write(Buffer.concat(encodeMux(RUNTIME_CONN, encodeTtrpc({ streamId: 1, type: MessageType.Response, payload: encode(Msg.Response, { status: { code: 3, message: 'invalid plugin index' } }) })))));
+    attempts++;
+    s.once('data', () => s.write(Buffer.concat(encodeMux(RUNTIME_CONN, encodeTtrpc({
+      streamId: 1,
+      type: MessageType.Response,
+      payload: encode(Msg.Response, { status: { code: 3, message: 'invalid plugin index' } }),
+    })))));
     s.on('error', () => {});
   });
   await new Promise<void>((r) => server.listen(socketPath, r));
@@ -49,11 +78,20 @@ t.test('a runtime refusing the registration: closed, then tried again after a de
     fs.rmSync(dir, { recursive: true, force: true });
   });
   const logFile = path.join(dir, 'log');
-  const d = startDaemon({ ...base, socketPath, log: createLogger(logFile, 'debug'), backoff: { initialMs: 50, maxMs: 400 } });
-  await new Promise((r) => setTimeout(r, 600));
+  const h = handTimer();
+  const d = startDaemon({
+    ...base,
+    socketPath,
+    log: createLogger(logFile, 'debug'),
+    backoff: { initialMs: 50, maxMs: 400 },
+    timer: h.timer,
+  });
+  for (let n = 1; n <= 4; n++) (await h.nth(n)).fire();
+  await h.nth(5);
   d.stop();
   await d.done;
-  t.ok(attempts.length >= 2 && attempts.length <= 6, `${attempts.length} attempts in 600 ms, not a tight loop`);
+  t.equal(attempts, 5, 'each refused session is followed by a wait, not a tight loop');
+  t.same(h.waits.map((w) => w.ms), [50, 100, 200, 400, 400], 'a refused registration does not reset the delay');
   t.match(fs.readFileSync(logFile, 'utf8'), /"reason":"invalid plugin index".*"msg":"nri: registration failed"/);
 });
 

@@ -14,7 +14,14 @@ import { startCriServer } from '../helpers/cri-server.ts';
 
 const skip = missingForCriProto();
 
-const missed = (id: string, podEvicts = false): MissedContainer => ({ id, name: 'app', pod: `pod-${id}`, namespace: 'ns', podUid: `uid-${id}`, podEvicts });
+const missed = (id: string, podEvicts = false): MissedContainer => ({
+  id,
+  name: 'app',
+  pod: `pod-${id}`,
+  namespace: 'ns',
+  podUid: `uid-${id}`,
+  podEvicts,
+});
 
 function setup(t: Test, opts: Partial<EvictorOptions>) {
   const file = path.join(t.testdir(), 'log');
@@ -26,7 +33,9 @@ function setup(t: Test, opts: Partial<EvictorOptions>) {
     ...opts,
   });
   t.teardown(() => evictor.close());
-  const lines = () => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) : []);
+  const lines = () => (fs.existsSync(
+    file,
+  ) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) : []);
   const total = () => ({ ids: reports.flatMap((r) => r.ids), failed: reports.flatMap((r) => r.failed) });
   return { evictor, lines, total };
 }
@@ -38,10 +47,16 @@ t.test('pods that ask; all with the setting; after the caller returns, one at a 
   evictor.missed([missed('a'), missed('b', true), missed('c', true)]);
   t.equal(server.stops.length, 0, 'nothing asked while the caller (the Synchronize handler) runs');
   await evictor.idle();
-  t.same(server.stops.map((r) => [r.containerId, r.timeout]), [['b', 0n], ['c', 0n]], 'only the pods that ask; a timeout of 0 (killed at once)');
+  t.same(
+    server.stops.map((r) => [r.containerId, r.timeout]),
+    [['b', 0n], ['c', 0n]],
+    'only the pods that ask; a timeout of 0 (killed at once)',
+  );
   t.same(total(), { ids: ['b', 'c'], failed: [] });
   const evicted = lines().filter((l) => String(l.msg).startsWith('nri: evicted'));
-  t.same(evicted.map((l) => [l.container, l.id, l.pod, l.namespace, l.podUid, l.socket, l.level]), [['app', 'b', 'pod-b', 'ns', 'uid-b', server.socket, 30], ['app', 'c', 'pod-c', 'ns', 'uid-c', server.socket, 30]]);
+  t.same(evicted.map(
+    (l) => [l.container, l.id, l.pod, l.namespace, l.podUid, l.socket, l.level],
+  ), [['app', 'b', 'pod-b', 'ns', 'uid-b', server.socket, 30], ['app', 'c', 'pod-c', 'ns', 'uid-c', server.socket, 30]]);
 
   const all = setup(t, { criSocket: server.socket, all: true });
   all.evictor.missed([missed('d'), missed('e', true)]);
@@ -86,7 +101,9 @@ t.test('a CRI socket that cannot be used: one line, every container failed, noth
   await evictor.idle();
   t.same(total(), { ids: [], failed: ['a', 'b', 'c'] });
   const warn = lines().filter((l) => l.level === 40);
-  t.same(warn.map((l) => [l.msg, l.socket, l.reason, l.count, l.ids]), [['nri: eviction failed: the CRI socket cannot be used', absent, `CRI socket ${absent}: ENOENT`, 3, ['a', 'b', 'c']]]);
+  t.same(warn.map(
+    (l) => [l.msg, l.socket, l.reason, l.count, l.ids],
+  ), [['nri: eviction failed: the CRI socket cannot be used', absent, `CRI socket ${absent}: ENOENT`, 3, ['a', 'b', 'c']]]);
   // The next Synchronize tries again (they were not left pending).
   evictor.missed([missed('a')]);
   await evictor.idle();
@@ -98,7 +115,9 @@ t.test('a CRI socket that cannot be used: one line, every container failed, noth
   none.evictor.missed([missed('x')]);
   await none.evictor.idle();
   t.same(none.total(), { ids: [], failed: ['x'] });
-  t.same(none.lines().map((l) => [l.msg, l.looked]), [['nri: eviction failed: no CRI socket found (set criSocket)', ['/run/containerd/containerd.sock', '/var/run/crio/crio.sock']]]);
+  t.same(none.lines().map(
+    (l) => [l.msg, l.looked],
+  ), [['nri: eviction failed: no CRI socket found (set criSocket)', ['/run/containerd/containerd.sock', '/var/run/crio/crio.sock']]]);
 });
 
 t.test('close: the queue is dropped', { skip }, async (t) => {

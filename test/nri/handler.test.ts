@@ -41,8 +41,15 @@ t.test('an annotated container: env set, the applied mark, owners chowned; nothi
     { key: 'GREETING', value: 'HELLO world' },
   ], 'every variable set, with its value, in the order first set');
   t.same(adj.removeEnv, []);
-  t.same(adj.annotations, { [APPLIED_KEY]: appliedDigest({ annotations, container: 'app' }) }, 'the mark the guard handler and the hook read');
-  t.same(applyAdjustment(['PATH=/bin', 'FROM_FILE=old', 'HOME=/'], adj), ['PATH=/bin', 'FROM_FILE=HELLO', 'HOME=/', 'CFG_CONFIG_VAR=HELLO', 'CFG_SECRET=' + CANARY, 'GREETING=HELLO world']);
+  t.same(
+    adj.annotations,
+    { [APPLIED_KEY]: appliedDigest({ annotations, container: 'app' }) },
+    'the mark the guard handler and the hook read',
+  );
+  t.same(applyAdjustment(
+    ['PATH=/bin', 'FROM_FILE=old', 'HOME=/'],
+    adj,
+  ), ['PATH=/bin', 'FROM_FILE=HELLO', 'HOME=/', 'CFG_CONFIG_VAR=HELLO', 'CFG_SECRET=' + CANARY, 'GREETING=HELLO world']);
   t.equal(fs.statSync(path.join(s.tsDir, 'tls.key')).uid, 1000, 'owners chowned at CreateContainer');
   t.match(s.log(), /"msg":"nri: adjusted"/);
   t.notMatch(s.log(), CANARY, 'no value in the debug log');
@@ -55,16 +62,33 @@ t.test('no envhook annotation, a sandbox, or nothing for this container: the emp
   const handler = createNriHandler({ settings: { kubeletRoot: '/nonexistent/kubelet' }, log: createLogger(undefined) });
   t.equal(handler(nriRequest(gone, 'app', { annotations: { 'other.io/x': '1' } })), EMPTY_ADJUSTMENT, 'no envhook.io/ annotation');
   const sandbox = { 'io.kubernetes.cri.container-type': 'sandbox' };
-  t.equal(handler(nriRequest(gone, 'app', { annotations: raw(ENV_ANNOTATIONS), containerAnnotations: sandbox })), EMPTY_ADJUSTMENT, 'a sandbox');
-  const others = raw({ 'envhook.io/env': { other: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'config', path: 'a.env', key: 'A' } } }] } });
+  t.equal(
+    handler(nriRequest(gone, 'app', { annotations: raw(ENV_ANNOTATIONS), containerAnnotations: sandbox })),
+    EMPTY_ADJUSTMENT,
+    'a sandbox',
+  );
+  const others = raw({
+    'envhook.io/env': { other: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'config', path: 'a.env', key: 'A' } } }] },
+  });
   t.equal(handler(nriRequest(gone, 'app', { annotations: others })), EMPTY_ADJUSTMENT, 'entries for another container only');
-  t.throws(() => handler(nriRequest(gone, 'other', { annotations: others })), new EnvhookError('pod directory /nonexistent/kubelet/pods/no-such-pod not found'), 'the same pod for the container it names does look');
+  t.throws(
+    () => handler(nriRequest(gone, 'other', { annotations: others })),
+    new EnvhookError('pod directory /nonexistent/kubelet/pods/no-such-pod not found'),
+    'the same pod for the container it names does look',
+  );
 });
 
 t.test('NRI fields are trusted over annotations: container name and pod UID', async (t) => {
   const s = setup(t);
-  const forged = { 'io.kubernetes.cri.container-name': 'other', 'io.kubernetes.cri.sandbox-uid': 'forged-uid', 'io.kubernetes.pod.uid': 'forged-uid' };
-  const annotations = { ...forged, ...raw({ 'envhook.io/env': { app: [{ name: 'FROM_FILE', valueFrom: { fileKeyRef: { volumeName: 'config', path: 'config.env', key: 'CONFIG_VAR' } } }], other: [{ name: 'WRONG', value: 'x' }] } }) };
+  const forged = {
+    'io.kubernetes.cri.container-name': 'other',
+    'io.kubernetes.cri.sandbox-uid': 'forged-uid',
+    'io.kubernetes.pod.uid': 'forged-uid',
+  };
+  const annotations = { ...forged, ...raw({ 'envhook.io/env': {
+    app: [{ name: 'FROM_FILE', valueFrom: { fileKeyRef: { volumeName: 'config', path: 'config.env', key: 'CONFIG_VAR' } } }],
+    other: [{ name: 'WRONG', value: 'x' }],
+  } }) };
   const adj = call(s.handler, nriRequest(s.pod, 'app', { annotations, containerAnnotations: forged }));
   t.same(adj.env, [{ key: 'FROM_FILE', value: 'HELLO' }], "NRI's container name, NRI's pod directory");
 });
@@ -75,9 +99,21 @@ t.test('failures: the shim\'s one-line messages, as EnvhookError; nothing chowne
   fs.mkdirSync(path.join(s.pod.dir, 'volumes/kubernetes.io~nfs/share'), { recursive: true });
   const cases: [string, Record<string, unknown>, string][] = [
     ['missing key', { ...FAILING_ANNOTATIONS, ...owners }, FAILING_MESSAGE],
-    ['volume not found', { 'envhook.io/env': { app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'nope', path: 'a', key: 'A' } } }] } }, 'volume "nope" not found'],
-    ['not a volume env is read from', { 'envhook.io/envFrom': { app: [{ fileRef: { volumeName: 'share', path: 'a.env' } }] } }, 'volume "share" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume'],
-    ['a secret volume\'s file that is not an env file', { 'envhook.io/envFrom': { app: [{ fileRef: { volumeName: 'keys', path: 'tls.key' } }] } }, 'volume "keys": file "tls.key": line 1: missing \'=\''],
+    [
+      'volume not found',
+      { 'envhook.io/env': { app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'nope', path: 'a', key: 'A' } } }] } },
+      'volume "nope" not found',
+    ],
+    [
+      'not a volume env is read from',
+      { 'envhook.io/envFrom': { app: [{ fileRef: { volumeName: 'share', path: 'a.env' } }] } },
+      'volume "share" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume',
+    ],
+    [
+      'a secret volume\'s file that is not an env file',
+      { 'envhook.io/envFrom': { app: [{ fileRef: { volumeName: 'keys', path: 'tls.key' } }] } },
+      'volume "keys": file "tls.key": line 1: missing \'=\'',
+    ],
     ['bad annotation', { 'envhook.io/env': '{"app": [' }, 'annotation "envhook.io/env" is not valid JSON (truncated)'],
   ];
   for (const [name, annotations, message] of cases) {
@@ -85,8 +121,15 @@ t.test('failures: the shim\'s one-line messages, as EnvhookError; nothing chowne
   }
   t.equal(fs.statSync(path.join(s.tsDir, 'tls.key')).uid, 0, 'owners are chowned only when everything else succeeded');
   const badUid = { ...s.pod, uid: '../etc' } as Pod;
-  t.throws(() => s.handler(nriRequest(badUid, 'app', { annotations: raw(ENV_ANNOTATIONS) })), new EnvhookError('pod UID "../etc" is not a valid pod UID'));
-  t.match(s.log(), /"pod":"web","namespace":"default","podUid":"[^"]+","container":"app","id":"ctr-app","reason":"volume \\"nope\\" not found","msg":"nri: CreateContainer refused"/, 'a refusal: one warn line, pod by name, its UID as podUid');
+  t.throws(
+    () => s.handler(nriRequest(badUid, 'app', { annotations: raw(ENV_ANNOTATIONS) })),
+    new EnvhookError('pod UID "../etc" is not a valid pod UID'),
+  );
+  t.match(
+    s.log(),
+    /"pod":"web","namespace":"default","podUid":"[^"]+","container":"app","id":"ctr-app","reason":"volume \\"nope\\" not found","msg":"nri: CreateContainer refused"/,
+    'a refusal: one warn line, pod by name, its UID as podUid',
+  );
   t.notMatch(s.log(), /CreateContainer failed/, 'a refusal is not an internal failure');
   t.notMatch(s.log(), CANARY, 'no value in the debug log');
 });
@@ -101,7 +144,11 @@ t.test('serviceLinks false: removals are refused, never dropped silently', async
   const none = call(s.handler, nriRequest(s.pod, 'app', { annotations, env: ['PATH=/bin', SERVICES[0]!] }));
   t.same(none.env, [{ key: 'A', value: CANARY }], 'nothing to remove (only the kubernetes service): applied');
   const proven = createNriHandler({ settings: { kubeletRoot: s.pod.kubeletRoot }, log: createLogger(undefined), removeEnv: true });
-  t.same(call(proven, nriRequest(s.pod, 'app', { annotations, env: ['PATH=/bin', ...SERVICES] })).removeEnv, ['REDIS_SERVICE_HOST', 'REDIS_PORT'], 'on a runtime proven to remove');
+  t.same(
+    call(proven, nriRequest(s.pod, 'app', { annotations, env: ['PATH=/bin', ...SERVICES] })).removeEnv,
+    ['REDIS_SERVICE_HOST', 'REDIS_PORT'],
+    'on a runtime proven to remove',
+  );
   t.notMatch(s.log(), CANARY);
 });
 
@@ -111,7 +158,10 @@ t.test('serviceLinks false under the envhook runtime handler: left wholly to tha
   const base = nriRequest(s.pod, 'app', { annotations, env: ['PATH=/bin', ...SERVICES] });
   const guarded = { ...base, pod: { ...base.pod, runtimeHandler: 'envhook' } };
   t.equal(s.handler(guarded), EMPTY_ADJUSTMENT, 'no env and no applied mark: the front applies it all');
-  t.match(s.log(), /"removed":\["REDIS_SERVICE_HOST","REDIS_PORT"\].*"msg":"nri: left to the envhook runtime handler \(service-link removal\)"/);
+  t.match(
+    s.log(),
+    /"removed":\["REDIS_SERVICE_HOST","REDIS_PORT"\].*"msg":"nri: left to the envhook runtime handler \(service-link removal\)"/,
+  );
   const other = { ...base, pod: { ...base.pod, runtimeHandler: 'kata' } };
   t.throws(() => s.handler(other), { message: /would have 2 service variables removed/ }, 'another handler: refused');
   const plain = call(s.handler, { ...guarded, container: { ...guarded.container, env: ['PATH=/bin'] } });
@@ -128,7 +178,10 @@ t.test('owners: the user namespace and idmapped mounts of the request', async (t
   const idmapped = [...s.pod.mounts('app'), { destination: '/keys', source: s.keys, type: 'bind', options: ['rbind', 'ro', 'idmap'] }];
   s.handler(nriRequest(s.pod, 'app', { annotations, uidMappings: userns, mounts: idmapped }));
   t.equal(fs.statSync(path.join(s.tsDir, 'tls.key')).uid, 1000, 'an idmapped mount: the container UID as is');
-  t.throws(() => s.handler(nriRequest(s.pod, 'app', { annotations: raw({ 'envhook.io/volumeOwners': [{ volume: 'keys', defaultUser: 70000 }] }), uidMappings: userns })), new EnvhookError(
+  t.throws(() => s.handler(nriRequest(s.pod, 'app', {
+    annotations: raw({ 'envhook.io/volumeOwners': [{ volume: 'keys', defaultUser: 70000 }] }),
+    uidMappings: userns,
+  })), new EnvhookError(
     `volume "keys": defaultUser 70000 is outside the container's user namespace (linux.uidMappings: 0-65535 → 100000-165535)`,
   ));
 });

@@ -69,10 +69,29 @@ t.test('addresses', async (t) => {
   t.same(parseAddress(':9901'), { host: undefined, port: 9901 });
   t.same(parseAddress('localhost:80'), { host: 'localhost', port: 80 });
   t.same(parseAddress('node-1.example:0'), { host: 'node-1.example', port: 0 });
-  for (const bad of ['9901', '::1:9901', '[::1]', '[nope]:1', '127.0.0.1:65536', '127.0.0.1:', 'a b:1', '-x:1', ':99999', '127.0.0.1:9901 ', '']) {
-    t.throws(() => parseAddress(bad), new EnvhookError(`metrics address ${JSON.stringify(bad)}: expected host:port, [IPv6]:port or :port (every interface), port 0-65535`), bad);
+  for (const bad of [
+    '9901',
+    '::1:9901',
+    '[::1]',
+    '[nope]:1',
+    '127.0.0.1:65536',
+    '127.0.0.1:',
+    'a b:1',
+    '-x:1',
+    ':99999',
+    '127.0.0.1:9901 ',
+    '',
+  ]) {
+    t.throws(
+      () => parseAddress(bad),
+      new EnvhookError(`metrics address ${JSON.stringify(bad)}: expected host:port, [IPv6]:port or :port (every interface), port 0-65535`),
+      bad,
+    );
   }
-  await t.rejects(startHealthServer({ address: 'x', status: () => sampleStatus(), histogram: new DurationHistogram(), log: silentLogger }), { message: /^metrics address "x": expected/ });
+  await t.rejects(
+    startHealthServer({ address: 'x', status: () => sampleStatus(), histogram: new DurationHistogram(), log: silentLogger }),
+    { message: /^metrics address "x": expected/ },
+  );
 });
 
 t.test('/healthz, /readyz, /metrics; anything else refused', async (t) => {
@@ -84,14 +103,20 @@ t.test('/healthz, /readyz, /metrics; anything else refused', async (t) => {
   t.equal(server.address.host, '127.0.0.1');
   const port = server.address.port;
   t.same(await request(port, '/healthz'), { status: 200, type: 'text/plain; charset=utf-8', body: 'ok\n' });
-  t.same(await request(port, '/readyz'), { status: 200, type: 'text/plain; charset=utf-8', body: 'connected since 2026-11-26T10:00:00.250Z\n' });
+  t.same(await request(
+    port,
+    '/readyz',
+  ), { status: 200, type: 'text/plain; charset=utf-8', body: 'connected since 2026-11-26T10:00:00.250Z\n' });
   const m = await request(port, '/metrics?x=1');
   t.equal(m.status, 200);
   t.equal(m.type, METRICS_CONTENT_TYPE);
   t.equal(m.body, renderMetrics(status, hist), 'the snapshot at request time');
   t.match(m.body, /^envhook_nri_request_duration_seconds_count 1$/m);
   status = sampleStatus({ connected: false, since: '2026-11-26T11:00:00.000Z' });
-  t.same(await request(port, '/readyz'), { status: 503, type: 'text/plain; charset=utf-8', body: 'not connected since 2026-11-26T11:00:00.000Z\n' });
+  t.same(await request(
+    port,
+    '/readyz',
+  ), { status: 503, type: 'text/plain; charset=utf-8', body: 'not connected since 2026-11-26T11:00:00.000Z\n' });
   t.equal((await request(port, '/healthz')).status, 200, 'alive while not connected');
   t.match((await request(port, '/metrics')).body, /^envhook_nri_connected 0$/m);
   t.same(await request(port, '/healthz', 'HEAD'), { status: 200, type: 'text/plain; charset=utf-8', body: '' });
@@ -123,15 +148,31 @@ t.test('bad peers never end the process and never keep a socket', async (t) => {
 
   t.match(await rawUntilClosed(port, '\x00\x01\x02 garbage\r\n\r\n'), /^HTTP\/1\.1 400 Bad Request\r\n/, 'garbage: 400, closed');
   await alive('garbage');
-  t.match(await rawUntilClosed(port, `GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`), /^HTTP\/1\.1 431 /, 'huge headers: 431, closed');
+  t.match(
+    await rawUntilClosed(port, `GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`),
+    /^HTTP\/1\.1 431 /,
+    'huge headers: 431, closed',
+  );
   await alive('huge headers');
-  t.match(await rawUntilClosed(port, `GET /metrics HTTP/1.1\r\nHost: x\r\n${'X-A: b\r\n'.repeat(3000)}\r\n`), /^HTTP\/1\.1 431 /, 'many headers: 431');
+  t.match(
+    await rawUntilClosed(port, `GET /metrics HTTP/1.1\r\nHost: x\r\n${'X-A: b\r\n'.repeat(3000)}\r\n`),
+    /^HTTP\/1\.1 431 /,
+    'many headers: 431',
+  );
   await alive('many headers');
-  t.match(await rawUntilClosed(port, 'GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ', { trickle: 'a' }), /^(HTTP\/1\.1 408 Request Timeout\r\n[^]*)?$/, 'slowloris: cut off by headersTimeout');
+  t.match(
+    await rawUntilClosed(port, 'GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ', { trickle: 'a' }),
+    /^(HTTP\/1\.1 408 Request Timeout\r\n[^]*)?$/,
+    'slowloris: cut off by headersTimeout',
+  );
   await alive('a slowloris');
   t.match(await rawUntilClosed(port), /^(HTTP\/1\.1 408 Request Timeout\r\n[^]*)?$/, 'a connection that sends nothing is closed');
   await alive('an idle connection');
-  t.match(await rawUntilClosed(port, 'POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\nab'), /^HTTP\/1\.1 405 /, 'a body that never comes: answered, then closed');
+  t.match(
+    await rawUntilClosed(port, 'POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\nab'),
+    /^HTTP\/1\.1 405 /,
+    'a body that never comes: answered, then closed',
+  );
   await alive('a stalled body');
   // 64 connections at once against a limit of 32: the extra ones are closed at once.
   const socks = await Promise.all(
@@ -150,23 +191,45 @@ t.test('bad peers never end the process and never keep a socket', async (t) => {
 });
 
 t.test('close() ends open connections; a port in use is one line', async (t) => {
-  const server = await startHealthServer({ address: '127.0.0.1:0', status: () => sampleStatus(), histogram: new DurationHistogram(), log: silentLogger });
+  const server = await startHealthServer({
+    address: '127.0.0.1:0',
+    status: () => sampleStatus(),
+    histogram: new DurationHistogram(),
+    log: silentLogger,
+  });
   const port = server.address.port;
   const keep = new http.Agent({ keepAlive: true });
-  await new Promise<void>((resolve) => http.get({ host: '127.0.0.1', port, path: '/healthz', agent: keep }, (res) => res.resume().on('end', resolve)));
-  await t.rejects(startHealthServer({ address: `127.0.0.1:${port}`, status: () => sampleStatus(), histogram: new DurationHistogram(), log: silentLogger }), new EnvhookError(`cannot listen on metrics address 127.0.0.1:${port}: EADDRINUSE`));
+  await new Promise<void>(
+    (resolve) => http.get({ host: '127.0.0.1', port, path: '/healthz', agent: keep }, (res) => res.resume().on('end', resolve)),
+  );
+  await t.rejects(startHealthServer({
+    address: `127.0.0.1:${port}`,
+    status: () => sampleStatus(),
+    histogram: new DurationHistogram(),
+    log: silentLogger,
+  }), new EnvhookError(`cannot listen on metrics address 127.0.0.1:${port}: EADDRINUSE`));
   await server.close();
   keep.destroy();
   await t.rejects(request(port, '/healthz'), { code: 'ECONNREFUSED' }, 'nothing listens after close');
 });
 
-const V6 = await startHealthServer({ address: '[::1]:0', status: () => sampleStatus(), histogram: new DurationHistogram(), log: silentLogger }).then(
+const V6 = await startHealthServer({
+  address: '[::1]:0',
+  status: () => sampleStatus(),
+  histogram: new DurationHistogram(),
+  log: silentLogger,
+}).then(
   (s) => s.close().then(() => undefined),
   (err: Error) => `no IPv6 loopback here (${err.message})`,
 );
 
 t.test('IPv6 loopback', { skip: V6 }, async (t) => {
-  const server = await startHealthServer({ address: '[::1]:0', status: () => sampleStatus(), histogram: new DurationHistogram(), log: silentLogger });
+  const server = await startHealthServer({
+    address: '[::1]:0',
+    status: () => sampleStatus(),
+    histogram: new DurationHistogram(),
+    log: silentLogger,
+  });
   t.teardown(() => server.close());
   t.equal(server.address.host, '::1');
   t.equal((await request(server.address.port, '/healthz', 'GET', '::1')).status, 200);

@@ -23,7 +23,11 @@ t.test('a second taker: the holder hears takeover, stops, and only then the seco
       order.push('first stopped');
     },
   });
-  const second = await acquireLock({ socketPath, onRequest: async () => {}, onTakeover: (pid) => order.push(`took over from ${pid === process.pid ? 'self' : pid}`) });
+  const second = await acquireLock({
+    socketPath,
+    onRequest: async () => {},
+    onTakeover: (pid) => order.push(`took over from ${pid === process.pid ? 'self' : pid}`),
+  });
   order.push('second holds');
   t.same(order, ['asked takeover', 'first stopped', 'took over from self', 'second holds']);
   t.equal(await ask(unique(), 'stop', 1000), undefined, 'nobody holds another socket: undefined at once');
@@ -47,7 +51,11 @@ t.test('a holder that never answers: one line after the timeout', async (t) => {
   const server = net.createServer(() => {}).listen(`\0${lockName(socketPath)}`);
   await new Promise((r) => server.once('listening', r));
   t.teardown(() => void server.close());
-  await t.rejects(acquireLock({ socketPath, onRequest: async () => {}, timeoutMs: 300 }), { message: `another envhook nri for ${socketPath} did not stop within 300 ms` });
+  await t.rejects(acquireLock({
+    socketPath,
+    onRequest: async () => {},
+    timeoutMs: 300,
+  }), { message: `another envhook nri for ${socketPath} did not stop within 300 ms` });
 });
 
 t.test('garbage on the lock: the connection dropped, the holder unharmed', async (t) => {

@@ -8,11 +8,31 @@ import type { NriSyncContainer } from '../../src/nri/wire/plain-data.ts';
 import { APPLIED_KEY, EVICT_KEY } from '../../src/k8s/annotation-keys.ts';
 
 const ENV = JSON.stringify({ app: [{ name: 'A', value: 'canary-missed' }] });
-const pod = (id: string, annotations: Record<string, string>, runtimeHandler?: string): NriPod => ({ id, name: `pod-${id}`, namespace: 'ns', uid: `uid-${id}`, annotations, runtimeHandler });
-const ctr = (id: string, podSandboxId: string, name: string, o: Partial<NriSyncContainer> = {}): NriSyncContainer => ({ id, name, podSandboxId, annotations: {}, state: 2, mounts: [], ...o });
+const pod = (id: string, annotations: Record<string, string>, runtimeHandler?: string): NriPod => ({
+  id,
+  name: `pod-${id}`,
+  namespace: 'ns',
+  uid: `uid-${id}`,
+  annotations,
+  runtimeHandler,
+});
+const ctr = (id: string, podSandboxId: string, name: string, o: Partial<NriSyncContainer> = {}): NriSyncContainer => ({
+  id,
+  name,
+  podSandboxId,
+  annotations: {},
+  state: 2,
+  mounts: [],
+  ...o
+});
 
 t.test('missed: asked for, running, no mark', async (t) => {
-  const pods = [pod('s1', { 'envhook.io/env': ENV }), pod('s2', {}), pod('s3', { 'envhook.io/env': ENV }, 'envhook'), pod('s4', { 'envhook.io/env': ENV, [EVICT_KEY]: 'true' })];
+  const pods = [
+    pod('s1', { 'envhook.io/env': ENV }),
+    pod('s2', {}),
+    pod('s3', { 'envhook.io/env': ENV }, 'envhook'),
+    pod('s4', { 'envhook.io/env': ENV, [EVICT_KEY]: 'true' }),
+  ];
   const mark = appliedDigest({ annotations: pods[0]!.annotations, container: 'app' });
   const containers = [
     ctr('missed', 's1', 'app'),
@@ -34,5 +54,13 @@ t.test('missed: asked for, running, no mark', async (t) => {
 
 t.test('an annotation that cannot be read: missed, with why (the create would have been refused)', async (t) => {
   const missed = findMissed([pod('s1', { 'envhook.io/env': '{"app": [' })], [ctr('c', 's1', 'app')]);
-  t.same(missed, [{ id: 'c', name: 'app', pod: 'pod-s1', namespace: 'ns', podUid: 'uid-s1', podEvicts: false, invalid: 'annotation "envhook.io/env" is not valid JSON (truncated)' }]);
+  t.same(missed, [{
+    id: 'c',
+    name: 'app',
+    pod: 'pod-s1',
+    namespace: 'ns',
+    podUid: 'uid-s1',
+    podEvicts: false,
+    invalid: 'annotation "envhook.io/env" is not valid JSON (truncated)',
+  }]);
 });

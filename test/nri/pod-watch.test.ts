@@ -40,13 +40,24 @@ function setup(t: Test): Node {
     pod(uid, annotations = { 'envhook.io/volumeOwners': OWNERS }) {
       const pod = makePod(root, {}, uid);
       const vol = makeAtomicVolume(pod, 'secret', 'keys', { key: { data: CANARY, mode: 0o400 } });
-      return { pod, vol, nri: { id: `sandbox-${uid}`, name: `web-${uid}`, namespace: 'default', uid, annotations: { other: CANARY, ...annotations } } };
+      return {
+        pod,
+        vol,
+        nri: { id: `sandbox-${uid}`, name: `web-${uid}`, namespace: 'default', uid, annotations: { other: CANARY, ...annotations } },
+      };
     },
   };
 }
 
 const ownerOf = (vol: string) => fs.lstatSync(path.join(vol, '..data/key')).uid;
-const running = (p: NriPod, state = RUNNING): NriSyncContainer => ({ id: `c-${p.id}`, name: 'app', podSandboxId: p.id, annotations: {}, state, mounts: [] });
+const running = (p: NriPod, state = RUNNING): NriSyncContainer => ({
+  id: `c-${p.id}`,
+  name: 'app',
+  podSandboxId: p.id,
+  annotations: {},
+  state,
+  mounts: [],
+});
 const rewrite = (vol: string, i: number) => atomicWrite(vol, { key: { data: `${CANARY}${i}`, mode: 0o400 } });
 
 t.test('Synchronize: a running pod with volumeOwners is watched, owned at once, and every rewrite after', async (t) => {
@@ -72,7 +83,12 @@ t.test('Synchronize: only running pods that ask for owners; a pod not running an
   const stopped = n.pod('pod-stopped');
   const plain = n.pod('pod-plain', {});
   const bare = n.pod('pod-bare'); // a sandbox with no container yet
-  n.watcher.synchronized([a.nri, stopped.nri, plain.nri, bare.nri], [running(a.nri), running(stopped.nri, CONTAINER_STOPPED), running(plain.nri)]);
+  n.watcher.synchronized([
+    a.nri,
+    stopped.nri,
+    plain.nri,
+    bare.nri,
+  ], [running(a.nri), running(stopped.nri, CONTAINER_STOPPED), running(plain.nri)]);
   t.equal(n.watcher.registry.stats().pods, 1, 'one pod watched');
   t.ok(n.watcher.registry.has('pod-a'));
   // A reconnect: the runtime's state now says pod-a's containers have stopped.
@@ -142,7 +158,11 @@ t.test("the pod's directory goes away: the pod is dropped, no watch left", async
   n.watcher.synchronized([a.nri], [running(a.nri)]);
   await waitFor(() => ownerOf(a.vol) === 1000, 5000, 'first pass');
   fs.rmSync(a.pod.dir, { recursive: true });
-  await waitFor(() => !n.watcher.registry.has('pod-a') && n.log().some((l) => l.msg === 'nri: pod no longer watched'), 10_000, 'pod dropped');
+  await waitFor(
+    () => !n.watcher.registry.has('pod-a') && n.log().some((l) => l.msg === 'nri: pod no longer watched'),
+    10_000,
+    'pod dropped',
+  );
   t.match(n.log().find((l) => l.msg === 'nri: pod no longer watched'), { podUid: 'pod-a', why: 'its volumes are gone' });
   t.equal(inotifyWatches(), before, 'no watch left behind');
 });
@@ -150,18 +170,37 @@ t.test("the pod's directory goes away: the pod is dropped, no watch left", async
 t.test('what cannot be watched is logged, never thrown: bad annotation, missing volume, missing pod directory', async (t) => {
   const n = setup(t);
   const bad = n.pod('pod-bad', { 'envhook.io/volumeOwners': `[{"volume":"keys","defaultUser":"${CANARY}"}]` });
-  const missing = n.pod('pod-missing', { 'envhook.io/volumeOwners': JSON.stringify([{ volume: 'keys', defaultUser: 1000 }, { volume: 'absent', defaultUser: 1000 }]) });
-  const gone: NriPod = { id: 's-gone', name: 'gone', namespace: 'default', uid: 'pod-gone', annotations: { 'envhook.io/volumeOwners': OWNERS } };
+  const missing = n.pod('pod-missing', {
+    'envhook.io/volumeOwners': JSON.stringify([{ volume: 'keys', defaultUser: 1000 }, { volume: 'absent', defaultUser: 1000 }]),
+  });
+  const gone: NriPod = {
+    id: 's-gone',
+    name: 'gone',
+    namespace: 'default',
+    uid: 'pod-gone',
+    annotations: { 'envhook.io/volumeOwners': OWNERS },
+  };
   const traversal: NriPod = { ...gone, uid: '../pod-a' };
-  t.doesNotThrow(() => n.watcher.synchronized([bad.nri, missing.nri, gone, traversal], [running(bad.nri), running(missing.nri), running(gone), running(traversal)]));
-  t.same([...['pod-bad', 'pod-missing', 'pod-gone']].map((u) => n.watcher.registry.has(u)), [false, true, false], 'only the pod with a watchable volume');
+  t.doesNotThrow(() => n.watcher.synchronized([
+    bad.nri,
+    missing.nri,
+    gone,
+    traversal,
+  ], [running(bad.nri), running(missing.nri), running(gone), running(traversal)]));
+  t.same(
+    [...['pod-bad', 'pod-missing', 'pod-gone']].map((u) => n.watcher.registry.has(u)),
+    [false, true, false],
+    'only the pod with a watchable volume',
+  );
   const warns = n.log().filter((l) => l.msg.startsWith('nri: pod not watched: '));
   t.match(warns.map((l) => [l.podUid, l.msg]), [
     ['pod-bad', /^nri: pod not watched: annotation "envhook\.io\/volumeOwners"/],
     ['pod-gone', `nri: pod not watched: pod directory ${path.join(n.root, 'pods/pod-gone')} not found`],
     ['../pod-a', 'nri: pod not watched: pod UID "../pod-a" is not a valid pod UID'],
   ]);
-  t.match(n.log().find((l) => l.msg === 'nri: volume not watched'), { podUid: 'pod-missing', volume: 'absent', reason: 'volume "absent" not found' });
+  t.match(n.log().find(
+    (l) => l.msg === 'nri: volume not watched',
+  ), { podUid: 'pod-missing', volume: 'absent', reason: 'volume "absent" not found' });
   t.notMatch(n.logText(), CANARY, 'no annotation value or file content logged');
 });
 
@@ -169,9 +208,13 @@ t.test('an idmapped mount of the volume: the container UID is written as is; mix
   const n = setup(t);
   const a = n.pod('pod-a');
   const idmapped = { destination: '/keys', source: a.vol, type: 'bind', options: ['rbind', 'ro', 'idmap'] };
-  n.watcher.synchronized([a.nri], [{ ...running(a.nri), mounts: [idmapped] }, { ...running(a.nri), mounts: [{ ...idmapped, options: ['rbind', 'ro'] }] }]);
+  n.watcher.synchronized([
+    a.nri,
+  ], [{ ...running(a.nri), mounts: [idmapped] }, { ...running(a.nri), mounts: [{ ...idmapped, options: ['rbind', 'ro'] }] }]);
   t.notOk(n.watcher.registry.has('pod-a'));
-  t.match(n.log().find((l) => l.msg === 'nri: volume not watched'), { volume: 'keys', reason: 'volume "keys" is mounted both idmapped and not idmapped' });
+  t.match(n.log().find(
+    (l) => l.msg === 'nri: volume not watched',
+  ), { volume: 'keys', reason: 'volume "keys" is mounted both idmapped and not idmapped' });
   n.watcher.synchronized([a.nri], [{ ...running(a.nri), mounts: [idmapped] }]);
   await waitFor(() => ownerOf(a.vol) === 1000, 5000, 'owned as 1000');
 });
@@ -198,7 +241,16 @@ t.test('the inotify limit reached: logged once for all pods, the volumes polled,
     await waitFor(() => ownerOf(vol) === 1000, 5000, 'owned by polling');
   }
   const lines = fs.readFileSync(logFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  t.same(lines.filter((l) => /inotify limit/.test(l.msg)).map((l) => [l.msg, l.code]), [['inotify limit reached: the kernel refused a watch (ENOSPC; raise fs.inotify.max_user_watches): volumes without a watch are polled every 50 ms instead (logged once; the count of refused watches is in the status)', 'ENOSPC']], 'one line for the process');
+  t.same(
+    lines.filter((l) => /inotify limit/.test(l.msg)).map((l) => [l.msg, l.code]),
+    [
+      [
+        'inotify limit reached: the kernel refused a watch (ENOSPC; raise fs.inotify.max_user_watches): volumes without a watch are polled every 50 ms instead (logged once; the count of refused watches is in the status)',
+        'ENOSPC',
+      ],
+    ],
+    'one line for the process',
+  );
 });
 
 // containerd 1.7 with NRI 0.6.1 starts its pre-installed plugins without a Synchronize: a plugin
@@ -239,9 +291,13 @@ t.test('restore(): a new process watches the recorded pods again, without a Sync
   rewrite(a.vol, 2);
   await waitFor(() => ownerOf(a.vol) === 1000, 5000, 'a rewrite after the restore owned');
   const lines = fs.readFileSync(secondLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  t.same(lines.filter((l) => l.msg === 'nri: watching pod volume owners').map((l) => [l.podUid, l.sandbox, l.why]).sort(), [['pod-a', a.nri.id, 'restore'], ['pod-b', b.nri.id, 'restore']]);
+  t.same(lines.filter(
+    (l) => l.msg === 'nri: watching pod volume owners',
+  ).map((l) => [l.podUid, l.sandbox, l.why]).sort(), [['pod-a', a.nri.id, 'restore'], ['pod-b', b.nri.id, 'restore']]);
   t.notOk(fs.existsSync(path.join(records, 'pod-gone.json')), "a gone pod's record is removed");
-  t.match(lines.find((l) => l.podUid === 'pod-x'), { msg: `nri: owners record refused: owners record ${records}/pod-x.json: /podDir: must be a normalised path ending in the pod UID` });
+  t.match(lines.find(
+    (l) => l.podUid === 'pod-x',
+  ), { msg: `nri: owners record refused: owners record ${records}/pod-x.json: /podDir: must be a normalised path ending in the pod UID` });
   t.notMatch(fs.readFileSync(secondLog, 'utf8'), CANARY, 'nothing of a file or a record logged');
 
   // The sandbox the record names ends the restored watch; a Synchronize, where one comes, decides.
@@ -261,5 +317,8 @@ t.test('restore(): a records directory others can write is not read', async (t) 
   const w = createPodWatcher({ kubeletRoot: path.join(dir, 'kubelet'), log: createLogger(logFile, 'debug'), runDir });
   t.teardown(() => w.close());
   t.doesNotThrow(() => w.restore());
-  t.match(fs.readFileSync(logFile, 'utf8'), `nri: owners records not read: run directory ${path.join(runDir, 'nri-owners')} must be owned by root and not writable by group or others`);
+  t.match(fs.readFileSync(logFile, 'utf8'), `nri: owners records not read: run directory ${path.join(
+    runDir,
+    'nri-owners',
+  )} must be owned by root and not writable by group or others`);
 });

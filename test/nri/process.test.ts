@@ -24,7 +24,11 @@ t.test('the single executable: its path, then its arguments (Node options only i
     env: { HOME: '/root' },
     sea: true,
   });
-  t.same(next, { file: '/usr/local/bin/envhook', args: ['/usr/local/bin/envhook', 'nri'], env: { HOME: '/root', NODE_OPTIONS: DAEMON_NODE_OPTION } });
+  t.same(next, {
+    file: '/usr/local/bin/envhook',
+    args: ['/usr/local/bin/envhook', 'nri'],
+    env: { HOME: '/root', NODE_OPTIONS: DAEMON_NODE_OPTION },
+  });
 });
 
 t.test('once, and never against the admin: NODE_OPTIONS with any pool size means no execve', async (t) => {

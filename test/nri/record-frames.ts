@@ -32,7 +32,11 @@ const proxy = net.createServer((plugin) => {
   runtime.on('error', () => {});
 });
 await new Promise<void>((r) => proxy.listen(proxyPath, r));
-const envhook = spawn(NODE, [path.join(REPO, 'src/cli/main.ts'), 'nri', '--socket', proxyPath, '--log-file', path.join(ctrd.dir, 'envhook.log')], { stdio: 'inherit', env: { ...process.env, ENVHOOK_RUN_DIR: path.join(ctrd.dir, 'run') } });
+const envhook = spawn(
+  NODE,
+  [path.join(REPO, 'src/cli/main.ts'), 'nri', '--socket', proxyPath, '--log-file', path.join(ctrd.dir, 'envhook.log')],
+  { stdio: 'inherit', env: { ...process.env, ENVHOOK_RUN_DIR: path.join(ctrd.dir, 'run') } },
+);
 try {
   await ctrd.waitForLog(/plugin \\"50-envhook\\" connected and synchronized/);
   await ctrd.stop();
@@ -43,5 +47,9 @@ try {
   proxy.close();
   await ctrd.cleanup();
 }
-fs.writeFileSync(out, JSON.stringify({ runtime: `containerd ${sidVersion('containerd')}`, nri: `golang-github-containerd-nri-dev ${sidVersion('golang-github-containerd-nri-dev')}`, chunks }, null, 1) + '\n');
+fs.writeFileSync(out, JSON.stringify({
+  runtime: `containerd ${sidVersion('containerd')}`,
+  nri: `golang-github-containerd-nri-dev ${sidVersion('golang-github-containerd-nri-dev')}`,
+  chunks,
+}, null, 1) + '\n');
 console.log(`${chunks.length} chunks → ${path.relative(REPO, out)}`);

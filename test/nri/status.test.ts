@@ -20,7 +20,11 @@ t.test('written into a run directory it creates (0755, file 0644), read back as 
   t.equal(fs.statSync(runDir).mode & 0o777, 0o755);
   t.equal(fs.statSync(statusPath(runDir)).mode & 0o777, 0o644);
   t.same(readStatus(runDir), sampleStatus());
-  const next = sampleStatus({ connected: false, since: '2026-11-26T10:06:00.000Z', lastError: { at: '2026-11-26T10:06:00.000Z', message: 'NRI connection closed' } });
+  const next = sampleStatus({
+    connected: false,
+    since: '2026-11-26T10:06:00.000Z',
+    lastError: { at: '2026-11-26T10:06:00.000Z', message: 'NRI connection closed' },
+  });
   delete next.workerPid;
   writeStatus(runDir, next);
   t.same(readStatus(runDir), next, 'replaced whole');
@@ -38,9 +42,17 @@ t.test('a file that is not a status: one line naming the file, never its content
     ['not UTF-8', Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), /^status file \S+ is not valid JSON$/],
     ['a field of the wrong type', JSON.stringify({ ...sampleStatus(), plugin: 5 }), /^status file \S+: \/plugin: must be string$/],
     ['an unknown field', JSON.stringify({ ...sampleStatus(), CANARY: 'CANARY-VALUE' }), /^status file \S+: \/: unknown field "CANARY"$/],
-    ['a count missing', JSON.stringify({ ...sampleStatus(), counts: { adjusted: 1 } }), /^status file \S+: \/counts: missing field "registrations"$/],
+    [
+      'a count missing',
+      JSON.stringify({ ...sampleStatus(), counts: { adjusted: 1 } }),
+      /^status file \S+: \/counts: missing field "registrations"$/,
+    ],
     ['another version', JSON.stringify({ ...sampleStatus(), version: 2 }), /^status file \S+: \/version: must be equal to constant$/],
-    ['a time that is not one', JSON.stringify({ ...sampleStatus(), since: 'CANARY-VALUE' }), /^status file \S+: \/since: must match pattern/],
+    [
+      'a time that is not one',
+      JSON.stringify({ ...sampleStatus(), since: 'CANARY-VALUE' }),
+      /^status file \S+: \/since: must match pattern/,
+    ],
     ['too large', 'x'.repeat(64 * 1024 + 1), /^status file \S+ is larger than 65536 bytes$/],
     ['a directory', null, /^\S+: not a regular file$/],
   ];

@@ -10,19 +10,40 @@ import { NODE } from '../helpers/bundle.ts';
 
 /** A worker that beats and says `registered`, or exits at once (`crash`). */
 const worker = (mode: 'ok' | 'crash'): ChildProcess =>
-  spawn(NODE, ['-e', mode === 'crash' ? 'process.exit(3)' : "process.send({t:'registered',runtimeName:'fake',runtimeVersion:'1'}); setInterval(() => process.send({t:'beat',d:{adjusted:1,empty:0,refused:0,errors:0,durations:[0.001]}}), 100); process.on('disconnect', () => process.exit(0))"], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  spawn(
+    NODE,
+    [
+      '-e',
+      mode === 'crash' ? 'process.exit(3)' : "process.send({t:'registered',runtimeName:'fake',runtimeVersion:'1'}); setInterval(() => process.send({t:'beat',d:{adjusted:1,empty:0,refused:0,errors:0,durations:[0.001]}}), 100); process.on('disconnect', () => process.exit(0))",
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
+  );
 
 t.test('a worker that registered and dies is replaced at once; counts and status follow', async (t) => {
   const published: NriStatus[] = [];
   const spawned: ChildProcess[] = [];
-  const s = startSupervisor({ name: 'envhook', index: '50', socketPath: '/x', log: silentLogger, publish: (st) => published.push(st), spawnWorker: () => { const c = worker('ok'); spawned.push(c); return c; } });
+  const s = startSupervisor({
+    name: 'envhook',
+    index: '50',
+    socketPath: '/x',
+    log: silentLogger,
+    publish: (st) => published.push(st),
+    spawnWorker: () => { const c = worker('ok'); spawned.push(c); return c; },
+  });
   t.teardown(() => s.stop('test over'));
   while (!s.status().connected) await new Promise((r) => setTimeout(r, 20));
   spawned[0]!.kill('SIGKILL');
-  while (spawned.length < 2 || !s.status().connected || s.status().workerPid !== spawned[1]!.pid) await new Promise((r) => setTimeout(r, 20));
+  while (spawned.length < 2 || !s.status().connected || s.status().workerPid !== spawned[1]!.pid) await new Promise(
+    (r) => setTimeout(r, 20),
+  );
   await new Promise((r) => setTimeout(r, 300));
   const st = s.status();
-  t.match(st, { plugin: '50-envhook', connected: true, runtime: { name: 'fake', version: '1' }, counts: { registrations: 2, workerRestarts: 1, hangs: 0 } });
+  t.match(st, {
+    plugin: '50-envhook',
+    connected: true,
+    runtime: { name: 'fake', version: '1' },
+    counts: { registrations: 2, workerRestarts: 1, hangs: 0 },
+  });
   t.ok(st.counts.adjusted >= 1, 'the beats carried the counts');
   t.ok(published.some((p) => !p.connected && p.counts.workerRestarts === 1), 'published: disconnected in between');
   await s.stop('done');
@@ -32,7 +53,10 @@ t.test('a worker that registered and dies is replaced at once; counts and status
 
 t.test('workers that die before registering: started again with a growing delay', async (t) => {
   const delays: number[] = [];
-  const log = { ...silentLogger, warn: (o: { restartInMs?: number }) => void (o.restartInMs !== undefined && delays.push(o.restartInMs)) } as unknown as typeof silentLogger;
+  const log = {
+    ...silentLogger,
+    warn: (o: { restartInMs?: number }) => void (o.restartInMs !== undefined && delays.push(o.restartInMs)),
+  } as unknown as typeof silentLogger;
   const s = startSupervisor({ name: 'envhook', index: '50', socketPath: '/x', log, spawnWorker: () => worker('crash') });
   while (delays.length < 4) await new Promise((r) => setTimeout(r, 20));
   await s.stop('done');

@@ -13,7 +13,10 @@ t.test('beats carry what happened since the last beat; state changes go at once'
   t.same(sent.at(-1), { t: 'registered', runtimeName: 'containerd', runtimeVersion: '2.1.9', socket: '/s' });
   await new Promise((r) => setTimeout(r, 80));
   const beat = sent.find((m) => m.t === 'beat' && m.d);
-  t.same(beat, { t: 'beat', d: { adjusted: 1, empty: 1, refused: 1, errors: 0, durations: [0.001, 0.002, 0.0001], lastError: 'envhook: volume "v" not found' } });
+  t.same(beat, {
+    t: 'beat',
+    d: { adjusted: 1, empty: 1, refused: 1, errors: 0, durations: [0.001, 0.002, 0.0001], lastError: 'envhook: volume "v" not found' },
+  });
   link.stop();
   t.same(sent.at(-1), { t: 'beat' }, 'stop: a last beat, nothing pending');
 });

@@ -21,7 +21,9 @@ t.test('the plain-parse fast path gives what the lossless reviver gives', async 
   const { default: fc } = await import('fast-check');
   const { scanJson } = await import('../../src/oci/json.ts');
   const reviver = (text: string) =>
-    JSON.parse(text, (_k, v, ctx: { source?: string }) => (typeof v === 'number' && ctx.source !== undefined && String(v) !== ctx.source ? JSON.rawJSON(ctx.source) : v));
+    JSON.parse(text, (_k, v, ctx: { source?: string }) => (typeof v === 'number' && ctx.source !== undefined && String(
+      v,
+    ) !== ctx.source ? JSON.rawJSON(ctx.source) : v));
   const depth = (text: string) => {
     let d = 0, max = 0, inString = false;
     for (let i = 0; i < text.length; i++) {
@@ -35,14 +37,30 @@ t.test('the plain-parse fast path gives what the lossless reviver gives', async 
   };
   const odd = fc.constantFrom('1.0', '1e3', '-0', '18446744073709551615', '0.10', '1E2', '2e-7', '12', '-3.5', '0');
   // JSON text with odd number forms spliced in where a number is, strings with quotes and backslashes.
-  const text = fc.tuple(fc.json(), fc.array(odd, { maxLength: 3 }), fc.string()).map(([j, nums, s]) => `{"s":${JSON.stringify(s + '\\"')},"j":${j},"n":[${nums.join(',')}]}`);
+  const text = fc.tuple(
+    fc.json(),
+    fc.array(odd, { maxLength: 3 }),
+    fc.string(),
+  ).map(([j, nums, s]) => `{"s":${JSON.stringify(s + '\\"')},"j":${j},"n":[${nums.join(',')}]}`);
   fc.assert(fc.property(text, (tx) => {
     t.equal(stringifyLossless(parseLossless(tx, 'x')), JSON.stringify(reviver(tx)));
     t.equal(scanJson(tx).depth, depth(tx));
     return true;
   }), { numRuns: 2000 });
   // Malformed text too (unterminated strings, stray backslashes): the depth is the old scan's.
-  const junk = fc.array(fc.constantFrom('[', ']', '{', '}', '"', '\\', 'a', ' ', '\n', '1.0', ','), { maxLength: 40 }).map((a) => a.join(''));
+  const junk = fc.array(fc.constantFrom(
+    '[',
+    ']',
+    '{',
+    '}',
+    '"',
+    '\\',
+    'a',
+    ' ',
+    '\n',
+    '1.0',
+    ',',
+  ), { maxLength: 40 }).map((a) => a.join(''));
   fc.assert(fc.property(junk, (tx) => scanJson(tx).depth === depth(tx)), { numRuns: 20000 });
   t.equal(scanJson('[[' + '"' + '\\'.repeat(5000) + '"]]').depth, 2);
   t.equal(scanJson('"' + '[{'.repeat(2000)).depth, 0);

@@ -19,7 +19,11 @@ t.test('absent annotation: nothing asked', async (t) => {
 
 t.test('valid entries are normalised', async (t) => {
   t.same(read([{ volume: 'keys', defaultUser: 1000, items: [{ path: 'ssh/./host_rsa_key', user: 0 }] }, { volume: 'mongo' }]), [
-    { volume: 'keys', defaultUser: 1000, items: [{ path: 'ssh/./host_rsa_key', names: ['ssh', 'host_rsa_key'], key: 'ssh/host_rsa_key', user: 0 }] },
+    {
+      volume: 'keys',
+      defaultUser: 1000,
+      items: [{ path: 'ssh/./host_rsa_key', names: ['ssh', 'host_rsa_key'], key: 'ssh/host_rsa_key', user: 0 }],
+    },
     { volume: 'mongo', defaultUser: undefined, items: [] },
   ]);
   t.same(read([{ volume: 'v', defaultUser: 2147483647 }])?.[0]?.defaultUser, 2147483647, 'the largest UID');
@@ -29,7 +33,11 @@ t.test('valid entries are normalised', async (t) => {
 t.test('UIDs: integers in [0, 2147483647], exact messages', async (t) => {
   t.equal(msg([{ volume: 'v', defaultUser: -1 }]), `${A}: /0/defaultUser: must be >= 0`);
   t.equal(msg([{ volume: 'v', defaultUser: 1.5 }]), `${A}: /0/defaultUser: must be integer`);
-  t.equal(msg('[{"volume":"v","defaultUser":1000.0}]'), `${A}: /0/defaultUser: must be integer`, '1000.0 is not an int64 to Kubernetes either');
+  t.equal(
+    msg('[{"volume":"v","defaultUser":1000.0}]'),
+    `${A}: /0/defaultUser: must be integer`,
+    '1000.0 is not an int64 to Kubernetes either',
+  );
   t.equal(msg('[{"volume":"v","defaultUser":1e3}]'), `${A}: /0/defaultUser: must be integer`);
   t.equal(msg([{ volume: 'v', defaultUser: 2147483648 }]), `${A}: /0/defaultUser: must be <= 2147483647`);
   t.equal(msg([{ volume: 'v', defaultUser: '1000' }]), `${A}: /0/defaultUser: must be integer`);

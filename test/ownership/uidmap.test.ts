@@ -44,9 +44,17 @@ t.test('which rule applies to a volume (SPEC §5)', async (t) => {
   t.same(translation(spec({}), vol), { kind: 'none' });
   t.same(translation(spec({}, { uidMappings: USERNS }), vol), { kind: 'userns', mappings: USERNS });
   t.same(translation(spec({}, { uidMappings: [] }), vol), { kind: 'none' }, 'empty mappings: no user namespace');
-  t.same(translation(spec({ options: ['rbind', 'ro', 'idmap'] }, { uidMappings: USERNS }), vol), { kind: 'idmapped' }, 'idmapped wins over the user namespace');
+  t.same(
+    translation(spec({ options: ['rbind', 'ro', 'idmap'] }, { uidMappings: USERNS }), vol),
+    { kind: 'idmapped' },
+    'idmapped wins over the user namespace',
+  );
   t.same(translation(spec({ uidMappings: USERNS, gidMappings: USERNS }, { uidMappings: USERNS }), vol), { kind: 'idmapped' });
-  t.same(translation(spec({ source: vol + '/..data/key' , options: ['idmap'] }), vol), { kind: 'idmapped' }, 'a file of the volume mounted alone');
+  t.same(
+    translation(spec({ source: vol + '/..data/key' , options: ['idmap'] }), vol),
+    { kind: 'idmapped' },
+    'a file of the volume mounted alone',
+  );
   t.same(translation(spec({ source: vol + '-other' }), vol), { kind: 'none' }, 'a sibling with a common prefix is not the volume');
   const twice = spec({});
   (twice.mounts as object[]).push({ destination: '/keys2', source: vol, options: ['idmap'] });

@@ -14,7 +14,16 @@ function walk(dir: string, opts: Partial<WalkOptions> = {}) {
   const data = openDataDir('v', dir);
   const files: string[] = [];
   try {
-    const stats = chownTree(data.fd, { volume: 'v', dev: data.dev, defaultOwner: owner(1000), items: new Map(), skipReserved: data.timestamped === undefined, dryRun: false, onFile: (rel) => files.push(rel), ...opts });
+    const stats = chownTree(data.fd, {
+      volume: 'v',
+      dev: data.dev,
+      defaultOwner: owner(1000),
+      items: new Map(),
+      skipReserved: data.timestamped === undefined,
+      dryRun: false,
+      onFile: (rel) => files.push(rel),
+      ...opts
+    });
     return { ...stats, files: files.sort(), timestamped: data.timestamped };
   } finally {
     closeDataDir(data);
@@ -31,7 +40,14 @@ t.test('chowns regular data files only; group, links and directories untouched',
   t.equal(fs.lstatSync(path.join(ts, 'a')).gid, 55, 'group left as it was');
   t.equal(uidOf(path.join(ts, 'sub/deep/c')), 1001, 'the item owner wins');
   t.equal(fs.lstatSync(path.join(ts, 'sub/deep/c')).mode & 0o777, 0o400, 'mode untouched');
-  for (const p of [vol, ts, path.join(ts, 'sub'), path.join(vol, 'a'), path.join(vol, 'sub'), path.join(vol, '..data')]) t.equal(uidOf(p), 0, `${path.relative(vol, p)} not chowned`);
+  for (const p of [
+    vol,
+    ts,
+    path.join(ts, 'sub'),
+    path.join(vol, 'a'),
+    path.join(vol, 'sub'),
+    path.join(vol, '..data'),
+  ]) t.equal(uidOf(p), 0, `${path.relative(vol, p)} not chowned`);
 });
 
 t.test('idempotent: a second run changes nothing, not even ctime', async (t) => {
@@ -152,7 +168,11 @@ t.test('a deadline passed: one line naming the volume and how far it got, not a 
   const vol = path.join(t.testdir({}), 'vol');
   const files = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`f${i}`, 'x']));
   const ts = atomicWrite(vol, files);
-  t.throws(() => walk(vol, { deadline: process.hrtime.bigint() - 1n }), { message: /^volume "v": owners not all set in time \(\d+ files done\): given up before the runtime's request timeout; a retry goes on from there$/ });
+  t.throws(() => walk(vol, {
+    deadline: process.hrtime.bigint() - 1n,
+  }), {
+    message: /^volume "v": owners not all set in time \(\d+ files done\): given up before the runtime's request timeout; a retry goes on from there$/,
+  });
   const left = fs.readdirSync(ts).filter((f) => uidOf(path.join(ts, f)) === 0).length;
   t.ok(left > 0 && left < 200, `stopped part way (${left} of 200 left)`);
   t.same(walk(vol, { deadline: process.hrtime.bigint() + 60_000_000_000n }).changed, left, 'a retry in time does the rest');

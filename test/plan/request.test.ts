@@ -16,7 +16,11 @@ t.test('entries for this container; serviceLinks through "*"', async (t) => {
   t.same(req.env.map((v) => v.name), ['A', 'B']);
   t.same(req.envFrom.map((s) => s.fileRef?.volumeName), ['from-vol']);
   t.equal(req.removeServiceLinks, true);
-  t.same(envRequest({ annotations: { 'envhook.io/serviceLinks': '{"*":true}' }, container: 'app' }), { env: [], envFrom: [], removeServiceLinks: false }, 'serviceLinks: true is a request');
+  t.same(
+    envRequest({ annotations: { 'envhook.io/serviceLinks': '{"*":true}' }, container: 'app' }),
+    { env: [], envFrom: [], removeServiceLinks: false },
+    'serviceLinks: true is a request',
+  );
   t.equal(envRequest({ annotations: { 'envhook.io/env': '{"other":[]}' }, container: 'app' }), undefined, 'nothing for this container');
   t.equal(envRequest({ annotations: {}, container: 'app' }), undefined);
 });
@@ -28,7 +32,15 @@ t.test('owners are the pod\'s; volumes that need the pod directory', async (t) =
   const owners = ownersRequest({ annotations });
   t.same(podVolumes(req, owners, new Map()), ['from-vol', 'env-vol', 'keys']);
   t.same(podVolumes(req, owners, new Map([['from-vol', '/d'], ['keys', '/k']])), ['env-vol'], 'overridden volumes need no pod');
-  t.same(podVolumes({ env: [{ name: 'B', value: 'b' }], envFrom: [], removeServiceLinks: true }, [], new Map()), [], 'values only: no pod directory');
-  t.same(podVolumes({ env: [{ name: 'W', valueFrom: { fileRef: { volumeName: 'vault', path: 'pw' } } }], envFrom: [], removeServiceLinks: false }, [], new Map()), ['vault'], 'a fileRef volume');
+  t.same(
+    podVolumes({ env: [{ name: 'B', value: 'b' }], envFrom: [], removeServiceLinks: true }, [], new Map()),
+    [],
+    'values only: no pod directory',
+  );
+  t.same(podVolumes(
+    { env: [{ name: 'W', valueFrom: { fileRef: { volumeName: 'vault', path: 'pw' } } }], envFrom: [], removeServiceLinks: false },
+    [],
+    new Map(),
+  ), ['vault'], 'a fileRef volume');
   t.same(podVolumes(undefined, [], new Map()), []);
 });

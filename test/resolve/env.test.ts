@@ -10,10 +10,15 @@ import type { EnvVar } from '../../src/k8s/annotations.ts';
 const CANARY = 'CANARY-7f3a9c-secret';
 
 function volumes(t: Test, files: FixtureDirContent): VolumeLocator {
-  const dir = t.testdir({ pod: { volumes: { 'kubernetes.io~empty-dir': { config: files }, 'kubernetes.io~secret': { keys: {} }, 'kubernetes.io~nfs': { share: {} } } } });
+  const dir = t.testdir({ pod: {
+    volumes: { 'kubernetes.io~empty-dir': { config: files }, 'kubernetes.io~secret': { keys: {} }, 'kubernetes.io~nfs': { share: {} } },
+  } });
   return createVolumeLocator({ pod: { dir: path.join(dir, 'pod'), uid: undefined, from: 'flag' }, overrides: new Map() });
 }
-const ref = (key: string, p = 'config.env', optional?: boolean): EnvVar => ({ name: key, valueFrom: { fileKeyRef: { volumeName: 'config', path: p, key, ...(optional === undefined ? {} : { optional }) } } });
+const ref = (key: string, p = 'config.env', optional?: boolean): EnvVar => ({
+  name: key,
+  valueFrom: { fileKeyRef: { volumeName: 'config', path: p, key, ...(optional === undefined ? {} : { optional }) } },
+});
 const req = (r: Partial<EnvRequest>): EnvRequest => ({ env: [], envFrom: [], removeServiceLinks: false, ...r });
 const resolve = (env: string[], r: Partial<EnvRequest>, v: VolumeLocator) => resolveEnv(env, req(r), v, parseEnvFile);
 const message = (fn: () => unknown): string => {
@@ -32,7 +37,17 @@ t.test('resolution order: process env, service links, envFrom in order, env in o
     envFrom: [{ fileRef: { volumeName: 'config', path: 'a.env' } }, { prefix: 'P_', fileRef: { volumeName: 'config', path: 'b.env' } }],
     env: [{ name: 'B', value: 'v-$(A)-$(P_SHARED)-$(X_PORT)-$(LATER)' }, { name: 'LATER', value: 'l' }, { name: 'E', value: '$(P_C)' }],
   }, v);
-  t.same(r.env, ['PATH=/bin', 'A=from-a', 'Z=z', 'B=v-from-a-b-$(X_PORT)-$(LATER)', 'SHARED=a', 'P_SHARED=b', 'P_C=$(A)', 'LATER=l', 'E=$(A)']);
+  t.same(r.env, [
+    'PATH=/bin',
+    'A=from-a',
+    'Z=z',
+    'B=v-from-a-b-$(X_PORT)-$(LATER)',
+    'SHARED=a',
+    'P_SHARED=b',
+    'P_C=$(A)',
+    'LATER=l',
+    'E=$(A)',
+  ]);
   t.same(r.removed, ['X_SERVICE_HOST', 'X_PORT']);
   t.same(r.set.map((s) => s.name), ['A', 'SHARED', 'P_SHARED', 'P_C', 'B', 'LATER', 'E']);
   t.equal(r.set.find((s) => s.name === 'B')!.source, 'value');
@@ -46,8 +61,19 @@ t.test('overriding replaces in place and drops later duplicates', async (t) => {
 });
 
 t.test('fileKeyRef: one key; optional covers a missing file and a missing key only', async (t) => {
-  const v = volumes(t, { 'config.env': `CONFIG_VAR='HELLO'\nEMPTY=''\nRAW='$(CONFIG_VAR) $$'\n`, 'bad.env': `OK='1'\nSECRET=${CANARY}\n`, dir: {} });
-  const r = resolve([], { env: [ref('CONFIG_VAR'), ref('EMPTY'), ref('RAW'), ref('NOPE', 'config.env', true), ref('X', 'missing.env', true), ref('Y', 'no/dir.env', true)] }, v);
+  const v = volumes(t, {
+    'config.env': `CONFIG_VAR='HELLO'\nEMPTY=''\nRAW='$(CONFIG_VAR) $$'\n`,
+    'bad.env': `OK='1'\nSECRET=${CANARY}\n`,
+    dir: {},
+  });
+  const r = resolve([], { env: [
+    ref('CONFIG_VAR'),
+    ref('EMPTY'),
+    ref('RAW'),
+    ref('NOPE', 'config.env', true),
+    ref('X', 'missing.env', true),
+    ref('Y', 'no/dir.env', true),
+  ] }, v);
   t.same(r.env, ['CONFIG_VAR=HELLO', 'EMPTY=', 'RAW=$(CONFIG_VAR) $$'], 'values from files are never expanded');
   t.same(r.skipped.map((s) => s.source), [
     'volume "config": file "config.env": key "NOPE" (optional, key not found)',
@@ -56,15 +82,28 @@ t.test('fileKeyRef: one key; optional covers a missing file and a missing key on
   ]);
   t.equal(message(() => resolve([], { env: [ref('NOPE')] }, v)), 'volume "config": file "config.env": key "NOPE" not found');
   t.equal(message(() => resolve([], { env: [ref('X', 'missing.env')] }, v)), 'volume "config": file "missing.env": not found');
-  t.equal(message(() => resolve([], { env: [ref('OK', 'bad.env', true)] }, v)), 'volume "config": file "bad.env": line 2: value must be single-quoted');
+  t.equal(
+    message(() => resolve([], { env: [ref('OK', 'bad.env', true)] }, v)),
+    'volume "config": file "bad.env": line 2: value must be single-quoted',
+  );
   t.equal(message(() => resolve([], { env: [ref('OK', 'dir', true)] }, v)), 'volume "config": file "dir": is a directory');
   const missingVolume: EnvVar = { name: 'A', valueFrom: { fileKeyRef: { volumeName: 'other', path: 'a', key: 'A', optional: true } } };
   t.equal(message(() => resolve([], { env: [missingVolume] }, v)), 'volume "other" not found', 'optional does not cover a missing volume');
   const secret: EnvVar = { name: 'A', valueFrom: { fileKeyRef: { volumeName: 'keys', path: 'a', key: 'A' } } };
-  t.equal(message(() => resolve([], { env: [secret] }, v)), 'volume "keys": file "a": not found', 'a secret volume is a source too (SPEC §10)');
+  t.equal(
+    message(() => resolve([], { env: [secret] }, v)),
+    'volume "keys": file "a": not found',
+    'a secret volume is a source too (SPEC §10)',
+  );
   const nfs: EnvVar = { name: 'A', valueFrom: { fileKeyRef: { volumeName: 'share', path: 'a', key: 'A', optional: true } } };
-  t.equal(message(() => resolve([], { env: [nfs] }, v)), 'volume "share" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume');
-  t.equal(message(() => resolve([], { envFrom: [{ fileRef: { volumeName: 'config', path: 'missing.env' } }] }, v)), 'volume "config": file "missing.env": not found');
+  t.equal(
+    message(() => resolve([], { env: [nfs] }, v)),
+    'volume "share" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume',
+  );
+  t.equal(
+    message(() => resolve([], { envFrom: [{ fileRef: { volumeName: 'config', path: 'missing.env' } }] }, v)),
+    'volume "config": file "missing.env": not found',
+  );
   const opt = resolve(['A=1'], { envFrom: [{ prefix: 'P_', fileRef: { volumeName: 'config', path: 'missing.env', optional: true } }] }, v);
   t.same(opt.env, ['A=1']);
   t.same(opt.skipped, [{ name: 'P_*', source: 'envFrom volume "config": file "missing.env" (optional, not found)' }]);
@@ -74,7 +113,12 @@ t.test('a file is read once however many references name it', async (t) => {
   const v = volumes(t, { 'config.env': "A='1'\nB='2'\n" });
   let reads = 0;
   const counting = (b: Uint8Array) => (reads++, parseEnvFile(b));
-  const r = resolveEnv([], req({ envFrom: [{ fileRef: { volumeName: 'config', path: 'config.env' } }], env: [ref('A'), ref('B')] }), v, counting);
+  const r = resolveEnv(
+    [],
+    req({ envFrom: [{ fileRef: { volumeName: 'config', path: 'config.env' } }], env: [ref('A'), ref('B')] }),
+    v,
+    counting,
+  );
   t.equal(reads, 1);
   t.same(r.env, ['A=1', 'B=2']);
 });
@@ -90,21 +134,45 @@ t.test('symlinks and oversized files are refused', async (t) => {
 
 t.test('fileRef: a whole file as the value, in env order, never expanded; optional covers a missing file', async (t) => {
   const v = volumes(t, { 'password': `${CANARY}-$(A)\n`, 'a.env': "A='from-a'\n", 'nul': `${CANARY}\0` });
-  const file = (name: string, p: string, optional?: boolean): EnvVar => ({ name, valueFrom: { fileRef: { volumeName: 'config', path: p, ...(optional === undefined ? {} : { optional }) } } });
+  const file = (name: string, p: string, optional?: boolean): EnvVar => ({
+    name,
+    valueFrom: { fileRef: { volumeName: 'config', path: p, ...(optional === undefined ? {} : { optional }) } },
+  });
   const r = resolve(['PW=image'], {
     envFrom: [{ fileRef: { volumeName: 'config', path: 'a.env' } }],
-    env: [{ name: 'BEFORE', value: '$(PW)' }, file('PW', 'password'), { name: 'URL', value: 'db://u:$(PW)@h' }, file('GONE', 'missing', true)],
+    env: [
+      { name: 'BEFORE', value: '$(PW)' },
+      file('PW', 'password'),
+      { name: 'URL', value: 'db://u:$(PW)@h' },
+      file('GONE', 'missing', true),
+    ],
   }, v);
-  t.same(r.env, ['PW=' + `${CANARY}-$(A)`, 'A=from-a', 'BEFORE=image', `URL=db://u:${CANARY}-$(A)@h`], 'the trailing newline dropped, $(A) in the file kept as written');
+  t.same(
+    r.env,
+    ['PW=' + `${CANARY}-$(A)`, 'A=from-a', 'BEFORE=image', `URL=db://u:${CANARY}-$(A)@h`],
+    'the trailing newline dropped, $(A) in the file kept as written',
+  );
   t.equal(r.set.find((s) => s.name === 'PW')!.source, 'fileRef volume "config": file "password"');
   t.same(r.skipped, [{ name: 'GONE', source: 'fileRef volume "config": file "missing" (optional, not found)' }]);
   t.equal(message(() => resolve([], { env: [file('X', 'missing')] }, v)), 'volume "config": file "missing": not found');
-  t.equal(message(() => resolve([], { env: [file('X', 'nul', true)] }, v)), 'volume "config": file "nul": contains a NUL byte (a variable cannot hold one)');
-  t.equal(message(() => resolve([], { env: [file('X', 'password', true)] }, volumes(t, { password: { x: '' } }))), 'volume "config": file "password": is a directory');
+  t.equal(
+    message(() => resolve([], { env: [file('X', 'nul', true)] }, v)),
+    'volume "config": file "nul": contains a NUL byte (a variable cannot hold one)',
+  );
+  t.equal(
+    message(() => resolve([], { env: [file('X', 'password', true)] }, volumes(t, { password: { x: '' } }))),
+    'volume "config": file "password": is a directory',
+  );
 });
 
 t.test('envFrom volumeRef: each regular file a variable, prefixed; invalid names skipped as the kubelet skips keys', async (t) => {
-  const v = volumes(t, { 'DB_USER': 'app\n', 'tls.crt': `${CANARY}-cert\n`, 'a=b': 'x', sub: { PASSWORD: `${CANARY}\n`, deeper: { X: 'x' } }, nul: { BAD: `${CANARY}\0` } });
+  const v = volumes(t, {
+    'DB_USER': 'app\n',
+    'tls.crt': `${CANARY}-cert\n`,
+    'a=b': 'x',
+    sub: { PASSWORD: `${CANARY}\n`, deeper: { X: 'x' } },
+    nul: { BAD: `${CANARY}\0` },
+  });
   const r = resolve(['DB_USER=image'], {
     envFrom: [
       { volumeRef: { volumeName: 'config' } },
@@ -113,15 +181,36 @@ t.test('envFrom volumeRef: each regular file a variable, prefixed; invalid names
     ],
     env: [{ name: 'DSN', value: '$(DB_USER):$(S_PASSWORD)' }],
   }, v);
-  t.same(r.env, ['DB_USER=app', `tls.crt=${CANARY}-cert`, `S_PASSWORD=${CANARY}`, `DSN=app:${CANARY}`], 'file order by name, values as fileRef gives them, subdirectories passed over');
+  t.same(
+    r.env,
+    ['DB_USER=app', `tls.crt=${CANARY}-cert`, `S_PASSWORD=${CANARY}`, `DSN=app:${CANARY}`],
+    'file order by name, values as fileRef gives them, subdirectories passed over',
+  );
   t.equal(r.set.find((s) => s.name === 'S_PASSWORD')!.source, 'envFrom volume "config": directory "sub"');
   t.equal(r.set.find((s) => s.name === 'DB_USER')!.source, 'envFrom volume "config": directory "."');
   t.same(r.skipped, [
-    { name: '"a=b"', source: 'envFrom volume "config": directory "." (not a variable name: skipped, as the kubelet skips such keys)', invalidName: true },
+    {
+      name: '"a=b"',
+      source: 'envFrom volume "config": directory "." (not a variable name: skipped, as the kubelet skips such keys)',
+      invalidName: true,
+    },
     { name: 'G_*', source: 'envFrom volume "config": directory "gone" (optional, not found)' },
   ]);
-  t.equal(message(() => resolve([], { envFrom: [{ volumeRef: { volumeName: 'config', path: 'gone' } }] }, v)), 'volume "config": directory "gone": not found');
-  t.equal(message(() => resolve([], { envFrom: [{ volumeRef: { volumeName: 'config', path: 'nul', optional: true } }] }, v)), 'volume "config": file "nul/BAD": contains a NUL byte (a variable cannot hold one)');
-  t.equal(message(() => resolve([], { envFrom: [{ volumeRef: { volumeName: 'config', path: 'DB_USER' } }] }, v)), 'volume "config": directory "DB_USER": a path element is not a directory');
-  t.equal(message(() => resolve([], { envFrom: [{ volumeRef: { volumeName: 'other', optional: true } }] }, v)), 'volume "other" not found', 'optional does not cover a missing volume');
+  t.equal(
+    message(() => resolve([], { envFrom: [{ volumeRef: { volumeName: 'config', path: 'gone' } }] }, v)),
+    'volume "config": directory "gone": not found',
+  );
+  t.equal(
+    message(() => resolve([], { envFrom: [{ volumeRef: { volumeName: 'config', path: 'nul', optional: true } }] }, v)),
+    'volume "config": file "nul/BAD": contains a NUL byte (a variable cannot hold one)',
+  );
+  t.equal(
+    message(() => resolve([], { envFrom: [{ volumeRef: { volumeName: 'config', path: 'DB_USER' } }] }, v)),
+    'volume "config": directory "DB_USER": a path element is not a directory',
+  );
+  t.equal(
+    message(() => resolve([], { envFrom: [{ volumeRef: { volumeName: 'other', optional: true } }] }, v)),
+    'volume "other" not found',
+    'optional does not cover a missing volume',
+  );
 });

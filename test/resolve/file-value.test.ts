@@ -21,6 +21,9 @@ t.test('trailing line feeds dropped, everything else kept', async (t) => {
 t.test('NUL and invalid UTF-8 refused, without a byte of the file', async (t) => {
   const CANARY = 'CANARY-fv-31';
   t.throws(() => v(`${CANARY}\0x`), new FileValueError('contains a NUL byte (a variable cannot hold one)'));
-  t.throws(() => v(Buffer.concat([Buffer.from(CANARY), Buffer.from([0xc3, 0x28])])), new FileValueError("is not valid UTF-8 (a variable in the runtime's JSON spec must be text)"));
+  t.throws(
+    () => v(Buffer.concat([Buffer.from(CANARY), Buffer.from([0xc3, 0x28])])),
+    new FileValueError("is not valid UTF-8 (a variable in the runtime's JSON spec must be text)"),
+  );
   t.throws(() => v(new Uint8Array([0xed, 0xa0, 0x80])), FileValueError, 'a surrogate');
 });

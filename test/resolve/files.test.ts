@@ -23,7 +23,11 @@ t.test('one read and parse per file; optional covers a missing file only', async
   t.equal(parses, 2, 'the same (volume, path) is parsed once');
   t.equal(files.read({ volumeName: 'v', path: 'missing.env', optional: true }), undefined);
   t.throws(() => files.read({ volumeName: 'v', path: 'missing.env' }), new EnvhookError('volume "v": file "missing.env": not found'));
-  t.throws(() => files.read({ volumeName: 'w', path: 'a.env', optional: true }), new EnvhookError('volume "w" not found'), 'optional does not cover a missing volume');
+  t.throws(
+    () => files.read({ volumeName: 'w', path: 'a.env', optional: true }),
+    new EnvhookError('volume "w" not found'),
+    'optional does not cover a missing volume',
+  );
   t.throws(() => files.read({ volumeName: 'v', path: 'sub', optional: true }), new EnvhookError('volume "v": file "sub": is a directory'));
   const err = t.throws(() => files.read({ volumeName: 'v', path: 'bad.env' })) as Error;
   t.match(err.message, /^volume "v": file "bad\.env": line 1: /);
@@ -55,7 +59,10 @@ t.test('secret, configMap, projected, downwardAPI and CSI volumes of a kubelet-l
     [{ volumeName: 'later', path: 'v.env' }, 'volume "later": file "v.env": not found'],
     [{ volumeName: 'db', path: 'nope', optional: false }, 'volume "db": file "nope": not found'],
     [{ volumeName: 'db', path: 'bad.env', optional: true }, 'volume "db": file "bad.env": line 1: value must be single-quoted'],
-    [{ volumeName: 'share', path: 'a', optional: true }, 'volume "share" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume'],
+    [
+      { volumeName: 'share', path: 'a', optional: true },
+      'volume "share" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume',
+    ],
     [{ volumeName: 'gone', path: 'a', optional: true }, 'volume "gone" not found'],
   ] as const;
   for (const [ref, message] of messages) {
@@ -66,7 +73,11 @@ t.test('secret, configMap, projected, downwardAPI and CSI volumes of a kubelet-l
   fs.rmSync(path.join(ts, 'db.env'));
   fs.symlinkSync('/etc/hostname', path.join(ts, 'db.env'));
   const fresh = new EnvFiles(createVolumeLocator({ pod: { dir: pod.dir, uid: pod.uid, from: 'uid' }, overrides: new Map() }), parseEnvFile);
-  t.throws(() => fresh.read({ volumeName: 'db', path: 'db.env', optional: true }), new EnvhookError('volume "db": file "db.env": is a symbolic link'), 'optional covers a missing file only');
+  t.throws(
+    () => fresh.read({ volumeName: 'db', path: 'db.env', optional: true }),
+    new EnvhookError('volume "db": file "db.env": is a symbolic link'),
+    'optional covers a missing file only',
+  );
 });
 
 t.test('value: a whole file of a secret or CSI volume, read once; errors name volume and path only', async (t) => {
@@ -82,8 +93,15 @@ t.test('value: a whole file of a secret or CSI volume, read once; errors name vo
   t.equal(files.value({ volumeName: 'db', path: 'password' }), CANARY, 'read once a start, as env files are');
   t.equal(files.value({ volumeName: 'db', path: 'password', optional: true }), CANARY);
   t.equal(files.value({ volumeName: 'db', path: 'gone', optional: true }), undefined);
-  for (const [p, reason] of [['nul', 'contains a NUL byte (a variable cannot hold one)'], ['big', 'larger than 65536 bytes'], ['gone', 'not found']]) {
-    const err = t.throws(() => files.value({ volumeName: 'db', path: p! }), new EnvhookError(`volume "db": file "${p}": ${reason}`)) as Error;
+  for (const [p, reason] of [
+    ['nul', 'contains a NUL byte (a variable cannot hold one)'],
+    ['big', 'larger than 65536 bytes'],
+    ['gone', 'not found'],
+  ]) {
+    const err = t.throws(
+      () => files.value({ volumeName: 'db', path: p! }),
+      new EnvhookError(`volume "db": file "${p}": ${reason}`),
+    ) as Error;
     t.notMatch(`${err.message} ${String(err.cause)}`, CANARY);
   }
 });
@@ -94,14 +112,28 @@ t.test('dir: the files of a secret and a CSI volume as variables; errors name vo
     csi: [{ name: 'vault', layout: 'plain', files: { 'db-password': CANARY, 'bad key': 'x', 'é': 'x' } }],
   });
   const files = new EnvFiles(createVolumeLocator({ pod: { dir: pod.dir, uid: pod.uid, from: 'uid' }, overrides: new Map() }), parseEnvFile);
-  t.same(files.dir({ volumeName: 'db' }, 'DB_'), { vars: new Map([['DB_.dockerconfigjson', '{}'], ['DB_password', CANARY], ['DB_username', 'app']]), invalid: [] });
-  t.same(files.dir({ volumeName: 'vault' }, ''), { vars: new Map([['bad key', 'x'], ['db-password', CANARY]]), invalid: ['é'] }, 'the relaxed rule: printable ASCII without =');
+  t.same(files.dir(
+    { volumeName: 'db' },
+    'DB_',
+  ), { vars: new Map([['DB_.dockerconfigjson', '{}'], ['DB_password', CANARY], ['DB_username', 'app']]), invalid: [] });
+  t.same(
+    files.dir({ volumeName: 'vault' }, ''),
+    { vars: new Map([['bad key', 'x'], ['db-password', CANARY]]), invalid: ['é'] },
+    'the relaxed rule: printable ASCII without =',
+  );
   const ts = path.join(atomicVolumeDir(pod, 'secret', 'db'), fs.readlinkSync(path.join(atomicVolumeDir(pod, 'secret', 'db'), '..data')));
   fs.writeFileSync(path.join(ts, 'big'), CANARY.repeat(7000));
-  const err = t.throws(() => files.dir({ volumeName: 'db' }, ''), new EnvhookError('volume "db": file "big": larger than 65536 bytes')) as Error;
+  const err = t.throws(
+    () => files.dir({ volumeName: 'db' }, ''),
+    new EnvhookError('volume "db": file "big": larger than 65536 bytes'),
+  ) as Error;
   t.notMatch(`${err.message} ${String(err.cause)}`, CANARY);
   fs.rmSync(path.join(ts, 'big'));
   fs.symlinkSync('/etc', path.join(ts, 'etc'));
-  t.throws(() => files.dir({ volumeName: 'db', optional: true }, ''), new EnvhookError('volume "db": file "etc": is a symbolic link'), 'optional covers a missing directory only');
+  t.throws(
+    () => files.dir({ volumeName: 'db', optional: true }, ''),
+    new EnvhookError('volume "db": file "etc": is a symbolic link'),
+    'optional covers a missing directory only',
+  );
   t.equal(files.dir({ volumeName: 'db', path: 'nope', optional: true }, ''), undefined);
 });

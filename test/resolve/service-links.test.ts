@@ -19,7 +19,16 @@ const kubernetes = [
   'KUBERNETES_SERVICE_HOST=10.0.0.1', 'KUBERNETES_SERVICE_PORT=443', 'KUBERNETES_SERVICE_PORT_HTTPS=443', 'KUBERNETES_PORT=tcp://10.0.0.1:443',
   'KUBERNETES_PORT_443_TCP=tcp://10.0.0.1:443', 'KUBERNETES_PORT_443_TCP_PROTO=tcp', 'KUBERNETES_PORT_443_TCP_PORT=443', 'KUBERNETES_PORT_443_TCP_ADDR=10.0.0.1',
 ];
-const app = ['PATH=/bin', 'FOO_PORT=8080', 'FOO_SERVICE_PORT=1', 'WEB_PORT_X=keep', 'WEB_PORTAL=keep', 'WEB_PORT_80_HTTP=keep', 'WEB_SERVICE_HOSTNAME=keep', 'DNS_PORT_53_UDP_EXTRA=keep'];
+const app = [
+  'PATH=/bin',
+  'FOO_PORT=8080',
+  'FOO_SERVICE_PORT=1',
+  'WEB_PORT_X=keep',
+  'WEB_PORTAL=keep',
+  'WEB_PORT_80_HTTP=keep',
+  'WEB_SERVICE_HOSTNAME=keep',
+  'DNS_PORT_53_UDP_EXTRA=keep',
+];
 const names = (list: string[]) => list.map((e) => e.slice(0, e.indexOf('=')));
 
 t.test('three services removed by family; kubernetes and the app variables kept', async (t) => {

@@ -15,7 +15,14 @@ const N = 64;
 
 type Start = (bundle: string, kubeletRoot: string, i: number) => Promise<CliResult>;
 
-const viaInject: Start = (b, kubeletRoot) => runAsync(NODE24, [CLI, 'inject', '--bundle', b, '--kubelet-root', kubeletRoot], { timeoutMs: 120_000 });
+const viaInject: Start = (b, kubeletRoot) => runAsync(NODE24, [
+  CLI,
+  'inject',
+  '--bundle',
+  b,
+  '--kubelet-root',
+  kubeletRoot,
+], { timeoutMs: 120_000 });
 
 /** containerd's create through the sh front; the fake real runtime records that it ran. */
 function viaShim(root: string): Start {
@@ -23,13 +30,19 @@ function viaShim(root: string): Start {
   fs.mkdirSync(path.dirname(runtime), { recursive: true });
   fs.writeFileSync(runtime, '#!/bin/sh\nwhile [ $# -gt 1 ]; do shift; done\n: > "$PWD/ran-$1"\n', { mode: 0o755 });
   return (b, kubeletRoot, i) =>
-    runAsync('/bin/sh', ['-c', `cd '${root}' && exec /bin/sh '${FRONT}' --log '${b}/log.json' --log-format json create --bundle '${b}' c${i}`], {
+    runAsync('/bin/sh', [
+      '-c',
+      `cd '${root}' && exec /bin/sh '${FRONT}' --log '${b}/log.json' --log-format json create --bundle '${b}' c${i}`,
+    ], {
       env: { PATH: process.env.PATH, ENVHOOK_RUNTIME: runtime, ENVHOOK_KUBELET_ROOT: kubeletRoot },
       timeoutMs: 120_000,
     });
 }
 
-for (const [how, startOf] of [['envhook inject', () => viaInject], ['the runtime shim front', viaShim]] as [string, (root: string) => Start][]) {
+for (const [how, startOf] of [
+  ['envhook inject', () => viaInject],
+  ['the runtime shim front', viaShim],
+] as [string, (root: string) => Start][]) {
   t.test(`${N} concurrent starts of one pod's containers on distinct bundles, through ${how}`, async (t) => {
     const root = t.testdir({});
     const start1 = startOf(root);
@@ -51,7 +64,9 @@ for (const [how, startOf] of [['envhook inject', () => viaInject], ['the runtime
       'envhook.io/env': JSON.stringify(env),
       'envhook.io/volumeOwners': JSON.stringify([{ volume: 'keys', defaultUser: 2000, items: [{ path: 'ssh_host_key', user: 2001 }] }]),
     };
-    const volumeSnapshot = () => Object.fromEntries(Object.keys(files).map((f) => [f, snapshot(path.join(pod.emptyDir('cfg'), f)).content]));
+    const volumeSnapshot = () => Object.fromEntries(
+      Object.keys(files).map((f) => [f, snapshot(path.join(pod.emptyDir('cfg'), f)).content]),
+    );
     const before = volumeSnapshot();
     const bundles: string[] = [];
     for (let i = 0; i < N; i++) {
@@ -72,7 +87,14 @@ for (const [how, startOf] of [['envhook inject', () => viaInject], ['the runtime
     let correct = 0;
     results.forEach((r, i) => {
       const spec = JSON.parse(fs.readFileSync(path.join(bundles[i]!, 'config.json'), 'utf8'));
-      const want = ['PATH=/bin', `INDEX=${i}`, `ME=c${i}`, 'SHARED=shared value', `OWN=own value of c${i}`, `BOTH=c${i}:own value of c${i}`];
+      const want = [
+        'PATH=/bin',
+        `INDEX=${i}`,
+        `ME=c${i}`,
+        'SHARED=shared value',
+        `OWN=own value of c${i}`,
+        `BOTH=c${i}:own value of c${i}`,
+      ];
       const ok =
         t.equal(r.code, 0, `c${i}: success ${r.err.trim()}`) &&
         t.same(spec.process.env, want, `c${i}: exactly its own env`) &&

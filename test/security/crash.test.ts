@@ -19,7 +19,13 @@ const STEPS = ['opened', 'written', 'synced', 'renamed', 'dir-synced'] as const;
 function bigSpec(): string {
   const annotations: Record<string, string> = {};
   for (let i = 0; i < 64; i++) annotations[`vendor.example/blob-${i}`] = 'x'.repeat(16 * 1024);
-  const spec = { ociVersion: '1.0.2', process: { args: ['sh'], env: ['PATH=/bin'] }, root: { path: 'rootfs' }, 'x-big': 18446744073709551615n.toString(), annotations };
+  const spec = {
+    ociVersion: '1.0.2',
+    process: { args: ['sh'], env: ['PATH=/bin'] },
+    root: { path: 'rootfs' },
+    'x-big': 18446744073709551615n.toString(),
+    annotations,
+  };
   return JSON.stringify(spec, null, '\t').replace('"18446744073709551615"', '18446744073709551615');
 }
 
@@ -130,7 +136,12 @@ t.test('SIGKILL at random moments of the flush child, half of them inside the at
       // Half the kills anywhere in the run, half within the atomic write (after the mark).
       const inWrite = i % 2 === 1;
       const r = await run(args(bundle), Math.random() * (inWrite ? flush : life) * 1.1, inWrite);
-      return { killed: r.signal === 'SIGKILL', ok: r.code === 0, state: stateOf(bundle, original, updated), temps: tempFiles(bundle).length };
+      return {
+        killed: r.signal === 'SIGKILL',
+        ok: r.code === 0,
+        state: stateOf(bundle, original, updated),
+        temps: tempFiles(bundle).length,
+      };
     }),
   );
   const torn = results.filter((r) => r.state === 'torn').length;
@@ -144,7 +155,10 @@ t.test('SIGKILL at random moments of the flush child, half of them inside the at
   t.equal(torn, 0, `never torn: ${JSON.stringify(counts)} (run ${life} ms, write ${flush} ms)`);
   t.ok(results.every((r) => r.killed || r.ok), 'every run was killed or succeeded');
   t.ok(results.filter((r) => r.ok).every((r) => r.temps === 0), 'no temporary file after any completed run');
-  t.ok(results.filter((r) => r.killed && r.state === 'new').every((r) => r.temps === 0), 'a run killed after its rename leaves no temporary file');
+  t.ok(
+    results.filter((r) => r.killed && r.state === 'new').every((r) => r.temps === 0),
+    'a run killed after its rename leaves no temporary file',
+  );
   // How many kills land before the end depends on the machine's load: only require some.
   t.ok(counts.killed > 0, 'trials were really killed');
 });
@@ -157,8 +171,13 @@ t.test('kill -9 of the real CLI (envhook inject) at random moments (120 trials)'
   const vol = path.join(root, 'cfg');
   fs.mkdirSync(vol);
   fs.writeFileSync(path.join(vol, 'app.env'), "A='from the file'\nB='two'\n");
-  const envAnnotation = JSON.stringify({ app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: 'app.env', key: 'A' } } }, { name: 'C', value: 'x$(A)' }] });
-  const original = bigSpec().replace('"annotations": {', `"annotations": {\n\t\t"io.kubernetes.cri.container-name": "app",\n\t\t"envhook.io/env": ${JSON.stringify(envAnnotation)},`);
+  const envAnnotation = JSON.stringify({
+    app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: 'app.env', key: 'A' } } }, { name: 'C', value: 'x$(A)' }],
+  });
+  const original = bigSpec().replace(
+    '"annotations": {',
+    `"annotations": {\n\t\t"io.kubernetes.cri.container-name": "app",\n\t\t"envhook.io/env": ${JSON.stringify(envAnnotation)},`,
+  );
   const args = (b: string) => [CLI, 'inject', '--bundle', b, '--volume', `cfg=${vol}`];
   const updated = await expectedNew(t, disk, original, args);
   t.match(updated, /"A=from the file"/, 'the normal run injected the variable');
@@ -183,7 +202,12 @@ t.test('kill -9 of the real CLI (envhook inject) at random moments (120 trials)'
       const delay = i % 2 === 0 ? Math.random() * est * 1.3 : est * (0.6 + Math.random() * 0.6);
       const r = await run(args(bundle), delay);
       if (r.code === 0) est = 0.7 * est + 0.3 * r.ms;
-      return { killed: r.signal === 'SIGKILL', ok: r.code === 0, state: stateOf(bundle, original, updated), temps: tempFiles(bundle).length };
+      return {
+        killed: r.signal === 'SIGKILL',
+        ok: r.code === 0,
+        state: stateOf(bundle, original, updated),
+        temps: tempFiles(bundle).length,
+      };
     }),
   );
   const counts = countTrials(results);
@@ -197,7 +221,9 @@ t.test('kill -9 of the runtime shim (front and envhook, the whole process group)
   const root = fastTempDir('envhook-crash-shim-');
   t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
   const disk = t.testdir({});
-  const envAnnotation = JSON.stringify({ app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: 'app.env', key: 'A' } } }] });
+  const envAnnotation = JSON.stringify({
+    app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: 'app.env', key: 'A' } } }],
+  });
   const make = (name: string) => {
     const b = runtimeBundle(path.join(root, name), "A='from the file'\n", { 'envhook.io/env': envAnnotation });
     // The bundle on the real disk, the big config.json in it.
@@ -211,7 +237,10 @@ t.test('kill -9 of the runtime shim (front and envhook, the whole process group)
   const runGroup = (b: ReturnType<typeof make>, killAfterMs?: number) =>
     new Promise<{ ms: number; killed: boolean; code: number | null }>((resolve) => {
       const start = Date.now();
-      const child = spawn(...untapped('/bin/sh', [FRONT, '--log', b.runcLog, '--log-format', 'json', 'create', '--bundle', b.bundle, 'c1']), { env: b.env, stdio: 'ignore', detached: true });
+      const child = spawn(
+        ...untapped('/bin/sh', [FRONT, '--log', b.runcLog, '--log-format', 'json', 'create', '--bundle', b.bundle, 'c1']),
+        { env: b.env, stdio: 'ignore', detached: true },
+      );
       let killed = false;
       const timer = killAfterMs === undefined ? undefined : setTimeout(() => {
         killed = true;
@@ -248,17 +277,31 @@ t.test('kill -9 of the runtime shim (front and envhook, the whole process group)
       if (!r.killed) est = 0.7 * est + 0.3 * r.ms;
       // Each bundle's config names its own pod directory: the reference's texts, re-pathed.
       const mine = (text: string) => text.replaceAll(`${root}/reference/`, `${root}/trial-${i}/`);
-      return { ...r, state: stateOf(b.bundle, mine(original), mine(updated)), temps: tempFiles(b.bundle).length, ran: fs.existsSync(b.ran) };
+      return {
+        ...r,
+        state: stateOf(b.bundle, mine(original), mine(updated)),
+        temps: tempFiles(b.bundle).length,
+        ran: fs.existsSync(b.ran),
+      };
     }),
   );
   const counts = countTrials(results);
   t.equal(counts.torn, 0, `never torn: ${JSON.stringify(counts)} (create ${life} ms)`);
-  t.ok(results.filter((r) => !r.killed).every((r) => r.code === 0 && r.temps === 0 && r.ran), 'every run not killed succeeded, ran the runtime, left no temporary file');
+  t.ok(
+    results.filter((r) => !r.killed).every((r) => r.code === 0 && r.temps === 0 && r.ran),
+    'every run not killed succeeded, ran the runtime, left no temporary file',
+  );
   t.ok(results.filter((r) => r.ran).every((r) => r.state === 'new'), 'the real runtime only ever ran on the new config.json');
 });
 
 /** How the trials ended: killed (mid-write when a temporary file was left), and what config.json holds. */
 function countTrials(results: readonly { killed: boolean; temps: number; state: string }[]) {
   const n = (f: (r: (typeof results)[number]) => boolean) => results.filter(f).length;
-  return { killed: n((r) => r.killed), killedMidWrite: n((r) => r.killed && r.temps > 0), old: n((r) => r.state === 'old'), new: n((r) => r.state === 'new'), torn: n((r) => r.state === 'torn') };
+  return {
+    killed: n((r) => r.killed),
+    killedMidWrite: n((r) => r.killed && r.temps > 0),
+    old: n((r) => r.state === 'old'),
+    new: n((r) => r.state === 'new'),
+    torn: n((r) => r.state === 'torn'),
+  };
 }

@@ -98,7 +98,12 @@ const KEYS = NAMES;
 /** One EnvVar-like entry: valid with the canary in `value`, or hostile with it anywhere. */
 export function hostileEnvVar(canary: string): fc.Arbitrary<unknown> {
   const c = withCanary(canary);
-  const ref = fc.record({ volumeName: fc.constantFrom('cfg', 'cfg', 'cfg', 'nope', 'Bad/Name', '../x'), path: fc.constantFrom('app.env', 'app.env', 'missing.env', '/etc/shadow', '../app.env', 'a/../../x', 'link.env', 'fifo'), key: fc.constantFrom(...KEYS), optional: fc.boolean() });
+  const ref = fc.record({
+    volumeName: fc.constantFrom('cfg', 'cfg', 'cfg', 'nope', 'Bad/Name', '../x'),
+    path: fc.constantFrom('app.env', 'app.env', 'missing.env', '/etc/shadow', '../app.env', 'a/../../x', 'link.env', 'fifo'),
+    key: fc.constantFrom(...KEYS),
+    optional: fc.boolean(),
+  });
   return fc.oneof(
     { arbitrary: fc.record({ name: name, value: c }), weight: 4 },
     { arbitrary: fc.record({ name: name, valueFrom: fc.record({ fileKeyRef: ref }) }), weight: 4 },
@@ -115,8 +120,12 @@ export function hostileEnvVar(canary: string): fc.Arbitrary<unknown> {
     fc.record({ name: name, value: c, extra: c }),
     // Never a valid key: a valid one is the annotation's own name, which messages name on purpose
     // (`key "K" not found`); noise shrunk to nothing once left the bare canary, a valid name.
-    fc.record({ name: name, valueFrom: fc.record({ fileKeyRef: fc.record({ volumeName: fc.constant('cfg'), path: fc.constant('app.env'), key: c.map((v) => `${v}-`) }) }) }),
-    fc.record({ name: name, valueFrom: fc.record({ fileKeyRef: fc.record({ volumeName: fc.constant('cfg'), path: fc.constant('app.env'), key: fc.constant('A'), optional: c }) }) }),
+    fc.record({ name: name, valueFrom: fc.record({
+      fileKeyRef: fc.record({ volumeName: fc.constant('cfg'), path: fc.constant('app.env'), key: c.map((v) => `${v}-`) }),
+    }) }),
+    fc.record({ name: name, valueFrom: fc.record({
+      fileKeyRef: fc.record({ volumeName: fc.constant('cfg'), path: fc.constant('app.env'), key: fc.constant('A'), optional: c }),
+    }) }),
     c,
     fc.constant(null),
   );
@@ -125,8 +134,14 @@ export function hostileEnvVar(canary: string): fc.Arbitrary<unknown> {
 /** envFrom entries with prefixes from a fixed pool (prefixed names are printed by plans). */
 export function hostileEnvFrom(canary: string): fc.Arbitrary<unknown> {
   return fc.oneof(
-    { arbitrary: fc.record({ prefix: fc.constantFrom(...PREFIXES), fileRef: fc.record({ volumeName: fc.constant('cfg'), path: fc.constantFrom('app.env', 'missing.env'), optional: fc.boolean() }) }), weight: 4 },
-    fc.record({ prefix: withCanary(canary).map((v) => `${v}=`), fileRef: fc.record({ volumeName: fc.constant('cfg'), path: fc.constant('app.env') }) }),
+    { arbitrary: fc.record({
+      prefix: fc.constantFrom(...PREFIXES),
+      fileRef: fc.record({ volumeName: fc.constant('cfg'), path: fc.constantFrom('app.env', 'missing.env'), optional: fc.boolean() }),
+    }), weight: 4 },
+    fc.record({
+      prefix: withCanary(canary).map((v) => `${v}=`),
+      fileRef: fc.record({ volumeName: fc.constant('cfg'), path: fc.constant('app.env') }),
+    }),
     fc.record({ fileRef: fc.record({ volumeName: fc.constant('cfg'), path: withCanary(canary) }) }).map((x) => ({ ...x, secret: canary })),
   );
 }
@@ -152,7 +167,11 @@ export function hostileAnnotations(canary: string): fc.Arbitrary<Record<string, 
   const envFrom = fc.tuple(container, fc.array(hostileEnvFrom(canary), { maxLength: 3 })).map(([c, list]) => ({ [c]: list }));
   const links = fc.tuple(container, fc.oneof(fc.boolean(), withCanary(canary))).map(([c, v]) => ({ [c]: v }));
   return fc
-    .record({ env: fc.option(annotationText(env, canary)), envFrom: fc.option(annotationText(envFrom, canary), { freq: 2 }), links: fc.option(annotationText(links, canary), { freq: 2 }) })
+    .record({
+      env: fc.option(annotationText(env, canary)),
+      envFrom: fc.option(annotationText(envFrom, canary), { freq: 2 }),
+      links: fc.option(annotationText(links, canary), { freq: 2 }),
+    })
     .map(({ env, envFrom, links }) => {
       const out: Record<string, string> = {};
       if (env !== null) out['envhook.io/env'] = env;
@@ -165,9 +184,22 @@ export function hostileAnnotations(canary: string): fc.Arbitrary<Record<string, 
 /** Annotations that pass the schemas: the canary only in `value`s, files read from `cfg`. */
 export function wellFormedAnnotations(canary: string): fc.Arbitrary<Record<string, string>> {
   const c = withCanary(canary).map((v) => v.replace(/\u0000/g, ''));
-  const ref = fc.record({ volumeName: fc.constant('cfg'), path: fc.constantFrom('app.env', 'app.env', 'app.env', 'missing.env', 'link.env', 'fifo'), key: fc.constantFrom(...KEYS), optional: fc.constantFrom(true, true, false) });
-  const envVar = fc.oneof(fc.record({ name: name, value: c }), fc.record({ name: name, value: c.map((v) => `$(A)$(TOKEN)${v}$(IMAGE_SECRET)`) }), fc.record({ name: name, valueFrom: fc.record({ fileKeyRef: ref }) }));
-  const fromEntry = fc.record({ prefix: fc.constantFrom(...PREFIXES), fileRef: fc.record({ volumeName: fc.constant('cfg'), path: fc.constantFrom('app.env', 'missing.env'), optional: fc.constantFrom(true, true, false) }) });
+  const ref = fc.record({
+    volumeName: fc.constant('cfg'),
+    path: fc.constantFrom('app.env', 'app.env', 'app.env', 'missing.env', 'link.env', 'fifo'),
+    key: fc.constantFrom(...KEYS),
+    optional: fc.constantFrom(true, true, false),
+  });
+  const envVar = fc.oneof(
+    fc.record({ name: name, value: c }),
+    fc.record({ name: name, value: c.map((v) => `$(A)$(TOKEN)${v}$(IMAGE_SECRET)`) }),
+    fc.record({ name: name, valueFrom: fc.record({ fileKeyRef: ref }) }),
+  );
+  const fromEntry = fc.record({ prefix: fc.constantFrom(...PREFIXES), fileRef: fc.record({
+    volumeName: fc.constant('cfg'),
+    path: fc.constantFrom('app.env', 'missing.env'),
+    optional: fc.constantFrom(true, true, false),
+  }) });
   return fc
     .record({ env: fc.array(envVar, { maxLength: 6 }), envFrom: fc.array(fromEntry, { maxLength: 2 }), links: fc.option(fc.boolean()) })
     .map(({ env, envFrom, links }) => {

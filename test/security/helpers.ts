@@ -1,4 +1,4 @@
-// Shared pieces of the adversarial suite (test/security): canaries, timing, snapshots of files
+// Shared pieces of the adversarial suite (test/security): canaries, outcomes, process runs, snapshots of files
 // that must stay untouched, and a background swapper thread for check-then-open races.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -7,6 +7,7 @@ import os from 'node:os';
 import { spawn } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { untapped } from '../helpers/untapped.ts';
+import { makePod } from '../../scripts/kubelet-pod.ts';
 
 /** A recognizable random string that must never show up in any output. */
 export function makeCanary(tag = 'CANARY'): string {
@@ -25,12 +26,18 @@ export interface FileSnapshot {
 
 export function snapshot(file: string): FileSnapshot {
   const st = fs.lstatSync(file);
-  return { content: fs.readFileSync(file).toString('base64'), uid: st.uid, gid: st.gid, mode: st.mode, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs };
+  return {
+    content: fs.readFileSync(file).toString('base64'),
+    uid: st.uid,
+    gid: st.gid,
+    mode: st.mode,
+    mtimeMs: st.mtimeMs,
+    ctimeMs: st.ctimeMs,
+  };
 }
 
-/** Runs `fn`, returning its error (or undefined) and how long it took, in ms. */
-export function timed(fn: () => unknown): { err: unknown; ms: number; value: unknown } {
-  const start = process.hrtime.bigint();
+/** Runs `fn`, returning its value or its error. */
+export function outcome(fn: () => unknown): { err: unknown; value: unknown } {
   let err: unknown;
   let value: unknown;
   try {
@@ -38,7 +45,7 @@ export function timed(fn: () => unknown): { err: unknown; ms: number; value: unk
   } catch (e) {
     err = e;
   }
-  return { err, value, ms: Number(process.hrtime.bigint() - start) / 1e6 };
+  return { err, value };
 }
 
 /**
@@ -156,7 +163,7 @@ export const FRONT = path.join(REPO, 'hooks/envhook-runtime');
 
 /**
  * A pod-backed bundle for the runtime entry points (shim, hook, precreate), which find volumes
- * only through the kubelet-made mounts: pod under `<dir>/kubelet`, emptyDir `cfg` holding
+ * only through the kubelet-made mounts: the kubelet-like pod (scripts/kubelet-pod.ts) under `<dir>/kubelet`, emptyDir `cfg` holding
  * `app.env`, a fake real runtime `<dir>/bin/runc` that records its argv in `<dir>/ran`.
  */
 export interface RuntimeBundle {
@@ -174,19 +181,15 @@ export interface RuntimeBundle {
 
 export function runtimeBundle(dir: string, envFile: Buffer | string, annotations: Record<string, string>, podUid = '0f0e0d0c-aaaa-bbbb-cccc-000000000001'): RuntimeBundle {
   const kubeletRoot = path.join(dir, 'kubelet');
-  const pod = path.join(kubeletRoot, 'pods', podUid);
-  const cfg = path.join(pod, 'volumes/kubernetes.io~empty-dir/cfg');
-  fs.mkdirSync(cfg, { recursive: true });
-  fs.writeFileSync(path.join(cfg, 'app.env'), envFile);
-  fs.writeFileSync(path.join(pod, 'etc-hosts'), '127.0.0.1 localhost\n');
+  const pod = makePod(kubeletRoot, { emptyDirs: { cfg: { 'app.env': envFile } } }, podUid);
   const bundle = path.join(dir, 'bundle');
   fs.mkdirSync(bundle, { recursive: true });
   const spec = {
     ociVersion: '1.0.2',
     process: { args: ['sh'], env: ['PATH=/bin', 'KUBERNETES_SERVICE_HOST=10.0.0.1', 'DB_SERVICE_HOST=10.0.0.2'] },
     root: { path: 'rootfs' },
-    mounts: [{ destination: '/etc/hosts', source: path.join(pod, 'etc-hosts'), type: 'bind', options: ['rbind', 'ro'] }],
-    annotations: { 'io.kubernetes.cri.container-name': 'app', 'io.kubernetes.cri.sandbox-uid': podUid, ...annotations },
+    mounts: pod.mounts('app'),
+    annotations: { ...pod.annotations('app'), ...annotations },
   };
   const config = path.join(bundle, 'config.json');
   fs.writeFileSync(config, JSON.stringify(spec, null, '\t'));
@@ -204,23 +207,59 @@ export function runtimeBundle(dir: string, envFile: Buffer | string, annotations
     ran,
     runcLog: path.join(dir, 'runc-log.json'),
     pinoLog,
-    env: { PATH: process.env.PATH, ENVHOOK_RUNTIME: runtime, ENVHOOK_KUBELET_ROOT: kubeletRoot, ENVHOOK_LOG_FILE: pinoLog, ENVHOOK_LOG_LEVEL: 'debug' },
+    env: {
+      PATH: process.env.PATH,
+      ENVHOOK_RUNTIME: runtime,
+      ENVHOOK_KUBELET_ROOT: kubeletRoot,
+      ENVHOOK_LOG_FILE: pinoLog,
+      ENVHOOK_LOG_LEVEL: 'debug',
+    },
   };
 }
 
 /** containerd's way of calling the runtime: `FRONT --root R --log L --log-format json create --bundle B ID`. */
 export function frontCreate(b: RuntimeBundle, id = 'c1'): Promise<CliResult> {
-  return runAsync('/bin/sh', [FRONT, '--root', path.join(b.dir, 'runc-root'), '--log', b.runcLog, '--log-format', 'json', 'create', '--bundle', b.bundle, '--pid-file', path.join(b.dir, 'pid'), id], { env: b.env });
+  return runAsync('/bin/sh', [
+    FRONT,
+    '--root',
+    path.join(b.dir, 'runc-root'),
+    '--log',
+    b.runcLog,
+    '--log-format',
+    'json',
+    'create',
+    '--bundle',
+    b.bundle,
+    '--pid-file',
+    path.join(b.dir, 'pid'),
+    id,
+  ], { env: b.env });
 }
 
 /** `envhook hook` with the container state on stdin. */
 export function hookRun(b: RuntimeBundle, state?: string): Promise<CliResult> {
-  return envhookCli(['hook', '--kubelet-root', b.kubeletRoot, '--log-file', b.pinoLog, '--log-level', 'debug'], { input: state ?? JSON.stringify({ ociVersion: '1.0.2', id: 'c1', status: 'creating', pid: 1, bundle: b.bundle }) });
+  return envhookCli([
+    'hook',
+    '--kubelet-root',
+    b.kubeletRoot,
+    '--log-file',
+    b.pinoLog,
+    '--log-level',
+    'debug',
+  ], { input: state ?? JSON.stringify({ ociVersion: '1.0.2', id: 'c1', status: 'creating', pid: 1, bundle: b.bundle }) });
 }
 
 /** `envhook precreate` with config.json on stdin. */
 export function precreateRun(b: RuntimeBundle, config?: string): Promise<CliResult> {
-  return envhookCli(['precreate', '--kubelet-root', b.kubeletRoot, '--log-file', b.pinoLog, '--log-level', 'debug'], { input: config ?? fs.readFileSync(b.config, 'utf8') });
+  return envhookCli([
+    'precreate',
+    '--kubelet-root',
+    b.kubeletRoot,
+    '--log-file',
+    b.pinoLog,
+    '--log-level',
+    'debug',
+  ], { input: config ?? fs.readFileSync(b.config, 'utf8') });
 }
 
 export function readIf(file: string): string {

@@ -1,7 +1,7 @@
 // Hostile filesystem for ownership (SPEC §3, §5): whatever sits in an atomic-write volume —
 // symlinks out, a `..data` pointing away, hard links, FIFOs, devices, sockets, loops, a file
 // swapped for a symlink or a FIFO while the walk runs — a file outside the volume keeps its
-// content, owner and mode, nothing blocks, and every case ends within 1 s.
+// content, owner and mode, and nothing blocks.
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,7 +12,7 @@ import { silentLogger } from '../../src/log.ts';
 import { EnvhookError } from '../../src/errors.ts';
 import { makePod } from '../../scripts/kubelet-pod.ts';
 import { atomicWrite } from '../../scripts/kubelet-pod.ts';
-import { fastTempDir, makeCanary, snapshot, startSwapper, timed, type SwapSource } from './helpers.ts';
+import { fastTempDir, makeCanary, outcome, snapshot, startSwapper, type SwapSource } from './helpers.ts';
 
 const canary = makeCanary('OUTSIDE');
 const settings = { kubeletRoot: '', runtime: 'runc', logFile: undefined, logLevel: 'silent' as const };
@@ -23,7 +23,7 @@ interface Fx {
   ts: string;
   outside: string;
   outsideDir: string;
-  run: (owners?: unknown) => { err: unknown; ms: number };
+  run: (owners?: unknown) => { err: unknown };
 }
 
 function fixture(t: Test, onTmpfs = false): Fx {
@@ -49,43 +49,118 @@ function fixture(t: Test, onTmpfs = false): Fx {
     outside,
     outsideDir,
     run: (owners = [{ volume: 'keys', defaultUser: 1000 }]) =>
-      timed(() => runPipeline({ ...spec, annotations: { ...spec.annotations, 'envhook.io/volumeOwners': JSON.stringify(owners) } }, { settings: { ...settings, kubeletRoot: pod.kubeletRoot }, stage: 'hook', log: silentLogger })),
+      outcome(() => runPipeline({
+        ...spec,
+        annotations: { ...spec.annotations, 'envhook.io/volumeOwners': JSON.stringify(owners) },
+      }, { settings: { ...settings, kubeletRoot: pod.kubeletRoot }, stage: 'hook', log: silentLogger })),
   };
 }
 
 type Case = [string, (f: Fx) => unknown[] | void, RegExp | 'ok'];
 const cases: Case[] = [
-  ['data file is a symlink out (absolute)', (f) => { fs.rmSync(path.join(f.ts, 'ssh_host_key')); fs.symlinkSync(f.outside, path.join(f.ts, 'ssh_host_key')); }, 'ok'],
-  ['data file is a symlink out (relative)', (f) => { fs.rmSync(path.join(f.ts, 'ssh_host_key')); fs.symlinkSync(path.relative(f.ts, f.outside), path.join(f.ts, 'ssh_host_key')); }, 'ok'],
-  ['item names a symlink out', (f) => { fs.rmSync(path.join(f.ts, 'ssh_host_key')); fs.symlinkSync(f.outside, path.join(f.ts, 'ssh_host_key')); return [{ volume: 'keys', items: [{ path: 'ssh_host_key', user: 1000 }] }]; }, /^volume "keys": item path "ssh_host_key" is a symbolic link, not a file$/],
+  [
+    'data file is a symlink out (absolute)',
+    (f) => { fs.rmSync(path.join(f.ts, 'ssh_host_key')); fs.symlinkSync(f.outside, path.join(f.ts, 'ssh_host_key')); },
+    'ok',
+  ],
+  [
+    'data file is a symlink out (relative)',
+    (f) => { fs.rmSync(path.join(f.ts, 'ssh_host_key')); fs.symlinkSync(path.relative(f.ts, f.outside), path.join(f.ts, 'ssh_host_key')); },
+    'ok',
+  ],
+  ['item names a symlink out', (f) => {
+    fs.rmSync(path.join(f.ts, 'ssh_host_key'));
+    fs.symlinkSync(f.outside, path.join(f.ts, 'ssh_host_key'));
+    return [{ volume: 'keys', items: [{ path: 'ssh_host_key', user: 1000 }] }];
+  }, /^volume "keys": item path "ssh_host_key" is a symbolic link, not a file$/],
   ['item path through the visible symlink', () => [{ volume: 'keys', items: [{ path: 'sub/nested', user: 1000 }] }], 'ok'],
-  ['..data points out of the volume (absolute)', (f) => { fs.rmSync(path.join(f.vol, '..data')); fs.symlinkSync(f.outsideDir, path.join(f.vol, '..data')); }, /^volume "keys": \.\.data does not point to a timestamped directory inside the volume$/],
-  ['..data points out of the volume (relative ..)', (f) => { fs.rmSync(path.join(f.vol, '..data')); fs.symlinkSync(path.relative(f.vol, f.outsideDir), path.join(f.vol, '..data')); }, /^volume "keys": \.\.data does not point to a timestamped directory inside the volume$/],
-  ['..data points to a symlinked timestamped dir', (f) => { fs.rmSync(path.join(f.vol, '..data')); fs.symlinkSync(f.outsideDir, path.join(f.vol, '..evil')); fs.symlinkSync('..evil', path.join(f.vol, '..data')); }, /^volume "keys": \.\.data points to "\.\.evil": a path element is a symbolic link$/],
-  ['..data is a loop', (f) => { fs.rmSync(path.join(f.vol, '..data')); fs.symlinkSync('..data', path.join(f.vol, '..data')); }, /^volume "keys": \.\.data does not point to a timestamped directory inside the volume$/],
-  ['..data is a directory', (f) => { fs.rmSync(path.join(f.vol, '..data')); fs.mkdirSync(path.join(f.vol, '..data')); }, /^volume "keys": \.\.data is not a symbolic link$/],
-  ['subdirectory is a symlink out', (f) => { fs.rmSync(path.join(f.ts, 'sub'), { recursive: true }); fs.symlinkSync(f.outsideDir, path.join(f.ts, 'sub')); }, 'ok'],
+  [
+    '..data points out of the volume (absolute)',
+    (f) => { fs.rmSync(path.join(f.vol, '..data')); fs.symlinkSync(f.outsideDir, path.join(f.vol, '..data')); },
+    /^volume "keys": \.\.data does not point to a timestamped directory inside the volume$/,
+  ],
+  [
+    '..data points out of the volume (relative ..)',
+    (f) => { fs.rmSync(path.join(f.vol, '..data')); fs.symlinkSync(path.relative(f.vol, f.outsideDir), path.join(f.vol, '..data')); },
+    /^volume "keys": \.\.data does not point to a timestamped directory inside the volume$/,
+  ],
+  ['..data points to a symlinked timestamped dir', (f) => {
+    fs.rmSync(path.join(f.vol, '..data'));
+    fs.symlinkSync(f.outsideDir, path.join(f.vol, '..evil'));
+    fs.symlinkSync('..evil', path.join(f.vol, '..data'));
+  }, /^volume "keys": \.\.data points to "\.\.evil": a path element is a symbolic link$/],
+  [
+    '..data is a loop',
+    (f) => { fs.rmSync(path.join(f.vol, '..data')); fs.symlinkSync('..data', path.join(f.vol, '..data')); },
+    /^volume "keys": \.\.data does not point to a timestamped directory inside the volume$/,
+  ],
+  [
+    '..data is a directory',
+    (f) => { fs.rmSync(path.join(f.vol, '..data')); fs.mkdirSync(path.join(f.vol, '..data')); },
+    /^volume "keys": \.\.data is not a symbolic link$/,
+  ],
+  [
+    'subdirectory is a symlink out',
+    (f) => { fs.rmSync(path.join(f.ts, 'sub'), { recursive: true }); fs.symlinkSync(f.outsideDir, path.join(f.ts, 'sub')); },
+    'ok',
+  ],
   ['subdirectory symlink loop', (f) => { fs.symlinkSync('.', path.join(f.ts, 'loop')); }, 'ok'],
-  ['hard link to the outside file', (f) => { fs.rmSync(path.join(f.ts, 'ssh_host_key')); fs.linkSync(f.outside, path.join(f.ts, 'ssh_host_key')); }, /^volume "keys": file "ssh_host_key" has 2 hard links; refusing to chown it$/],
+  [
+    'hard link to the outside file',
+    (f) => { fs.rmSync(path.join(f.ts, 'ssh_host_key')); fs.linkSync(f.outside, path.join(f.ts, 'ssh_host_key')); },
+    /^volume "keys": file "ssh_host_key" has 2 hard links; refusing to chown it$/,
+  ],
   ['FIFO', (f) => { execFileSync('mkfifo', [path.join(f.ts, 'fifo')]); }, 'ok'],
   ['FIFO with a writer waiting', (f) => { execFileSync('mkfifo', [path.join(f.ts, 'fifo')]); return ['writer']; }, 'ok'],
   ['character device (mknod c 1 5)', (f) => { execFileSync('mknod', [path.join(f.ts, 'zero'), 'c', '1', '5']); }, 'ok'],
   ['block device (mknod b 7 0)', (f) => { execFileSync('mknod', [path.join(f.ts, 'loop0'), 'b', '7', '0']); }, 'ok'],
-  ['item names a FIFO', (f) => { execFileSync('mkfifo', [path.join(f.ts, 'fifo')]); return [{ volume: 'keys', items: [{ path: 'fifo', user: 1000 }] }]; }, /^volume "keys": item path "fifo" is a FIFO, not a file$/],
-  ['item names a device', (f) => { execFileSync('mknod', [path.join(f.ts, 'zero'), 'c', '1', '5']); return [{ volume: 'keys', items: [{ path: 'zero', user: 1000 }] }]; }, /^volume "keys": item path "zero" is a character device, not a file$/],
-  ['item names a directory', () => [{ volume: 'keys', items: [{ path: 'sub', user: 1000 }] }], /^volume "keys": item path "sub" is a directory, not a file$/],
+  [
+    'item names a FIFO',
+    (f) => { execFileSync('mkfifo', [path.join(f.ts, 'fifo')]); return [{ volume: 'keys', items: [{ path: 'fifo', user: 1000 }] }]; },
+    /^volume "keys": item path "fifo" is a FIFO, not a file$/,
+  ],
+  ['item names a device', (f) => {
+    execFileSync('mknod', [path.join(f.ts, 'zero'), 'c', '1', '5']);
+    return [{ volume: 'keys', items: [{ path: 'zero', user: 1000 }] }];
+  }, /^volume "keys": item path "zero" is a character device, not a file$/],
+  [
+    'item names a directory',
+    () => [{ volume: 'keys', items: [{ path: 'sub', user: 1000 }] }],
+    /^volume "keys": item path "sub" is a directory, not a file$/,
+  ],
   ['1 GiB sparse data file', (f) => { fs.truncateSync(path.join(f.ts, 'ssh_host_key'), 1024 ** 3); }, 'ok'],
-  ['item path absolute', () => [{ volume: 'keys', items: [{ path: '/etc/shadow', user: 1000 }] }], /^annotation "envhook\.io\/volumeOwners"/],
-  ['item path with ..', () => [{ volume: 'keys', items: [{ path: '../../../../host/shadow', user: 1000 }] }], /^annotation "envhook\.io\/volumeOwners"/],
-  ['volume name with /', () => [{ volume: 'keys/../../../host', defaultUser: 1000 }], /(not a valid volume name|annotation "envhook\.io\/volumeOwners")/],
-  ['volume that is an emptyDir', (f) => { fs.mkdirSync(path.join(path.dirname(path.dirname(f.vol)), 'kubernetes.io~empty-dir/scratch'), { recursive: true }); return [{ volume: 'scratch', defaultUser: 1000 }]; }, /^volume "scratch" is not a configMap, secret, projected or downwardAPI volume$/],
+  [
+    'item path absolute',
+    () => [{ volume: 'keys', items: [{ path: '/etc/shadow', user: 1000 }] }],
+    /^annotation "envhook\.io\/volumeOwners"/,
+  ],
+  [
+    'item path with ..',
+    () => [{ volume: 'keys', items: [{ path: '../../../../host/shadow', user: 1000 }] }],
+    /^annotation "envhook\.io\/volumeOwners"/,
+  ],
+  [
+    'volume name with /',
+    () => [{ volume: 'keys/../../../host', defaultUser: 1000 }],
+    /(not a valid volume name|annotation "envhook\.io\/volumeOwners")/,
+  ],
+  ['volume that is an emptyDir', (f) => {
+    fs.mkdirSync(path.join(path.dirname(path.dirname(f.vol)), 'kubernetes.io~empty-dir/scratch'), { recursive: true });
+    return [{ volume: 'scratch', defaultUser: 1000 }];
+  }, /^volume "scratch" is not a configMap, secret, projected or downwardAPI volume$/],
   ['UID negative', () => [{ volume: 'keys', defaultUser: -1 }], /^annotation "envhook\.io\/volumeOwners": \/0\/defaultUser: /],
   ['UID fractional', () => [{ volume: 'keys', defaultUser: 0.5 }], /^annotation "envhook\.io\/volumeOwners": \/0\/defaultUser: /],
   ['UID 2147483648', () => [{ volume: 'keys', defaultUser: 2147483648 }], /^annotation "envhook\.io\/volumeOwners": \/0\/defaultUser: /],
-  ['UID 2^64', () => [{ volume: 'keys', items: [{ path: 'ssh_host_key', user: 18446744073709551616 }] }], /^annotation "envhook\.io\/volumeOwners": \/0\/items\/0\/user: /],
+  [
+    'UID 2^64',
+    () => [{ volume: 'keys', items: [{ path: 'ssh_host_key', user: 18446744073709551616 }] }],
+    /^annotation "envhook\.io\/volumeOwners": \/0\/items\/0\/user: /,
+  ],
 ];
 
-t.test('hostile atomic-write volumes: outside file untouched, every case within 1 s', async (t) => {
+// A walk that blocked on the FIFO would never return: its writer holds it open until it is killed,
+// and the file's timeout fails the test.
+t.test('hostile atomic-write volumes: outside file untouched, no case blocks', async (t) => {
   let passed = 0;
   for (const [name, setup, want] of cases) {
     const f = fixture(t);
@@ -93,14 +168,17 @@ t.test('hostile atomic-write volumes: outside file untouched, every case within 
     // After the set-up: a hard link made by the attacker changes the link count and ctime.
     const before = snapshot(f.outside);
     let writer: ReturnType<typeof spawn> | undefined;
-    if (r?.[0] === 'writer') writer = spawn('sh', ['-c', `exec 3>'${path.join(f.ts, 'fifo')}'; sleep 5`]);
+    if (r?.[0] === 'writer') writer = spawn('sh', ['-c', `exec 3>'${path.join(f.ts, 'fifo')}'; exec sleep 3600`]);
     const owners = r && r[0] !== 'writer' ? r : undefined;
-    const { err, ms } = f.run(owners);
+    const { err } = f.run(owners);
     writer?.kill('SIGKILL');
     const outcome = err === undefined ? 'ok' : err instanceof EnvhookError ? err.message : `${(err as Error).name}: ${(err as Error).message}`;
     const ok =
-      (want === 'ok' ? t.equal(outcome, 'ok', `${name}: succeeds, hostile entry skipped`) : t.match(outcome, want, `${name}: ${outcome}`)) &&
-      t.ok(ms < 1000, `${name}: ${ms.toFixed(1)} ms`) &&
+      (want === 'ok' ? t.equal(
+        outcome,
+        'ok',
+        `${name}: succeeds, hostile entry skipped`,
+      ) : t.match(outcome, want, `${name}: ${outcome}`)) &&
       t.same(snapshot(f.outside), before, `${name}: outside file keeps content, owner, mode`) &&
       t.notMatch(outcome, canary);
     if (ok) passed++;
@@ -128,17 +206,17 @@ async function race(t: Test, what: string, other: (f: Fx) => SwapSource, runs = 
   const before = snapshot(f.outside);
   const swapper = startSwapper(f.ts, 'ssh_host_key', [{ content: 'KEY' }, other(f)]);
   const outcomes = new Map<string, number>();
-  let slowest = 0;
   for (let i = 0; i < runs; i++) {
-    const { err, ms } = f.run();
-    slowest = Math.max(slowest, ms);
+    const { err } = f.run();
     const key = err === undefined ? 'ok' : err instanceof EnvhookError ? err.message : `${(err as Error).name}`;
     outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
   }
   const swaps = await swapper.stop();
   t.same(snapshot(f.outside), before, `${what}: outside file keeps content, owner, mode (${runs} walks, ${swaps} swaps)`);
-  t.ok(slowest < 1000, `${what}: slowest walk ${slowest.toFixed(1)} ms`);
-  t.ok([...outcomes.keys()].every((k) => k === 'ok' || k.startsWith('volume "keys": ')), `${what}: ${JSON.stringify(Object.fromEntries(outcomes))}`);
+  t.ok(
+    [...outcomes.keys()].every((k) => k === 'ok' || k.startsWith('volume "keys": ')),
+    `${what}: ${JSON.stringify(Object.fromEntries(outcomes))}`,
+  );
   return f;
 }
 

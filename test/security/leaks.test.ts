@@ -112,7 +112,10 @@ t.test('env files: each kind of outcome through the real CLI (envhook check, --n
     fs.writeFileSync(probe, bytes);
     return outcomeOf(() => ([...checkEnvFile(probe).values()].some((v) => v.includes(TAG)) ? 'ok, canary in a value' : 'ok'));
   }, 2);
-  t.ok((kinds.get('ok, canary in a value') ?? 0) >= 2 && kinds.size > 15, `${kinds.size} kinds of outcome in ${POOL} files: ${samples.length} runs`);
+  t.ok(
+    (kinds.get('ok, canary in a value') ?? 0) >= 2 && kinds.size > 15,
+    `${kinds.size} kinds of outcome in ${POOL} files: ${samples.length} runs`,
+  );
   const results = await pool(
     samples.map(({ sample, rank }, n) => async () => {
       const file = path.join(dir, `s${n}.env`);
@@ -122,7 +125,10 @@ t.test('env files: each kind of outcome through the real CLI (envhook check, --n
   );
   const leaks = results.filter((r) => (r.out + r.err).includes(TAG));
   t.equal(leaks.length, 0, `no canary on stdout or stderr of ${results.length} runs`);
-  t.ok(results.every((r) => (r.code === 0 && r.err === '') || (r.code === 1 && /^envhook: [^\n]+\n$/.test(r.err) && r.out === '')), 'each run: success, or one line on stderr and status 1');
+  t.ok(
+    results.every((r) => (r.code === 0 && r.err === '') || (r.code === 1 && /^envhook: [^\n]+\n$/.test(r.err) && r.out === '')),
+    'each run: success, or one line on stderr and status 1',
+  );
   t.comment(`check CLI: ${results.filter((r) => r.code === 0).length} accepted, ${results.filter((r) => r.code === 1).length} rejected`);
 });
 
@@ -140,7 +146,13 @@ function volumeDir(t: Test): string {
 function specFor(annotations: Record<string, string>): Spec {
   return {
     ociVersion: '1.0.2',
-    process: { args: ['sh'], env: ['PATH=/bin', `IMAGE_SECRET=${canary}`, 'KUBERNETES_SERVICE_HOST=10.0.0.1', 'DB_SERVICE_HOST=10.0.0.2', `DB_PORT=tcp://${canary}`] },
+    process: { args: ['sh'], env: [
+      'PATH=/bin',
+      `IMAGE_SECRET=${canary}`,
+      'KUBERNETES_SERVICE_HOST=10.0.0.1',
+      'DB_SERVICE_HOST=10.0.0.2',
+      `DB_PORT=tcp://${canary}`,
+    ] },
     annotations: { 'io.kubernetes.cri.container-name': 'app', ...annotations },
   };
 }
@@ -154,12 +166,21 @@ t.test(`annotations and env files: ${FUZZ_RUNS} generated starts through the pip
   let carried = 0;
   const reasons = new Map<string, number>();
   fc.assert(
-    fc.property(hostileEnvFile(canary), fc.oneof(hostileAnnotations(canary), { arbitrary: wellFormedAnnotations(canary), weight: 2 }), fc.constantFrom('inject', 'inject', 'create', 'precreate', 'hook'), (file, annotations, stage) => {
+    fc.property(hostileEnvFile(canary), fc.oneof(hostileAnnotations(canary), {
+      arbitrary: wellFormedAnnotations(canary),
+      weight: 2,
+    }), fc.constantFrom('inject', 'inject', 'create', 'precreate', 'hook'), (file, annotations, stage) => {
       fs.writeFileSync(path.join(vol, 'app.env'), file);
       const spec = specFor(annotations);
       const before = JSON.stringify(spec);
       try {
-        const { spec: out, plan } = runPipeline(spec, { settings, stage: stage as 'inject', log, volumes: new Map([['cfg', vol]]), dryRun: stage === 'inject' });
+        const { spec: out, plan } = runPipeline(spec, {
+          settings,
+          stage: stage as 'inject',
+          log,
+          volumes: new Map([['cfg', vol]]),
+          dryRun: stage === 'inject',
+        });
         log.debug({ plan }, 'plan');
         if (out === spec) outcomes.untouched++;
         else outcomes.applied++;
@@ -197,7 +218,10 @@ function pipelineKind(t: Test, stage: 'inject' | 'create'): (sample: [Buffer, Re
   };
 }
 
-const starts = () => fc.sample(fc.tuple(hostileEnvFile(canary), fc.oneof(hostileAnnotations(canary), { arbitrary: wellFormedAnnotations(canary), weight: 3 })), POOL);
+const starts = () => fc.sample(
+  fc.tuple(hostileEnvFile(canary), fc.oneof(hostileAnnotations(canary), { arbitrary: wellFormedAnnotations(canary), weight: 3 })),
+  POOL,
+);
 
 t.test('annotations and env files: each kind of outcome through the real CLI (envhook inject, --dry-run), log at debug', async (t) => {
   const root = fastTempDir('envhook-leak-cli-');
@@ -215,19 +239,39 @@ t.test('annotations and env files: each kind of outcome through the real CLI (en
       const before = fs.readFileSync(path.join(dir, 'config.json'));
       const log = path.join(dir, 'envhook.log');
       const dryRun = rank % 2 === 1;
-      const r = await envhookCli(['inject', '--bundle', dir, '--volume', `cfg=${vol}`, '--log-file', log, '--log-level', 'debug', ...(dryRun ? ['--dry-run'] : [])]);
+      const r = await envhookCli([
+        'inject',
+        '--bundle',
+        dir,
+        '--volume',
+        `cfg=${vol}`,
+        '--log-file',
+        log,
+        '--log-level',
+        'debug',
+        ...(dryRun ? ['--dry-run'] : [])
+      ]);
       const logged = fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '';
       const after = fs.readFileSync(path.join(dir, 'config.json'));
       return { r, dryRun, logged, unchanged: before.equals(after), temps: tempFiles(dir).length };
     }),
   );
-  t.equal(results.filter((x) => (x.r.out + x.r.err + x.logged).includes(TAG)).length, 0, `no canary on stdout, stderr or the debug log of ${results.length} runs`);
+  t.equal(
+    results.filter((x) => (x.r.out + x.r.err + x.logged).includes(TAG)).length,
+    0,
+    `no canary on stdout, stderr or the debug log of ${results.length} runs`,
+  );
   t.ok(results.every((x) => x.logged.length > 0), 'every run logged');
   const failed = results.filter((x) => x.r.code !== 0);
-  t.ok(failed.every((x) => x.r.code === 1 && /^envhook: [^\n]+\n$/.test(x.r.err) && x.r.out === '' && x.unchanged), 'each failure: one line, status 1, config.json byte-identical');
+  t.ok(
+    failed.every((x) => x.r.code === 1 && /^envhook: [^\n]+\n$/.test(x.r.err) && x.r.out === '' && x.unchanged),
+    'each failure: one line, status 1, config.json byte-identical',
+  );
   t.ok(results.filter((x) => x.dryRun).every((x) => x.unchanged), 'a dry run changes nothing');
   t.ok(results.every((x) => x.temps === 0), 'no temporary file left');
-  t.comment(`inject CLI: ${results.length - failed.length} succeeded (${results.filter((x) => x.r.code === 0 && !x.unchanged).length} rewrote config.json), ${failed.length} failed`);
+  t.comment(`inject CLI: ${results.length - failed.length} succeeded (${results.filter(
+    (x) => x.r.code === 0 && !x.unchanged,
+  ).length} rewrote config.json), ${failed.length} failed`);
 });
 
 t.test('annotations and env files: each kind of outcome through the runtime entry points (shim front with --log, hook, precreate), log at debug', async (t) => {
@@ -245,15 +289,44 @@ t.test('annotations and env files: each kind of outcome through the runtime entr
       const shim = await frontCreate(b);
       const after = fs.readFileSync(b.config, 'utf8');
       const hook = await hookRun(b);
-      return { pre, shim, hook, ran: fs.existsSync(b.ran), changed: after !== original, runcLog: readIf(b.runcLog), pino: readIf(b.pinoLog), temps: tempFiles(b.bundle).length };
+      return {
+        pre,
+        shim,
+        hook,
+        ran: fs.existsSync(b.ran),
+        changed: after !== original,
+        runcLog: readIf(b.runcLog),
+        pino: readIf(b.pinoLog),
+        temps: tempFiles(b.bundle).length,
+      };
     }),
   );
-  const leaked = results.filter((r) => [r.shim.out, r.shim.err, r.hook.out, r.hook.err, r.pre.err, r.pre.code === 0 ? '' : r.pre.out, r.runcLog, r.pino].join('\n').includes(TAG));
+  const leaked = results.filter((r) => [
+    r.shim.out,
+    r.shim.err,
+    r.hook.out,
+    r.hook.err,
+    r.pre.err,
+    r.pre.code === 0 ? '' : r.pre.out,
+    r.runcLog,
+    r.pino,
+  ].join('\n').includes(TAG));
   t.equal(leaked.length, 0, `no canary in stdout, stderr, runc --log or the debug log of ${results.length * 3} runs`);
   t.ok(results.every((r) => (r.shim.code === 0) === r.ran), 'the real runtime runs exactly when the shim succeeds');
-  t.ok(results.filter((r) => r.shim.code !== 0).every((r) => r.shim.code === 1 && /^envhook: [^\n]+\n$/.test(r.shim.err) && /"level":"error"/.test(r.runcLog) && !r.changed), 'a failed create: one line, status 1, an error line in runc --log, config.json unchanged');
-  t.ok(results.filter((r) => r.pre.code !== 0).every((r) => r.pre.code === 1 && r.pre.out === '' && /^envhook: [^\n]+\n$/.test(r.pre.err)), 'a failed precreate: nothing on stdout, one line');
+  t.ok(results.filter((r) => r.shim.code !== 0).every(
+    (r) => r.shim.code === 1 && /^envhook: [^\n]+\n$/.test(r.shim.err) && /"level":"error"/.test(r.runcLog) && !r.changed,
+  ), 'a failed create: one line, status 1, an error line in runc --log, config.json unchanged');
+  t.ok(
+    results.filter((r) => r.pre.code !== 0).every((r) => r.pre.code === 1 && r.pre.out === '' && /^envhook: [^\n]+\n$/.test(r.pre.err)),
+    'a failed precreate: nothing on stdout, one line',
+  );
   t.ok(results.every((r) => r.temps === 0), 'no temporary file left');
   t.ok(results.filter((r) => r.shim.code === 0).every((r) => r.hook.code === 0), 'the hook accepts every create the shim prepared');
-  t.comment(`shim: ${results.filter((r) => r.shim.code === 0).length} ok / ${results.filter((r) => r.shim.code !== 0).length} failed; precreate: ${results.filter((r) => r.pre.code === 0).length} ok; hook: ${results.filter((r) => r.hook.code === 0).length} ok`);
+  t.comment(
+    `shim: ${results.filter(
+      (r) => r.shim.code === 0,
+    ).length} ok / ${results.filter((r) => r.shim.code !== 0).length} failed; precreate: ${results.filter(
+      (r) => r.pre.code === 0,
+    ).length} ok; hook: ${results.filter((r) => r.hook.code === 0).length} ok`,
+  );
 });

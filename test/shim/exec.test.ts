@@ -29,21 +29,47 @@ function setup(t: Test, annotations: Record<string, string> = { 'envhook.io/appl
   const dir = t.testdir({});
   const bundle = path.join(dir, 'bundle');
   fs.mkdirSync(bundle);
-  const spec = { ociVersion: '1.0.2', process: { args: ['app'], env: SPEC_ENV }, annotations: { 'io.kubernetes.cri.container-name': 'app', 'io.kubernetes.cri.sandbox-uid': 'pod-uid-1', ...annotations } };
+  const spec = {
+    ociVersion: '1.0.2',
+    process: { args: ['app'], env: SPEC_ENV },
+    annotations: { 'io.kubernetes.cri.container-name': 'app', 'io.kubernetes.cri.sandbox-uid': 'pod-uid-1', ...annotations },
+  };
   fs.writeFileSync(path.join(bundle, 'config.json'), JSON.stringify(spec, null, '\t'));
   const processFile = path.join(dir, 'runc-process1');
   fs.writeFileSync(processFile, PROCESS, { mode: 0o600 });
   const stateLog = path.join(dir, 'state.log');
-  const state = JSON.stringify({ ociVersion: '1.0.2', id: 'c1', pid: 1, status: 'running', bundle, annotations: { bundle: '/elsewhere' } }, null, 2);
-  const runtime = fakeExecutable(path.join(dir, 'bin/runc'), 'runc', `printf '%s\\n' "$*" >>${JSON.stringify(stateLog)}\n[ -z "\${FAIL_STATE:-}" ] || exit 1\ncat <<'EOF'\n${state}\nEOF\nexit 0\n`);
+  const state = JSON.stringify(
+    { ociVersion: '1.0.2', id: 'c1', pid: 1, status: 'running', bundle, annotations: { bundle: '/elsewhere' } },
+    null,
+    2,
+  );
+  const runtime = fakeExecutable(
+    path.join(dir, 'bin/runc'),
+    'runc',
+    `printf '%s\\n' "$*" >>${JSON.stringify(stateLog)}\n[ -z "\${FAIL_STATE:-}" ] || exit 1\ncat <<'EOF'\n${state}\nEOF\nexit 0\n`,
+  );
   fs.writeFileSync(path.join(dir, 'envhook.json'), '{}');
   const log = path.join(dir, 'envhook.log');
-  const env: NodeJS.ProcessEnv = { PATH: `${path.dirname(runtime)}:${process.env.PATH}`, ENVHOOK_CONFIG: path.join(dir, 'envhook.json'), ENVHOOK_LOG_FILE: log, ENVHOOK_LOG_LEVEL: 'debug' };
+  const env: NodeJS.ProcessEnv = {
+    PATH: `${path.dirname(runtime)}:${process.env.PATH}`,
+    ENVHOOK_CONFIG: path.join(dir, 'envhook.json'),
+    ENVHOOK_LOG_FILE: log,
+    ENVHOOK_LOG_LEVEL: 'debug',
+  };
   if (hint) env.ENVHOOK_EXEC_BUNDLE = bundle;
   return { dir, bundle, processFile, runtime, stateLog, log, where: { env, cwd: dir } };
 }
 
-const argv = (s: Setup, ...globals: string[]) => [...globals, 'exec', '--process', s.processFile, '--detach', '--pid-file', path.join(s.dir, 'pid'), 'c1'];
+const argv = (s: Setup, ...globals: string[]) => [
+  ...globals,
+  'exec',
+  '--process',
+  s.processFile,
+  '--detach',
+  '--pid-file',
+  path.join(s.dir, 'pid'),
+  'c1',
+];
 
 t.test('a marked container: set names with config.json values, removed names gone, the rest as given', async (t) => {
   const s = setup(t);
@@ -61,7 +87,17 @@ t.test('a marked container: set names with config.json values, removed names gon
   t.same(fs.readdirSync(s.dir).sort(), ['bin', 'bundle', 'envhook.json', 'envhook.log', 'runc-process1'], 'no temporary file left');
   t.notOk(fs.existsSync(s.stateLog), 'the front gave the bundle: no state call');
   const entry = JSON.parse(fs.readFileSync(s.log, 'utf8').trimEnd().split('\n').at(-1)!);
-  t.match(entry, { level: 30, msg: 'exec: env applied; runtime next', id: 'c1', bundle: s.bundle, container: 'app', pod: 'pod-uid-1', process: s.processFile, set: 2, removed: 2 });
+  t.match(entry, {
+    level: 30,
+    msg: 'exec: env applied; runtime next',
+    id: 'c1',
+    bundle: s.bundle,
+    container: 'app',
+    pod: 'pod-uid-1',
+    process: s.processFile,
+    set: 2,
+    removed: 2,
+  });
   t.notMatch(fs.readFileSync(s.log, 'utf8'), /CANARY|db\.internal|10\.0\.0/, 'names, never values');
 });
 
@@ -69,7 +105,10 @@ t.test('the bundle from the runtime\'s state, with the same global options', asy
   const s = setup(t, undefined, false);
   runShim(argv(s, '--root', '/r', '--systemd-cgroup'), s.where);
   t.equal(fs.readFileSync(s.stateLog, 'utf8'), '--root /r --systemd-cgroup state c1\n');
-  t.ok(JSON.parse(fs.readFileSync(s.processFile, 'utf8')).env.includes('DB=db.internal'), 'the top-level bundle, not an annotation named "bundle"');
+  t.ok(
+    JSON.parse(fs.readFileSync(s.processFile, 'utf8')).env.includes('DB=db.internal'),
+    'the top-level bundle, not an annotation named "bundle"',
+  );
 });
 
 t.test('nothing to do: the process file is not touched', async (t) => {
@@ -106,15 +145,47 @@ t.test('a symlinked process file: its target is replaced, the link stays', async
 
 t.test('failures: one line, a --log line, the process file intact, no value', async (t) => {
   const cases: [string, (s: Setup) => void, RegExp, Record<string, string>?, boolean?][] = [
-    ['a broken process file', (s) => fs.writeFileSync(s.processFile, `{"env":["X=${CANARY}"], ${CANARY}`), /^\S+runc-process1 is not valid JSON \(at offset \d+\)$/],
-    ['a process file that is not an object', (s) => fs.writeFileSync(s.processFile, `["${CANARY}"]`), /^\S+runc-process1: not a JSON object$/],
-    ['env not a list of strings', (s) => fs.writeFileSync(s.processFile, `{"env":"${CANARY}"}`), /^\S+runc-process1: "env" is not a list of strings$/],
+    [
+      'a broken process file',
+      (s) => fs.writeFileSync(s.processFile, `{"env":["X=${CANARY}"], ${CANARY}`),
+      /^\S+runc-process1 is not valid JSON \(at offset \d+\)$/,
+    ],
+    [
+      'a process file that is not an object',
+      (s) => fs.writeFileSync(s.processFile, `["${CANARY}"]`),
+      /^\S+runc-process1: not a JSON object$/,
+    ],
+    [
+      'env not a list of strings',
+      (s) => fs.writeFileSync(s.processFile, `{"env":"${CANARY}"}`),
+      /^\S+runc-process1: "env" is not a list of strings$/,
+    ],
     ['no process file', (s) => fs.rmSync(s.processFile), /^cannot read process file \S+runc-process1: ENOENT$/],
     ['a vanished bundle', (s) => fs.rmSync(s.bundle, { recursive: true }), /^cannot read \S+\/bundle\/config\.json: ENOENT$/],
-    ['a broken config.json', (s) => fs.writeFileSync(path.join(s.bundle, 'config.json'), `{"x": ${CANARY}`), /^\S+config\.json is not valid JSON/],
-    ['an invalid names mark', () => {}, /^\S+config\.json: annotation "envhook\.io\/applied-env" is not \{"set":\[names\],"removed":\[names\]\}$/, { 'envhook.io/applied-env': `{"set":["${CANARY}=x"]}` }],
-    ['a set name config.json lacks', () => {}, /^\S+config\.json: variable "NOPE" of annotation "envhook\.io\/applied-env" is not in process\.env$/, { 'envhook.io/applied-env': '{"set":["NOPE"],"removed":[]}' }],
-    ['the runtime\'s state fails', (s) => (s.where.env.FAIL_STATE = '1'), /^\S+\/runc state "c1" failed \(exit status 1\): cannot find the container's bundle$/, undefined, false],
+    [
+      'a broken config.json',
+      (s) => fs.writeFileSync(path.join(s.bundle, 'config.json'), `{"x": ${CANARY}`),
+      /^\S+config\.json is not valid JSON/,
+    ],
+    [
+      'an invalid names mark',
+      () => {},
+      /^\S+config\.json: annotation "envhook\.io\/applied-env" is not \{"set":\[names\],"removed":\[names\]\}$/,
+      { 'envhook.io/applied-env': `{"set":["${CANARY}=x"]}` },
+    ],
+    [
+      'a set name config.json lacks',
+      () => {},
+      /^\S+config\.json: variable "NOPE" of annotation "envhook\.io\/applied-env" is not in process\.env$/,
+      { 'envhook.io/applied-env': '{"set":["NOPE"],"removed":[]}' },
+    ],
+    [
+      'the runtime\'s state fails',
+      (s) => (s.where.env.FAIL_STATE = '1'),
+      /^\S+\/runc state "c1" failed \(exit status 1\): cannot find the container's bundle$/,
+      undefined,
+      false,
+    ],
   ];
   for (const [name, prepare, message, annotations, hint] of cases) {
     const s = setup(t, annotations, hint);
@@ -129,7 +200,11 @@ t.test('failures: one line, a --log line, the process file intact, no value', as
     t.equal(lines.length, 2, `${name}: one --log line`);
     t.match(JSON.parse(lines[1]!), { level: 'error', msg: /^envhook: / });
     const logged = fs.readFileSync(s.log, 'utf8');
-    t.match(JSON.parse(logged.trimEnd().split('\n').at(-1)!), { level: 50, msg: 'runtime shim failed (exec)', id: 'c1' }, `${name}: envhook's log names the container`);
+    t.match(
+      JSON.parse(logged.trimEnd().split('\n').at(-1)!),
+      { level: 50, msg: 'runtime shim failed (exec)', id: 'c1' },
+      `${name}: envhook's log names the container`,
+    );
     t.notMatch(lines[1]! + logged, CANARY, `${name}: no value`);
   }
 });

@@ -18,7 +18,10 @@ t.test('PATH order, skipping fronts and files that are not executable', async (t
   fs.writeFileSync(path.join(dir, 'b/runc'), 'x', { mode: 0o644 });
   const real = exe(path.join(dir, 'c/runc'));
   t.equal(resolveRuntime('runc', { PATH: [path.dirname(front), path.join(dir, 'b'), path.dirname(real)].join(':') }), real);
-  t.throws(() => resolveRuntime('runc', { PATH: path.dirname(front) }), new EnvhookError('runtime "runc" not found on PATH (other than an envhook front)'));
+  t.throws(
+    () => resolveRuntime('runc', { PATH: path.dirname(front) }),
+    new EnvhookError('runtime "runc" not found on PATH (other than an envhook front)'),
+  );
 });
 
 t.test('a path: executable, not a front, not the front that called us', async (t) => {
@@ -26,7 +29,9 @@ t.test('a path: executable, not a front, not the front that called us', async (t
   const real = exe(path.join(dir, 'runc'));
   t.equal(resolveRuntime(real, {}), real);
   t.throws(() => resolveRuntime(dir, {}), new EnvhookError(`runtime ${dir} is not an executable file`));
-  t.throws(() => resolveRuntime(real, { ENVHOOK_FRONT: real }), { message: new RegExp(`^runtime ${real} is an envhook front, not a real runtime`) });
+  t.throws(() => resolveRuntime(real, {
+    ENVHOOK_FRONT: real,
+  }), { message: new RegExp(`^runtime ${real} is an envhook front, not a real runtime`) });
   const marked = exe(path.join(dir, 'marked'), `#!/bin/sh\n# ${FRONT_MARKER}\n`);
   t.throws(() => resolveRuntime(marked, {}), { message: /is an envhook front/ });
 });

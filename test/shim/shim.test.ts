@@ -12,7 +12,9 @@ import { ref, setup as podSetup, type InjectSetup } from '../helpers/inject.ts';
 
 const CANARY = 'CANARY-shim-5b2e';
 const FILES = { 'config.env': `CONFIG_VAR='HELLO'\nSECRET='${CANARY}'\n` };
-const ENV = { 'envhook.io/env': { app: [{ name: 'FROM_FILE', valueFrom: ref('CONFIG_VAR', 'config.env') }, { name: 'GREETING', value: '$(FROM_FILE) world' }] } };
+const ENV = { 'envhook.io/env': {
+  app: [{ name: 'FROM_FILE', valueFrom: ref('CONFIG_VAR', 'config.env') }, { name: 'GREETING', value: '$(FROM_FILE) world' }],
+} };
 
 interface Setup extends InjectSetup {
   runtime: string;
@@ -23,7 +25,10 @@ function setup(t: Test, annotations: Record<string, unknown> = ENV, env: NodeJS.
   const s = podSetup(t, FILES, annotations);
   fs.writeFileSync(path.join(s.dir, 'envhook.json'), '{}');
   const runtime = fakeExecutable(path.join(s.dir, 'bin/runc'), 'runc');
-  const where: ShimEnv = { env: { PATH: path.dirname(runtime), ENVHOOK_CONFIG: path.join(s.dir, 'envhook.json'), ENVHOOK_KUBELET_ROOT: s.pod.kubeletRoot, ...env }, cwd: s.dir };
+  const where: ShimEnv = {
+    env: { PATH: path.dirname(runtime), ENVHOOK_CONFIG: path.join(s.dir, 'envhook.json'), ENVHOOK_KUBELET_ROOT: s.pod.kubeletRoot, ...env },
+    cwd: s.dir,
+  };
   return { ...s, runtime, where };
 }
 
@@ -31,7 +36,20 @@ const specOf = (s: Setup) => JSON.parse(fs.readFileSync(s.config, 'utf8'));
 
 t.test('create: env applied and marked in config.json, runc from PATH handed back', async (t) => {
   const s = setup(t);
-  const argv = ['--root', '/r', '--log', path.join(s.dir, 'log.json'), '--log-format', 'json', 'create', '--bundle', s.bundle, '--pid-file', '/p', 'id1'];
+  const argv = [
+    '--root',
+    '/r',
+    '--log',
+    path.join(s.dir, 'log.json'),
+    '--log-format',
+    'json',
+    'create',
+    '--bundle',
+    s.bundle,
+    '--pid-file',
+    '/p',
+    'id1',
+  ];
   t.doesNotThrow(() => runShim(argv, s.where));
   t.equal(resolveRuntime('runc', s.where.env), s.runtime, 'runc from PATH: what the front will exec');
   const spec = specOf(s);
@@ -54,7 +72,11 @@ t.test('the exec sidecar: none where nothing changed, a stale one removed', asyn
   const odd = setup(t);
   fs.mkdirSync(path.join(odd.bundle, EXEC_SIDECAR, 'x'), { recursive: true });
   const before = fs.readFileSync(odd.config);
-  t.throws(() => runShim(['create', '--bundle', odd.bundle, 'x'], odd.where), { message: `cannot remove ${path.join(odd.bundle, EXEC_SIDECAR)}: ERR_FS_EISDIR` }, 'a directory in its place: one line, the create fails');
+  t.throws(
+    () => runShim(['create', '--bundle', odd.bundle, 'x'], odd.where),
+    { message: `cannot remove ${path.join(odd.bundle, EXEC_SIDECAR)}: ERR_FS_EISDIR` },
+    'a directory in its place: one line, the create fails',
+  );
   t.same(fs.readFileSync(odd.config), before, 'config.json unchanged');
 });
 
@@ -68,7 +90,11 @@ t.test('run: a relative bundle, or none, is read from the working directory', as
 });
 
 t.test('untouched: no request, sandbox containers, other subcommands', async (t) => {
-  for (const annotations of [{}, { 'io.kubernetes.cri.container-type': 'sandbox', ...ENV }, { 'io.kubernetes.cri-o.ContainerType': 'sandbox', 'envhook.io/env': 'not json' }]) {
+  for (const annotations of [
+    {},
+    { 'io.kubernetes.cri.container-type': 'sandbox', ...ENV },
+    { 'io.kubernetes.cri-o.ContainerType': 'sandbox', 'envhook.io/env': 'not json' },
+  ]) {
     const s = setup(t, annotations);
     const before = fs.readFileSync(s.config);
     t.doesNotThrow(() => runShim(['create', '--bundle', s.bundle, 'pause'], s.where));
@@ -84,12 +110,32 @@ t.test('untouched: no request, sandbox containers, other subcommands', async (t)
 
 t.test('failures: thrown, config.json unchanged, error line appended to --log', async (t) => {
   const cases: [string, Record<string, unknown>, (s: Setup) => string[], RegExp][] = [
-    ['key missing, not optional', { 'envhook.io/env': { app: [{ name: 'X', valueFrom: ref('NOPE', 'config.env') }] } }, (s) => ['create', '-b', s.bundle, 'x'], /^volume "config": file "config\.env": key "NOPE" not found$/],
-    ['annotation not JSON', { 'envhook.io/env': `{"app": ${CANARY}` }, (s) => ['create', '-b', s.bundle, 'x'], /^annotation "envhook\.io\/env" is not valid JSON/],
-    ['config.json not JSON', ENV, (s) => (fs.writeFileSync(s.config, `{"ociVersion": "1.0.2", "x": ${CANARY}}`), ['create', '-b', s.bundle, 'x']), /config\.json is not valid JSON/],
+    [
+      'key missing, not optional',
+      { 'envhook.io/env': { app: [{ name: 'X', valueFrom: ref('NOPE', 'config.env') }] } },
+      (s) => ['create', '-b', s.bundle, 'x'],
+      /^volume "config": file "config\.env": key "NOPE" not found$/,
+    ],
+    [
+      'annotation not JSON',
+      { 'envhook.io/env': `{"app": ${CANARY}` },
+      (s) => ['create', '-b', s.bundle, 'x'],
+      /^annotation "envhook\.io\/env" is not valid JSON/,
+    ],
+    [
+      'config.json not JSON',
+      ENV,
+      (s) => (fs.writeFileSync(s.config, `{"ociVersion": "1.0.2", "x": ${CANARY}}`), ['create', '-b', s.bundle, 'x']),
+      /config\.json is not valid JSON/,
+    ],
     ['no config.json', ENV, (s) => ['create', '-b', path.join(s.dir, 'nope'), 'x'], /^cannot read \S+nope\/config\.json: ENOENT$/],
     ['unknown option', ENV, (s) => ['create', '-b', s.bundle, '--frobnicate', 'x'], /^runc create: unknown option "--frobnicate"$/],
-    ['runtime is a front', ENV, (s) => ((s.where.env.ENVHOOK_RUNTIME = FRONT), ['create', '-b', s.bundle, 'x']), /^runtime \S+envhook-runtime is an envhook front, not a real runtime/],
+    [
+      'runtime is a front',
+      ENV,
+      (s) => ((s.where.env.ENVHOOK_RUNTIME = FRONT), ['create', '-b', s.bundle, 'x']),
+      /^runtime \S+envhook-runtime is an envhook front, not a real runtime/,
+    ],
   ];
   for (const [name, annotations, prepare, message] of cases) {
     const s = setup(t, annotations);
@@ -119,9 +165,18 @@ t.test('the runtime: never a front, found past fronts on PATH', async (t) => {
   t.doesNotThrow(() => runShim(['state', 'x'], { ...s.where, env: past }));
   t.equal(resolveRuntime('runc', past), s.runtime, 'a copy of the front (marker line) is skipped');
   const wrapper = fakeExecutable(path.join(s.dir, 'wrapper/runc'), 'wrapper');
-  t.throws(() => runShim(['state', 'x'], { ...s.where, env: { ...s.where.env, ENVHOOK_RUNTIME: wrapper, ENVHOOK_FRONT: wrapper } }), { message: /is an envhook front/ });
-  t.throws(() => runShim(['state', 'x'], { ...s.where, env: { ...s.where.env, PATH: fronts } }), { message: 'runtime "runc" not found on PATH (other than an envhook front)' });
-  t.throws(() => runShim(['state', 'x'], { ...s.where, env: { ...s.where.env, ENVHOOK_RUNTIME: s.dir } }), { message: /is not an executable file$/ });
+  t.throws(() => runShim([
+    'state',
+    'x',
+  ], { ...s.where, env: { ...s.where.env, ENVHOOK_RUNTIME: wrapper, ENVHOOK_FRONT: wrapper } }), { message: /is an envhook front/ });
+  t.throws(() => runShim([
+    'state',
+    'x',
+  ], { ...s.where, env: { ...s.where.env, PATH: fronts } }), { message: 'runtime "runc" not found on PATH (other than an envhook front)' });
+  t.throws(() => runShim([
+    'state',
+    'x',
+  ], { ...s.where, env: { ...s.where.env, ENVHOOK_RUNTIME: s.dir } }), { message: /is not an executable file$/ });
 });
 
 t.test('the structured log names what was done, never values', async (t) => {
@@ -129,7 +184,9 @@ t.test('the structured log names what was done, never values', async (t) => {
   runShim(['create', '-b', s.bundle, 'id7'], { ...s.where, env: { ...s.where.env, ENVHOOK_LOG_FILE: s.log, ENVHOOK_LOG_LEVEL: 'debug' } });
   const text = fs.readFileSync(s.log, 'utf8');
   const entries = text.trimEnd().split('\n').map((l) => JSON.parse(l));
-  t.match(entries.at(-1), { level: 30, msg: 'applied; runtime next', id: 'id7', bundle: s.bundle, container: 'app', env: ['FROM_FILE', 'GREETING'] });
+  t.match(entries.at(
+    -1,
+  ), { level: 30, msg: 'applied; runtime next', id: 'id7', bundle: s.bundle, container: 'app', env: ['FROM_FILE', 'GREETING'] });
   t.notMatch(text, /HELLO|CANARY/);
 });
 
@@ -139,11 +196,21 @@ t.test('a failed start is logged with the container named as on success: id, bun
   t.throws(() => runShim(['create', '-b', s.bundle, 'id9'], { ...s.where, env }));
   const text = fs.readFileSync(s.log, 'utf8');
   const last = JSON.parse(text.trimEnd().split('\n').at(-1)!);
-  t.match(last, { level: 50, msg: 'runtime shim failed', id: 'id9', bundle: s.bundle, container: 'app', pod: s.pod.uid, err: { message: /key "NOPE" not found/ } });
+  t.match(last, {
+    level: 50,
+    msg: 'runtime shim failed',
+    id: 'id9',
+    bundle: s.bundle,
+    container: 'app',
+    pod: s.pod.uid,
+    err: { message: /key "NOPE" not found/ },
+  });
   t.notMatch(text, CANARY);
   const ok = setup(t);
   runShim(['create', '-b', ok.bundle, 'id10'], { ...ok.where, env: { ...ok.where.env, ENVHOOK_LOG_FILE: ok.log } });
-  t.match(JSON.parse(fs.readFileSync(ok.log, 'utf8').trimEnd().split('\n').at(-1)!), { msg: 'applied; runtime next', id: 'id10', bundle: ok.bundle, container: 'app', pod: ok.pod.uid });
+  t.match(JSON.parse(
+    fs.readFileSync(ok.log, 'utf8').trimEnd().split('\n').at(-1)!,
+  ), { msg: 'applied; runtime next', id: 'id10', bundle: ok.bundle, container: 'app', pod: ok.pod.uid });
 });
 
 t.test('already applied by an earlier stage (NRI, an earlier create): passed through untouched', async (t) => {

@@ -15,7 +15,11 @@ function setup(t: Test, uid = '11111111-2222-3333-4444-555555555555') {
   const vol = makeAtomicVolume(pod, 'secret', 'keys', { key: { data: 'CANARY-daemon', mode: 0o400 } });
   const runDir = path.join(dir, 'run');
   const logFile = path.join(dir, 'log');
-  const record: OwnersRecord = { podUid: uid, podDir: pod.dir, volumes: [{ volume: 'keys', dir: vol, defaultUser: 1000, uidMapping: { kind: 'none' } }] };
+  const record: OwnersRecord = {
+    podUid: uid,
+    podDir: pod.dir,
+    volumes: [{ volume: 'keys', dir: vol, defaultUser: 1000, uidMapping: { kind: 'none' } }],
+  };
   const start = () => {
     const d = startWatchDaemon({ runDir, kubeletRoot: pod.kubeletRoot, log: createLogger(logFile, 'debug'), rescanMs: 50 });
     t.teardown(() => d.stop());
@@ -58,7 +62,11 @@ t.test('refused records are logged once and never stop the others', async (t) =>
   // A record for a pod outside this node's kubelet root.
   const pod = makePod(path.join(s.dir, 'other-kubelet'), {}, '99999999-2222-3333-4444-555555555555');
   const vol = makeAtomicVolume(pod, 'secret', 'keys', { key: 'K' });
-  writeOwnersRecord(s.runDir, { podUid: pod.uid, podDir: pod.dir, volumes: [{ volume: 'keys', dir: vol, defaultUser: 1000, uidMapping: { kind: 'none' } }] });
+  writeOwnersRecord(s.runDir, {
+    podUid: pod.uid,
+    podDir: pod.dir,
+    volumes: [{ volume: 'keys', dir: vol, defaultUser: 1000, uidMapping: { kind: 'none' } }],
+  });
   fs.writeFileSync(path.join(s.runDir, 'owners', 'broken.json'), '{');
   writeOwnersRecord(s.runDir, s.record);
   const d = s.start();

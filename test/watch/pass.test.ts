@@ -12,7 +12,15 @@ function target(dir: string): PassTarget {
 t.test('names: only what the kubelet writer makes', async (t) => {
   t.ok(isKubeletTimestamped(timestampedName()));
   t.ok(isKubeletTimestamped('..2026_11_22_03_20_00.123456789'));
-  for (const bad of ['..data', '..data_tmp', '..evil', '..2026_11_22_03_20_00.', '..2026_11_22_03_20.1', '.2026_11_22_03_20_00.1', '..2026_11_22_03_20_00.1/x']) t.notOk(isKubeletTimestamped(bad), bad);
+  for (const bad of [
+    '..data',
+    '..data_tmp',
+    '..evil',
+    '..2026_11_22_03_20_00.',
+    '..2026_11_22_03_20.1',
+    '.2026_11_22_03_20_00.1',
+    '..2026_11_22_03_20_00.1/x',
+  ]) t.notOk(isKubeletTimestamped(bad), bad);
 });
 
 t.test('ownCurrent: the files ..data points at, as at start', async (t) => {

@@ -33,7 +33,12 @@ function setup(dir: string, max = 2, kinds: Record<string, 'file' | 'directory'>
 }
 
 t.test('at most `max` new directories; the oldest is dropped first, descriptors and watches with it', async (t) => {
-  const dir = t.testdir({ '..2026_11_23_20_00_00.1': { sub: { deep: {} } }, '..2026_11_23_20_00_00.2': {}, '..2026_11_23_20_00_00.3': {}, '..not-the-kubelets': {} });
+  const dir = t.testdir({
+    '..2026_11_23_20_00_00.1': { sub: { deep: {} } },
+    '..2026_11_23_20_00_00.2': {},
+    '..2026_11_23_20_00_00.3': {},
+    '..not-the-kubelets': {},
+  });
   fs.watch(dir).close(); // the process's one inotify descriptor, opened by its first watch
   const before = inotifyWatches();
   const fds = openFds();

@@ -31,7 +31,9 @@ t.test('no annotation: nothing; a bad one: the start\'s SchemaError', async (t) 
 t.test('skipped with a reason: a missing volume, an emptyDir, mixed idmapped mounts; an idmapped one is kept', async (t) => {
   const pod = makePod(path.join(t.testdir(), 'kubelet'), { emptyDirs: { scratch: { f: 'x' } } });
   const keys = makeAtomicVolume(pod, 'secret', 'keys', { key: 'k' });
-  const annotations = { 'envhook.io/volumeOwners': JSON.stringify(['absent', 'scratch', 'keys'].map((volume) => ({ volume, defaultUser: 1000 }))) };
+  const annotations = {
+    'envhook.io/volumeOwners': JSON.stringify(['absent', 'scratch', 'keys'].map((volume) => ({ volume, defaultUser: 1000 }))),
+  };
   const mount = (options: string[]) => ({ destination: '/keys', source: keys, type: 'bind', options });
   const mixed = podWatchVolumes(pod.dir, annotations, { mounts: [mount(['rbind', 'idmap']), mount(['rbind'])], uidMappings: undefined });
   t.same(mixed.skipped, [

@@ -31,7 +31,11 @@ t.test("the table matches cri-api's runtime.v1 (Debian sid)", { skip }, async (t
   t.ok(service, `${CRI_SERVICE} exists upstream`);
   for (const [name, m] of Object.entries(CRI_METHODS)) {
     const theirs = service!.methods.find((x) => x.name === name);
-    t.same([theirs?.input.typeName, theirs?.output.typeName, theirs?.methodKind], [`${CRI_PACKAGE}.${m.request}`, `${CRI_PACKAGE}.${m.response}`, 'unary'], `${name}(${m.request}) returns ${m.response}, unary`);
+    t.same(
+      [theirs?.input.typeName, theirs?.output.typeName, theirs?.methodKind],
+      [`${CRI_PACKAGE}.${m.request}`, `${CRI_PACKAGE}.${m.response}`, 'unary'],
+      `${name}(${m.request}) returns ${m.response}, unary`,
+    );
   }
 });
 
@@ -42,10 +46,18 @@ t.test('StopContainer as a gRPC server reads it with cri-api; NotFound in our wo
   t.teardown(() => cri.close());
   await cri.stopContainer('c0ffee', 0, 5000);
   await cri.stopContainer('c0ffee-2', 30, 5000);
-  t.same(server.stops.map((r) => [r.containerId, r.timeout]), [['c0ffee', 0n], ['c0ffee-2', 30n]], 'container_id and timeout as cri-api reads them');
+  t.same(
+    server.stops.map((r) => [r.containerId, r.timeout]),
+    [['c0ffee', 0n], ['c0ffee-2', 30n]],
+    'container_id and timeout as cri-api reads them',
+  );
   const err = (await cri.stopContainer('gone', 0, 5000).catch((e: unknown) => e)) as GrpcError;
   t.ok(err instanceof GrpcError);
-  t.same([err.kind, err.code, err.message], ['status', 5, 'the runtime answered NOT_FOUND (gRPC status 5)'], "the runtime's own message is not passed on");
+  t.same(
+    [err.kind, err.code, err.message],
+    ['status', 5, 'the runtime answered NOT_FOUND (gRPC status 5)'],
+    "the runtime's own message is not passed on",
+  );
 });
 
 t.test("the default socket: the registered runtime's own, else the first that exists", async (t) => {

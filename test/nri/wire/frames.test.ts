@@ -41,7 +41,10 @@ t.test("containerd's side: RegisterPlugin answered on conn 2, Configure and Sync
     t.equal(register.status, undefined, 'RegisterPlugin: no error status');
     const configure = decode<RequestShape>(Msg.Request, got[1]!.frame.payload);
     t.match(configure, { service: PLUGIN_SERVICE, method: 'Configure' });
-    t.match(decode(Msg.ConfigureRequest, configure.payload), { runtimeName: 'containerd', runtimeVersion: /^2\.1\.9/, registrationTimeout: 5000n, requestTimeout: 2000n });
+    t.match(decode(
+      Msg.ConfigureRequest,
+      configure.payload,
+    ), { runtimeName: 'containerd', runtimeVersion: /^2\.1\.9/, registrationTimeout: 5000n, requestTimeout: 2000n });
     t.ok(configure.timeoutNano > 0n, 'the runtime sends its deadline');
     const sync = decode<RequestShape>(Msg.Request, got[2]!.frame.payload);
     t.match(sync, { service: PLUGIN_SERVICE, method: 'Synchronize' });
@@ -58,10 +61,21 @@ t.test("envhook's side, re-encoded byte for byte", async (t) => {
   ]);
   const ours = Buffer.concat([
     ...encodeMux(RUNTIME_CONN, encodeTtrpc({ streamId: 1, type: MessageType.Request, payload: encode(Msg.Request, {
-      service: RUNTIME_SERVICE, method: 'RegisterPlugin', payload: encode(Msg.RegisterPluginRequest, { pluginName: 'envhook', pluginIdx: '50' }), timeoutNano: 5_000_000_000n,
+      service: RUNTIME_SERVICE, method: 'RegisterPlugin', payload: encode(Msg.RegisterPluginRequest, {
+        pluginName: 'envhook',
+        pluginIdx: '50',
+      }), timeoutNano: 5_000_000_000n,
     }) })),
-    ...encodeMux(PLUGIN_CONN, encodeTtrpc({ streamId: 1, type: MessageType.Response, payload: encode(Msg.Response, { payload: encode(Msg.ConfigureResponse, { events: 8 }) }) })),
-    ...encodeMux(PLUGIN_CONN, encodeTtrpc({ streamId: 3, type: MessageType.Response, payload: encode(Msg.Response, { payload: encode(Msg.SynchronizeResponse, { more: false }) }) })),
+    ...encodeMux(PLUGIN_CONN, encodeTtrpc({
+      streamId: 1,
+      type: MessageType.Response,
+      payload: encode(Msg.Response, { payload: encode(Msg.ConfigureResponse, { events: 8 }) }),
+    })),
+    ...encodeMux(PLUGIN_CONN, encodeTtrpc({
+      streamId: 3,
+      type: MessageType.Response,
+      payload: encode(Msg.Response, { payload: encode(Msg.SynchronizeResponse, { more: false }) }),
+    })),
   ]);
   t.equal(ours.toString('hex'), stream('plugin').toString('hex'), 'the recorded bytes');
 });
@@ -77,11 +91,18 @@ const ld = (field: number, value: string | Buffer): Buffer => {
 t.test('NRI 0.12: the messages envhook sends and reads, byte for byte', async (t) => {
   const register = Buffer.concat([ld(1, 'envhook'), ld(2, '50'), ld(3, 'v0.12.0')]);
   t.equal(NRI_API_VERSION, 'v0.12.0');
-  t.equal(Buffer.from(encode(Msg.RegisterPluginRequest, { pluginName: 'envhook', pluginIdx: '50', NRIVersion: NRI_API_VERSION })).toString('hex'), register.toString('hex'), 'RegisterPluginRequest: NRI_version is field 3');
+  t.equal(
+    Buffer.from(encode(Msg.RegisterPluginRequest, { pluginName: 'envhook', pluginIdx: '50', NRIVersion: NRI_API_VERSION })).toString('hex'),
+    register.toString('hex'),
+    'RegisterPluginRequest: NRI_version is field 3',
+  );
 
   // containerd 2.3's Configure: runtime name 2, version 3, timeouts 4 and 5 (varints 5000, 2000), NRI_version 6.
   const configure = Buffer.concat([ld(2, 'containerd'), ld(3, '2.3.4'), Buffer.from('208827' + '28d00f', 'hex'), ld(6, 'v0.12.0')]);
-  t.match(decode(Msg.ConfigureRequest, configure), { runtimeName: 'containerd', runtimeVersion: '2.3.4', registrationTimeout: 5000n, requestTimeout: 2000n, NRIVersion: 'v0.12.0' });
+  t.match(decode(
+    Msg.ConfigureRequest,
+    configure,
+  ), { runtimeName: 'containerd', runtimeVersion: '2.3.4', registrationTimeout: 5000n, requestTimeout: 2000n, NRIVersion: 'v0.12.0' });
 
   // Plugin/StopPodSandbox in a ttRPC frame on connection 1, as the runtime sends it.
   const pod = Buffer.concat([ld(1, 'sandbox-1'), ld(2, 'web'), ld(3, 'a1b2-uid'), ld(4, 'default')]);
@@ -93,7 +114,11 @@ t.test('NRI 0.12: the messages envhook sends and reads, byte for byte', async (t
   t.match(decode(Msg.StopPodSandboxRequest, req.payload), { pod: { id: 'sandbox-1', name: 'web', uid: 'a1b2-uid', namespace: 'default' } });
   t.equal(encode(Msg.StopPodSandboxResponse, {}).length, 0, 'StopPodSandboxResponse: empty');
   t.equal(encode(Msg.RemovePodSandboxResponse, {}).length, 0, 'RemovePodSandboxResponse: empty');
-  t.match(decode(Msg.RemovePodSandboxRequest, ld(1, pod)), { pod: { id: 'sandbox-1', uid: 'a1b2-uid' } }, 'RemovePodSandboxRequest: pod is field 1');
+  t.match(
+    decode(Msg.RemovePodSandboxRequest, ld(1, pod)),
+    { pod: { id: 'sandbox-1', uid: 'a1b2-uid' } },
+    'RemovePodSandboxRequest: pod is field 1',
+  );
 
   t.same(ld(1, 'x'), Buffer.from('0a0178', 'hex'), 'the hand layout itself: tag 0x0a, length, bytes');
 });
@@ -102,7 +127,10 @@ t.test('a mux frame over the limit is refused from its header, before its payloa
   const header = Buffer.alloc(MUX_HEADER);
   header.writeUInt32BE(1, 0);
   header.writeUInt32BE(MUX_MAX + 1, 4);
-  t.throws(() => new MuxDecoder().push(header), new ProtocolError(`multiplexer frame of ${MUX_MAX + 1} bytes exceeds the limit of ${MUX_MAX}`));
+  t.throws(
+    () => new MuxDecoder().push(header),
+    new ProtocolError(`multiplexer frame of ${MUX_MAX + 1} bytes exceeds the limit of ${MUX_MAX}`),
+  );
   header.writeUInt32BE(MUX_MAX, 4);
   t.same(new MuxDecoder().push(header), [], 'at the limit: waits for the payload');
 });

@@ -56,7 +56,13 @@ t.test('the request: POST, gRPC headers, one uncompressed length-prefixed messag
   const answer = await ch.call('/runtime.v1.RuntimeService/StopContainer', Buffer.from('0a0161', 'hex'), 5000);
   t.same([...answer], [1, 2], 'the answer message, without its frame');
   const [s] = peer.seen;
-  t.match(s!.headers, { ':method': 'POST', ':path': '/runtime.v1.RuntimeService/StopContainer', 'content-type': 'application/grpc', te: 'trailers', 'grpc-timeout': '5000m' });
+  t.match(s!.headers, {
+    ':method': 'POST',
+    ':path': '/runtime.v1.RuntimeService/StopContainer',
+    'content-type': 'application/grpc',
+    te: 'trailers',
+    'grpc-timeout': '5000m',
+  });
   t.equal(s!.body.toString('hex'), '00000000030a0161', 'flag 0, length 3 (big-endian), the message');
   // A second call reuses the connection.
   await ch.call('/x/Y', new Uint8Array(0), 5000);
@@ -66,7 +72,10 @@ t.test('the request: POST, gRPC headers, one uncompressed length-prefixed messag
 t.test('an error status: its code in our words, never the peer message', async (t) => {
   for (const trailersOnly of [false, true]) {
     const peer = await h2Server(t, (stream) => {
-      if (trailersOnly) return stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '5', 'grpc-message': CANARY }, { endStream: true });
+      if (trailersOnly) return stream.respond(
+        { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '5', 'grpc-message': CANARY },
+        { endStream: true },
+      );
       stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
       stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '14', 'grpc-message': CANARY }));
       stream.end();
@@ -75,7 +84,11 @@ t.test('an error status: its code in our words, never the peer message', async (
     const err = (await ch.call('/x/Y', new Uint8Array(0), 5000).catch((e: unknown) => e)) as GrpcError;
     ch.close();
     t.ok(err instanceof GrpcError);
-    t.same([err.kind, err.code, err.message], trailersOnly ? ['status', 5, 'the runtime answered NOT_FOUND (gRPC status 5)'] : ['status', 14, 'the runtime answered UNAVAILABLE (gRPC status 14)']);
+    t.same([err.kind, err.code, err.message], trailersOnly ? [
+      'status',
+      5,
+      'the runtime answered NOT_FOUND (gRPC status 5)',
+    ] : ['status', 14, 'the runtime answered UNAVAILABLE (gRPC status 14)']);
     t.notMatch(err.message, CANARY);
   }
 });
@@ -98,11 +111,19 @@ t.test('a socket that cannot be used: unreachable, with its errno code', async (
   fs.writeFileSync(path.join(dir, 'file'), '');
   const ch3 = grpcChannel(path.join(dir, 'file'));
   t.teardown(() => ch3.close());
-  await t.rejects(ch3.call('/x/Y', new Uint8Array(0), 5000), { kind: 'unreachable', message: /: ECONNREFUSED$/ }, 'a plain file: ECONNREFUSED');
+  await t.rejects(
+    ch3.call('/x/Y', new Uint8Array(0), 5000),
+    { kind: 'unreachable', message: /: ECONNREFUSED$/ },
+    'a plain file: ECONNREFUSED',
+  );
   const long = path.join(dir, 'x'.repeat(120));
   const ch4 = grpcChannel(long);
   t.teardown(() => ch4.close());
-  await t.rejects(ch4.call('/x/Y', new Uint8Array(0), 5000), { kind: 'unreachable', message: /: EINVAL$/ }, 'a path longer than a unix socket path can be: EINVAL');
+  await t.rejects(
+    ch4.call('/x/Y', new Uint8Array(0), 5000),
+    { kind: 'unreachable', message: /: EINVAL$/ },
+    'a path longer than a unix socket path can be: EINVAL',
+  );
 });
 
 t.test('no answer in time: a timeout, and the channel works again', async (t) => {
@@ -121,7 +142,11 @@ t.test('answers that are not gRPC: protocol errors', async (t) => {
   const cases: [string, (s: http2.ServerHttp2Stream) => void, RegExp][] = [
     ['HTTP 404', (s) => s.respond({ ':status': 404 }, { endStream: true }), /^not a gRPC answer \(HTTP status 404/],
     ['not gRPC', (s) => { s.respond({ ':status': 200, 'content-type': 'text/html' }); s.end('<html>'); }, /content-type "text\/html"/],
-    ['no status', (s) => { s.respond({ ':status': 200, 'content-type': 'application/grpc' }); s.end(grpcFrame(Buffer.alloc(0))); }, /^the answer ended without a grpc-status$/],
+    [
+      'no status',
+      (s) => { s.respond({ ':status': 200, 'content-type': 'application/grpc' }); s.end(grpcFrame(Buffer.alloc(0))); },
+      /^the answer ended without a grpc-status$/,
+    ],
     ['compressed', (s) => {
       s.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
       s.on('wantTrailers', () => s.sendTrailers({ 'grpc-status': '0' }));
@@ -145,5 +170,9 @@ t.test('answers that are not gRPC: protocol errors', async (t) => {
 t.test('unframe: exactly one uncompressed frame, or nothing', async (t) => {
   t.same([...unframe(Buffer.alloc(0))], []);
   t.same([...unframe(Buffer.from('000000000161', 'hex'))], [0x61]);
-  for (const bad of ['00000000', '000000000261', '00000000016162']) t.throws(() => unframe(Buffer.from(bad, 'hex')), { name: 'GrpcError', message: 'the answer is not one uncompressed gRPC message' }, bad);
+  for (const bad of ['00000000', '000000000261', '00000000016162']) t.throws(
+    () => unframe(Buffer.from(bad, 'hex')),
+    { name: 'GrpcError', message: 'the answer is not one uncompressed gRPC message' },
+    bad,
+  );
 });

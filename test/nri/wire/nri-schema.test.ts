@@ -18,7 +18,13 @@ import {
 const GOCODE = 'usr/share/gocode/src';
 
 function compile(includeDir: string, file: string, out: string): FileDescriptorSet {
-  execFileSync('protoc', ['--include_imports', `--descriptor_set_out=${out}`, '-I', includeDir, file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync('protoc', [
+    '--include_imports',
+    `--descriptor_set_out=${out}`,
+    '-I',
+    includeDir,
+    file,
+  ], { stdio: ['ignore', 'ignore', 'pipe'] });
   return fromBinary(FileDescriptorSetSchema, fs.readFileSync(out));
 }
 
@@ -59,7 +65,10 @@ function compareFile(t: Test, pkg: string, theirs: Map<string, DescriptorProto>,
     for (const f of msg.field) {
       const fieldSince = facts?.messages[local]?.find((x) => x.name === f.name)?.since;
       if (fieldSince) {
-        t.notOk(other!.field.some((x) => x.number === f.number || x.name === f.name), `${name}.${f.name} (${f.number}, new in ${fieldSince}): neither its number nor its name upstream`);
+        t.notOk(
+          other!.field.some((x) => x.number === f.number || x.name === f.name),
+          `${name}.${f.name} (${f.number}, new in ${fieldSince}): neither its number nor its name upstream`,
+        );
         absent++;
         continue;
       }
@@ -90,10 +99,17 @@ t.test('NRI messages and fields match NRI 0.8.0 api.proto (Debian sid)', async (
   for (const [service, methods] of services) {
     const theirs = api.service.find((s) => s.name === service)!;
     for (const [name, m] of Object.entries(methods)) {
-      t.ok(ours.has(`.${NRI_PACKAGE}.${m.request}`) && ours.has(`.${NRI_PACKAGE}.${m.response}`), `${service}.${name}: its messages are in our table`);
+      t.ok(
+        ours.has(`.${NRI_PACKAGE}.${m.request}`) && ours.has(`.${NRI_PACKAGE}.${m.response}`),
+        `${service}.${name}: its messages are in our table`,
+      );
       const other = theirs.method.find((x) => x.name === name);
       if (m.since) t.notOk(other, `${service}.${name} (new in ${m.since}) is absent upstream`);
-      else t.same([other?.inputType, other?.outputType], [`.${NRI_PACKAGE}.${m.request}`, `.${NRI_PACKAGE}.${m.response}`], `${service}.${name}(${m.request}) returns ${m.response}`);
+      else t.same(
+        [other?.inputType, other?.outputType],
+        [`.${NRI_PACKAGE}.${m.request}`, `.${NRI_PACKAGE}.${m.response}`],
+        `${service}.${name}(${m.request}) returns ${m.response}`,
+      );
     }
   }
   // Our enums (Event, ContainerState): every value we name has that number upstream, and the
@@ -119,5 +135,9 @@ t.test('ttRPC Request, Response and KeyValue match ttRPC request.proto (Debian s
   const n = compareFile(t, 'ttrpc', theirs, rename);
   t.equal(n.compared, 9, 'every ttRPC field compared');
   const status = theirs.get('.Status')!;
-  t.same(status.field.map((f) => [f.name, f.number, f.type]), [['code', 1, ours.get('.google.rpc.Status')!.field[0]!.type]], 'Status.code = 1, int32');
+  t.same(
+    status.field.map((f) => [f.name, f.number, f.type]),
+    [['code', 1, ours.get('.google.rpc.Status')!.field[0]!.type]],
+    'Status.code = 1, int32',
+  );
 });
