@@ -27,7 +27,7 @@ export function frontConfTarget(layout: Layout, setting: string, envPath = proce
     '# overrides it). Read line by line, never run; envhook install --oci-runtime changes it.',
     '',
   ].join('\n');
-  const under = layout.root === '/' ? '' : ` under ${layout.root}`;
+  const under = layout.root === '/' ? '' : ' under --root'; // not the path: an installer in a pod (--root /host) prints what one on the host prints
   const note = found ? undefined : `runtime "${setting}" not found on PATH${under}: the front looks it up on the container runtime's PATH`;
   return { target: { file: layout.conf, content: Buffer.from(text), mode: 0o644 }, ...(note ? { note } : {}) };
 }

@@ -131,7 +131,17 @@ async function nriDaemonSet(t: Test, img: BuiltImage) {
   // Host network: the manifest's port 9901 could be taken by anything else on this machine, so the
   // endpoints go to a free port of the loopback (the manifest's port is checked on the manifest).
   const port = probesPending() ? undefined : await freePort();
-  const entrypoint = withoutPending(command!).map((a, i, all) => (port && all[i - 1] === '--metrics-address' ? `127.0.0.1:${port}` : a));
+  // The instance lock (an abstract unix socket named after --socket) is per network namespace, and
+  // this container shares the host's: another test's `envhook nri` or `uninstall --mode nri` of a
+  // scratch root, on the default /var/run/nri/nri.sock, would take it over or stop it. The same
+  // socket through a link of its own gives this plugin a lock name of its own.
+  const socketArg = command![command!.indexOf('--socket') + 1]!;
+  const own = `nri-${process.pid}.sock`;
+  fs.symlinkSync(path.basename(node.paths.nriSocket), path.join(node.dir, own));
+  const entrypoint = withoutPending(command!).map((a, i, all) => {
+    if (port && all[i - 1] === '--metrics-address') return `127.0.0.1:${port}`;
+    return all[i - 1] === '--socket' ? path.posix.join(path.posix.dirname(socketArg), own) : a;
+  });
   img.start(name, { options, entrypoint });
   await waitFor(() => /plugin \\"50-envhook\\" connected and synchronized/.test(containerdLog()), 60_000, 'containerd: plugin connected');
   t.match(

@@ -39,7 +39,7 @@ t.test('crio: the exact dry run; its figures are those of the installed files', 
     ...created(real, `${PREFIX}/runtimeclass.yaml`, false),
     ...created(real, `${PREFIX}/state.json`, true),
     'note: not checked with CRI-O: no crio on PATH (--crio PATH names one)',
-    `note: runtime "runc" not found on PATH under ${root}: the front looks it up on the container runtime's PATH`,
+    `note: runtime "runc" not found on PATH under --root: the front looks it up on the container runtime's PATH`,
     '',
   ];
   t.equal(dry.stdout, expected.join('\n'));

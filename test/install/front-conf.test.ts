@@ -29,7 +29,7 @@ t.test('a name: the first executable file of that name on PATH under --root, fro
   t.match(conf.target.content.toString('utf8'), /^runtime=\/usr\/sbin\/runc\n(# [^\n]*\n)+$/, 'the runtime line first (the front stops there), comments after');
   const crun = frontConfTarget(layout, 'crun', PATH);
   t.equal(runtimeLine(crun.target.content), 'runtime=crun', 'a directory of that name is no runtime: the name stays');
-  t.equal(crun.note, `runtime "crun" not found on PATH under ${r}: the front looks it up on the container runtime's PATH`);
+  t.equal(crun.note, `runtime "crun" not found on PATH under --root: the front looks it up on the container runtime's PATH`);
   fs.chmodSync(path.join(r, 'usr/sbin/runc'), 0o644);
   t.equal(runtimeLine(frontConfTarget(layout, 'runc', PATH).target.content), 'runtime=/usr/bin/runc', 'not executable: skipped');
   t.equal(runtimeLine(frontConfTarget(layout, '/opt/runc/runc', PATH).target.content), 'runtime=/opt/runc/runc', 'a path as given');
