@@ -31,7 +31,13 @@ try {
   const env = { ...benchEnv, ENVHOOK_KUBELET_ROOT: fx.pod.root };
   const cases = [];
   for (const [label, argv] of Object.entries(builds)) {
-    cases.push({ what: 'envhook shim create (typical pod)', label, argv: [...argv, 'shim', 'create', '--bundle', fx.bundle, 'id'], prepare: () => (fx.restore(), resetOwners(fx.pod)), check: true });
+    cases.push({
+      what: 'envhook shim create (typical pod)',
+      label,
+      argv: [...argv, 'shim', 'create', '--bundle', fx.bundle, 'id'],
+      prepare: () => (fx.restore(), resetOwners(fx.pod)),
+      check: true,
+    });
     cases.push({ what: 'envhook version', label, argv: [...argv, 'version'] });
   }
   const probe = path.join(work, 'probe.txt');
@@ -47,12 +53,20 @@ try {
     const r = spawnSync('perf', ['stat', '-x,', '-o', out, '-e', EVENT, '--', ...c.argv], { env, encoding: 'utf8' });
     (c.wall ??= []).push(Number(process.hrtime.bigint() - t0) / 1e6);
     if (r.status !== 0) throw new Error(`${c.label}: ${c.argv.join(' ')} exited ${r.status}: ${r.stderr}`);
-    if (c.check && !fs.readFileSync(path.join(fx.bundle, 'config.json'), 'utf8').includes('envhook.io/applied')) throw new Error(`${c.label}: config.json not rewritten`);
-    return Number(fs.readFileSync(out, 'utf8').split('\n').find((l) => l.includes(EVENT))?.split(',')[0]);
+    if (c.check && !fs.readFileSync(path.join(fx.bundle, 'config.json'), 'utf8').includes('envhook.io/applied'))
+      throw new Error(`${c.label}: config.json not rewritten`);
+    return Number(
+      fs
+        .readFileSync(out, 'utf8')
+        .split('\n')
+        .find((l) => l.includes(EVENT))
+        ?.split(',')[0],
+    );
   };
   for (const c of cases) c.counts = [count(c)];
   const load = loadavg();
-  for (let i = 0; i < RUNS; i++) for (let k = 0; k < cases.length; k++) cases[(i + k) % cases.length].counts.push(count(cases[(i + k) % cases.length]));
+  for (let i = 0; i < RUNS; i++)
+    for (let k = 0; k < cases.length; k++) cases[(i + k) % cases.length].counts.push(count(cases[(i + k) % cases.length]));
   const M = (c) => median(c.counts.slice(1)) / SCALE;
   const W = (c) => median(c.wall.slice(1));
   const rows = [];
@@ -63,7 +77,9 @@ try {
       const d = M(after) - M(before);
       const w = W(after) - W(before);
       const pct = (x, base) => `${x >= 0 ? '+' : ''}${x.toFixed(1)} (${((x / base) * 100).toFixed(1)}%)`;
-      rows.push(`| ${what} | ${kind} | ${M(before).toFixed(1)} | ${M(after).toFixed(1)} | ${pct(d, M(before))} | ${W(before).toFixed(1)} | ${W(after).toFixed(1)} | ${pct(w, W(before))} |`);
+      rows.push(
+        `| ${what} | ${kind} | ${M(before).toFixed(1)} | ${M(after).toFixed(1)} | ${pct(d, M(before))} | ${W(before).toFixed(1)} | ${W(after).toFixed(1)} | ${pct(w, W(before))} |`,
+      );
     }
   }
   const size = (f) => (fs.statSync(f).size / 1024).toFixed(0);

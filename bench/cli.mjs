@@ -34,13 +34,15 @@ export function builds() {
  */
 export const BEFORE = process.env.BENCH_BEFORE;
 /** BENCH_BEFORE's front, when it has one. */
-export const FRONT_BEFORE = BEFORE && fs.existsSync(path.join(BEFORE, 'hooks/envhook-runtime')) ? path.join(BEFORE, 'hooks/envhook-runtime') : undefined;
+export const FRONT_BEFORE =
+  BEFORE && fs.existsSync(path.join(BEFORE, 'hooks/envhook-runtime')) ? path.join(BEFORE, 'hooks/envhook-runtime') : undefined;
 
 /** Why `envhook inject` cannot be benchmarked yet, or undefined when it can. */
 export function injectMissing() {
   const r = spawnSync(NODE, [path.join(REPO, 'dist/envhook.cjs'), 'inject', '--help'], { encoding: 'utf8' });
   // Unknown commands still print the top-level help for --help: look for inject's own usage.
-  if (r.status !== 0 || !/Usage: envhook inject/.test(r.stdout)) return '`envhook inject` not built yet (dist/envhook.cjs has no inject command)';
+  if (r.status !== 0 || !/Usage: envhook inject/.test(r.stdout))
+    return '`envhook inject` not built yet (dist/envhook.cjs has no inject command)';
   const flags = ['--bundle', '--kubelet-root', '--dry-run'].filter((f) => !r.stdout.includes(f));
   return flags.length ? `\`envhook inject\` lacks ${flags.join(', ')}` : undefined;
 }

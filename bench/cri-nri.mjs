@@ -52,7 +52,19 @@ if (go.skipped) console.error(`row 10: ${go.skipped}; timing without it`);
 const goEnvFile = path.join(c.dir, 'go-plugin.env');
 fs.writeFileSync(goEnvFile, envFileText({ count: 50, prefix: 'GO_' }));
 const PLUGINS = {
-  envhook: { name: '50-envhook', cmd: NODE, args: [path.join(REPO, 'dist/envhook.cjs'), 'nri', '--socket', c.paths.nriSocket, '--kubelet-root', kubeletRoot, ...(process.env.BENCH_NRI_LOG ? ['--log-file', process.env.BENCH_NRI_LOG, '--log-level', 'debug'] : [])] },
+  envhook: {
+    name: '50-envhook',
+    cmd: NODE,
+    args: [
+      path.join(REPO, 'dist/envhook.cjs'),
+      'nri',
+      '--socket',
+      c.paths.nriSocket,
+      '--kubelet-root',
+      kubeletRoot,
+      ...(process.env.BENCH_NRI_LOG ? ['--log-file', process.env.BENCH_NRI_LOG, '--log-level', 'debug'] : []),
+    ],
+  },
   go: go.bin && { name: '50-gobench', cmd: go.bin, args: ['-socket', c.paths.nriSocket] },
 };
 let plugin;
@@ -60,7 +72,10 @@ async function pluginOn(side) {
   const { name, cmd, args } = PLUGINS[side];
   const from = containerdLog().length;
   plugin = { name, proc: spawn(cmd, args, { env: { ...benchEnv, NODE_EXTRA_CA_CERTS: '', ENVHOOK_CONFIG: config }, stdio: 'ignore' }) };
-  await until(() => new RegExp(`plugin \\\\"${name}\\\\" connected and synchronized`).test(containerdLog().slice(from)), `${name} connected`);
+  await until(
+    () => new RegExp(`plugin \\\\"${name}\\\\" connected and synchronized`).test(containerdLog().slice(from)),
+    `${name} connected`,
+  );
 }
 async function pluginOff() {
   const { name, proc } = plugin;
@@ -75,7 +90,12 @@ const load0 = loadavg();
 const typical = typicalPod();
 const { 'envhook.io/serviceLinks': _links, ...annotations } = typical.annotations;
 const cases = [
-  { name: 'typical annotated (no service-link switch)', pod: { ...typical, annotations: { ...annotations, 'bench.envhook.io/envfile': goEnvFile } }, container: { name: 'app', command: ['sleep', '3600'], env: SERVICES, volumeMounts: { certs: '/etc/certs' } }, check: { envhook: 'FROM_FILE_0', go: 'GO_00000' } },
+  {
+    name: 'typical annotated (no service-link switch)',
+    pod: { ...typical, annotations: { ...annotations, 'bench.envhook.io/envfile': goEnvFile } },
+    container: { name: 'app', command: ['sleep', '3600'], env: SERVICES, volumeMounts: { certs: '/etc/certs' } },
+    check: { envhook: 'FROM_FILE_0', go: 'GO_00000' },
+  },
   { name: 'unannotated pod', pod: {}, container: { name: 'app', command: ['sleep', '3600'], env: SERVICES } },
 ];
 const out = [];
@@ -96,7 +116,8 @@ try {
         if (i === 0 && k.check) {
           for (const [who, name] of Object.entries(k.check)) {
             const r = await pod.execSync(id, ['sh', '-c', `env | grep -q '^${name}='`]);
-            if ((r.exitCode === 0) !== (side === who)) throw new Error(`row 10: ${k.name}: ${name} ${side === who ? 'missing with' : 'present with'} ${side}`);
+            if ((r.exitCode === 0) !== (side === who))
+              throw new Error(`row 10: ${k.name}: ${name} ${side === who ? 'missing with' : 'present with'} ${side}`);
           }
         }
         if (i > 0) times[side].push(ms);
@@ -105,7 +126,13 @@ try {
       if (side !== 'none') await pluginOff();
     }
     await pod.remove();
-    out.push({ name: k.name, envhook: median(times.envhook), none: median(times.none), go: times.go.length ? median(times.go) : undefined, n: times.envhook.length });
+    out.push({
+      name: k.name,
+      envhook: median(times.envhook),
+      none: median(times.none),
+      go: times.go.length ? median(times.go) : undefined,
+      n: times.envhook.length,
+    });
   }
 } finally {
   if (plugin) await pluginOff();

@@ -33,15 +33,28 @@ export function typicalPod() {
     valueFrom: { fileKeyRef: { volumeName: 'config', path: 'keys.env', key: `KEY_${String(i).padStart(5, '0')}` } },
   }));
   env.push({ name: 'GREETING', value: 'hello $(FROM_FILE_0) $$HOME' });
-  const files = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`file-${String(i).padStart(5, '0')}.pem`, `-----BEGIN CERTIFICATE ${i}-----\n`]));
+  const files = Object.fromEntries(
+    Array.from({ length: 100 }, (_, i) => [`file-${String(i).padStart(5, '0')}.pem`, `-----BEGIN CERTIFICATE ${i}-----\n`]),
+  );
   return {
     annotations: raw({
       'envhook.io/env': { app: env },
-      'envhook.io/envFrom': { app: [{ prefix: 'A_', fileRef: { volumeName: 'config', path: 'a.env' } }, { prefix: 'B_', fileRef: { volumeName: 'config', path: 'b.env' } }] },
+      'envhook.io/envFrom': {
+        app: [
+          { prefix: 'A_', fileRef: { volumeName: 'config', path: 'a.env' } },
+          { prefix: 'B_', fileRef: { volumeName: 'config', path: 'b.env' } },
+        ],
+      },
       'envhook.io/serviceLinks': { app: false },
       'envhook.io/volumeOwners': [{ volume: 'certs', defaultUser: 1000, items: [{ path: 'file-00000.pem', user: 0 }] }],
     }),
-    emptyDirs: { config: { 'keys.env': envFileText({ count: 10, prefix: 'KEY_' }), 'a.env': envFileText({ count: 50 }), 'b.env': envFileText({ count: 50 }) } },
+    emptyDirs: {
+      config: {
+        'keys.env': envFileText({ count: 10, prefix: 'KEY_' }),
+        'a.env': envFileText({ count: 50 }),
+        'b.env': envFileText({ count: 50 }),
+      },
+    },
     projected: { certs: files },
   };
 }
@@ -67,9 +80,40 @@ async function interleaved(subjects) {
 
 function rows(name, ms, target) {
   const load = loadavg();
-  const floor = ms.shwrap === undefined ? [] : [{ case: name, subject: `floor: ${SH_WRAPPER_LABEL}`, ms: ms.shwrap, baseline: 'runc handler', baseMs: ms.runc, load, containerd: label }];
-  const before = ms.before === undefined ? [] : [{ case: name, subject: 'envhook handler, before (BENCH_BEFORE)', ms: ms.before, baseline: 'runc handler', baseMs: ms.runc, target, load, containerd: label }];
-  return [{ case: name, subject: 'envhook handler', ms: ms.envhook, baseline: 'runc handler', baseMs: ms.runc, target, load, containerd: label }, ...before, ...floor];
+  const floor =
+    ms.shwrap === undefined
+      ? []
+      : [
+          {
+            case: name,
+            subject: `floor: ${SH_WRAPPER_LABEL}`,
+            ms: ms.shwrap,
+            baseline: 'runc handler',
+            baseMs: ms.runc,
+            load,
+            containerd: label,
+          },
+        ];
+  const before =
+    ms.before === undefined
+      ? []
+      : [
+          {
+            case: name,
+            subject: 'envhook handler, before (BENCH_BEFORE)',
+            ms: ms.before,
+            baseline: 'runc handler',
+            baseMs: ms.runc,
+            target,
+            load,
+            containerd: label,
+          },
+        ];
+  return [
+    { case: name, subject: 'envhook handler', ms: ms.envhook, baseline: 'runc handler', baseMs: ms.runc, target, load, containerd: label },
+    ...before,
+    ...floor,
+  ];
 }
 
 // The floor of any sh front (7a, 7b): a third handler whose runtime is a two-line sh script that
@@ -95,7 +139,8 @@ function beforeHandler(dir) {
 }
 
 /** Stops and removes a container, as the kubelet does when it goes (untimed). */
-export const removeContainer = (cri, id) => cri.call('StopContainer', { containerId: id, timeout: 0n }).then(() => cri.call('RemoveContainer', { containerId: id }));
+export const removeContainer = (cri, id) =>
+  cri.call('StopContainer', { containerId: id, timeout: 0n }).then(() => cri.call('RemoveContainer', { containerId: id }));
 
 /** Every file of the projected volume back to root, so each annotated start chowns the same 100 files. */
 function resetOwners(dir) {
@@ -111,8 +156,16 @@ export async function criRows() {
   // disk the fsyncs of config.json's atomic rewrite cost several ms (row 1 shows both).
   const tmpBase = process.env.BENCH_BUNDLE_DIR ?? '/dev/shm';
   const wrapperDir = fs.mkdtempSync(path.join(tmpBase, 'envhook-bench-shwrap-'));
-  const node = prepareWithEnvhook({ version: '1.6', countRuns: false, logLevel: 'info', tmpBase, extraConfig: shWrapper(wrapperDir) + beforeHandler(wrapperDir) });
-  fs.writeFileSync(path.join(wrapperDir, 'sh-wrapper'), `#!/bin/sh\nexec ${JSON.stringify(node.containerd.bin.runc)} "$@"\n`, { mode: 0o755 });
+  const node = prepareWithEnvhook({
+    version: '1.6',
+    countRuns: false,
+    logLevel: 'info',
+    tmpBase,
+    extraConfig: shWrapper(wrapperDir) + beforeHandler(wrapperDir),
+  });
+  fs.writeFileSync(path.join(wrapperDir, 'sh-wrapper'), `#!/bin/sh\nexec ${JSON.stringify(node.containerd.bin.runc)} "$@"\n`, {
+    mode: 0o755,
+  });
   await node.containerd.start();
   label = node.containerd.label.replace(/^containerd github\.com\/containerd\/containerd /, 'containerd ');
   const { cri } = node.containerd;
@@ -122,45 +175,74 @@ export async function criRows() {
     const plusNode = { addMs: Math.round((nodeMs + 5) * 10) / 10 };
     const typical = typicalPod();
 
-    const sandbox = await interleaved([...HANDLERS, 'shwrap'].map((handler) => ({
-      label: handler,
-      prepare: () => layOutPod(node.kubeletRoot, { name: `bench-sb-${handler}`, ...typical }).config,
-      op: async (config) => (await cri.call('RunPodSandbox', { config, runtimeHandler: handler })).podSandboxId,
-      cleanup: (_config, id) => cri.call('StopPodSandbox', { podSandboxId: id }).then(() => cri.call('RemovePodSandbox', { podSandboxId: id })),
-    })));
+    const sandbox = await interleaved(
+      [...HANDLERS, 'shwrap'].map((handler) => ({
+        label: handler,
+        prepare: () => layOutPod(node.kubeletRoot, { name: `bench-sb-${handler}`, ...typical }).config,
+        op: async (config) => (await cri.call('RunPodSandbox', { config, runtimeHandler: handler })).podSandboxId,
+        cleanup: (_config, id) =>
+          cri.call('StopPodSandbox', { podSandboxId: id }).then(() => cri.call('RemovePodSandbox', { podSandboxId: id })),
+      })),
+    );
     out.push(...rows('7a CRI RunPodSandbox (typical annotated pod)', sandbox, { addMs: 2 }));
 
     const startRow = async (name, podOpts, container, target) => {
       const handlers = podOpts.annotations ? HANDLERS : [...HANDLERS, 'shwrap'];
-      const pods = Object.fromEntries(await Promise.all(handlers.map(async (h) => [h, await runPod(node.containerd, node.kubeletRoot, { name: `bench-${h}`, handler: h, ...podOpts })])));
-      const ms = await interleaved(handlers.map((h) => ({
-        label: h,
-        prepare: () => podOpts.projected && resetOwners(pods[h].pod.dir + '/volumes/kubernetes.io~projected/certs'),
-        op: async () => {
-          const id = await pods[h].create(container);
-          await pods[h].start(id);
-          return id;
-        },
-        cleanup: async () => {
-          const { containers } = await cri.call('ListContainers', { filter: { podSandboxId: pods[h].id } });
-          for (const c of containers) await removeContainer(cri, c.id);
-        },
-      })));
+      const pods = Object.fromEntries(
+        await Promise.all(
+          handlers.map(async (h) => [h, await runPod(node.containerd, node.kubeletRoot, { name: `bench-${h}`, handler: h, ...podOpts })]),
+        ),
+      );
+      const ms = await interleaved(
+        handlers.map((h) => ({
+          label: h,
+          prepare: () => podOpts.projected && resetOwners(pods[h].pod.dir + '/volumes/kubernetes.io~projected/certs'),
+          op: async () => {
+            const id = await pods[h].create(container);
+            await pods[h].start(id);
+            return id;
+          },
+          cleanup: async () => {
+            const { containers } = await cri.call('ListContainers', { filter: { podSandboxId: pods[h].id } });
+            for (const c of containers) await removeContainer(cri, c.id);
+          },
+        })),
+      );
       out.push(...rows(name, ms, target));
       return pods;
     };
-    await startRow('7b CRI Create+StartContainer, unannotated pod', {}, { name: 'app', command: ['sleep', '3600'], env: SERVICES }, { addMs: 2 });
-    const pods = await startRow(`7c CRI Create+StartContainer, typical annotated (target node -e 0 ${nodeMs.toFixed(1)} + 5)`, typical, { name: 'app', command: ['sleep', '3600'], env: SERVICES, volumeMounts: { certs: '/etc/certs' } }, plusNode);
+    await startRow(
+      '7b CRI Create+StartContainer, unannotated pod',
+      {},
+      { name: 'app', command: ['sleep', '3600'], env: SERVICES },
+      { addMs: 2 },
+    );
+    const pods = await startRow(
+      `7c CRI Create+StartContainer, typical annotated (target node -e 0 ${nodeMs.toFixed(1)} + 5)`,
+      typical,
+      { name: 'app', command: ['sleep', '3600'], env: SERVICES, volumeMounts: { certs: '/etc/certs' } },
+      plusNode,
+    );
 
     // A running annotated container in each pod; the envhook one must have its env.
     const ids = {};
-    for (const h of HANDLERS) ids[h] = await pods[h].run({ name: 'app', command: ['sleep', '3600'], env: SERVICES, volumeMounts: { certs: '/etc/certs' } });
+    for (const h of HANDLERS)
+      ids[h] = await pods[h].run({ name: 'app', command: ['sleep', '3600'], env: SERVICES, volumeMounts: { certs: '/etc/certs' } });
     const probe = await pods.envhook.execSync(ids.envhook, ['sh', '-c', 'test -n "$FROM_FILE_0"']);
-    if (probe.exitCode !== 0) console.error('  7d: ExecSync in the envhook container does not see the injected env (the front has no exec support yet): timed anyway');
+    if (probe.exitCode !== 0)
+      console.error(
+        '  7d: ExecSync in the envhook container does not see the injected env (the front has no exec support yet): timed anyway',
+      );
     const exec = await interleaved(HANDLERS.map((h) => ({ label: h, op: () => pods[h].execSync(ids[h], ['true']) })));
     out.push(...rows(`7d CRI ExecSync true, annotated container (target node -e 0 ${nodeMs.toFixed(1)} + 5)`, exec, plusNode));
-    const applied = node.logText().split('\n').filter((l) => l.includes('"container":"app"') && l.includes('applied; runtime next')).length;
-    if (applied < RUNS) throw new Error(`envhook applied env ${applied} times, fewer than the ${RUNS} annotated starts: the envhook handler is not what was timed`);
+    const applied = node
+      .logText()
+      .split('\n')
+      .filter((l) => l.includes('"container":"app"') && l.includes('applied; runtime next')).length;
+    if (applied < RUNS)
+      throw new Error(
+        `envhook applied env ${applied} times, fewer than the ${RUNS} annotated starts: the envhook handler is not what was timed`,
+      );
   } finally {
     const left = await node.containerd.stop();
     fs.rmSync(wrapperDir, { recursive: true, force: true });

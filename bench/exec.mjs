@@ -30,19 +30,30 @@ export function execRows(work) {
     const plain = start('plain', plainFx, bins.SEA ?? bins.bundle);
     const exec = (label, bin, c, env = {}) => cmd(label, [bin, ...g, 'exec', '--process', c.file, c.id], { prepare: c.write, env });
     const subjects = [exec('envhook-runtime exec, unmarked container', FRONT, plain)];
-    for (const [label, bin] of Object.entries(bins)) subjects.push(exec(`envhook-runtime exec, marked container (${label})`, FRONT, marked, { ENVHOOK_BIN: bin }));
+    for (const [label, bin] of Object.entries(bins))
+      subjects.push(exec(`envhook-runtime exec, marked container (${label})`, FRONT, marked, { ENVHOOK_BIN: bin }));
     // Each subject must do what it claims: the marked exec rewrites F, the unmarked leaves it.
     for (const s of subjects) {
       s.prepare();
       const r = spawnSync(s.argv[0], s.argv.slice(1), { env: s.env, encoding: 'utf8' });
       const file = s.argv.at(-2);
       const rewritten = fs.readFileSync(file, 'utf8') !== (file === marked.file ? marked.text : plain.text);
-      if (r.status !== 0 || rewritten !== s.label.includes(', marked container')) throw new Error(`${s.label}: exited ${r.status}, F ${rewritten ? 'rewritten' : 'untouched'}: ${r.stderr.trim()}`);
+      if (r.status !== 0 || rewritten !== s.label.includes(', marked container'))
+        throw new Error(`${s.label}: exited ${r.status}, F ${rewritten ? 'rewritten' : 'untouched'}: ${r.stderr.trim()}`);
     }
     const load = loadavg();
     const base = exec('runc exec', 'runc', marked);
     const ms = measure([base, ...subjects]);
-    return subjects.map((s) => ({ case: CASE, subject: s.label, ms: ms[s.label], cpu: ms.cpu[s.label], baseline: base.label, baseMs: ms[base.label], baseCpu: ms.cpu[base.label], load }));
+    return subjects.map((s) => ({
+      case: CASE,
+      subject: s.label,
+      ms: ms[s.label],
+      cpu: ms.cpu[s.label],
+      baseline: base.label,
+      baseMs: ms[base.label],
+      baseCpu: ms.cpu[base.label],
+      load,
+    }));
   } finally {
     for (const id of ids) spawnSync('runc', [...g, 'delete', '-f', id]);
   }
@@ -59,7 +70,10 @@ export function execRows(work) {
     const env = { ...process.env, ENVHOOK_BIN: bin, ENVHOOK_KUBELET_ROOT: fx.pod.root };
     // The container inherits create's stdio: a file, not a pipe spawnSync would wait on.
     const errFile = path.join(work, `exec-${name}.stderr`);
-    for (const sub of [['create', '--bundle', fx.bundle, id], ['start', id]]) {
+    for (const sub of [
+      ['create', '--bundle', fx.bundle, id],
+      ['start', id],
+    ]) {
       const err = fs.openSync(errFile, 'w');
       const r = spawnSync(FRONT, [...g, ...sub], { env, stdio: ['ignore', 'ignore', err], timeout: 60_000 });
       fs.closeSync(err);

@@ -29,8 +29,15 @@ export function serviceEnv(n) {
   for (let i = 0; i < n; i++) {
     const s = `SVC_${i}`;
     const ip = `10.${96 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
-    env.push(`${s}_SERVICE_HOST=${ip}`, `${s}_SERVICE_PORT=80`, `${s}_PORT=tcp://${ip}:80`, `${s}_PORT_80_TCP=tcp://${ip}:80`,
-      `${s}_PORT_80_TCP_PROTO=tcp`, `${s}_PORT_80_TCP_PORT=80`, `${s}_PORT_80_TCP_ADDR=${ip}`);
+    env.push(
+      `${s}_SERVICE_HOST=${ip}`,
+      `${s}_SERVICE_PORT=80`,
+      `${s}_PORT=tcp://${ip}:80`,
+      `${s}_PORT_80_TCP=tcp://${ip}:80`,
+      `${s}_PORT_80_TCP_PROTO=tcp`,
+      `${s}_PORT_80_TCP_PORT=80`,
+      `${s}_PORT_80_TCP_ADDR=${ip}`,
+    );
   }
   return env;
 }
@@ -45,7 +52,12 @@ export function makePod(root, { envFiles = {}, projectedFiles = 0 } = {}) {
   for (let i = 0; i < projectedFiles; i++) payload[`file-${String(i).padStart(5, '0')}.pem`] = `-----BEGIN CERTIFICATE ${i}-----\n`;
   const pod = makeKubeletPod(root, { emptyDirs: { config: envFiles }, atomic: [{ plugin: 'projected', name: 'certs', payload }] });
   const dir = atomicVolumeDir(pod, 'projected', 'certs');
-  return { ...pod, root, emptyDir: pod.emptyDir('config'), projected: { dir, data: path.join(dir, fs.readlinkSync(path.join(dir, '..data'))) } };
+  return {
+    ...pod,
+    root,
+    emptyDir: pod.emptyDir('config'),
+    projected: { dir, data: path.join(dir, fs.readlinkSync(path.join(dir, '..data'))) },
+  };
 }
 
 /**
@@ -112,7 +124,12 @@ export function typicalPod(root, { services = 50, rootfs, onDisk = false } = {})
   env.push({ name: 'GREETING', value: 'hello $(FROM_FILE_0) $$HOME' });
   const annotations = {
     'envhook.io/env': { app: env },
-    'envhook.io/envFrom': { app: [{ prefix: 'A_', fileRef: { volumeName: 'config', path: 'a.env' } }, { prefix: 'B_', fileRef: { volumeName: 'config', path: 'b.env' } }] },
+    'envhook.io/envFrom': {
+      app: [
+        { prefix: 'A_', fileRef: { volumeName: 'config', path: 'a.env' } },
+        { prefix: 'B_', fileRef: { volumeName: 'config', path: 'b.env' } },
+      ],
+    },
     'envhook.io/serviceLinks': { app: false },
     'envhook.io/volumeOwners': [{ volume: 'certs', defaultUser: 1000, items: [{ path: 'file-00000.pem', user: 0 }] }],
   };

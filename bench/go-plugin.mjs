@@ -20,10 +20,28 @@ export function goPlugin() {
     const work = path.join(sidCacheDir(), 'go-plugin');
     fs.mkdirSync(path.join(work, 'src/envhookbench'), { recursive: true });
     fs.copyFileSync(source, path.join(work, 'src/envhookbench/main.go'));
-    const env = { PATH: process.env.PATH, HOME: work, GOROOT: goroot, GOPATH: `${work}:${path.join(root, 'usr/share/gocode')}`, GO111MODULE: 'off', GOTOOLCHAIN: 'local', GOCACHE: path.join(work, 'cache'), GOFLAGS: '' };
-    execFileSync(path.join(goroot, 'bin/go'), ['build', '-o', out, 'envhookbench'], { cwd: work, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const env = {
+      PATH: process.env.PATH,
+      HOME: work,
+      GOROOT: goroot,
+      GOPATH: `${work}:${path.join(root, 'usr/share/gocode')}`,
+      GO111MODULE: 'off',
+      GOTOOLCHAIN: 'local',
+      GOCACHE: path.join(work, 'cache'),
+      GOFLAGS: '',
+    };
+    execFileSync(path.join(goroot, 'bin/go'), ['build', '-o', out, 'envhookbench'], {
+      cwd: work,
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     return { bin: out };
   } catch (err) {
-    return { skipped: `the Go baseline could not be built (${String(err.stderr ?? err.message).trim().split('\n').at(-1)})` };
+    return {
+      skipped: `the Go baseline could not be built (${String(err.stderr ?? err.message)
+        .trim()
+        .split('\n')
+        .at(-1)})`,
+    };
   }
 }

@@ -13,7 +13,10 @@ import { memOf, nriRequests } from './nri.mjs';
 import { startFakeRuntime } from '../test/helpers/nri-runtime.ts';
 import { encode, Msg } from '../src/nri/wire/descriptors.ts';
 
-const SETS = (process.env.BENCH_NRI_FLAG_SETS ?? ';--jitless;--max-semi-space-size=1;--jitless --max-semi-space-size=1;--lite-mode;--max-semi-space-size=1 --max-old-space-size=16').split(';');
+const SETS = (
+  process.env.BENCH_NRI_FLAG_SETS ??
+  ';--jitless;--max-semi-space-size=1;--jitless --max-semi-space-size=1;--lite-mode;--max-semi-space-size=1 --max-old-space-size=16'
+).split(';');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function once(flags) {
@@ -22,7 +25,10 @@ async function once(flags) {
   const runDir = path.join(dir, 'run');
   const config = path.join(dir, 'config.json');
   fs.writeFileSync(config, JSON.stringify({ kubeletRoot: path.join(dir, 'kubelet'), runDir }));
-  const p = spawn(NODE, [...flags, path.join(REPO, 'dist/envhook.cjs'), 'nri', '--socket', rt.socketPath], { env: { ...benchEnv, ENVHOOK_CONFIG: config }, stdio: 'ignore' });
+  const p = spawn(NODE, [...flags, path.join(REPO, 'dist/envhook.cjs'), 'nri', '--socket', rt.socketPath], {
+    env: { ...benchEnv, ENVHOOK_CONFIG: config },
+    stdio: 'ignore',
+  });
   try {
     const plugin = await rt.nextPlugin();
     let worker;
@@ -51,10 +57,14 @@ async function once(flags) {
 
 const f = (x) => x.toFixed(1);
 console.log(`load ${loadavg()}`);
-console.log('| flags (both processes) | supervisor VmRSS / RssAnon idle | worker VmRSS / RssAnon idle | worker VmRSS / RssAnon after 2,000 | ms per request (mean) |');
+console.log(
+  '| flags (both processes) | supervisor VmRSS / RssAnon idle | worker VmRSS / RssAnon idle | worker VmRSS / RssAnon after 2,000 | ms per request (mean) |',
+);
 console.log('|---|---|---|---|---|');
 for (const set of SETS) {
   const flags = set.split(' ').filter(Boolean);
   const r = await once(flags);
-  console.log(`| ${set || '(as shipped)'} | ${f(r.idle.sup.rss)} / ${f(r.idle.sup.anon)} | ${f(r.idle.w.rss)} / ${f(r.idle.w.anon)} | ${f(r.after.w.rss)} / ${f(r.after.w.anon)} | ${r.ms.toFixed(2)} |`);
+  console.log(
+    `| ${set || '(as shipped)'} | ${f(r.idle.sup.rss)} / ${f(r.idle.sup.anon)} | ${f(r.idle.w.rss)} / ${f(r.idle.w.anon)} | ${f(r.after.w.rss)} / ${f(r.after.w.anon)} | ${r.ms.toFixed(2)} |`,
+  );
 }

@@ -29,7 +29,8 @@ const START = '<!-- row 11: NRI restart -->';
 const END = '<!-- end of row 11 -->';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const skip = missingForCri('2.1') ?? (fs.existsSync(path.join(REPO, 'dist/envhook')) ? undefined : 'dist/envhook not built (npm run build)');
+const skip =
+  missingForCri('2.1') ?? (fs.existsSync(path.join(REPO, 'dist/envhook')) ? undefined : 'dist/envhook not built (npm run build)');
 if (skip) {
   console.error(`row 11: skipped, ${skip}`);
   process.exit(0);
@@ -89,7 +90,10 @@ const envhookLog = path.join(c.dir, 'envhook.log');
 fs.writeFileSync(envhookLog, '');
 const ehLog = tail(envhookLog);
 const config = path.join(c.dir, 'envhook-bench.json');
-fs.writeFileSync(config, JSON.stringify({ kubeletRoot: path.join(c.dir, 'kubelet'), runDir, nriSocket: S, logFile: envhookLog, logLevel: 'debug' }) + '\n');
+fs.writeFileSync(
+  config,
+  JSON.stringify({ kubeletRoot: path.join(c.dir, 'kubelet'), runDir, nriSocket: S, logFile: envhookLog, logLevel: 'debug' }) + '\n',
+);
 const statusFile = path.join(runDir, 'nri-status.json');
 const status = () => {
   try {
@@ -105,7 +109,23 @@ delete env.NODE_OPTIONS;
 // wrapper gets one line more, as an admin would add it: the settings file (private socket,
 // run directory, log), since a pre-installed plugin's environment is NRI's three variables.
 const prefix = path.join(c.dir, 'envhook');
-const r = install({ runtime: 'containerd', root: '/', source: realSource(), extra: ['--mode', 'nri', '--config', c.paths.config, '--prefix', prefix, '--containerd', c.bin.containerd, '--nri-log', path.join(c.dir, 'nri-plugin.log')] });
+const r = install({
+  runtime: 'containerd',
+  root: '/',
+  source: realSource(),
+  extra: [
+    '--mode',
+    'nri',
+    '--config',
+    c.paths.config,
+    '--prefix',
+    prefix,
+    '--containerd',
+    c.bin.containerd,
+    '--nri-log',
+    path.join(c.dir, 'nri-plugin.log'),
+  ],
+});
 if (r.status !== 0) throw new Error(`row 11: envhook install failed: ${r.stderr}`);
 const pluginFile = path.join(c.paths.nriPlugins, '50-envhook');
 const installed = fs.readFileSync(pluginFile, 'utf8');
@@ -120,13 +140,20 @@ const SUBJECTS = [
   { name: 'external, SEA', argv: [seaBin, 'nri'] },
   { name: 'external, bundle', argv: [...bundle, 'nri'] },
   { name: 'pre-installed, SEA', wrapper: withConfig(installed) },
-  { name: 'pre-installed, bundle', wrapper: withConfig(installed).replace(/^exec .+ nri (--socket .*)$/m, (_, socket) => `exec ${bundle.map((a) => JSON.stringify(a)).join(" ")} nri ${socket}`) },
+  {
+    name: 'pre-installed, bundle',
+    wrapper: withConfig(installed).replace(
+      /^exec .+ nri (--socket .*)$/m,
+      (_, socket) => `exec ${bundle.map((a) => JSON.stringify(a)).join(' ')} nri ${socket}`,
+    ),
+  },
 ];
 
 const REGISTERED = /plugin \\"50-envhook\\" connected and synchronized/;
 // Registered at containerd's start: pre-installed, or, when the hand-off (three Node starts on a
 // loaded machine) missed containerd's 5 s registration timeout, as an external plugin right after.
-const PRE_REGISTERED = /pre-installed NRI plugin \\"50-envhook\\" synchronization success|plugin \\"50-envhook\\" connected and synchronized/;
+const PRE_REGISTERED =
+  /pre-installed NRI plugin \\"50-envhook\\" synchronization success|plugin \\"50-envhook\\" connected and synchronized/;
 let running;
 
 async function startSubject(s) {
@@ -218,7 +245,8 @@ async function killOnce(name) {
   // connection closed (adaptation's removeClosedPlugins → plugin.stop, in a goroutine, at the
   // next registration or request): whether the supervisor is still there SURVIVE_MS later.
   await sleep(SURVIVE_MS);
-  const survived = alive(st.pid) && status()?.connected === true && status().workerPid !== st.workerPid && status().counts.registrations === regs + 1;
+  const survived =
+    alive(st.pid) && status()?.connected === true && status().workerPid !== st.workerPid && status().counts.registrations === regs + 1;
   ctrdLog.read();
   ehLog.read();
   // Never two registrations at once: exactly one for this kill.
@@ -245,7 +273,9 @@ try {
         if (k === 0 || s.wrapper || !running) await startSubject(s);
         const x = await killOnce(s.name);
         results[s.name].push(x);
-        console.error(`  ${s.name}: ${x.total.toFixed(1)} ms${x.survived ? '' : ' (gone 2 s later)'} (seen ${x.seen}, loaded ${x.loaded}, registered ${x.registered}); node -e 0 ${base.node.at(-1).toFixed(1)}, Go ${base.go.at(-1)?.toFixed(1)}`);
+        console.error(
+          `  ${s.name}: ${x.total.toFixed(1)} ms${x.survived ? '' : ' (gone 2 s later)'} (seen ${x.seen}, loaded ${x.loaded}, registered ${x.registered}); node -e 0 ${base.node.at(-1).toFixed(1)}, Go ${base.go.at(-1)?.toFixed(1)}`,
+        );
       }
       await stopSubject();
     }

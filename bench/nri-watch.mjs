@@ -38,10 +38,15 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** The kubelet's side: `count` rewrites, one every `intervalMs`; resolves with the writer's report. */
 function writer(vol, count, intervalMs) {
-  const child = spawn(NODE, [path.join(REPO, 'bench/watch-writer.ts'), vol, String(count), String(intervalMs), String(UID), 'churn'], { env: benchEnv, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(NODE, [path.join(REPO, 'bench/watch-writer.ts'), vol, String(count), String(intervalMs), String(UID), 'churn'], {
+    env: benchEnv,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
-  return new Promise((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`bench nri-watch: writer exited ${code}`)))));
+  return new Promise((resolve, reject) =>
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`bench nri-watch: writer exited ${code}`)))),
+  );
 }
 
 /** Waits until every file `..data` points at carries the owner; throws if it never does. */
@@ -59,14 +64,28 @@ export async function nriWatchRow() {
   const uid = '5c0ffee0-0000-4000-8000-00000000c4c4';
   const payload = Object.fromEntries(FILES.map((f) => [f, { data: 'x\n', mode: 0o400 }]));
   const vol = atomicVolumeDir(makePod(kubeletRoot, { atomic: [{ plugin: 'secret', name: 'keys', payload }] }, uid), 'secret', 'keys');
-  const churnPod = { id: 'churn-sandbox', name: 'churn', namespace: 'default', uid, annotations: { 'envhook.io/volumeOwners': JSON.stringify([{ volume: 'keys', defaultUser: UID }]) } };
-  const rt = await startFakeRuntime({ dir, synchronize: () => [{ pods: [churnPod], containers: [{ id: 'churn-ctr', podSandboxId: churnPod.id, name: 'app', state: 3 }], more: false }] });
+  const churnPod = {
+    id: 'churn-sandbox',
+    name: 'churn',
+    namespace: 'default',
+    uid,
+    annotations: { 'envhook.io/volumeOwners': JSON.stringify([{ volume: 'keys', defaultUser: UID }]) },
+  };
+  const rt = await startFakeRuntime({
+    dir,
+    synchronize: () => [
+      { pods: [churnPod], containers: [{ id: 'churn-ctr', podSandboxId: churnPod.id, name: 'app', state: 3 }], more: false },
+    ],
+  });
   let envhook;
   try {
     const config = path.join(dir, 'config.json');
     fs.writeFileSync(config, JSON.stringify({ kubeletRoot, runDir: path.join(dir, 'run') }));
     const flags = ['--trace-gc', ...(process.env.BENCH_NRI_NODE_FLAGS?.split(' ').filter(Boolean) ?? [])];
-    envhook = spawn(NODE, [...flags, path.join(REPO, 'dist/envhook.cjs'), 'nri', '--socket', rt.socketPath], { env: { ...benchEnv, ENVHOOK_CONFIG: config }, stdio: ['ignore', 'pipe', 'inherit'] });
+    envhook = spawn(NODE, [...flags, path.join(REPO, 'dist/envhook.cjs'), 'nri', '--socket', rt.socketPath], {
+      env: { ...benchEnv, ENVHOOK_CONFIG: config },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     // --trace-gc lines on the daemon's stdout (it prints nothing else there): the last full GC's
     // heap. Only the supervisor's reach this pipe: its worker's stdout goes nowhere (cli/nri.ts).
     let fullGc;
@@ -79,7 +98,9 @@ export async function nriWatchRow() {
         if (m) fullGc = { used: Number(m[1]), total: Number(m[2]) };
       }
     });
-    const died = new Promise((_, reject) => envhook.once('exit', (code) => reject(new Error(`envhook nri exited (${code}) before registering`))));
+    const died = new Promise((_, reject) =>
+      envhook.once('exit', (code) => reject(new Error(`envhook nri exited (${code}) before registering`))),
+    );
     const plugin = await Promise.race([rt.nextPlugin(), died]);
     died.catch(() => {});
     await ownedNow(vol, 'after Synchronize');
@@ -122,12 +143,21 @@ export async function nriWatchRow() {
     // Memory: checkpoints every quarter of RSS_REWRITES at 100/s, then STRESS_BATCHES at full speed.
     // The worker, not the supervisor started above: it holds the connection and the watches.
     const pid = JSON.parse(fs.readFileSync(path.join(dir, 'run', 'nri-status.json'), 'utf8')).workerPid;
-    const sample = (rewrites, rate) => ({ rewrites, rate, rss: status(pid, 'VmRSS'), anon: status(pid, 'RssAnon'), heap: pid === envhook.pid ? fullGc : undefined });
+    const sample = (rewrites, rate) => ({
+      rewrites,
+      rate,
+      rss: status(pid, 'VmRSS'),
+      anon: status(pid, 'RssAnon'),
+      heap: pid === envhook.pid ? fullGc : undefined,
+    });
     const memory = [sample(0, '')];
     let count = 0;
     let maxRss = memory[0].rss;
     const sampler = setInterval(() => (maxRss = Math.max(maxRss, status(pid, 'VmRSS'))), 250);
-    for (const [batches, size, interval] of [[4, RSS_REWRITES / 4, 10], [STRESS_BATCHES, RSS_REWRITES, 0]]) {
+    for (const [batches, size, interval] of [
+      [4, RSS_REWRITES / 4, 10],
+      [STRESS_BATCHES, RSS_REWRITES, 0],
+    ]) {
       for (let b = 0; b < batches; b++) {
         const t0 = Date.now();
         count += (await writer(vol, size, interval)).count;

@@ -33,27 +33,75 @@ export const NRI_REQUESTS = Number(process.env.BENCH_NRI_REQUESTS) || 100_000;
  */
 export function nriRequests(kubeletRoot) {
   const pod = makePod(kubeletRoot, {
-    envFiles: { 'keys.env': envFileText({ count: 10, prefix: 'KEY_' }), 'a.env': envFileText({ count: 50 }), 'b.env': envFileText({ count: 50 }) },
+    envFiles: {
+      'keys.env': envFileText({ count: 10, prefix: 'KEY_' }),
+      'a.env': envFileText({ count: 50 }),
+      'b.env': envFileText({ count: 50 }),
+    },
     projectedFiles: 100,
   });
-  const env = Array.from({ length: 10 }, (_, i) => ({ name: `FROM_FILE_${i}`, valueFrom: { fileKeyRef: { volumeName: 'config', path: 'keys.env', key: `KEY_${String(i).padStart(5, '0')}` } } }));
+  const env = Array.from({ length: 10 }, (_, i) => ({
+    name: `FROM_FILE_${i}`,
+    valueFrom: { fileKeyRef: { volumeName: 'config', path: 'keys.env', key: `KEY_${String(i).padStart(5, '0')}` } },
+  }));
   env.push({ name: 'GREETING', value: 'hello $(FROM_FILE_0) $$HOME' });
-  const envFrom = [{ prefix: 'A_', fileRef: { volumeName: 'config', path: 'a.env' } }, { prefix: 'B_', fileRef: { volumeName: 'config', path: 'b.env' } }];
+  const envFrom = [
+    { prefix: 'A_', fileRef: { volumeName: 'config', path: 'a.env' } },
+    { prefix: 'B_', fileRef: { volumeName: 'config', path: 'b.env' } },
+  ];
   const owners = [{ volume: 'certs', defaultUser: 1000, items: [{ path: 'file-00000.pem', user: 0 }] }];
-  const k8s = { 'io.kubernetes.cri.sandbox-uid': pod.uid, 'io.kubernetes.cri.sandbox-name': 'web-7d9c', 'io.kubernetes.cri.sandbox-namespace': 'default', 'kubernetes.io/config.seen': '2026-11-23T10:00:00Z', 'kubernetes.io/config.source': 'api' };
+  const k8s = {
+    'io.kubernetes.cri.sandbox-uid': pod.uid,
+    'io.kubernetes.cri.sandbox-name': 'web-7d9c',
+    'io.kubernetes.cri.sandbox-namespace': 'default',
+    'kubernetes.io/config.seen': '2026-11-23T10:00:00Z',
+    'kubernetes.io/config.source': 'api',
+  };
   const container = (annotations) => ({
-    id: 'c'.repeat(64), podSandboxId: 's'.repeat(64), name: 'app', annotations,
-    env: [...Array.from({ length: 50 }, (_, i) => `SVC${i}_SERVICE_HOST=10.0.${i}.1`), 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'HOSTNAME=web-7d9c'],
+    id: 'c'.repeat(64),
+    podSandboxId: 's'.repeat(64),
+    name: 'app',
+    annotations,
+    env: [
+      ...Array.from({ length: 50 }, (_, i) => `SVC${i}_SERVICE_HOST=10.0.${i}.1`),
+      'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      'HOSTNAME=web-7d9c',
+    ],
     mounts: pod.mounts('app'),
   });
   const podOf = (annotations) => ({ id: 's'.repeat(64), name: 'web-7d9c', uid: pod.uid, namespace: 'default', annotations });
   // The same pod with a 20-key secret volume read as envFrom (issue 25): one volumeRef more, read
   // through the atomic writer's ..data.
-  makeAtomicVolume(pod, 'secret', 'db', Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`KEY_${String(i).padStart(2, '0')}`, `secret-value-${i}-${'x'.repeat(24)}\n`])));
+  makeAtomicVolume(
+    pod,
+    'secret',
+    'db',
+    Object.fromEntries(
+      Array.from({ length: 20 }, (_, i) => [`KEY_${String(i).padStart(2, '0')}`, `secret-value-${i}-${'x'.repeat(24)}\n`]),
+    ),
+  );
   const withSecret = [...envFrom, { prefix: 'DB_', volumeRef: { volumeName: 'db' } }];
   return {
-    'typical annotated pod': { pod: podOf({ ...k8s, 'envhook.io/env': JSON.stringify({ app: env }), 'envhook.io/envFrom': JSON.stringify({ app: envFrom }), 'envhook.io/volumeOwners': JSON.stringify(owners) }), container: container({ 'io.kubernetes.cri.container-name': 'app' }), env: 111 },
-    'typical pod + 20-key secret volume as envFrom': { pod: podOf({ ...k8s, 'envhook.io/env': JSON.stringify({ app: env }), 'envhook.io/envFrom': JSON.stringify({ app: withSecret }), 'envhook.io/volumeOwners': JSON.stringify(owners) }), container: container({ 'io.kubernetes.cri.container-name': 'app' }), env: 131 },
+    'typical annotated pod': {
+      pod: podOf({
+        ...k8s,
+        'envhook.io/env': JSON.stringify({ app: env }),
+        'envhook.io/envFrom': JSON.stringify({ app: envFrom }),
+        'envhook.io/volumeOwners': JSON.stringify(owners),
+      }),
+      container: container({ 'io.kubernetes.cri.container-name': 'app' }),
+      env: 111,
+    },
+    'typical pod + 20-key secret volume as envFrom': {
+      pod: podOf({
+        ...k8s,
+        'envhook.io/env': JSON.stringify({ app: env }),
+        'envhook.io/envFrom': JSON.stringify({ app: withSecret }),
+        'envhook.io/volumeOwners': JSON.stringify(owners),
+      }),
+      container: container({ 'io.kubernetes.cri.container-name': 'app' }),
+      env: 131,
+    },
     unannotated: { pod: podOf(k8s), container: container({ 'io.kubernetes.cri.container-name': 'app' }), env: 0 },
   };
 }
@@ -99,7 +147,11 @@ function slope(xs, ys) {
  * its execArgv, the worker's), for experiments.
  */
 function daemons() {
-  const bundle = { name: 'bundle', cmd: NODE, args: [...(process.env.BENCH_NRI_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), path.join(REPO, 'dist/envhook.cjs')] };
+  const bundle = {
+    name: 'bundle',
+    cmd: NODE,
+    args: [...(process.env.BENCH_NRI_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), path.join(REPO, 'dist/envhook.cjs')],
+  };
   const sea = path.join(REPO, 'dist/envhook');
   // The single executable as `envhook install` writes it (src/fs/atomic-write.ts).
   const installed = { name: 'SEA', cmd: sea, args: [], place: (to) => atomicWrite(to, fs.readFileSync(sea), { newFileMode: 0o755 }) };
@@ -109,7 +161,10 @@ function daemons() {
 /** Node's own idle floor: a `node` with one timer, with Node's default V8 threads and with the daemon's one. */
 async function nodeFloors() {
   const out = [];
-  for (const [label, flags] of [['node, one timer', []], [`node ${DAEMON_NODE_OPTION}, one timer`, [DAEMON_NODE_OPTION]]]) {
+  for (const [label, flags] of [
+    ['node, one timer', []],
+    [`node ${DAEMON_NODE_OPTION}, one timer`, [DAEMON_NODE_OPTION]],
+  ]) {
     const p = spawn(NODE, [...flags, '-e', 'setInterval(() => {}, 1000)'], { env: benchEnv, stdio: 'ignore' });
     await sleep(IDLE_MS);
     out.push({ label, mem: memOf(p.pid) });
@@ -153,9 +208,14 @@ async function nriRowsOf(daemon, goBin) {
     fs.writeFileSync(config, JSON.stringify({ kubeletRoot, runDir }));
     const cmd = daemon.place ? path.join(dir, 'envhook') : daemon.cmd;
     daemon.place?.(cmd);
-    const envhook = spawn(cmd, [...daemon.args, 'nri', '--socket', rt.socketPath], { env: { ...benchEnv, ENVHOOK_CONFIG: config }, stdio: 'ignore' });
+    const envhook = spawn(cmd, [...daemon.args, 'nri', '--socket', rt.socketPath], {
+      env: { ...benchEnv, ENVHOOK_CONFIG: config },
+      stdio: 'ignore',
+    });
     procs.push(envhook);
-    const died = new Promise((_, reject) => envhook.once('exit', (code) => reject(new Error(`envhook nri exited (${code}) before registering`))));
+    const died = new Promise((_, reject) =>
+      envhook.once('exit', (code) => reject(new Error(`envhook nri exited (${code}) before registering`))),
+    );
     const plugin = await Promise.race([rt.nextPlugin(), died]);
     died.catch(() => {});
     // `envhook nri` is a supervisor (the pid started) and its worker, which holds the connection
@@ -170,8 +230,14 @@ async function nriRowsOf(daemon, goBin) {
       }
     }, 'the status file names a connected worker');
     const supervisorPid = envhook.pid;
-    const register = encode(Msg.Request, { service: RUNTIME_SERVICE, method: 'RegisterPlugin', payload: encode(Msg.RegisterPluginRequest, { pluginName: 'floor', pluginIdx: '99' }) });
-    const registerHex = Buffer.concat(encodeMux(RUNTIME_CONN, encodeTtrpc({ streamId: 1, type: MessageType.Request, payload: register }))).toString('hex');
+    const register = encode(Msg.Request, {
+      service: RUNTIME_SERVICE,
+      method: 'RegisterPlugin',
+      payload: encode(Msg.RegisterPluginRequest, { pluginName: 'floor', pluginIdx: '99' }),
+    });
+    const registerHex = Buffer.concat(
+      encodeMux(RUNTIME_CONN, encodeTtrpc({ streamId: 1, type: MessageType.Request, payload: register })),
+    ).toString('hex');
     const floorProc = spawn(NODE, [path.join(REPO, 'bench/nri-floor.mjs'), rt.socketPath, registerHex], { env: benchEnv, stdio: 'ignore' });
     procs.push(floorProc);
     const floor = await rt.nextPlugin();
@@ -194,10 +260,13 @@ async function nriRowsOf(daemon, goBin) {
       // Timed only once the plugin is seen doing the work: the adjustment carries every variable.
       const adjusted = (await plugin.createContainer(req, 5000)).adjust?.env?.length ?? 0;
       if (adjusted !== wantEnv) throw new Error(`bench nri: ${label}: the adjustment sets ${adjusted} variables, not ${wantEnv}`);
-      const goReq = wantEnv ? { ...req, pod: { ...req.pod, annotations: { ...req.pod.annotations, 'bench.envhook.io/envfile': goEnvFile } } } : req;
+      const goReq = wantEnv
+        ? { ...req, pod: { ...req.pod, annotations: { ...req.pod.annotations, 'bench.envhook.io/envfile': goEnvFile } } }
+        : req;
       if (go) {
         const goAdjusted = (await go.createContainer(goReq, 5000)).adjust?.env?.length ?? 0;
-        if (goAdjusted !== (wantEnv ? 50 : 0)) throw new Error(`bench nri: ${label}: the Go plugin's adjustment sets ${goAdjusted} variables`);
+        if (goAdjusted !== (wantEnv ? 50 : 0))
+          throw new Error(`bench nri: ${label}: the Go plugin's adjustment sets ${goAdjusted} variables`);
       }
       const payload = encode(Msg.CreateContainerRequest, req);
       const goPayload = encode(Msg.CreateContainerRequest, goReq);
@@ -212,7 +281,11 @@ async function nriRowsOf(daemon, goBin) {
       const samples = [{ at: 0, worker: memOf(workerPid), supervisor: memOf(supervisorPid), go: goPid && memOf(goPid) }];
       const load = loadavg();
       const cpuPids = { worker: workerPid, supervisor: supervisorPid, floor: floorProc.pid, go: goPid };
-      const cpu0 = Object.fromEntries(Object.entries(cpuPids).filter(([, pid]) => pid).map(([k, pid]) => [k, cpuMs(pid)]));
+      const cpu0 = Object.fromEntries(
+        Object.entries(cpuPids)
+          .filter(([, pid]) => pid)
+          .map(([k, pid]) => [k, cpuMs(pid)]),
+      );
       for (let i = 1; i <= n; i++) {
         // The order rotates, so that no side always follows another.
         for (let k = 0; k < sides.length; k++) {
@@ -221,15 +294,24 @@ async function nriRowsOf(daemon, goBin) {
           await call(s);
           s.times.push(Number(process.hrtime.bigint() - t0) / 1e6);
         }
-        if (i % SAMPLE_EVERY === 0) samples.push({ at: i, worker: memOf(workerPid), supervisor: memOf(supervisorPid), go: goPid && memOf(goPid) });
+        if (i % SAMPLE_EVERY === 0)
+          samples.push({ at: i, worker: memOf(workerPid), supervisor: memOf(supervisorPid), go: goPid && memOf(goPid) });
       }
       const cpu = Object.fromEntries(Object.entries(cpu0).map(([k, v]) => [k, (cpuMs(cpuPids[k]) - v) / n]));
       const [ours, base, goTimes] = sides.map((s) => s.times.sort((a, b) => a - b));
       cases.push({
-        label: `${label} (${daemon.name})`, requests: n, bytes: payload.length, load,
-        p50: pct(ours, 50), p99: pct(ours, 99), base50: pct(base, 50), base99: pct(base, 99),
-        go50: goTimes && pct(goTimes, 50), go99: goTimes && pct(goTimes, 99),
-        samples, cpu,
+        label: `${label} (${daemon.name})`,
+        requests: n,
+        bytes: payload.length,
+        load,
+        p50: pct(ours, 50),
+        p99: pct(ours, 99),
+        base50: pct(base, 50),
+        base99: pct(base, 99),
+        go50: goTimes && pct(goTimes, 50),
+        go99: goTimes && pct(goTimes, 99),
+        samples,
+        cpu,
       });
     }
     return { name: daemon.name, idle, cases };
@@ -247,7 +329,12 @@ const series = (xs) => `${f1(xs[0])} → ${f1(Math.max(...xs))} → ${f1(xs.at(-
 /** MiB per 100,000 requests, over the samples after the first tenth of the run (V8's heap settles). */
 const slopeOf = (samples, pick) => {
   const from = samples.filter((s) => s.at >= samples.at(-1).at / 10);
-  return slope(from.map((s) => s.at), from.map(pick)) * 100_000;
+  return (
+    slope(
+      from.map((s) => s.at),
+      from.map(pick),
+    ) * 100_000
+  );
 };
 
 export function nriSection({ floors, daemons: ds, go }) {
@@ -257,7 +344,11 @@ export function nriSection({ floors, daemons: ds, go }) {
   const idleRows = [
     ...floors.map((f) => memRow(f.label, f.mem, 'floor')),
     ...ds.flatMap((d) => [
-      memRow(`envhook nri (${d.name}): worker`, d.idle.worker, `${sgn(d.idle.worker.rss - floor.rss, f1)} MiB over the floor: ${d.idle.worker.rss <= budget ? 'met' : 'NOT met'}`),
+      memRow(
+        `envhook nri (${d.name}): worker`,
+        d.idle.worker,
+        `${sgn(d.idle.worker.rss - floor.rss, f1)} MiB over the floor: ${d.idle.worker.rss <= budget ? 'met' : 'NOT met'}`,
+      ),
       memRow(`envhook nri (${d.name}): supervisor`, d.idle.supervisor),
       `| envhook nri (${d.name}): both | ${f1(d.idle.worker.rss + d.idle.supervisor.rss)} | ${f1(d.idle.worker.anon + d.idle.supervisor.anon)} | – | ${f1(d.idle.worker.pss + d.idle.supervisor.pss)} | sum; RssFile is the same executable's pages, counted in both VmRSS; Pss adds up |`,
     ]),
@@ -349,7 +440,7 @@ export function writeResultsSection(heading, section) {
   const start = old.indexOf(heading);
   const watchAt = old.indexOf('<!-- bench/watch.ts -->');
   const at = start >= 0 ? start : watchAt >= 0 ? watchAt : old.length;
-  const rest = start < 0 ? old.slice(at) : old.slice(start + 1).match(/\n(## |<!-- bench\/watch\.ts -->)[\s\S]*$/)?.[0] ?? '';
+  const rest = start < 0 ? old.slice(at) : (old.slice(start + 1).match(/\n(## |<!-- bench\/watch\.ts -->)[\s\S]*$/)?.[0] ?? '');
   const head = start < 0 ? old.slice(0, at).trimEnd() + '\n\n' : old.slice(0, start);
   fs.writeFileSync(file, head + section + (start < 0 && rest ? '\n' : '') + rest);
 }

@@ -19,7 +19,15 @@ function envhook(uid: number): number {
   const start = performance.now();
   const data = openDataDir('bench', vol);
   try {
-    chownTree(data.fd, { volume: 'bench', dev: data.dev, defaultOwner: { uid, hostUid: uid }, items: new Map(), skipReserved: false, dryRun: false, onFile: () => {} });
+    chownTree(data.fd, {
+      volume: 'bench',
+      dev: data.dev,
+      defaultOwner: { uid, hostUid: uid },
+      items: new Map(),
+      skipReserved: false,
+      dryRun: false,
+      onFile: () => {},
+    });
   } finally {
     closeDataDir(data);
   }

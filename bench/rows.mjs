@@ -16,7 +16,17 @@ function compare(name, base, subjects, target) {
   const load = loadavg();
   const ms = measure([base, ...subjects]);
   const cpu = (c) => ms.cpu[c.label];
-  return subjects.map((s) => ({ case: name, subject: s.label, ms: ms[s.label], cpu: cpu(s), baseline: base.label, baseMs: ms[base.label], baseCpu: cpu(base), target, load }));
+  return subjects.map((s) => ({
+    case: name,
+    subject: s.label,
+    ms: ms[s.label],
+    cpu: cpu(s),
+    baseline: base.label,
+    baseMs: ms[base.label],
+    baseCpu: cpu(base),
+    target,
+    load,
+  }));
 }
 
 /** 5: start-up of each build (`version`) against `node -e 0`. */
@@ -37,7 +47,9 @@ export function injectTypical(work) {
   // The same with the bundle on this machine's disk: what the two fsyncs cost off tmpfs.
   const disk = typicalPod(path.join(work, 'typical-disk'), { onDisk: true });
   const best = fast.SEA ? ['SEA', fast.SEA] : ['bundle', fast.bundle];
-  subjects.push(cmd(`inject, ${best[0]}, bundle on disk`, injectArgs(best[1], disk), { prepare: () => (disk.restore(), resetOwners(disk.pod)) }));
+  subjects.push(
+    cmd(`inject, ${best[0]}, bundle on disk`, injectArgs(best[1], disk), { prepare: () => (disk.restore(), resetOwners(disk.pod)) }),
+  );
   return compare('1 inject, typical pod', nodeE0(), subjects, { addMs: 12 });
 }
 
@@ -50,12 +62,20 @@ export function passThrough(work) {
   const id = `envhook-bench-state-${process.pid}`;
   const g = ['--root', root];
   spawnSync('runc', [...g, 'delete', '-f', id]);
-  fs.writeFileSync(path.join(fx.bundle, 'config.json'), fs.readFileSync(path.join(fx.bundle, 'config.json'), 'utf8').replace('"/bin/true"', '"/bin/sleep", "3600"'));
+  fs.writeFileSync(
+    path.join(fx.bundle, 'config.json'),
+    fs.readFileSync(path.join(fx.bundle, 'config.json'), 'utf8').replace('"/bin/true"', '"/bin/sleep", "3600"'),
+  );
   const created = spawnSync('runc', [...g, 'create', '--bundle', fx.bundle, id], { stdio: 'ignore' });
   if (created.status !== 0) return [{ case: '2 pass-through state', skip: `runc create failed (status ${created.status})` }];
   try {
     const before = FRONT_BEFORE ? [cmd('envhook-runtime state, before (BENCH_BEFORE)', [FRONT_BEFORE, ...g, 'state', id])] : [];
-    return compare('2 pass-through state', cmd('runc state', ['runc', ...g, 'state', id]), [cmd('envhook-runtime state', [FRONT, ...g, 'state', id]), ...before], { addMs: 2 });
+    return compare(
+      '2 pass-through state',
+      cmd('runc state', ['runc', ...g, 'state', id]),
+      [cmd('envhook-runtime state', [FRONT, ...g, 'state', id]), ...before],
+      { addMs: 2 },
+    );
   } finally {
     spawnSync('runc', [...g, 'delete', '-f', id]);
   }

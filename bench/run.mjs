@@ -33,7 +33,8 @@ const CRI_START = '<!-- row 7: CRI -->';
 const CRI_END = '<!-- end of row 7 -->';
 const f1 = (x) => (x === undefined ? '–' : x.toFixed(1));
 const signed = (x) => (Number.isNaN(x) ? '–' : `${x >= 0 ? '+' : ''}${f1(x)}`);
-const table = (head, rows) => [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+const table = (head, rows) =>
+  [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 
 // Judged on the wall-clock median (the issue's figure); the CPU Δ is shown beside it because
 // it hardly moves with the load of the shared machine.
@@ -49,7 +50,19 @@ function mainTable(rows) {
   const body = rows.map((r) =>
     r.skip
       ? [r.case, `skipped: ${r.skip}`, '', '', '', '', '', '', '', '', '']
-      : [r.case, r.subject, f1(r.ms), r.baseline, f1(r.baseMs), signed(r.ms - r.baseMs), `${(r.ms / r.baseMs).toFixed(2)}×`, verdict(r), f1(r.cpu), signed(r.cpu - r.baseCpu), r.load],
+      : [
+          r.case,
+          r.subject,
+          f1(r.ms),
+          r.baseline,
+          f1(r.baseMs),
+          signed(r.ms - r.baseMs),
+          `${(r.ms / r.baseMs).toFixed(2)}×`,
+          verdict(r),
+          f1(r.cpu),
+          signed(r.cpu - r.baseCpu),
+          r.load,
+        ],
   );
   return table(['case', 'subject', 'median ms', 'baseline', 'baseline ms', 'Δ ms', 'ratio', 'target', 'CPU ms', 'Δ CPU ms', 'load'], body);
 }
@@ -62,9 +75,34 @@ function scaleTable(rows) {
     const ratio = r.ms / r.floorMs;
     const cpu = `${f1(r.cpu)} / ${f1(r.floorCpu)}`;
     const cpuRatio = r.cpu / r.floorCpu;
-    return [r.dimension, `${r.factor}× (${r.size})`, f1(r.ms), f1(r.floorMs), `${ratio.toFixed(2)}×${ratio <= 2 ? '' : ' (> 2×)'}`, slope, `${cpu} (${cpuRatio.toFixed(2)}×)`, f1(r.rss), f1(r.floorRss), r.load];
+    return [
+      r.dimension,
+      `${r.factor}× (${r.size})`,
+      f1(r.ms),
+      f1(r.floorMs),
+      `${ratio.toFixed(2)}×${ratio <= 2 ? '' : ' (> 2×)'}`,
+      slope,
+      `${cpu} (${cpuRatio.toFixed(2)}×)`,
+      f1(r.rss),
+      f1(r.floorRss),
+      r.load,
+    ];
   });
-  return table(['work', 'size', 'envhook ms', 'floor ms', 'ratio (target ≤ 2×)', 'ms per extra 1×', 'CPU ms envhook / floor', 'envhook RSS MiB', 'floor RSS MiB', 'load'], body);
+  return table(
+    [
+      'work',
+      'size',
+      'envhook ms',
+      'floor ms',
+      'ratio (target ≤ 2×)',
+      'ms per extra 1×',
+      'CPU ms envhook / floor',
+      'envhook RSS MiB',
+      'floor RSS MiB',
+      'load',
+    ],
+    body,
+  );
 }
 
 // Row 4's targets: linear growth (the 10×→100× slope no steeper than 1.5 times the 1×→10×
@@ -81,14 +119,21 @@ function scaleVerdicts(rows) {
     const linear = s2 <= 1.5 * Math.max(s1, (0.05 * a.ms) / (b.factor - a.factor));
     const ratio = c.ms / c.floorMs;
     const cpuRatio = c.cpu / c.floorCpu;
-    out.push(`- 4 ${dim}: growth ${linear ? 'linear: met' : 'NOT linear'} (${f1(s1)} then ${f1(s2)} ms per extra 1×); ` +
-      `at 100× ${ratio.toFixed(2)}× the floor: ${ratio <= 2 ? 'met' : 'NOT met'} (CPU ${cpuRatio.toFixed(2)}×: ${cpuRatio <= 2 ? 'met' : 'NOT met'})`);
+    out.push(
+      `- 4 ${dim}: growth ${linear ? 'linear: met' : 'NOT linear'} (${f1(s1)} then ${f1(s2)} ms per extra 1×); ` +
+        `at 100× ${ratio.toFixed(2)}× the floor: ${ratio <= 2 ? 'met' : 'NOT met'} (CPU ${cpuRatio.toFixed(2)}×: ${cpuRatio <= 2 ? 'met' : 'NOT met'})`,
+    );
   }
   return out;
 }
 
 function verdicts(rows, scaled) {
-  const out = rows.filter((r) => r.target && !r.skip).map((r) => `- ${r.case}, ${r.subject}: Δ ${signed(r.ms - r.baseMs)} ms${r.cpu === undefined ? '' : `, CPU Δ ${signed(r.cpu - r.baseCpu)} ms`}: ${verdict(r)}`);
+  const out = rows
+    .filter((r) => r.target && !r.skip)
+    .map(
+      (r) =>
+        `- ${r.case}, ${r.subject}: Δ ${signed(r.ms - r.baseMs)} ms${r.cpu === undefined ? '' : `, CPU Δ ${signed(r.cpu - r.baseCpu)} ms`}: ${verdict(r)}`,
+    );
   return [...out, ...scaleVerdicts(scaled)].join('\n');
 }
 
@@ -97,23 +142,37 @@ const m = machine(NODE);
 function busy() {
   const load = Math.max(Number(m.load), Number(loadavg()));
   const cpus = Number(m.cpu.match(/× (\d+)/)?.[1] ?? 1);
-  return load > cpus / 2 ? `\n\n**Warning: load average ${load.toFixed(2)} on ${cpus} CPUs: the machine was busy; wall-clock figures are noisy, prefer the CPU columns.**` : '';
+  return load > cpus / 2
+    ? `\n\n**Warning: load average ${load.toFixed(2)} on ${cpus} CPUs: the machine was busy; wall-clock figures are noisy, prefer the CPU columns.**`
+    : '';
 }
 console.error(`envhook bench: ${RUNS} runs a figure, medians; ${m.cpu}; ${m.kernel}; node ${m.node}`);
 // BENCH_ONLY=1,3,4 runs only those rows (while iterating; the results file says which ran).
 const only = process.env.BENCH_ONLY?.split(',');
 const want = (n) => !only || only.includes(String(n));
 const rows = [];
-for (const [n, row] of [[5, startup], [1, injectTypical], [2, passThrough], [3, runThroughShim], [6, execRows]]) {
+for (const [n, row] of [
+  [5, startup],
+  [1, injectTypical],
+  [2, passThrough],
+  [3, runThroughShim],
+  [6, execRows],
+]) {
   if (!want(n)) continue;
   const out = row(work);
-  for (const r of out) console.error(r.skip ? `  ${r.case}: skipped, ${r.skip}` : `  ${r.case}: ${r.subject} ${f1(r.ms)} ms vs ${r.baseline} ${f1(r.baseMs)} ms`);
+  for (const r of out)
+    console.error(
+      r.skip ? `  ${r.case}: skipped, ${r.skip}` : `  ${r.case}: ${r.subject} ${f1(r.ms)} ms vs ${r.baseline} ${f1(r.baseMs)} ms`,
+    );
   rows.push(...out);
 }
 // Row 7 talks gRPC to a containerd: asynchronous, after the others, in a section of its own.
 const criLoad = loadavg();
 const cri = want(7) ? await criRows() : [];
-for (const r of cri) console.error(r.skip ? `  ${r.case}: skipped, ${r.skip}` : `  ${r.case}: ${r.subject} ${f1(r.ms)} ms vs ${r.baseline} ${f1(r.baseMs)} ms`);
+for (const r of cri)
+  console.error(
+    r.skip ? `  ${r.case}: skipped, ${r.skip}` : `  ${r.case}: ${r.subject} ${f1(r.ms)} ms vs ${r.baseline} ${f1(r.baseMs)} ms`,
+  );
 const criSection = `${CRI_START}
 ## CRI (row 7): the kubelet's calls, envhook handler against the plain runc handler
 
@@ -171,7 +230,12 @@ if (only && only.every((n) => n === '7')) {
   // Row 7 alone: replace its section in the last full results, keep the other rows' figures.
   const at = previous.indexOf(CRI_START);
   const end = previous.indexOf(CRI_END);
-  fs.writeFileSync(results, at >= 0 && end > at ? previous.slice(0, at) + criSection + previous.slice(end + CRI_END.length) : `${previous.trimEnd()}\n\n${criSection}\n`);
+  fs.writeFileSync(
+    results,
+    at >= 0 && end > at
+      ? previous.slice(0, at) + criSection + previous.slice(end + CRI_END.length)
+      : `${previous.trimEnd()}\n\n${criSection}\n`,
+  );
   console.log(criSection);
 } else {
   fs.writeFileSync(results, `${text}${want(7) ? `\n${criSection}\n` : ''}${ownSections}${watchSection}`);

@@ -21,15 +21,20 @@ export const DIMENSIONS = {
     // The variable count follows the bytes: checked to be non-zero below.
     plan: () => ({ removed: 0, owners: 0 }),
     make: (dir, k) =>
-      fixture(dir, { envFiles: { 'big.env': envFileText({ bytes: 655 * k }) } }, {
-        annotations: { 'envhook.io/envFrom': { app: [{ prefix: 'P_', fileRef: { volumeName: 'config', path: 'big.env' } }] } },
-      }),
+      fixture(
+        dir,
+        { envFiles: { 'big.env': envFileText({ bytes: 655 * k }) } },
+        {
+          annotations: { 'envhook.io/envFrom': { app: [{ prefix: 'P_', fileRef: { volumeName: 'config', path: 'big.env' } }] } },
+        },
+      ),
     floor: (fx) => [NODE, FLOOR, fx.bundle, path.join(fx.pod.emptyDir, 'big.env')],
   },
   'projected volume (100 files to chown)': {
     size: (k) => `${100 * k} files`,
     plan: (k) => ({ env: 0, removed: 0, owners: 100 * k }),
-    make: (dir, k) => fixture(dir, { projectedFiles: 100 * k }, { annotations: { 'envhook.io/volumeOwners': [{ volume: 'certs', defaultUser: 1000 }] } }),
+    make: (dir, k) =>
+      fixture(dir, { projectedFiles: 100 * k }, { annotations: { 'envhook.io/volumeOwners': [{ volume: 'certs', defaultUser: 1000 }] } }),
     floor: (fx) => ['chown', '-R', '1000', fx.pod.projected.dir],
   },
 };
@@ -56,7 +61,18 @@ export function scale(work) {
       const floor = cmd('floor', d.floor(fx), { prepare });
       const load = loadavg();
       const ms = { ...measure([floor, subject]), load };
-      rows.push({ load: ms.load, dimension, factor: k, size: d.size(k), ms: ms.envhook, floorMs: ms.floor, cpu: ms.cpu.envhook, floorCpu: ms.cpu.floor, rss: peakRss(subject), floorRss: peakRss(floor) });
+      rows.push({
+        load: ms.load,
+        dimension,
+        factor: k,
+        size: d.size(k),
+        ms: ms.envhook,
+        floorMs: ms.floor,
+        cpu: ms.cpu.envhook,
+        floorCpu: ms.cpu.floor,
+        rss: peakRss(subject),
+        floorRss: peakRss(floor),
+      });
     }
   }
   return rows;

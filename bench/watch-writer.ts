@@ -57,4 +57,6 @@ for (let i = 0; i < count; i++) {
   if (intervalMs > 0) await new Promise((r) => setTimeout(r, intervalMs));
   else if (i % 100 === 0) await new Promise((r) => setImmediate(r));
 }
-process.stdout.write(JSON.stringify({ count, files: FILES, ownedBeforeRename, filesOwnedBeforeRename, timeouts, latenciesUs, lateUs }) + '\n');
+process.stdout.write(
+  JSON.stringify({ count, files: FILES, ownedBeforeRename, filesOwnedBeforeRename, timeouts, latenciesUs, lateUs }) + '\n',
+);

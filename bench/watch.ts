@@ -32,7 +32,11 @@ let volumes = 0;
 
 function newVolume(): string {
   const vol = path.join(root, `pods/p${++volumes}/volumes/kubernetes.io~secret/keys`);
-  atomicWrite(vol, { ssh_host_ed25519_key: { data: 'k\n', mode: 0o400 }, 'ssh_host_ed25519_key.pub': 'p\n', 'tls/server.key': { data: 't\n', mode: 0o400 } });
+  atomicWrite(vol, {
+    ssh_host_ed25519_key: { data: 'k\n', mode: 0o400 },
+    'ssh_host_ed25519_key.pub': 'p\n',
+    'tls/server.key': { data: 't\n', mode: 0o400 },
+  });
   for (let d = vol; d !== root; d = path.dirname(d)) fs.chmodSync(d, 0o755);
   return vol;
 }
@@ -44,12 +48,28 @@ function watch(vol: string, preSwap = true): Registry {
 }
 
 async function writer(vol: string, count: number, intervalMs: number, mode: 'time' | 'churn') {
-  const [cmd, args] = ordinary([process.execPath, path.join(REPO, 'bench/watch-writer.ts'), vol, String(count), String(intervalMs), String(UID), mode]);
+  const [cmd, args] = ordinary([
+    process.execPath,
+    path.join(REPO, 'bench/watch-writer.ts'),
+    vol,
+    String(count),
+    String(intervalMs),
+    String(UID),
+    mode,
+  ]);
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   await new Promise((r) => child.on('exit', r));
-  return JSON.parse(out) as { count: number; files: string[]; ownedBeforeRename: number; filesOwnedBeforeRename: number; timeouts: number; latenciesUs: number[]; lateUs: number[][] };
+  return JSON.parse(out) as {
+    count: number;
+    files: string[];
+    ownedBeforeRename: number;
+    filesOwnedBeforeRename: number;
+    timeouts: number;
+    latenciesUs: number[];
+    lateUs: number[][];
+  };
 }
 
 async function loaded<T>(busy: boolean, fn: () => Promise<T>): Promise<T> {
@@ -61,7 +81,8 @@ async function loaded<T>(busy: boolean, fn: () => Promise<T>): Promise<T> {
   }
 }
 const LOAD = (busy: boolean) => (busy ? 'both CPUs busy' : 'quiet');
-const MODE = (preSwap: boolean, fifo: boolean) => `${preSwap ? 'before the swap, then after it' : 'after the swap only'}${fifo ? ', SCHED_FIFO' : ''}`;
+const MODE = (preSwap: boolean, fifo: boolean) =>
+  `${preSwap ? 'before the swap, then after it' : 'after the swap only'}${fifo ? ', SCHED_FIFO' : ''}`;
 
 /** The watcher (this process: every thread) in SCHED_FIFO 10 or back to the ordinary policy; children are spawned ordinary(). */
 function fifo(on: boolean): void {
@@ -129,7 +150,9 @@ async function memory() {
     await settle();
     gc();
     const m = process.memoryUsage();
-    rows.push(`| ${n.toLocaleString('en')} | ${mib(m.rss)} | ${mib(m.heapTotal)} | ${mib(m.heapUsed)} | ${mib(m.external)} | ${reg.stats().watches} |`);
+    rows.push(
+      `| ${n.toLocaleString('en')} | ${mib(m.rss)} | ${mib(m.heapTotal)} | ${mib(m.heapUsed)} | ${mib(m.external)} | ${reg.stats().watches} |`,
+    );
   };
   await sample(0);
   let timeouts = 0;
@@ -166,7 +189,12 @@ const sampled = async <T>(fn: () => Promise<T>): Promise<T> => {
 const A: string[] = [];
 const B: string[] = [];
 for (const busy of [false, true]) {
-  const rows = [[false, false], [true, false], [false, true], [true, true]] as const; // [preSwap, SCHED_FIFO]
+  const rows = [
+    [false, false],
+    [true, false],
+    [false, true],
+    [true, true],
+  ] as const; // [preSwap, SCHED_FIFO]
   if (only.includes('A')) for (const [preSwap, rt] of rows) A.push(await sampled(() => latency(busy, preSwap, rt)));
   if (only.includes('B')) {
     B.push(await sampled(() => reader(busy, undefined)));

@@ -31,14 +31,18 @@ const bundle = fs.readFileSync('dist/envhook-main.cjs', 'utf8').replace(/^#!.*\n
 // from its section, with no UTF-8 decoding at each start.
 fs.writeFileSync(source, ascii(`(function (exports, require, module, __filename, __dirname) {${bundle}\n})`));
 const tools = `${work}/envhook-tools.js`;
-fs.writeFileSync(tools, `(function (exports, require, module, __filename, __dirname) {${fs.readFileSync('dist/envhook-tools.cjs', 'utf8')}\n})`);
+fs.writeFileSync(
+  tools,
+  `(function (exports, require, module, __filename, __dirname) {${fs.readFileSync('dist/envhook-tools.cjs', 'utf8')}\n})`,
+);
 const training = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-sea-training-'));
 try {
   const { argv, env: trainingEnv } = makeTrainingPod(training);
   const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ENVHOOK_'))), ...trainingEnv };
   delete env.NODE_OPTIONS;
   const run = spawnSync(node, [...SEA_FLAGS, 'scripts/sea-train.cjs', source, cache, ...argv], { env, encoding: 'utf8' });
-  if (run.status !== 0 || !fs.existsSync(cache)) throw new Error(`training run of envhook shim create failed (status ${run.status}): ${run.stderr}`);
+  if (run.status !== 0 || !fs.existsSync(cache))
+    throw new Error(`training run of envhook shim create failed (status ${run.status}): ${run.stderr}`);
 } finally {
   fs.rmSync(training, { recursive: true, force: true });
 }
@@ -66,8 +70,12 @@ fs.chmodSync(out, 0o755);
 // postject (LIEF) warns about node's many ELF notes ("Can't find string offset for section
 // name '.note.100'"): harmless, so its output is shown only when it fails.
 const inject = spawnSync(process.execPath, [
-  'node_modules/postject/dist/cli.js', out, 'NODE_SEA_BLOB', config.output,
-  '--sentinel-fuse', 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2',
+  'node_modules/postject/dist/cli.js',
+  out,
+  'NODE_SEA_BLOB',
+  config.output,
+  '--sentinel-fuse',
+  'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2',
 ]);
 if (inject.status !== 0) {
   process.stderr.write(Buffer.concat([inject.stdout, inject.stderr]));

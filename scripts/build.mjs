@@ -32,11 +32,25 @@ const shebang = { js: '#!/usr/bin/env node' };
 // bundled copies get each module on first use instead; each replacement must match, or the
 // build fails (a new pino or sonic-boom: update this list).
 const LAZY_REQUIRES = [
-  [/pino[\\/]lib[\\/]transport\.js$/, [["const ThreadStream = require('thread-stream')", "function ThreadStream (...args) { return new (require('thread-stream'))(...args) }"]]],
-  [/pino[\\/]lib[\\/]tools\.js$/, [
-    ["const { isMainThread } = require('worker_threads')", "const workerThreads = { get isMainThread () { return require('worker_threads').isMainThread } }"],
-    ['if (!opts.sync && isMainThread) {', 'if (!opts.sync && workerThreads.isMainThread) {'],
-  ]],
+  [
+    /pino[\\/]lib[\\/]transport\.js$/,
+    [
+      [
+        "const ThreadStream = require('thread-stream')",
+        "function ThreadStream (...args) { return new (require('thread-stream'))(...args) }",
+      ],
+    ],
+  ],
+  [
+    /pino[\\/]lib[\\/]tools\.js$/,
+    [
+      [
+        "const { isMainThread } = require('worker_threads')",
+        "const workerThreads = { get isMainThread () { return require('worker_threads').isMainThread } }",
+      ],
+      ['if (!opts.sync && isMainThread) {', 'if (!opts.sync && workerThreads.isMainThread) {'],
+    ],
+  ],
   [/sonic-boom[\\/]index\.js$/, [["const assert = require('assert')", "const assert = (...args) => require('assert')(...args)"]]],
 ];
 const lazyRequires = {
@@ -46,7 +60,8 @@ const lazyRequires = {
       b.onLoad({ filter }, (args) => {
         let text = fs.readFileSync(args.path, 'utf8');
         for (const [from, to] of edits) {
-          if (text.split(from).length !== 2) throw new Error(`${args.path}: not exactly one "${from}" (pino or sonic-boom changed: update scripts/build.mjs)`);
+          if (text.split(from).length !== 2)
+            throw new Error(`${args.path}: not exactly one "${from}" (pino or sonic-boom changed: update scripts/build.mjs)`);
           text = text.replace(from, to);
         }
         return { contents: text, loader: 'js' };
@@ -64,19 +79,34 @@ const lazyChildProcess = {
   setup(b) {
     b.onLoad({ filter: /commander[\\/]lib[\\/]command\.js$/ }, (args) => {
       const text = fs.readFileSync(args.path, 'utf8');
-      if (!text.includes(CHILD_PROCESS)) throw new Error(`${args.path}: no "${CHILD_PROCESS}" (commander changed: update scripts/build.mjs)`);
+      if (!text.includes(CHILD_PROCESS))
+        throw new Error(`${args.path}: no "${CHILD_PROCESS}" (commander changed: update scripts/build.mjs)`);
       const lazy = "const childProcess = { spawn: (...args) => require('node:child_process').spawn(...args) };";
       return { contents: text.replace(CHILD_PROCESS, lazy), loader: 'js' };
     });
   },
 };
-await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/envhook-main.cjs', banner: shebang, plugins: [lazyChildProcess, lazyRequires], define: { ...common.define, __ENVHOOK_BUNDLE__: 'true' } });
+await build({
+  ...common,
+  entryPoints: ['src/cli/main.ts'],
+  outfile: 'dist/envhook-main.cjs',
+  banner: shebang,
+  plugins: [lazyChildProcess, lazyRequires],
+  define: { ...common.define, __ENVHOOK_BUNDLE__: 'true' },
+});
 // lint and convert (src/tools.ts) with the yaml package: a bundle of their own, loaded only by
 // those commands, so the CLI bundle every container start loads stays as small as before.
 await build({ ...common, entryPoints: ['src/tools.ts'], outfile: 'dist/envhook-tools.cjs' });
-await build({ ...common, entryPoints: ['src/cli/entry.ts'], outfile: 'dist/envhook.cjs', banner: shebang, external: ['./envhook-main.cjs'] });
+await build({
+  ...common,
+  entryPoints: ['src/cli/entry.ts'],
+  outfile: 'dist/envhook.cjs',
+  banner: shebang,
+  external: ['./envhook-main.cjs'],
+});
 await build({ ...common, entryPoints: ['src/index.ts'], outfile: 'dist/index.cjs' });
-for (const f of ['dist/envhook.cjs', 'dist/envhook-main.cjs', 'dist/envhook-tools.cjs', 'dist/index.cjs']) fs.writeFileSync(f, ascii(fs.readFileSync(f, 'utf8')));
+for (const f of ['dist/envhook.cjs', 'dist/envhook-main.cjs', 'dist/envhook-tools.cjs', 'dist/index.cjs'])
+  fs.writeFileSync(f, ascii(fs.readFileSync(f, 'utf8')));
 for (const f of ['dist/envhook.cjs', 'dist/envhook-main.cjs']) fs.chmodSync(f, 0o755);
 execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
 console.error('built dist/envhook.cjs (+ envhook-main.cjs, envhook-tools.cjs), dist/index.cjs, dist/types/');

@@ -33,7 +33,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
  * - entry: the commands (cli/), the library and the tools bundle.
  */
 export const LAYERS = [
-  ['base', ['errors.ts', 'log.ts', 'schema.ts', 'generated/', 'settings.ts', 'version.ts', 'sh-quote.ts', 'types/', 'oci/', 'fs/', 'envfile/']],
+  [
+    'base',
+    ['errors.ts', 'log.ts', 'schema.ts', 'generated/', 'settings.ts', 'version.ts', 'sh-quote.ts', 'types/', 'oci/', 'fs/', 'envfile/'],
+  ],
   ['k8s', ['k8s/', 'ownership/annotation.ts', 'ownership/uidmap.ts']],
   ['facts', ['facts/']],
   ['resolve', ['resolve/']],

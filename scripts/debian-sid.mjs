@@ -52,14 +52,23 @@ export const sidVersion = (name) => debianVersion('sid', name);
 /** A private apt directory under `work` for the suite, updated: the options every apt-get call takes. */
 function privateApt(suite, work) {
   for (const d of ['lists/partial', 'cache/archives/partial', 'etc', 'debs']) fs.mkdirSync(path.join(work, d), { recursive: true });
-  fs.writeFileSync(path.join(work, 'etc/sources.list'), `deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${MIRROR} ${checkSuite(suite)} main\n`);
+  fs.writeFileSync(
+    path.join(work, 'etc/sources.list'),
+    `deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${MIRROR} ${checkSuite(suite)} main\n`,
+  );
   const opts = [
-    '-o', `Dir::Etc::sourcelist=${path.join(work, 'etc/sources.list')}`,
-    '-o', 'Dir::Etc::sourceparts=/nonexistent',
-    '-o', `Dir::State::Lists=${path.join(work, 'lists')}`,
-    '-o', `Dir::Cache=${path.join(work, 'cache')}`,
-    '-o', 'Debug::NoLocking=1',
-    '-o', 'APT::Sandbox::User=root',
+    '-o',
+    `Dir::Etc::sourcelist=${path.join(work, 'etc/sources.list')}`,
+    '-o',
+    'Dir::Etc::sourceparts=/nonexistent',
+    '-o',
+    `Dir::State::Lists=${path.join(work, 'lists')}`,
+    '-o',
+    `Dir::Cache=${path.join(work, 'cache')}`,
+    '-o',
+    'Debug::NoLocking=1',
+    '-o',
+    'APT::Sandbox::User=root',
     '-qq',
   ];
   run('apt-get', [...opts, 'update'], work);
@@ -78,7 +87,13 @@ export function sidClosure(tree, names, keep) {
   fs.mkdirSync(cache, { recursive: true });
   const work = fs.mkdtempSync(path.join(cache, '.tmp-'));
   try {
-    const opts = [...privateApt('sid', work), '-o', 'Dir::State::status=/dev/null', '-o', `Dir::Cache::archives=${path.join(work, 'debs')}`];
+    const opts = [
+      ...privateApt('sid', work),
+      '-o',
+      'Dir::State::status=/dev/null',
+      '-o',
+      `Dir::Cache::archives=${path.join(work, 'debs')}`,
+    ];
     run('apt-get', [...opts, 'install', '--download-only', '--no-install-recommends', ...names], work);
     const into = path.join(work, 'tree');
     fs.mkdirSync(path.join(into, 'root'), { recursive: true });
@@ -125,7 +140,11 @@ function run(cmd, args, cwd) {
   try {
     execFileSync(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
   } catch (err) {
-    const detail = String(err.stderr ?? '').trim().split('\n').slice(-3).join(' | ');
+    const detail = String(err.stderr ?? '')
+      .trim()
+      .split('\n')
+      .slice(-3)
+      .join(' | ');
     throw new Error(`debian-sid: ${cmd} ${args.at(-1)} failed (${detail || err.message})`, { cause: err });
   }
 }

@@ -74,5 +74,7 @@ if (import.meta.main) {
     process.exit(2);
   }
   const files = writeImageContext(path.resolve(dir));
-  console.error(`wrote ${dir}: Containerfile and rootfs/ (${[...files.keys()].join(', ')})\nnext: podman build -t envhook:${JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')).version} ${dir}`);
+  console.error(
+    `wrote ${dir}: Containerfile and rootfs/ (${[...files.keys()].join(', ')})\nnext: podman build -t envhook:${JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')).version} ${dir}`,
+  );
 }

@@ -17,7 +17,6 @@ export type { Plugin, Projection, WriteHooks, WriteStep } from './atomic-writer.
 
 export const POD_UID = '6f1c2a9e-3b4d-4e5f-8a7b-0c1d2e3f4a5b';
 
-
 export interface PodLayout {
   /** emptyDir name → files (relative path → content). */
   emptyDirs?: Record<string, Record<string, string | Buffer>>;
@@ -89,15 +88,30 @@ export function makePod(kubeletRoot: string, layout: PodLayout = {}, uid = POD_U
     annotations(container, runtime = 'containerd'): Record<string, string> {
       return runtime === 'crio'
         ? { 'io.kubernetes.container.name': container, 'io.kubernetes.pod.uid': uid, 'io.kubernetes.cri-o.ContainerType': 'container' }
-        : { 'io.kubernetes.cri.container-name': container, 'io.kubernetes.cri.sandbox-uid': uid, 'io.kubernetes.cri.container-type': 'container' };
+        : {
+            'io.kubernetes.cri.container-name': container,
+            'io.kubernetes.cri.sandbox-uid': uid,
+            'io.kubernetes.cri.container-type': 'container',
+          };
     },
   };
 }
 
-function makeCsiVolume(mount: string, uid: string, name: string, layout: 'atomic' | 'plain' | 'unmounted', files: Record<string, Projection>): void {
+function makeCsiVolume(
+  mount: string,
+  uid: string,
+  name: string,
+  layout: 'atomic' | 'plain' | 'unmounted',
+  files: Record<string, Projection>,
+): void {
   fs.mkdirSync(path.dirname(mount), { recursive: true });
   // What the kubelet's csi plugin records for an inline volume (csi_mounter.go, SetUpAt).
-  const volData = { driverName: 'secrets-store.csi.k8s.io', specVolID: name, volumeHandle: `csi-${uid}-${name}`, volumeLifecycleMode: 'Ephemeral' };
+  const volData = {
+    driverName: 'secrets-store.csi.k8s.io',
+    specVolID: name,
+    volumeHandle: `csi-${uid}-${name}`,
+    volumeLifecycleMode: 'Ephemeral',
+  };
   fs.writeFileSync(path.join(path.dirname(mount), 'vol_data.json'), JSON.stringify(volData));
   if (layout === 'unmounted') return;
   fs.mkdirSync(mount, { mode: 0o750 });

@@ -15,18 +15,37 @@ export function makeTrainingPod(root) {
   const bundle = path.join(root, 'bundle');
   fs.mkdirSync(bundle);
   const annotations = {
-    'envhook.io/env': { app: [
-      { name: 'FROM_FILE', valueFrom: { fileKeyRef: { volumeName: 'config', path: 'keys.env', key: 'KEY_0' } } },
-      { name: 'GREETING', value: 'hello $(FROM_FILE) $$HOME' },
-    ] },
+    'envhook.io/env': {
+      app: [
+        { name: 'FROM_FILE', valueFrom: { fileKeyRef: { volumeName: 'config', path: 'keys.env', key: 'KEY_0' } } },
+        { name: 'GREETING', value: 'hello $(FROM_FILE) $$HOME' },
+      ],
+    },
     'envhook.io/envFrom': { app: [{ prefix: 'A_', fileRef: { volumeName: 'config', path: 'a.env' } }] },
     'envhook.io/serviceLinks': { app: false },
     'envhook.io/volumeOwners': [{ volume: 'certs', defaultUser: process.getuid(), items: [{ path: 'a.pem', user: process.getuid() }] }],
   };
   const spec = {
     ociVersion: '1.0.2',
-    process: { terminal: false, user: { uid: 0, gid: 0 }, args: ['/bin/true'], cwd: '/',
-      env: ['PATH=/bin', 'HOME=/', 'KUBERNETES_SERVICE_HOST=10.96.0.1', 'KUBERNETES_SERVICE_PORT=443', 'WEB_SERVICE_HOST=10.96.0.2', 'WEB_SERVICE_PORT=80', 'WEB_PORT=tcp://10.96.0.2:80', 'WEB_PORT_80_TCP=tcp://10.96.0.2:80', 'WEB_PORT_80_TCP_PROTO=tcp', 'WEB_PORT_80_TCP_PORT=80', 'WEB_PORT_80_TCP_ADDR=10.96.0.2'] },
+    process: {
+      terminal: false,
+      user: { uid: 0, gid: 0 },
+      args: ['/bin/true'],
+      cwd: '/',
+      env: [
+        'PATH=/bin',
+        'HOME=/',
+        'KUBERNETES_SERVICE_HOST=10.96.0.1',
+        'KUBERNETES_SERVICE_PORT=443',
+        'WEB_SERVICE_HOST=10.96.0.2',
+        'WEB_SERVICE_PORT=80',
+        'WEB_PORT=tcp://10.96.0.2:80',
+        'WEB_PORT_80_TCP=tcp://10.96.0.2:80',
+        'WEB_PORT_80_TCP_PROTO=tcp',
+        'WEB_PORT_80_TCP_PORT=80',
+        'WEB_PORT_80_TCP_ADDR=10.96.0.2',
+      ],
+    },
     root: { path: 'rootfs', readonly: false },
     hostname: 'app',
     mounts: [

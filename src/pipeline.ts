@@ -34,7 +34,12 @@ export interface RunOptions {
 /** facts → plan → apply → chown, for any applier; the caller flushes the output. */
 export function run<T>(facts: Facts, options: RunOptions, apply: (changes: Changes) => T): { output: T; plan: Plan } {
   const { stage, log } = options;
-  const changes = planChanges(facts, { kubeletRoot: options.settings.kubeletRoot, env: stage === 'hook' ? 'verify' : 'resolve', log, stage });
+  const changes = planChanges(facts, {
+    kubeletRoot: options.settings.kubeletRoot,
+    env: stage === 'hook' ? 'verify' : 'resolve',
+    log,
+    stage,
+  });
   try {
     // Applied before the chown: an applier that refuses the changes (NRI cannot remove env)
     // fails the start before any file changed owner.

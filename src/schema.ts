@@ -47,7 +47,10 @@ function describeError(err: ValidationError, messages: SchemaMessages): { at: st
   if (err.keyword === 'propertyNames' && typeof p.propertyName === 'string') at += '/' + escapePointer(p.propertyName);
   if (at.length > MAX_PATH) at = at.slice(0, MAX_PATH) + '…';
   if (at === '') at = '/';
-  const field = err.instancePath.split('/').reverse().find((s) => s !== '' && !/^\d+$/.test(s));
+  const field = err.instancePath
+    .split('/')
+    .reverse()
+    .find((s) => s !== '' && !/^\d+$/.test(s));
   const custom = messages[`${err.keyword}:${field}`] ?? messages[err.keyword];
   return { at, reason: custom ?? genericReason(err) };
 }
@@ -55,8 +58,10 @@ function describeError(err: ValidationError, messages: SchemaMessages): { at: st
 function genericReason(err: ValidationError): string {
   const p = err.params;
   if (err.keyword === 'required' && typeof p.missingProperty === 'string') return `missing field ${quoteName(p.missingProperty)}`;
-  if (err.keyword === 'additionalProperties' && typeof p.additionalProperty === 'string') return `unknown field ${quoteName(p.additionalProperty)}`;
-  if (err.keyword === 'enum' && Array.isArray(p.allowedValues)) return `must be one of ${p.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  if (err.keyword === 'additionalProperties' && typeof p.additionalProperty === 'string')
+    return `unknown field ${quoteName(p.additionalProperty)}`;
+  if (err.keyword === 'enum' && Array.isArray(p.allowedValues))
+    return `must be one of ${p.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
   return err.message ?? err.keyword;
 }
 

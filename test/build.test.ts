@@ -22,39 +22,47 @@ for (const [file, [cmd, ...args]] of outputs) {
 // What a create through the front loads: the bundle's shim path must not pull in Node modules it
 // never uses (scripts/build.mjs makes pino's worker_threads and assert lazy; shim/exec.ts loads
 // child_process only for the exec it cannot serve). Each of these cost start-up on every create.
-t.test('dist/envhook-main.cjs: `shim create` with a log file loads no child_process, worker_threads or assert', {
-  skip: fs.existsSync('dist/envhook-main.cjs') ? false : 'not built',
-}, async (t) => {
-  const s = setup(t, {
-    'config.env': "CONFIG_VAR='HELLO'\n",
-  }, { 'envhook.io/env': { app: [{ name: 'X', valueFrom: ref('CONFIG_VAR', 'config.env') }] } });
-  const list = path.join(s.dir, 'modules.txt');
-  const hook = path.join(s.dir, 'list-modules.cjs');
-  fs.writeFileSync(
-    hook,
-    `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n')));\n`,
-  );
-  fs.writeFileSync(
-    path.join(s.dir, 'envhook.json'),
-    JSON.stringify({ kubeletRoot: s.pod.kubeletRoot, logFile: s.log, logLevel: 'debug', runDir: path.join(s.dir, 'run') }),
-  );
-  const env = { PATH: process.env.PATH, ENVHOOK_CONFIG: path.join(s.dir, 'envhook.json'), ENVHOOK_RUNTIME: fs.realpathSync('/bin/true') };
-  // Through `env -i`: tap adds its own preload (NODE_OPTIONS) to every child it sees spawned.
-  execFileSync('env', [
-    '-i',
-    ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
-    process.execPath,
-    '-r',
-    hook,
-    'dist/envhook-main.cjs',
-    'shim',
-    'create',
-    '--bundle',
-    s.bundle,
-    'id1',
-  ]);
-  t.ok(JSON.parse(fs.readFileSync(s.config, 'utf8')).process.env.includes('X=HELLO'), 'the create did its work');
-  t.match(fs.readFileSync(s.log, 'utf8'), /"msg":"applied; runtime next"/, 'and logged it through pino');
-  const loaded = fs.readFileSync(list, 'utf8').split('\n');
-  for (const m of ['child_process', 'worker_threads', 'assert', 'net']) t.notOk(loaded.includes(`NativeModule ${m}`), `${m} not loaded`);
-});
+t.test(
+  'dist/envhook-main.cjs: `shim create` with a log file loads no child_process, worker_threads or assert',
+  {
+    skip: fs.existsSync('dist/envhook-main.cjs') ? false : 'not built',
+  },
+  async (t) => {
+    const s = setup(
+      t,
+      {
+        'config.env': "CONFIG_VAR='HELLO'\n",
+      },
+      { 'envhook.io/env': { app: [{ name: 'X', valueFrom: ref('CONFIG_VAR', 'config.env') }] } },
+    );
+    const list = path.join(s.dir, 'modules.txt');
+    const hook = path.join(s.dir, 'list-modules.cjs');
+    fs.writeFileSync(
+      hook,
+      `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n')));\n`,
+    );
+    fs.writeFileSync(
+      path.join(s.dir, 'envhook.json'),
+      JSON.stringify({ kubeletRoot: s.pod.kubeletRoot, logFile: s.log, logLevel: 'debug', runDir: path.join(s.dir, 'run') }),
+    );
+    const env = { PATH: process.env.PATH, ENVHOOK_CONFIG: path.join(s.dir, 'envhook.json'), ENVHOOK_RUNTIME: fs.realpathSync('/bin/true') };
+    // Through `env -i`: tap adds its own preload (NODE_OPTIONS) to every child it sees spawned.
+    execFileSync('env', [
+      '-i',
+      ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
+      process.execPath,
+      '-r',
+      hook,
+      'dist/envhook-main.cjs',
+      'shim',
+      'create',
+      '--bundle',
+      s.bundle,
+      'id1',
+    ]);
+    t.ok(JSON.parse(fs.readFileSync(s.config, 'utf8')).process.env.includes('X=HELLO'), 'the create did its work');
+    t.match(fs.readFileSync(s.log, 'utf8'), /"msg":"applied; runtime next"/, 'and logged it through pino');
+    const loaded = fs.readFileSync(list, 'utf8').split('\n');
+    for (const m of ['child_process', 'worker_threads', 'assert', 'net']) t.notOk(loaded.includes(`NativeModule ${m}`), `${m} not loaded`);
+  },
+);

@@ -11,7 +11,10 @@ const PAGES = [
   'CONTRIBUTING.md',
   'SECURITY.md',
   'bench/README.md',
-  ...fs.readdirSync(path.join(REPO, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)
+  ...fs
+    .readdirSync(path.join(REPO, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
 ];
 
 /** The page's lines outside fenced code blocks. */
@@ -33,7 +36,10 @@ function anchors(text: string): Set<string> {
   for (const line of prose(text)) {
     const m = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (!m) continue;
-    const base = m[1]!.toLowerCase().replace(/[^\p{L}\p{N}_\- ]/gu, '').replace(/ /g, '-');
+    const base = m[1]!
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}_\- ]/gu, '')
+      .replace(/ /g, '-');
     const n = seen.get(base) ?? 0;
     seen.set(base, n + 1);
     out.add(n === 0 ? base : `${base}-${n}`);
@@ -42,15 +48,19 @@ function anchors(text: string): Set<string> {
 }
 
 t.test('the anchor rule spells headings as GitHub does', async (t) => {
-  t.same([
-    ...anchors('# A b\n## `envhook.io/env`\n### Required: `install --mode nri`\n## A b\n```\n# not a heading\n```\n')
-  ], ['a-b', 'envhookioenv', 'required-install---mode-nri', 'a-b-1']);
+  t.same(
+    [...anchors('# A b\n## `envhook.io/env`\n### Required: `install --mode nri`\n## A b\n```\n# not a heading\n```\n')],
+    ['a-b', 'envhookioenv', 'required-install---mode-nri', 'a-b-1'],
+  );
 });
 
 for (const page of PAGES) {
   t.test(page, async (t) => {
     const text = fs.readFileSync(path.join(REPO, page), 'utf8');
-    const links = prose(text).join('\n').replace(/`[^`\n]*`/g, '').matchAll(/\]\(([^)\s]+)\)/g);
+    const links = prose(text)
+      .join('\n')
+      .replace(/`[^`\n]*`/g, '')
+      .matchAll(/\]\(([^)\s]+)\)/g);
     for (const [, link] of links) {
       t.notMatch(link!, /^[a-z][a-z0-9+.-]*:/i, `${page}: ${link} stays inside the repository`);
       if (/^[a-z][a-z0-9+.-]*:/i.test(link!)) continue;
@@ -58,10 +68,8 @@ for (const page of PAGES) {
       const target = file ? path.resolve(path.dirname(path.join(REPO, page)), file) : path.join(REPO, page);
       t.ok(target.startsWith(REPO + path.sep) || target === REPO, `${page}: ${link} is inside the repository`);
       if (!t.ok(fs.existsSync(target), `${page}: ${link} exists`)) continue;
-      if (anchor !== undefined) t.ok(
-        anchors(fs.readFileSync(target, 'utf8')).has(anchor),
-        `${page}: ${link} names a heading of ${path.relative(REPO, target)}`,
-      );
+      if (anchor !== undefined)
+        t.ok(anchors(fs.readFileSync(target, 'utf8')).has(anchor), `${page}: ${link} names a heading of ${path.relative(REPO, target)}`);
     }
   });
 }

@@ -19,8 +19,10 @@ t.test('EnvFileError and serializeCause', async (t) => {
   const chain = new EnvhookError('outer', {
     cause: Object.assign(new Error('foreign text'), { code: 'ENOENT', syscall: 'open', path: '/p' }),
   });
-  t.same(serializeCause(
-    chain,
-  ), { name: 'EnvhookError', message: 'outer', cause: { name: 'Error', code: 'ENOENT', syscall: 'open', path: '/p' } });
+  t.same(serializeCause(chain), {
+    name: 'EnvhookError',
+    message: 'outer',
+    cause: { name: 'Error', code: 'ENOENT', syscall: 'open', path: '/p' },
+  });
   t.equal(serializeCause('x'), undefined);
 });

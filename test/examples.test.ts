@@ -38,10 +38,8 @@ t.test('the config examples are what envhook install writes', async (t) => {
   t.equal(read('examples/crio/envhook-createruntime.json'), crio('usr/share/containers/oci/hooks.d/envhook-createruntime.json'));
   const podman = installed('podman', 'podman');
   t.equal(read('examples/podman/50-envhook.conf'), podman('etc/containers/containers.conf.d/50-envhook.conf'));
-  for (const f of [
-    'envhook-precreate.json',
-    'envhook-createruntime.json',
-  ]) t.equal(read(`examples/podman/${f}`), podman(`usr/local/lib/envhook/hooks.d/${f}`));
+  for (const f of ['envhook-precreate.json', 'envhook-createruntime.json'])
+    t.equal(read(`examples/podman/${f}`), podman(`usr/local/lib/envhook/hooks.d/${f}`));
   t.equal(
     read('examples/runtimeclass.yaml').replace(/^#.*\n/gm, ''),
     c2('usr/local/lib/envhook/runtimeclass.yaml').replace(/^#.*\n/gm, ''),
@@ -62,10 +60,13 @@ const VALIDATOR: Record<string, string> = {
 };
 
 function yamlFiles(dir: string): string[] {
-  return fs.readdirSync(dir, {
-    withFileTypes: true,
-    recursive: true,
-  }).filter((e) => e.isFile() && /\.ya?ml$/.test(e.name)).map((e) => path.join(e.parentPath, e.name));
+  return fs
+    .readdirSync(dir, {
+      withFileTypes: true,
+      recursive: true,
+    })
+    .filter((e) => e.isFile() && /\.ya?ml$/.test(e.name))
+    .map((e) => path.join(e.parentPath, e.name));
 }
 
 t.test('every example manifest parses; every envhook.io/* value is valid against the schemas', async (t) => {

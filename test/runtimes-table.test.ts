@@ -12,24 +12,29 @@ const section = doc.slice(doc.indexOf('## Runtimes and versions'), doc.indexOf('
 const rows = section
   .split('\n')
   .filter((l) => l.startsWith('| ') && !l.startsWith('| runtime '))
-  .map((l) => l.split('|').slice(1, -1).map((c) => c.trim()))
+  .map((l) =>
+    l
+      .split('|')
+      .slice(1, -1)
+      .map((c) => c.trim()),
+  )
   .map(([runtime = '', version = '', nri = '', shim = '', nriMode = '', files = '']) => ({
     runtime,
     version,
     nri,
     modes: [shim, nriMode],
-    files: files.split(',').map((f) => f.trim()).filter(Boolean),
+    files: files
+      .split(',')
+      .map((f) => f.trim())
+      .filter(Boolean),
   }));
 
 t.ok(rows.length >= 9, `the table has its rows (${rows.length})`);
 for (const row of rows) {
   t.test(`${row.runtime} ${row.version}`, async (t) => {
     t.ok(row.nri, 'says which NRI it speaks');
-    for (const mode of row.modes) t.match(
-      mode,
-      /^(tested in CI|tested by hand|not tested|not supported)\b/,
-      'each mode is one of the four',
-    );
+    for (const mode of row.modes)
+      t.match(mode, /^(tested in CI|tested by hand|not tested|not supported)\b/, 'each mode is one of the four');
     const inCi = row.modes.some((m) => m.startsWith('tested in CI'));
     if (!inCi) return t.same(row.files, [], 'no e2e file for a version not tested in CI');
     t.ok(row.files.length > 0, 'tested in CI: names its e2e files');

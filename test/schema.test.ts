@@ -7,20 +7,27 @@ import { SchemaError } from '../src/errors.ts';
 const CANARY = 'CANARY-schema-5e';
 
 t.test('path and reason, custom messages by keyword and field', async (t) => {
-  t.throws(() => check(
-    validateVolumeOwners,
-    [{ volume: 'v', defaultUser: -1 }],
-    'annotation "x"',
-  ), { message: /^annotation "x": \/0\/defaultUser: / });
+  t.throws(() => check(validateVolumeOwners, [{ volume: 'v', defaultUser: -1 }], 'annotation "x"'), {
+    message: /^annotation "x": \/0\/defaultUser: /,
+  });
   t.throws(
     () => check(validateVolumeOwners, [{ volume: 'v', [CANARY]: 1 }], 'w'),
     new SchemaError('w', '/0', `unknown field "${CANARY}"`),
     'an unknown field is named',
   );
   t.throws(() => check(validateVolumeOwners, [{}], 'w'), new SchemaError('w', '/0', 'missing field "volume"'));
-  t.throws(() => check(validateEnvAnnotation, {
-    app: [{ name: 'A', value: 'x', valueFrom: {} }],
-  }, 'w', { oneOf: 'exactly one' }), { message: /^w: \/app\/0: / });
+  t.throws(
+    () =>
+      check(
+        validateEnvAnnotation,
+        {
+          app: [{ name: 'A', value: 'x', valueFrom: {} }],
+        },
+        'w',
+        { oneOf: 'exactly one' },
+      ),
+    { message: /^w: \/app\/0: / },
+  );
   const err = t.throws(() => check(validateEnvAnnotation, { app: [{ name: `${CANARY}=`, value: 'x' }] }, 'w')) as Error;
   t.match(err.message, /^w: \/app\/0\/name: /);
   t.notMatch(err.message, CANARY, 'a value that fails its pattern is not repeated');
@@ -28,9 +35,8 @@ t.test('path and reason, custom messages by keyword and field', async (t) => {
 });
 
 t.test('the named validators', async (t) => {
-  t.throws(() => validateSettingsFile(
-    { logLevel: 'loud' },
-    'config file f',
-  ), { message: /^config file f: \/logLevel: must be one of "fatal"/ });
+  t.throws(() => validateSettingsFile({ logLevel: 'loud' }, 'config file f'), {
+    message: /^config file f: \/logLevel: must be one of "fatal"/,
+  });
   t.throws(() => validateState({}, 'state'), { message: /^state: \/: missing field / });
 });

@@ -21,7 +21,7 @@ t.test('no tracked file refers to the directory beside the repository', async (t
   t.equal(hits, '', 'no tracked file names the directory beside the repository');
 });
 
-t.test('the kubelet parser cases are the repository\'s own fixture', async (t) => {
+t.test("the kubelet parser cases are the repository's own fixture", async (t) => {
   const { kubeletCases, KUBELET_CASES_FILE } = await import('./envfile/kubelet-cases.ts');
   t.ok(KUBELET_CASES_FILE.startsWith(root + path.sep), 'the fixture is inside the checkout');
   t.equal(kubeletCases().length, 48, 'all 48 kubelet cases');

@@ -35,9 +35,16 @@ t.test('defaults without a config file; errors name the source', async (t) => {
     () => loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'bad.json') }),
     new EnvhookError(`config file ${path.join(dir, 'bad.json')} is not valid JSON`),
   );
-  t.throws(() => loadSettings({}, {
-    ENVHOOK_CONFIG: path.join(dir, 'wrong.json'),
-  }), { message: new RegExp(`^config file ${path.join(dir, 'wrong.json')}: /logLevel: `) });
+  t.throws(
+    () =>
+      loadSettings(
+        {},
+        {
+          ENVHOOK_CONFIG: path.join(dir, 'wrong.json'),
+        },
+      ),
+    { message: new RegExp(`^config file ${path.join(dir, 'wrong.json')}: /logLevel: `) },
+  );
   t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: '', ENVHOOK_LOG_LEVEL: 'loud' }), { message: /^ENVHOOK_LOG_LEVEL: / });
 });
 
@@ -47,22 +54,45 @@ t.test('evictUnapplied and criSocket: flag over environment over config file; a 
     'bad.json': JSON.stringify({ evictUnapplied: 'yes' }),
   });
   const file = path.join(dir, 'c.json');
-  t.same(pick(loadSettings({}, { ENVHOOK_CONFIG: '' })), [false, undefined], 'off, and no socket (the runtime\'s own) by default');
+  t.same(pick(loadSettings({}, { ENVHOOK_CONFIG: '' })), [false, undefined], "off, and no socket (the runtime's own) by default");
   t.same(pick(loadSettings({}, { ENVHOOK_CONFIG: file })), [true, '/file.sock']);
-  t.same(pick(
-    loadSettings({}, { ENVHOOK_CONFIG: file, ENVHOOK_EVICT_UNAPPLIED: 'false', ENVHOOK_CRI_SOCKET: '/env.sock' }),
-  ), [false, '/env.sock']);
-  t.same(pick(loadSettings({
-    evictUnapplied: true,
-    criSocket: '/flag.sock',
-  }, { ENVHOOK_CONFIG: file, ENVHOOK_EVICT_UNAPPLIED: 'false', ENVHOOK_CRI_SOCKET: '/env.sock' })), [true, '/flag.sock']);
-  t.throws(() => loadSettings({}, {
-    ENVHOOK_CONFIG: '',
-    ENVHOOK_EVICT_UNAPPLIED: '1',
-  }), { message: 'ENVHOOK_EVICT_UNAPPLIED: must be true or false' });
-  t.throws(() => loadSettings({}, {
-    ENVHOOK_CONFIG: path.join(dir, 'bad.json'),
-  }), { message: new RegExp(`^config file ${path.join(dir, 'bad.json')}: /evictUnapplied: must be boolean`) });
+  t.same(pick(loadSettings({}, { ENVHOOK_CONFIG: file, ENVHOOK_EVICT_UNAPPLIED: 'false', ENVHOOK_CRI_SOCKET: '/env.sock' })), [
+    false,
+    '/env.sock',
+  ]);
+  t.same(
+    pick(
+      loadSettings(
+        {
+          evictUnapplied: true,
+          criSocket: '/flag.sock',
+        },
+        { ENVHOOK_CONFIG: file, ENVHOOK_EVICT_UNAPPLIED: 'false', ENVHOOK_CRI_SOCKET: '/env.sock' },
+      ),
+    ),
+    [true, '/flag.sock'],
+  );
+  t.throws(
+    () =>
+      loadSettings(
+        {},
+        {
+          ENVHOOK_CONFIG: '',
+          ENVHOOK_EVICT_UNAPPLIED: '1',
+        },
+      ),
+    { message: 'ENVHOOK_EVICT_UNAPPLIED: must be true or false' },
+  );
+  t.throws(
+    () =>
+      loadSettings(
+        {},
+        {
+          ENVHOOK_CONFIG: path.join(dir, 'bad.json'),
+        },
+      ),
+    { message: new RegExp(`^config file ${path.join(dir, 'bad.json')}: /evictUnapplied: must be boolean`) },
+  );
 });
 
 const pick = (s: ReturnType<typeof loadSettings>) => [s.evictUnapplied, s.criSocket];
@@ -78,17 +108,44 @@ t.test('metricsAddress: off by default, from each source, its shape checked wher
     loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'c.json'), ENVHOOK_METRICS_ADDRESS: '[::1]:9902' }).metricsAddress,
     '[::1]:9902',
   );
-  t.equal(loadSettings({
-    metricsAddress: ':9903',
-  }, { ENVHOOK_CONFIG: path.join(dir, 'c.json'), ENVHOOK_METRICS_ADDRESS: '[::1]:9902' }).metricsAddress, ':9903');
-  t.throws(() => loadSettings({}, {
-    ENVHOOK_CONFIG: path.join(dir, 'bad.json'),
-  }), { message: new RegExp(`^config file ${path.join(dir, 'bad.json')}: /metricsAddress: must match pattern`) });
-  t.throws(() => loadSettings({}, {
-    ENVHOOK_CONFIG: '',
-    ENVHOOK_METRICS_ADDRESS: 'localhost',
-  }), { message: /^ENVHOOK_METRICS_ADDRESS: \/metricsAddress: must match pattern/ });
-  t.throws(() => loadSettings({
-    metricsAddress: '::1:9901',
-  }, { ENVHOOK_CONFIG: '' }), { message: /^--metrics-address: \/metricsAddress: must match pattern/ });
+  t.equal(
+    loadSettings(
+      {
+        metricsAddress: ':9903',
+      },
+      { ENVHOOK_CONFIG: path.join(dir, 'c.json'), ENVHOOK_METRICS_ADDRESS: '[::1]:9902' },
+    ).metricsAddress,
+    ':9903',
+  );
+  t.throws(
+    () =>
+      loadSettings(
+        {},
+        {
+          ENVHOOK_CONFIG: path.join(dir, 'bad.json'),
+        },
+      ),
+    { message: new RegExp(`^config file ${path.join(dir, 'bad.json')}: /metricsAddress: must match pattern`) },
+  );
+  t.throws(
+    () =>
+      loadSettings(
+        {},
+        {
+          ENVHOOK_CONFIG: '',
+          ENVHOOK_METRICS_ADDRESS: 'localhost',
+        },
+      ),
+    { message: /^ENVHOOK_METRICS_ADDRESS: \/metricsAddress: must match pattern/ },
+  );
+  t.throws(
+    () =>
+      loadSettings(
+        {
+          metricsAddress: '::1:9901',
+        },
+        { ENVHOOK_CONFIG: '' },
+      ),
+    { message: /^--metrics-address: \/metricsAddress: must match pattern/ },
+  );
 });

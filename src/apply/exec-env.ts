@@ -25,7 +25,8 @@ export function execEnv(env: readonly string[], mark: AppliedEnv, specEnv: reado
     if (wanted.has(name) && !values.has(name)) values.set(name, entry);
   }
   for (const name of mark.set) {
-    if (!values.has(name)) throw new EnvhookError(`${where}: variable ${JSON.stringify(name)} of annotation "${APPLIED_ENV_KEY}" is not in process.env`);
+    if (!values.has(name))
+      throw new EnvhookError(`${where}: variable ${JSON.stringify(name)} of annotation "${APPLIED_ENV_KEY}" is not in process.env`);
   }
   const removed = new Set(mark.removed);
   const out: string[] = [];

@@ -62,7 +62,10 @@ function writeSidecar(bundle: string, loaded: LoadedSpec, after: Spec, { id, log
     const mark = readAppliedEnv(after.annotations as Record<string, unknown> | undefined, bundle);
     if (mark === undefined) return;
     const env = (spec: Spec) => ((spec.process as JsonObject | undefined)?.env ?? []) as string[];
-    if (!writeExecSidecar({ bundle, id, original: loaded.original, originalEnv: env(before), finalEnv: env(after), mark, where: loaded.path })) log.debug(about, 'exec sidecar: no process env array in config.json; execs take the Node path');
+    if (
+      !writeExecSidecar({ bundle, id, original: loaded.original, originalEnv: env(before), finalEnv: env(after), mark, where: loaded.path })
+    )
+      log.debug(about, 'exec sidecar: no process env array in config.json; execs take the Node path');
   } catch (err) {
     log.warn({ err, ...about }, 'exec sidecar not written; execs take the Node path');
   }

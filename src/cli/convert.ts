@@ -10,7 +10,9 @@ import { adopt, loadTools } from './tools.ts';
 export function registerConvert(program: Command): void {
   program
     .command('convert')
-    .description('rewrite pod manifests between envhook annotations and the native Kubernetes fields (KEP-3721, KEP-5936, enableServiceLinks)')
+    .description(
+      'rewrite pod manifests between envhook annotations and the native Kubernetes fields (KEP-3721, KEP-5936, enableServiceLinks)',
+    )
     .argument('<file...>', 'manifests (YAML or JSON; - for stdin)')
     .addOption(new Option('--to <form>', 'the form to write').choices(['native', 'annotations']).makeOptionMandatory())
     .option('-w, --write', 'rewrite each file in place instead of printing it')

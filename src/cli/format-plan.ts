@@ -11,6 +11,7 @@ export function formatPlan(plan: Plan): string {
   lines.push(`removed service variables: ${plan.removed.length}`);
   for (const name of plan.removed) lines.push(`  ${name}`);
   lines.push(`owners: ${plan.owners.length}`);
-  for (const o of plan.owners) lines.push(`  volume ${JSON.stringify(o.volume)} ${JSON.stringify(o.path)} uid ${o.uid} (host ${o.hostUid})`);
+  for (const o of plan.owners)
+    lines.push(`  volume ${JSON.stringify(o.volume)} ${JSON.stringify(o.path)} uid ${o.uid} (host ${o.hostUid})`);
   return lines.join('\n') + '\n';
 }

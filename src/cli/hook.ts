@@ -12,19 +12,21 @@ import { addSettingFlags, settingsFrom, type SettingOptions } from './options.ts
 import { readStdin } from '../fs/stdin.ts';
 
 export function registerHook(program: Command): void {
-  addSettingFlags(program.command('hook').description('OCI hook (createRuntime or prestart): container state on stdin')).action((opts: SettingOptions) => {
-    const settings = settingsFrom(opts);
-    const log = createLogger(settings.logFile, settings.logLevel);
-    try {
-      const state = parseLossless(readStdin(SPEC_LIMIT, 'container state'), 'container state on stdin');
-      validateState(state, 'container state on stdin');
-      const { id, bundle } = state as { id?: string; bundle: string };
-      const loaded = loadSpec(bundle);
-      const { plan } = runPipeline(loaded.spec, { settings, stage: 'hook', log, recordOwnersIn: settings.runDir });
-      log.info({ id, bundle, container: plan.container, sandbox: plan.sandbox, owners: plan.owners.length }, 'hook done');
-    } catch (err) {
-      log.error({ err }, 'hook failed');
-      throw err;
-    }
-  });
+  addSettingFlags(program.command('hook').description('OCI hook (createRuntime or prestart): container state on stdin')).action(
+    (opts: SettingOptions) => {
+      const settings = settingsFrom(opts);
+      const log = createLogger(settings.logFile, settings.logLevel);
+      try {
+        const state = parseLossless(readStdin(SPEC_LIMIT, 'container state'), 'container state on stdin');
+        validateState(state, 'container state on stdin');
+        const { id, bundle } = state as { id?: string; bundle: string };
+        const loaded = loadSpec(bundle);
+        const { plan } = runPipeline(loaded.spec, { settings, stage: 'hook', log, recordOwnersIn: settings.runDir });
+        log.info({ id, bundle, container: plan.container, sandbox: plan.sandbox, owners: plan.owners.length }, 'hook done');
+      } catch (err) {
+        log.error({ err }, 'hook failed');
+        throw err;
+      }
+    },
+  );
 }

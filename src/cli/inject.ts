@@ -39,10 +39,21 @@ export function inject(opts: InjectOptions): void {
   try {
     const volumes = parseVolumeFlags(opts.volume);
     const loaded = loadSpec(opts.bundle);
-    const { spec, plan } = runPipeline(loaded.spec, { settings, stage: 'inject', log, podDir: opts.podDir, volumes, container: opts.container, dryRun });
+    const { spec, plan } = runPipeline(loaded.spec, {
+      settings,
+      stage: 'inject',
+      log,
+      podDir: opts.podDir,
+      volumes,
+      container: opts.container,
+      dryRun,
+    });
     if (dryRun) process.stdout.write(formatPlan(plan));
     else flushBundle(loaded, spec);
-    log.info({ cmd: 'inject', container: plan.container, set: plan.env.length, removed: plan.removed.length, owners: plan.owners.length, dryRun }, 'inject done');
+    log.info(
+      { cmd: 'inject', container: plan.container, set: plan.env.length, removed: plan.removed.length, owners: plan.owners.length, dryRun },
+      'inject done',
+    );
   } catch (err) {
     log.error({ cmd: 'inject', err }, 'inject failed');
     throw err;

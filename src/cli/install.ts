@@ -36,18 +36,36 @@ function common(cmd: Command, mode: Option): Command {
   return cmd
     .addOption(new Option('--runtime <runtime>', 'the container runtime').choices(RUNTIMES).makeOptionMandatory())
     .addOption(mode.choices(MODES))
-    .option('--dry-run', "print what would change (a diff of each config file, the size and sha256 of envhook's own files) and change nothing")
+    .option(
+      '--dry-run',
+      "print what would change (a diff of each config file, the size and sha256 of envhook's own files) and change nothing",
+    )
     .option('--root <dir>', 'host root: every path is taken under it (DaemonSet: /host)', '/')
     .option('--prefix <dir>', "envhook's own directory on the host", DEFAULT_PREFIX);
 }
 
 export function registerInstall(program: Command): void {
-  common(program.command('install').description('install envhook for a container runtime and register it'), new Option('--mode <mode>', 'shim: the runtime handler (RuntimeClass envhook); nri: the resident NRI plugin (containerd >= 1.7)').default('shim'))
-    .option('--config <file>', "containerd: its root config file (containerd --config); CRI-O, Podman: the drop-in file to write")
+  common(
+    program.command('install').description('install envhook for a container runtime and register it'),
+    new Option(
+      '--mode <mode>',
+      'shim: the runtime handler (RuntimeClass envhook); nri: the resident NRI plugin (containerd >= 1.7)',
+    ).default('shim'),
+  )
+    .option('--config <file>', 'containerd: its root config file (containerd --config); CRI-O, Podman: the drop-in file to write')
     .option('--index <NN>', 'nri: the plugin index, two digits (the NN of NN-envhook)', '50')
-    .option('--nri-required', "nri: also make envhook a required plugin of NRI's default validator (containerd >= 2.2, CRI-O >= 1.34): no container is created while envhook is not connected")
-    .option('--enable-nri', "nri, containerd: where an admin's file sets disable = true in NRI's table (containerd 1.7's config default), change exactly that key to false (the file backed up; uninstall puts it back)")
-    .option('--nri-log <file>', "nri: the file the pre-installed plugin's log lines (its stderr) are appended to (default /var/log/envhook-nri.log)")
+    .option(
+      '--nri-required',
+      "nri: also make envhook a required plugin of NRI's default validator (containerd >= 2.2, CRI-O >= 1.34): no container is created while envhook is not connected",
+    )
+    .option(
+      '--enable-nri',
+      "nri, containerd: where an admin's file sets disable = true in NRI's table (containerd 1.7's config default), change exactly that key to false (the file backed up; uninstall puts it back)",
+    )
+    .option(
+      '--nri-log <file>',
+      "nri: the file the pre-installed plugin's log lines (its stderr) are appended to (default /var/log/envhook-nri.log)",
+    )
     .option('--drop-in <file>', 'containerd: write the handler into this file, which the root config imports')
     .option('--containerd <path>', 'containerd: the binary to ask for its version and config dump (default: containerd on PATH)')
     .option('--crio <path>', 'CRI-O: the binary to ask for its config after install (default: crio on PATH)')
@@ -66,12 +84,14 @@ export function registerInstall(program: Command): void {
 }
 
 export function registerUninstall(program: Command): void {
-  common(program.command('uninstall').description('reverse envhook install for a container runtime'), new Option('--mode <mode>', 'remove only this install (default: every install recorded for the runtime, handler and NRI plugin)'))
-    .action(async (flags: Flags) => {
-      const plan = planUninstall(flags);
-      run(plan, flags, true);
-      if (!flags.dryRun) for (const socket of plan.stopPlugins ?? []) await stopRunning(socket);
-    });
+  common(
+    program.command('uninstall').description('reverse envhook install for a container runtime'),
+    new Option('--mode <mode>', 'remove only this install (default: every install recorded for the runtime, handler and NRI plugin)'),
+  ).action(async (flags: Flags) => {
+    const plan = planUninstall(flags);
+    run(plan, flags, true);
+    if (!flags.dryRun) for (const socket of plan.stopPlugins ?? []) await stopRunning(socket);
+  });
 }
 
 function run(plan: Plan, flags: Flags, uninstall: boolean): void {
@@ -93,11 +113,16 @@ function run(plan: Plan, flags: Flags, uninstall: boolean): void {
       throw new EnvhookError(`${(err as Error).message}; every file is back as it was`, { cause: err });
     }
   }
-  const out = [described, ...removed.map((d) => `${flags.dryRun ? 'would ' : ''}remove directory ${d} (install created it)`)].filter((l) => l !== '').join('\n');
+  const out = [described, ...removed.map((d) => `${flags.dryRun ? 'would ' : ''}remove directory ${d} (install created it)`)]
+    .filter((l) => l !== '')
+    .join('\n');
   if (out) process.stdout.write(out + '\n');
   if (any) for (const n of plan.notes) process.stdout.write(`note: ${n}\n`);
   if (checked) process.stdout.write(checked + '\n');
-  if (!any) process.stdout.write(`nothing changed: ${plan.nothing ?? `envhook is ${uninstall ? 'not' : 'already'} installed for ${flags.runtime}${flags.mode === 'nri' ? ' (NRI plugin)' : ''} under ${plan.layout.prefix}`}\n`);
+  if (!any)
+    process.stdout.write(
+      `nothing changed: ${plan.nothing ?? `envhook is ${uninstall ? 'not' : 'already'} installed for ${flags.runtime}${flags.mode === 'nri' ? ' (NRI plugin)' : ''} under ${plan.layout.prefix}`}\n`,
+    );
   else if (!flags.dryRun && plan.next.length) process.stdout.write(`next:\n${plan.next.map((l) => `  ${l}`).join('\n')}\n`);
 }
 

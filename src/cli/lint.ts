@@ -12,7 +12,11 @@ export function registerLint(program: Command): void {
     .description('check the envhook annotations of pod manifests (YAML or JSON; - for stdin); never prints values')
     .argument('<file...>', 'manifests: Pods, pod templates of workloads, List objects')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
-    .addOption(new Option('--mode <mode>', 'how the node runs envhook: shim (runtime class) or nri (NRI plugin)').choices(['shim', 'nri']).default('shim'))
+    .addOption(
+      new Option('--mode <mode>', 'how the node runs envhook: shim (runtime class) or nri (NRI plugin)')
+        .choices(['shim', 'nri'])
+        .default('shim'),
+    )
     .action(async (files: string[], opts: { format: 'text' | 'json'; mode: 'shim' | 'nri' }) => {
       if (files.filter((f) => f === '-').length > 1) throw new EnvhookError('stdin (-) named more than once');
       const tools = await loadTools();

@@ -33,7 +33,10 @@ export async function buildProgram(only?: string): Promise<Command> {
   const program = new Command('envhook')
     .description('KEP-3721 env files and KEP-5936 volume owners for any OCI runtime')
     .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s), outputError: (s, write) => write(`envhook: ${s.replace(/^error: /, '').trimEnd()}\n`) });
+    .configureOutput({
+      writeErr: (s) => process.stderr.write(s),
+      outputError: (s, write) => write(`envhook: ${s.replace(/^error: /, '').trimEnd()}\n`),
+    });
   // `--version` is the version command's option: only that command is loaded for it
   const one = only === '--version' ? 'version' : only;
   const names = one !== undefined && Object.hasOwn(COMMANDS, one) ? [one] : Object.keys(COMMANDS);

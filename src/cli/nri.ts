@@ -44,23 +44,29 @@ export function registerNri(program: Command): void {
     .option('--index <NN>', 'plugin index, two digits: the order among NRI plugins (default 50)')
     .option('--metrics-address <host:port>', 'serve /metrics, /healthz and /readyz there (off by default)')
     .option('--run-dir <dir>', 'where the status file goes (default /run/envhook)')
-    .option('--evict-unapplied', 'stop every running container created while envhook was not registered, so that the kubelet creates it again (default: only pods annotated envhook.io/evictUnapplied: "true")')
+    .option(
+      '--evict-unapplied',
+      'stop every running container created while envhook was not registered, so that the kubelet creates it again (default: only pods annotated envhook.io/evictUnapplied: "true")',
+    )
     .option('--cri-socket <path>', "the runtime's CRI socket, for evictions (default: the registered runtime's own)");
   addSettingFlags(cmd).action((opts: NriOptions) => runNri(opts));
 }
 
 function nriSettings(opts: NriOptions, env: NodeJS.ProcessEnv) {
-  return loadSettings({
-    kubeletRoot: opts.kubeletRoot,
-    logFile: opts.logFile,
-    logLevel: opts.logLevel as LogLevel | undefined,
-    nriSocket: opts.socket,
-    nriIndex: opts.index,
-    metricsAddress: opts.metricsAddress,
-    runDir: opts.runDir,
-    criSocket: opts.criSocket,
-    evictUnapplied: opts.evictUnapplied,
-  }, env);
+  return loadSettings(
+    {
+      kubeletRoot: opts.kubeletRoot,
+      logFile: opts.logFile,
+      logLevel: opts.logLevel as LogLevel | undefined,
+      nriSocket: opts.socket,
+      nriIndex: opts.index,
+      metricsAddress: opts.metricsAddress,
+      runDir: opts.runDir,
+      criSocket: opts.criSocket,
+      evictUnapplied: opts.evictUnapplied,
+    },
+    env,
+  );
 }
 
 export async function runNri(opts: NriOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -77,8 +83,12 @@ async function runSupervisor(opts: NriOptions, env: NodeJS.ProcessEnv): Promise<
   const { DurationHistogram } = await import('../nri/metrics.ts');
   const settings = nriSettings(opts, env);
   // Linux's sun_path: 108 bytes with the NUL. Longer, every dial fails (EINVAL): say so once, now.
-  for (const [what, p] of [['NRI', settings.nriSocket], ['CRI', settings.criSocket]] as const) {
-    if (p !== undefined && Buffer.byteLength(p) > 107) throw new EnvhookError(`${what} socket path is ${Buffer.byteLength(p)} bytes: a unix socket path has at most 107`);
+  for (const [what, p] of [
+    ['NRI', settings.nriSocket],
+    ['CRI', settings.criSocket],
+  ] as const) {
+    if (p !== undefined && Buffer.byteLength(p) > 107)
+      throw new EnvhookError(`${what} socket path is ${Buffer.byteLength(p)} bytes: a unix socket path has at most 107`);
   }
   const fd = inheritedFd(env);
   const log = createLogger(settings.logFile, settings.logLevel, { stderr: true });
@@ -125,7 +135,10 @@ async function runSupervisor(opts: NriOptions, env: NodeJS.ProcessEnv): Promise<
     },
   });
   // The endpoint lives in the supervisor: it answers while a worker is replaced.
-  const health = settings.metricsAddress === undefined ? undefined : await startHealth(settings.metricsAddress, () => supervisor!.status(), histogram, log, supervisor);
+  const health =
+    settings.metricsAddress === undefined
+      ? undefined
+      : await startHealth(settings.metricsAddress, () => supervisor!.status(), histogram, log, supervisor);
   const stop = (signal: NodeJS.Signals) => void supervisor?.stop(signal);
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
@@ -150,7 +163,8 @@ function selfArgs(): string[] {
 function spawnWorker(role: WorkerRole, fd: number | undefined, env: NodeJS.ProcessEnv): ChildProcess {
   const args = selfArgs();
   const childEnv: NodeJS.ProcessEnv = { ...env, [WORKER_ENV]: JSON.stringify(role) };
-  if (!hasPoolSize(env)) childEnv.NODE_OPTIONS = env.NODE_OPTIONS?.trim() ? `${env.NODE_OPTIONS.trim()} ${DAEMON_NODE_OPTION}` : DAEMON_NODE_OPTION;
+  if (!hasPoolSize(env))
+    childEnv.NODE_OPTIONS = env.NODE_OPTIONS?.trim() ? `${env.NODE_OPTIONS.trim()} ${DAEMON_NODE_OPTION}` : DAEMON_NODE_OPTION;
   for (const k of [...RUNTIME_FD_ENV, HANDED_ENV]) delete childEnv[k];
   let stdio: StdioOptions = ['ignore', 'ignore', 'inherit', 'ipc'];
   if (fd !== undefined) {
@@ -162,7 +176,10 @@ function spawnWorker(role: WorkerRole, fd: number | undefined, env: NodeJS.Proce
 
 /** Starts this command again as the supervisor, with the runtime's connection as its fd 3 (and NRI_PLUGIN_*). */
 function handOver(fd: number, env: NodeJS.ProcessEnv, log: Logger): void {
-  const child = spawn(process.execPath, selfArgs(), { env: { ...env, NRI_PLUGIN_SOCKET: '3', [HANDED_ENV]: '1' }, stdio: ['ignore', 'ignore', 'inherit', fd] });
+  const child = spawn(process.execPath, selfArgs(), {
+    env: { ...env, NRI_PLUGIN_SOCKET: '3', [HANDED_ENV]: '1' },
+    stdio: ['ignore', 'ignore', 'inherit', fd],
+  });
   child.on('error', (err) => log.error({ err }, 'nri: the supervisor could not be started'));
   child.unref();
   fs.closeSync(fd);
@@ -250,7 +267,13 @@ async function runWorker(opts: NriOptions, env: NodeJS.ProcessEnv, role: WorkerR
 }
 
 /** The metrics and health endpoint; a bad address stops the supervisor and fails the command. */
-async function startHealth(address: string, status: () => NriStatus, histogram: InstanceType<typeof import('../nri/metrics.ts').DurationHistogram>, log: Logger, supervisor: { stop(reason: string): Promise<void> }) {
+async function startHealth(
+  address: string,
+  status: () => NriStatus,
+  histogram: InstanceType<typeof import('../nri/metrics.ts').DurationHistogram>,
+  log: Logger,
+  supervisor: { stop(reason: string): Promise<void> },
+) {
   const { startHealthServer } = await import('../nri/http.ts');
   try {
     const server = await startHealthServer({ address, status, histogram, log });

@@ -93,16 +93,27 @@ export function renderReport(r: StatusReport, now: number): string {
       ? `not running: supervisor pid ${s.pid} is gone (last known below)`
       : `${r.nri === 'connected' ? 'connected' : 'not connected'} since ${s.since} (${ago(s.since, now)})`;
   lines.push(`nri plugin: ${oneLine(s.plugin)} ${head}`);
-  if (s.runtime) lines.push(`  runtime: ${oneLine(s.runtime.name)} ${oneLine(s.runtime.version)}, NRI ${s.nriVersion === undefined ? 'version not given' : oneLine(s.nriVersion)}`);
+  if (s.runtime)
+    lines.push(
+      `  runtime: ${oneLine(s.runtime.name)} ${oneLine(s.runtime.version)}, NRI ${s.nriVersion === undefined ? 'version not given' : oneLine(s.nriVersion)}`,
+    );
   lines.push(`  connection: ${s.socket === undefined ? "the runtime's (pre-installed plugin)" : `socket ${oneLine(s.socket)}`}`);
-  lines.push(`  supervisor: pid ${s.pid}, started ${s.startedAt}${s.workerPid === undefined ? ', no worker' : `, worker pid ${s.workerPid}`}`);
+  lines.push(
+    `  supervisor: pid ${s.pid}, started ${s.startedAt}${s.workerPid === undefined ? ', no worker' : `, worker pid ${s.workerPid}`}`,
+  );
   const c = s.counts;
-  lines.push(`  containers: ${c.adjusted} adjusted, ${c.empty} without envhook, ${c.refused} refused, ${c.errors} errors, ${c.missed} missed, ${c.evicted} evicted${c.evictionsFailed ? ` (${c.evictionsFailed} evictions failed)` : ''}`);
-  lines.push(`  registrations: ${c.registrations}, worker restarts: ${c.workerRestarts}, hangs: ${c.hangs}, owner re-chowns: ${c.ownerRechowns}`);
+  lines.push(
+    `  containers: ${c.adjusted} adjusted, ${c.empty} without envhook, ${c.refused} refused, ${c.errors} errors, ${c.missed} missed, ${c.evicted} evicted${c.evictionsFailed ? ` (${c.evictionsFailed} evictions failed)` : ''}`,
+  );
+  lines.push(
+    `  registrations: ${c.registrations}, worker restarts: ${c.workerRestarts}, hangs: ${c.hangs}, owner re-chowns: ${c.ownerRechowns}`,
+  );
   const o = s.owners;
   if (o) {
     const refused = o.refusedByKernel + o.refusedByBound;
-    lines.push(`  volume owners: ${o.pods} pods, ${o.volumes} volumes watched (${o.watches} inotify watches${o.polled ? `, ${o.polled} volumes polled` : ''}); files owned ${o.ownedBeforeSwap} before the swap, ${o.ownedAfterSwap} after it${refused ? `; watches refused: ${o.refusedByKernel} by the kernel, ${o.refusedByBound} by envhook's bounds` : ''}`);
+    lines.push(
+      `  volume owners: ${o.pods} pods, ${o.volumes} volumes watched (${o.watches} inotify watches${o.polled ? `, ${o.polled} volumes polled` : ''}); files owned ${o.ownedBeforeSwap} before the swap, ${o.ownedAfterSwap} after it${refused ? `; watches refused: ${o.refusedByKernel} by the kernel, ${o.refusedByBound} by envhook's bounds` : ''}`,
+    );
   }
   if (s.lastError) lines.push(`  last error: ${s.lastError.at} ${oneLine(s.lastError.message)}`);
   lines.push(`  updated: ${s.updatedAt}`);
@@ -113,7 +124,12 @@ export function renderReport(r: StatusReport, now: number): string {
 function ago(iso: string, now: number): string {
   let sec = Math.max(0, Math.floor((now - Date.parse(iso)) / 1000));
   const parts: string[] = [];
-  for (const [unit, size] of [['d', 86400], ['h', 3600], ['m', 60], ['s', 1]] as const) {
+  for (const [unit, size] of [
+    ['d', 86400],
+    ['h', 3600],
+    ['m', 60],
+    ['s', 1],
+  ] as const) {
     if (parts.length > 0 || sec >= size || unit === 's') parts.push(`${Math.floor(sec / size)}${unit}`);
     sec %= size;
     if (parts.length === 2) break;

@@ -21,12 +21,21 @@ export async function loadTools(): Promise<Tools> {
   if (!sea.isSea()) {
     const file = require('node:path').join(__dirname, 'envhook-tools.cjs') as string;
     // `envhook install` without a single executable puts only the CLI bundle on a node.
-    if (!require('node:fs').existsSync(file)) throw new EnvhookError(`lint and convert are not installed here (no ${file}): run them from the envhook package or its single executable`);
+    if (!require('node:fs').existsSync(file))
+      throw new EnvhookError(
+        `lint and convert are not installed here (no ${file}): run them from the envhook package or its single executable`,
+      );
     return require(file) as Tools;
   }
   const { Script } = require('node:vm') as typeof import('node:vm');
   const module = { exports: {} as Tools };
-  new Script(sea.getAsset('envhook-tools.js', 'utf8'), { filename: 'envhook-tools.js' }).runInThisContext()(module.exports, require, module, __filename, __dirname);
+  new Script(sea.getAsset('envhook-tools.js', 'utf8'), { filename: 'envhook-tools.js' }).runInThisContext()(
+    module.exports,
+    require,
+    module,
+    __filename,
+    __dirname,
+  );
   return module.exports;
 }
 
@@ -35,7 +44,8 @@ export function adopt<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof Error && !(err instanceof EnvhookError) && OUR_ERRORS.has(err.name)) throw new EnvhookError(err.message, { cause: err });
+    if (err instanceof Error && !(err instanceof EnvhookError) && OUR_ERRORS.has(err.name))
+      throw new EnvhookError(err.message, { cause: err });
     throw err;
   }
 }

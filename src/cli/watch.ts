@@ -10,7 +10,7 @@ import { addSettingFlags, settingsFrom, type SettingOptions } from './options.ts
 export function registerWatch(program: Command): void {
   const cmd = program
     .command('watch')
-    .description('keep volume owners (envhook.io/volumeOwners) across the kubelet\'s rewrites, for the pods the shim recorded')
+    .description("keep volume owners (envhook.io/volumeOwners) across the kubelet's rewrites, for the pods the shim recorded")
     .option('--run-dir <dir>', 'where the shim records owners (default /run/envhook)');
   addSettingFlags(cmd).action(async (opts: SettingOptions) => {
     const settings = settingsFrom(opts);

@@ -34,10 +34,18 @@ export function convertManifest(m: Manifest, to: Target): { text: string; notes:
       if (bad) {
         const where = positionAt(m, offsetOf(pairFor(facts, bad.key)));
         // Converting an annotation the node would refuse would only move the mistake.
-        throw new EnvhookError(`${formatFinding({ file: m.file, ...where, severity: 'error', annotation: bad.key, path: bad.path, message: bad.message })} (fix it first: envhook lint)`);
+        throw new EnvhookError(
+          `${formatFinding({ file: m.file, ...where, severity: 'error', annotation: bad.key, path: bad.path, message: bad.message })} (fix it first: envhook lint)`,
+        );
       }
       const note = (annotation: string, path: string, message: string, offset?: number) =>
-        notes.push({ file: m.file, ...positionAt(m, offset ?? offsetOf(pairFor(facts, annotation) ?? ref.pod)), annotation, path, message });
+        notes.push({
+          file: m.file,
+          ...positionAt(m, offset ?? offsetOf(pairFor(facts, annotation) ?? ref.pod)),
+          annotation,
+          path,
+          message,
+        });
       const did = to === 'native' ? toNative(doc, facts, values, note) : toAnnotations(doc, facts, values, note);
       docChanged = did || docChanged;
     }

@@ -35,7 +35,12 @@ function env(doc: Document, facts: PodFacts, a: PodAnnotations, note: Noter): bo
     const entries = seq.items.slice(from).map((n) => (n as Node).toJSON() as EnvVar);
     const offset = offsetOf(seq.items[from] as Node);
     if ((a.envFrom?.[c.name]?.length ?? 0) > 0) {
-      note(ENV_KEY, ptr(c.name), `stays native: the container has envhook.io/envFrom sources, which would then apply before ${at}/${from}…`, offset);
+      note(
+        ENV_KEY,
+        ptr(c.name),
+        `stays native: the container has envhook.io/envFrom sources, which would then apply before ${at}/${from}…`,
+        offset,
+      );
       continue;
     }
     try {
@@ -43,7 +48,12 @@ function env(doc: Document, facts: PodFacts, a: PodAnnotations, note: Noter): bo
       readEnv({ [ENV_KEY]: JSON.stringify({ [c.name]: entries }) });
     } catch (err) {
       if (!(err instanceof EnvhookError)) throw err;
-      note(ENV_KEY, ptr(c.name), `stays native: from ${at}/${from} on, not every entry is a value or fileKeyRef entry (the order must be kept)`, offset);
+      note(
+        ENV_KEY,
+        ptr(c.name),
+        `stays native: from ${at}/${from} on, not every entry is a value or fileKeyRef entry (the order must be kept)`,
+        offset,
+      );
       continue;
     }
     // Moved entries were applied before the annotation's own: they go first.
@@ -60,7 +70,12 @@ function serviceLinks(doc: Document, facts: PodFacts, a: PodAnnotations, note: N
   const pair = facts.spec && pairOf(facts.spec, 'enableServiceLinks');
   if (!pair || !isScalar(pair.value) || pair.value.value !== false) return false;
   if (a.serviceLinks) {
-    note(SERVICE_LINKS_KEY, '', 'enableServiceLinks stays native: the pod already has an envhook.io/serviceLinks annotation', offsetOf(pair));
+    note(
+      SERVICE_LINKS_KEY,
+      '',
+      'enableServiceLinks stays native: the pod already has an envhook.io/serviceLinks annotation',
+      offsetOf(pair),
+    );
     return false;
   }
   writeAnnotation(doc, facts, SERVICE_LINKS_KEY, { '*': false });
@@ -94,17 +109,28 @@ function owners(doc: Document, facts: PodFacts, a: PodAnnotations, note: Noter):
     }
     if (items.length) entry.items = items;
     const where = offsetOf(v.node);
-    if (podCertificateUser(v.source)) note(VOLUME_OWNERS, '', `volume ${JSON.stringify(v.name)}: a podCertificate user stays native (one user for several files)`, where);
+    if (podCertificateUser(v.source))
+      note(VOLUME_OWNERS, '', `volume ${JSON.stringify(v.name)}: a podCertificate user stays native (one user for several files)`, where);
     if (fields.length === 0) return;
     if (result.some((o) => o.volume === v.name)) {
-      note(VOLUME_OWNERS, '', `volume ${JSON.stringify(v.name)}: its users stay native: envhook.io/volumeOwners already has an entry for it`, where);
+      note(
+        VOLUME_OWNERS,
+        '',
+        `volume ${JSON.stringify(v.name)}: its users stay native: envhook.io/volumeOwners already has an entry for it`,
+        where,
+      );
       return;
     }
     try {
       readVolumeOwners({ [VOLUME_OWNERS]: JSON.stringify([...result, entry]) });
     } catch (err) {
       if (!(err instanceof EnvhookError)) throw err;
-      note(VOLUME_OWNERS, '', `volume ${JSON.stringify(v.name)}: its users stay native: they are not what envhook.io/volumeOwners accepts`, where);
+      note(
+        VOLUME_OWNERS,
+        '',
+        `volume ${JSON.stringify(v.name)}: its users stay native: they are not what envhook.io/volumeOwners accepts`,
+        where,
+      );
       return;
     }
     result.push(entry);

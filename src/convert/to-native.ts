@@ -15,7 +15,12 @@ export function toNative(doc: Document, facts: PodFacts, a: PodAnnotations, note
   let changed = false;
   if (a.env) changed = env(doc, facts, a, note) || changed;
   for (const [c, list] of Object.entries(a.envFrom ?? {})) {
-    if (list.length) note(ENV_FROM_KEY, ptr(c), 'stays an annotation: whole-file env sources (fileRef) and volume sources (volumeRef) have no native form; KEP-3721 has fileKeyRef only');
+    if (list.length)
+      note(
+        ENV_FROM_KEY,
+        ptr(c),
+        'stays an annotation: whole-file env sources (fileRef) and volume sources (volumeRef) have no native form; KEP-3721 has fileKeyRef only',
+      );
   }
   if (a.serviceLinks) changed = serviceLinks(facts, a.serviceLinks, doc, note) || changed;
   if (a.ownersRaw) changed = owners(doc, facts, a.ownersRaw, note) || changed;
@@ -34,7 +39,11 @@ function env(doc: Document, facts: PodFacts, a: PodAnnotations, note: Noter): bo
     // envFrom file sources apply after the runtime's env and before env entries: moved to the
     // native env, the entries would apply before those sources, and lose to them.
     if ((a.envFrom?.[c]?.length ?? 0) > 0) {
-      note(ENV_KEY, ptr(c), 'stays an annotation: the container also has envhook.io/envFrom sources, which must apply before these entries');
+      note(
+        ENV_KEY,
+        ptr(c),
+        'stays an annotation: the container also has envhook.io/envFrom sources, which must apply before these entries',
+      );
       continue;
     }
     // KEP-3721's native fileKeyRef reads an emptyDir only, and no native field reads a whole
@@ -77,7 +86,12 @@ function noNativeForm(facts: PodFacts): (e: EnvVar) => string | undefined {
 function serviceLinks(facts: PodFacts, links: Record<string, boolean>, doc: Document, note: Noter): boolean {
   const keys = Object.keys(links);
   if (keys.length !== 1 || keys[0] !== '*' || links['*'] !== false || !facts.spec) {
-    if (keys.length) note(SERVICE_LINKS_KEY, '', 'stays an annotation: only {"*": false} has a native form (enableServiceLinks: false); per-container switches have none');
+    if (keys.length)
+      note(
+        SERVICE_LINKS_KEY,
+        '',
+        'stays an annotation: only {"*": false} has a native form (enableServiceLinks: false); per-container switches have none',
+      );
     return false;
   }
   facts.spec.set('enableServiceLinks', false);

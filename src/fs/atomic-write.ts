@@ -31,7 +31,11 @@ export interface AtomicWriteOptions {
 
 const TMP_FLAGS = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW;
 
-export function atomicWrite(file: string, data: string | Uint8Array, { newFileMode = 0o644, mkdir = false, durable = true }: AtomicWriteOptions = {}): void {
+export function atomicWrite(
+  file: string,
+  data: string | Uint8Array,
+  { newFileMode = 0o644, mkdir = false, durable = true }: AtomicWriteOptions = {},
+): void {
   const dir = path.dirname(file);
   if (mkdir) fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
   // Unique among live processes by pid and clock; O_EXCL refuses any file already there. (No
@@ -72,7 +76,7 @@ export const WRITE_CHUNK = 65536;
 
 function writeAll(fd: number, data: string | Uint8Array): void {
   if (typeof data === 'string' || data.length <= WRITE_CHUNK) return fs.writeFileSync(fd, data);
-  for (let off = 0; off < data.length; ) off += fs.writeSync(fd, data, off, Math.min(WRITE_CHUNK, data.length - off));
+  for (let off = 0; off < data.length;) off += fs.writeSync(fd, data, off, Math.min(WRITE_CHUNK, data.length - off));
 }
 
 function fsyncDir(dir: string): void {

@@ -24,7 +24,14 @@ export interface DataDir {
 
 /** A single name starting with `..` that the atomic writer could have made. */
 export function isTimestampedName(target: string): boolean {
-  return target.startsWith('..') && target.length > 2 && !target.includes('/') && !target.includes('\0') && target !== DATA_LINK && target !== '..data_tmp';
+  return (
+    target.startsWith('..') &&
+    target.length > 2 &&
+    !target.includes('/') &&
+    !target.includes('\0') &&
+    target !== DATA_LINK &&
+    target !== '..data_tmp'
+  );
 }
 
 export function openDataDir(volume: string, dir: string): DataDir {

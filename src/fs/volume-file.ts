@@ -6,7 +6,17 @@
 // without blocking, at most `limit` bytes.
 import fs from 'node:fs';
 import { closeDataDir, openDataDirAt, type DataDir } from './datadir.ts';
-import { ConfinedError, fdPath, openConfinedAt, openDirPathAt, openFileAt, openRootDir, readBounded, splitRelative, type OpenedFile } from './confined.ts';
+import {
+  ConfinedError,
+  fdPath,
+  openConfinedAt,
+  openDirPathAt,
+  openFileAt,
+  openRootDir,
+  readBounded,
+  splitRelative,
+  type OpenedFile,
+} from './confined.ts';
 
 /**
  * The bytes of `rel` below the volume directory `dir`, through `..data` when `viaData` and the
@@ -44,7 +54,10 @@ export interface DirLimits {
 }
 
 /** A regular file of a volume directory and its bytes (the caller zeroes them). */
-export interface DirFile { name: string; bytes: Buffer }
+export interface DirFile {
+  name: string;
+  bytes: Buffer;
+}
 
 export interface DirFiles {
   files: DirFile[];

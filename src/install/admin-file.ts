@@ -19,7 +19,13 @@ export interface Marks {
  * The change of `file`: the marks recorded in `remove` taken out, `add` put in; `keep` are the
  * records of the other installs, whose marks stay.
  */
-export function adminFileChange(layout: Layout, file: string, remove: RuntimeRecord[], add: Marks | undefined, keep: RuntimeRecord[]): Change {
+export function adminFileChange(
+  layout: Layout,
+  file: string,
+  remove: RuntimeRecord[],
+  add: Marks | undefined,
+  keep: RuntimeRecord[],
+): Change {
   const before = readHost(layout, file);
   const original = before?.toString('utf8') ?? '';
   const notes: string[] = [];
@@ -28,7 +34,8 @@ export function adminFileChange(layout: Layout, file: string, remove: RuntimeRec
   for (const rec of remove) {
     for (const e of (rec.edits ?? []).filter((x) => x.file === file)) {
       const back = revertEdit(text, e);
-      if (back === undefined) notes.push(`changed since install: envhook's line "${e.to.trim()}" is not there any more; the file is left as it is there`);
+      if (back === undefined)
+        notes.push(`changed since install: envhook's line "${e.to.trim()}" is not there any more; the file is left as it is there`);
       else taken.add('changed line');
       text = back ?? text;
     }
@@ -55,7 +62,9 @@ export function adminFileChange(layout: Layout, file: string, remove: RuntimeRec
   const marked = add?.block !== undefined || (add?.edits.length ?? 0) > 0 || keep.some((rec) => marks(rec, file));
   if (marked) {
     // the first mark saves the admin's file; later ones only change the marks
-    const hadMark = splitBlock(original, file).block !== undefined || [...remove, ...keep].some((rec) => (rec.edits ?? []).some((e) => e.file === file && hasEdit(original, e)));
+    const hadMark =
+      splitBlock(original, file).block !== undefined ||
+      [...remove, ...keep].some((rec) => (rec.edits ?? []).some((e) => e.file === file && hasEdit(original, e)));
     const why = add?.block?.note && text !== original ? [add.block.note] : [];
     return { file, before, after: Buffer.from(text), mode, backup: before !== undefined && !hadMark, ...note([...why, ...notes]) };
   }
@@ -63,8 +72,15 @@ export function adminFileChange(layout: Layout, file: string, remove: RuntimeRec
   const backup = readHost(layout, saved);
   if (backup !== undefined) {
     // byte for byte: the backup, unless the admin changed the file since install
-    if (backup.toString('utf8').replace(/\n+$/, '') === text.replace(/\n+$/, '')) return { file, before, after: backup, mode, dropBackup: true };
-    return { file, before, after: Buffer.from(text), mode, ...note([...notes, `changed since install: only envhook's ${[...taken].join(' and ')} removed; the original is in ${saved}`]) };
+    if (backup.toString('utf8').replace(/\n+$/, '') === text.replace(/\n+$/, ''))
+      return { file, before, after: backup, mode, dropBackup: true };
+    return {
+      file,
+      before,
+      after: Buffer.from(text),
+      mode,
+      ...note([...notes, `changed since install: only envhook's ${[...taken].join(' and ')} removed; the original is in ${saved}`]),
+    };
   }
   // no backup: install created the file, and nothing but envhook's marks is in it
   return { file, before, after: text.trim() === '' ? undefined : Buffer.from(text), mode, ...note(notes) };

@@ -23,7 +23,8 @@ export interface SourceOptions {
 export function findSource(explicit?: string): string {
   if (explicit) {
     const dir = path.resolve(explicit);
-    if (!isSource(dir)) throw new EnvhookError(`${dir}: no hooks/envhook-runtime and dist/envhook (or dist/envhook.cjs with dist/envhook-main.cjs) here`);
+    if (!isSource(dir))
+      throw new EnvhookError(`${dir}: no hooks/envhook-runtime and dist/envhook (or dist/envhook.cjs with dist/envhook-main.cjs) here`);
     return dir;
   }
   // a single executable lives at <source>/dist/envhook; the bundle at <source>/dist/envhook{,-main}.cjs;

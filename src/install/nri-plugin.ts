@@ -34,7 +34,7 @@ export function pluginWrapper(layout: Layout, opts: WrapperOptions = { socket: N
       '# The runtime starts it with the connection as fd 3 (NRI_PLUGIN_SOCKET), no PATH, and stdout and',
       "# stderr on /dev/null. envhook's supervisor keeps one worker registered: when one dies, the next",
       "# dials the runtime's socket (--socket) as an external plugin under the same name.",
-      "# Logs: stderr is appended to the file below (a logFile in /etc/envhook/config.json wins); if it",
+      '# Logs: stderr is appended to the file below (a logFile in /etc/envhook/config.json wins); if it',
       '# cannot be opened, envhook starts all the same.',
       '# One V8 worker thread: less memory for a resident process (envhook cannot re-execute',
       '# itself with it here: the connection would not survive).',

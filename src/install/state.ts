@@ -47,8 +47,21 @@ export function readState(layout: Layout): State {
 function validRecord(rec: unknown): boolean {
   const r = rec as RuntimeRecord;
   const strings = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'string');
-  const edit = (e: KeyEdit) => typeof e?.file === 'string' && strings(e.table) && typeof e.key === 'string' && typeof e.to === 'string' && (e.from === null || typeof e.from === 'string');
-  return typeof r === 'object' && r !== null && typeof r.files === 'object' && r.files !== null && strings(r.blocks) && (r.dirs === undefined || strings(r.dirs)) && (r.edits === undefined || (Array.isArray(r.edits) && r.edits.every(edit)));
+  const edit = (e: KeyEdit) =>
+    typeof e?.file === 'string' &&
+    strings(e.table) &&
+    typeof e.key === 'string' &&
+    typeof e.to === 'string' &&
+    (e.from === null || typeof e.from === 'string');
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    typeof r.files === 'object' &&
+    r.files !== null &&
+    strings(r.blocks) &&
+    (r.dirs === undefined || strings(r.dirs)) &&
+    (r.edits === undefined || (Array.isArray(r.edits) && r.edits.every(edit)))
+  );
 }
 
 /** The change that writes `state` (or removes the file when no runtime is left). */

@@ -23,6 +23,7 @@ export function onPath(name: string, envPath = process.env.PATH ?? ''): string |
 export function versionMatch(bin: string, what: string, pattern: RegExp): RegExpExecArray {
   const r = spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 30_000 });
   const m = pattern.exec(r.stdout ?? '');
-  if (r.status !== 0 || !m) throw new EnvhookError(`${bin} --version did not print a ${what} version (exit ${r.status ?? r.signal ?? r.error?.message})`);
+  if (r.status !== 0 || !m)
+    throw new EnvhookError(`${bin} --version did not print a ${what} version (exit ${r.status ?? r.signal ?? r.error?.message})`);
   return m;
 }

@@ -4,27 +4,51 @@
 import { EnvhookError } from '../errors.ts';
 import { check, type SchemaMessages } from '../schema.ts';
 import { parseLossless } from '../oci/json.ts';
-import { validateEnvAnnotation, validateEnvFromAnnotation, validateServiceLinksAnnotation, type ValidateFunction } from '../generated/validators.js';
+import {
+  validateEnvAnnotation,
+  validateEnvFromAnnotation,
+  validateServiceLinksAnnotation,
+  type ValidateFunction,
+} from '../generated/validators.js';
 import type { Annotations } from './identity.ts';
 import { ENV_FROM_KEY, ENV_KEY, SERVICE_LINKS_KEY } from './annotation-keys.ts';
 
 /** Kubernetes caps all annotations of an object at 256 KiB together: no real pod exceeds it. */
 export const ANNOTATION_LIMIT = 256 * 1024;
 
-export interface FileKeyRef { volumeName: string; path: string; key: string; optional?: boolean }
-export interface FileRef { volumeName: string; path: string; optional?: boolean }
+export interface FileKeyRef {
+  volumeName: string;
+  path: string;
+  key: string;
+  optional?: boolean;
+}
+export interface FileRef {
+  volumeName: string;
+  path: string;
+  optional?: boolean;
+}
 /** Exactly one of `fileKeyRef` (a key of an env file) and `fileRef` (a whole file as the value). */
 export type ValueFrom = { fileKeyRef: FileKeyRef; fileRef?: undefined } | { fileRef: FileRef; fileKeyRef?: undefined };
-export interface EnvVar { name: string; value?: string; valueFrom?: ValueFrom }
+export interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: ValueFrom;
+}
 
 /** The source of a `valueFrom` entry, with the JSON field that names it. */
 export function valueSource(from: ValueFrom): { field: 'fileKeyRef' | 'fileRef'; ref: FileRef } {
   return from.fileKeyRef ? { field: 'fileKeyRef', ref: from.fileKeyRef } : { field: 'fileRef', ref: from.fileRef! };
 }
 /** A directory of a volume (its top without `path`): each regular file one variable. */
-export interface VolumeRef { volumeName: string; path?: string; optional?: boolean }
+export interface VolumeRef {
+  volumeName: string;
+  path?: string;
+  optional?: boolean;
+}
 /** Exactly one of `fileRef` (an env file) and `volumeRef` (a volume's files). */
-export type EnvFromSource = { prefix?: string } & ({ fileRef: FileRef; volumeRef?: undefined } | { volumeRef: VolumeRef; fileRef?: undefined });
+export type EnvFromSource = { prefix?: string } & (
+  { fileRef: FileRef; volumeRef?: undefined } | { volumeRef: VolumeRef; fileRef?: undefined }
+);
 
 /** The source of an `envFrom` entry, with the JSON field that names it. */
 export function fromSource(src: EnvFromSource): { field: 'fileRef' | 'volumeRef'; ref: FileRef | VolumeRef } {
@@ -49,7 +73,12 @@ const ENV_FROM_MESSAGES: SchemaMessages = { ...MESSAGES, oneOf: 'must have exact
 const SERVICE_LINKS_MESSAGES: SchemaMessages = { propertyNames: `container name must be "*" or ${DNS_LABEL}` };
 
 /** Parsed annotation value; undefined when the annotation is absent. Throws EnvhookError. */
-export function readAnnotation(annotations: Annotations, key: string, validate: ValidateFunction, messages: SchemaMessages = MESSAGES): unknown {
+export function readAnnotation(
+  annotations: Annotations,
+  key: string,
+  validate: ValidateFunction,
+  messages: SchemaMessages = MESSAGES,
+): unknown {
   const text = annotations[key];
   if (text === undefined) return undefined;
   const where = `annotation ${JSON.stringify(key)}`;
@@ -63,7 +92,8 @@ export function readAnnotation(annotations: Annotations, key: string, validate: 
 }
 
 export const readEnv = (a: Annotations) => readAnnotation(a, ENV_KEY, validateEnvAnnotation) as Record<string, EnvVar[]> | undefined;
-export const readEnvFrom = (a: Annotations) => readAnnotation(a, ENV_FROM_KEY, validateEnvFromAnnotation, ENV_FROM_MESSAGES) as Record<string, EnvFromSource[]> | undefined;
+export const readEnvFrom = (a: Annotations) =>
+  readAnnotation(a, ENV_FROM_KEY, validateEnvFromAnnotation, ENV_FROM_MESSAGES) as Record<string, EnvFromSource[]> | undefined;
 export const readServiceLinks = (a: Annotations) =>
   readAnnotation(a, SERVICE_LINKS_KEY, validateServiceLinksAnnotation, SERVICE_LINKS_MESSAGES) as Record<string, boolean> | undefined;
 
@@ -74,12 +104,19 @@ export const readServiceLinks = (a: Annotations) =>
  * Podman and the runtime shim only an annotation can name the container (Podman puts no name of
  * its own into the spec), so the message names the one envhook reads for CRI-O.
  */
-export function entryFor<T>(value: Record<string, T> | undefined, key: string, container: string | undefined, allowStar: boolean): T | undefined {
+export function entryFor<T>(
+  value: Record<string, T> | undefined,
+  key: string,
+  container: string | undefined,
+  allowStar: boolean,
+): T | undefined {
   if (value === undefined) return undefined;
   if (container !== undefined && Object.hasOwn(value, container)) return value[container];
   if (allowStar && Object.hasOwn(value, '*')) return value['*'];
   if (container === undefined && Object.keys(value).length > 0) {
-    throw new EnvhookError(`annotation ${JSON.stringify(key)}: the container has no name (no Kubernetes annotations in config.json): add the annotation io.kubernetes.container.name=NAME or use envhook inject --container NAME`);
+    throw new EnvhookError(
+      `annotation ${JSON.stringify(key)}: the container has no name (no Kubernetes annotations in config.json): add the annotation io.kubernetes.container.name=NAME or use envhook inject --container NAME`,
+    );
   }
   return undefined;
 }

@@ -68,7 +68,10 @@ function lookup({ pod, overrides }: VolumeSources, name: string, kind: VolumeKin
   const override = overrides.get(name);
   if (override !== undefined) return { dir: path.resolve(override), plugin: undefined };
   if (!VOLUME_NAME.test(name)) throw new EnvhookError(`volume name ${JSON.stringify(name)} is not a valid volume name`);
-  if (!pod) throw new EnvhookError(`volume "${name}" not found: no pod directory (no kubelet-made mount in config.json; use --pod-dir or --volume)`);
+  if (!pod)
+    throw new EnvhookError(
+      `volume "${name}" not found: no pod directory (no kubelet-made mount in config.json; use --pod-dir or --volume)`,
+    );
   for (const plugin of PLUGINS[kind]) {
     const dir = path.join(pod.dir, 'volumes', plugin, name);
     if (isRealDir(dir)) return { dir, plugin };

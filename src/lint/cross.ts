@@ -19,7 +19,11 @@ export function crossCheck(facts: PodFacts, a: PodAnnotations): AnnotationProble
   const warn = (key: string, path: string, message: string) => out.push({ key, path, message, severity: 'warning' });
 
   // Every container an annotation names is in the pod.
-  for (const [key, value] of [[ENV_KEY, a.env], [ENV_FROM_KEY, a.envFrom], [SERVICE_LINKS_KEY, a.serviceLinks]] as const) {
+  for (const [key, value] of [
+    [ENV_KEY, a.env],
+    [ENV_FROM_KEY, a.envFrom],
+    [SERVICE_LINKS_KEY, a.serviceLinks],
+  ] as const) {
     for (const container of Object.keys(value ?? {})) {
       if (container === '*' || names.includes(container)) continue;
       error(key, ptr(container), `container ${JSON.stringify(container)} is not in the pod${didYouMean(container, names)}`);
@@ -29,12 +33,26 @@ export function crossCheck(facts: PodFacts, a: PodAnnotations): AnnotationProble
   // fileKeyRef, fileRef and envFrom (fileRef, volumeRef) volumes: in the pod, and of a type the node reads env from (SPEC §10).
   // Where the volume lists all its files (items), a path must be one of them, or for a
   // volumeRef a directory of them: any other is missing on the node, every start.
-  const source = (key: string, at: string[], ref: { volumeName: string; path?: string | undefined; optional?: boolean | undefined }, dir: boolean) => {
+  const source = (
+    key: string,
+    at: string[],
+    ref: { volumeName: string; path?: string | undefined; optional?: boolean | undefined },
+    dir: boolean,
+  ) => {
     const name = ref.volumeName;
     const v = volumes.get(name);
-    if (!v) return void error(key, ptr(...at, 'volumeName'), `volume ${JSON.stringify(name)} is not in the pod${didYouMean(name, volumes.keys())}`);
+    if (!v)
+      return void error(
+        key,
+        ptr(...at, 'volumeName'),
+        `volume ${JSON.stringify(name)} is not in the pod${didYouMean(name, volumes.keys())}`,
+      );
     if (!(ENV_SOURCE_TYPES as readonly (string | undefined)[]).includes(v.type)) {
-      return void error(key, ptr(...at, 'volumeName'), `volume ${JSON.stringify(name)} is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume (${typeName(v)})`);
+      return void error(
+        key,
+        ptr(...at, 'volumeName'),
+        `volume ${JSON.stringify(name)} is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume (${typeName(v)})`,
+      );
     }
     if (!v.complete || ref.path === undefined || !(ATOMIC_TYPES as readonly (string | undefined)[]).includes(v.type)) return;
     const p = normalPath(ref.path);
@@ -61,14 +79,24 @@ export function crossCheck(facts: PodFacts, a: PodAnnotations): AnnotationProble
   // volumeOwners volumes: in the pod, of an atomic-writer type, item paths among its files.
   a.owners?.forEach((o, i) => {
     const v = volumes.get(o.volume);
-    if (!v) return void error(VOLUME_OWNERS, ptr(i, 'volume'), `volume ${JSON.stringify(o.volume)} is not in the pod${didYouMean(o.volume, volumes.keys())}`);
+    if (!v)
+      return void error(
+        VOLUME_OWNERS,
+        ptr(i, 'volume'),
+        `volume ${JSON.stringify(o.volume)} is not in the pod${didYouMean(o.volume, volumes.keys())}`,
+      );
     if (!(ATOMIC_TYPES as readonly (string | undefined)[]).includes(v.type)) {
-      return void error(VOLUME_OWNERS, ptr(i, 'volume'), `volume ${JSON.stringify(o.volume)} is not a configMap, secret, projected or downwardAPI volume (${typeName(v)})`);
+      return void error(
+        VOLUME_OWNERS,
+        ptr(i, 'volume'),
+        `volume ${JSON.stringify(o.volume)} is not a configMap, secret, projected or downwardAPI volume (${typeName(v)})`,
+      );
     }
     if (!v.complete) return;
     const listed = new Set(v.files.map((f) => normalPath(f.path)));
     o.items.forEach((item, j) => {
-      if (!listed.has(item.key)) error(VOLUME_OWNERS, ptr(i, 'items', j, 'path'), `not among the files volume ${JSON.stringify(o.volume)} lists in its items`);
+      if (!listed.has(item.key))
+        error(VOLUME_OWNERS, ptr(i, 'items', j, 'path'), `not among the files volume ${JSON.stringify(o.volume)} lists in its items`);
     });
   });
 
@@ -82,7 +110,11 @@ export function crossCheck(facts: PodFacts, a: PodAnnotations): AnnotationProble
         expand(e.value, (name) => void refs.push(name));
         refs.forEach((name, k) => {
           if (!first.has(name) && !known(name)) {
-            warn(ENV_KEY, ptr(c, i, 'value'), `$(…) reference ${k + 1} names a variable defined nowhere earlier in the pod (only the image could define it); it stays as written`);
+            warn(
+              ENV_KEY,
+              ptr(c, i, 'value'),
+              `$(…) reference ${k + 1} names a variable defined nowhere earlier in the pod (only the image could define it); it stays as written`,
+            );
           }
         });
       }
@@ -96,7 +128,12 @@ export function crossCheck(facts: PodFacts, a: PodAnnotations): AnnotationProble
   const podLinks = facts.spec?.get('enableServiceLinks');
   if (podLinks === false) {
     for (const [c, on] of Object.entries(a.serviceLinks ?? {})) {
-      if (on) warn(SERVICE_LINKS_KEY, ptr(c), 'true has no effect: the pod sets enableServiceLinks: false, so the kubelet makes no service variables');
+      if (on)
+        warn(
+          SERVICE_LINKS_KEY,
+          ptr(c),
+          'true has no effect: the pod sets enableServiceLinks: false, so the kubelet makes no service variables',
+        );
     }
   }
   return out;
@@ -126,5 +163,6 @@ function knownNames(facts: PodFacts, a: PodAnnotations, c: string): (name: strin
   for (const e of a.envFrom?.[c] ?? []) prefixes.push(e.prefix ?? '');
   const off = a.serviceLinks?.[c] ?? a.serviceLinks?.['*'];
   const links = facts.spec?.get('enableServiceLinks') !== false && off !== false;
-  return (name) => names.has(name) || prefixes.some((p) => name.startsWith(p)) || (SERVICE_VAR.test(name) && (links || name.startsWith('KUBERNETES_')));
+  return (name) =>
+    names.has(name) || prefixes.some((p) => name.startsWith(p)) || (SERVICE_VAR.test(name) && (links || name.startsWith('KUBERNETES_')));
 }

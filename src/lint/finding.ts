@@ -23,7 +23,11 @@ export function formatFinding(f: Finding): string {
 }
 
 export function formatJson(findings: readonly Finding[]): string {
-  return JSON.stringify(findings.map((f) => ({ ...f, annotation: oneLine(f.annotation), path: oneLine(f.path), message: oneLine(f.message) })), null, 2);
+  return JSON.stringify(
+    findings.map((f) => ({ ...f, annotation: oneLine(f.annotation), path: oneLine(f.path), message: oneLine(f.message) })),
+    null,
+    2,
+  );
 }
 
 export function summary(findings: readonly Finding[]): string {

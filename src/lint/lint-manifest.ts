@@ -40,7 +40,13 @@ export function lintManifest(m: Manifest, opts: LintOptions): Finding[] {
         const own = meta && getMap(meta, 'annotations');
         for (const pair of own?.items ?? []) {
           if (isScalar(pair.key) && String(pair.key.value).startsWith(ENVHOOK_PREFIX)) {
-            at(offsetOf(pair), 'warning', String(pair.key.value), '', `on the ${ref.kind}'s own metadata, which its pods do not get: put it under the pod template's metadata.annotations`);
+            at(
+              offsetOf(pair),
+              'warning',
+              String(pair.key.value),
+              '',
+              `on the ${ref.kind}'s own metadata, which its pods do not get: put it under the pod template's metadata.annotations`,
+            );
           }
         }
       }
@@ -59,7 +65,13 @@ function lintPod(facts: PodFacts, opts: LintOptions, at: At): void {
   for (const p of [...problems, ...crossCheck(facts, values)]) at(offsetOf(pairFor(facts, p.key)), p.severity, p.key, p.path, p.message);
   if (opts.mode !== 'shim') return;
   if (facts.annotations.has(EVICT_KEY)) {
-    at(offsetOf(pairFor(facts, EVICT_KEY)), 'warning', EVICT_KEY, '', 'read by envhook nri only: in shim mode the runtime handler applies env at every start, so no container is missed');
+    at(
+      offsetOf(pairFor(facts, EVICT_KEY)),
+      'warning',
+      EVICT_KEY,
+      '',
+      'read by envhook nri only: in shim mode the runtime handler applies env at every start, so no container is missed',
+    );
     // Alone, it asks nothing of the runtime handler.
     if (facts.annotations.size === 1) return;
   }
@@ -67,9 +79,21 @@ function lintPod(facts: PodFacts, opts: LintOptions, at: At): void {
   const where = offsetOf(pair ?? pairOf(facts.ref.pod, 'spec') ?? facts.ref.pod);
   const value = pair && isScalar(pair.value) ? pair.value.value : undefined;
   if (value === undefined || value === null || value === '') {
-    at(where, 'error', 'spec.runtimeClassName', '', `missing: a pod with envhook annotations needs runtimeClassName: ${RUNTIME_CLASS} in shim mode (containerd passes envhook.io/* annotations to that handler only; use --mode nri for nodes that run envhook nri)`);
+    at(
+      where,
+      'error',
+      'spec.runtimeClassName',
+      '',
+      `missing: a pod with envhook annotations needs runtimeClassName: ${RUNTIME_CLASS} in shim mode (containerd passes envhook.io/* annotations to that handler only; use --mode nri for nodes that run envhook nri)`,
+    );
   } else if (value !== RUNTIME_CLASS) {
-    at(where, 'warning', 'spec.runtimeClassName', '', `not "${RUNTIME_CLASS}", the handler envhook install registers: the node must pass envhook.io/* annotations to this one`);
+    at(
+      where,
+      'warning',
+      'spec.runtimeClassName',
+      '',
+      `not "${RUNTIME_CLASS}", the handler envhook install registers: the node must pass envhook.io/* annotations to this one`,
+    );
   }
 }
 

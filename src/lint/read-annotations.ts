@@ -5,7 +5,15 @@ import { readEnv, readEnvFrom, readServiceLinks, type EnvFromSource, type EnvVar
 import { readVolumeOwners, type VolumeOwner } from '../ownership/annotation.ts';
 import type { PodFacts } from '../manifest/pod-facts.ts';
 import { didYouMean } from './nearest.ts';
-import { APPLIED_KEY, ENV_FROM_KEY, ENV_KEY, EVICT_KEY, POD_AUTHOR_KEYS, SERVICE_LINKS_KEY, VOLUME_OWNERS } from '../k8s/annotation-keys.ts';
+import {
+  APPLIED_KEY,
+  ENV_FROM_KEY,
+  ENV_KEY,
+  EVICT_KEY,
+  POD_AUTHOR_KEYS,
+  SERVICE_LINKS_KEY,
+  VOLUME_OWNERS,
+} from '../k8s/annotation-keys.ts';
 
 export interface PodAnnotations {
   env?: Record<string, EnvVar[]>;
@@ -42,9 +50,20 @@ export function readPodAnnotations(facts: PodFacts): { values: PodAnnotations; p
       } else if (key === EVICT_KEY) {
         // The node reads only the string "true"; Kubernetes refuses an annotation that is not a string.
         if (typeof value !== 'string') problems.push({ key, path: '', severity: 'error', message: 'must be a string: "true" (quoted)' });
-        else if (value !== 'true' && value !== 'false') problems.push({ key, path: '', severity: 'warning', message: 'only "true" asks for eviction: any other value is the same as "false"' });
+        else if (value !== 'true' && value !== 'false')
+          problems.push({
+            key,
+            path: '',
+            severity: 'warning',
+            message: 'only "true" asks for eviction: any other value is the same as "false"',
+          });
       } else if (key === APPLIED_KEY) {
-        problems.push({ key, path: '', severity: 'warning', message: 'set by envhook on the node after it applied env; a pod should not carry it' });
+        problems.push({
+          key,
+          path: '',
+          severity: 'warning',
+          message: 'set by envhook on the node after it applied env; a pod should not carry it',
+        });
       } else {
         problems.push({ key, path: '', severity: 'error', message: `not an envhook annotation${didYouMean(key, POD_AUTHOR_KEYS)}` });
       }

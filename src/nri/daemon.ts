@@ -65,12 +65,23 @@ export function startDaemon(opts: DaemonOptions): Daemon {
     });
 
   async function session(socket: Duplex, via: { socket?: string; fd?: number }): Promise<boolean> {
-    const s = startPlugin(socket, { name: opts.name, index: opts.index, handler: opts.handler, pods: opts.pods, observer, log, registrationTimeoutMs: opts.registrationTimeoutMs });
+    const s = startPlugin(socket, {
+      name: opts.name,
+      index: opts.index,
+      handler: opts.handler,
+      pods: opts.pods,
+      observer,
+      log,
+      registrationTimeoutMs: opts.registrationTimeoutMs,
+    });
     current = s;
     let ok = true;
     await s.registered.then(
       (info) => {
-        log.info({ plugin, ...via, runtime: info.runtimeName, runtimeVersion: info.runtimeVersion, nriVersion: info.nriVersion }, 'nri: registered');
+        log.info(
+          { plugin, ...via, runtime: info.runtimeName, runtimeVersion: info.runtimeVersion, nriVersion: info.nriVersion },
+          'nri: registered',
+        );
         observer.registered({ ...info, socket: via.socket });
       },
       (err: Error) => {
@@ -94,7 +105,10 @@ export function startDaemon(opts: DaemonOptions): Daemon {
     unreachable.failures += 1;
     if (unreachable.since === 0) unreachable = { since: now, lastLog: 0, failures: 1 };
     if (unreachable.lastLog === 0 || now - unreachable.lastLog >= unreachableLogMs) {
-      log.warn({ socket: opts.socketPath, code, failures: unreachable.failures, forMs: now - unreachable.since }, 'nri: NRI socket not reachable');
+      log.warn(
+        { socket: opts.socketPath, code, failures: unreachable.failures, forMs: now - unreachable.since },
+        'nri: NRI socket not reachable',
+      );
       unreachable.lastLog = now;
     }
   };
@@ -120,7 +134,10 @@ export function startDaemon(opts: DaemonOptions): Daemon {
         if (await session(socket, { socket: opts.socketPath })) delay = initialMs;
         if (stopping) break;
       } else if (opts.preinstalled && ABSENT.has(code ?? '')) {
-        log.info({ plugin, socket: opts.socketPath, code }, "nri: the runtime's NRI socket is gone: ending (the runtime starts its pre-installed plugins again when it starts)");
+        log.info(
+          { plugin, socket: opts.socketPath, code },
+          "nri: the runtime's NRI socket is gone: ending (the runtime starts its pre-installed plugins again when it starts)",
+        );
         return 'runtime-gone';
       } else {
         noteUnreachable(code);

@@ -66,7 +66,10 @@ export function createEvictor(opts: EvictorOptions): Evictor {
       const batch = queue.splice(0);
       const socket = socketPath();
       if (socket === undefined) {
-        log.warn({ count: batch.length, ids: batch.map((c) => c.id), looked: Object.values(CRI_SOCKETS) }, 'nri: eviction failed: no CRI socket found (set criSocket)');
+        log.warn(
+          { count: batch.length, ids: batch.map((c) => c.id), looked: Object.values(CRI_SOCKETS) },
+          'nri: eviction failed: no CRI socket found (set criSocket)',
+        );
         finish(batch, []);
         continue;
       }
@@ -84,7 +87,10 @@ export function createEvictor(opts: EvictorOptions): Evictor {
           if (err instanceof GrpcError && err.kind === 'unreachable') {
             // The socket cannot be used: one line for the rest of the batch, not one per container.
             const rest = batch.slice(i);
-            log.warn({ socket, reason: err.message, count: rest.length, ids: rest.map((x) => x.id) }, 'nri: eviction failed: the CRI socket cannot be used');
+            log.warn(
+              { socket, reason: err.message, count: rest.length, ids: rest.map((x) => x.id) },
+              'nri: eviction failed: the CRI socket cannot be used',
+            );
             finish(rest, []);
             break;
           }
@@ -107,7 +113,10 @@ export function createEvictor(opts: EvictorOptions): Evictor {
 
   const finish = (failed: readonly MissedContainer[], evicted: readonly MissedContainer[]): void => {
     for (const c of [...failed, ...evicted]) pending.delete(c.id);
-    observer.evicted(evicted.map((c) => c.id), failed.map((c) => c.id));
+    observer.evicted(
+      evicted.map((c) => c.id),
+      failed.map((c) => c.id),
+    );
   };
 
   return {
@@ -120,7 +129,10 @@ export function createEvictor(opts: EvictorOptions): Evictor {
       const now = wanted.slice(0, max);
       if (wanted.length > now.length) {
         const left = wanted.slice(max);
-        log.warn({ count: left.length, ids: left.map((c) => c.id), max }, `nri: not evicted: at most ${max} evictions a Synchronize; left running without their env`);
+        log.warn(
+          { count: left.length, ids: left.map((c) => c.id), max },
+          `nri: not evicted: at most ${max} evictions a Synchronize; left running without their env`,
+        );
       }
       if (now.length === 0) return;
       for (const c of now) pending.add(c.id);

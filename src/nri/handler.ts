@@ -27,10 +27,18 @@ export const GUARD_HANDLER = 'envhook';
 export function createNriHandler({ settings, log, removeEnv }: NriHandlerOptions): NriCreateHandler {
   return (request: NriCreateRequest, context?: NriCallContext): NriAdjustment => {
     if (isSandbox(request.container.annotations) || !asksEnvhook(request.pod.annotations)) return EMPTY_ADJUSTMENT;
-    const where = { pod: request.pod.name, namespace: request.pod.namespace, podUid: request.pod.uid, container: request.container.name, id: request.container.id };
+    const where = {
+      pod: request.pod.name,
+      namespace: request.pod.namespace,
+      podUid: request.pod.uid,
+      container: request.container.name,
+      id: request.container.id,
+    };
     try {
       const guarded = request.pod.runtimeHandler === GUARD_HANDLER;
-      const { output, plan } = run(factsFromNri(request), { settings, stage: 'nri', log, deadline: context?.deadline }, (changes) => toNriAdjustment(changes, { removeEnv, guarded }));
+      const { output, plan } = run(factsFromNri(request), { settings, stage: 'nri', log, deadline: context?.deadline }, (changes) =>
+        toNriAdjustment(changes, { removeEnv, guarded }),
+      );
       if (guarded && output === EMPTY_ADJUSTMENT && plan.removed.length > 0) {
         log.info({ ...where, removed: plan.removed }, `nri: left to the ${GUARD_HANDLER} runtime handler (service-link removal)`);
         return output;

@@ -71,7 +71,8 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
   server.setTimeout(IDLE_TIMEOUT);
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => refuse(err, socket, opts.log));
   await new Promise<void>((resolve, reject) => {
-    const failed = (cause: NodeJS.ErrnoException) => reject(new EnvhookError(`cannot listen on metrics address ${opts.address}: ${cause.code ?? 'error'}`, { cause }));
+    const failed = (cause: NodeJS.ErrnoException) =>
+      reject(new EnvhookError(`cannot listen on metrics address ${opts.address}: ${cause.code ?? 'error'}`, { cause }));
     server.once('error', failed);
     server.listen({ host, port }, () => {
       server.off('error', failed);
@@ -123,6 +124,7 @@ function refuse(err: NodeJS.ErrnoException, socket: Socket, log: Logger): void {
   const code = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
   const text = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' }[code];
   // As node:http's default: a few bytes the kernel takes at once, then the socket is gone.
-  if (socket.writable && socket.bytesWritten === 0 && err.code !== 'ECONNRESET') socket.write(`HTTP/1.1 ${code} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  if (socket.writable && socket.bytesWritten === 0 && err.code !== 'ECONNRESET')
+    socket.write(`HTTP/1.1 ${code} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
   socket.destroy();
 }

@@ -44,7 +44,8 @@ export async function acquireLock(opts: LockOptions): Promise<Lock> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const server = await listen(address(opts.socketPath)).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EADDRINUSE') throw new EnvhookError(`cannot take the instance lock for ${opts.socketPath}: ${err.code ?? 'error'}`, { cause: err });
+      if (err.code !== 'EADDRINUSE')
+        throw new EnvhookError(`cannot take the instance lock for ${opts.socketPath}: ${err.code ?? 'error'}`, { cause: err });
       return undefined;
     });
     if (server) return serve(server, opts);

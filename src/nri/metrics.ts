@@ -10,7 +10,9 @@ import type { NriStatus } from './status.ts';
  * where CreateContainer answers fall (bench row 8: without annotations, a typical pod, a cold
  * cache); the top buckets catch what nears the runtime's 2 s request timeout.
  */
-export const DURATION_BUCKETS: readonly number[] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+export const DURATION_BUCKETS: readonly number[] = [
+  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+];
 
 export class DurationHistogram {
   readonly bounds: readonly number[];
@@ -54,10 +56,25 @@ interface Family {
 
 export function renderMetrics(status: NriStatus, histogram: DurationHistogram): string {
   const c = status.counts;
-  const one = (name: string, type: Family['type'], help: string, value: number): Family => ({ name, type, help, samples: [['', {}, value]] });
+  const one = (name: string, type: Family['type'], help: string, value: number): Family => ({
+    name,
+    type,
+    help,
+    samples: [['', {}, value]],
+  });
   const families: Family[] = [
-    one('envhook_nri_connected', 'gauge', 'Whether the plugin is registered with the runtime now (1) or not (0).', status.connected ? 1 : 0),
-    one('envhook_nri_start_time_seconds', 'gauge', 'Start time of the envhook nri supervisor, seconds since the Unix epoch.', Date.parse(status.startedAt) / 1000),
+    one(
+      'envhook_nri_connected',
+      'gauge',
+      'Whether the plugin is registered with the runtime now (1) or not (0).',
+      status.connected ? 1 : 0,
+    ),
+    one(
+      'envhook_nri_start_time_seconds',
+      'gauge',
+      'Start time of the envhook nri supervisor, seconds since the Unix epoch.',
+      Date.parse(status.startedAt) / 1000,
+    ),
     one('envhook_nri_registrations_total', 'counter', 'Registrations with the runtime since the supervisor started.', c.registrations),
     one('envhook_nri_worker_restarts_total', 'counter', 'Restarts of the NRI worker process by the supervisor.', c.workerRestarts),
     one('envhook_nri_hangs_total', 'counter', 'Workers that stopped answering and were replaced.', c.hangs),
@@ -75,9 +92,24 @@ export function renderMetrics(status: NriStatus, histogram: DurationHistogram): 
       ).map(([result, v]) => ['', { result }, v]),
     },
     histogramFamily('envhook_nri_request_duration_seconds', 'Time envhook took to answer a CreateContainer request.', histogram),
-    one('envhook_nri_missed_containers_total', 'counter', 'Running containers found after a registration that asked for envhook but were created without it.', c.missed),
-    one('envhook_nri_evictions_total', 'counter', 'Missed containers stopped over CRI so that the kubelet creates them again with their env.', c.evicted),
-    one('envhook_nri_eviction_failures_total', 'counter', 'Evictions of missed containers that failed (CRI socket unusable, error status, no answer in time).', c.evictionsFailed ?? 0),
+    one(
+      'envhook_nri_missed_containers_total',
+      'counter',
+      'Running containers found after a registration that asked for envhook but were created without it.',
+      c.missed,
+    ),
+    one(
+      'envhook_nri_evictions_total',
+      'counter',
+      'Missed containers stopped over CRI so that the kubelet creates them again with their env.',
+      c.evicted,
+    ),
+    one(
+      'envhook_nri_eviction_failures_total',
+      'counter',
+      'Evictions of missed containers that failed (CRI socket unusable, error status, no answer in time).',
+      c.evictionsFailed ?? 0,
+    ),
     one('envhook_owner_rechowns_total', 'counter', "Volume files given their owner again after the kubelet's rewrites.", c.ownerRechowns),
   ];
   const o = status.owners;
@@ -91,20 +123,31 @@ export function renderMetrics(status: NriStatus, histogram: DurationHistogram): 
         name: 'envhook_owner_files_owned_total',
         type: 'counter',
         help: "Volume files given their owner by the watcher after the kubelet's rewrites, by when: before_swap (before ..data pointed at them), after_swap (visible, still root's, for a moment).",
-        samples: [['', { when: 'before_swap' }, o.ownedBeforeSwap], ['', { when: 'after_swap' }, o.ownedAfterSwap]],
+        samples: [
+          ['', { when: 'before_swap' }, o.ownedBeforeSwap],
+          ['', { when: 'after_swap' }, o.ownedAfterSwap],
+        ],
       },
       {
         name: 'envhook_owner_watches_refused_total',
         type: 'counter',
         help: "inotify watches not set, by whom: kernel (its inotify limit), bound (envhook's per-pod and per-node bounds); those volumes are polled.",
-        samples: [['', { by: 'kernel' }, o.refusedByKernel], ['', { by: 'bound' }, o.refusedByBound]],
+        samples: [
+          ['', { by: 'kernel' }, o.refusedByKernel],
+          ['', { by: 'bound' }, o.refusedByBound],
+        ],
       },
     );
   }
   if (status.runtime) {
     const labels: Labels = { runtime: status.runtime.name, version: status.runtime.version };
     if (status.nriVersion !== undefined) labels.nri_version = status.nriVersion;
-    families.push({ name: 'envhook_nri_runtime_info', type: 'gauge', help: 'The runtime the plugin last registered with (always 1).', samples: [['', labels, 1]] });
+    families.push({
+      name: 'envhook_nri_runtime_info',
+      type: 'gauge',
+      help: 'The runtime the plugin last registered with (always 1).',
+      samples: [['', labels, 1]],
+    });
   }
   return families.map(renderFamily).join('');
 }

@@ -11,14 +11,29 @@ import { describeError, EnvhookError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { fromAdjustment, toCreateRequest, toPod, toSyncContainer } from './wire/plain-data.ts';
 import {
-  decode, encode, Msg, type ConfigureRequestShape, type CreateContainerRequestShape, type PodSandboxRequestShape, type PodSandboxShape, type StateChangeEventShape,
+  decode,
+  encode,
+  Msg,
+  type ConfigureRequestShape,
+  type CreateContainerRequestShape,
+  type PodSandboxRequestShape,
+  type PodSandboxShape,
+  type StateChangeEventShape,
   type SynchronizeRequestShape,
 } from './wire/descriptors.ts';
 import { PLUGIN_CONN, RUNTIME_CONN } from './wire/frames.ts';
 import { findMissed } from './missed.ts';
 import { MuxConnection } from './wire/mux.ts';
 import { silentObserver, type NriObserver, type RegisteredInfo, type RequestResult } from './observer.ts';
-import { EVENT_CREATE_CONTAINER, EVENT_REMOVE_POD_SANDBOX, EVENT_STOP_POD_SANDBOX, eventMask, NRI_API_VERSION, PLUGIN_SERVICE, RUNTIME_SERVICE } from './wire/nri-schema.ts';
+import {
+  EVENT_CREATE_CONTAINER,
+  EVENT_REMOVE_POD_SANDBOX,
+  EVENT_STOP_POD_SANDBOX,
+  eventMask,
+  NRI_API_VERSION,
+  PLUGIN_SERVICE,
+  RUNTIME_SERVICE,
+} from './wire/nri-schema.ts';
 import { TtrpcClient, TtrpcServer } from './wire/ttrpc.ts';
 import type { NriPod } from '../facts/nri-facts.ts';
 import { EMPTY_ADJUSTMENT } from '../apply/nri-adjustment.ts';
@@ -89,7 +104,10 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
       [`${PLUGIN_SERVICE}/Configure`]: (payload) => {
         const req = decode<ConfigureRequestShape>(Msg.ConfigureRequest, payload);
         const nriVersion = req.NRIVersion || undefined;
-        log.debug({ runtime: req.runtimeName, version: req.runtimeVersion, nriVersion, requestTimeoutMs: Number(req.requestTimeout) }, 'NRI configure');
+        log.debug(
+          { runtime: req.runtimeName, version: req.runtimeVersion, nriVersion, requestTimeoutMs: Number(req.requestTimeout) },
+          'NRI configure',
+        );
         requestTimeoutMs = Number(req.requestTimeout);
         configured({ runtimeName: req.runtimeName, runtimeVersion: req.runtimeVersion, nriVersion });
         return encode(Msg.ConfigureResponse, { events: subscribedEvents(pods !== undefined) });

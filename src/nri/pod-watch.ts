@@ -118,7 +118,10 @@ export function createPodWatcher(opts: PodWatcherOptions): PodWatcher {
       }
       for (const uid of [...watched.keys()]) if (!keep.has(uid)) forget(uid, 'not running at Synchronize');
       const { volumes, watches, polled } = registry.stats();
-      log.info({ runtimePods: pods.length, containers: containers.length, watchedPods: watched.size, volumes, watches, polled }, 'nri: synchronized owner watches');
+      log.info(
+        { runtimePods: pods.length, containers: containers.length, watchedPods: watched.size, volumes, watches, polled },
+        'nri: synchronized owner watches',
+      );
     },
     created(request) {
       if (request.pod.annotations[VOLUME_OWNERS] === undefined || isSandbox(request.container.annotations)) return;
@@ -129,7 +132,8 @@ export function createPodWatcher(opts: PodWatcherOptions): PodWatcher {
       const w = watched.get(pod.uid);
       if (w === undefined) return;
       const why = event === 'stop' ? 'StopPodSandbox' : 'RemovePodSandbox';
-      if (w.sandbox !== pod.id) return log.debug({ podUid: pod.uid, sandbox: pod.id, why }, 'nri: an earlier sandbox of a watched pod ended');
+      if (w.sandbox !== pod.id)
+        return log.debug({ podUid: pod.uid, sandbox: pod.id, why }, 'nri: an earlier sandbox of a watched pod ended');
       forget(pod.uid, why);
     },
     close() {

@@ -32,7 +32,8 @@ export interface ProcessFacts {
 }
 
 /** True when NODE_OPTIONS sets the pool size (ours, or the admin's own choice: kept). */
-export const hasPoolSize = (env: NodeJS.ProcessEnv): boolean => (env.NODE_OPTIONS ?? '').split(/\s+/).some((o) => o.startsWith('--v8-pool-size'));
+export const hasPoolSize = (env: NodeJS.ProcessEnv): boolean =>
+  (env.NODE_OPTIONS ?? '').split(/\s+/).some((o) => o.startsWith('--v8-pool-size'));
 
 /**
  * The execve that gives the daemon DAEMON_NODE_OPTION in NODE_OPTIONS (which the single
@@ -44,7 +45,11 @@ export function reexecArgs(p: ProcessFacts): { file: string; args: string[]; env
   if (hasPoolSize(p.env)) return undefined;
   const nodeOptions = p.env.NODE_OPTIONS?.trim();
   const args = p.sea ? [p.execPath, ...p.argv.slice(2)] : [p.execPath, ...p.execArgv, ...p.argv.slice(1)];
-  return { file: p.execPath, args, env: { ...p.env, NODE_OPTIONS: nodeOptions ? `${nodeOptions} ${DAEMON_NODE_OPTION}` : DAEMON_NODE_OPTION } };
+  return {
+    file: p.execPath,
+    args,
+    env: { ...p.env, NODE_OPTIONS: nodeOptions ? `${nodeOptions} ${DAEMON_NODE_OPTION}` : DAEMON_NODE_OPTION },
+  };
 }
 
 /**

@@ -71,7 +71,19 @@ export const STATUS_FILE = 'nri-status.json';
 const MAX_STATUS_BYTES = 64 * 1024;
 
 export function emptyCounts(): NriCounts {
-  return { registrations: 0, workerRestarts: 0, hangs: 0, adjusted: 0, empty: 0, refused: 0, errors: 0, missed: 0, evicted: 0, evictionsFailed: 0, ownerRechowns: 0 };
+  return {
+    registrations: 0,
+    workerRestarts: 0,
+    hangs: 0,
+    adjusted: 0,
+    empty: 0,
+    refused: 0,
+    errors: 0,
+    missed: 0,
+    evicted: 0,
+    evictionsFailed: 0,
+    ownerRechowns: 0,
+  };
 }
 
 export function statusPath(runDir: string): string {

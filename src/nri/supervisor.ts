@@ -72,9 +72,30 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
   const firstBeatMs = opts.firstBeatMs ?? FIRST_BEAT_MS;
   const plugin = `${opts.index}-${opts.name}`;
   const iso = (ms = Date.now()) => new Date(ms).toISOString();
-  const counts: NriCounts = { registrations: 0, workerRestarts: 0, hangs: 0, adjusted: 0, empty: 0, refused: 0, errors: 0, missed: 0, evicted: 0, evictionsFailed: 0, ownerRechowns: 0 };
+  const counts: NriCounts = {
+    registrations: 0,
+    workerRestarts: 0,
+    hangs: 0,
+    adjusted: 0,
+    empty: 0,
+    refused: 0,
+    errors: 0,
+    missed: 0,
+    evicted: 0,
+    evictionsFailed: 0,
+    ownerRechowns: 0,
+  };
   const startedAt = iso();
-  let status: NriStatus = { version: 1, pid: process.pid, startedAt, plugin, connected: false, since: startedAt, counts, updatedAt: startedAt };
+  let status: NriStatus = {
+    version: 1,
+    pid: process.pid,
+    startedAt,
+    plugin,
+    connected: false,
+    since: startedAt,
+    counts,
+    updatedAt: startedAt,
+  };
   const reported = new Set<string>();
   // The owner watcher's counters as the current worker last sent them (it counts from its own start).
   let workerOwners: OwnerWatchStats | undefined;
@@ -133,7 +154,10 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
       if (silentFor <= limit) return;
       clearInterval(hangCheck);
       counts.hangs += 1;
-      log.warn({ plugin, workerPid: child.pid, silentMs: silentFor }, 'nri: worker not answering (hung or stopped): killed, to be replaced');
+      log.warn(
+        { plugin, workerPid: child.pid, silentMs: silentFor },
+        'nri: worker not answering (hung or stopped): killed, to be replaced',
+      );
       child.kill('SIGKILL');
     }, 100);
     child.on('message', (m: WorkerMessage) => {
@@ -153,7 +177,7 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
         resolve();
         if (stopping) return finish(ending ?? 'stopped');
         if (ending === 'runtime-gone') {
-          log.info({ plugin }, "nri: the runtime is gone: the supervisor ends with its worker");
+          log.info({ plugin }, 'nri: the runtime is gone: the supervisor ends with its worker');
           return finish('runtime-gone');
         }
         counts.workerRestarts += 1;
@@ -232,7 +256,14 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
           if (reported.size >= MISSED_MEMORY) reported.clear();
           reported.add(c.id);
           log.warn(
-            { container: c.name, id: c.id, pod: c.pod, namespace: c.namespace, podUid: c.podUid, ...(c.invalid ? { invalid: c.invalid } : {}) },
+            {
+              container: c.name,
+              id: c.id,
+              pod: c.pod,
+              namespace: c.namespace,
+              podUid: c.podUid,
+              ...(c.invalid ? { invalid: c.invalid } : {}),
+            },
             'nri: container runs without envhook: created while the plugin was not registered',
           );
         }

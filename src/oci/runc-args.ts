@@ -98,7 +98,8 @@ export function parseCreateArgs(subcommand: 'create' | 'run', args: readonly str
     }
   }
   if (help) return { bundle, id: '', help };
-  if (positionals.length !== 1) throw new EnvhookError(`runc ${subcommand}: expected one container id, got ${positionals.length} arguments`);
+  if (positionals.length !== 1)
+    throw new EnvhookError(`runc ${subcommand}: expected one container id, got ${positionals.length} arguments`);
   // runc treats an empty --bundle as "the working directory".
   return { bundle: bundle === '' ? undefined : bundle, id: positionals[0]!, help };
 }

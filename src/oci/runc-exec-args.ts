@@ -5,7 +5,25 @@
 import { asFlag } from './runc-args.ts';
 
 /** exec options that take a value (runc 1.1; crun's are a subset). */
-const EXEC_VALUE_OPTIONS = new Set(['console-socket', 'cwd', 'env', 'e', 'user', 'u', 'additional-gids', 'g', 'process', 'p', 'pid-file', 'process-label', 'apparmor', 'cap', 'c', 'preserve-fds', 'cgroup']);
+const EXEC_VALUE_OPTIONS = new Set([
+  'console-socket',
+  'cwd',
+  'env',
+  'e',
+  'user',
+  'u',
+  'additional-gids',
+  'g',
+  'process',
+  'p',
+  'pid-file',
+  'process-label',
+  'apparmor',
+  'cap',
+  'c',
+  'preserve-fds',
+  'cgroup',
+]);
 
 export interface ExecArgs {
   /** `--process`/`-p` (last one wins), or undefined: runc then builds the process from config.json. */

@@ -41,7 +41,8 @@ export function readVolumeOwners(annotations: Annotations): VolumeOwner[] | unde
 export function normalize(entries: readonly RawEntry[]): VolumeOwner[] {
   const seen = new Set<string>();
   return entries.map((entry, i) => {
-    if (seen.has(entry.volume)) throw new SchemaError(WHERE, `/${i}/volume`, `volume ${JSON.stringify(entry.volume)} is listed more than once`);
+    if (seen.has(entry.volume))
+      throw new SchemaError(WHERE, `/${i}/volume`, `volume ${JSON.stringify(entry.volume)} is listed more than once`);
     seen.add(entry.volume);
     const keys = new Set<string>();
     const items = (entry.items ?? []).map((item, j): OwnerItem => {

@@ -34,7 +34,10 @@ export function chownVolumes(prepared: readonly PreparedVolume[], { dryRun, log,
       onFile: (path, o) => owned.push({ volume: p.volume, path, uid: o.uid, hostUid: o.hostUid }),
     });
     const ms = Math.round(Number(process.hrtime.bigint() - start) / 1e5) / 10;
-    log.info({ stage, volume: p.volume, uidMapping: p.translation.kind, layout: p.data.timestamped ? 'atomic' : 'plain', ...stats, dryRun, ms }, 'volume owners');
+    log.info(
+      { stage, volume: p.volume, uidMapping: p.translation.kind, layout: p.data.timestamped ? 'atomic' : 'plain', ...stats, dryRun, ms },
+      'volume owners',
+    );
   }
   return owned;
 }

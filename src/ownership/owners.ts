@@ -19,7 +19,9 @@ export function ownersOf(entry: VolumeOwner, translation: UidTranslation): Volum
     const host = hostUid(uid, translation);
     if (host === undefined) {
       const ranges = translation.kind === 'userns' ? describeMappings(translation.mappings) : 'none';
-      throw new EnvhookError(`volume "${entry.volume}": ${what} ${uid} is outside the container's user namespace (linux.uidMappings: ${ranges})`);
+      throw new EnvhookError(
+        `volume "${entry.volume}": ${what} ${uid} is outside the container's user namespace (linux.uidMappings: ${ranges})`,
+      );
     }
     return { uid, hostUid: host };
   };

@@ -52,7 +52,10 @@ export function prepareVolume(entry: VolumeOwner, volumes: VolumeLocator, mounts
   const { volume } = entry;
   const dir = volumes.find(volume, 'atomic');
   const translation = volumeTranslation(mounts, dir);
-  if (translation === 'mixed') throw new EnvhookError(`volume "${volume}" is mounted both idmapped and not idmapped: one owner on disk cannot be the same user through both`);
+  if (translation === 'mixed')
+    throw new EnvhookError(
+      `volume "${volume}" is mounted both idmapped and not idmapped: one owner on disk cannot be the same user through both`,
+    );
   const { defaultOwner, items } = ownersOf(entry, translation);
   const data = openDataDir(volume, dir);
   try {

@@ -59,7 +59,10 @@ function walkDir(dirFd: number, prefix: string, depth: number, opts: WalkOptions
   for (const [i, entry] of entries.entries()) {
     const name = entry.name;
     if (opts.deadline !== undefined && (i & 63) === 63 && process.hrtime.bigint() > opts.deadline) {
-      throw fail(opts, `owners not all set in time (${stats.files} files done): given up before the runtime's request timeout; a retry goes on from there`);
+      throw fail(
+        opts,
+        `owners not all set in time (${stats.files} files done): given up before the runtime's request timeout; a retry goes on from there`,
+      );
     }
     if (depth === 0 && opts.skipReserved && name.startsWith('..')) continue;
     const rel = prefix + name;
@@ -103,7 +106,13 @@ function openSubdir(dirFd: number, name: string, rel: string, opts: WalkOptions)
  * anything else (gone, a symlink, a device) is left alone. For the watcher, which owns the files
  * of a new directory one by one as the kubelet creates them.
  */
-export function chownEntry(dirFd: number, name: string, rel: string, opts: WalkOptions, stats: WalkStats): 'file' | 'directory' | undefined {
+export function chownEntry(
+  dirFd: number,
+  name: string,
+  rel: string,
+  opts: WalkOptions,
+  stats: WalkStats,
+): 'file' | 'directory' | undefined {
   const st = fs.lstatSync(fdPath(dirFd, name), { throwIfNoEntry: false });
   if (st?.isDirectory()) return 'directory';
   if (!st?.isFile()) return undefined;

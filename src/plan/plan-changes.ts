@@ -35,7 +35,8 @@ export function planChanges(facts: Facts, o: PlanOptions): Changes {
   if (o.env === 'verify') checkApplied(facts, requested !== undefined);
   const env = o.env === 'resolve' ? requested : undefined;
   const owners = ownersRequest(facts);
-  const pod = podVolumes(env, owners, facts.volumes).length > 0 ? findPodDir(facts.pod, facts, facts.annotations, o.kubeletRoot) : undefined;
+  const pod =
+    podVolumes(env, owners, facts.volumes).length > 0 ? findPodDir(facts.pod, facts, facts.annotations, o.kubeletRoot) : undefined;
   const volumes = createVolumeLocator({ pod, overrides: facts.volumes });
   const resolved = env === undefined ? undefined : resolveLogged(facts, env, volumes, o.log);
   return {
@@ -48,7 +49,10 @@ export function planChanges(facts: Facts, o: PlanOptions): Changes {
 }
 
 function resolveLogged(facts: Facts, req: EnvRequest, volumes: VolumeLocator, log: Logger): ResolvedEnv {
-  log.debug({ container: facts.container, envFrom: req.envFrom.length, env: req.env.length, removeServiceLinks: req.removeServiceLinks }, 'env requested');
+  log.debug(
+    { container: facts.container, envFrom: req.envFrom.length, env: req.env.length, removeServiceLinks: req.removeServiceLinks },
+    'env requested',
+  );
   const resolved = resolveEnv(facts.env, req, volumes, parseEnvFile);
   for (const v of resolved.set) log.debug({ name: v.name, source: v.source }, 'env set');
   for (const name of resolved.removed) log.debug({ name }, 'service variable removed');
@@ -56,6 +60,9 @@ function resolveLogged(facts: Facts, req: EnvRequest, volumes: VolumeLocator, lo
     if (v.invalidName) log.warn({ name: v.name, source: v.source }, 'envFrom file name is not a variable name: not set');
     else log.debug({ name: v.name, source: v.source }, 'optional env source missing: not set');
   }
-  log.info({ container: facts.container, set: resolved.set.length, removed: resolved.removed.length, skipped: resolved.skipped.length }, 'env resolved');
+  log.info(
+    { container: facts.container, set: resolved.set.length, removed: resolved.removed.length, skipped: resolved.skipped.length },
+    'env resolved',
+  );
   return resolved;
 }

@@ -82,7 +82,12 @@ export function resolveEnv(processEnv: readonly string[], req: EnvRequest, volum
       const source = `envFrom ${describeDir(src.volumeRef)}`;
       const dir = files.dir(src.volumeRef, src.prefix ?? '');
       if (dir === undefined) skipped.push({ name: `${src.prefix ?? ''}*`, source: `${source} (optional, not found)` });
-      for (const name of dir?.invalid ?? []) skipped.push({ name: JSON.stringify(name), source: `${source} (not a variable name: skipped, as the kubelet skips such keys)`, invalidName: true });
+      for (const name of dir?.invalid ?? [])
+        skipped.push({
+          name: JSON.stringify(name),
+          source: `${source} (not a variable name: skipped, as the kubelet skips such keys)`,
+          invalidName: true,
+        });
       for (const [name, value] of dir?.vars ?? []) setVar(name, value, source);
       continue;
     }
@@ -140,11 +145,15 @@ export function resolveEnv(processEnv: readonly string[], req: EnvRequest, volum
 }
 
 function tooLong(name: string): EnvhookError {
-  return new EnvhookError(`env ${JSON.stringify(name)}: longer than ${MAX_ENV_ENTRY_BYTES} bytes after $(VAR) expansion (the kernel's limit for one variable)`);
+  return new EnvhookError(
+    `env ${JSON.stringify(name)}: longer than ${MAX_ENV_ENTRY_BYTES} bytes after $(VAR) expansion (the kernel's limit for one variable)`,
+  );
 }
 
 function totalTooLarge(): EnvhookError {
-  return new EnvhookError(`the container's environment would be larger than ${MAX_ENV_TOTAL_BYTES} bytes (the kernel's limit for argv and env)`);
+  return new EnvhookError(
+    `the container's environment would be larger than ${MAX_ENV_TOTAL_BYTES} bytes (the kernel's limit for argv and env)`,
+  );
 }
 
 function nameOf(entry: string): string {
@@ -152,7 +161,12 @@ function nameOf(entry: string): string {
   return eq < 0 ? entry : entry.slice(0, eq);
 }
 
-function merge(processEnv: readonly string[], names: readonly string[], removed: ReadonlySet<string>, values: ReadonlyMap<string, string>): string[] {
+function merge(
+  processEnv: readonly string[],
+  names: readonly string[],
+  removed: ReadonlySet<string>,
+  values: ReadonlyMap<string, string>,
+): string[] {
   const out: string[] = [];
   const written = new Set<string>();
   processEnv.forEach((entry, i) => {

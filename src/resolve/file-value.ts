@@ -25,6 +25,6 @@ export function fileValue(bytes: Uint8Array): string {
   try {
     return utf8.decode(bytes.subarray(0, end));
   } catch {
-    throw new FileValueError('is not valid UTF-8 (a variable in the runtime\'s JSON spec must be text)');
+    throw new FileValueError("is not valid UTF-8 (a variable in the runtime's JSON spec must be text)");
   }
 }

@@ -13,7 +13,11 @@ import type { VolumeRef } from '../k8s/annotations.ts';
 
 export type ParseEnvFile = (bytes: Uint8Array) => Map<string, string>;
 
-export interface FileRefLike { volumeName: string; path: string; optional?: boolean | undefined }
+export interface FileRefLike {
+  volumeName: string;
+  path: string;
+  optional?: boolean | undefined;
+}
 
 /** `volume "V": directory "P"` (`"."`: the volume's top), the prefix of every message about a volumeRef. */
 export function describeDir(ref: VolumeRef): string {
@@ -94,9 +98,15 @@ export class EnvFiles {
     const volume = this.#volumes.envSource(ref.volumeName);
     let listed: DirFiles;
     try {
-      listed = readVolumeDir(volume.dir, volume.viaData, ref.path, { limit: MAX_FILE_BYTES, totalLimit: MAX_DIR_BYTES, maxEntries: MAX_DIR_ENTRIES, wanted: (name) => isVariableName(prefix, name) });
+      listed = readVolumeDir(volume.dir, volume.viaData, ref.path, {
+        limit: MAX_FILE_BYTES,
+        totalLimit: MAX_DIR_BYTES,
+        maxEntries: MAX_DIR_ENTRIES,
+        wanted: (name) => isVariableName(prefix, name),
+      });
     } catch (err) {
-      if (err instanceof EntryError) throw new EnvhookError(`${describeFile({ ...ref, path: entryPath(ref, err.entry) })}: ${err.reason}`, { cause: err });
+      if (err instanceof EntryError)
+        throw new EnvhookError(`${describeFile({ ...ref, path: entryPath(ref, err.entry) })}: ${err.reason}`, { cause: err });
       if (err instanceof ConfinedError && err.notFound) {
         if (ref.optional) return undefined;
         throw new EnvhookError(`${describeDir(ref)}: not found`, { cause: err });
@@ -110,7 +120,8 @@ export class EnvFiles {
         try {
           vars.set(prefix + f.name, fileValue(f.bytes));
         } catch (err) {
-          if (err instanceof FileValueError) throw new EnvhookError(`${describeFile({ ...ref, path: entryPath(ref, f.name) })}: ${err.message}`);
+          if (err instanceof FileValueError)
+            throw new EnvhookError(`${describeFile({ ...ref, path: entryPath(ref, f.name) })}: ${err.message}`);
           throw err;
         }
       }

@@ -49,7 +49,8 @@ export function prepareExec(ctx: ExecContext): void {
   ctx.about.process = processFile;
   const text = readProcessFile(processFile);
   const proc = parseLossless(text, processFile);
-  if (proc === null || typeof proc !== 'object' || Array.isArray(proc) || JSON.isRawJSON(proc)) throw new EnvhookError(`${processFile}: not a JSON object`);
+  if (proc === null || typeof proc !== 'object' || Array.isArray(proc) || JSON.isRawJSON(proc))
+    throw new EnvhookError(`${processFile}: not a JSON object`);
   const env = stringList((proc as JsonObject).env, `${processFile}: "env"`);
   const specEnv = stringList((loaded.spec.process as JsonObject | undefined)?.env, `${loaded.path}: "process.env"`);
   const next = execEnv(env, mark, specEnv, loaded.path);
@@ -68,10 +69,18 @@ function bundleOf(ctx: ExecContext, id: string): string {
     // Loaded here: node:child_process (with net, dgram and the stream stack) would add to
     // the start-up of every create through the front, and only an exec the front could not
     // serve uses it.
-    out = process.getBuiltinModule('node:child_process').execFileSync(ctx.runtime, [...globals, 'state', id], { encoding: 'utf8', env: ctx.env, stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 16 * 1024 * 1024 });
+    out = process.getBuiltinModule('node:child_process').execFileSync(ctx.runtime, [...globals, 'state', id], {
+      encoding: 'utf8',
+      env: ctx.env,
+      stdio: ['ignore', 'pipe', 'ignore'],
+      maxBuffer: 16 * 1024 * 1024,
+    });
   } catch (cause) {
     const status = (cause as { status?: number | null }).status;
-    throw new EnvhookError(`${ctx.runtime} state ${JSON.stringify(id)} failed${status ? ` (exit status ${status})` : ''}: cannot find the container's bundle`, { cause });
+    throw new EnvhookError(
+      `${ctx.runtime} state ${JSON.stringify(id)} failed${status ? ` (exit status ${status})` : ''}: cannot find the container's bundle`,
+      { cause },
+    );
   }
   let bundle: unknown;
   try {
@@ -79,7 +88,8 @@ function bundleOf(ctx: ExecContext, id: string): string {
   } catch {
     bundle = undefined;
   }
-  if (typeof bundle !== 'string' || bundle === '') throw new EnvhookError(`${ctx.runtime} state ${JSON.stringify(id)}: no "bundle" in its output`);
+  if (typeof bundle !== 'string' || bundle === '')
+    throw new EnvhookError(`${ctx.runtime} state ${JSON.stringify(id)}: no "bundle" in its output`);
   return bundle;
 }
 

@@ -13,7 +13,10 @@ export function resolveRuntime(setting: string, env: NodeJS.ProcessEnv = process
   const isFront = (file: string) => realpathOr(file) === front || carriesMarker(file);
   if (setting.includes('/')) {
     if (!isExecutableFile(setting)) throw new EnvhookError(`runtime ${setting} is not an executable file`);
-    if (isFront(setting)) throw new EnvhookError(`runtime ${setting} is an envhook front, not a real runtime: name the real one (envhook install --oci-runtime, or ENVHOOK_RUNTIME)`);
+    if (isFront(setting))
+      throw new EnvhookError(
+        `runtime ${setting} is an envhook front, not a real runtime: name the real one (envhook install --oci-runtime, or ENVHOOK_RUNTIME)`,
+      );
     return setting;
   }
   // PATH order, skipping fronts: an admin may have installed the front as `runc`.

@@ -62,7 +62,10 @@ export function runShim(argv: readonly string[], where: ShimEnv = { env: process
     }
     const { spec, plan } = runPipeline(loaded.spec, { settings, stage: 'create', log, recordOwnersIn: settings.runDir });
     flushBundle(loaded, spec, { id: create.id, log, about });
-    log.info({ ...about, sandbox: plan.sandbox, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length }, 'applied; runtime next');
+    log.info(
+      { ...about, sandbox: plan.sandbox, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length },
+      'applied; runtime next',
+    );
   } catch (err) {
     const message = `envhook: ${describeError(err)}`;
     appendRuncLog(runc.globals.log, runc.globals['log-format'], message);

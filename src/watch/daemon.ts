@@ -56,7 +56,10 @@ export function startWatchDaemon(opts: DaemonOptions): WatchDaemon {
     try {
       const record = readOwnersRecord(runDir, name);
       const expected = path.join(opts.kubeletRoot, 'pods', uid);
-      if (record.podDir !== expected) throw new EnvhookError(`owners record of pod ${JSON.stringify(uid)}: /podDir: is not ${expected} (kubelet root ${opts.kubeletRoot})`);
+      if (record.podDir !== expected)
+        throw new EnvhookError(
+          `owners record of pod ${JSON.stringify(uid)}: /podDir: is not ${expected} (kubelet root ${opts.kubeletRoot})`,
+        );
       registry.add(uid, watchVolumesOf(record));
       known.set(uid, { podDir: record.podDir, version });
       checkPod(uid);

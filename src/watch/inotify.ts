@@ -61,7 +61,10 @@ export function createInotify(log: Logger, watchFn: WatchFn = defaultWatch, poll
   const once = (kind: string, fields: object, msg: string): void => {
     if (logged.has(kind)) return;
     logged.add(kind);
-    log.warn({ ...fields, pollMs }, `${msg}: volumes without a watch are polled every ${pollMs} ms instead (logged once; the count of refused watches is in the status)`);
+    log.warn(
+      { ...fields, pollMs },
+      `${msg}: volumes without a watch are polled every ${pollMs} ms instead (logged once; the count of refused watches is in the status)`,
+    );
   };
   const refuse = (kind: string, fields: object, msg: string): 'limit' => {
     if (kind === 'kernel') refusedByKernel++;
@@ -72,15 +75,26 @@ export function createInotify(log: Logger, watchFn: WatchFn = defaultWatch, poll
   return {
     watch(dir, listener, onError, pod) {
       const podCount = pod === undefined ? 0 : (perPod.get(pod) ?? 0);
-      if (open >= maxWatches) return refuse('node', { dir, maxWatches }, `inotify limit reached: envhook's bound of ${maxWatches} watches for the node`);
-      if (pod !== undefined && podCount >= maxPodWatches) return refuse('pod', { dir, podUid: pod, maxPodWatches }, `inotify limit reached: envhook's bound of ${maxPodWatches} watches for one pod`);
+      if (open >= maxWatches)
+        return refuse('node', { dir, maxWatches }, `inotify limit reached: envhook's bound of ${maxWatches} watches for the node`);
+      if (pod !== undefined && podCount >= maxPodWatches)
+        return refuse(
+          'pod',
+          { dir, podUid: pod, maxPodWatches },
+          `inotify limit reached: envhook's bound of ${maxPodWatches} watches for one pod`,
+        );
       let w: fs.FSWatcher;
       try {
         w = watchFn(dir, listener);
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code ?? '';
         if (code === 'ENOENT' || code === 'ENOTDIR') return 'gone';
-        if (KERNEL_LIMITS[code]) return refuse('kernel', { code, dir }, `inotify limit reached: the kernel refused a watch (${code}; raise ${KERNEL_LIMITS[code]})`);
+        if (KERNEL_LIMITS[code])
+          return refuse(
+            'kernel',
+            { code, dir },
+            `inotify limit reached: the kernel refused a watch (${code}; raise ${KERNEL_LIMITS[code]})`,
+          );
         log.warn({ code, dir }, 'cannot watch a volume directory: it is polled instead');
         return 'limit';
       }

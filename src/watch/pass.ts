@@ -98,7 +98,12 @@ export function ownPending(t: PassTarget, name: string, stats?: WalkStats): Walk
  * on the same file system; an entry gone or swapped meanwhile is skipped (undefined). `stats`
  * gets the file counted (and counted changed when its owner was not the one due).
  */
-export function ownPendingEntry(t: PassTarget, p: OpenPending, rel: string, stats: WalkStats = { files: 0, changed: 0 }): 'file' | 'directory' | undefined {
+export function ownPendingEntry(
+  t: PassTarget,
+  p: OpenPending,
+  rel: string,
+  stats: WalkStats = { files: 0, changed: 0 },
+): 'file' | 'directory' | undefined {
   const names = rel.split('/');
   const name = names.pop()!;
   let dirFd = p.fd;

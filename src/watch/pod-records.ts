@@ -38,7 +38,8 @@ export function createPodRecords(runDir: string, kubeletRoot: string, log: Logge
   const read = (podUid: string, name: string): RestoredPod | undefined => {
     const record = readOwnersRecord(runDir, name, NRI_RECORDS);
     const expected = path.join(kubeletRoot, 'pods', podUid);
-    if (record.podDir !== expected) throw new EnvhookError(`owners record of pod ${JSON.stringify(podUid)}: /podDir: is not ${expected} (kubelet root ${kubeletRoot})`);
+    if (record.podDir !== expected)
+      throw new EnvhookError(`owners record of pod ${JSON.stringify(podUid)}: /podDir: is not ${expected} (kubelet root ${kubeletRoot})`);
     if (record.sandbox === undefined) throw new EnvhookError(`owners record of pod ${JSON.stringify(podUid)}: no sandbox`);
     if (!fs.existsSync(record.podDir)) return undefined;
     return { podUid, sandbox: record.sandbox, podDir: record.podDir, volumes: watchVolumesOf(record) };
@@ -46,7 +47,11 @@ export function createPodRecords(runDir: string, kubeletRoot: string, log: Logge
   return {
     save(podUid, sandbox, podDir, volumes) {
       try {
-        writeOwnersRecord(runDir, { podUid, podDir, sandbox, volumes: volumes.map((v) => recordVolume(v.owners, v.dir, v.uidMapping)) }, NRI_RECORDS);
+        writeOwnersRecord(
+          runDir,
+          { podUid, podDir, sandbox, volumes: volumes.map((v) => recordVolume(v.owners, v.dir, v.uidMapping)) },
+          NRI_RECORDS,
+        );
       } catch (err) {
         // The watch goes on; only a plugin process started after a runtime restart will miss it.
         log.warn({ podUid, err }, `nri: owners record not written: ${describeError(err)}`);

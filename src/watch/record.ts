@@ -54,7 +54,11 @@ export function recordVolume(entry: VolumeOwner, dir: string, uidMapping: UidTra
 export function ownersRecordOf(prepared: readonly PreparedVolume[]): OwnersRecord | undefined {
   if (prepared.length === 0) return undefined;
   const podDir = path.dirname(path.dirname(path.dirname(prepared[0]!.dir)));
-  const record: OwnersRecord = { podUid: path.basename(podDir), podDir, volumes: prepared.map((p) => recordVolume(p.entry, p.dir, p.translation)) };
+  const record: OwnersRecord = {
+    podUid: path.basename(podDir),
+    podDir,
+    volumes: prepared.map((p) => recordVolume(p.entry, p.dir, p.translation)),
+  };
   try {
     checkRecord({ version: 1, ...record }, 'owners record');
   } catch {
@@ -108,11 +112,14 @@ export function readOwnersRecord(runDir: string, name: string, kind: RecordsKind
 function checkRecord(data: unknown, where: string): void {
   check(validateOwnersRecord, data, where);
   const r = data as OwnersRecord;
-  if (path.resolve(r.podDir) !== r.podDir || path.basename(r.podDir) !== r.podUid) throw new EnvhookError(`${where}: /podDir: must be a normalised path ending in the pod UID`);
+  if (path.resolve(r.podDir) !== r.podDir || path.basename(r.podDir) !== r.podUid)
+    throw new EnvhookError(`${where}: /podDir: must be a normalised path ending in the pod UID`);
   r.volumes.forEach((v, i) => {
     const plugin = path.basename(path.dirname(v.dir));
     if (path.dirname(v.dir) !== path.join(r.podDir, 'volumes', plugin) || !PLUGINS.has(plugin) || path.basename(v.dir) !== v.volume) {
-      throw new EnvhookError(`${where}: /volumes/${i}/dir: must be <podDir>/volumes/kubernetes.io~{configmap,secret,projected,downward-api}/<volume>`);
+      throw new EnvhookError(
+        `${where}: /volumes/${i}/dir: must be <podDir>/volumes/kubernetes.io~{configmap,secret,projected,downward-api}/<volume>`,
+      );
     }
   });
 }

@@ -149,7 +149,17 @@ export function createRegistry(opts: RegistryOptions): Registry {
         volumes++;
         if (v.degraded) polled++;
       });
-      return { pods: pods.size, volumes, watches: inotify.open, polled, queued: scheduler.pending, refusedByKernel: inotify.refusedByKernel, refusedByBound: inotify.refusedByBound, ownedBeforeSwap, ownedAfterSwap };
+      return {
+        pods: pods.size,
+        volumes,
+        watches: inotify.open,
+        polled,
+        queued: scheduler.pending,
+        refusedByKernel: inotify.refusedByKernel,
+        refusedByBound: inotify.refusedByBound,
+        ownedBeforeSwap,
+        ownedAfterSwap,
+      };
     },
   };
 }

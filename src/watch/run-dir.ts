@@ -26,7 +26,8 @@ export function ensureRunDir(runDir: string, kind: RecordsKind = RECORDS): strin
     fs.mkdirSync(dir, { mode: 0o700 });
   } catch (cause) {
     if (cause instanceof EnvhookError) throw cause;
-    if ((cause as NodeJS.ErrnoException).code !== 'EEXIST') throw new EnvhookError(`cannot create run directory ${dir}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
+    if ((cause as NodeJS.ErrnoException).code !== 'EEXIST')
+      throw new EnvhookError(`cannot create run directory ${dir}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
   }
   checkPrivate(dir);
   return dir;

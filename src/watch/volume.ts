@@ -15,7 +15,17 @@ import type { Logger } from '../log.ts';
 import { DATA_LINK } from '../fs/datadir.ts';
 import type { Inotify, Watch } from './inotify.ts';
 import { PendingDirs } from './pending.ts';
-import { isKubeletTimestamped, openPending, ownCurrent, ownOpenPending, ownPending, ownPendingEntry, type CurrentPass, type OpenPending, type PassTarget } from './pass.ts';
+import {
+  isKubeletTimestamped,
+  openPending,
+  ownCurrent,
+  ownOpenPending,
+  ownPending,
+  ownPendingEntry,
+  type CurrentPass,
+  type OpenPending,
+  type PassTarget,
+} from './pass.ts';
 import { ConfinedError } from '../fs/confined.ts';
 import type { Scheduler, Task } from './scheduler.ts';
 
@@ -71,7 +81,12 @@ export class VolumeWatch implements Task {
   }
 
   start(): void {
-    const w = this.#env.inotify.watch(this.target.dir, (_e, name) => this.#onRoot(name), () => this.#degrade(), this.podUid);
+    const w = this.#env.inotify.watch(
+      this.target.dir,
+      (_e, name) => this.#onRoot(name),
+      () => this.#degrade(),
+      this.podUid,
+    );
     if (typeof w === 'string') this.#degrade();
     else this.#root = w;
     this.#env.scheduler.mark(this);

@@ -7,10 +7,10 @@ const W = '/b/config.json';
 t.test('the names mark: read, or refused with the annotation named and nothing of its text', async (t) => {
   t.equal(readAppliedEnv(undefined, W), undefined);
   t.equal(readAppliedEnv({ 'envhook.io/applied': 'sha256:0' }, W), undefined);
-  t.same(readAppliedEnv(
-    { 'envhook.io/applied-env': '{"set":["A","B_1"],"removed":["X_SERVICE_HOST"]}' },
-    W,
-  ), { set: ['A', 'B_1'], removed: ['X_SERVICE_HOST'] });
+  t.same(readAppliedEnv({ 'envhook.io/applied-env': '{"set":["A","B_1"],"removed":["X_SERVICE_HOST"]}' }, W), {
+    set: ['A', 'B_1'],
+    removed: ['X_SERVICE_HOST'],
+  });
   for (const bad of [
     'CANARY-mark',
     '{"set":["A"]}',
@@ -45,10 +45,7 @@ t.test('set names take config.json values in place, removed names go, everything
   );
   t.same(execEnv([], { set: [], removed: ['X'] }, spec, W), []);
   t.same(execEnv(['A=1'], { set: [], removed: [] }, spec, W), ['A=1']);
-  t.throws(() => execEnv(
-    [],
-    { set: ['MISSING'], removed: [] },
-    spec,
-    W,
-  ), { message: '/b/config.json: variable "MISSING" of annotation "envhook.io/applied-env" is not in process.env' });
+  t.throws(() => execEnv([], { set: ['MISSING'], removed: [] }, spec, W), {
+    message: '/b/config.json: variable "MISSING" of annotation "envhook.io/applied-env" is not in process.env',
+  });
 });

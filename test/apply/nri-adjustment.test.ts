@@ -12,8 +12,14 @@ const changes = (removed: string[] = []): Changes => ({
   sandbox: false,
   env: {
     env: [],
-    values: new Map([['Z', CANARY], ['A', '1']]),
-    set: [{ name: 'A', source: 'value' }, { name: 'Z', source: 'value' }],
+    values: new Map([
+      ['Z', CANARY],
+      ['A', '1'],
+    ]),
+    set: [
+      { name: 'A', source: 'value' },
+      { name: 'Z', source: 'value' },
+    ],
     removed,
     skipped: [],
   },
@@ -22,9 +28,14 @@ const changes = (removed: string[] = []): Changes => ({
 });
 
 t.test('env in the order first set, the mark, no removal', async (t) => {
-  t.same(toNriAdjustment(
-    changes(),
-  ), { env: [{ key: 'Z', value: CANARY }, { key: 'A', value: '1' }], removeEnv: [], annotations: { 'envhook.io/applied': 'sha256:11' } });
+  t.same(toNriAdjustment(changes()), {
+    env: [
+      { key: 'Z', value: CANARY },
+      { key: 'A', value: '1' },
+    ],
+    removeEnv: [],
+    annotations: { 'envhook.io/applied': 'sha256:11' },
+  });
 });
 
 t.test('nothing asked of the env: the empty adjustment', async (t) => {
@@ -33,8 +44,11 @@ t.test('nothing asked of the env: the empty adjustment', async (t) => {
 
 t.test('removals: refused by default, with what to do; given when the runtime applies them', async (t) => {
   const err = t.throws(() => toNriAdjustment(changes(['X_SERVICE_HOST'])), EnvhookError) as EnvhookError;
-  t.equal(err.message, 'annotation "envhook.io/serviceLinks": container "app" would have 1 service variable removed, but NRI on this runtime drops removals: ' +
-    "set enableServiceLinks: false in the pod spec instead, or give the pod runtimeClassName: envhook (envhook's runtime handler removes them)");
+  t.equal(
+    err.message,
+    'annotation "envhook.io/serviceLinks": container "app" would have 1 service variable removed, but NRI on this runtime drops removals: ' +
+      "set enableServiceLinks: false in the pod spec instead, or give the pod runtimeClassName: envhook (envhook's runtime handler removes them)",
+  );
   t.notMatch(err.message, CANARY);
   t.same(toNriAdjustment(changes(['X_SERVICE_HOST', 'X_PORT']), { removeEnv: true }).removeEnv, ['X_SERVICE_HOST', 'X_PORT']);
   t.equal(toNriAdjustment(changes(['X_SERVICE_HOST']), { guarded: true }), EMPTY_ADJUSTMENT, 'guarded: left to the runtime handler');

@@ -11,7 +11,13 @@ import { silentLogger } from '../../src/log.ts';
 
 const ORIGINAL = '{\n  "process": {\n    "env": [ "PATH=/bin" ]\n  }\n}\n';
 const changed = (spec: Spec) =>
-  applyToSpec(spec, { container: 'app', sandbox: false, owners: [], mark: 'sha256:x', env: { env: ['PATH=/bin', 'A=1'], values: new Map([['A', '1']]), set: [{ name: 'A', source: 'value' }], removed: [], skipped: [] } });
+  applyToSpec(spec, {
+    container: 'app',
+    sandbox: false,
+    owners: [],
+    mark: 'sha256:x',
+    env: { env: ['PATH=/bin', 'A=1'], values: new Map([['A', '1']]), set: [{ name: 'A', source: 'value' }], removed: [], skipped: [] },
+  });
 
 function bundle(t: Test) {
   const dir = t.testdir({ 'config.json': ORIGINAL });

@@ -9,7 +9,10 @@ import { APPLIED_KEY } from '../../src/k8s/annotation-keys.ts';
 
 const settings = { kubeletRoot: '/nonexistent', runtime: 'runc', logFile: undefined, logLevel: 'info' as const };
 const run = (spec: Spec, stage: Stage = 'inject') => runPipeline(spec, { settings, stage, log: silentLogger });
-const spec = (annotations: Record<string, string>): Spec => ({ process: { env: ['PATH=/bin', 'X_SERVICE_HOST=1'] }, annotations: { 'io.kubernetes.cri.container-name': 'app', ...annotations } });
+const spec = (annotations: Record<string, string>): Spec => ({
+  process: { env: ['PATH=/bin', 'X_SERVICE_HOST=1'] },
+  annotations: { 'io.kubernetes.cri.container-name': 'app', ...annotations },
+});
 
 t.test('env and envhook.io/applied only when an env annotation has an entry for this container', async (t) => {
   const none = spec({});
@@ -21,23 +24,45 @@ t.test('env and envhook.io/applied only when an env annotation has an entry for 
   for (const stage of ['inject', 'create', 'precreate'] as const) {
     const out = run(mine, stage);
     t.same((out.spec.process as { env: string[] }).env, ['PATH=/bin', 'A=/bin:x'], stage);
-    t.equal((out.spec.annotations as Record<string, string>)[APPLIED_KEY], appliedDigest({ annotations: mine.annotations as Record<string, string>, container: 'app' }));
+    t.equal(
+      (out.spec.annotations as Record<string, string>)[APPLIED_KEY],
+      appliedDigest({ annotations: mine.annotations as Record<string, string>, container: 'app' }),
+    );
     t.same(out.plan.env, [{ name: 'A', source: 'value' }]);
     t.same(out.plan.removed, ['X_SERVICE_HOST']);
-    t.equal((out.spec.annotations as Record<string, string>)['envhook.io/applied-env'], '{"set":["A"],"removed":["X_SERVICE_HOST"]}', `${stage}: the names mark, names only`);
+    t.equal(
+      (out.spec.annotations as Record<string, string>)['envhook.io/applied-env'],
+      '{"set":["A"],"removed":["X_SERVICE_HOST"]}',
+      `${stage}: the names mark, names only`,
+    );
   }
   t.same((mine.process as { env: string[] }).env, ['PATH=/bin', 'X_SERVICE_HOST=1'], 'the input spec is not changed');
   // The hook stage does no env work: it only checks the shim or precreate stage left its mark.
-  const marked = { ...mine, annotations: { ...(mine.annotations as Record<string, string>), [APPLIED_KEY]: appliedDigest({ annotations: mine.annotations as Record<string, string>, container: 'app' }) } };
+  const marked = {
+    ...mine,
+    annotations: {
+      ...(mine.annotations as Record<string, string>),
+      [APPLIED_KEY]: appliedDigest({ annotations: mine.annotations as Record<string, string>, container: 'app' }),
+    },
+  };
   t.equal(run(marked, 'hook').spec, marked, 'the hook stage does no env work');
   const full = run(mine, 'create').spec;
-  t.equal(run(full, 'hook').spec, full, 'the names mark beside it does not disturb the hook stage\'s check');
-  t.throws(() => run(mine, 'hook'), { message: /^env requested by annotations "envhook\.io\/env", "envhook\.io\/serviceLinks" was not applied before the runtime's create/ }, 'and refuses env that was not applied');
+  t.equal(run(full, 'hook').spec, full, "the names mark beside it does not disturb the hook stage's check");
+  t.throws(
+    () => run(mine, 'hook'),
+    {
+      message: /^env requested by annotations "envhook\.io\/env", "envhook\.io\/serviceLinks" was not applied before the runtime's create/,
+    },
+    'and refuses env that was not applied',
+  );
   t.ok(envRequested({ annotations: mine.annotations as Record<string, string>, container: 'app' }));
-  t.notSame(appliedDigest({ annotations: mine.annotations as Record<string, string>, container: 'app' }), appliedDigest({ annotations: mine.annotations as Record<string, string>, container: 'b' }));
+  t.notSame(
+    appliedDigest({ annotations: mine.annotations as Record<string, string>, container: 'app' }),
+    appliedDigest({ annotations: mine.annotations as Record<string, string>, container: 'b' }),
+  );
 });
 
-t.test('shim stages record the pod\'s owners for envhook watch; a failed record does not fail the start', async (t) => {
+t.test("shim stages record the pod's owners for envhook watch; a failed record does not fail the start", async (t) => {
   const fs = await import('node:fs');
   const path = await import('node:path');
   const { makePod, rawAnnotations } = await import('../../scripts/kubelet-pod.ts');
@@ -57,7 +82,11 @@ t.test('shim stages record the pod\'s owners for envhook watch; a failed record 
   const record = readOwnersRecord(runDir, `${pod.uid}.json`);
   t.equal(record.podUid, pod.uid, 'the record names the pod');
   t.equal(record.podDir, pod.dir, 'and its directory');
-  t.same(record.volumes.map((v) => [v.volume, v.defaultUser, v.dir]), [['keys', 1000, path.join(pod.dir, 'volumes/kubernetes.io~secret/keys')]], 'the volume and its owner');
+  t.same(
+    record.volumes.map((v) => [v.volume, v.defaultUser, v.dir]),
+    [['keys', 1000, path.join(pod.dir, 'volumes/kubernetes.io~secret/keys')]],
+    'the volume and its owner',
+  );
   t.equal(fs.statSync(path.join(runDir, 'owners', `${pod.uid}.json`)).mode & 0o777, 0o600, 'root-only record');
 
   const other = path.join(root, 'other-run');

@@ -9,11 +9,8 @@ const root = path.resolve(import.meta.dirname, '../..');
 const NODE = path.join(root, 'node_modules/.bin/node');
 // Process-heavy (a CLI start per case): room for a busy machine.
 t.setTimeout(300_000);
-const envhook = (args: string[], input?: string) => spawnSync(NODE, [
-  path.join(root, 'dist/envhook.cjs'),
-  'convert',
-  ...args
-], { encoding: 'utf8', timeout: 120_000, input });
+const envhook = (args: string[], input?: string) =>
+  spawnSync(NODE, [path.join(root, 'dist/envhook.cjs'), 'convert', ...args], { encoding: 'utf8', timeout: 120_000, input });
 const story2 = fs.readFileSync(path.join(root, 'examples/pods/kep-3721-story2.yaml'), 'utf8');
 const BAD = `kind: Pod\nmetadata:\n  annotations:\n    envhook.io/serviceLinks: '{"*": 0}'\nspec: {containers: [{name: main}]}\n`;
 

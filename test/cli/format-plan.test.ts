@@ -3,24 +3,27 @@ import t from 'tap';
 import { formatPlan } from '../../src/cli/format-plan.ts';
 
 t.test('every part of the plan, one line each', async (t) => {
-  t.equal(formatPlan({
-    container: 'app',
-    sandbox: false,
-    env: [{ name: 'A', source: 'value' }],
-    skipped: [{ name: 'M', source: 'volume "v": file "f": key "K" (optional, key not found)' }],
-    removed: ['X_PORT'],
-    owners: [{ volume: 'keys', path: 'a/b', uid: 1000, hostUid: 101000 }],
-  }), [
-    'container: app',
-    'env: 1',
-    '  set A from value',
-    '  not set M: volume "v": file "f": key "K" (optional, key not found)',
-    'removed service variables: 1',
-    '  X_PORT',
-    'owners: 1',
-    '  volume "keys" "a/b" uid 1000 (host 101000)',
-    '',
-  ].join('\n'));
+  t.equal(
+    formatPlan({
+      container: 'app',
+      sandbox: false,
+      env: [{ name: 'A', source: 'value' }],
+      skipped: [{ name: 'M', source: 'volume "v": file "f": key "K" (optional, key not found)' }],
+      removed: ['X_PORT'],
+      owners: [{ volume: 'keys', path: 'a/b', uid: 1000, hostUid: 101000 }],
+    }),
+    [
+      'container: app',
+      'env: 1',
+      '  set A from value',
+      '  not set M: volume "v": file "f": key "K" (optional, key not found)',
+      'removed service variables: 1',
+      '  X_PORT',
+      'owners: 1',
+      '  volume "keys" "a/b" uid 1000 (host 101000)',
+      '',
+    ].join('\n'),
+  );
 });
 
 t.test('a sandbox, an unnamed container', async (t) => {

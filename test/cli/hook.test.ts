@@ -22,15 +22,16 @@ function hook(dir: string, state: string) {
   return { ...r, log: fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '' };
 }
 
-const state = (bundle: string, extra = {}) => JSON.stringify({
-  ociVersion: '1.0.2',
-  id: 'c1',
-  status: 'creating',
-  pid: 42,
-  bundle,
-  annotations: {},
-  ...extra
-});
+const state = (bundle: string, extra = {}) =>
+  JSON.stringify({
+    ociVersion: '1.0.2',
+    id: 'c1',
+    status: 'creating',
+    pid: 42,
+    bundle,
+    annotations: {},
+    ...extra,
+  });
 
 /** The mark the shim or precreate stage leaves for these annotations. */
 function applied(annotations: Record<string, string>): Record<string, string> {

@@ -46,7 +46,7 @@ for (const entry of ['src/cli/main.ts', 'dist/envhook.cjs']) {
     let r = envhook(entry, [
       'lint',
       f('good.yaml'),
-      ...fs.readdirSync(path.join(root, 'examples/pods')).map((e) => path.join(root, 'examples/pods', e))
+      ...fs.readdirSync(path.join(root, 'examples/pods')).map((e) => path.join(root, 'examples/pods', e)),
     ]);
     t.equal(r.status, 0, r.stderr);
     t.equal(r.stdout, '');
@@ -67,8 +67,18 @@ for (const entry of ['src/cli/main.ts', 'dist/envhook.cjs']) {
 
     r = envhook(entry, ['lint', '--format', 'json', '-'], fs.readFileSync(f('norc.yaml'), 'utf8'));
     t.equal(r.status, 1);
-    t.same(JSON.parse(r.stdout), [{ file: '<stdin>', line: 8, column: 3, severity: 'error', annotation: 'spec.runtimeClassName', path: '',
-      message: 'missing: a pod with envhook annotations needs runtimeClassName: envhook in shim mode (containerd passes envhook.io/* annotations to that handler only; use --mode nri for nodes that run envhook nri)' }]);
+    t.same(JSON.parse(r.stdout), [
+      {
+        file: '<stdin>',
+        line: 8,
+        column: 3,
+        severity: 'error',
+        annotation: 'spec.runtimeClassName',
+        path: '',
+        message:
+          'missing: a pod with envhook annotations needs runtimeClassName: envhook in shim mode (containerd passes envhook.io/* annotations to that handler only; use --mode nri for nodes that run envhook nri)',
+      },
+    ]);
     t.equal(r.stderr, '', 'json: nothing on stderr');
 
     r = envhook(entry, ['lint', '--mode', 'nri', f('norc.yaml')]);
@@ -85,7 +95,10 @@ for (const entry of ['src/cli/main.ts', 'dist/envhook.cjs']) {
 
     // The bundle only: the sources start slowly (type stripping), and run the same code.
     for (const name of entry.startsWith('dist/') ? ['good.yaml', 'warn.yaml', 'bad.yaml', 'norc.yaml'] : []) {
-      for (const args of [['lint', '--format', 'json'], ['convert', '--to', name === 'good.yaml' ? 'annotations' : 'native']]) {
+      for (const args of [
+        ['lint', '--format', 'json'],
+        ['convert', '--to', name === 'good.yaml' ? 'annotations' : 'native'],
+      ]) {
         const run = envhook(entry, [...args, f(name)]);
         t.notMatch(run.stderr, CANARY, `${args.join(' ')} ${name}: no value on stderr`);
         if (args[0] === 'lint') t.notMatch(run.stdout, CANARY, `${args.join(' ')} ${name}: no value on stdout`);

@@ -14,13 +14,19 @@ t.setTimeout(300_000);
 
 function loaded(args: string[], dir: string): string[] {
   const hook = path.join(dir, 'hook.mjs');
-  const r = spawnSync(NODE, [
-    '--import',
-    hook,
-    path.join(root, 'src/cli/main.ts'),
-    ...args
-  ], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, ENVHOOK_KUBELET_ROOT: dir } });
-  return [...new Set(r.stderr.split('\n').filter((l) => l.startsWith('loaded ')).map((l) => l.slice(7)))];
+  const r = spawnSync(NODE, ['--import', hook, path.join(root, 'src/cli/main.ts'), ...args], {
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { ...process.env, ENVHOOK_KUBELET_ROOT: dir },
+  });
+  return [
+    ...new Set(
+      r.stderr
+        .split('\n')
+        .filter((l) => l.startsWith('loaded '))
+        .map((l) => l.slice(7)),
+    ),
+  ];
 }
 
 t.test('yaml is loaded by lint and convert only', async (t) => {

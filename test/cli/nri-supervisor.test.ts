@@ -15,60 +15,66 @@ import { DAEMON_NODE_OPTION } from '../../src/nri/process.ts';
 
 t.setTimeout(600_000);
 
-t.test('NRI_PLUGIN_SOCKET: the inherited connection, named by NRI_PLUGIN_NAME/IDX; when it closes and the socket is not there: exit 0', async (t) => {
-  const dir = t.testdir();
-  const rt = await startFakeRuntime();
-  t.teardown(() => rt.close());
-  const conn = await connect(rt.socketPath);
-  const p = startNriProcess(['--socket', path.join(path.dirname(rt.socketPath), 'nonexistent.sock')], {
-    dir,
-    env: { NRI_PLUGIN_SOCKET: '3', NRI_PLUGIN_NAME: 'envhook', NRI_PLUGIN_IDX: '42', NODE_OPTIONS: DAEMON_NODE_OPTION },
-    stdio: ['ignore', 'ignore', 'pipe', conn],
-  });
-  conn.destroy(); // the child holds its own copy of the descriptor
-  const peer = await rt.nextPlugin();
-  t.same([peer.name, peer.index], ['envhook', '42']);
-  const { pid, workerPid } = await p.waitForStatus((s) => s.connected);
-  t.teardown(() => void (alive(pid) && process.kill(pid, 'SIGKILL')));
-  peer.socket.destroy();
-  for (let i = 0; i < 400 && (alive(pid) || alive(workerPid!)); i++) await new Promise((r) => setTimeout(r, 25));
-  t.notOk(alive(pid), "the runtime's socket is not there: the runtime is gone, the supervisor ended");
-  t.match(p.log(), /the runtime's NRI socket is gone: ending/);
-  t.match(p.log(), /"msg":"nri: stopped"/, 'with status 0, as its last line says');
-  t.notOk(alive(workerPid!), 'no worker left');
-  t.notMatch(p.log(), /NRI socket not reachable/);
-});
+t.test(
+  'NRI_PLUGIN_SOCKET: the inherited connection, named by NRI_PLUGIN_NAME/IDX; when it closes and the socket is not there: exit 0',
+  async (t) => {
+    const dir = t.testdir();
+    const rt = await startFakeRuntime();
+    t.teardown(() => rt.close());
+    const conn = await connect(rt.socketPath);
+    const p = startNriProcess(['--socket', path.join(path.dirname(rt.socketPath), 'nonexistent.sock')], {
+      dir,
+      env: { NRI_PLUGIN_SOCKET: '3', NRI_PLUGIN_NAME: 'envhook', NRI_PLUGIN_IDX: '42', NODE_OPTIONS: DAEMON_NODE_OPTION },
+      stdio: ['ignore', 'ignore', 'pipe', conn],
+    });
+    conn.destroy(); // the child holds its own copy of the descriptor
+    const peer = await rt.nextPlugin();
+    t.same([peer.name, peer.index], ['envhook', '42']);
+    const { pid, workerPid } = await p.waitForStatus((s) => s.connected);
+    t.teardown(() => void (alive(pid) && process.kill(pid, 'SIGKILL')));
+    peer.socket.destroy();
+    for (let i = 0; i < 400 && (alive(pid) || alive(workerPid!)); i++) await new Promise((r) => setTimeout(r, 25));
+    t.notOk(alive(pid), "the runtime's socket is not there: the runtime is gone, the supervisor ended");
+    t.match(p.log(), /the runtime's NRI socket is gone: ending/);
+    t.match(p.log(), /"msg":"nri: stopped"/, 'with status 0, as its last line says');
+    t.notOk(alive(workerPid!), 'no worker left');
+    t.notMatch(p.log(), /NRI socket not reachable/);
+  },
+);
 
-t.test('NRI_PLUGIN_SOCKET: killed, the worker is replaced by one that dials the socket as an external plugin with the same name; the runtime killing the process it started changes nothing', async (t) => {
-  const dir = t.testdir();
-  const rt = await startFakeRuntime();
-  t.teardown(() => rt.close());
-  const conn = await connect(rt.socketPath);
-  const p = startNriProcess(['--socket', rt.socketPath], {
-    dir,
-    env: { NRI_PLUGIN_SOCKET: '3', NRI_PLUGIN_NAME: 'envhook', NRI_PLUGIN_IDX: '42', NODE_OPTIONS: DAEMON_NODE_OPTION },
-    stdio: ['ignore', 'ignore', 'pipe', conn],
-  });
-  conn.destroy();
-  const first = await rt.nextPlugin();
-  const { pid, workerPid } = await p.waitForStatus((s) => s.connected);
-  t.teardown(() => void (alive(pid) && process.kill(pid, 'SIGTERM')));
-  process.kill(workerPid!, 'SIGKILL');
-  t.equal(await first.closed.then(() => 'closed'), 'closed', "the runtime's connection closed with the worker");
-  // NRI then kills the process it started (removeClosedPlugins → stop: SIGKILL), as containerd does.
-  p.child.kill('SIGKILL');
-  t.equal(await p.exited, 0, 'the process the runtime started had handed its connection over and exited 0');
-  t.not(pid, p.child.pid, 'the supervisor is another process');
-  const second = await rt.nextPlugin();
-  t.same([second.name, second.index], ['envhook', '42'], 're-registered under the same name and index');
-  const s = await p.waitForStatus((st) => st.connected && st.workerPid !== workerPid);
-  t.match(
-    s,
-    { counts: { registrations: 2, workerRestarts: 1, hangs: 0 }, socket: rt.socketPath },
-    'status: two registrations, one restart, now on the socket',
-  );
-  t.match(p.log(), /"signal":"SIGKILL".*"msg":"nri: worker exited: starting another"/);
-});
+t.test(
+  'NRI_PLUGIN_SOCKET: killed, the worker is replaced by one that dials the socket as an external plugin with the same name; the runtime killing the process it started changes nothing',
+  async (t) => {
+    const dir = t.testdir();
+    const rt = await startFakeRuntime();
+    t.teardown(() => rt.close());
+    const conn = await connect(rt.socketPath);
+    const p = startNriProcess(['--socket', rt.socketPath], {
+      dir,
+      env: { NRI_PLUGIN_SOCKET: '3', NRI_PLUGIN_NAME: 'envhook', NRI_PLUGIN_IDX: '42', NODE_OPTIONS: DAEMON_NODE_OPTION },
+      stdio: ['ignore', 'ignore', 'pipe', conn],
+    });
+    conn.destroy();
+    const first = await rt.nextPlugin();
+    const { pid, workerPid } = await p.waitForStatus((s) => s.connected);
+    t.teardown(() => void (alive(pid) && process.kill(pid, 'SIGTERM')));
+    process.kill(workerPid!, 'SIGKILL');
+    t.equal(await first.closed.then(() => 'closed'), 'closed', "the runtime's connection closed with the worker");
+    // NRI then kills the process it started (removeClosedPlugins → stop: SIGKILL), as containerd does.
+    p.child.kill('SIGKILL');
+    t.equal(await p.exited, 0, 'the process the runtime started had handed its connection over and exited 0');
+    t.not(pid, p.child.pid, 'the supervisor is another process');
+    const second = await rt.nextPlugin();
+    t.same([second.name, second.index], ['envhook', '42'], 're-registered under the same name and index');
+    const s = await p.waitForStatus((st) => st.connected && st.workerPid !== workerPid);
+    t.match(
+      s,
+      { counts: { registrations: 2, workerRestarts: 1, hangs: 0 }, socket: rt.socketPath },
+      'status: two registrations, one restart, now on the socket',
+    );
+    t.match(p.log(), /"signal":"SIGKILL".*"msg":"nri: worker exited: starting another"/);
+  },
+);
 
 t.test('a worker killed over and over is replaced each time, never two registered at once', async (t) => {
   const rt = await startFakeRuntime();
@@ -153,9 +159,10 @@ t.test('without --log-file the daemon logs JSON lines to stderr', async (t) => {
   const lines = err.split('\n').filter(Boolean);
   t.ok(lines.length >= 3, `${lines.length} lines`);
   for (const l of lines) t.doesNotThrow(() => JSON.parse(l), 'a JSON line');
-  t.same(lines.map(
-    (l) => (JSON.parse(l) as { msg: string }).msg,
-  ).filter((m) => /^nri: (start|registered|stopped)$/.test(m)), ['nri: start', 'nri: registered', 'nri: stopped']);
+  t.same(
+    lines.map((l) => (JSON.parse(l) as { msg: string }).msg).filter((m) => /^nri: (start|registered|stopped)$/.test(m)),
+    ['nri: start', 'nri: registered', 'nri: stopped'],
+  );
   t.equal(out, '', 'nothing on stdout');
 });
 
@@ -200,40 +207,41 @@ async function connect(socketPath: string): Promise<net.Socket> {
   return conn;
 }
 
-
-t.test('--metrics-address: readiness is registration, metrics count what the worker did, both survive a worker restart; envhook status agrees', async (t) => {
-  const dir = t.testdir();
-  const rt = await startFakeRuntime();
-  t.teardown(() => rt.close());
-  const port = await freePort();
-  const p = startNriProcess(['--socket', rt.socketPath, '--metrics-address', `127.0.0.1:${port}`], { dir });
-  t.teardown(() => p.stop());
-  const peer = await rt.nextPlugin();
-  await p.waitForStatus((s) => s.connected);
-  const get = async (url: string) => {
-    const r = await fetch(`http://127.0.0.1:${port}${url}`);
-    return { status: r.status, text: await r.text() };
-  };
-  t.equal((await get('/readyz')).status, 200, 'ready: registered');
-  await peer.createContainer({ pod: { uid: 'u' }, container: { name: 'c' } });
-  await p.waitForStatus((s) => s.counts.empty === 1);
-  const metrics = (await get('/metrics')).text;
-  t.match(metrics, /^envhook_nri_connected 1$/m);
-  t.match(metrics, /^envhook_nri_requests_total\{result="empty"\} 1$/m);
-  t.match(metrics, /^envhook_nri_request_duration_seconds_count 1$/m);
-  const status = envhook(['status', '--json', '--root', '/', '--prefix', path.join(dir, 'none'), '--run-dir', p.runDir]);
-  t.equal(status.status, 0, `envhook status: connected (${status.stderr})`);
-  t.match(JSON.parse(status.stdout), { nri: 'connected', status: { connected: true, plugin: '50-envhook' } });
-  const { workerPid } = p.status()!;
-  process.kill(workerPid!, 'SIGKILL');
-  await p.waitForStatus((s) => !s.connected);
-  t.equal((await get('/healthz')).status, 200, 'live while the worker is replaced');
-  await rt.nextPlugin();
-  await p.waitForStatus((s) => s.connected && s.workerPid !== workerPid);
-  t.match((await get('/metrics')).text, /^envhook_nri_worker_restarts_total 1$/m);
-  t.equal((await get('/readyz')).status, 200, 'ready again');
-});
-
+t.test(
+  '--metrics-address: readiness is registration, metrics count what the worker did, both survive a worker restart; envhook status agrees',
+  async (t) => {
+    const dir = t.testdir();
+    const rt = await startFakeRuntime();
+    t.teardown(() => rt.close());
+    const port = await freePort();
+    const p = startNriProcess(['--socket', rt.socketPath, '--metrics-address', `127.0.0.1:${port}`], { dir });
+    t.teardown(() => p.stop());
+    const peer = await rt.nextPlugin();
+    await p.waitForStatus((s) => s.connected);
+    const get = async (url: string) => {
+      const r = await fetch(`http://127.0.0.1:${port}${url}`);
+      return { status: r.status, text: await r.text() };
+    };
+    t.equal((await get('/readyz')).status, 200, 'ready: registered');
+    await peer.createContainer({ pod: { uid: 'u' }, container: { name: 'c' } });
+    await p.waitForStatus((s) => s.counts.empty === 1);
+    const metrics = (await get('/metrics')).text;
+    t.match(metrics, /^envhook_nri_connected 1$/m);
+    t.match(metrics, /^envhook_nri_requests_total\{result="empty"\} 1$/m);
+    t.match(metrics, /^envhook_nri_request_duration_seconds_count 1$/m);
+    const status = envhook(['status', '--json', '--root', '/', '--prefix', path.join(dir, 'none'), '--run-dir', p.runDir]);
+    t.equal(status.status, 0, `envhook status: connected (${status.stderr})`);
+    t.match(JSON.parse(status.stdout), { nri: 'connected', status: { connected: true, plugin: '50-envhook' } });
+    const { workerPid } = p.status()!;
+    process.kill(workerPid!, 'SIGKILL');
+    await p.waitForStatus((s) => !s.connected);
+    t.equal((await get('/healthz')).status, 200, 'live while the worker is replaced');
+    await rt.nextPlugin();
+    await p.waitForStatus((s) => s.connected && s.workerPid !== workerPid);
+    t.match((await get('/metrics')).text, /^envhook_nri_worker_restarts_total 1$/m);
+    t.equal((await get('/readyz')).status, 200, 'ready again');
+  },
+);
 
 t.test('uninstall of the NRI plugin stops the envhook nri running for the socket its wrapper names', async (t) => {
   const rt = await startFakeRuntime();

@@ -32,11 +32,13 @@ t.test('Synchronize restores the watches on every (re)connect and after a daemon
     uid: pod.uid,
     annotations: { 'envhook.io/volumeOwners': OWNERS, other: CANARY },
   };
-  const sync = () => [{
-    pods: [nriPod],
-    containers: [{ id: 'c1', podSandboxId: nriPod.id, name: 'app', state: RUNNING, env: [`SECRET=${CANARY}`] }],
-    more: false,
-  }];
+  const sync = () => [
+    {
+      pods: [nriPod],
+      containers: [{ id: 'c1', podSandboxId: nriPod.id, name: 'app', state: RUNNING, env: [`SECRET=${CANARY}`] }],
+      more: false,
+    },
+  ];
   const owner = () => fs.lstatSync(path.join(vol, '..data/key')).uid;
   let n = 0;
   const rewrite = () => atomicWrite(vol, { key: { data: `${CANARY}${++n}`, mode: 0o400 } });
@@ -66,7 +68,15 @@ t.test('Synchronize restores the watches on every (re)connect and after a daemon
   await owned('a rewrite while the runtime is away');
   rt = await startFakeRuntime({ dir: sockDir, synchronize: sync });
   await rt.nextPlugin();
-  await waitFor(() => p.log().split('\n').filter((l) => l.includes('"why":"Synchronize"')).length === 2, 10_000, 'second Synchronize');
+  await waitFor(
+    () =>
+      p
+        .log()
+        .split('\n')
+        .filter((l) => l.includes('"why":"Synchronize"')).length === 2,
+    10_000,
+    'second Synchronize',
+  );
 
   // The daemon restarts: nobody watches meanwhile; the new one restores the pod from Synchronize.
   t.equal(await p.stop(), 0);
@@ -86,15 +96,24 @@ t.test('Synchronize restores the watches on every (re)connect and after a daemon
   await new Promise((r) => setTimeout(r, 500));
   t.equal(owner(), 0, 'after StopPodSandbox a rewrite is left alone');
 
-  const lines = p.log().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = p
+    .log()
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   const watcher = /^nri: (watching|synchronized owner|pod no longer)/;
-  t.same(lines.filter(
-    (l) => watcher.test(String(l.msg)),
-  ).map((l) => l.msg), ['nri: watching pod volume owners', 'nri: synchronized owner watches', 'nri: pod no longer watched']);
-  t.match(lines.find(
-    (l) => l.msg === 'nri: watching pod volume owners',
-  ), { podUid: 'pod-synced', pod: 'web', namespace: 'default', sandbox: 'sandbox-synced', volumes: 1, why: 'Synchronize' });
-  t.match(lines.find((l) => l.msg === 'nri: pod no longer watched'), { podUid: 'pod-synced', why: 'StopPodSandbox' });
+  t.same(
+    lines.filter((l) => watcher.test(String(l.msg))).map((l) => l.msg),
+    ['nri: watching pod volume owners', 'nri: synchronized owner watches', 'nri: pod no longer watched'],
+  );
+  t.match(
+    lines.find((l) => l.msg === 'nri: watching pod volume owners'),
+    { podUid: 'pod-synced', pod: 'web', namespace: 'default', sandbox: 'sandbox-synced', volumes: 1, why: 'Synchronize' },
+  );
+  t.match(
+    lines.find((l) => l.msg === 'nri: pod no longer watched'),
+    { podUid: 'pod-synced', why: 'StopPodSandbox' },
+  );
   t.notMatch(first.log() + p.log(), CANARY, 'no value logged');
 });
 
@@ -125,7 +144,10 @@ t.test('CreateContainer: chowned by the start, then watched; a pod without owner
   await peer.createContainer(req); // a second start of the same container: no second watch
   await new Promise((r) => setTimeout(r, 200));
   t.equal(
-    p.log().split('\n').filter((l) => l.includes('nri: watching pod volume owners')).length,
+    p
+      .log()
+      .split('\n')
+      .filter((l) => l.includes('nri: watching pod volume owners')).length,
     1,
     'one watch: the pod with owners, once',
   );

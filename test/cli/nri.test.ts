@@ -39,10 +39,11 @@ t.test('the supervisor re-executes itself once, same PID, with one V8 worker thr
   const p = startNriProcess(['--socket', rt.socketPath], { dir: t.testdir() });
   t.teardown(() => p.stop());
   const peer = await rt.nextPlugin();
-  const nodeOptions = (pid: number) => fs.readFileSync(
-    `/proc/${pid}/environ`,
-    'utf8',
-  ).split('\0').find((e) => e.startsWith('NODE_OPTIONS='));
+  const nodeOptions = (pid: number) =>
+    fs
+      .readFileSync(`/proc/${pid}/environ`, 'utf8')
+      .split('\0')
+      .find((e) => e.startsWith('NODE_OPTIONS='));
   t.match(
     nodeOptions(p.child.pid!),
     new RegExp(` ${DAEMON_NODE_OPTION}$`),

@@ -18,9 +18,12 @@ t.test('lossless: layout, unknown fields and big integers kept; env applied and 
   t.equal(r.stderr, '');
   const expected = input
     .replace('"PATH=/bin"\n', '"PATH=/bin",\n\t\t\t"A=/bin:x"\n')
-    .replace(/\n\t\}\n\}\n$/, `,\n\t\t"envhook.io/applied": "${JSON.parse(
-      r.stdout,
-    ).annotations['envhook.io/applied']}",\n\t\t"envhook.io/applied-env": "{\\"set\\":[\\"A\\"],\\"removed\\":[]}"\n\t}\n}\n`);
+    .replace(
+      /\n\t\}\n\}\n$/,
+      `,\n\t\t"envhook.io/applied": "${
+        JSON.parse(r.stdout).annotations['envhook.io/applied']
+      }",\n\t\t"envhook.io/applied-env": "{\\"set\\":[\\"A\\"],\\"removed\\":[]}"\n\t}\n}\n`,
+    );
   t.equal(r.stdout, expected);
   t.match(JSON.parse(r.stdout).annotations['envhook.io/applied'], /^sha256:/);
   const compact = precreate(

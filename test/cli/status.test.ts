@@ -18,7 +18,9 @@ const FILE = '/run/envhook/nri-status.json';
 
 /** A host root (its /proc the real one, as a DaemonSet's rbind mount of / shows it), NRI mode installed or not. */
 function hostRoot(t: Test, nri: boolean): string {
-  const { root, source } = installRoot(t, { 'var/lib/kubelet/pods/u1/volumes/kubernetes.io~empty-dir/env/app.env': 'TOKEN=CANARY-VALUE\n' });
+  const { root, source } = installRoot(t, {
+    'var/lib/kubelet/pods/u1/volumes/kubernetes.io~empty-dir/env/app.env': 'TOKEN=CANARY-VALUE\n',
+  });
   fs.symlinkSync('/proc', path.join(root, 'proc'));
   if (nri) {
     const r = install({ runtime: 'crio', root, source, extra: ['--mode', 'nri'], env: NO_CRIO });
@@ -27,7 +29,8 @@ function hostRoot(t: Test, nri: boolean): string {
   return root;
 }
 
-const status = (root: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}) => envhook(['status', '--root', root, ...extra], { env: { ENVHOOK_CONFIG: '', ...env } });
+const status = (root: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}) =>
+  envhook(['status', '--root', root, ...extra], { env: { ENVHOOK_CONFIG: '', ...env } });
 const put = (root: string, s: NriStatus) => writeStatus(path.join(root, 'run/envhook'), s);
 const deadPid = (): number => spawnSync('true').pid!;
 
@@ -58,7 +61,11 @@ t.test('NRI mode installed: exit 1 unless connected, the reason on stderr', asyn
   t.match(r.stdout, /^ {2}containers: 3 adjusted, 12 without envhook, 0 refused, 0 errors, 0 missed, 0 evicted$/m);
   t.match(r.stdout, /^ {2}last error: 2026-11-26T10:01:00\.000Z NRI connection closed: protocol error$/m);
   const j = JSON.parse(status(root, ['--json']).stdout);
-  t.same(j, { installed: { crio: ['nri'] }, nri: 'connected', ok: true, problem: null, statusFile: FILE, status: connected }, 'the file, whole');
+  t.same(
+    j,
+    { installed: { crio: ['nri'] }, nri: 'connected', ok: true, problem: null, statusFile: FILE, status: connected },
+    'the file, whole',
+  );
 
   put(root, sampleStatus({ connected: false, since: '2026-11-26T10:02:00.000Z' }));
   r = status(root, ['--json']);
@@ -97,7 +104,10 @@ t.test('a malformed status file: one line, exit 1, nothing on stdout', async (t)
 t.test('the run directory from --run-dir, ENVHOOK_RUN_DIR or the config file', async (t) => {
   const root = hostRoot(t, false);
   writeStatus(path.join(root, 'srv/run'), sampleStatus());
-  t.match(JSON.parse(status(root, ['--json', '--run-dir', '/srv/run']).stdout), { nri: 'connected', statusFile: '/srv/run/nri-status.json' });
+  t.match(JSON.parse(status(root, ['--json', '--run-dir', '/srv/run']).stdout), {
+    nri: 'connected',
+    statusFile: '/srv/run/nri-status.json',
+  });
   t.match(JSON.parse(status(root, ['--json'], { ENVHOOK_RUN_DIR: '/srv/run' }).stdout), { nri: 'connected' });
   const config = path.join(path.dirname(root), 'config.json');
   fs.writeFileSync(config, JSON.stringify({ runDir: '/srv/run' }));
@@ -106,7 +116,13 @@ t.test('the run directory from --run-dir, ENVHOOK_RUN_DIR or the config file', a
 
 t.test('prints the status fields and nothing else: no byte of an env file, no control character', async (t) => {
   const root = hostRoot(t, true);
-  put(root, sampleStatus({ plugin: '50-envhook\u001b[2J', lastError: { at: '2026-11-26T10:01:00.000Z', message: 'volume "env": file "app.env": line 1: bad\nline \u0007' } }));
+  put(
+    root,
+    sampleStatus({
+      plugin: '50-envhook\u001b[2J',
+      lastError: { at: '2026-11-26T10:01:00.000Z', message: 'volume "env": file "app.env": line 1: bad\nline \u0007' },
+    }),
+  );
   for (const args of [[], ['--json']]) {
     const r = status(root, args);
     t.equal(r.status, 0, r.stderr);
@@ -117,8 +133,33 @@ t.test('prints the status fields and nothing else: no byte of an env file, no co
 });
 
 t.test('the human form, field by field', async (t) => {
-  const s = sampleStatus({ workerPid: 4242, pid: 4241, socket: undefined, counts: { registrations: 3, workerRestarts: 2, hangs: 1, adjusted: 120, empty: 3400, refused: 2, errors: 0, missed: 4, evicted: 4, evictionsFailed: 0, ownerRechowns: 17 }, lastError: { at: '2026-11-26T10:04:00.000Z', message: 'NRI request timed out: worker replaced' } });
-  const report: StatusReport = { installed: { containerd: ['shim', 'nri'] }, nri: 'connected', ok: true, problem: null, statusFile: FILE, status: s };
+  const s = sampleStatus({
+    workerPid: 4242,
+    pid: 4241,
+    socket: undefined,
+    counts: {
+      registrations: 3,
+      workerRestarts: 2,
+      hangs: 1,
+      adjusted: 120,
+      empty: 3400,
+      refused: 2,
+      errors: 0,
+      missed: 4,
+      evicted: 4,
+      evictionsFailed: 0,
+      ownerRechowns: 17,
+    },
+    lastError: { at: '2026-11-26T10:04:00.000Z', message: 'NRI request timed out: worker replaced' },
+  });
+  const report: StatusReport = {
+    installed: { containerd: ['shim', 'nri'] },
+    nri: 'connected',
+    ok: true,
+    problem: null,
+    statusFile: FILE,
+    status: s,
+  };
   t.equal(
     renderReport(report, Date.parse('2026-11-26T12:05:03.000Z')),
     [
@@ -134,17 +175,44 @@ t.test('the human form, field by field', async (t) => {
       '',
     ].join('\n'),
   );
-  t.match(renderReport({ ...report, status: { ...s, since: '2026-11-26T12:05:00.000Z' } }, Date.parse('2026-11-26T12:05:03.900Z')), '(3s ago)');
-  t.match(renderReport({ ...report, status: { ...s, since: '2026-11-23T12:05:00.000Z' } }, Date.parse('2026-11-26T12:05:03.000Z')), '(3d 0h ago)');
-  const owners = { pods: 2, volumes: 3, watches: 4, polled: 0, ownedBeforeSwap: 40, ownedAfterSwap: 3, refusedByKernel: 0, refusedByBound: 0 };
-  t.match(renderReport({ ...report, status: { ...s, owners } }, 0), /^ {2}volume owners: 2 pods, 3 volumes watched \(4 inotify watches\); files owned 40 before the swap, 3 after it$/m, 'the owner watcher');
+  t.match(
+    renderReport({ ...report, status: { ...s, since: '2026-11-26T12:05:00.000Z' } }, Date.parse('2026-11-26T12:05:03.900Z')),
+    '(3s ago)',
+  );
+  t.match(
+    renderReport({ ...report, status: { ...s, since: '2026-11-23T12:05:00.000Z' } }, Date.parse('2026-11-26T12:05:03.000Z')),
+    '(3d 0h ago)',
+  );
+  const owners = {
+    pods: 2,
+    volumes: 3,
+    watches: 4,
+    polled: 0,
+    ownedBeforeSwap: 40,
+    ownedAfterSwap: 3,
+    refusedByKernel: 0,
+    refusedByBound: 0,
+  };
+  t.match(
+    renderReport({ ...report, status: { ...s, owners } }, 0),
+    /^ {2}volume owners: 2 pods, 3 volumes watched \(4 inotify watches\); files owned 40 before the swap, 3 after it$/m,
+    'the owner watcher',
+  );
   t.match(
     renderReport({ ...report, status: { ...s, owners: { ...owners, polled: 1, refusedByKernel: 1, refusedByBound: 2 } } }, 0),
     /^ {2}volume owners: 2 pods, 3 volumes watched \(4 inotify watches, 1 volumes polled\); files owned 40 before the swap, 3 after it; watches refused: 1 by the kernel, 2 by envhook's bounds$/m,
     'polled volumes and refused watches, when there are some',
   );
   t.notMatch(renderReport(report, 0), 'volume owners', 'no line before a worker reported');
-  t.match(renderReport({ ...report, status: { ...s, counts: { ...s.counts, evictionsFailed: 1 } } }, 0), /^ {2}containers: .*, 4 missed, 4 evicted \(1 evictions failed\)$/m, 'failed evictions, when there are some');
+  t.match(
+    renderReport({ ...report, status: { ...s, counts: { ...s.counts, evictionsFailed: 1 } } }, 0),
+    /^ {2}containers: .*, 4 missed, 4 evicted \(1 evictions failed\)$/m,
+    'failed evictions, when there are some',
+  );
   const { evictionsFailed: _, ...older } = s.counts;
-  t.match(renderReport({ ...report, status: { ...s, counts: older as typeof s.counts } }, 0), /, 4 missed, 4 evicted$/m, 'a status an older envhook wrote, without the count');
+  t.match(
+    renderReport({ ...report, status: { ...s, counts: older as typeof s.counts } }, 0),
+    /, 4 missed, 4 evicted$/m,
+    'a status an older envhook wrote, without the count',
+  );
 });

@@ -5,10 +5,11 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 
 const root = path.resolve(import.meta.dirname, '../..');
-const run = (...args: string[]) => spawnSync(path.join(
-  root,
-  'node_modules/.bin/node',
-), [path.join(root, 'src/cli/main.ts'), ...args], { encoding: 'utf8', timeout: 60_000 });
+const run = (...args: string[]) =>
+  spawnSync(path.join(root, 'node_modules/.bin/node'), [path.join(root, 'src/cli/main.ts'), ...args], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
 
 t.test('--version and version: the same line', async (t) => {
   const line = `envhook 0.0.0-dev (node ${process.versions.node})\n`;

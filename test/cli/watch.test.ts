@@ -15,21 +15,25 @@ t.test('watches the recorded pods until SIGTERM, then exits 0', async (t) => {
   const vol = makeAtomicVolume(pod, 'configmap', 'cfg', { 'app.conf': { data: 'CANARY-cli', mode: 0o400 } });
   const runDir = path.join(dir, 'run');
   const logFile = path.join(dir, 'log');
-  const child = spawn(NODE, [
-    path.join(REPO, 'src/cli/main.ts'),
-    'watch',
-    '--run-dir',
-    runDir,
-    '--kubelet-root',
-    pod.kubeletRoot,
-    '--log-file',
-    logFile,
-    '--log-level',
-    'debug',
-  ], {
-    env: { ...process.env, NODE_EXTRA_CA_CERTS: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    NODE,
+    [
+      path.join(REPO, 'src/cli/main.ts'),
+      'watch',
+      '--run-dir',
+      runDir,
+      '--kubelet-root',
+      pod.kubeletRoot,
+      '--log-file',
+      logFile,
+      '--log-level',
+      'debug',
+    ],
+    {
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));

@@ -22,18 +22,18 @@ const convert = (text: string, to: 'native' | 'annotations', file = 'pod.yaml') 
 /** The envhook.io/* annotations of every pod of a manifest, parsed. */
 function annotationsOf(text: string): Record<string, unknown>[] {
   const m = parseManifest('x.yaml', text);
-  return m.docs.flatMap(
-    podsOf,
-  ).map((ref) => Object.fromEntries([...podFacts(ref).annotations].map(([k, v]) => [k, JSON.parse(v.value as string)])));
+  return m.docs
+    .flatMap(podsOf)
+    .map((ref) => Object.fromEntries([...podFacts(ref).annotations].map(([k, v]) => [k, JSON.parse(v.value as string)])));
 }
 
 t.test('KEP-3721 story 1: the fileKeyRef moves to the container env; the rest of the file is as it was', async (t) => {
   const src = example('kep-3721-story1.yaml');
   const r = convert(src, 'native');
   t.same(r.notes, []);
-  const expected = src
-    .replace(/  annotations:\n    envhook\.io\/env: \|\n(      .*\n)+/, '')
-    .replace("      command: ['sh', '-c', 'echo \"CONFIG_VAR=$CONFIG_VAR\"; sleep 3600']\n", (line) => `${line}      env:
+  const expected = src.replace(/  annotations:\n    envhook\.io\/env: \|\n(      .*\n)+/, '').replace(
+    "      command: ['sh', '-c', 'echo \"CONFIG_VAR=$CONFIG_VAR\"; sleep 3600']\n",
+    (line) => `${line}      env:
         # envhook convert: entries from here on came from envhook.io/env
         - name: CONFIG_VAR
           valueFrom:
@@ -41,7 +41,8 @@ t.test('KEP-3721 story 1: the fileKeyRef moves to the container env; the rest of
               volumeName: config
               path: config.env
               key: CONFIG_VAR
-`);
+`,
+  );
   t.equal(r.text, expected);
   t.same(lintManifest(parseManifest('n.yaml', r.text), { mode: 'shim' }), [], 'the native form lints clean');
   const back = convert(r.text, 'annotations');
@@ -55,10 +56,12 @@ t.test('KEP-3721 story 2: the service-link switch moves; env stays beside envFro
     'story2.yaml:11:5: envhook.io/env /main: note: stays an annotation: the container also has envhook.io/envFrom sources, which must apply before these entries',
     'story2.yaml:19:5: envhook.io/envFrom /main: note: stays an annotation: whole-file env sources (fileRef) and volume sources (volumeRef) have no native form; KEP-3721 has fileKeyRef only',
   ]);
-  t.equal(r.text, src.replace(
-    `    envhook.io/serviceLinks: '{"*": false}'\n`,
-    '',
-  ).replace('  restartPolicy: Never\n', '  restartPolicy: Never\n  enableServiceLinks: false\n'));
+  t.equal(
+    r.text,
+    src
+      .replace(`    envhook.io/serviceLinks: '{"*": false}'\n`, '')
+      .replace('  restartPolicy: Never\n', '  restartPolicy: Never\n  enableServiceLinks: false\n'),
+  );
   t.same(annotationsOf(convert(r.text, 'annotations').text), annotationsOf(src));
 });
 
@@ -119,17 +122,21 @@ t.test('native fields to annotations; what cannot move stays native, with a note
   t.same(r.notes, [
     'web.yaml:22:15: envhook.io/env /side: note: stays native: from /spec/containers/1/env/0 on, not every entry is a value or fileKeyRef entry (the order must be kept)',
   ]);
-  t.same(annotationsOf(r.text), [{
-    'envhook.io/env': { app: [
-      { name: 'TOKEN', valueFrom: { fileKeyRef: { volumeName: 'config', path: 'a.env', key: 'TOKEN', optional: true } } },
-      { name: 'URL', value: 'https://$(TOKEN)@example.com' },
-    ] },
-    'envhook.io/serviceLinks': { '*': false },
-    'envhook.io/volumeOwners': [
-      { volume: 'keys', defaultUser: 1000, items: [{ path: 'key', user: 0 }] },
-      { volume: 'token', items: [{ path: 'token', user: 1001 }] },
-    ],
-  }]);
+  t.same(annotationsOf(r.text), [
+    {
+      'envhook.io/env': {
+        app: [
+          { name: 'TOKEN', valueFrom: { fileKeyRef: { volumeName: 'config', path: 'a.env', key: 'TOKEN', optional: true } } },
+          { name: 'URL', value: 'https://$(TOKEN)@example.com' },
+        ],
+      },
+      'envhook.io/serviceLinks': { '*': false },
+      'envhook.io/volumeOwners': [
+        { volume: 'keys', defaultUser: 1000, items: [{ path: 'key', user: 0 }] },
+        { volume: 'token', items: [{ path: 'token', user: 1001 }] },
+      ],
+    },
+  ]);
   t.match(r.text, /^# a native manifest for a newer kubelet\n/, 'comments kept');
   t.match(r.text, /value: "1" # kept native: before the first fileKeyRef\n/, 'a trailing comment is kept (one space before it)');
   t.notMatch(r.text, /^\s+(enableServiceLinks|defaultUser|user):|, user: /m, 'the native fields are gone');
@@ -153,9 +160,11 @@ t.test('JSON in, JSON out; a manifest with nothing to convert is returned byte f
     spec: { containers: [{ name: 'main' }] },
   };
   const r = convert(JSON.stringify(pod, null, 4), 'native', 'pod.json');
-  t.same(JSON.parse(
-    r.text,
-  ), { ...pod, metadata: { name: 'p', annotations: { other: 'x' } }, spec: { ...pod.spec, enableServiceLinks: false } });
+  t.same(JSON.parse(r.text), {
+    ...pod,
+    metadata: { name: 'p', annotations: { other: 'x' } },
+    spec: { ...pod.spec, enableServiceLinks: false },
+  });
   t.match(r.text, /^{\n {2}"apiVersion"/);
   const same = '# just a config map\nkind: ConfigMap\ndata: {a: "1"}   # flow\n---\nkind: Pod\nspec: {containers: [ {name: a} ]}\n';
   t.equal(convert(same, 'native').text, same);
@@ -164,10 +173,9 @@ t.test('JSON in, JSON out; a manifest with nothing to convert is returned byte f
 
 t.test('an annotation the node would refuse stops convert, naming its position', async (t) => {
   const bad = `kind: Pod\nmetadata:\n  annotations:\n    envhook.io/env: '{"main": [{"name": "A"}]}'\nspec:\n  containers: [{name: main}]\n`;
-  t.throws(() => convert(
-    bad,
-    'native',
-  ), { message: 'pod.yaml:4:5: envhook.io/env /main/0: must have exactly one of "value" or "valueFrom" (fix it first: envhook lint)' });
+  t.throws(() => convert(bad, 'native'), {
+    message: 'pod.yaml:4:5: envhook.io/env /main/0: must have exactly one of "value" or "valueFrom" (fix it first: envhook lint)',
+  });
 });
 
 // Round trip over generated pods: annotations → native → annotations gives the same annotations.
@@ -175,37 +183,66 @@ const CONTAINERS = ['main', 'app', 'side'];
 const VOLUMES = [
   { name: 'cfg', emptyDir: {} },
   { name: 'cfg2', emptyDir: {} },
-  { name: 'cm', configMap: { name: 'cm', items: [{ key: 'a', path: 'a' }, { key: 'b', path: 'dir/b' }] } },
+  {
+    name: 'cm',
+    configMap: {
+      name: 'cm',
+      items: [
+        { key: 'a', path: 'a' },
+        { key: 'b', path: 'dir/b' },
+      ],
+    },
+  },
   { name: 'open', secret: { secretName: 'open' } },
   { name: 'dapi', downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }] } },
-  { name: 'proj', projected: {
-    sources: [{ serviceAccountToken: { path: 'token' } }, { configMap: { name: 'ca', items: [{ key: 'ca', path: 'ca.crt' }] } }],
-  } },
+  {
+    name: 'proj',
+    projected: {
+      sources: [{ serviceAccountToken: { path: 'token' } }, { configMap: { name: 'ca', items: [{ key: 'ca', path: 'ca.crt' }] } }],
+    },
+  },
 ];
 const LISTED: Record<string, string[]> = { cm: ['a', 'dir/b'], open: ['x.key'], dapi: ['labels'], proj: ['token', 'ca.crt'] };
 const text = fc.string({ maxLength: 12, unit: 'grapheme' }).filter((s) => !s.includes('\0'));
 const name = fc.constantFrom('A', 'B', 'DB_URL', 'X1');
 const entry = fc.oneof(
-  fc.record({ name, value: fc.oneof(text, fc.constantFrom('$(A)', '$$(B) $(NOPE)', "it's \"quoted\"\nline")) }),
-  fc.record({ name, valueFrom: fc.record({ fileKeyRef: fc.record({
-    volumeName: fc.constantFrom('cfg', 'cfg2'),
-    path: fc.constantFrom('a.env', 'd/b.env'),
-    key: fc.constantFrom('K', 'A_B'),
-    optional: fc.boolean(),
-  }, { requiredKeys: ['volumeName', 'path', 'key'] }) }) }),
+  fc.record({ name, value: fc.oneof(text, fc.constantFrom('$(A)', '$$(B) $(NOPE)', 'it\'s "quoted"\nline')) }),
+  fc.record({
+    name,
+    valueFrom: fc.record({
+      fileKeyRef: fc.record(
+        {
+          volumeName: fc.constantFrom('cfg', 'cfg2'),
+          path: fc.constantFrom('a.env', 'd/b.env'),
+          key: fc.constantFrom('K', 'A_B'),
+          optional: fc.boolean(),
+        },
+        { requiredKeys: ['volumeName', 'path', 'key'] },
+      ),
+    }),
+  }),
 );
 const uid = fc.integer({ min: 0, max: 2147483647 });
 const owner = (volume: string) =>
-  fc.record({ volume: fc.constant(volume), defaultUser: uid, items: fc.subarray(LISTED[volume]!, {
-    minLength: 1,
-  }).chain((paths) => fc.tuple(...paths.map((p) => fc.record({ path: fc.constant(p), user: uid })))) }, { requiredKeys: ['volume'] });
+  fc.record(
+    {
+      volume: fc.constant(volume),
+      defaultUser: uid,
+      items: fc
+        .subarray(LISTED[volume]!, {
+          minLength: 1,
+        })
+        .chain((paths) => fc.tuple(...paths.map((p) => fc.record({ path: fc.constant(p), user: uid })))),
+    },
+    { requiredKeys: ['volume'] },
+  );
 const podArb = fc.record({
   containers: fc.subarray(CONTAINERS, { minLength: 1 }),
   ownEnv: fc.boolean(),
   env: fc.dictionary(fc.constantFrom(...CONTAINERS), fc.array(entry, { maxLength: 4 }), { maxKeys: 3 }),
-  envFrom: fc.dictionary(fc.constantFrom(
-    ...CONTAINERS,
-  ), fc.constant([{ prefix: 'P_', fileRef: { volumeName: 'cfg', path: 'all.env' } }]), { maxKeys: 2 }),
+  envFrom: fc.dictionary(fc.constantFrom(...CONTAINERS), fc.constant([{ prefix: 'P_', fileRef: { volumeName: 'cfg', path: 'all.env' } }]), {
+    maxKeys: 2,
+  }),
   serviceLinks: fc.option(fc.constantFrom({ '*': false }, { '*': true }, { main: true, '*': false }), { nil: undefined }),
   owners: fc.subarray(Object.keys(LISTED)).chain((vols) => fc.tuple(...vols.map(owner))),
   style: fc.constantFrom('QUOTE_SINGLE', 'BLOCK_LITERAL'),
@@ -222,10 +259,18 @@ t.test('round trip: annotations → native → annotations gives the same annota
       if (p.serviceLinks) annotations['envhook.io/serviceLinks'] = json(p.serviceLinks);
       if (p.owners.length) annotations['envhook.io/volumeOwners'] = json(p.owners);
       const pod = {
-        apiVersion: 'v1', kind: 'Pod', metadata: { name: 'gen', annotations: { keep: 'me', ...annotations } },
-        spec: { runtimeClassName: 'envhook', containers: p.containers.map(
-          (c) => ({ name: c, image: 'busybox', ...(p.ownEnv ? { env: [{ name: 'OWN', value: 'own' }] } : {}) }),
-        ), volumes: VOLUMES },
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'gen', annotations: { keep: 'me', ...annotations } },
+        spec: {
+          runtimeClassName: 'envhook',
+          containers: p.containers.map((c) => ({
+            name: c,
+            image: 'busybox',
+            ...(p.ownEnv ? { env: [{ name: 'OWN', value: 'own' }] } : {}),
+          })),
+          volumes: VOLUMES,
+        },
       };
       const src = stringify(pod, { version: '1.1' });
       const native = convertManifest(parseManifest('g.yaml', src), 'native');
@@ -252,9 +297,8 @@ t.test('round trip: annotations → native → annotations gives the same annota
 
 /** Deep equality regardless of key order (the node reads JSON objects, not their key order). */
 function isSameData(a: unknown, b: unknown): boolean {
-  if (Array.isArray(
-    a,
-  ) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => isSameData(x, b[i]));
+  if (Array.isArray(a) || Array.isArray(b))
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => isSameData(x, b[i]));
   if (a && b && typeof a === 'object' && typeof b === 'object') {
     const ka = Object.keys(a).sort();
     const kb = Object.keys(b).sort();
@@ -290,17 +334,26 @@ spec:
   t.same(r.notes, [
     'pod.yaml:6:5: envhook.io/env /app/1: note: stays an annotation: its fileKeyRef reads volume "vault", not an emptyDir of the pod; KEP-3721\'s fileKeyRef reads emptyDirs only',
   ]);
-  t.same(annotationsOf(r.text), [{ 'envhook.io/env': {
-    app: [{ name: 'A', value: '1' }, { name: 'PW', valueFrom: { fileKeyRef: { volumeName: 'vault', path: 'db.env', key: 'PW' } } }],
-  } }], 'the emptyDir entry moved, the CSI one stayed');
+  t.same(
+    annotationsOf(r.text),
+    [
+      {
+        'envhook.io/env': {
+          app: [
+            { name: 'A', value: '1' },
+            { name: 'PW', valueFrom: { fileKeyRef: { volumeName: 'vault', path: 'db.env', key: 'PW' } } },
+          ],
+        },
+      },
+    ],
+    'the emptyDir entry moved, the CSI one stayed',
+  );
   t.match(r.text, /- name: side\n      image: busybox\n      env:\n        # envhook convert/);
   const whole = convert(
     src.replace('"fileKeyRef": {"volumeName": "config", "path": "c.env", "key": "C"}', '"fileRef": {"volumeName": "config", "path": "c"}'),
     'native',
   );
-  t.same(whole.notes.slice(
-    1,
-  ), [
+  t.same(whole.notes.slice(1), [
     'pod.yaml:6:5: envhook.io/env /side/0: note: stays an annotation: fileRef (a whole file as the value) has no native form; KEP-3721 has fileKeyRef only',
   ]);
   t.equal(whole.text.includes('# envhook convert'), false, 'nothing moved');

@@ -82,17 +82,20 @@ function ctrStart(annotations: Record<string, string>): string {
 t.test('ctr task exec into an envhook container sees the env; the removed service links stay removed', { skip: missing }, async (t) => {
   const id = ctrStart({
     ...pod.annotations('app', 'containerd'),
-    ...raw({ ...ENV_ANNOTATIONS, 'envhook.io/serviceLinks': { '*': false } })
+    ...raw({ ...ENV_ANNOTATIONS, 'envhook.io/serviceLinks': { '*': false } }),
   });
-  const created = fs.readFileSync(
-    envhookLog,
-    'utf8',
-  ).split('\n').find((l) => l.includes(`"id":"${id}"`) && l.includes('"msg":"applied; runtime next"'));
+  const created = fs
+    .readFileSync(envhookLog, 'utf8')
+    .split('\n')
+    .find((l) => l.includes(`"id":"${id}"`) && l.includes('"msg":"applied; runtime next"'));
   const bundle = JSON.parse(created ?? '{}').bundle as string;
   t.ok(fs.existsSync(path.join(bundle, EXEC_SIDECAR)), 'the create left the exec sidecar in the bundle');
   // First through the sidecar (the front alone), then, with it gone (a bundle made by an older
   // envhook), through Node: the same env either way.
-  for (const [how, expectedCalls] of [['the front alone (exec sidecar)', 0], ['envhook (no sidecar)', 1]] as const) {
+  for (const [how, expectedCalls] of [
+    ['the front alone (exec sidecar)', 0],
+    ['envhook (no sidecar)', 1],
+  ] as const) {
     await t.test(how, async (t) => {
       if (expectedCalls) fs.rmSync(path.join(bundle, EXEC_SIDECAR));
       const before = counting.calls().length;

@@ -52,7 +52,7 @@ t.test('ctr run through the front: the injected variables inside the container',
   t.notMatch(log, /HELLO|CANARY/);
 });
 
-t.test('a failing create: ctr fails with envhook\'s own message (from the --log line)', { skip: missing }, async (t) => {
+t.test("a failing create: ctr fails with envhook's own message (from the --log line)", { skip: missing }, async (t) => {
   const r = ctrRun({ ...pod.annotations('app', 'containerd'), ...raw(FAILING_ANNOTATIONS) });
   t.equal(r.status, 1);
   t.equal(r.stdout, '');

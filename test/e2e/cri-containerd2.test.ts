@@ -39,8 +39,14 @@ t.test('containerd 2.1, config version 3: a pod through the envhook handler', { 
   });
   const id = await pod.run({ name: 'app', command: ['sleep', '3600'], env: { POD_ENV: 'kept', ...SERVICE_ENV } });
   for (const [name, check] of Object.entries(APP_CHECKS)) await t.test(name, (t) => onPid1AndExec(t, pod, id, check));
-  t.ok(node.runs().some((l) => l.includes(id)), 'the container ran envhook');
-  t.notOk(node.runs().some((l) => l.includes(pod.id)), 'its sandbox did not');
+  t.ok(
+    node.runs().some((l) => l.includes(id)),
+    'the container ran envhook',
+  );
+  t.notOk(
+    node.runs().some((l) => l.includes(pod.id)),
+    'its sandbox did not',
+  );
 
   const bad = await runPod(node.containerd, node.kubeletRoot, {
     name: `bad2-${process.pid}`,
@@ -61,48 +67,53 @@ t.test('containerd 2.1, config version 3: a pod through the envhook handler', { 
   t.same(left, { processes: [], mounts: [] }, 'teardown leaves no process, mount or shim');
 });
 
-t.test('containerd 2.1, a drop-in layout: the root imports conf.d/*.toml, the admin\'s runc option lives in a drop-in, envhook installs its own drop-in', {
-  skip: missing,
-}, async (t) => {
-  const admin = [
-    'version = 3',
-    "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]",
-    '  NoNewKeyring = true',
-    '',
-  ].join('\n');
-  const node: CriEnvhook = prepareWithEnvhook({
-    version: '2.1',
-    imports: ['conf.d/*.toml'],
-    files: { 'conf.d/10-admin.toml': admin },
-    dropIn: 'conf.d/50-envhook.toml',
-  });
-  let stopped = false;
-  t.teardown(async () => {
-    if (!stopped) await node.containerd.stop();
-  });
-  const dropIn = `${node.containerd.dir}/conf.d/50-envhook.toml`;
-  t.match(fs.readFileSync(dropIn, 'utf8'), /runtimes\.envhook\]/, 'install wrote the handler into its own drop-in');
-  t.notMatch(fs.readFileSync(node.containerd.paths.config, 'utf8'), /runtimes\.envhook/, 'the root file is left to the admin');
-  const dump = spawnSync(node.containerd.bin.containerd, [
-    '--config',
-    node.containerd.paths.config,
-    'config',
-    'dump',
-  ], { encoding: 'utf8' });
-  t.equal(dump.status, 0, 'containerd config dump reads the layout');
-  const envhookOptions = /runtimes\.envhook\.options\]([^[]*)/.exec(dump.stdout)?.[1] ?? '';
-  t.match(envhookOptions, /NoNewKeyring = true/, "the handler carries the runc option the admin set in a drop-in (containerd's own merge)");
-  t.match(envhookOptions, /BinaryName = '[^']*envhook-runtime'/, 'and runs the front');
-  await node.containerd.start();
-  const pod = await runPod(node.containerd, node.kubeletRoot, {
-    name: `drop-${process.pid}`,
-    handler: 'envhook',
-    annotations: raw(APP_ANNOTATIONS),
-    emptyDirs: { config: DB_FILES },
-  });
-  const id = await pod.run({ name: 'app', command: ['sleep', '3600'], env: { POD_ENV: 'kept', ...SERVICE_ENV } });
-  for (const [name, check] of Object.entries(APP_CHECKS)) await t.test(name, (t) => onPid1AndExec(t, pod, id, check));
-  await pod.remove();
-  stopped = true;
-  t.same(await node.containerd.stop(), { processes: [], mounts: [] }, 'teardown leaves no process, mount or shim');
-});
+t.test(
+  "containerd 2.1, a drop-in layout: the root imports conf.d/*.toml, the admin's runc option lives in a drop-in, envhook installs its own drop-in",
+  {
+    skip: missing,
+  },
+  async (t) => {
+    const admin = [
+      'version = 3',
+      "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]",
+      '  NoNewKeyring = true',
+      '',
+    ].join('\n');
+    const node: CriEnvhook = prepareWithEnvhook({
+      version: '2.1',
+      imports: ['conf.d/*.toml'],
+      files: { 'conf.d/10-admin.toml': admin },
+      dropIn: 'conf.d/50-envhook.toml',
+    });
+    let stopped = false;
+    t.teardown(async () => {
+      if (!stopped) await node.containerd.stop();
+    });
+    const dropIn = `${node.containerd.dir}/conf.d/50-envhook.toml`;
+    t.match(fs.readFileSync(dropIn, 'utf8'), /runtimes\.envhook\]/, 'install wrote the handler into its own drop-in');
+    t.notMatch(fs.readFileSync(node.containerd.paths.config, 'utf8'), /runtimes\.envhook/, 'the root file is left to the admin');
+    const dump = spawnSync(node.containerd.bin.containerd, ['--config', node.containerd.paths.config, 'config', 'dump'], {
+      encoding: 'utf8',
+    });
+    t.equal(dump.status, 0, 'containerd config dump reads the layout');
+    const envhookOptions = /runtimes\.envhook\.options\]([^[]*)/.exec(dump.stdout)?.[1] ?? '';
+    t.match(
+      envhookOptions,
+      /NoNewKeyring = true/,
+      "the handler carries the runc option the admin set in a drop-in (containerd's own merge)",
+    );
+    t.match(envhookOptions, /BinaryName = '[^']*envhook-runtime'/, 'and runs the front');
+    await node.containerd.start();
+    const pod = await runPod(node.containerd, node.kubeletRoot, {
+      name: `drop-${process.pid}`,
+      handler: 'envhook',
+      annotations: raw(APP_ANNOTATIONS),
+      emptyDirs: { config: DB_FILES },
+    });
+    const id = await pod.run({ name: 'app', command: ['sleep', '3600'], env: { POD_ENV: 'kept', ...SERVICE_ENV } });
+    for (const [name, check] of Object.entries(APP_CHECKS)) await t.test(name, (t) => onPid1AndExec(t, pod, id, check));
+    await pod.remove();
+    stopped = true;
+    t.same(await node.containerd.stop(), { processes: [], mounts: [] }, 'teardown leaves no process, mount or shim');
+  },
+);

@@ -16,7 +16,16 @@ import { spawnSync } from 'node:child_process';
 import { REPO } from '../helpers/bundle.ts';
 import { freePort } from '../helpers/nri-process.ts';
 import { buildImage, missingForImage, residentKiB, type BuiltImage } from '../helpers/image.ts';
-import { INSTALLER_DAEMONSET, NRI_DAEMONSET, PENDING_NRI_FLAGS, PENDING_STDERR_LOG, imageDirectives, podmanRunOf, readManifest, withoutPending } from '../helpers/daemonset.ts';
+import {
+  INSTALLER_DAEMONSET,
+  NRI_DAEMONSET,
+  PENDING_NRI_FLAGS,
+  PENDING_STDERR_LOG,
+  imageDirectives,
+  podmanRunOf,
+  readManifest,
+  withoutPending,
+} from '../helpers/daemonset.ts';
 import { snapshot } from '../helpers/install.ts';
 import { missingForCri, prepareCriContainerd } from '../helpers/cri-containerd.ts';
 import { runPod, procEnviron } from '../helpers/cri-pod.ts';
@@ -44,12 +53,12 @@ function modes(root: string): Record<string, string> {
   return out;
 }
 
-t.test('the DaemonSets\' image, built with Podman from Containerfile.scratch', { skip: missingForImage() }, async (t) => {
+t.test("the DaemonSets' image, built with Podman from Containerfile.scratch", { skip: missingForImage() }, async (t) => {
   const img = buildImage();
   t.teardown(() => img.cleanup());
   t.comment(`podman build (vfs): ${img.buildSeconds.toFixed(1)} s`);
 
-  await t.test('its files are the recipe\'s, its entrypoint the Dockerfile\'s; the commands the DaemonSets run are in it', async (t) => {
+  await t.test("its files are the recipe's, its entrypoint the Dockerfile's; the commands the DaemonSets run are in it", async (t) => {
     const files = img.paths().filter((p) => !p.endsWith('/'));
     t.same(files.sort(), [...img.files.keys()].sort(), 'the executable, hooks/ and the libraries ldd named: nothing else');
     const config = img.config();
@@ -167,16 +176,17 @@ async function nriDaemonSet(t: Test, img: BuiltImage) {
     const env = procEnviron(await pod.pid(id));
     if (i === 0) {
       // NRI on this runtime cannot remove variables: every case but the service-link switch (cri-nri.test.ts).
-      for (const [check, fn] of Object.entries(
-        APP_CHECKS,
-      )) if (check !== 'serviceLinks false') await t.test(check, async (t) => fn(t, env));
+      for (const [check, fn] of Object.entries(APP_CHECKS))
+        if (check !== 'serviceLinks false') await t.test(check, async (t) => fn(t, env));
     }
     t.equal(env.get('DB'), 'db.internal', `pod ${i}: PID 1 has its env`);
   }
   const busy = residentKiB(pid);
-  t.comment(`envhook nri in the image: VmRSS ${(idle.vmRss / 1024).toFixed(1)} MiB idle, ${(busy.vmRss / 1024).toFixed(
-    1,
-  )} MiB after 3 pods (RssAnon ${(idle.rssAnon / 1024).toFixed(1)} / ${(busy.rssAnon / 1024).toFixed(1)} MiB)`);
+  t.comment(
+    `envhook nri in the image: VmRSS ${(idle.vmRss / 1024).toFixed(1)} MiB idle, ${(busy.vmRss / 1024).toFixed(
+      1,
+    )} MiB after 3 pods (RssAnon ${(idle.rssAnon / 1024).toFixed(1)} / ${(busy.rssAnon / 1024).toFixed(1)} MiB)`,
+  );
   const request = /^(\d+)Mi$/.exec(container.resources.requests.memory);
   t.ok(
     request && busy.vmRss <= Number(request[1]) * 1024,
@@ -229,4 +239,3 @@ function probesPending(): string | undefined {
   const pending = Object.entries(PENDING_NRI_FLAGS);
   return pending.length ? `pending: ${pending.map(([flag, what]) => `${flag} (${what})`).join('; ')}` : undefined;
 }
-

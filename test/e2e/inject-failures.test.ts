@@ -131,10 +131,20 @@ for (const [name, annotations, message] of rows) {
 }
 
 t.test('canary values that are injected never reach stdout, stderr or the debug log', { skip: missing }, async (t) => {
-  const s = setup(t, files, {
-    'envhook.io/envFrom': { app: [{ prefix: 'F_', fileRef: { volumeName: 'config', path: 'config.env' } }] },
-    'envhook.io/env': { app: [{ name: 'V', value: `${CANARY}-$(F_SECRET)` }, { name: 'K', valueFrom: ref('SECRET', 'config.env') }] },
-  }, ['PATH=/bin', `APP_SECRET=${CANARY}`]);
+  const s = setup(
+    t,
+    files,
+    {
+      'envhook.io/envFrom': { app: [{ prefix: 'F_', fileRef: { volumeName: 'config', path: 'config.env' } }] },
+      'envhook.io/env': {
+        app: [
+          { name: 'V', value: `${CANARY}-$(F_SECRET)` },
+          { name: 'K', valueFrom: ref('SECRET', 'config.env') },
+        ],
+      },
+    },
+    ['PATH=/bin', `APP_SECRET=${CANARY}`],
+  );
   const dry = inject(s, '--dry-run');
   t.equal(dry.status, 0, dry.stderr);
   t.match(dry.stdout, /set F_SECRET from envFrom volume "config": file "config.env"\n/);
@@ -149,10 +159,15 @@ t.test('canary values that are injected never reach stdout, stderr or the debug 
 });
 
 t.test('round trip: unknown fields and a 2^64-1 rlimit survive digit for digit', { skip: missing }, async (t) => {
-  const s = setup(t, {
-    'config.env': good,
-  }, { 'envhook.io/env': { app: [{ name: 'CONFIG_VAR', valueFrom: ref('CONFIG_VAR', 'config.env') }] } });
-  const text = fs.readFileSync(s.config, 'utf8')
+  const s = setup(
+    t,
+    {
+      'config.env': good,
+    },
+    { 'envhook.io/env': { app: [{ name: 'CONFIG_VAR', valueFrom: ref('CONFIG_VAR', 'config.env') }] } },
+  );
+  const text = fs
+    .readFileSync(s.config, 'utf8')
     .replace('"process": {', '"x-vendor": {"n": 1.0, "deep": [{"k": 1e3}]},\n\t"process": {\n\t\t"x-unknown": true,')
     .replace('"rlimits": [', '"rlimits": [{"type": "RLIMIT_CORE", "hard": 18446744073709551615, "soft": 18446744073709551615},');
   t.equal(text.match(/: 18446744073709551615\b/g)?.length, 2);

@@ -12,16 +12,22 @@ const story1 = `CONFIG_VAR='HELLO'\n`;
 const story2 = `# written by the init container\nCONFIG_INIT='hello'\nOTHER='x'\n`;
 
 t.test('KEP-3721 stories, optional refs, envFrom with a prefix, $(VAR), in a real container', { skip: missing }, async (t) => {
-  const s = setup(t, { 'config.env': story1, 'init.env': story2, 'shared.env': `DB_HOST='db'\nDB_PORT='5432'\n` }, {
-    'envhook.io/envFrom': { app: [{ prefix: 'APP_', fileRef: { volumeName: 'config', path: 'shared.env' } }] },
-    'envhook.io/env': { app: [
-      { name: 'CONFIG_VAR', valueFrom: ref('CONFIG_VAR', 'config.env') },
-      { name: 'CONFIG_MAIN', valueFrom: ref('CONFIG_INIT', 'init.env') },
-      { name: 'MISSING_KEY', valueFrom: ref('NOPE', 'init.env', true) },
-      { name: 'MISSING_FILE', valueFrom: ref('X', 'not-written.env', true) },
-      { name: 'URL', value: 'postgres://$(APP_DB_HOST):$(APP_DB_PORT)/$(HOME)?$$(KEEP)&$(UNDEFINED)' },
-    ] },
-  });
+  const s = setup(
+    t,
+    { 'config.env': story1, 'init.env': story2, 'shared.env': `DB_HOST='db'\nDB_PORT='5432'\n` },
+    {
+      'envhook.io/envFrom': { app: [{ prefix: 'APP_', fileRef: { volumeName: 'config', path: 'shared.env' } }] },
+      'envhook.io/env': {
+        app: [
+          { name: 'CONFIG_VAR', valueFrom: ref('CONFIG_VAR', 'config.env') },
+          { name: 'CONFIG_MAIN', valueFrom: ref('CONFIG_INIT', 'init.env') },
+          { name: 'MISSING_KEY', valueFrom: ref('NOPE', 'init.env', true) },
+          { name: 'MISSING_FILE', valueFrom: ref('X', 'not-written.env', true) },
+          { name: 'URL', value: 'postgres://$(APP_DB_HOST):$(APP_DB_PORT)/$(HOME)?$$(KEEP)&$(UNDEFINED)' },
+        ],
+      },
+    },
+  );
   const r = inject(s);
   t.equal(r.status, 0, r.stderr);
   t.equal(r.stdout, '');
@@ -52,14 +58,19 @@ t.test('KEP-3721 stories, optional refs, envFrom with a prefix, $(VAR), in a rea
 
 t.test('service links off: three services removed, kubernetes kept, app variables kept', { skip: missing }, async (t) => {
   const svc = (x: string, ip: string, port: number, proto = 'TCP') => [
-    `${x}_SERVICE_HOST=${ip}`, `${x}_SERVICE_PORT=${port}`, `${x}_PORT=${proto.toLowerCase()}://${ip}:${port}`, `${x}_PORT_${port}_${proto}=${proto.toLowerCase()}://${ip}:${port}`,
-    `${x}_PORT_${port}_${proto}_PROTO=${proto.toLowerCase()}`, `${x}_PORT_${port}_${proto}_PORT=${port}`, `${x}_PORT_${port}_${proto}_ADDR=${ip}`,
+    `${x}_SERVICE_HOST=${ip}`,
+    `${x}_SERVICE_PORT=${port}`,
+    `${x}_PORT=${proto.toLowerCase()}://${ip}:${port}`,
+    `${x}_PORT_${port}_${proto}=${proto.toLowerCase()}://${ip}:${port}`,
+    `${x}_PORT_${port}_${proto}_PROTO=${proto.toLowerCase()}`,
+    `${x}_PORT_${port}_${proto}_PORT=${port}`,
+    `${x}_PORT_${port}_${proto}_ADDR=${ip}`,
   ];
   const services = [
     ...svc('REDIS', '10.0.0.11', 6379),
     'REDIS_SERVICE_PORT_REDIS=6379',
     ...svc('DNS', '10.0.0.10', 53, 'UDP'),
-    ...svc('MY_WEB', '10.0.0.12', 80)
+    ...svc('MY_WEB', '10.0.0.12', 80),
   ];
   const kube = svc('KUBERNETES', '10.0.0.1', 443).concat('KUBERNETES_SERVICE_PORT_HTTPS=443');
   const s = setup(t, {}, { 'envhook.io/serviceLinks': { '*': false } }, ['PATH=/bin', 'FOO_PORT=8080', ...services, ...kube]);
@@ -75,9 +86,13 @@ t.test('service links off: three services removed, kubernetes kept, app variable
 
 t.test('a plain bundle: --container and --volume, serviceLinks "*"', { skip: missing }, async (t) => {
   const dir = t.testdir({ vol: { 'a.env': story1 } });
-  const bundle = makeBundle(path.join(dir, 'bundle'), sharedRootfs(), { annotations: { 'envhook.io/env': JSON.stringify({
-    web: [{ name: 'V', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: 'a.env', key: 'CONFIG_VAR' } } }],
-  }) } });
+  const bundle = makeBundle(path.join(dir, 'bundle'), sharedRootfs(), {
+    annotations: {
+      'envhook.io/env': JSON.stringify({
+        web: [{ name: 'V', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: 'a.env', key: 'CONFIG_VAR' } } }],
+      }),
+    },
+  });
   const without = envhook(['inject', '--bundle', bundle, '--volume', `cfg=${path.join(dir, 'vol')}`]);
   t.equal(
     without.stderr,

@@ -21,7 +21,10 @@ const BINS = {
   '1.6': CONTAINERD && /\s1\.\d+\./.test(spawnSync(CONTAINERD, ['--version'], { encoding: 'utf8' }).stdout) ? CONTAINERD : undefined,
   '2.1': 'bin' in sid ? sid.bin : undefined,
 };
-const MISSING = { '1.6': BINS['1.6'] ? undefined : 'containerd 1.x not installed (apt-get install containerd)', '2.1': 'missing' in sid ? sid.missing : undefined };
+const MISSING = {
+  '1.6': BINS['1.6'] ? undefined : 'containerd 1.x not installed (apt-get install containerd)',
+  '2.1': 'missing' in sid ? sid.missing : undefined,
+};
 const FRONT = '/usr/local/lib/envhook/envhook-runtime';
 const V2 = 'io.containerd.grpc.v1.cri';
 const V3 = 'io.containerd.cri.v1.runtime';
@@ -76,7 +79,11 @@ const CASES: Case[] = [
   {
     name: '2.1.9, an empty drop-in file the admin made for envhook: written in the root file version',
     bin: '2.1',
-    files: { [ROOT_FILE]: v3Root(), 'etc/containerd/conf.d/50-envhook.toml': '', 'etc/containerd/conf.d/10-cgroup.toml': `version = 3\n${v3Runc('  SystemdCgroup = true\n')}` },
+    files: {
+      [ROOT_FILE]: v3Root(),
+      'etc/containerd/conf.d/50-envhook.toml': '',
+      'etc/containerd/conf.d/10-cgroup.toml': `version = 3\n${v3Runc('  SystemdCgroup = true\n')}`,
+    },
     extra: ['--drop-in', '/etc/containerd/conf.d/50-envhook.toml'],
     ok: { file: 'etc/containerd/conf.d/50-envhook.toml', options: { SystemdCgroup: true } },
   },
@@ -94,32 +101,42 @@ const CASES: Case[] = [
     bin: '2.1',
     files: { [ROOT_FILE]: v3Root(`[plugins.'${V3}'.containerd]\n  default_runtime_name = 'runc'\n`) },
     extra: ['--config', '/etc/containerd/conf.d/50-envhook.toml'],
-    refused: /^envhook: \/etc\/containerd\/conf\.d\/50-envhook\.toml is imported by \/etc\/containerd\/config\.toml: --config names containerd's root file; name this file with --drop-in/,
+    refused:
+      /^envhook: \/etc\/containerd\/conf\.d\/50-envhook\.toml is imported by \/etc\/containerd\/config\.toml: --config names containerd's root file; name this file with --drop-in/,
   },
   {
     name: '2.1.9, version 2 root and a drop-in setting the version 3 CRI table: every version 2 CRI section would be dropped',
     bin: '2.1',
-    files: { [ROOT_FILE]: `version = 2\nimports = ["conf.d/*.toml"]\n`, 'etc/containerd/conf.d/10-v3.toml': `version = 2\n${v3Runc('  SystemdCgroup = true\n')}` },
-    refused: /sets \[plugins\.'io\.containerd\.cri\.v1\.runtime'\] while \/etc\/containerd\/config\.toml is version 2: containerd 2\.x then drops every version 2 CRI section/,
+    files: {
+      [ROOT_FILE]: `version = 2\nimports = ["conf.d/*.toml"]\n`,
+      'etc/containerd/conf.d/10-v3.toml': `version = 2\n${v3Runc('  SystemdCgroup = true\n')}`,
+    },
+    refused:
+      /sets \[plugins\.'io\.containerd\.cri\.v1\.runtime'\] while \/etc\/containerd\/config\.toml is version 2: containerd 2\.x then drops every version 2 CRI section/,
   },
   {
     name: '2.1.9, --drop-in naming a file containerd does not read',
     bin: '2.1',
     files: { [ROOT_FILE]: v3Root() },
     extra: ['--drop-in', '/etc/containerd/other.d/50-envhook.toml'],
-    refused: /^envhook: \/etc\/containerd\/other\.d\/50-envhook\.toml is not read by containerd: the imports of \/etc\/containerd\/config\.toml/,
+    refused:
+      /^envhook: \/etc\/containerd\/other\.d\/50-envhook\.toml is not read by containerd: the imports of \/etc\/containerd\/config\.toml/,
   },
   {
     name: '2.1.9, a drop-in that defines the handler envhook itself',
     bin: '2.1',
-    files: { [ROOT_FILE]: v3Root(), 'etc/containerd/conf.d/90-mine.toml': `version = 3\n[plugins.'${V3}'.containerd.runtimes.envhook]\n  runtime_type = 'io.containerd.runc.v2'\n` },
+    files: {
+      [ROOT_FILE]: v3Root(),
+      'etc/containerd/conf.d/90-mine.toml': `version = 3\n[plugins.'${V3}'.containerd.runtimes.envhook]\n  runtime_type = 'io.containerd.runc.v2'\n`,
+    },
     refused: /^envhook: \/etc\/containerd\/conf\.d\/90-mine\.toml already defines the runtime handler "envhook" outside envhook's block/,
   },
   {
     name: '2.1.9, a version 4 root file (containerd 2.3+)',
     bin: '2.1',
     files: { [ROOT_FILE]: 'version = 4\n' },
-    refused: /^envhook: \/etc\/containerd\/config\.toml is a version 4 config, newer than containerd 2\.1\.9\S* reads \(version 3 at most\)/,
+    refused:
+      /^envhook: \/etc\/containerd\/config\.toml is a version 4 config, newer than containerd 2\.1\.9\S* reads \(version 3 at most\)/,
   },
   {
     name: '1.6, version 2 root file alone',
@@ -141,7 +158,8 @@ const CASES: Case[] = [
     bin: '1.6',
     files: { [ROOT_FILE]: `version = 2\nimports = ["conf.d/50-envhook.toml"]\n${v2Runc('  SystemdCgroup = true\n')}` },
     extra: ['--drop-in', '/etc/containerd/conf.d/50-envhook.toml'],
-    refused: /^envhook: envhook's block in \/etc\/containerd\/conf\.d\/50-envhook\.toml would replace the whole \[plugins\."io\.containerd\.grpc\.v1\.cri"\] table of \/etc\/containerd\/config\.toml on containerd 1\.x/,
+    refused:
+      /^envhook: envhook's block in \/etc\/containerd\/conf\.d\/50-envhook\.toml would replace the whole \[plugins\."io\.containerd\.grpc\.v1\.cri"\] table of \/etc\/containerd\/config\.toml on containerd 1\.x/,
   },
   {
     name: '1.6, a version 3 root file',
@@ -176,7 +194,11 @@ for (const c of CASES) {
     t.equal(r.status, 0, r.stderr);
     t.match(r.stdout, new RegExp(`^  note: envhook's block goes here: `, 'm'), 'the output says why the block goes where it does');
     t.match(r.stdout, /^checked: containerd \S+ config dump of \/etc\/containerd\/config\.toml shows the runtime handler "envhook"/m);
-    t.match(fs.readFileSync(path.join(root, c.ok!.file), 'utf8'), /# BEGIN envhook[\s\S]*# END envhook\n$/, `the block is in ${c.ok!.file}`);
+    t.match(
+      fs.readFileSync(path.join(root, c.ok!.file), 'utf8'),
+      /# BEGIN envhook[\s\S]*# END envhook\n$/,
+      `the block is in ${c.ok!.file}`,
+    );
     // containerd's own reading, independently of install's check
     const plugins = dump(bin, root).plugins;
     const runtimes = (plugins[V3] ?? plugins[V2]).containerd.runtimes;

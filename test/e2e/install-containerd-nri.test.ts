@@ -20,27 +20,48 @@ t.test('containerd 2.1.9 starts the plugin install put in its plugin_path', { sk
   const config = path.join(ctrd.dir, 'config.toml');
   const prefix = path.join(ctrd.dir, 'envhook');
   const configBefore = fs.readFileSync(config);
-  const extra = ['--mode', 'nri', '--config', config, '--prefix', prefix, '--containerd', containerd2Binary(), '--nri-log', path.join(ctrd.dir, 'nri-plugin.log')];
+  const extra = [
+    '--mode',
+    'nri',
+    '--config',
+    config,
+    '--prefix',
+    prefix,
+    '--containerd',
+    containerd2Binary(),
+    '--nri-log',
+    path.join(ctrd.dir, 'nri-plugin.log'),
+  ];
   const r = install({ runtime: 'containerd', root: '/', source: realSource(), extra });
   t.equal(r.status, 0, r.stderr);
   t.match(r.stdout, `shows NRI on, with plugins from ${ctrd.pluginDir}`);
-  t.ok(fs.existsSync(path.join(ctrd.pluginDir, '50-envhook')), 'the plugin is in containerd\'s plugin_path');
+  t.ok(fs.existsSync(path.join(ctrd.pluginDir, '50-envhook')), "the plugin is in containerd's plugin_path");
 
   let from = ctrd.log().length;
   await ctrd.start();
   await ctrd.waitForLog(SYNCED, 60_000, from);
-  t.match(ctrd.log().slice(from), /plugin \\"pre-connected:50-envhook\[\d+\]\\" registered as \\"50-envhook\\"/, 'containerd: the installed plugin registered');
+  t.match(
+    ctrd.log().slice(from),
+    /plugin \\"pre-connected:50-envhook\[\d+\]\\" registered as \\"50-envhook\\"/,
+    'containerd: the installed plugin registered',
+  );
   // The daemon, found by its command line under the prefix: the wrapper gave it one V8 worker thread.
-  const daemon = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).find((d) => {
-    try {
-      const argv = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0');
-      return argv.some((a) => a.startsWith(prefix)) && argv.includes('nri');
-    } catch {
-      return false;
-    }
-  });
+  const daemon = fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .find((d) => {
+      try {
+        const argv = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0');
+        return argv.some((a) => a.startsWith(prefix)) && argv.includes('nri');
+      } catch {
+        return false;
+      }
+    });
   t.ok(daemon, 'the plugin process is running');
-  t.ok(fs.readFileSync(`/proc/${daemon}/environ`, 'utf8').split('\0').includes(`NODE_OPTIONS=${DAEMON_NODE_OPTION}`), `its NODE_OPTIONS is ${DAEMON_NODE_OPTION}`);
+  t.ok(
+    fs.readFileSync(`/proc/${daemon}/environ`, 'utf8').split('\0').includes(`NODE_OPTIONS=${DAEMON_NODE_OPTION}`),
+    `its NODE_OPTIONS is ${DAEMON_NODE_OPTION}`,
+  );
   await ctrd.stop();
 
   // the command of the report: no --mode
@@ -58,7 +79,12 @@ t.test('containerd 2.1.9 starts the plugin install put in its plugin_path', { sk
   // the admin gave the plugin a setting in its wrapper: uninstall keeps the edit where containerd does not start it
   t.equal(install({ runtime: 'containerd', root: '/', source: realSource(), extra }).status, 0);
   const wrapper = path.join(ctrd.pluginDir, '50-envhook');
-  fs.writeFileSync(wrapper, fs.readFileSync(wrapper, 'utf8').replace('export NODE_OPTIONS', 'export NODE_OPTIONS\nENVHOOK_LOG_LEVEL=debug; export ENVHOOK_LOG_LEVEL'));
+  fs.writeFileSync(
+    wrapper,
+    fs
+      .readFileSync(wrapper, 'utf8')
+      .replace('export NODE_OPTIONS', 'export NODE_OPTIONS\nENVHOOK_LOG_LEVEL=debug; export ENVHOOK_LOG_LEVEL'),
+  );
   const edited = uninstall({ runtime: 'containerd', root: '/', extra: ['--mode', 'nri', '--prefix', prefix] });
   t.equal(edited.status, 0, edited.stderr);
   t.match(edited.stdout, 'moved to ');

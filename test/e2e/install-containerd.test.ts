@@ -45,17 +45,34 @@ async function installAndRun(t: Test, bundleOnly: boolean) {
   const installed = fs.readdirSync(path.join(root, PREFIX)).sort();
   const wrapper = bundleOnly || !HAS_SEA;
   const executables = wrapper ? ['envhook', 'envhook-main.cjs', 'envhook-runtime', 'envhook.cjs'] : ['envhook', 'envhook-runtime'];
-  t.same(installed, [...executables, 'backup', 'envhook-runtime.conf', 'runtimeclass.yaml', 'state.json'].sort(), 'the front, its data file, envhook beside it, nothing else to run');
-  t.equal(fs.readFileSync(path.join(root, PREFIX, 'envhook-runtime.conf'), 'utf8').split('\n')[0], 'runtime=runc', 'no runc under the test root: the front looks it up on PATH');
-  if (!wrapper) t.ok(fs.readFileSync(path.join(root, PREFIX, 'envhook')).equals(fs.readFileSync(path.join(realSource(), 'dist/envhook'))), 'the single executable');
+  t.same(
+    installed,
+    [...executables, 'backup', 'envhook-runtime.conf', 'runtimeclass.yaml', 'state.json'].sort(),
+    'the front, its data file, envhook beside it, nothing else to run',
+  );
+  t.equal(
+    fs.readFileSync(path.join(root, PREFIX, 'envhook-runtime.conf'), 'utf8').split('\n')[0],
+    'runtime=runc',
+    'no runc under the test root: the front looks it up on PATH',
+  );
+  if (!wrapper)
+    t.ok(
+      fs.readFileSync(path.join(root, PREFIX, 'envhook')).equals(fs.readFileSync(path.join(realSource(), 'dist/envhook'))),
+      'the single executable',
+    );
 
   const dump = spawnSync(CONTAINERD!, ['--config', path.join(root, 'etc/containerd/config.toml'), 'config', 'dump'], { encoding: 'utf8' });
   t.equal(dump.status, 0, dump.stderr);
-  const handler = /\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.envhook\]\n([\s\S]*?)\n\s*\n/.exec(dump.stdout)?.[1] ?? '';
+  const handler =
+    /\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.envhook\]\n([\s\S]*?)\n\s*\n/.exec(dump.stdout)?.[1] ?? '';
   t.match(handler, /pod_annotations = \["envhook\.io\/\*"\]/);
   t.match(handler, /runtime_type = "io\.containerd\.runc\.v2"/);
   t.match(dump.stdout, /runtimes\.envhook\.options\]\n\s*BinaryName = "\/usr\/local\/lib\/envhook\/envhook-runtime"/);
-  t.match(dump.stdout, /\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.runc\]/, 'the default runc handler is still there');
+  t.match(
+    dump.stdout,
+    /\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.runc\]/,
+    'the default runc handler is still there',
+  );
 
   // the handler's BinaryName, seen under the root: ctr run --runc-binary is what the handler does
   const front = path.join(root, PREFIX, 'envhook-runtime');
@@ -63,7 +80,8 @@ async function installAndRun(t: Test, bundleOnly: boolean) {
   let n = 0;
   const ctrRun = (annotations: Record<string, string>) => {
     const args = ['run', '--rm', '--rootfs', '--runc-binary', front, '--env', 'PATH=/bin'];
-    for (const m of pod.mounts('app')) args.push('--mount', `type=bind,src=${m.source},dst=${m.destination},options=${m.options.join(':')}`);
+    for (const m of pod.mounts('app'))
+      args.push('--mount', `type=bind,src=${m.source},dst=${m.destination},options=${m.options.join(':')}`);
     for (const [k, v] of Object.entries(annotations)) args.push('--annotation', `${k}=${v}`);
     return containerd.ctr([...args, sharedRootfs(), `envhook-install-${process.pid}-${++n}`, '/bin/env']);
   };
@@ -77,7 +95,11 @@ async function installAndRun(t: Test, bundleOnly: boolean) {
     await containerd.stop();
   }
   const log = fs.readFileSync(envhookLog, 'utf8');
-  t.match(log, /"container":"app"[^\n]*"msg":"applied; runtime next"/, 'the installed envhook ran the shim, with the config file under the root');
+  t.match(
+    log,
+    /"container":"app"[^\n]*"msg":"applied; runtime next"/,
+    'the installed envhook ran the shim, with the config file under the root',
+  );
   t.notMatch(log, new RegExp(`HELLO|${CANARY}`));
 
   const un = uninstall({ runtime: 'containerd', root });
@@ -86,11 +108,19 @@ async function installAndRun(t: Test, bundleOnly: boolean) {
   t.notOk(fs.existsSync(path.join(root, PREFIX)));
 }
 
-t.test('installed from the build (single executable): containerd loads the handler; containers run through the installed front', { skip: missing }, async (t) => {
-  if (!HAS_SEA) t.comment('no dist/envhook in this build (ENVHOOK_NO_SEA?): the wrapper and the bundle are installed');
-  await installAndRun(t, false);
-});
+t.test(
+  'installed from the build (single executable): containerd loads the handler; containers run through the installed front',
+  { skip: missing },
+  async (t) => {
+    if (!HAS_SEA) t.comment('no dist/envhook in this build (ENVHOOK_NO_SEA?): the wrapper and the bundle are installed');
+    await installAndRun(t, false);
+  },
+);
 
-t.test('installed without a single executable (wrapper and bundle): containers run through the installed front', { skip: missing }, async (t) => {
-  await installAndRun(t, true);
-});
+t.test(
+  'installed without a single executable (wrapper and bundle): containers run through the installed front',
+  { skip: missing },
+  async (t) => {
+    await installAndRun(t, true);
+  },
+);

@@ -38,7 +38,23 @@ t.test('containerd 1.7.24: install --mode nri, a pod, a containerd restart, unin
   const settings = path.join(c.dir, 'envhook.json');
   fs.mkdirSync(kubeletRoot);
   fs.writeFileSync(settings, JSON.stringify({ kubeletRoot, logFile: log, logLevel: 'debug', runDir: path.join(c.dir, 'run') }) + '\n');
-  const r = install({ runtime: 'containerd', root: '/', source: realSource(), extra: ['--mode', 'nri', '--config', c.paths.config, '--prefix', prefix, '--containerd', c.bin.containerd, '--nri-log', path.join(c.dir, 'nri-plugin.log')] });
+  const r = install({
+    runtime: 'containerd',
+    root: '/',
+    source: realSource(),
+    extra: [
+      '--mode',
+      'nri',
+      '--config',
+      c.paths.config,
+      '--prefix',
+      prefix,
+      '--containerd',
+      c.bin.containerd,
+      '--nri-log',
+      path.join(c.dir, 'nri-plugin.log'),
+    ],
+  });
   t.equal(r.status, 0, r.stderr);
   t.match(r.stdout, `shows NRI on, with plugins from ${c.paths.nriPlugins}`);
   t.same(fs.readFileSync(c.paths.config), configBefore, 'NRI already on: config.toml not touched');
@@ -50,10 +66,21 @@ t.test('containerd 1.7.24: install --mode nri, a pod, a containerd restart, unin
 
   await c.start();
   await waitFor(() => REGISTERED.test(containerdLog()), 60_000, 'containerd: the pre-installed plugin registered');
-  const pod = await runPod(c, kubeletRoot, { name: `nri17-${process.pid}`, handler: '', annotations: raw({ ...ENV_ANNOTATIONS, ...OWNERS_ANNOTATION }), emptyDirs: { config: DB_FILES }, secrets: { tls: { 'tls.key': { data: `${CANARY}-0\n`, mode: 0o400 } } } });
+  const pod = await runPod(c, kubeletRoot, {
+    name: `nri17-${process.pid}`,
+    handler: '',
+    annotations: raw({ ...ENV_ANNOTATIONS, ...OWNERS_ANNOTATION }),
+    emptyDirs: { config: DB_FILES },
+    secrets: { tls: { 'tls.key': { data: `${CANARY}-0\n`, mode: 0o400 } } },
+  });
   const vol = atomicVolumeDir(pod.pod, 'secret', 'tls');
   const owner = () => fs.lstatSync(path.join(vol, '..data/tls.key')).uid;
-  const id = await pod.run({ name: 'app', command: ['sleep', '3600'], env: { POD_ENV: 'kept', ...SERVICE_ENV }, volumeMounts: { tls: '/etc/tls' } });
+  const id = await pod.run({
+    name: 'app',
+    command: ['sleep', '3600'],
+    env: { POD_ENV: 'kept', ...SERVICE_ENV },
+    volumeMounts: { tls: '/etc/tls' },
+  });
   for (const [name, check] of ENV_CHECKS) await t.test(name, (t) => onPid1AndExec(t, pod, id, check));
   t.equal(owner(), 1000, 'CreateContainer through the installed plugin chowned the secret');
   atomicWrite(vol, { 'tls.key': { data: `${CANARY}-1\n`, mode: 0o400 } });
@@ -72,15 +99,22 @@ t.test('containerd 1.7.24: install --mode nri, a pod, a containerd restart, unin
     t.equal((await pod.status(id)).state, 1, 'the container still runs');
   });
 
-  await t.test('the pod goes: 1.7.24 sends no StopPodSandbox for a pod it knew before its restart; the watch ends with the pod directory', async (t) => {
-    await pod.remove();
-    // containerd 1.7's NRI layer forgets its pods at a restart and learns them only by syncing a
-    // plugin: with a pre-installed plugin alone it stops none of the pods it had.
-    t.notMatch(pluginLog(), /nri: pod no longer watched/, 'no StopPodSandbox came');
-    fs.rmSync(pod.pod.dir, { recursive: true }); // what the kubelet does once the pod's volumes are torn down
-    await waitFor(() => /"why":"its volumes are gone".*nri: pod no longer watched/.test(pluginLog()), 15_000, 'the watch ended with the pod directory');
-    t.same(fs.readdirSync(path.join(c.dir, 'run/nri-owners')), [], 'and its record is removed');
-  });
+  await t.test(
+    'the pod goes: 1.7.24 sends no StopPodSandbox for a pod it knew before its restart; the watch ends with the pod directory',
+    async (t) => {
+      await pod.remove();
+      // containerd 1.7's NRI layer forgets its pods at a restart and learns them only by syncing a
+      // plugin: with a pre-installed plugin alone it stops none of the pods it had.
+      t.notMatch(pluginLog(), /nri: pod no longer watched/, 'no StopPodSandbox came');
+      fs.rmSync(pod.pod.dir, { recursive: true }); // what the kubelet does once the pod's volumes are torn down
+      await waitFor(
+        () => /"why":"its volumes are gone".*nri: pod no longer watched/.test(pluginLog()),
+        15_000,
+        'the watch ended with the pod directory',
+      );
+      t.same(fs.readdirSync(path.join(c.dir, 'run/nri-owners')), [], 'and its record is removed');
+    },
+  );
   t.notMatch(`${pluginLog()}\n${containerdLog()}`, CANARY, "no value in the plugin's or containerd's log");
 
   await c.halt();

@@ -40,40 +40,44 @@ t.test('external plugin: registers, comes back after a containerd restart, exits
   t.equal(p.stderr(), '');
 });
 
-t.test("pre-installed plugin: started by containerd, uses NRI_PLUGIN_SOCKET, ends when containerd's socket is gone", {
-  skip,
-}, async (t) => {
-  const dir = t.testdir();
-  const ctrd = await startNriContainerd();
-  t.teardown(() => ctrd.cleanup());
-  const logFile = path.join(dir, 'plugin.log');
-  const pidFile = path.join(dir, 'plugin.pid');
-  // containerd gives the plugin an environment of three variables only: the wrapper sets the rest.
-  fs.writeFileSync(
-    path.join(ctrd.pluginDir, '50-envhook'),
-    `#!/bin/sh\necho $$ > ${JSON.stringify(pidFile)}\nexec ${JSON.stringify(NODE)} ${JSON.stringify(
-      path.join(REPO, 'src/cli/main.ts'),
-    )} nri --socket ${JSON.stringify(ctrd.nriSocket)} --log-file ${JSON.stringify(logFile)} --log-level debug\n`,
-    { mode: 0o755 },
-  );
-  await ctrd.stop();
-  const from = ctrd.log().length;
-  await ctrd.start();
-  await ctrd.waitForLog(/pre-installed NRI plugin \\"50-envhook\\" synchronization success/, 20_000, from);
-  t.match(
-    ctrd.log().slice(from),
-    /plugin \\"pre-connected:50-envhook\[\d+\]\\" registered as \\"50-envhook\\"/,
-    'containerd: pre-connected plugin',
-  );
-  const log = fs.readFileSync(logFile, 'utf8');
-  t.match(log, /"fd":3,"runtime":"containerd".*"msg":"nri: registered"/, 'registered on the connection containerd handed over');
-  t.equal(log.match(/nri: registered/g)?.length, 1, 'and did not dial the socket as well');
-  const pid = Number(fs.readFileSync(pidFile, 'utf8'));
-  await ctrd.stop();
-  const end = Date.now() + 5000;
-  while (fs.existsSync(`/proc/${pid}`) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-  t.notOk(
-    fs.existsSync(`/proc/${pid}`) && !fs.readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z'),
-    'the plugin ended with its connection',
-  );
-});
+t.test(
+  "pre-installed plugin: started by containerd, uses NRI_PLUGIN_SOCKET, ends when containerd's socket is gone",
+  {
+    skip,
+  },
+  async (t) => {
+    const dir = t.testdir();
+    const ctrd = await startNriContainerd();
+    t.teardown(() => ctrd.cleanup());
+    const logFile = path.join(dir, 'plugin.log');
+    const pidFile = path.join(dir, 'plugin.pid');
+    // containerd gives the plugin an environment of three variables only: the wrapper sets the rest.
+    fs.writeFileSync(
+      path.join(ctrd.pluginDir, '50-envhook'),
+      `#!/bin/sh\necho $$ > ${JSON.stringify(pidFile)}\nexec ${JSON.stringify(NODE)} ${JSON.stringify(
+        path.join(REPO, 'src/cli/main.ts'),
+      )} nri --socket ${JSON.stringify(ctrd.nriSocket)} --log-file ${JSON.stringify(logFile)} --log-level debug\n`,
+      { mode: 0o755 },
+    );
+    await ctrd.stop();
+    const from = ctrd.log().length;
+    await ctrd.start();
+    await ctrd.waitForLog(/pre-installed NRI plugin \\"50-envhook\\" synchronization success/, 20_000, from);
+    t.match(
+      ctrd.log().slice(from),
+      /plugin \\"pre-connected:50-envhook\[\d+\]\\" registered as \\"50-envhook\\"/,
+      'containerd: pre-connected plugin',
+    );
+    const log = fs.readFileSync(logFile, 'utf8');
+    t.match(log, /"fd":3,"runtime":"containerd".*"msg":"nri: registered"/, 'registered on the connection containerd handed over');
+    t.equal(log.match(/nri: registered/g)?.length, 1, 'and did not dial the socket as well');
+    const pid = Number(fs.readFileSync(pidFile, 'utf8'));
+    await ctrd.stop();
+    const end = Date.now() + 5000;
+    while (fs.existsSync(`/proc/${pid}`) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    t.notOk(
+      fs.existsSync(`/proc/${pid}`) && !fs.readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z'),
+      'the plugin ended with its connection',
+    );
+  },
+);

@@ -9,7 +9,8 @@ import { makePod } from '../../scripts/kubelet-pod.ts';
 import { makeAtomicVolume } from '../../scripts/kubelet-pod.ts';
 
 const USERNS = [{ containerID: 0, hostID: 100000, size: 65536 }];
-const SCRIPT = 'for f in /keys/ssh_host_ed25519_key /keys/mongo/keyfile; do echo "$f owner=$(stat -L -c %u $f)"; cat $f && echo " read"; done; cat /proc/self/uid_map; true';
+const SCRIPT =
+  'for f in /keys/ssh_host_ed25519_key /keys/mongo/keyfile; do echo "$f owner=$(stat -L -c %u $f)"; cat $f && echo " read"; done; cat /proc/self/uid_map; true';
 
 interface Case {
   owners?: unknown;
@@ -76,8 +77,8 @@ t.test('real runc, UID 1000, no capabilities, read-only volume', { skip: missing
     const s = setup(t, {});
     const out = start(t, s, false);
     t.match(out, '/keys/ssh_host_ed25519_key owner=0\n');
-    t.match(out, 'cat: can\'t open \'/keys/ssh_host_ed25519_key\': Permission denied');
-    t.match(out, 'cat: can\'t open \'/keys/mongo/keyfile\': Permission denied');
+    t.match(out, "cat: can't open '/keys/ssh_host_ed25519_key': Permission denied");
+    t.match(out, "cat: can't open '/keys/mongo/keyfile': Permission denied");
     t.notMatch(out, 'HOSTKEY');
     t.notMatch(out, 'MONGOKEY');
   });
@@ -86,7 +87,7 @@ t.test('real runc, UID 1000, no capabilities, read-only volume', { skip: missing
     const out = start(t, s);
     t.match(out, '/keys/ssh_host_ed25519_key owner=1000\nHOSTKEY read\n');
     t.match(out, '/keys/mongo/keyfile owner=1001\n');
-    t.match(out, 'cat: can\'t open \'/keys/mongo/keyfile\': Permission denied');
+    t.match(out, "cat: can't open '/keys/mongo/keyfile': Permission denied");
     t.notMatch(out, 'MONGOKEY');
     t.same([uid(path.join(s.ts, 'ssh_host_ed25519_key')), uid(path.join(s.ts, 'mongo/keyfile'))], [1000, 1001]);
     t.equal(fs.lstatSync(path.join(s.ts, 'mongo/keyfile')).gid, 0, 'group untouched');
@@ -95,7 +96,7 @@ t.test('real runc, UID 1000, no capabilities, read-only volume', { skip: missing
     const s = setup(t, { owners: [{ volume: 'keys', defaultUser: 0 }] });
     const out = start(t, s);
     t.match(out, '/keys/ssh_host_ed25519_key owner=0\n');
-    t.match(out, 'cat: can\'t open \'/keys/ssh_host_ed25519_key\': Permission denied');
+    t.match(out, "cat: can't open '/keys/ssh_host_ed25519_key': Permission denied");
     t.notMatch(out, 'HOSTKEY');
   });
   t.test('hostile volume: a planted symlink to an outside root file is not followed', async (t) => {

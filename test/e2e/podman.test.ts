@@ -56,20 +56,24 @@ t.test('precreate and createRuntime hooks: the injected variables inside the con
   t.notMatch(logOf('precreate.log') + logOf('hook.log'), /HELLO|CANARY/);
 });
 
-t.test('only the createRuntime hook: a container asking for env fails to start, saying the shim or precreate is needed', {
-  skip: missing,
-}, async (t) => {
-  const r = run([createRuntimeDir], ENV_ANNOTATIONS);
-  t.not(r.status, 0);
-  t.equal(r.stdout, '');
-  t.match(
-    r.stderr,
-    /^Error: OCI runtime error: \S+runc: runc create failed: unable to start container process: error during container init: error running hook #0: error running hook: exit status 1, stdout: , stderr: envhook: env requested by annotations "envhook\.io\/env", "envhook\.io\/envFrom" was not applied before the runtime's create: the runtime shim \(hooks\/envhook-runtime in place of runc\) or the precreate hook \(Podman\) is needed; the createRuntime hook alone cannot set variables\n$/,
-  );
-  t.match(logOf('hook.log'), /"level":50,[^\n]*"msg":"hook failed"/);
-});
+t.test(
+  'only the createRuntime hook: a container asking for env fails to start, saying the shim or precreate is needed',
+  {
+    skip: missing,
+  },
+  async (t) => {
+    const r = run([createRuntimeDir], ENV_ANNOTATIONS);
+    t.not(r.status, 0);
+    t.equal(r.stdout, '');
+    t.match(
+      r.stderr,
+      /^Error: OCI runtime error: \S+runc: runc create failed: unable to start container process: error during container init: error running hook #0: error running hook: exit status 1, stdout: , stderr: envhook: env requested by annotations "envhook\.io\/env", "envhook\.io\/envFrom" was not applied before the runtime's create: the runtime shim \(hooks\/envhook-runtime in place of runc\) or the precreate hook \(Podman\) is needed; the createRuntime hook alone cannot set variables\n$/,
+    );
+    t.match(logOf('hook.log'), /"level":50,[^\n]*"msg":"hook failed"/);
+  },
+);
 
-t.test('a failing precreate: podman shows the hook failed, envhook\'s message is in its log', { skip: missing }, async (t) => {
+t.test("a failing precreate: podman shows the hook failed, envhook's message is in its log", { skip: missing }, async (t) => {
   const r = run([precreateDir], FAILING_ANNOTATIONS);
   t.not(r.status, 0);
   t.equal(r.stdout, '');

@@ -43,12 +43,13 @@ function harness(t: Test, annotations: Record<string, unknown> = ANNOTATIONS) {
     ENVHOOK_LOG_FILE: s.log,
     ENVHOOK_LOG_LEVEL: 'debug',
   };
-  const exec = (bin: string, a: string[], opts: SpawnSyncOptions = {}) => spawnSync(bin, a, {
-    encoding: 'utf8',
-    env,
-    timeout: 60_000,
-    ...opts
-  }) as Run;
+  const exec = (bin: string, a: string[], opts: SpawnSyncOptions = {}) =>
+    spawnSync(bin, a, {
+      encoding: 'utf8',
+      env,
+      timeout: 60_000,
+      ...opts,
+    }) as Run;
   const front = (a: string[], opts?: SpawnSyncOptions) => exec(FRONT, ['--root', root, ...a], opts);
   const runc = (a: string[], opts?: SpawnSyncOptions) => exec(RUNC!, ['--root', root, ...a], opts);
   const ids: string[] = [];
@@ -74,45 +75,49 @@ function harness(t: Test, annotations: Record<string, unknown> = ANNOTATIONS) {
   return { ...s, spec, counting, front, runc, start, processFile };
 }
 
-t.test('runc exec --process F: the env as PID 1 has it; args, cwd, user and the request\'s own env as given', {
-  skip: missing,
-}, async (t) => {
-  const h = harness(t);
-  const id = h.start();
-  const callsAfterCreate = h.counting.calls().length;
-  const file = h.processFile('process.json', {
-    args: ['sh', '-c', 'echo "cwd=$(pwd) uid=$(id -u)"; env'],
-    cwd: '/tmp',
-    user: { uid: 1000, gid: 1000 },
-    env: [...BASE_ENV, 'OWN=mine'],
-  });
-  const r = h.front(['exec', '--process', file, id]);
-  t.equal(r.status, 0, r.stderr);
-  t.equal(r.stderr, '');
-  t.match(r.stdout, /^cwd=\/tmp uid=1000\n/, 'cwd and user as given');
-  const env = parseEnvOutput(r.stdout);
-  checkInjected(t, env);
-  t.notOk(env.has('REDIS_MASTER_SERVICE_HOST'), 'service link removed');
-  t.notOk(env.has('REDIS_MASTER_PORT'), 'service link removed');
-  t.equal(env.get('KUBERNETES_SERVICE_HOST'), '10.0.0.1', "the kubernetes service's variables kept");
-  t.equal(env.get('OWN'), 'mine', "the request's own variable");
-  t.equal(env.get('PATH'), '/bin');
-  const rewritten = JSON.parse(fs.readFileSync(file, 'utf8'));
-  t.same(rewritten.args, ['sh', '-c', 'echo "cwd=$(pwd) uid=$(id -u)"; env'], 'args in the file as given');
-  t.same(rewritten.user, { uid: 1000, gid: 1000 });
-  t.equal(h.counting.calls().length, callsAfterCreate + 1, 'envhook ran once for the exec');
-  const log = fs.readFileSync(h.log, 'utf8');
-  t.match(log, /"msg":"exec: env applied; runtime next"/);
-  t.notMatch(log + r.stderr, new RegExp(`${CANARY}|HELLO|10\\.0\\.0`), 'no value in the log');
+t.test(
+  "runc exec --process F: the env as PID 1 has it; args, cwd, user and the request's own env as given",
+  {
+    skip: missing,
+  },
+  async (t) => {
+    const h = harness(t);
+    const id = h.start();
+    const callsAfterCreate = h.counting.calls().length;
+    const file = h.processFile('process.json', {
+      args: ['sh', '-c', 'echo "cwd=$(pwd) uid=$(id -u)"; env'],
+      cwd: '/tmp',
+      user: { uid: 1000, gid: 1000 },
+      env: [...BASE_ENV, 'OWN=mine'],
+    });
+    const r = h.front(['exec', '--process', file, id]);
+    t.equal(r.status, 0, r.stderr);
+    t.equal(r.stderr, '');
+    t.match(r.stdout, /^cwd=\/tmp uid=1000\n/, 'cwd and user as given');
+    const env = parseEnvOutput(r.stdout);
+    checkInjected(t, env);
+    t.notOk(env.has('REDIS_MASTER_SERVICE_HOST'), 'service link removed');
+    t.notOk(env.has('REDIS_MASTER_PORT'), 'service link removed');
+    t.equal(env.get('KUBERNETES_SERVICE_HOST'), '10.0.0.1', "the kubernetes service's variables kept");
+    t.equal(env.get('OWN'), 'mine', "the request's own variable");
+    t.equal(env.get('PATH'), '/bin');
+    const rewritten = JSON.parse(fs.readFileSync(file, 'utf8'));
+    t.same(rewritten.args, ['sh', '-c', 'echo "cwd=$(pwd) uid=$(id -u)"; env'], 'args in the file as given');
+    t.same(rewritten.user, { uid: 1000, gid: 1000 });
+    t.equal(h.counting.calls().length, callsAfterCreate + 1, 'envhook ran once for the exec');
+    const log = fs.readFileSync(h.log, 'utf8');
+    t.match(log, /"msg":"exec: env applied; runtime next"/);
+    t.notMatch(log + r.stderr, new RegExp(`${CANARY}|HELLO|10\\.0\\.0`), 'no value in the log');
 
-  // Without --process runc builds the process from config.json, which has the env: no Node.
-  const plain = h.front(['exec', id, 'env']);
-  t.equal(plain.status, 0, plain.stderr);
-  const plainEnv = parseEnvOutput(plain.stdout);
-  checkInjected(t, plainEnv);
-  t.notOk(plainEnv.has('REDIS_MASTER_SERVICE_HOST'));
-  t.equal(h.counting.calls().length, callsAfterCreate + 1, 'runc exec ID CMD: straight through');
-});
+    // Without --process runc builds the process from config.json, which has the env: no Node.
+    const plain = h.front(['exec', id, 'env']);
+    t.equal(plain.status, 0, plain.stderr);
+    const plainEnv = parseEnvOutput(plain.stdout);
+    checkInjected(t, plainEnv);
+    t.notOk(plainEnv.has('REDIS_MASTER_SERVICE_HOST'));
+    t.equal(h.counting.calls().length, callsAfterCreate + 1, 'runc exec ID CMD: straight through');
+  },
+);
 
 t.test('no Node where there is nothing to do: unmarked exec, unannotated run, sandbox run', { skip: missing }, async (t) => {
   const h = harness(t, {});
@@ -124,11 +129,14 @@ t.test('no Node where there is nothing to do: unmarked exec, unannotated run, sa
     containerId('envhook-exec'),
   ]);
   t.equal(unannotatedRun.status, 0, unannotatedRun.stderr);
-  const sandbox = makeBundle(path.join(h.dir, 'sandbox'), sharedRootfs(), { args: ['true'], annotations: {
-    ...h.pod.annotations('app'),
-    'io.kubernetes.cri.container-type': 'sandbox',
-    'envhook.io/env': JSON.stringify(ENV_ANNOTATIONS['envhook.io/env']),
-  } });
+  const sandbox = makeBundle(path.join(h.dir, 'sandbox'), sharedRootfs(), {
+    args: ['true'],
+    annotations: {
+      ...h.pod.annotations('app'),
+      'io.kubernetes.cri.container-type': 'sandbox',
+      'envhook.io/env': JSON.stringify(ENV_ANNOTATIONS['envhook.io/env']),
+    },
+  });
   const before = fs.readFileSync(path.join(sandbox, 'config.json'));
   const sandboxRun = h.front(['run', '--bundle', sandbox, containerId('envhook-exec')]);
   t.equal(sandboxRun.status, 0, sandboxRun.stderr);

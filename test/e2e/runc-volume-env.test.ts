@@ -51,12 +51,13 @@ function harness(t: Test, annotations: Record<string, unknown>, args: string[]) 
     ENVHOOK_LOG_FILE: log,
     ENVHOOK_LOG_LEVEL: 'debug',
   };
-  const exec = (bin: string, a: string[], opts: SpawnSyncOptions = {}) => spawnSync(bin, a, {
-    encoding: 'utf8',
-    env,
-    timeout: 60_000,
-    ...opts
-  }) as Run;
+  const exec = (bin: string, a: string[], opts: SpawnSyncOptions = {}) =>
+    spawnSync(bin, a, {
+      encoding: 'utf8',
+      env,
+      timeout: 60_000,
+      ...opts,
+    }) as Run;
   const ids: string[] = [];
   t.teardown(() => {
     for (const id of ids) exec(RUNC!, ['--root', root, 'delete', '--force', id]);
@@ -88,13 +89,15 @@ t.test('create + start, then exec --process F: PID 1 and the exec process see th
   const pid = JSON.parse(h.front(['state', id]).stdout).pid as number;
   // `start` returns once runc signalled its init, which then execs the process: until then PID
   // 1 is still `runc init` with runc's environment.
-  for (let i = 0; i < 100 && /^([^\0]*\/)?runc\0init\0/.test(
-    fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8'),
-  ); i++) await new Promise((r) => setTimeout(r, 20));
-  const environ = new Map(fs.readFileSync(
-    `/proc/${pid}/environ`,
-    'utf8',
-  ).split('\0').filter(Boolean).map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)] as [string, string]));
+  for (let i = 0; i < 100 && /^([^\0]*\/)?runc\0init\0/.test(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8')); i++)
+    await new Promise((r) => setTimeout(r, 20));
+  const environ = new Map(
+    fs
+      .readFileSync(`/proc/${pid}/environ`, 'utf8')
+      .split('\0')
+      .filter(Boolean)
+      .map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)] as [string, string]),
+  );
   await t.test('PID 1', async (t) => check(t, environ));
   // A process file as containerd writes one: the stored (pre-envhook) spec's process, new args.
   const file = path.join(h.dir, 'process.json');

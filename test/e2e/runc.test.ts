@@ -15,9 +15,18 @@ function harness(t: Test, annotations: Record<string, unknown> = ENV_ANNOTATIONS
   const s = setup(t, FILES, annotations);
   fs.writeFileSync(path.join(s.dir, 'envhook.json'), '{}');
   const root = path.join(s.dir, 'runc-root');
-  const env = { ...process.env, ENVHOOK_CONFIG: path.join(s.dir, 'envhook.json'), ENVHOOK_BIN: envhookWrapper(path.join(s.dir, 'bin')), ENVHOOK_RUNTIME: RUNC!, ENVHOOK_KUBELET_ROOT: s.pod.kubeletRoot };
+  const env = {
+    ...process.env,
+    ENVHOOK_CONFIG: path.join(s.dir, 'envhook.json'),
+    ENVHOOK_BIN: envhookWrapper(path.join(s.dir, 'bin')),
+    ENVHOOK_RUNTIME: RUNC!,
+    ENVHOOK_KUBELET_ROOT: s.pod.kubeletRoot,
+  };
   const exec = (bin: string, a: string[], opts: SpawnSyncOptions = {}) =>
-    spawnSync(bin, a, { encoding: 'utf8', env, timeout: 60_000, ...opts }) as ReturnType<typeof spawnSync> & { stdout: string; stderr: string };
+    spawnSync(bin, a, { encoding: 'utf8', env, timeout: 60_000, ...opts }) as ReturnType<typeof spawnSync> & {
+      stdout: string;
+      stderr: string;
+    };
   const spec = JSON.parse(fs.readFileSync(s.config, 'utf8'));
   spec.process.args = args;
   fs.writeFileSync(s.config, JSON.stringify(spec, null, '\t'));
@@ -93,7 +102,8 @@ t.test('create, then start; state, list, features, kill, delete print what runc 
 
   const kill = h.front(['kill', id, 'KILL']);
   t.same([kill.status, kill.stdout, kill.stderr], [0, '', ''], 'kill');
-  for (let i = 0; i < 100 && JSON.parse(h.runc(['state', id]).stdout).status !== 'stopped'; i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 100 && JSON.parse(h.runc(['state', id]).stdout).status !== 'stopped'; i++)
+    await new Promise((r) => setTimeout(r, 50));
   const del = h.front(['delete', id]);
   t.same([del.status, del.stdout, del.stderr], [0, '', ''], 'delete');
   t.equal(h.runc(['list', '-q']).stdout, '', 'nothing left');
@@ -114,8 +124,18 @@ t.test('failures: one line, a --log line, config.json unchanged, no container', 
   const log = path.join(h.dir, 'log.json');
   const cases: [string, string[], NodeJS.ProcessEnv, string][] = [
     ['key missing, not optional', ['run', '-b', h.bundle, containerId()], {}, `envhook: ${FAILING_MESSAGE}`],
-    ['runtime resolves to the front', ['create', '-b', h.bundle, containerId()], { ENVHOOK_RUNTIME: FRONT }, `envhook: runtime ${FRONT} is an envhook front, not a real runtime: name the real one (envhook install --oci-runtime, or ENVHOOK_RUNTIME)`],
-    ['a front reached through a front', ['run', '-b', h.bundle, containerId()], { ENVHOOK_SHIM_ACTIVE: '1' }, `envhook: envhook-runtime ${FRONT} was reached through an envhook front (ENVHOOK_SHIM_ACTIVE is set): the real runtime must not be a front: name the real one (envhook install --oci-runtime, or ENVHOOK_RUNTIME)`],
+    [
+      'runtime resolves to the front',
+      ['create', '-b', h.bundle, containerId()],
+      { ENVHOOK_RUNTIME: FRONT },
+      `envhook: runtime ${FRONT} is an envhook front, not a real runtime: name the real one (envhook install --oci-runtime, or ENVHOOK_RUNTIME)`,
+    ],
+    [
+      'a front reached through a front',
+      ['run', '-b', h.bundle, containerId()],
+      { ENVHOOK_SHIM_ACTIVE: '1' },
+      `envhook: envhook-runtime ${FRONT} was reached through an envhook front (ENVHOOK_SHIM_ACTIVE is set): the real runtime must not be a front: name the real one (envhook install --oci-runtime, or ENVHOOK_RUNTIME)`,
+    ],
   ];
   for (const [name, args, env, message] of cases) {
     const r = h.front(['--log', log, '--log-format', 'json', ...args], { env: { ...h.env, ...env } });

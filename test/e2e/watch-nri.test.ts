@@ -44,105 +44,119 @@ async function startPlugin(t: Test, c: CriContainerd, kubeletRoot: string, dir: 
   return p;
 }
 
-t.test(`containerd 2.1 + envhook nri: UID 1000 reads 0400 files of a secret and a projected volume while both are rewritten ${REWRITES} times, quiet then busy`, {
-  skip: missingForCri('2.1'),
-}, async (t) => {
-  const dir = t.testdir();
-  const c = prepareCriContainerd({ version: '2.1', nri: true });
-  let stopped = false;
-  t.teardown(async () => {
-    if (!stopped) await c.stop();
-  });
-  await c.start();
-  const kubeletRoot = path.join(c.dir, 'kubelet');
-  let plugin = await startPlugin(t, c, kubeletRoot, dir);
+t.test(
+  `containerd 2.1 + envhook nri: UID 1000 reads 0400 files of a secret and a projected volume while both are rewritten ${REWRITES} times, quiet then busy`,
+  {
+    skip: missingForCri('2.1'),
+  },
+  async (t) => {
+    const dir = t.testdir();
+    const c = prepareCriContainerd({ version: '2.1', nri: true });
+    let stopped = false;
+    t.teardown(async () => {
+      if (!stopped) await c.stop();
+    });
+    await c.start();
+    const kubeletRoot = path.join(c.dir, 'kubelet');
+    let plugin = await startPlugin(t, c, kubeletRoot, dir);
 
-  const owners = [{ volume: 'keys', defaultUser: 1000 }, { volume: 'kube-api-access', defaultUser: 1000 }];
-  const pod = await runPod(c, kubeletRoot, {
-    name: `watch-nri-${process.pid}`,
-    handler: '', // no runtimeClassName: containerd's default runtime, NRI does the work
-    annotations: { 'envhook.io/volumeOwners': JSON.stringify(owners) },
-    secrets: { keys: secret(0) },
-    projected: { 'kube-api-access': projected(0) },
-    emptyDirs: { ctl: {} },
-  });
-  const vol = atomicVolumeDir(pod.pod, 'secret', 'keys');
-  const sa = atomicVolumeDir(pod.pod, 'projected', 'kube-api-access');
-  const ctl = pod.pod.emptyDir('ctl');
-  fs.chmodSync(ctl, 0o777); // the reader (UID 1000) writes its marks and counts there
-  const owner = () => fs.lstatSync(path.join(vol, '..data/key')).uid;
-  const owners3 = () => ['token', 'ca.crt', 'namespace'].map((f) => fs.lstatSync(path.join(sa, '..data', f)).uid);
-  const owned = () => owner() === 1000 && owners3().every((u) => u === 1000);
-  t.equal(owner(), 0, 'the kubelet wrote the files as root');
-  const mounts = { keys: '/keys', 'kube-api-access': SA, ctl: '/ctl' };
-  let readers = 0;
-  const reader = (phase: string) => (readers++, pod.run({
-    name: `reader-${phase}`,
-    command: ['sh', '-c', `${readerScript(FILES, phase)}; sleep 3600`],
-    volumeMounts: mounts,
-    user: 1000,
-  }));
-  const id = await reader('quiet');
-  t.ok(owned(), 'CreateContainer through NRI chowned every file');
-  await plugin.waitForLog(/"why":"CreateContainer".*nri: watching pod volume owners/, 10_000);
+    const owners = [
+      { volume: 'keys', defaultUser: 1000 },
+      { volume: 'kube-api-access', defaultUser: 1000 },
+    ];
+    const pod = await runPod(c, kubeletRoot, {
+      name: `watch-nri-${process.pid}`,
+      handler: '', // no runtimeClassName: containerd's default runtime, NRI does the work
+      annotations: { 'envhook.io/volumeOwners': JSON.stringify(owners) },
+      secrets: { keys: secret(0) },
+      projected: { 'kube-api-access': projected(0) },
+      emptyDirs: { ctl: {} },
+    });
+    const vol = atomicVolumeDir(pod.pod, 'secret', 'keys');
+    const sa = atomicVolumeDir(pod.pod, 'projected', 'kube-api-access');
+    const ctl = pod.pod.emptyDir('ctl');
+    fs.chmodSync(ctl, 0o777); // the reader (UID 1000) writes its marks and counts there
+    const owner = () => fs.lstatSync(path.join(vol, '..data/key')).uid;
+    const owners3 = () => ['token', 'ca.crt', 'namespace'].map((f) => fs.lstatSync(path.join(sa, '..data', f)).uid);
+    const owned = () => owner() === 1000 && owners3().every((u) => u === 1000);
+    t.equal(owner(), 0, 'the kubelet wrote the files as root');
+    const mounts = { keys: '/keys', 'kube-api-access': SA, ctl: '/ctl' };
+    let readers = 0;
+    const reader = (phase: string) => (
+      readers++,
+      pod.run({
+        name: `reader-${phase}`,
+        command: ['sh', '-c', `${readerScript(FILES, phase)}; sleep 3600`],
+        volumeMounts: mounts,
+        user: 1000,
+      })
+    );
+    const id = await reader('quiet');
+    t.ok(owned(), 'CreateContainer through NRI chowned every file');
+    await plugin.waitForLog(/"why":"CreateContainer".*nri: watching pod volume owners/, 10_000);
 
-  const rewrite = (i: number) => {
-    atomicWrite(vol, secret(i));
-    atomicWrite(sa, projected(i));
-  };
-  let n = 0;
-  let neverOwned = 0;
-  for (const [busy, fifo] of [[false, false], [true, false], [false, true], [true, true]] as const) {
-    if (fifo && fifoMissing()) {
-      t.comment(`SCHED_FIFO runs skipped: ${fifoMissing()}`);
-      break;
+    const rewrite = (i: number) => {
+      atomicWrite(vol, secret(i));
+      atomicWrite(sa, projected(i));
+    };
+    let n = 0;
+    let neverOwned = 0;
+    for (const [busy, fifo] of [
+      [false, false],
+      [true, false],
+      [false, true],
+      [true, true],
+    ] as const) {
+      if (fifo && fifoMissing()) {
+        t.comment(`SCHED_FIFO runs skipped: ${fifoMissing()}`);
+        break;
+      }
+      const phase = `${busy ? 'busy' : 'quiet'}${fifo ? '-fifo' : ''}`;
+      if (phase !== 'quiet') await reader(phase);
+      // The supervisor and its worker (which watches): a unit's CPUSchedulingPolicy=fifo gives both.
+      if (fifo) for (const pid of [plugin.child.pid!, plugin.status()!.workerPid!]) setFifo(pid);
+      const r = await churnWithReader({ ctl, phase, rewrites: REWRITES, busy, rewrite: () => rewrite(++n), owned });
+      t.comment(describeReader(`watch-nri ${phase} (${REWRITES} rewrites of both volumes)`, r, FILES));
+      neverOwned += r.neverOwned;
+      t.equal(r.neverOwned, 0, `${phase}: every one of ${REWRITES} rewrites ended owned by 1000`);
+      t.equal(r.uid, 1000, `${phase}: the reader ran as UID 1000`);
+      t.ok(r.ok > 0, `${phase}: it read during the churn`);
+      t.ok(r.afterOk > 0, `${phase}: after the churn the reader reads`);
+      t.equal(r.afterFail, 0, `${phase}: and never fails`);
     }
-    const phase = `${busy ? 'busy' : 'quiet'}${fifo ? '-fifo' : ''}`;
-    if (phase !== 'quiet') await reader(phase);
-    // The supervisor and its worker (which watches): a unit's CPUSchedulingPolicy=fifo gives both.
-    if (fifo) for (const pid of [plugin.child.pid!, plugin.status()!.workerPid!]) setFifo(pid);
-    const r = await churnWithReader({ ctl, phase, rewrites: REWRITES, busy, rewrite: () => rewrite(++n), owned });
-    t.comment(describeReader(`watch-nri ${phase} (${REWRITES} rewrites of both volumes)`, r, FILES));
-    neverOwned += r.neverOwned;
-    t.equal(r.neverOwned, 0, `${phase}: every one of ${REWRITES} rewrites ended owned by 1000`);
-    t.equal(r.uid, 1000, `${phase}: the reader ran as UID 1000`);
-    t.ok(r.ok > 0, `${phase}: it read during the churn`);
-    t.ok(r.afterOk > 0, `${phase}: after the churn the reader reads`);
-    t.equal(r.afterFail, 0, `${phase}: and never fails`);
-  }
-  t.equal((await pod.status(id)).state, 1, 'the container still runs');
-  // The status the admin reads: both volumes watched, every rewritten file counted in one of the two passes.
-  const ownersOf = (s: Record<string, unknown> | undefined) => (s?.owners ?? {}) as Record<string, number>;
-  // Each rewrite the test saw owned is 4 files the watcher owned (nothing else chowns them then).
-  const due = 4 * (n - neverOwned);
-  const sum = (s: Record<string, unknown> | undefined) => ownersOf(s).ownedBeforeSwap! + ownersOf(s).ownedAfterSwap!;
-  await plugin.waitForStatus((s) => sum(s) >= due, 10_000).catch(() => {});
-  const o = ownersOf(plugin.status());
-  t.match(o, { pods: 1, volumes: 2, polled: 0, refusedByKernel: 0, refusedByBound: 0 }, "envhook status: the pod's two volumes watched");
-  const counted = `${o.ownedBeforeSwap} before the swap, ${o.ownedAfterSwap} after it; ${n} rewrites of 4 files, ${neverOwned} never owned`;
-  t.ok(sum(plugin.status()) >= due && sum(plugin.status()) <= 4 * n, `every file owned counted once (${counted})`);
+    t.equal((await pod.status(id)).state, 1, 'the container still runs');
+    // The status the admin reads: both volumes watched, every rewritten file counted in one of the two passes.
+    const ownersOf = (s: Record<string, unknown> | undefined) => (s?.owners ?? {}) as Record<string, number>;
+    // Each rewrite the test saw owned is 4 files the watcher owned (nothing else chowns them then).
+    const due = 4 * (n - neverOwned);
+    const sum = (s: Record<string, unknown> | undefined) => ownersOf(s).ownedBeforeSwap! + ownersOf(s).ownedAfterSwap!;
+    await plugin.waitForStatus((s) => sum(s) >= due, 10_000).catch(() => {});
+    const o = ownersOf(plugin.status());
+    t.match(o, { pods: 1, volumes: 2, polled: 0, refusedByKernel: 0, refusedByBound: 0 }, "envhook status: the pod's two volumes watched");
+    const counted = `${o.ownedBeforeSwap} before the swap, ${o.ownedAfterSwap} after it; ${n} rewrites of 4 files, ${neverOwned} never owned`;
+    t.ok(sum(plugin.status()) >= due && sum(plugin.status()) <= 4 * n, `every file owned counted once (${counted})`);
 
+    // The daemon restarts while the pod runs: nobody watches, then containerd's Synchronize restores it.
+    t.equal(await plugin.stop(), 0, 'the plugin exits 0 on SIGTERM');
+    atomicWrite(vol, secret('gap'));
+    t.equal(owner(), 0, 'a rewrite while no plugin runs is root-owned');
+    plugin = await startPlugin(t, c, kubeletRoot, dir);
+    await waitFor(() => owner() === 1000, 10_000, 'owned again after the restart');
+    t.match(plugin.log(), /"why":"Synchronize".*nri: watching pod volume owners/, 'restored from Synchronize');
+    t.match(
+      plugin.log(),
+      `"runtimePods":1,"containers":${readers},"watchedPods":1,"volumes":2`,
+      "containerd's Synchronize: one pod, its readers, both volumes",
+    );
+    atomicWrite(vol, secret('after'));
+    await waitFor(() => owner() === 1000, 10_000, 'a rewrite after the restart owned');
 
-  // The daemon restarts while the pod runs: nobody watches, then containerd's Synchronize restores it.
-  t.equal(await plugin.stop(), 0, 'the plugin exits 0 on SIGTERM');
-  atomicWrite(vol, secret('gap'));
-  t.equal(owner(), 0, 'a rewrite while no plugin runs is root-owned');
-  plugin = await startPlugin(t, c, kubeletRoot, dir);
-  await waitFor(() => owner() === 1000, 10_000, 'owned again after the restart');
-  t.match(plugin.log(), /"why":"Synchronize".*nri: watching pod volume owners/, 'restored from Synchronize');
-  t.match(
-    plugin.log(),
-    `"runtimePods":1,"containers":${readers},"watchedPods":1,"volumes":2`,
-    "containerd's Synchronize: one pod, its readers, both volumes",
-  );
-  atomicWrite(vol, secret('after'));
-  await waitFor(() => owner() === 1000, 10_000, 'a rewrite after the restart owned');
-
-  // The pod goes: StopPodSandbox ends the watch.
-  await pod.remove();
-  await plugin.waitForLog(/"why":"StopPodSandbox".*nri: pod no longer watched/, 10_000);
-  t.notMatch(plugin.log(), CANARY, 'no file content in the log');
-  t.equal(await plugin.stop(), 0);
-  stopped = true;
-  t.same(await c.stop(), { processes: [], mounts: [] }, 'teardown leaves no process, mount or shim');
-});
+    // The pod goes: StopPodSandbox ends the watch.
+    await pod.remove();
+    await plugin.waitForLog(/"why":"StopPodSandbox".*nri: pod no longer watched/, 10_000);
+    t.notMatch(plugin.log(), CANARY, 'no file content in the log');
+    t.equal(await plugin.stop(), 0);
+    stopped = true;
+    t.same(await c.stop(), { processes: [], mounts: [] }, 'teardown leaves no process, mount or shim');
+  },
+);

@@ -38,7 +38,10 @@ async function churn(t: Test, watcher: boolean, busy: boolean, fifo = false): Pr
   const ctl = path.join(dir, 'ctl');
   fs.mkdirSync(ctl, { mode: 0o777 });
   fs.chmodSync(ctl, 0o777);
-  const owners = [{ volume: 'keys', defaultUser: 1000 }, { volume: 'kube-api-access', defaultUser: 1000 }];
+  const owners = [
+    { volume: 'keys', defaultUser: 1000 },
+    { volume: 'kube-api-access', defaultUser: 1000 },
+  ];
   const phase = busy ? 'busy' : 'quiet';
   const bundle = makeBundle(path.join(dir, 'bundle'), rootfs, {
     args: ['sh', '-c', readerScript(FILES, phase)],
@@ -95,7 +98,7 @@ async function churn(t: Test, watcher: boolean, busy: boolean, fifo = false): Pr
   const done = new Promise<number | null>((r) => runc.on('exit', r));
   const uids = () => [
     fs.lstatSync(path.join(vol, '..data/key')).uid,
-    ...['token', 'ca.crt', 'namespace'].map((f) => fs.lstatSync(path.join(sa, '..data', f)).uid)
+    ...['token', 'ca.crt', 'namespace'].map((f) => fs.lstatSync(path.join(sa, '..data', f)).uid),
   ];
   const r = await churnWithReader({
     ctl,
@@ -114,30 +117,39 @@ async function churn(t: Test, watcher: boolean, busy: boolean, fifo = false): Pr
   return { ...r, owners: uids() };
 }
 
-t.test(`UID 1000 reads 0400 files of a secret and a projected volume in a loop while both are rewritten ${REWRITES} times`, {
-  skip: missingForRunc(),
-  timeout: 900_000,
-}, async (t) => {
-  const report = (what: string, r: ReaderResult) => t.comment(describeReader(what, r, FILES));
-  const base = await churn(t, false, false);
-  report('without the watcher', base);
-  t.same(base.owners, [0, 0, 0, 0], 'baseline: the rewritten files are root-owned');
-  t.ok(base.fail > 0, 'baseline: the reader fails during the churn');
-  t.equal(base.afterOk, 0, 'baseline: and every read after it fails');
-  t.ok(base.afterFail > 0);
+t.test(
+  `UID 1000 reads 0400 files of a secret and a projected volume in a loop while both are rewritten ${REWRITES} times`,
+  {
+    skip: missingForRunc(),
+    timeout: 900_000,
+  },
+  async (t) => {
+    const report = (what: string, r: ReaderResult) => t.comment(describeReader(what, r, FILES));
+    const base = await churn(t, false, false);
+    report('without the watcher', base);
+    t.same(base.owners, [0, 0, 0, 0], 'baseline: the rewritten files are root-owned');
+    t.ok(base.fail > 0, 'baseline: the reader fails during the churn');
+    t.equal(base.afterOk, 0, 'baseline: and every read after it fails');
+    t.ok(base.afterFail > 0);
 
-  for (const [busy, fifo] of [[false, false], [true, false], [false, true], [true, true]] as const) {
-    if (fifo && fifoMissing()) {
-      t.comment(`SCHED_FIFO runs skipped: ${fifoMissing()}`);
-      break;
+    for (const [busy, fifo] of [
+      [false, false],
+      [true, false],
+      [false, true],
+      [true, true],
+    ] as const) {
+      if (fifo && fifoMissing()) {
+        t.comment(`SCHED_FIFO runs skipped: ${fifoMissing()}`);
+        break;
+      }
+      const phase = `${busy ? 'both CPUs busy' : 'quiet'}${fifo ? ', watcher in SCHED_FIFO' : ''}`;
+      const watched = await churn(t, true, busy, fifo);
+      report(`with envhook watch, ${phase}`, watched);
+      t.equal(watched.neverOwned, 0, `${phase}: every rewrite ended owned`);
+      t.same(watched.owners, [1000, 1000, 1000, 1000], `${phase}: the last rewrite is owned`);
+      t.ok(watched.afterOk > 0, `${phase}: after the churn the reader reads`);
+      t.equal(watched.afterFail, 0, `${phase}: and never fails`);
+      t.ok(watched.fail < base.fail, `${phase}: fewer failures during the churn than without the watcher`);
     }
-    const phase = `${busy ? 'both CPUs busy' : 'quiet'}${fifo ? ', watcher in SCHED_FIFO' : ''}`;
-    const watched = await churn(t, true, busy, fifo);
-    report(`with envhook watch, ${phase}`, watched);
-    t.equal(watched.neverOwned, 0, `${phase}: every rewrite ended owned`);
-    t.same(watched.owners, [1000, 1000, 1000, 1000], `${phase}: the last rewrite is owned`);
-    t.ok(watched.afterOk > 0, `${phase}: after the churn the reader reads`);
-    t.equal(watched.afterFail, 0, `${phase}: and never fails`);
-    t.ok(watched.fail < base.fail, `${phase}: fewer failures during the churn than without the watcher`);
-  }
-});
+  },
+);

@@ -55,17 +55,10 @@ export function sourceAll(files: Uint8Array[], locale?: string): { baseline: str
   if (!BASH || !ENV) throw new Error('bash or env not found');
   const script = `for f do ( set -a; . "$f"; exec '${ENV}' -0 ) >"$f.out" 2>"$f.err"; echo $? >"$f.rc"; done`;
   return withDir(files, (paths) => {
-    execFileSync(ENV, [
-      '-i',
-      ...(locale ? [`LC_ALL=${locale}`] : []),
-      BASH,
-      '--posix',
-      '--norc',
-      '-c',
-      script,
-      'bash',
-      ...paths
-    ], { stdio: 'ignore', timeout: 120_000 });
+    execFileSync(ENV, ['-i', ...(locale ? [`LC_ALL=${locale}`] : []), BASH, '--posix', '--norc', '-c', script, 'bash', ...paths], {
+      stdio: 'ignore',
+      timeout: 120_000,
+    });
     return withoutBaseline(
       paths.map((p) => ({
         status: Number(fs.readFileSync(`${p}.rc`, 'utf8')),
@@ -82,15 +75,9 @@ export function sourceEach(files: Uint8Array[]): { baseline: string[]; results: 
   return withDir(files, (paths) =>
     withoutBaseline(
       paths.map((p) => {
-        const run = spawnSync(ENV, [
-          '-i',
-          `PATH=${path.dirname(ENV)}`,
-          BASH,
-          '--posix',
-          '--norc',
-          '-c',
-          `set -a; . ${p}; env -0`,
-        ], { stdio: ['ignore', 'pipe', 'pipe'] });
+        const run = spawnSync(ENV, ['-i', `PATH=${path.dirname(ENV)}`, BASH, '--posix', '--norc', '-c', `set -a; . ${p}; env -0`], {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         return { status: run.status ?? -1, stderr: run.stderr.toString(), vars: parseEnv0(run.stdout) };
       }),
     ),

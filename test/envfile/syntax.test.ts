@@ -28,7 +28,10 @@ t.test('every byte: name start and name byte as NAME_PATTERN reads them', async 
 t.test("blanks are bash's: space and tab, not CR, FF or VT", async (t) => {
   const blanks = [...Array(256).keys()].filter(isBlank);
   t.same(blanks, [0x09, 0x20]);
-  t.same([...BLANKS].map((c) => c.charCodeAt(0)).sort((a, b) => a - b), blanks);
+  t.same(
+    [...BLANKS].map((c) => c.charCodeAt(0)).sort((a, b) => a - b),
+    blanks,
+  );
 });
 
 t.test('reasons: fixed phrases, distinct, one line; the limits are the ones SPEC §4 names', async (t) => {

@@ -24,9 +24,12 @@ t.test('scheduling and rollout', async (t) => {
     { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } },
     'the old pod gone before the new one starts: never two registrations',
   );
-  t.ok(Number.isInteger(
-    spec.terminationGracePeriodSeconds,
-  ) && spec.terminationGracePeriodSeconds > 0 && spec.terminationGracePeriodSeconds <= 30, 'a short, explicit grace period');
+  t.ok(
+    Number.isInteger(spec.terminationGracePeriodSeconds) &&
+      spec.terminationGracePeriodSeconds > 0 &&
+      spec.terminationGracePeriodSeconds <= 30,
+    'a short, explicit grace period',
+  );
   t.same(spec.tolerations, [{ operator: 'Exists' }], 'on every node, tainted ones too');
   t.notOk(spec.runtimeClassName, 'not itself under the envhook handler');
 });
@@ -56,8 +59,7 @@ t.test('the command: envhook nri on the host socket, flags envhook nri has, logs
     if (flag in PENDING_NRI_FLAGS) {
       t.notMatch(help.stdout, new RegExp(`\\s${flag} `), `${flag} is pending; once envhook nri has it, delete it from PENDING_NRI_FLAGS`);
       t.todo(`${flag}: not in envhook nri on this branch yet (${PENDING_NRI_FLAGS[flag]})`, async () => {});
-    }
-    else t.match(help.stdout, new RegExp(`\\s${flag} `), `envhook nri ${flag}`);
+    } else t.match(help.stdout, new RegExp(`\\s${flag} `), `envhook nri ${flag}`);
   }
 });
 

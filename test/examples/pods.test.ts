@@ -21,7 +21,10 @@ function annotations(file: string): Record<string, string> {
   return out;
 }
 
-for (const [name, container] of [['kep-3721-story1.yaml', 'use-envfile'], ['kep-3721-story2.yaml', 'main']] as const) {
+for (const [name, container] of [
+  ['kep-3721-story1.yaml', 'use-envfile'],
+  ['kep-3721-story2.yaml', 'main'],
+] as const) {
   t.test(name, async (t) => {
     const a = annotations(path.join(REPO, 'examples/pods', name));
     t.ok(readEnv(a), 'env annotation valid');

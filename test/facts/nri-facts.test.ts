@@ -18,7 +18,7 @@ const request = (extra: Partial<NriCreateRequest['container']> = {}): NriCreateR
     annotations: { 'io.kubernetes.cri.sandbox-uid': 'forged' },
     env: ['A=1'],
     mounts: [{ destination: '/k', source: '/s', type: 'bind', options: ['idmap'] }],
-    ...extra
+    ...extra,
   },
 });
 
@@ -36,9 +36,9 @@ t.test('identity and pod from NRI fields, annotations from the pod', async (t) =
 });
 
 t.test('uid mappings in the pipeline shape; sandbox from the container annotations', async (t) => {
-  t.same(factsFromNri(
-    request({ uidMappings: [{ containerId: 0, hostId: 100000, size: 65536 }] }),
-  ).uidMappings, [{ containerID: 0, hostID: 100000, size: 65536 }]);
+  t.same(factsFromNri(request({ uidMappings: [{ containerId: 0, hostId: 100000, size: 65536 }] })).uidMappings, [
+    { containerID: 0, hostID: 100000, size: 65536 },
+  ]);
   t.equal(factsFromNri(request({ uidMappings: [] })).uidMappings, undefined);
   t.ok(factsFromNri(request({ annotations: { 'io.kubernetes.cri.container-type': 'sandbox' } })).sandbox);
 });

@@ -17,10 +17,22 @@ const reason = (fn: () => unknown): string => {
 
 t.test('relative paths only, no ..', async (t) => {
   t.same(splitRelative('a/./b//c'), ['a', 'b', 'c']);
-  t.equal(reason(() => splitRelative('/etc/passwd')), 'path must be relative');
-  t.equal(reason(() => splitRelative('a/../../b')), "path must not contain '..'");
-  t.equal(reason(() => splitRelative('.')), 'path is empty');
-  t.equal(reason(() => splitRelative('a\0b')), 'path contains a NUL byte');
+  t.equal(
+    reason(() => splitRelative('/etc/passwd')),
+    'path must be relative',
+  );
+  t.equal(
+    reason(() => splitRelative('a/../../b')),
+    "path must not contain '..'",
+  );
+  t.equal(
+    reason(() => splitRelative('.')),
+    'path is empty',
+  );
+  t.equal(
+    reason(() => splitRelative('a\0b')),
+    'path contains a NUL byte',
+  );
 });
 
 t.test('reads regular files, refuses every other kind and every symlink', async (t) => {
@@ -32,7 +44,7 @@ t.test('reads regular files, refuses every other kind and every symlink', async 
       'link.env': t.fixture('symlink', path.join(outside, 'secret.txt')),
       'inner-link.env': t.fixture('symlink', 'ok.env'),
       'loop.env': t.fixture('symlink', 'loop.env'),
-      'linkdir': t.fixture('symlink', outside),
+      linkdir: t.fixture('symlink', outside),
       adir: {},
       'big.env': '',
     },
@@ -50,30 +62,72 @@ t.test('reads regular files, refuses every other kind and every symlink', async 
 
   t.equal(readConfined(vol, 'ok.env', 100).toString(), "A='1'\n");
   t.equal(readConfined(vol, 'sub/nested.env', 100).toString(), "B='2'\n");
-  t.equal(reason(() => readConfined(vol, 'link.env', 100)), 'is a symbolic link');
-  t.equal(reason(() => readConfined(vol, 'inner-link.env', 100)), 'is a symbolic link');
-  t.equal(reason(() => readConfined(vol, 'loop.env', 100)), 'is a symbolic link');
-  t.equal(reason(() => readConfined(vol, 'linkdir/secret.txt', 100)), 'a path element is a symbolic link');
-  t.equal(reason(() => readConfined(vol, 'adir', 100)), 'is a directory');
-  t.equal(reason(() => readConfined(vol, 'fifo.env', 100)), 'is a FIFO');
-  t.equal(reason(() => readConfined(vol, 'sock.env', 100)), 'is a socket');
-  t.equal(reason(() => readConfined(vol, 'ok.env/x', 100)), 'a path element is not a directory');
-  t.equal(reason(() => readConfined(vol, 'missing.env', 100)), 'not found');
-  t.equal(reason(() => readConfined(vol, 'nodir/missing.env', 100)), 'not found');
+  t.equal(
+    reason(() => readConfined(vol, 'link.env', 100)),
+    'is a symbolic link',
+  );
+  t.equal(
+    reason(() => readConfined(vol, 'inner-link.env', 100)),
+    'is a symbolic link',
+  );
+  t.equal(
+    reason(() => readConfined(vol, 'loop.env', 100)),
+    'is a symbolic link',
+  );
+  t.equal(
+    reason(() => readConfined(vol, 'linkdir/secret.txt', 100)),
+    'a path element is a symbolic link',
+  );
+  t.equal(
+    reason(() => readConfined(vol, 'adir', 100)),
+    'is a directory',
+  );
+  t.equal(
+    reason(() => readConfined(vol, 'fifo.env', 100)),
+    'is a FIFO',
+  );
+  t.equal(
+    reason(() => readConfined(vol, 'sock.env', 100)),
+    'is a socket',
+  );
+  t.equal(
+    reason(() => readConfined(vol, 'ok.env/x', 100)),
+    'a path element is not a directory',
+  );
+  t.equal(
+    reason(() => readConfined(vol, 'missing.env', 100)),
+    'not found',
+  );
+  t.equal(
+    reason(() => readConfined(vol, 'nodir/missing.env', 100)),
+    'not found',
+  );
   const reads = t.capture(fs, 'readSync', fs.readSync);
-  t.equal(reason(() => readConfined(vol, 'big.env', 65536)), 'larger than 65536 bytes');
+  t.equal(
+    reason(() => readConfined(vol, 'big.env', 65536)),
+    'larger than 65536 bytes',
+  );
   const bytesRead = reads().reduce((n, c) => n + ('returned' in c ? c.returned : 0), 0);
   t.ok(bytesRead <= 65537, `a 1 GiB sparse file is refused without being read past the limit (${bytesRead} bytes read)`);
 });
 
 t.test('devices are refused without being opened', async (t) => {
-  t.equal(reason(() => readConfined('/dev', 'zero', 100)), 'is a character device');
-  t.equal(reason(() => readConfined('/dev', 'null', 100)), 'is a character device');
+  t.equal(
+    reason(() => readConfined('/dev', 'zero', 100)),
+    'is a character device',
+  );
+  t.equal(
+    reason(() => readConfined('/dev', 'null', 100)),
+    'is a character device',
+  );
 });
 
 t.test('a file growing past the limit after stat is still cut off', async (t) => {
   const dir = t.testdir({ 'f.env': 'x'.repeat(10) });
-  t.equal(reason(() => readConfined(dir, 'f.env', 9)), 'larger than 9 bytes');
+  t.equal(
+    reason(() => readConfined(dir, 'f.env', 9)),
+    'larger than 9 bytes',
+  );
   t.equal(readConfined(dir, 'f.env', 10).length, 10);
 });
 
@@ -96,7 +150,11 @@ t.test('the buffer fits the file, and grows with a file that grows while it is r
   const past = openConfined(dir, 'g.env');
   try {
     fs.appendFileSync(path.join(dir, 'g.env'), 'z'.repeat(70000));
-    t.equal(reason(() => readBounded(past, 65536)), 'larger than 65536 bytes', 'growing past the limit after the fstat is refused');
+    t.equal(
+      reason(() => readBounded(past, 65536)),
+      'larger than 65536 bytes',
+      'growing past the limit after the fstat is refused',
+    );
   } finally {
     fs.closeSync(past.fd);
   }

@@ -9,7 +9,7 @@ import { readRegularFile } from '../../src/fs/read-regular.ts';
 const text = (b: Uint8Array) => Buffer.from(b).toString();
 
 t.test('a regular file, whole or cut at the limit; a symlink is followed', async (t) => {
-  const dir = t.testdir({ 'a.yaml': 'kind: Pod\n', 'link.yaml': t.fixture('symlink', 'a.yaml'), 'empty': '' });
+  const dir = t.testdir({ 'a.yaml': 'kind: Pod\n', 'link.yaml': t.fixture('symlink', 'a.yaml'), empty: '' });
   t.equal(text(readRegularFile(path.join(dir, 'a.yaml'), 100)), 'kind: Pod\n');
   t.equal(text(readRegularFile(path.join(dir, 'a.yaml'), 4)), 'kind', 'a caller sees limit bytes and knows it is cut');
   t.equal(text(readRegularFile(path.join(dir, 'link.yaml'), 100)), 'kind: Pod\n');

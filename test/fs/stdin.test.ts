@@ -5,8 +5,16 @@ import { spawnSync } from 'node:child_process';
 import { NODE, REPO } from '../helpers/bundle.ts';
 
 const read = (input: string, limit: number) =>
-  spawnSync(NODE, ['--input-type=module', '-e', `import { readStdin } from ${JSON.stringify(path.join(REPO, 'src/fs/stdin.ts'))};
-try { process.stdout.write(readStdin(${limit}, 'config')); } catch (e) { process.stdout.write('ERR ' + e.message); }`], { input, encoding: 'utf8', env: { ...process.env, NODE_EXTRA_CA_CERTS: '' } });
+  spawnSync(
+    NODE,
+    [
+      '--input-type=module',
+      '-e',
+      `import { readStdin } from ${JSON.stringify(path.join(REPO, 'src/fs/stdin.ts'))};
+try { process.stdout.write(readStdin(${limit}, 'config')); } catch (e) { process.stdout.write('ERR ' + e.message); }`,
+    ],
+    { input, encoding: 'utf8', env: { ...process.env, NODE_EXTRA_CA_CERTS: '' } },
+  );
 
 t.test('all of stdin, up to the limit', async (t) => {
   const big = 'x'.repeat(200 * 1024);

@@ -49,20 +49,26 @@ t.test('each volume kind, through ..data where there is one', async (t) => {
   t.same(
     failure(() => read(vol('secret', 'db'), 'password', false)),
     { reason: 'is a symbolic link', notFound: false },
-    'without ..data the writer\'s links are not followed',
+    "without ..data the writer's links are not followed",
   );
-  t.same(failure(() => read(vol('secret', 'db'), 'gone')), { reason: 'not found', notFound: true });
+  t.same(
+    failure(() => read(vol('secret', 'db'), 'gone')),
+    { reason: 'not found', notFound: true },
+  );
   t.same(
     failure(() => read(vol('secret', 'db'), '..data/password')),
     { reason: 'not found', notFound: true },
-    'the layout\'s own names are not paths',
+    "the layout's own names are not paths",
   );
 });
 
 t.test('a CSI volume that is not mounted: its files are missing', async (t) => {
   const pod = makePod(path.join(t.testdir({}), 'kubelet'), { csi: [{ name: 'vault', layout: 'unmounted' }] });
   t.ok(fs.existsSync(path.join(path.dirname(pod.csiMount('vault')), 'vol_data.json')));
-  t.same(failure(() => readVolumeFile(pod.csiMount('vault'), true, 'password', LIMIT)), { reason: 'not found', notFound: true });
+  t.same(
+    failure(() => readVolumeFile(pod.csiMount('vault'), true, 'password', LIMIT)),
+    { reason: 'not found', notFound: true },
+  );
   fs.mkdirSync(pod.csiMount('vault'));
   t.same(
     failure(() => readVolumeFile(pod.csiMount('vault'), true, 'password', LIMIT)),
@@ -74,10 +80,9 @@ t.test('a CSI volume that is not mounted: its files are missing', async (t) => {
 t.test('hostile layouts', async (t) => {
   const root = t.testdir({ outside: { 'secret.env': `SECRET='${CANARY}'\n` } });
   const outside = path.join(root, 'outside');
-  const pod = makePod(path.join(
-    root,
-    'kubelet',
-  ), { atomic: [{ plugin: 'secret', name: 'db', payload: { password: 'ok', fifo: 'x', big: 'x', link: 'x' } }] });
+  const pod = makePod(path.join(root, 'kubelet'), {
+    atomic: [{ plugin: 'secret', name: 'db', payload: { password: 'ok', fifo: 'x', big: 'x', link: 'x' } }],
+  });
   const dir = atomicVolumeDir(pod, 'secret', 'db');
   const ts = path.join(dir, fs.readlinkSync(path.join(dir, '..data')));
   const read = (rel: string) => failure(() => readVolumeFile(dir, true, rel, LIMIT));
@@ -140,13 +145,25 @@ t.test('readVolumeDir: the regular files of a directory, by name; nothing else o
   const db = atomicVolumeDir(pod, 'secret', 'db');
   t.same(
     read(db, true),
-    { files: [['password', 'p'], ['username', 'u']], skipped: [] },
+    {
+      files: [
+        ['password', 'p'],
+        ['username', 'u'],
+      ],
+      skipped: [],
+    },
     'the data directory: real files, subdirectories passed over',
   );
   t.same(read(db, true, 'nested'), { files: [['deep', 'd']], skipped: [] });
   t.same(
     read(pod.emptyDir('env'), false),
-    { files: [['A', 'a'], ['B', 'b']], skipped: ['a=b'] },
+    {
+      files: [
+        ['A', 'a'],
+        ['B', 'b'],
+      ],
+      skipped: ['a=b'],
+    },
     '..names passed over in a plain directory, unwanted names never opened',
   );
   t.same(read(pod.emptyDir('env'), false, 'sub'), { files: [['C', 'c']], skipped: [] });

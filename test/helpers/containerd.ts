@@ -42,19 +42,14 @@ export async function startContainerd(env: NodeJS.ProcessEnv): Promise<Container
     ].join('\n'),
   );
   const log = fs.openSync(path.join(dir, 'containerd.log'), 'a');
-  const child = spawn(CONTAINERD!, [
-    '--config',
-    config,
-    '--root',
-    path.join(dir, 'root'),
-    '--state',
-    path.join(dir, 'state'),
-    '--address',
-    address,
-  ], {
-    env,
-    stdio: ['ignore', log, log],
-  });
+  const child = spawn(
+    CONTAINERD!,
+    ['--config', config, '--root', path.join(dir, 'root'), '--state', path.join(dir, 'state'), '--address', address],
+    {
+      env,
+      stdio: ['ignore', log, log],
+    },
+  );
   fs.closeSync(log);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const ctr = (args: string[]) => spawnSync(CTR!, ['--address', address, ...args], { encoding: 'utf8', timeout: 60_000 });

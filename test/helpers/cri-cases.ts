@@ -52,7 +52,14 @@ export const SERVICE_ENV: Record<string, string> = {
 
 /** A start that fails: a key missing from the file, not optional (a canary value beside it). */
 export const FAILING = {
-  annotations: { 'envhook.io/env': { app: [{ name: 'A', value: CANARY }, { name: 'X', valueFrom: ref('NOPE') }] } },
+  annotations: {
+    'envhook.io/env': {
+      app: [
+        { name: 'A', value: CANARY },
+        { name: 'X', valueFrom: ref('NOPE') },
+      ],
+    },
+  },
   message: 'volume "config": file "db.env": key "NOPE" not found',
 };
 

@@ -11,10 +11,8 @@ import { missingForCri, SUITE_OF } from './cri-containerd.ts';
 import { debianPackages } from '../../scripts/debian-sid.mjs';
 import { CONTAINERD } from './bundle.ts';
 
-const bin = (v: ContainerdVersion) => (v === '1.6' ? CONTAINERD! : path.join(
-  debianPackages(SUITE_OF[v], ['containerd']).containerd,
-  'usr/bin/containerd',
-));
+const bin = (v: ContainerdVersion) =>
+  v === '1.6' ? CONTAINERD! : path.join(debianPackages(SUITE_OF[v], ['containerd']).containerd, 'usr/bin/containerd');
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 function dump(t: Test, v: ContainerdVersion, nri = false): Record<string, any> {

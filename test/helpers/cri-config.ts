@@ -44,12 +44,9 @@ export function criPaths(dir: string) {
   };
 }
 
-const DISABLED = [
-  'btrfs',
-  'zfs',
-  'aufs',
-  'devmapper',
-].map((s) => `io.containerd.snapshotter.v1.${s}`).concat(['io.containerd.tracing.processor.v1.otlp', 'io.containerd.internal.v1.tracing']);
+const DISABLED = ['btrfs', 'zfs', 'aufs', 'devmapper']
+  .map((s) => `io.containerd.snapshotter.v1.${s}`)
+  .concat(['io.containerd.tracing.processor.v1.otlp', 'io.containerd.internal.v1.tracing']);
 
 export function criConfig(o: CriConfigOptions): string {
   const p = criPaths(o.dir);

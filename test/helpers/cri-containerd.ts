@@ -103,21 +103,24 @@ export function prepareCriContainerd(opts: CriContainerdOptions): CriContainerd 
     fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
     fs.writeFileSync(path.join(dir, rel), text);
   }
-  fs.writeFileSync(paths.config, criConfig({
-    version: opts.version,
-    dir,
-    runc: bin.runc,
-    sandboxImage: PAUSE_IMAGE,
-    nri: opts.nri,
-    extra: opts.extraConfig,
-    imports: opts.imports?.map((i) => path.resolve(dir, i)),
-  }));
+  fs.writeFileSync(
+    paths.config,
+    criConfig({
+      version: opts.version,
+      dir,
+      runc: bin.runc,
+      sandboxImage: PAUSE_IMAGE,
+      nri: opts.nri,
+      extra: opts.extraConfig,
+      imports: opts.imports?.map((i) => path.resolve(dir, i)),
+    }),
+  );
   const env = { ...(opts.env ?? process.env) };
   env.PATH = [...bin.pathDirs, env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'].join(':');
   const suite = opts.version === '1.6' ? undefined : SUITE_OF[opts.version];
-  const label = spawnSync(bin.containerd, [
-    '--version',
-  ], { encoding: 'utf8' }).stdout.trim() + (suite ? ` (Debian ${suite} ${debianVersion(suite, 'containerd')})` : '');
+  const label =
+    spawnSync(bin.containerd, ['--version'], { encoding: 'utf8' }).stdout.trim() +
+    (suite ? ` (Debian ${suite} ${debianVersion(suite, 'containerd')})` : '');
   const recorded = new Map<number, string>();
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();

@@ -40,15 +40,20 @@ export function prepareWithEnvhook(opts: CriContainerdOptions & { countRuns?: bo
     settings,
     JSON.stringify({ kubeletRoot, logFile: log, logLevel: logLevel ?? 'debug', runDir: path.join(dir, 'run') }) + '\n',
   );
-  const r = install({ runtime: 'containerd', root: '/', source: realSource(), extra: [
-    '--config',
-    containerd.paths.config,
-    '--prefix',
-    prefix,
-    '--containerd',
-    containerd.bin.containerd,
-    ...(dropIn ? ['--drop-in', path.resolve(dir, dropIn)] : [])
-  ] });
+  const r = install({
+    runtime: 'containerd',
+    root: '/',
+    source: realSource(),
+    extra: [
+      '--config',
+      containerd.paths.config,
+      '--prefix',
+      prefix,
+      '--containerd',
+      containerd.bin.containerd,
+      ...(dropIn ? ['--drop-in', path.resolve(dir, dropIn)] : []),
+    ],
+  });
   if (r.status !== 0) {
     // Nothing runs yet: remove the directory, or a failed set-up leaves it in /tmp.
     fs.rmSync(dir, { recursive: true, force: true });

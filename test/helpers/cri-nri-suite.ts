@@ -18,7 +18,6 @@ import { parseEnvOutput } from './bundle.ts';
 import { atomicVolumeDir } from '../../scripts/kubelet-pod.ts';
 import { APP_ANNOTATIONS, APP_CHECKS, CANARY, DB_FILES, FAILING, onPid1AndExec, raw, SERVICE_ENV } from './cri-cases.ts';
 
-
 // NRI cannot remove variables on this runtime (the plugin refuses a removal): the env cases
 // without the service-link switch, which gets its own case.
 const { 'envhook.io/serviceLinks': serviceLinks, ...ENV_ANNOTATIONS } = APP_ANNOTATIONS;
@@ -104,7 +103,7 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
         handler,
         annotations: raw(annotations),
         emptyDirs: { config: DB_FILES },
-        ...extra
+        ...extra,
       });
       pods.push(p);
       return p;
@@ -121,14 +120,15 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
       t.equal(probe.exitCode, 0, 'an exec probe sees the variable');
       const wrong = await p.execSync(id, ['sh', '-c', 'test "$DB" = other']);
       t.equal(wrong.exitCode, 1, 'and fails when the value differs (the probe can fail)');
-      t.notOk(node.runs().some((l) => l.includes(id)), 'no process of envhook ran for the container (runc handler)');
+      t.notOk(
+        node.runs().some((l) => l.includes(id)),
+        'no process of envhook ran for the container (runc handler)',
+      );
     });
 
     await t.test('a large adjustment (300 variables, over 4 KiB on the wire) arrives whole', async (t) => {
-      const lines = Array.from(
-        { length: 300 },
-        (_, i) => `BIG_${String(i).padStart(3, '0')}='value ${i} ${'x'.repeat(20)}'`,
-      ).join('\n') + '\n';
+      const lines =
+        Array.from({ length: 300 }, (_, i) => `BIG_${String(i).padStart(3, '0')}='value ${i} ${'x'.repeat(20)}'`).join('\n') + '\n';
       const p = await runPod(node.containerd, node.kubeletRoot, {
         name: `nribig-${process.pid}`,
         handler: '',
@@ -168,14 +168,20 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
       const p = await pod('envhook', ENV_ANNOTATIONS);
       const id = await p.run(CONTAINER);
       for (const [name, check] of ENV_CHECKS) await t.test(name, (t) => onPid1AndExec(t, p, id, check));
-      t.notOk(node.runs().some((l) => l.includes(id)), 'the front saw envhook.io/applied and ran runc at once');
+      t.notOk(
+        node.runs().some((l) => l.includes(id)),
+        'the front saw envhook.io/applied and ran runc at once',
+      );
     });
 
     await t.test('serviceLinks false under the guard handler: the plugin leaves it to the front, which removes the links', async (t) => {
       const p = await pod('envhook', APP_ANNOTATIONS);
       const id = await p.run(CONTAINER);
       for (const [name, check] of Object.entries(APP_CHECKS)) await t.test(name, (t) => onPid1AndExec(t, p, id, check));
-      t.ok(node.runs().some((l) => l.includes(id)), 'the front ran envhook for it');
+      t.ok(
+        node.runs().some((l) => l.includes(id)),
+        'the front ran envhook for it',
+      );
       await h.plugin!.waitForLog(/nri: left to the envhook runtime handler \(service-link removal\)/, 10_000);
     });
 
@@ -192,9 +198,14 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
       h.plugin!.child.kill('SIGKILL');
       t.equal(await h.plugin!.exited, 'SIGKILL');
       h.plugin = undefined;
-      await waitFor(() => /connection to plugin \\"50-envhook\\" closed|plugin \\"50-envhook\\".*(closed|stopped)/.test(
-        fs.readFileSync(node.containerd.paths.log, 'utf8'),
-      ), 30_000, 'containerd saw the plugin go');
+      await waitFor(
+        () =>
+          /connection to plugin \\"50-envhook\\" closed|plugin \\"50-envhook\\".*(closed|stopped)/.test(
+            fs.readFileSync(node.containerd.paths.log, 'utf8'),
+          ),
+        30_000,
+        'containerd saw the plugin go',
+      );
 
       const open = await pod('', ENV_ANNOTATIONS);
       const oid = await open.run(CONTAINER);
@@ -208,12 +219,17 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
       const guarded = await pod('envhook', ENV_ANNOTATIONS);
       const gid = await guarded.run(CONTAINER);
       for (const [name, check] of ENV_CHECKS) await t.test(`guard: ${name}`, (t) => onPid1AndExec(t, guarded, gid, check));
-      t.ok(node.runs().some((l) => l.includes(gid)), 'the front ran envhook for it (env asked for, not applied)');
+      t.ok(
+        node.runs().some((l) => l.includes(gid)),
+        'the front ran envhook for it (env asked for, not applied)',
+      );
     });
 
-    const logs = `${fs.readFileSync(node.containerd.paths.log, 'utf8')}\n${node.logText()}\n${fs.readdirSync(
-      dir,
-    ).filter((f) => f.endsWith('.log')).map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join('\n')}`;
+    const logs = `${fs.readFileSync(node.containerd.paths.log, 'utf8')}\n${node.logText()}\n${fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.log'))
+      .map((f) => fs.readFileSync(path.join(dir, f), 'utf8'))
+      .join('\n')}`;
     t.notMatch(logs, CANARY, "no value in containerd's log, the plugin's log or the front's log");
     for (const p of pods) await p.remove();
     t.same(await h.stop(), { processes: [], mounts: [] }, 'teardown leaves no process, mount or shim');

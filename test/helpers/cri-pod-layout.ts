@@ -55,7 +55,11 @@ export function layOutPod(kubeletRoot: string, o: Omit<PodOptions, 'handler'>): 
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m,mode=0755', 'tmpfs', dir]);
     tmpfsMounts.push(dir);
   };
-  for (const [plugin, list] of [['secret', o.secrets], ['projected', o.projected], ['configmap', o.configMaps]] as const) {
+  for (const [plugin, list] of [
+    ['secret', o.secrets],
+    ['projected', o.projected],
+    ['configmap', o.configMaps],
+  ] as const) {
     for (const [name, payload] of Object.entries(list ?? {})) {
       if (o.tmpfs && plugin !== 'configmap') tmpfs(atomicVolumeDir(pod, plugin, name));
       volumes.set(name, makeAtomicVolume(pod, plugin, name, payload));
@@ -80,4 +84,3 @@ export function layOutPod(kubeletRoot: string, o: Omit<PodOptions, 'handler'>): 
   };
   return { uid, pod, config, volumes, tmpfsMounts };
 }
-

@@ -45,7 +45,6 @@ export interface KubeletPod {
   remove(): Promise<void>;
 }
 
-
 export async function runPod(c: CriContainerd, kubeletRoot: string, o: PodOptions): Promise<KubeletPod> {
   const { uid, pod, config, volumes, tmpfsMounts } = layOutPod(kubeletRoot, o);
   const labels = config.labels as Record<string, string>;
@@ -89,10 +88,12 @@ export async function runPod(c: CriContainerd, kubeletRoot: string, o: PodOption
             'io.kubernetes.container.terminationMessagePolicy': 'File',
           },
           logPath: `${k.name}/${k.attempt ?? 0}.log`,
-          linux: { securityContext: {
-            namespaceOptions: HOST_NETWORK,
-            ...(k.user === undefined ? {} : { runAsUser: { value: BigInt(k.user) }, runAsGroup: { value: BigInt(k.user) } })
-          } },
+          linux: {
+            securityContext: {
+              namespaceOptions: HOST_NETWORK,
+              ...(k.user === undefined ? {} : { runAsUser: { value: BigInt(k.user) }, runAsGroup: { value: BigInt(k.user) } }),
+            },
+          },
         },
       };
       return (await cri.call('CreateContainer', request)).containerId;
@@ -111,15 +112,15 @@ export async function runPod(c: CriContainerd, kubeletRoot: string, o: PodOption
     },
     async pid(cid) {
       const res = await cri.call('ContainerStatus', { containerId: cid, verbose: true });
-      if (res.status.state !== ContainerState.RUNNING) throw new Error(
-        `container ${k8sName(res.status)} is not running (state ${res.status.state}: ${res.status.reason} ${res.status.message})`,
-      );
+      if (res.status.state !== ContainerState.RUNNING)
+        throw new Error(
+          `container ${k8sName(res.status)} is not running (state ${res.status.state}: ${res.status.reason} ${res.status.message})`,
+        );
       const pid: number = JSON.parse(res.info.info).pid;
       // StartContainer returns once runc has signalled its init, which then execs the
       // container's process: until then PID 1 is still `runc init` with runc's environment.
-      for (let i = 0; i < 100 && /^([^\0]*\/)?runc\0init\0/.test(
-        readProc(pid, 'cmdline'),
-      ); i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 100 && /^([^\0]*\/)?runc\0init\0/.test(readProc(pid, 'cmdline')); i++)
+        await new Promise((r) => setTimeout(r, 20));
       return pid;
     },
     async execSync(cid, cmd) {

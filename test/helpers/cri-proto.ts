@@ -31,13 +31,9 @@ export function criRegistry(): FileRegistry {
     // cri-api puts on AuthConfig's secrets; it only changes text-format printing, never the wire.
     fs.writeFileSync(path.join(tmp, 'api.proto'), source.replace(/\s*\[debug_redact = true\]/g, ''));
     const out = path.join(tmp, 'cri.pb');
-    execFileSync('protoc', [
-      '--include_imports',
-      `--descriptor_set_out=${out}`,
-      '-I',
-      tmp,
-      'api.proto',
-    ], { stdio: ['ignore', 'ignore', 'pipe'] });
+    execFileSync('protoc', ['--include_imports', `--descriptor_set_out=${out}`, '-I', tmp, 'api.proto'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     registry = createFileRegistry(fromBinary(FileDescriptorSetSchema, fs.readFileSync(out)));
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });

@@ -59,19 +59,16 @@ export async function startCriServer(opts: CriServerOptions = {}): Promise<CriSe
         const id = call.request.containerId as string;
         setTimeout(() => {
           inFlight--;
-          if (opts.known && !opts.known(
-            id,
-          )) done({ code: grpc.status.NOT_FOUND, details: `an error occurred when try to find container "${id}": not found` });
+          if (opts.known && !opts.known(id))
+            done({ code: grpc.status.NOT_FOUND, details: `an error occurred when try to find container "${id}": not found` });
           else done(null, {});
         }, opts.delayMs ?? 0);
       },
     },
   );
-  await new Promise<void>((resolve, reject) => server.bindAsync(
-    `unix:${socket}`,
-    grpc.ServerCredentials.createInsecure(),
-    (err) => (err ? reject(err) : resolve()),
-  ));
+  await new Promise<void>((resolve, reject) =>
+    server.bindAsync(`unix:${socket}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+  );
   return {
     socket,
     stops,

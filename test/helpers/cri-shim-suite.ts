@@ -30,7 +30,6 @@ export function criShimSuite(version: Exclude<ContainerdVersion, '2.1'>): void {
   }
   let stopped = false;
 
-
   t.test('a pod through the envhook handler', { skip: missing }, async (t) => {
     const pod = await runPod(node.containerd, node.kubeletRoot, {
       name: `app-${process.pid}`,
@@ -84,7 +83,10 @@ export function criShimSuite(version: Exclude<ContainerdVersion, '2.1'>): void {
       t.notOk(env.has('DB'));
       t.equal(env.get('REDIS_MASTER_SERVICE_HOST'), SERVICE_ENV.REDIS_MASTER_SERVICE_HOST);
     });
-    t.notOk(node.runs().some((l) => l.includes(id) || l.includes(pod.id)), 'envhook never ran for it');
+    t.notOk(
+      node.runs().some((l) => l.includes(id) || l.includes(pod.id)),
+      'envhook never ran for it',
+    );
     await pod.remove();
   });
 
@@ -96,7 +98,10 @@ export function criShimSuite(version: Exclude<ContainerdVersion, '2.1'>): void {
       emptyDirs: { config: DB_FILES },
     });
     const id = await pod.create({ name: 'app', command: ['sleep', '3600'] });
-    const err = await pod.start(id).then(() => undefined, (e: Error) => e);
+    const err = await pod.start(id).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     t.ok(err, 'StartContainer fails');
     t.match(String(err?.message), `envhook: ${FAILING.message}`);
     const status = await pod.status(id);
@@ -128,8 +133,14 @@ export function criShimSuite(version: Exclude<ContainerdVersion, '2.1'>): void {
     });
     const aid = await annotated.run({ name: 'app', command: ['sleep', '3600'] });
     const runs = node.runs().slice(before);
-    t.ok(runs.some((l) => l.startsWith('shim ') && l.includes(aid)), 'the annotated container ran envhook');
-    t.notOk(runs.some((l) => l.includes(annotated.id)), "its sandbox did not");
+    t.ok(
+      runs.some((l) => l.startsWith('shim ') && l.includes(aid)),
+      'the annotated container ran envhook',
+    );
+    t.notOk(
+      runs.some((l) => l.includes(annotated.id)),
+      'its sandbox did not',
+    );
     await pod.remove();
     await annotated.remove();
   });

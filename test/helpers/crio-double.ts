@@ -103,14 +103,16 @@ function config(): string {
   const [rt, drt] = [c, dc].map((t) => (t.crio as Table).runtime as Table) as [Table, Table];
   const [nri, dnri] = [c, dc].map((t) => (t.crio as Table).nri as Table | undefined) as [Table, Table | undefined];
   const out = ['# CRI-O configuration (the double prints the options envhook install reads).', '[crio]', '', '[crio.runtime]', ''];
-  for (const key of ['default_runtime', 'hooks_dir']) out.push(`# help for ${key}.`, ...option(key, rt[key] as Value, same(rt[key], drt[key])), '');
+  for (const key of ['default_runtime', 'hooks_dir'])
+    out.push(`# help for ${key}.`, ...option(key, rt[key] as Value, same(rt[key], drt[key])), '');
   // CRI-O's help text above the runtimes holds an example handler, commented
   out.push('# An example handler:', '# [crio.runtime.runtimes.runtime-handler]', '# runtime_path = "/path/to/the/executable"', '');
   const runtimesDefault = same(rt.runtimes, drt.runtimes);
   for (const [name, h] of Object.entries(rt.runtimes as Table).sort(([a], [b]) => (a < b ? -1 : 1))) {
     const handler = h as Table;
     out.push(`${runtimesDefault ? '# ' : ''}[crio.runtime.runtimes.${name}]`);
-    for (const key of ['runtime_path', 'runtime_type', 'runtime_root']) out.push(...option(key, (handler[key] as Value) ?? '', runtimesDefault));
+    for (const key of ['runtime_path', 'runtime_type', 'runtime_root'])
+      out.push(...option(key, (handler[key] as Value) ?? '', runtimesDefault));
     out.push('');
   }
   if (dnri) out.push(...nriTable(nri, dnri));
@@ -140,7 +142,9 @@ if (atLeast(26) && !atLeast(28)) {
   process.exitCode = 2;
 } else if (args[0] === '--version') {
   // urfave/cli's `crio version <app.Version>`, the version info's further lines indented
-  process.stdout.write(`crio version ${version}\n   GitCommit:        0000000000000000000000000000000000000000\n   GitTreeState:     clean\n   GoVersion:        go1.24.0\n   Platform:         linux/amd64\n`);
+  process.stdout.write(
+    `crio version ${version}\n   GitCommit:        0000000000000000000000000000000000000000\n   GitTreeState:     clean\n   GoVersion:        go1.24.0\n   Platform:         linux/amd64\n`,
+  );
 } else if (args.at(-1) === 'config') {
   process.stdout.write(config());
 } else {

@@ -18,6 +18,8 @@ export function crioDouble(dir: string, version = '1.36.3'): CrioDouble {
   const bin = path.join(dir, 'crio');
   const args = path.join(dir, 'crio.args');
   const q = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
-  fs.writeFileSync(bin, `#!/bin/sh\nprintf '%s\\n' "$@" > ${q(args)}\nexec ${q(REAL_NODE)} ${q(DOUBLE)} ${q(version)} "$@"\n`, { mode: 0o755 });
+  fs.writeFileSync(bin, `#!/bin/sh\nprintf '%s\\n' "$@" > ${q(args)}\nexec ${q(REAL_NODE)} ${q(DOUBLE)} ${q(version)} "$@"\n`, {
+    mode: 0o755,
+  });
   return { bin, args: () => fs.readFileSync(args, 'utf8').trimEnd().split('\n') };
 }

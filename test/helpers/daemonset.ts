@@ -77,7 +77,7 @@ export function podmanRunOf(spec: any, container: any, node: NodePaths): { optio
     if (volume.hostPath.type === 'DirectoryOrCreate') fs.mkdirSync(source, { recursive: true });
     const flags = [
       m.readOnly ? 'ro' : 'rw',
-      ...({ HostToContainer: ['rslave'], Bidirectional: ['rshared'] } as Record<string, string[]>)[m.mountPropagation] ?? []
+      ...(({ HostToContainer: ['rslave'], Bidirectional: ['rshared'] } as Record<string, string[]>)[m.mountPropagation] ?? []),
     ];
     options.push('--volume', `${source}:${inside(m.mountPath)}:${flags.join(',')}`);
   }

@@ -22,7 +22,12 @@ export interface FrontRun extends SpawnSyncReturns<string> {
 /** `SHELL FRONT ARGV` with only PATH from our environment, plus `env` (name ENVHOOK_CONFIG there). */
 export function runFront(argv: string[], env: NodeJS.ProcessEnv, opts: { shell?: string[]; front?: string; cwd?: string } = {}): FrontRun {
   const [sh, ...shArgs] = opts.shell ?? ['/bin/sh'];
-  const r = spawnSync(sh!, [...shArgs, opts.front ?? FRONT, ...argv], { encoding: 'utf8', env: { PATH: process.env.PATH, ...env }, cwd: opts.cwd, timeout: 30_000 });
+  const r = spawnSync(sh!, [...shArgs, opts.front ?? FRONT, ...argv], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, ...env },
+    cwd: opts.cwd,
+    timeout: 30_000,
+  });
   return Object.assign(r, { lines: r.stdout ? r.stdout.replace(/\n$/, '').split('\n') : [] });
 }
 
@@ -33,7 +38,9 @@ export function runFront(argv: string[], env: NodeJS.ProcessEnv, opts: { shell?:
 export function envhookWrapper(dir: string): string {
   const file = path.join(dir, 'envhook');
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(file, `#!/bin/sh\nexec ${JSON.stringify(NODE)} ${JSON.stringify(path.join(REPO, 'src/cli/main.ts'))} "$@"\n`, { mode: 0o755 });
+  fs.writeFileSync(file, `#!/bin/sh\nexec ${JSON.stringify(NODE)} ${JSON.stringify(path.join(REPO, 'src/cli/main.ts'))} "$@"\n`, {
+    mode: 0o755,
+  });
   return file;
 }
 
@@ -42,7 +49,10 @@ export function envhookWrapper(dir: string): string {
  * checkout's envhook (from source, or with `built` its dist/envhook when built; with
  * `counterOnly` nothing): proof that the front started Node, or did not (no line).
  */
-export function countingEnvhook(dir: string, opts: { built?: boolean; counterOnly?: boolean } = {}): { bin: string; calls: () => string[] } {
+export function countingEnvhook(
+  dir: string,
+  opts: { built?: boolean; counterOnly?: boolean } = {},
+): { bin: string; calls: () => string[] } {
   // The single executable starts fastest, for tables of many calls (`npm test` builds it first).
   // counterOnly: no envhook at all, for checks of the front's own decision only.
   const sea = path.join(REPO, 'dist/envhook');

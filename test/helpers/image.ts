@@ -18,9 +18,8 @@ export function missingForImage(): string | undefined {
   const podman = missingForPodman();
   if (podman) return podman;
   if (!RUNC) return 'runc not installed (apt-get install runc)';
-  if (!fs.existsSync(
-    path.join(REPO, 'dist/envhook'),
-  )) return 'dist/envhook not built (npm run build makes it unless ENVHOOK_NO_SEA is set)';
+  if (!fs.existsSync(path.join(REPO, 'dist/envhook')))
+    return 'dist/envhook not built (npm run build makes it unless ENVHOOK_NO_SEA is set)';
   return undefined;
 }
 
@@ -63,10 +62,8 @@ function runArgs(r: ImageRun): string[] {
 export function buildImage(): BuiltImage {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-image-'));
   const global = privatePodman(dir);
-  const podman = (args: string[], timeout = 120_000) => spawnSync(PODMAN!, [
-    ...global,
-    ...args
-  ], { encoding: 'utf8', timeout, maxBuffer: 64 << 20 });
+  const podman = (args: string[], timeout = 120_000) =>
+    spawnSync(PODMAN!, [...global, ...args], { encoding: 'utf8', timeout, maxBuffer: 64 << 20 });
   const cleanup = () => {
     podman(['rm', '--all', '--force', '--time', '0'], 60_000);
     podman(['rmi', '--all', '--force'], 60_000);
@@ -108,7 +105,10 @@ export function buildImage(): BuiltImage {
         if (e.status !== 0) throw new Error(`podman export: ${e.stderr}`);
         const list = spawnSync('tar', ['-tf', tar], { encoding: 'utf8', maxBuffer: 16 << 20 });
         fs.rmSync(tar);
-        return list.stdout.split('\n').filter(Boolean).map((p) => `/${p.replace(/^\.?\//, '')}`);
+        return list.stdout
+          .split('\n')
+          .filter(Boolean)
+          .map((p) => `/${p.replace(/^\.?\//, '')}`);
       } finally {
         podman(['rm', '--force', name]);
       }

@@ -9,7 +9,14 @@ import path from 'node:path';
 import { envhook, makeBundle, makeRootfs } from './bundle.ts';
 import { makePod, rawAnnotations, type Pod } from '../../scripts/kubelet-pod.ts';
 
-export interface InjectSetup { dir: string; pod: Pod; bundle: string; config: string; log: string; runcRoot: string }
+export interface InjectSetup {
+  dir: string;
+  pod: Pod;
+  bundle: string;
+  config: string;
+  log: string;
+  runcRoot: string;
+}
 
 let rootfsDir: string | undefined;
 /** One busybox rootfs per test process, read-only in every bundle, removed at the end. */
@@ -51,7 +58,7 @@ export function inject(s: InjectSetup, ...extra: string[]) {
     s.log,
     '--log-level',
     'debug',
-    ...extra
+    ...extra,
   ]);
 }
 

@@ -20,7 +20,12 @@ export const ENV_ANNOTATIONS = {
 
 /** A request that fails: a missing key that is not optional (and a canary value beside it). */
 export const FAILING_ANNOTATIONS = {
-  'envhook.io/env': { app: [{ name: 'A', value: CANARY }, { name: 'X', valueFrom: ref('NOPE', 'config.env') }] },
+  'envhook.io/env': {
+    app: [
+      { name: 'A', value: CANARY },
+      { name: 'X', valueFrom: ref('NOPE', 'config.env') },
+    ],
+  },
 };
 export const FAILING_MESSAGE = 'volume "config": file "config.env": key "NOPE" not found';
 

@@ -12,7 +12,10 @@ export function inotifyWatches(): number {
       continue;
     }
     if (target !== 'anon_inode:inotify') continue;
-    n += fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8').split('\n').filter((l) => l.startsWith('inotify wd:')).length;
+    n += fs
+      .readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('inotify wd:')).length;
   }
   return n;
 }

@@ -73,8 +73,7 @@ export function snapshot(root: string): Map<string, Buffer> {
       if (e.isDirectory()) {
         out.set(path.relative(root, p) + '/', Buffer.from((fs.statSync(p).mode & 0o7777).toString(8)));
         walk(p);
-      }
-      else if (e.isFile()) out.set(path.relative(root, p), fs.readFileSync(p));
+      } else if (e.isFile()) out.set(path.relative(root, p), fs.readFileSync(p));
       else out.set(path.relative(root, p), Buffer.from(`-> ${fs.readlinkSync(p)}`));
     }
   };

@@ -56,9 +56,8 @@ async function waitUntil(cond: () => boolean, what: string, ms = 30_000): Promis
   }
 }
 
-const metricsBase = (p: Plugin): string => `http://${/"address":"([^"]+)","msg":"nri: metrics and health endpoint listening"/.exec(
-  p.log(),
-)![1]}`;
+const metricsBase = (p: Plugin): string =>
+  `http://${/"address":"([^"]+)","msg":"nri: metrics and health endpoint listening"/.exec(p.log())![1]}`;
 const metric = (text: string, name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
 
 /** Figures of one run, for the comment and the report. */
@@ -98,22 +97,20 @@ async function killUnderChurnChecked(t: Test, p: Plugin, kills: number): Promise
     figures.missedPerKill.push(expected - lastExpected);
     lastExpected = expected;
     // At least: a hang the test did not cause may have added more since.
-    await waitStatus(
-      p,
-      (s) => s.counts.missed! >= expected,
-      `missed ${expected} (${figures.missedPerKill.length} kills)`,
-      20_000,
-    ).catch((err: Error) => mismatches.push(err.message));
+    await waitStatus(p, (s) => s.counts.missed! >= expected, `missed ${expected} (${figures.missedPerKill.length} kills)`, 20_000).catch(
+      (err: Error) => mismatches.push(err.message),
+    );
     churn.advance(at);
     lastRegistration = at;
   };
   let lastRegistration = 0;
   /** Registered a while: a container created since the last registration got its env. */
-  const served = () => waitUntil(
-    () => churn.containers.some((k) => k.env === true && k.created![0] > lastRegistration),
-    'a container with its env since the registration',
-    120_000,
-  );
+  const served = () =>
+    waitUntil(
+      () => churn.containers.some((k) => k.env === true && k.created![0] > lastRegistration),
+      'a container with its env since the registration',
+      120_000,
+    );
   const replaced = async (old: NriStatusFile, at: number, why: string) => {
     const now = await waitStatus(
       p,
@@ -166,14 +163,22 @@ async function killUnderChurnChecked(t: Test, p: Plugin, kills: number): Promise
 
   const ks = churn.containers;
   const missed = ks.filter((k) => k.env === false);
-  t.same(ks.filter((k) => k.error).map((k) => `${k.name}: ${k.error}`), [], 'every pod of the churn created, started and removed');
-  t.same(mismatches, [], "after each registration the status counted every container created before it without its env");
-  t.ok(ks.some((k) => k.env === true), 'containers created while registered have their env');
+  t.same(
+    ks.filter((k) => k.error).map((k) => `${k.name}: ${k.error}`),
+    [],
+    'every pod of the churn created, started and removed',
+  );
+  t.same(mismatches, [], 'after each registration the status counted every container created before it without its env');
+  t.ok(
+    ks.some((k) => k.env === true),
+    'containers created while registered have their env',
+  );
 
   // Reported: one warn line per missed container, with its id; none for the others.
-  const lines = p.log().split(
-    '\n',
-  ).filter((l) => l.includes('"msg":"nri: container runs without envhook: created while the plugin was not registered"'));
+  const lines = p
+    .log()
+    .split('\n')
+    .filter((l) => l.includes('"msg":"nri: container runs without envhook: created while the plugin was not registered"'));
   const reported = lines.map((l) => (JSON.parse(l) as { id: string }).id);
   t.same(
     [...reported].sort(),
@@ -183,14 +188,18 @@ async function killUnderChurnChecked(t: Test, p: Plugin, kills: number): Promise
 
   // Never two registrations at once. A worker may also be replaced for a hang the test did not
   // cause (its heartbeat starved for 1 s on a loaded machine): counted, reported, not a failure.
-  const count = (msg: string) => p.log().split('\n').filter((l) => l.includes(`"msg":"${msg}"`)).length;
+  const count = (msg: string) =>
+    p
+      .log()
+      .split('\n')
+      .filter((l) => l.includes(`"msg":"${msg}"`)).length;
   const events = nriLogEvents(clog());
   const registrations = events.filter((e) => e.kind === 'registered').length;
   const hangs = count('nri: worker not answering (hung or stopped): killed, to be replaced');
   figures.unplannedHangs = hangs - 1;
   report(t, churn, figures);
   t.same(overlaps(events), [], "containerd's log: every registration of 50-envhook follows the close of the one before");
-  t.equal(count('nri: registered'), registrations, "log: each registration containerd logged, once");
+  t.equal(count('nri: registered'), registrations, 'log: each registration containerd logged, once');
   t.equal(count('nri: worker exited: starting another'), kills + hangs, 'log: each worker exit, and every exit was a kill -9 or a hang');
   t.match(
     p.log(),
@@ -217,7 +226,7 @@ async function killUnderChurnChecked(t: Test, p: Plugin, kills: number): Promise
   t.equal(metric(text, 'envhook_nri_missed_containers_total'), missed.length, 'metrics: missed containers');
   t.equal((await fetch(`${base}/readyz`)).status, 200, '/readyz: 200 while registered');
   t.equal((await fetch(`${base}/healthz`)).status, 200, '/healthz: 200');
-  t.notMatch(`${p.log()}\n${JSON.stringify(s)}\n${text}\n${clog()}`, CANARY, 'no value in the log, status, metrics or containerd\'s log');
+  t.notMatch(`${p.log()}\n${JSON.stringify(s)}\n${text}\n${clog()}`, CANARY, "no value in the log, status, metrics or containerd's log");
 }
 
 function report(t: Test, churn: Churn, f: Figures): void {
@@ -284,90 +293,96 @@ async function preinstalled(t: Test, c: CriContainerd): Promise<Plugin & { wrapp
 export function churnSuite(version: '1.7' | '2.1', kills: { preinstalled: number; external: number }): void {
   const skip = missingForCri(version);
 
-  t.test(`containerd ${version}, pre-installed envhook nri under pod churn: ${killCount(
-    kills.preinstalled,
-  )} × kill -9, a SIGSTOP, the runtime stopped, uninstall`, { skip }, async (t) => {
-    const c = prepareCriContainerd({ version, nri: true });
-    let stopped = false;
-    t.teardown(async () => {
-      if (!stopped) await c.stop();
-    });
-    t.comment(c.label);
-    const p = await preinstalled(t, c);
-    const started = Date.now();
-    await c.start();
-    await killUnderChurn(t, p, killCount(kills.preinstalled));
-    t.comment(`kills and checks: ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  t.test(
+    `containerd ${version}, pre-installed envhook nri under pod churn: ${killCount(
+      kills.preinstalled,
+    )} × kill -9, a SIGSTOP, the runtime stopped, uninstall`,
+    { skip },
+    async (t) => {
+      const c = prepareCriContainerd({ version, nri: true });
+      let stopped = false;
+      t.teardown(async () => {
+        if (!stopped) await c.stop();
+      });
+      t.comment(c.label);
+      const p = await preinstalled(t, c);
+      const started = Date.now();
+      await c.start();
+      await killUnderChurn(t, p, killCount(kills.preinstalled));
+      t.comment(`kills and checks: ${((Date.now() - started) / 1000).toFixed(0)} s`);
 
-    await t.test('the runtime stops: the supervisor and its worker end (its socket is gone)', async (t) => {
-      const s = statusOf(p)!;
-      await c.halt();
-      await waitUntil(() => !alive(s.pid) && !alive(s.workerPid!), 'supervisor and worker gone', 15_000).catch(() => {});
-      t.notOk(alive(s.pid), `supervisor ${s.pid} gone`);
-      t.notOk(alive(s.workerPid!), `worker ${s.workerPid} gone`);
-      t.match(p.log(), /nri: the runtime is gone: the supervisor ends with its worker/);
-    });
+      await t.test('the runtime stops: the supervisor and its worker end (its socket is gone)', async (t) => {
+        const s = statusOf(p)!;
+        await c.halt();
+        await waitUntil(() => !alive(s.pid) && !alive(s.workerPid!), 'supervisor and worker gone', 15_000).catch(() => {});
+        t.notOk(alive(s.pid), `supervisor ${s.pid} gone`);
+        t.notOk(alive(s.workerPid!), `worker ${s.workerPid} gone`);
+        t.match(p.log(), /nri: the runtime is gone: the supervisor ends with its worker/);
+      });
 
-    await t.test('uninstall while it runs: nothing left', async (t) => {
-      const from = fs.readFileSync(c.paths.log, 'utf8').length;
-      await c.restart();
-      await waitUntil(
-        () => /registered as \\"50-envhook\\"/.test(fs.readFileSync(c.paths.log, 'utf8').slice(from)),
-        'registered after the restart',
-        60_000,
+      await t.test('uninstall while it runs: nothing left', async (t) => {
+        const from = fs.readFileSync(c.paths.log, 'utf8').length;
+        await c.restart();
+        await waitUntil(
+          () => /registered as \\"50-envhook\\"/.test(fs.readFileSync(c.paths.log, 'utf8').slice(from)),
+          'registered after the restart',
+          60_000,
+        );
+        const s = await waitStatus(p, (x) => x.connected && x.counts.registrations === 1, 'registered after the restart');
+        fs.writeFileSync(p.wrapper, p.installed); // the admin's line out again: uninstall removes what install wrote
+        const u = uninstall({ runtime: 'containerd', root: '/', extra: ['--mode', 'nri', '--prefix', p.prefix] });
+        t.equal(u.status, 0, u.stderr);
+        t.same(fs.readdirSync(c.paths.nriPlugins), [], 'the plugin is gone');
+        await waitUntil(() => !alive(s.pid), 'supervisor gone', 10_000).catch(() => {});
+        t.notOk(alive(s.pid), `supervisor ${s.pid} gone after uninstall (asked to stop through the instance lock)`);
+        t.match(u.stdout, `stopped the running envhook nri`);
+        await c.halt();
+      });
+      stopped = true;
+      t.same(await c.stop(), { processes: [], mounts: [] }, 'containerd stopped: no process, mount or shim left');
+    },
+  );
+
+  t.test(
+    `containerd ${version}, external envhook nri under pod churn: ${killCount(kills.external)} × kill -9, a SIGSTOP, stopped`,
+    { skip },
+    async (t) => {
+      const c = prepareCriContainerd({ version, nri: true });
+      let stopped = false;
+      t.teardown(async () => {
+        if (!stopped) await c.stop();
+      });
+      t.comment(c.label);
+      const kubeletRoot = path.join(c.dir, 'kubelet');
+      fs.mkdirSync(kubeletRoot);
+      await c.start();
+      const started = Date.now();
+      const nri = startNriProcess(
+        ['--socket', c.paths.nriSocket, '--kubelet-root', kubeletRoot, '--log-level', 'info', '--metrics-address', '127.0.0.1:0'],
+        { dir: t.testdir(), logToStderr: true },
       );
-      const s = await waitStatus(p, (x) => x.connected && x.counts.registrations === 1, 'registered after the restart');
-      fs.writeFileSync(p.wrapper, p.installed); // the admin's line out again: uninstall removes what install wrote
-      const u = uninstall({ runtime: 'containerd', root: '/', extra: ['--mode', 'nri', '--prefix', p.prefix] });
-      t.equal(u.status, 0, u.stderr);
-      t.same(fs.readdirSync(c.paths.nriPlugins), [], 'the plugin is gone');
-      await waitUntil(() => !alive(s.pid), 'supervisor gone', 10_000).catch(() => {});
-      t.notOk(alive(s.pid), `supervisor ${s.pid} gone after uninstall (asked to stop through the instance lock)`);
-      t.match(u.stdout, `stopped the running envhook nri`);
-      await c.halt();
-    });
-    stopped = true;
-    t.same(await c.stop(), { processes: [], mounts: [] }, 'containerd stopped: no process, mount or shim left');
-  });
+      t.teardown(() => nri.stop());
+      const p: Plugin = { c, kubeletRoot, runDir: nri.runDir, prefix: path.join(c.dir, 'not-installed'), log: nri.log };
+      await killUnderChurn(t, p, killCount(kills.external));
+      t.comment(`kills and checks: ${((Date.now() - started) / 1000).toFixed(0)} s`);
 
-  t.test(`containerd ${version}, external envhook nri under pod churn: ${killCount(
-    kills.external,
-  )} × kill -9, a SIGSTOP, stopped`, { skip }, async (t) => {
-    const c = prepareCriContainerd({ version, nri: true });
-    let stopped = false;
-    t.teardown(async () => {
-      if (!stopped) await c.stop();
-    });
-    t.comment(c.label);
-    const kubeletRoot = path.join(c.dir, 'kubelet');
-    fs.mkdirSync(kubeletRoot);
-    await c.start();
-    const started = Date.now();
-    const nri = startNriProcess(
-      ['--socket', c.paths.nriSocket, '--kubelet-root', kubeletRoot, '--log-level', 'info', '--metrics-address', '127.0.0.1:0'],
-      { dir: t.testdir(), logToStderr: true },
-    );
-    t.teardown(() => nri.stop());
-    const p: Plugin = { c, kubeletRoot, runDir: nri.runDir, prefix: path.join(c.dir, 'not-installed'), log: nri.log };
-    await killUnderChurn(t, p, killCount(kills.external));
-    t.comment(`kills and checks: ${((Date.now() - started) / 1000).toFixed(0)} s`);
-
-    await t.test('the runtime stops: not ready, envhook status exits 1; SIGTERM ends both processes', async (t) => {
-      const s = statusOf(p)!;
-      await c.halt();
-      await waitStatus(p, (x) => !x.connected, 'disconnected', 15_000);
-      const base = metricsBase(p);
-      const ready = await fetch(`${base}/readyz`);
-      t.equal(ready.status, 503, '/readyz: 503');
-      t.match(await ready.text(), /^not connected since /);
-      t.equal(metric(await (await fetch(`${base}/metrics`)).text(), 'envhook_nri_connected'), 0, 'metrics: not connected');
-      const st = envhook(['status', '--run-dir', p.runDir, '--prefix', p.prefix]);
-      t.equal(st.status, 1, 'envhook status: exit 1');
-      t.match(st.stderr, /^envhook: NRI plugin not connected since /);
-      t.equal(await nri.stop(), 0, 'SIGTERM: exit 0');
-      t.notOk(alive(s.workerPid!), `worker ${s.workerPid} gone`);
-    });
-    stopped = true;
-    t.same(await c.stop(), { processes: [], mounts: [] }, 'no process, mount or shim left');
-  });
+      await t.test('the runtime stops: not ready, envhook status exits 1; SIGTERM ends both processes', async (t) => {
+        const s = statusOf(p)!;
+        await c.halt();
+        await waitStatus(p, (x) => !x.connected, 'disconnected', 15_000);
+        const base = metricsBase(p);
+        const ready = await fetch(`${base}/readyz`);
+        t.equal(ready.status, 503, '/readyz: 503');
+        t.match(await ready.text(), /^not connected since /);
+        t.equal(metric(await (await fetch(`${base}/metrics`)).text(), 'envhook_nri_connected'), 0, 'metrics: not connected');
+        const st = envhook(['status', '--run-dir', p.runDir, '--prefix', p.prefix]);
+        t.equal(st.status, 1, 'envhook status: exit 1');
+        t.match(st.stderr, /^envhook: NRI plugin not connected since /);
+        t.equal(await nri.stop(), 0, 'SIGTERM: exit 0');
+        t.notOk(alive(s.workerPid!), `worker ${s.workerPid} gone`);
+      });
+      stopped = true;
+      t.same(await c.stop(), { processes: [], mounts: [] }, 'no process, mount or shim left');
+    },
+  );
 }

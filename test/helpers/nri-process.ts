@@ -23,10 +23,16 @@ export interface NriProcess {
   stop(): Promise<number | string>;
 }
 
-export type NriStatusFile = { pid: number; workerPid?: number; connected: boolean; counts: Record<string, number> } & Record<string, unknown>;
+export type NriStatusFile = { pid: number; workerPid?: number; connected: boolean; counts: Record<string, number> } & Record<
+  string,
+  unknown
+>;
 
 /** `logToStderr`: no --log-file, so the JSON lines go to stderr (its default) and log() reads them there. */
-export function startNriProcess(args: string[], opts: { dir: string; env?: NodeJS.ProcessEnv; stdio?: StdioOptions; logToStderr?: boolean }): NriProcess {
+export function startNriProcess(
+  args: string[],
+  opts: { dir: string; env?: NodeJS.ProcessEnv; stdio?: StdioOptions; logToStderr?: boolean },
+): NriProcess {
   const id = `${Date.now()}-${Math.random().toString(16).slice(2)}`;
   const logFile = path.join(opts.dir, `envhook-nri-${id}.log`);
   const runDir = path.join(opts.dir, `run-${id}`);
@@ -88,12 +94,13 @@ export function builtCli(): string {
   const bundle = path.join(REPO, 'dist/envhook.cjs');
   const built = fs.existsSync(bundle) ? fs.statSync(bundle).mtimeMs : 0;
   const newest = (dir: string): number =>
-    fs.readdirSync(dir, {
-      withFileTypes: true,
-    }).reduce((m, e) => Math.max(m, e.isDirectory() ? newest(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).mtimeMs), 0);
-  if (built < newest(
-    path.join(REPO, 'src'),
-  )) throw new Error('dist/envhook.cjs is missing or older than src/: run npm run build (npm test does)');
+    fs
+      .readdirSync(dir, {
+        withFileTypes: true,
+      })
+      .reduce((m, e) => Math.max(m, e.isDirectory() ? newest(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).mtimeMs), 0);
+  if (built < newest(path.join(REPO, 'src')))
+    throw new Error('dist/envhook.cjs is missing or older than src/: run npm run build (npm test does)');
   return bundle;
 }
 

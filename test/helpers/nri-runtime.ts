@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import { silentLogger } from '../../src/log.ts';
-import { decode, encode, Msg, type RegisterPluginRequestShape} from '../../src/nri/wire/descriptors.ts';
+import { decode, encode, Msg, type RegisterPluginRequestShape } from '../../src/nri/wire/descriptors.ts';
 import { PLUGIN_CONN, RUNTIME_CONN } from '../../src/nri/wire/frames.ts';
 import { MuxConnection } from '../../src/nri/wire/mux.ts';
 import { PLUGIN_SERVICE, RUNTIME_SERVICE } from '../../src/nri/wire/nri-schema.ts';
@@ -125,10 +125,8 @@ async function accept(socket: net.Socket, sync: Record<string, unknown>[], opts:
     async stateChange(event, pod) {
       await call('StateChange', encode(Msg.StateChangeEvent, { event, pod }));
     },
-    podSandbox: (method, pod) => call(
-      method,
-      encode(method === 'StopPodSandbox' ? Msg.StopPodSandboxRequest : Msg.RemovePodSandboxRequest, { pod }),
-    ),
+    podSandbox: (method, pod) =>
+      call(method, encode(method === 'StopPodSandbox' ? Msg.StopPodSandboxRequest : Msg.RemovePodSandboxRequest, { pod })),
     socket,
     mux,
     closed: mux.closed,

@@ -10,10 +10,10 @@ import { writeImageTar } from './oci-image.ts';
 
 t.test('an OCI layout tarball with two images over one layer', { skip: BUSYBOX ? false : 'busybox-static not installed' }, async (t) => {
   const dir = t.testdir({});
-  const tar = writeImageTar(path.join(
-    dir,
-    'img',
-  ), [{ name: 'docker.io/x/pause:1', entrypoint: ['/bin/sleep', '9'], cmd: [] }, { name: 'docker.io/x/box:2' }]);
+  const tar = writeImageTar(path.join(dir, 'img'), [
+    { name: 'docker.io/x/pause:1', entrypoint: ['/bin/sleep', '9'], cmd: [] },
+    { name: 'docker.io/x/box:2' },
+  ]);
   const out = path.join(dir, 'out');
   fs.mkdirSync(out);
   execFileSync('tar', ['-C', out, '-xf', tar]);
@@ -23,16 +23,21 @@ t.test('an OCI layout tarball with two images over one layer', { skip: BUSYBOX ?
     t.equal(crypto.createHash('sha256').update(blob(f)).digest('hex'), f, `blob ${f.slice(0, 12)} is named by its digest`);
   }
   const index = JSON.parse(fs.readFileSync(path.join(out, 'index.json'), 'utf8'));
-  t.same(index.manifests.map((m: any) => m.annotations['io.containerd.image.name']), ['docker.io/x/pause:1', 'docker.io/x/box:2']);
-  const [pause, box] = index.manifests.map((m: any) => { t.equal(blob(m.digest).length, m.size); return json(m.digest); });
+  t.same(
+    index.manifests.map((m: any) => m.annotations['io.containerd.image.name']),
+    ['docker.io/x/pause:1', 'docker.io/x/box:2'],
+  );
+  const [pause, box] = index.manifests.map((m: any) => {
+    t.equal(blob(m.digest).length, m.size);
+    return json(m.digest);
+  });
   t.equal(pause.layers[0].digest, box.layers[0].digest, 'one layer, shared');
   const config = json(pause.config.digest);
   t.same(config.rootfs.diff_ids, [pause.layers[0].digest], 'uncompressed layer: diff_id = digest');
   t.same(config.config.Entrypoint, ['/bin/sleep', '9']);
-  const files = execFileSync('tar', [
-    '-tvf',
-    path.join(out, 'blobs/sha256', pause.layers[0].digest.replace('sha256:', '')),
-  ], { encoding: 'utf8' });
+  const files = execFileSync('tar', ['-tvf', path.join(out, 'blobs/sha256', pause.layers[0].digest.replace('sha256:', ''))], {
+    encoding: 'utf8',
+  });
   t.match(files, /\.\/bin\/busybox\n/);
   t.match(files, /\.\/bin\/sh -> busybox/);
 });

@@ -13,12 +13,16 @@ t.test('nobody runs Node and code from src/ in the directory', { skip: root }, a
   t.equal(fs.statSync(dir).mode & 0o777, 0o755);
   t.equal(path.dirname(dir), os.tmpdir(), 'under os.tmpdir(), not the checkout');
   const mod = moduleIn(dir, 'errors.ts');
-  const r = nodeAsOther(dir, 65534, ['--input-type=module', '-e', `import { EnvhookError } from ${JSON.stringify(
-    mod,
-  )}; console.log(process.getuid(), process.cwd(), typeof EnvhookError, process.env.NODE_OPTIONS)`]);
+  const r = nodeAsOther(dir, 65534, [
+    '--input-type=module',
+    '-e',
+    `import { EnvhookError } from ${JSON.stringify(
+      mod,
+    )}; console.log(process.getuid(), process.cwd(), typeof EnvhookError, process.env.NODE_OPTIONS)`,
+  ]);
   t.equal(r.error, undefined);
   t.equal(r.stderr, '');
-  t.equal(r.stdout, `65534 ${dir} function undefined\n`, 'as nobody, in the directory, without the runner\'s NODE_OPTIONS');
+  t.equal(r.stdout, `65534 ${dir} function undefined\n`, "as nobody, in the directory, without the runner's NODE_OPTIONS");
 });
 
 t.test('a directory only root can enter is named as the reason', async (t) => {
@@ -29,6 +33,6 @@ t.test('a directory only root can enter is named as the reason', async (t) => {
   t.equal(
     unreachableReason(path.join(closed, 'inner')),
     unreachableReason(path.dirname(closed)),
-    'searchable: the verdict is the parent\'s',
+    "searchable: the verdict is the parent's",
   );
 });

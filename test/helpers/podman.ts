@@ -32,7 +32,13 @@ export function annotationArg(key: string, value: string): string {
 }
 
 export interface Podman {
-  run(opts: { hooksDirs: string[]; annotations: Record<string, string>; rootfs: string; cmd: string[]; volumes?: string[] }): SpawnSyncReturns<string>;
+  run(opts: {
+    hooksDirs: string[];
+    annotations: Record<string, string>;
+    rootfs: string;
+    cmd: string[];
+    volumes?: string[];
+  }): SpawnSyncReturns<string>;
   cleanup(): void;
 }
 

@@ -94,4 +94,3 @@ export const FAILURES: [string, Record<string, unknown>, string][] = [
     'volume "hostile": file "big": larger than 65536 bytes',
   ],
 ];
-

@@ -101,12 +101,7 @@ export async function churnWithReader(o: ChurnOptions): Promise<ReaderResult> {
 export function describeReader(what: string, r: ReaderResult, files: readonly string[]): string {
   const reads = r.ok + r.fail;
   const per = files.map((f, k) => `${path.basename(f)} ${r.failByFile[k]}`).join(', ');
-  return `${what}: ${reads} reads in ${r.seconds.toFixed(
-    1,
-  )} s, ${r.fail} failed (${((1e4 * r.fail) / Math.max(
-    reads,
-    1,
-  )).toFixed(
+  return `${what}: ${reads} reads in ${r.seconds.toFixed(1)} s, ${r.fail} failed (${((1e4 * r.fail) / Math.max(reads, 1)).toFixed(
     2,
   )} in 10,000; by file: ${per}); after the churn ${r.afterOk} ok, ${r.afterFail} failed; ${r.waited} rewrites not yet owned 10 ms after the swap`;
 }

@@ -63,7 +63,11 @@ for (const [name, shell] of SHELLS) {
       const needed = c.process !== undefined && c.id !== undefined;
       const expected = needed ? [`BUNDLE=${marked}`, 'envhook', 'shim', ...argv, 'runtime', ...argv] : ['runtime', ...argv];
       t.same(r.lines, expected, JSON.stringify(argv));
-      t.same(s.stateCalls().slice(before), needed ? [[...(c.globals ?? []), 'state', c.id].join(' ')] : [], `${JSON.stringify(argv)}: state asked ${needed ? 'once, with the global options' : 'never'}`);
+      t.same(
+        s.stateCalls().slice(before),
+        needed ? [[...(c.globals ?? []), 'state', c.id].join(' ')] : [],
+        `${JSON.stringify(argv)}: state asked ${needed ? 'once, with the global options' : 'never'}`,
+      );
     }
   });
 
@@ -73,7 +77,11 @@ for (const [name, shell] of SHELLS) {
     const run = (what: string, expected: 'runtime' | 'envhook', bundleHint?: string) => {
       const r = runFront(argv, s.env, { shell: shell! });
       t.equal(r.status, 0, `${what}: ${r.stderr}`);
-      t.same(r.lines, expected === 'runtime' ? ['runtime', ...argv] : [`BUNDLE=${bundleHint ?? 'unset'}`, 'envhook', 'shim', ...argv, 'runtime', ...argv], what);
+      t.same(
+        r.lines,
+        expected === 'runtime' ? ['runtime', ...argv] : [`BUNDLE=${bundleHint ?? 'unset'}`, 'envhook', 'shim', ...argv, 'runtime', ...argv],
+        what,
+      );
     };
     const plain = s.bundle('plain', '"io.kubernetes.cri.container-name":"app","envhook.io/env":"{}","envhook.io/applied":"sha256:00"');
     s.state(plain);
@@ -117,16 +125,29 @@ for (const [name, shell] of SHELLS) {
     const bundle = s.bundle('sidecar', undefined);
     // config.json as containerd writes it (Go: compact, & < > escaped), and PID 1's env after envhook.
     const goJson = (v: unknown) => JSON.stringify(v).replace(/&/g, '\\u0026').replace(/</g, '\\u003c').replace(/>/g, '\\u003e');
-    const original = goJson({ ociVersion: '1.0.2', process: { args: ['sleep'], env: ORIGINAL_ENV, cwd: '/' }, annotations: { 'envhook.io/applied-env': JSON.stringify(SIDECAR_MARK) } });
+    const original = goJson({
+      ociVersion: '1.0.2',
+      process: { args: ['sleep'], env: ORIGINAL_ENV, cwd: '/' },
+      annotations: { 'envhook.io/applied-env': JSON.stringify(SIDECAR_MARK) },
+    });
     fs.writeFileSync(path.join(bundle, 'config.json'), original);
-    const sidecar = { bundle, id: 'c1', original, originalEnv: ORIGINAL_ENV, finalEnv: FINAL_ENV, mark: SIDECAR_MARK, where: 'config.json' };
+    const sidecar = {
+      bundle,
+      id: 'c1',
+      original,
+      originalEnv: ORIGINAL_ENV,
+      finalEnv: FINAL_ENV,
+      mark: SIDECAR_MARK,
+      where: 'config.json',
+    };
     t.ok(writeExecSidecar(sidecar), 'sidecar written');
     t.equal(fs.statSync(path.join(bundle, EXEC_SIDECAR)).mode & 0o777, 0o600, 'sidecar 0600: it holds values');
     s.state(bundle);
     const procDir = path.join(dir, 'tmp');
     fs.mkdirSync(procDir);
     const processFile = path.join(procDir, 'runc-process1');
-    const execProcess = (env: string[], extra = {}) => goJson({ terminal: false, user: { uid: 0, gid: 0 }, args: ['sh', '-c', 'env'], env, cwd: '/', ...extra }) + '\n';
+    const execProcess = (env: string[], extra = {}) =>
+      goJson({ terminal: false, user: { uid: 0, gid: 0 }, args: ['sh', '-c', 'env'], env, cwd: '/', ...extra }) + '\n';
     const argv = ['--root', '/r', 'exec', '--process', processFile, '--detach', 'c1'];
     const expectedEnv = execEnv(ORIGINAL_ENV, SIDECAR_MARK, FINAL_ENV, 'x');
 
@@ -136,7 +157,11 @@ for (const [name, shell] of SHELLS) {
     t.same(r.lines, ['runtime', ...argv], 'the runtime at once: no envhook run');
     const written = JSON.parse(fs.readFileSync(processFile, 'utf8'));
     t.same(written.env, expectedEnv, 'the exec env: set names with PID 1 values, removed names gone, the rest in place');
-    t.same({ ...written, env: undefined }, { ...JSON.parse(execProcess(ORIGINAL_ENV)), env: undefined }, 'everything else as the runtime gave it');
+    t.same(
+      { ...written, env: undefined },
+      { ...JSON.parse(execProcess(ORIGINAL_ENV)), env: undefined },
+      'everything else as the runtime gave it',
+    );
     t.equal(fs.statSync(processFile).mode & 0o777, 0o600, 'process file 0600');
     t.same(fs.readdirSync(procDir), ['runc-process1'], 'no temporary file left');
     t.notMatch(r.stdout + r.stderr, /CANARY|old|added/, 'no value printed');
@@ -149,10 +174,16 @@ for (const [name, shell] of SHELLS) {
       t.equal(r2.lines[1], 'envhook', `${what}: envhook decides`);
       t.equal(fs.readFileSync(processFile, 'utf8'), before, `${what}: the front left the file alone`);
     };
-    reached('an exec with its own env (TERM of a tty exec)', () => fs.writeFileSync(processFile, execProcess([...ORIGINAL_ENV, 'TERM=xterm'])));
+    reached('an exec with its own env (TERM of a tty exec)', () =>
+      fs.writeFileSync(processFile, execProcess([...ORIGINAL_ENV, 'TERM=xterm'])),
+    );
     reached('an env array that only starts like the original', () => fs.writeFileSync(processFile, execProcess(ORIGINAL_ENV.slice(0, 2))));
-    reached('the original env under another key ("xenv")', () => fs.writeFileSync(processFile, execProcess(['X=1'], { note: { env: ORIGINAL_ENV } }).replace('"note":{"env"', '"note":{"xenv"')));
-    reached('a process file written another way (pretty-printed)', () => fs.writeFileSync(processFile, JSON.stringify(JSON.parse(execProcess(ORIGINAL_ENV)), null, 2)));
+    reached('the original env under another key ("xenv")', () =>
+      fs.writeFileSync(processFile, execProcess(['X=1'], { note: { env: ORIGINAL_ENV } }).replace('"note":{"env"', '"note":{"xenv"')),
+    );
+    reached('a process file written another way (pretty-printed)', () =>
+      fs.writeFileSync(processFile, JSON.stringify(JSON.parse(execProcess(ORIGINAL_ENV)), null, 2)),
+    );
     fs.writeFileSync(processFile, execProcess(ORIGINAL_ENV));
     const link = path.join(procDir, 'link');
     fs.symlinkSync(processFile, link);
@@ -170,10 +201,17 @@ for (const [name, shell] of SHELLS) {
     reached("the sidecar of another container (an earlier create's id)", () => fs.writeFileSync(processFile, execProcess(ORIGINAL_ENV)));
     writeExecSidecar({ ...sidecar, id: '1e1' });
     fs.writeFileSync(processFile, execProcess(ORIGINAL_ENV));
-    const numeric = runFront(argv.map((a) => (a === 'c1' ? '10' : a)), s.env, { shell: shell! });
+    const numeric = runFront(
+      argv.map((a) => (a === 'c1' ? '10' : a)),
+      s.env,
+      { shell: shell! },
+    );
     t.equal(numeric.lines[1], 'envhook', 'ids compared as text: the sidecar of "1e1" is not the one of "10"');
     writeExecSidecar(sidecar);
-    fs.writeFileSync(path.join(bundle, EXEC_SIDECAR), fs.readFileSync(path.join(bundle, EXEC_SIDECAR), 'utf8').replace('sidecar 1\n', 'sidecar 2\n'));
+    fs.writeFileSync(
+      path.join(bundle, EXEC_SIDECAR),
+      fs.readFileSync(path.join(bundle, EXEC_SIDECAR), 'utf8').replace('sidecar 1\n', 'sidecar 2\n'),
+    );
     reached('a sidecar of another format', () => fs.writeFileSync(processFile, execProcess(ORIGINAL_ENV)));
     writeExecSidecar(sidecar);
     r = runFront(argv, s.env, { shell: shell! });

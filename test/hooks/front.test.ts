@@ -17,26 +17,38 @@ const SHELLS: [string, string[] | undefined][] = [
 
 function fakes(dir: string) {
   const runtime = fakeExecutable(path.join(dir, 'bin/real-runc'), 'runtime');
-  const envhook = fakeExecutable(path.join(dir, 'bin/envhook'), 'envhook', 'echo "RT=$ENVHOOK_RUNTIME ACTIVE=$ENVHOOK_SHIM_ACTIVE FRONT=$ENVHOOK_FRONT"\n');
+  const envhook = fakeExecutable(
+    path.join(dir, 'bin/envhook'),
+    'envhook',
+    'echo "RT=$ENVHOOK_RUNTIME ACTIVE=$ENVHOOK_SHIM_ACTIVE FRONT=$ENVHOOK_FRONT"\n',
+  );
   return { runtime, envhook, env: { ENVHOOK_RUNTIME: runtime, ENVHOOK_BIN: envhook } };
 }
 
 for (const [name, shell] of SHELLS) {
-  t.test(`dispatch under ${name}: create and run to envhook, everything else to the runtime, argv unchanged`, { skip: shell ? false : `${name} not installed` }, async (t) => {
-    const f = fakes(t.testdir({}));
-    for (const c of RUNC_ARGV_CASES) {
-      const r = runFront(c.argv, f.env, { shell: shell! });
-      t.equal(r.status, 0, `${JSON.stringify(c.argv)}: ${r.stderr}`);
-      if (c.sub === 'create' || c.sub === 'run') {
-        t.same(r.lines, [`RT=${f.runtime} ACTIVE=1 FRONT=${FRONT}`, 'envhook', 'shim', ...c.argv, 'runtime', ...c.argv], JSON.stringify(c.argv));
-      } else {
-        t.same(r.lines, ['runtime', ...c.argv], JSON.stringify(c.argv));
+  t.test(
+    `dispatch under ${name}: create and run to envhook, everything else to the runtime, argv unchanged`,
+    { skip: shell ? false : `${name} not installed` },
+    async (t) => {
+      const f = fakes(t.testdir({}));
+      for (const c of RUNC_ARGV_CASES) {
+        const r = runFront(c.argv, f.env, { shell: shell! });
+        t.equal(r.status, 0, `${JSON.stringify(c.argv)}: ${r.stderr}`);
+        if (c.sub === 'create' || c.sub === 'run') {
+          t.same(
+            r.lines,
+            [`RT=${f.runtime} ACTIVE=1 FRONT=${FRONT}`, 'envhook', 'shim', ...c.argv, 'runtime', ...c.argv],
+            JSON.stringify(c.argv),
+          );
+        } else {
+          t.same(r.lines, ['runtime', ...c.argv], JSON.stringify(c.argv));
+        }
       }
-    }
-  });
+    },
+  );
 }
 
-t.test('envhook failing: its status is the front\'s, the runtime never runs', async (t) => {
+t.test("envhook failing: its status is the front's, the runtime never runs", async (t) => {
   const dir = t.testdir({});
   const f = fakes(dir);
   const failing = fakeExecutable(path.join(dir, 'failing-envhook'), 'failing', 'echo "envhook: no" >&2; exit 1\n');
@@ -79,7 +91,11 @@ t.test('the real runtime: ENVHOOK_RUNTIME, then envhook-runtime.conf beside the 
   const at = (front: string, env = noRuntime) => runFront(['state', 'x'], env, { front }).lines;
   t.same(at(installed), ['later-runc', 'state', 'x'], 'no data file: runc on PATH');
   const create = runFront(['create', 'x'], noRuntime, { front: installed }).lines;
-  t.same([create[0], ...create.slice(-3)], [`RT=${dir}/later/runc ACTIVE=1 FRONT=${installed}`, 'later-runc', 'create', 'x'], 'envhook is told the path the front then runs');
+  t.same(
+    [create[0], ...create.slice(-3)],
+    [`RT=${dir}/later/runc ACTIVE=1 FRONT=${installed}`, 'later-runc', 'create', 'x'],
+    'envhook is told the path the front then runs',
+  );
   const conf = path.join(dir, 'prefix/envhook-runtime.conf');
   fs.writeFileSync(conf, `runtime=${f.runtime}\n# written by envhook install\n`);
   t.same(at(installed), ['runtime', 'state', 'x'], 'the runtime= line of the data file');
@@ -110,7 +126,11 @@ t.test('the real runtime: ENVHOOK_RUNTIME, then envhook-runtime.conf beside the 
   const frontFirst = { ...noRuntime, PATH: `${pathBin}:${process.env.PATH}` };
   const looped = runFront(['state', 'x'], frontFirst);
   t.equal(looped.status, 1);
-  t.match(looped.stderr, /^envhook: envhook-runtime \S+ was reached through an envhook front \(ENVHOOK_SHIM_ACTIVE is set\)/, 'a front found as the runtime refuses, once');
+  t.match(
+    looped.stderr,
+    /^envhook: envhook-runtime \S+ was reached through an envhook front \(ENVHOOK_SHIM_ACTIVE is set\)/,
+    'a front found as the runtime refuses, once',
+  );
   t.equal(looped.stdout, '');
   const missing = runFront(['create', 'x'], { ...noRuntime, ENVHOOK_RUNTIME: 'no-such-runtime' });
   t.equal(missing.status, 1);
@@ -118,7 +138,7 @@ t.test('the real runtime: ENVHOOK_RUNTIME, then envhook-runtime.conf beside the 
   t.equal(runFront(['state', 'x'], { ...noRuntime, ENVHOOK_RUNTIME: 'no-such-runtime' }).status, 127, "state: the shell's own not found");
 });
 
-t.test('envhook: ENVHOOK_BIN, next to the front, a checkout\'s dist/envhook.cjs on its Node 24', async (t) => {
+t.test("envhook: ENVHOOK_BIN, next to the front, a checkout's dist/envhook.cjs on its Node 24", async (t) => {
   const dir = t.testdir({});
   const f = fakes(dir);
   const install = path.join(dir, 'install');
@@ -134,7 +154,11 @@ t.test('envhook: ENVHOOK_BIN, next to the front, a checkout\'s dist/envhook.cjs 
   t.match(r.stderr, /^envhook: envhook executable not found \(set ENVHOOK_BIN, or install envhook next to \S+\)\n$/);
   fakeExecutable(path.join(install, 'dist/envhook.cjs'), 'cjs');
   fakeExecutable(path.join(install, 'node_modules/.bin/node'), 'checkout-node');
-  t.same(first().lines, ['checkout-node', `${install}/hooks/../dist/envhook.cjs`, 'shim', 'run', 'x', 'runtime', 'run', 'x'], "a checkout: its Node 24");
+  t.same(
+    first().lines,
+    ['checkout-node', `${install}/hooks/../dist/envhook.cjs`, 'shim', 'run', 'x', 'runtime', 'run', 'x'],
+    'a checkout: its Node 24',
+  );
   fakeExecutable(path.join(dir, 'node'), 'node');
   t.same(first({ ENVHOOK_NODE: path.join(dir, 'node') }).lines[0], 'node', 'ENVHOOK_NODE');
   fakeExecutable(path.join(install, 'hooks/envhook'), 'beside');

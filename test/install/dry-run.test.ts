@@ -51,7 +51,10 @@ t.test("the checkout's front (a few hundred lines of sh): a size and a sha256, n
   const dry = install({ runtime: 'crio', root, source, extra: ['--dry-run'], env: NO_CRIO });
   t.equal(dry.status, 0, dry.stderr);
   const front = fs.readFileSync(path.join(source, 'hooks/envhook-runtime'));
-  t.match(dry.stdout, `\nwould create ${PREFIX}/envhook-runtime\n  ${sizeAndHash(front)}\nwould create /usr/share/containers/oci/hooks.d/envhook-createruntime.json\n--- `);
+  t.match(
+    dry.stdout,
+    `\nwould create ${PREFIX}/envhook-runtime\n  ${sizeAndHash(front)}\nwould create /usr/share/containers/oci/hooks.d/envhook-createruntime.json\n--- `,
+  );
   t.notMatch(dry.stdout, `--- ${PREFIX}/envhook-runtime\n`);
   t.notMatch(dry.stdout, /^\+#!\/bin\/sh$/m, 'no line of the front');
 });
@@ -64,7 +67,10 @@ t.test('an upgrade: the new size and sha256 and those it replaces; uninstall --d
   fs.writeFileSync(path.join(source, 'hooks/envhook-runtime'), next);
   const dry = install({ runtime: 'crio', root, source, extra: ['--dry-run'], env: NO_CRIO });
   t.equal(dry.status, 0, dry.stderr);
-  t.match(dry.stdout, `would update ${PREFIX}/envhook-runtime\n  ${sizeAndHash(next)}; replaces ${sizeAndHash(old)}\nwould update ${PREFIX}/state.json\n  `);
+  t.match(
+    dry.stdout,
+    `would update ${PREFIX}/envhook-runtime\n  ${sizeAndHash(next)}; replaces ${sizeAndHash(old)}\nwould update ${PREFIX}/state.json\n  `,
+  );
   t.notMatch(dry.stdout, /^---/m, 'nothing else changes: no diff');
   const un = uninstall({ runtime: 'crio', root, extra: ['--dry-run'] });
   t.equal(un.status, 0, un.stderr);

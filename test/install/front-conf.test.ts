@@ -20,13 +20,22 @@ function root(dir: string, files: Record<string, string>): string {
 }
 
 t.test('a name: the first executable file of that name on PATH under --root, fronts skipped', async (t) => {
-  const r = root(t.testdir({}), { 'usr/local/bin/runc': `#!/bin/sh\n# ${FRONT_MARKER} an admin's front as runc\n`, 'usr/sbin/runc': 'ELF', 'usr/bin/runc': 'ELF', 'usr/bin/crun/x': '' });
+  const r = root(t.testdir({}), {
+    'usr/local/bin/runc': `#!/bin/sh\n# ${FRONT_MARKER} an admin's front as runc\n`,
+    'usr/sbin/runc': 'ELF',
+    'usr/bin/runc': 'ELF',
+    'usr/bin/crun/x': '',
+  });
   const layout = makeLayout('containerd', { root: r });
   const conf = frontConfTarget(layout, 'runc', PATH);
   t.equal(conf.target.file, '/usr/local/lib/envhook/envhook-runtime.conf');
   t.equal(runtimeLine(conf.target.content), 'runtime=/usr/sbin/runc', 'a host path, the front skipped');
   t.equal(conf.note, undefined);
-  t.match(conf.target.content.toString('utf8'), /^runtime=\/usr\/sbin\/runc\n(# [^\n]*\n)+$/, 'the runtime line first (the front stops there), comments after');
+  t.match(
+    conf.target.content.toString('utf8'),
+    /^runtime=\/usr\/sbin\/runc\n(# [^\n]*\n)+$/,
+    'the runtime line first (the front stops there), comments after',
+  );
   const crun = frontConfTarget(layout, 'crun', PATH);
   t.equal(runtimeLine(crun.target.content), 'runtime=crun', 'a directory of that name is no runtime: the name stays');
   t.equal(crun.note, `runtime "crun" not found on PATH under --root: the front looks it up on the container runtime's PATH`);
@@ -52,7 +61,11 @@ t.test('install writes it from --oci-runtime, else config.json, else runc; unins
   const env = { PATH: '/usr/sbin:/usr/bin' };
   const conf = () => runtimeLine(fs.readFileSync(path.join(r, 'usr/local/lib/envhook/envhook-runtime.conf')));
   let res = install({ runtime: 'containerd', root: r, source, env, extra: ['--dry-run'] });
-  t.match(res.stdout, /would create \/usr\/local\/lib\/envhook\/envhook-runtime\.conf\n[^]*\n\+runtime=\/usr\/sbin\/runc\n[^]*would create \/usr\/local\/lib\/envhook\/envhook-runtime\n/, 'a diff of it, before the front');
+  t.match(
+    res.stdout,
+    /would create \/usr\/local\/lib\/envhook\/envhook-runtime\.conf\n[^]*\n\+runtime=\/usr\/sbin\/runc\n[^]*would create \/usr\/local\/lib\/envhook\/envhook-runtime\n/,
+    'a diff of it, before the front',
+  );
   res = install({ runtime: 'containerd', root: r, source, env });
   t.equal(res.status, 0, res.stderr);
   t.equal(conf(), 'runtime=/usr/sbin/runc');

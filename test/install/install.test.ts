@@ -9,14 +9,38 @@ import { installRoot, install, realSource, REAL_NODE, snapshot, uninstall } from
 // every install asks the containerd on PATH (version, config dump): room for a busy machine
 t.setTimeout(300_000);
 
-const ADMIN_CONTAINERD = '# the admin\'s file, with comments\nversion = 2\n\n[plugins."io.containerd.grpc.v1.cri".containerd]\n  snapshotter = "overlayfs" # keep me\n';
+const ADMIN_CONTAINERD =
+  '# the admin\'s file, with comments\nversion = 2\n\n[plugins."io.containerd.grpc.v1.cri".containerd]\n  snapshotter = "overlayfs" # keep me\n';
 
 const setup = installRoot;
 
 const cases = {
-  containerd: { files: { 'etc/containerd/config.toml': ADMIN_CONTAINERD }, expect: ['usr/local/lib/envhook/envhook', 'usr/local/lib/envhook/envhook-runtime', 'usr/local/lib/envhook/envhook.cjs', 'usr/local/lib/envhook/envhook-main.cjs', 'usr/local/lib/envhook/runtimeclass.yaml'] },
-  crio: { files: { 'etc/crio/crio.conf': '[crio]\n' }, expect: ['etc/crio/crio.conf.d/50-envhook.conf', 'usr/share/containers/oci/hooks.d/envhook-createruntime.json', 'usr/local/lib/envhook/runtimeclass.yaml'] },
-  podman: { files: { 'etc/containers/containers.conf': '[engine]\nhooks_dir = ["/etc/admin/hooks.d"]\n' }, expect: ['etc/containers/containers.conf.d/50-envhook.conf', 'usr/local/lib/envhook/hooks.d/envhook-precreate.json', 'usr/local/lib/envhook/hooks.d/envhook-createruntime.json'] },
+  containerd: {
+    files: { 'etc/containerd/config.toml': ADMIN_CONTAINERD },
+    expect: [
+      'usr/local/lib/envhook/envhook',
+      'usr/local/lib/envhook/envhook-runtime',
+      'usr/local/lib/envhook/envhook.cjs',
+      'usr/local/lib/envhook/envhook-main.cjs',
+      'usr/local/lib/envhook/runtimeclass.yaml',
+    ],
+  },
+  crio: {
+    files: { 'etc/crio/crio.conf': '[crio]\n' },
+    expect: [
+      'etc/crio/crio.conf.d/50-envhook.conf',
+      'usr/share/containers/oci/hooks.d/envhook-createruntime.json',
+      'usr/local/lib/envhook/runtimeclass.yaml',
+    ],
+  },
+  podman: {
+    files: { 'etc/containers/containers.conf': '[engine]\nhooks_dir = ["/etc/admin/hooks.d"]\n' },
+    expect: [
+      'etc/containers/containers.conf.d/50-envhook.conf',
+      'usr/local/lib/envhook/hooks.d/envhook-precreate.json',
+      'usr/local/lib/envhook/hooks.d/envhook-createruntime.json',
+    ],
+  },
 } as const;
 
 for (const [runtime, c] of Object.entries(cases) as [keyof typeof cases, (typeof cases)[keyof typeof cases]][]) {
@@ -47,24 +71,36 @@ for (const [runtime, c] of Object.entries(cases) as [keyof typeof cases, (typeof
   });
 }
 
-t.test('hooks.d files: anchored regex, executable path, stages; never precreate in CRI-O\'s directory', async (t) => {
+t.test("hooks.d files: anchored regex, executable path, stages; never precreate in CRI-O's directory", async (t) => {
   const { root, source } = setup(t, {});
   t.equal(install({ runtime: 'crio', root, source }).status, 0);
   t.equal(install({ runtime: 'podman', root, source }).status, 0);
   const read = (p: string) => JSON.parse(fs.readFileSync(path.join(root, p), 'utf8'));
   const cr = read('usr/share/containers/oci/hooks.d/envhook-createruntime.json');
-  t.same(cr, { version: '1.0.0', hook: { path: '/usr/local/lib/envhook/envhook', args: ['envhook', 'hook'] }, when: { annotations: { '^envhook\\.io/': '.*' } }, stages: ['createRuntime'] });
+  t.same(cr, {
+    version: '1.0.0',
+    hook: { path: '/usr/local/lib/envhook/envhook', args: ['envhook', 'hook'] },
+    when: { annotations: { '^envhook\\.io/': '.*' } },
+    stages: ['createRuntime'],
+  });
   t.same(read('usr/local/lib/envhook/hooks.d/envhook-precreate.json').stages, ['precreate']);
   t.same(read('usr/local/lib/envhook/hooks.d/envhook-precreate.json').hook.args, ['envhook', 'precreate']);
   t.same(fs.readdirSync(path.join(root, 'usr/share/containers/oci/hooks.d')), ['envhook-createruntime.json']);
   const dropIn = fs.readFileSync(path.join(root, 'etc/containers/containers.conf.d/50-envhook.conf'), 'utf8');
-  t.match(dropIn, 'hooks_dir = ["/usr/share/containers/oci/hooks.d", "/etc/containers/oci/hooks.d", "/usr/local/lib/envhook/hooks.d"]', "Podman's defaults restated");
+  t.match(
+    dropIn,
+    'hooks_dir = ["/usr/share/containers/oci/hooks.d", "/etc/containers/oci/hooks.d", "/usr/local/lib/envhook/hooks.d"]',
+    "Podman's defaults restated",
+  );
 });
 
 t.test("podman: the admin's hooks_dir is kept ahead of envhook's", async (t) => {
   const { root, source } = setup(t, cases.podman.files);
   t.equal(install({ runtime: 'podman', root, source }).status, 0);
-  t.match(fs.readFileSync(path.join(root, 'etc/containers/containers.conf.d/50-envhook.conf'), 'utf8'), 'hooks_dir = ["/etc/admin/hooks.d", "/usr/local/lib/envhook/hooks.d"]');
+  t.match(
+    fs.readFileSync(path.join(root, 'etc/containers/containers.conf.d/50-envhook.conf'), 'utf8'),
+    'hooks_dir = ["/etc/admin/hooks.d", "/usr/local/lib/envhook/hooks.d"]',
+  );
 });
 
 t.test('two runtimes share the executables; uninstalling one keeps them', async (t) => {
@@ -85,9 +121,15 @@ t.test("an admin's file in envhook's place is backed up, never overwritten silen
   const original = snapshot(root);
   const r = install({ runtime: 'crio', root, source });
   t.equal(r.status, 0, r.stderr);
-  t.match(r.stdout, 'update /etc/crio/crio.conf.d/50-envhook.conf (original saved as /usr/local/lib/envhook/backup/etc/crio/crio.conf.d/50-envhook.conf)');
+  t.match(
+    r.stdout,
+    'update /etc/crio/crio.conf.d/50-envhook.conf (original saved as /usr/local/lib/envhook/backup/etc/crio/crio.conf.d/50-envhook.conf)',
+  );
   t.match(r.stdout, 'note: this file was not written by envhook');
-  t.equal(fs.readFileSync(path.join(root, 'usr/local/lib/envhook/backup/etc/crio/crio.conf.d/50-envhook.conf'), 'utf8'), '# the admin wrote this\n');
+  t.equal(
+    fs.readFileSync(path.join(root, 'usr/local/lib/envhook/backup/etc/crio/crio.conf.d/50-envhook.conf'), 'utf8'),
+    '# the admin wrote this\n',
+  );
   t.equal(uninstall({ runtime: 'crio', root }).status, 0);
   t.same(snapshot(root), original);
 });
@@ -130,12 +172,20 @@ t.test('bad input is refused with one line', async (t) => {
 
 t.test("the source's hooks.d templates are used, with hook.path set to the installed executable", async (t) => {
   const { root, source } = setup(t, {});
-  const template = { version: '1.0.0', hook: { path: '/somewhere/else/envhook', args: ['envhook', 'precreate', '--log-file', '/var/log/envhook/precreate.log'] }, when: { annotations: { '^envhook\\.io/': '.*' } }, stages: ['precreate'] };
+  const template = {
+    version: '1.0.0',
+    hook: { path: '/somewhere/else/envhook', args: ['envhook', 'precreate', '--log-file', '/var/log/envhook/precreate.log'] },
+    when: { annotations: { '^envhook\\.io/': '.*' } },
+    stages: ['precreate'],
+  };
   fs.writeFileSync(path.join(source, 'hooks/envhook-precreate.json'), JSON.stringify(template));
   t.equal(install({ runtime: 'podman', root, source }).status, 0);
   const got = JSON.parse(fs.readFileSync(path.join(root, 'usr/local/lib/envhook/hooks.d/envhook-precreate.json'), 'utf8'));
   t.same(got, { ...template, hook: { ...template.hook, path: '/usr/local/lib/envhook/envhook' } });
-  fs.writeFileSync(path.join(source, 'hooks/envhook-precreate.json'), JSON.stringify({ ...template, when: { annotations: { 'envhook\\.io/': '.*' } } }));
+  fs.writeFileSync(
+    path.join(source, 'hooks/envhook-precreate.json'),
+    JSON.stringify({ ...template, when: { annotations: { 'envhook\\.io/': '.*' } } }),
+  );
   const bad = install({ runtime: 'podman', root, source });
   t.equal(bad.status, 1);
   t.match(bad.stderr, /anchored annotation regexes/);
@@ -150,7 +200,15 @@ t.test('no single executable: the bundle (launcher and main) beside a wrapper th
   const r = install({ runtime: 'crio', root, source });
   t.equal(r.status, 0, r.stderr);
   const prefix = path.join(root, 'usr/local/lib/envhook');
-  t.same(fs.readdirSync(prefix).sort(), ['envhook', 'envhook-main.cjs', 'envhook-runtime', 'envhook-runtime.conf', 'envhook.cjs', 'runtimeclass.yaml', 'state.json']);
+  t.same(fs.readdirSync(prefix).sort(), [
+    'envhook',
+    'envhook-main.cjs',
+    'envhook-runtime',
+    'envhook-runtime.conf',
+    'envhook.cjs',
+    'runtimeclass.yaml',
+    'state.json',
+  ]);
   const wrapper = fs.readFileSync(path.join(prefix, 'envhook'), 'utf8');
   t.match(wrapper, `exec '${REAL_NODE}' "\${self%/*}/envhook.cjs" "$@"`);
   t.notMatch(wrapper, '/usr/local/lib/envhook', 'no host path: works under any root');
@@ -182,23 +240,37 @@ t.test('reinstall with a single executable removes the bundle the previous insta
   t.same(snapshot(root), original);
 });
 
-t.test('containerd: --dry-run says where the block goes and why; a later install that places it elsewhere takes it out of the old file', async (t) => {
-  const { root, source } = setup(t, {
-    'etc/containerd/config.toml': "version = 3\nimports = ['conf.d/*.toml']\n",
-    'etc/containerd/conf.d/10-cgroup.toml': "version = 3\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]\n  SystemdCgroup = true\n",
-  });
-  const original = snapshot(root);
-  const env = { PATH: '/nonexistent' };
-  const dry = install({ runtime: 'containerd', root, source, env, extra: ['--dry-run'] });
-  t.equal(dry.status, 0, dry.stderr);
-  t.match(dry.stdout, /^would update \/etc\/containerd\/config\.toml .*\n  note: envhook's block goes here: containerd 2\.x merges imported files table by table/m);
-  t.match(dry.stdout, '+  SystemdCgroup = true', 'the option set in the drop-in, in the diff');
-  t.same(snapshot(root), original);
-  t.equal(install({ runtime: 'containerd', root, source, env }).status, 0);
-  const moved = install({ runtime: 'containerd', root, source, env, extra: ['--drop-in', '/etc/containerd/conf.d/50-envhook.toml'] });
-  t.equal(moved.status, 0, moved.stderr);
-  t.match(moved.stdout, /^create \/etc\/containerd\/conf\.d\/50-envhook\.toml\n  note: envhook's block goes here: \/etc\/containerd\/conf\.d\/50-envhook\.toml is imported by \/etc\/containerd\/config\.toml/m);
-  t.equal(fs.readFileSync(path.join(root, 'etc/containerd/config.toml'), 'utf8'), "version = 3\nimports = ['conf.d/*.toml']\n", 'the old block is gone from the root file');
-  t.equal(uninstall({ runtime: 'containerd', root }).status, 0);
-  t.same(snapshot(root), original, 'byte for byte');
-});
+t.test(
+  'containerd: --dry-run says where the block goes and why; a later install that places it elsewhere takes it out of the old file',
+  async (t) => {
+    const { root, source } = setup(t, {
+      'etc/containerd/config.toml': "version = 3\nimports = ['conf.d/*.toml']\n",
+      'etc/containerd/conf.d/10-cgroup.toml':
+        "version = 3\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]\n  SystemdCgroup = true\n",
+    });
+    const original = snapshot(root);
+    const env = { PATH: '/nonexistent' };
+    const dry = install({ runtime: 'containerd', root, source, env, extra: ['--dry-run'] });
+    t.equal(dry.status, 0, dry.stderr);
+    t.match(
+      dry.stdout,
+      /^would update \/etc\/containerd\/config\.toml .*\n  note: envhook's block goes here: containerd 2\.x merges imported files table by table/m,
+    );
+    t.match(dry.stdout, '+  SystemdCgroup = true', 'the option set in the drop-in, in the diff');
+    t.same(snapshot(root), original);
+    t.equal(install({ runtime: 'containerd', root, source, env }).status, 0);
+    const moved = install({ runtime: 'containerd', root, source, env, extra: ['--drop-in', '/etc/containerd/conf.d/50-envhook.toml'] });
+    t.equal(moved.status, 0, moved.stderr);
+    t.match(
+      moved.stdout,
+      /^create \/etc\/containerd\/conf\.d\/50-envhook\.toml\n  note: envhook's block goes here: \/etc\/containerd\/conf\.d\/50-envhook\.toml is imported by \/etc\/containerd\/config\.toml/m,
+    );
+    t.equal(
+      fs.readFileSync(path.join(root, 'etc/containerd/config.toml'), 'utf8'),
+      "version = 3\nimports = ['conf.d/*.toml']\n",
+      'the old block is gone from the root file',
+    );
+    t.equal(uninstall({ runtime: 'containerd', root }).status, 0);
+    t.same(snapshot(root), original, 'byte for byte');
+  },
+);

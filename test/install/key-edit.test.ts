@@ -34,7 +34,11 @@ t.test('no disable line: one added after the header, indented as the table; remo
   t.equal(after, '[plugins."io.containerd.nri.v1.nri"]\n    disable = false\n    plugin_path = "/srv"\n');
   t.equal(revertEdit(after, edit), text);
   const crlf = text.replaceAll('\n', '\r\n');
-  t.equal(applyEdit(crlf, planKeyEdit('f', crlf, NRI, 'disable', 'false')!), after.replaceAll('\n', '\r\n'), 'a CRLF file keeps its line endings');
+  t.equal(
+    applyEdit(crlf, planKeyEdit('f', crlf, NRI, 'disable', 'false')!),
+    after.replaceAll('\n', '\r\n'),
+    'a CRLF file keeps its line endings',
+  );
 });
 
 t.test('refused where the key is not a line of its own table', async (t) => {

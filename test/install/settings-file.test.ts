@@ -19,10 +19,30 @@ function setup(t: Test, files: Record<string, string> = {}) {
 
 t.test('written from the flags; kept by a reinstall without them; removed by uninstall', async (t) => {
   const { root, source, original, env } = setup(t);
-  const r = install({ runtime: 'crio', root, source, env, extra: ['--kubelet-root', '/data/kubelet', '--log-file', '/var/log/envhook/shim.log', '--log-level', 'debug', '--oci-runtime', '/usr/sbin/runc'] });
+  const r = install({
+    runtime: 'crio',
+    root,
+    source,
+    env,
+    extra: [
+      '--kubelet-root',
+      '/data/kubelet',
+      '--log-file',
+      '/var/log/envhook/shim.log',
+      '--log-level',
+      'debug',
+      '--oci-runtime',
+      '/usr/sbin/runc',
+    ],
+  });
   t.equal(r.status, 0, r.stderr);
   t.match(r.stdout, /^create \/etc\/envhook\/config\.json$/m);
-  t.same(JSON.parse(fs.readFileSync(path.join(root, FILE), 'utf8')), { kubeletRoot: '/data/kubelet', logFile: '/var/log/envhook/shim.log', logLevel: 'debug', runtime: '/usr/sbin/runc' });
+  t.same(JSON.parse(fs.readFileSync(path.join(root, FILE), 'utf8')), {
+    kubeletRoot: '/data/kubelet',
+    logFile: '/var/log/envhook/shim.log',
+    logLevel: 'debug',
+    runtime: '/usr/sbin/runc',
+  });
   const again = install({ runtime: 'crio', root, source, env });
   t.equal(again.status, 0, again.stderr);
   t.match(again.stdout, /^nothing changed/, 'a reinstall without the flags keeps the file');
@@ -36,7 +56,11 @@ t.test("an admin's file: its keys kept, the flag's key set, the original back at
   const r = install({ runtime: 'containerd', root, source, env, extra: ['--kubelet-root', '/data/kubelet'] });
   t.equal(r.status, 0, r.stderr);
   t.match(r.stdout, 'update /etc/envhook/config.json (original saved as /usr/local/lib/envhook/backup/etc/envhook/config.json)');
-  t.same(JSON.parse(fs.readFileSync(path.join(root, FILE), 'utf8')), { logLevel: 'warn', envhookBin: '/opt/envhook/envhook', kubeletRoot: '/data/kubelet' });
+  t.same(JSON.parse(fs.readFileSync(path.join(root, FILE), 'utf8')), {
+    logLevel: 'warn',
+    envhookBin: '/opt/envhook/envhook',
+    kubeletRoot: '/data/kubelet',
+  });
   t.equal(uninstall({ runtime: 'containerd', root }).status, 0);
   t.same(snapshot(root), original, 'byte for byte');
 });

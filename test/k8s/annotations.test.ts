@@ -17,7 +17,12 @@ const fkr = (over: Record<string, unknown> = {}) => ({ volumeName: 'config', pat
 
 t.test('valid annotations parse', async (t) => {
   t.same(readEnv({}), undefined);
-  const value = { app: [{ name: 'A', value: 'x' }, { name: 'weird name.-1', valueFrom: { fileKeyRef: fkr({ optional: true }) } }] };
+  const value = {
+    app: [
+      { name: 'A', value: 'x' },
+      { name: 'weird name.-1', valueFrom: { fileKeyRef: fkr({ optional: true }) } },
+    ],
+  };
   t.same(readEnv({ 'envhook.io/env': JSON.stringify(value) }), value);
   t.equal(envFrom({ app: [{ prefix: 'P_', fileRef: { volumeName: 'config', path: 'sub/./a.env', optional: false } }] }), 'no error');
   t.equal(links({ '*': false, app: true }), 'no error');
@@ -121,7 +126,7 @@ t.test('schema errors name the annotation and the JSON path', async (t) => {
   t.equal(
     envFrom({ app: [{ prefix: 'P_', volumeRef: { volumeName: 'c' } }, { volumeRef: { volumeName: 'c', path: 'db', optional: true } }] }),
     'no error',
-    'a volume\'s files (SPEC §10)',
+    "a volume's files (SPEC §10)",
   );
   t.equal(envFrom({ app: [{ volumeRef: { path: 'db' } }] }), `${F}: /app/0/volumeRef: missing field "volumeName"`);
   t.equal(

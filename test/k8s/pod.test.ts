@@ -32,18 +32,14 @@ t.test('pod directory from kubelet-made mounts, cross-checked with the pod UID a
   const found = { pod, overrides: new Map<string, string>() };
   t.equal(findVolume(found, 'config', 'emptyDir'), path.join(root, 'pods', UID, 'volumes/kubernetes.io~empty-dir/config'));
   t.throws(() => findVolume(found, 'keys', 'emptyDir'), { message: 'volume "keys" is not an emptyDir' });
-  t.throws(() => findVolume(
-    found,
-    'config',
-    'atomic',
-  ), { message: 'volume "config" is not a configMap, secret, projected or downwardAPI volume' });
+  t.throws(() => findVolume(found, 'config', 'atomic'), {
+    message: 'volume "config" is not a configMap, secret, projected or downwardAPI volume',
+  });
   t.throws(() => findVolume(found, 'nope', 'emptyDir'), { message: 'volume "nope" not found' });
   t.throws(() => findVolume(found, '../x', 'emptyDir'), { message: 'volume name "../x" is not a valid volume name' });
-  t.throws(() => findVolume(
-    { pod: undefined, overrides: new Map() },
-    'config',
-    'emptyDir',
-  ), { message: /^volume "config" not found: no pod directory/ });
+  t.throws(() => findVolume({ pod: undefined, overrides: new Map() }, 'config', 'emptyDir'), {
+    message: /^volume "config" not found: no pod directory/,
+  });
   t.equal(findVolume({ pod: undefined, overrides: parseVolumeFlags(['config=/tmp/x']) }, 'config', 'emptyDir'), '/tmp/x');
   t.throws(() => parseVolumeFlags(['config']), { message: '--volume "config": expected NAME=DIR' });
 });

@@ -9,7 +9,10 @@ import { makePod } from '../../scripts/kubelet-pod.ts';
 t.test('emptyDir and atomic-writer volumes, by kind', async (t) => {
   const pod = makePod(path.join(t.testdir({}), 'kubelet'), {
     emptyDirs: { config: { a: 'A' } },
-    atomic: [{ plugin: 'projected', name: 'certs', payload: { c: 'C' } }, { plugin: 'downward-api', name: 'info', payload: { l: 'L' } }],
+    atomic: [
+      { plugin: 'projected', name: 'certs', payload: { c: 'C' } },
+      { plugin: 'downward-api', name: 'info', payload: { l: 'L' } },
+    ],
   });
   const volumes = createVolumeLocator({ pod: { dir: pod.dir, uid: pod.uid, from: 'uid' }, overrides: new Map() });
   t.equal(volumes.find('config', 'emptyDir'), pod.emptyDir('config'));
@@ -56,10 +59,13 @@ t.test('overrides win and need no pod; no pod at all', async (t) => {
 });
 
 t.test('--volume NAME=DIR', async (t) => {
-  t.same([...parseVolumeFlags(['a=/x', 'b=/y=z'])], [['a', '/x'], ['b', '/y=z']]);
-  for (const bad of [
-    'a',
-    '=x',
-    'a=',
-  ]) t.throws(() => parseVolumeFlags([bad]), new EnvhookError(`--volume ${JSON.stringify(bad)}: expected NAME=DIR`));
+  t.same(
+    [...parseVolumeFlags(['a=/x', 'b=/y=z'])],
+    [
+      ['a', '/x'],
+      ['b', '/y=z'],
+    ],
+  );
+  for (const bad of ['a', '=x', 'a='])
+    t.throws(() => parseVolumeFlags([bad]), new EnvhookError(`--volume ${JSON.stringify(bad)}: expected NAME=DIR`));
 });

@@ -61,7 +61,8 @@ t.test('every example manifest in examples/pods lints clean, in both modes', asy
 });
 
 t.test('a valid pod has no findings', async (t) => {
-  const text = pod(`envhook.io/env: '{"main": [{"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "config", "path": "a.env", "key": "A"}}}, {"name": "B", "value": "$(A)-$(OWN)-$(KUBERNETES_SERVICE_HOST)"}]}'
+  const text =
+    pod(`envhook.io/env: '{"main": [{"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "config", "path": "a.env", "key": "A"}}}, {"name": "B", "value": "$(A)-$(OWN)-$(KUBERNETES_SERVICE_HOST)"}]}'
 envhook.io/volumeOwners: '[{"volume": "keys", "items": [{"path": "ssh/key", "user": 1000}]}, {"volume": "token", "defaultUser": 1000}]'`);
   t.same(lint(text), []);
 });
@@ -84,8 +85,13 @@ const TABLE: [string, string, string | undefined, Mode, string[]][] = [
     'shim',
     ['pod.yaml:6:5: envhook.io/env /main/0: unknown field "vaule"'],
   ],
-  ['schema: path with ..', `envhook.io/envFrom: '{"main": [{"fileRef": {"volumeName": "config", "path": "../x"}}]}'`, undefined, 'shim',
-    ["pod.yaml:6:5: envhook.io/envFrom /main/0/fileRef/path: must be a relative path with no '..' element and no NUL byte"]],
+  [
+    'schema: path with ..',
+    `envhook.io/envFrom: '{"main": [{"fileRef": {"volumeName": "config", "path": "../x"}}]}'`,
+    undefined,
+    'shim',
+    ["pod.yaml:6:5: envhook.io/envFrom /main/0/fileRef/path: must be a relative path with no '..' element and no NUL byte"],
+  ],
   [
     'schema: serviceLinks not boolean',
     `envhook.io/serviceLinks: '{"*": "no"}'`,
@@ -100,8 +106,13 @@ const TABLE: [string, string, string | undefined, Mode, string[]][] = [
     'shim',
     ['pod.yaml:6:5: envhook.io/volumeOwners /0/defaultUser: must be <= 2147483647'],
   ],
-  ['owners: volume twice', `envhook.io/volumeOwners: '[{"volume": "keys", "defaultUser": 1}, {"volume": "keys", "defaultUser": 2}]'`, undefined, 'shim',
-    ['pod.yaml:6:5: envhook.io/volumeOwners /1/volume: volume "keys" is listed more than once']],
+  [
+    'owners: volume twice',
+    `envhook.io/volumeOwners: '[{"volume": "keys", "defaultUser": 1}, {"volume": "keys", "defaultUser": 2}]'`,
+    undefined,
+    'shim',
+    ['pod.yaml:6:5: envhook.io/volumeOwners /1/volume: volume "keys" is listed more than once'],
+  ],
   [
     'unknown annotation, with a suggestion',
     `envhook.io/volumeOwner: '[]'`,
@@ -123,12 +134,23 @@ const TABLE: [string, string, string | undefined, Mode, string[]][] = [
     'shim',
     ['pod.yaml:6:5: envhook.io/env /mian: container "mian" is not in the pod (did you mean "main"?)'],
   ],
-  ['container typo in envFrom and serviceLinks', `envhook.io/envFrom: '{"int": []}'\nenvhook.io/serviceLinks: '{"*": false, "nope": true}'`, undefined, 'shim', [
-    'pod.yaml:6:5: envhook.io/envFrom /int: container "int" is not in the pod (did you mean "init"?)',
-    'pod.yaml:7:5: envhook.io/serviceLinks /nope: container "nope" is not in the pod',
-  ]],
-  ['fileKeyRef volume missing', `envhook.io/env: '{"main": [{"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "confg", "path": "a.env", "key": "A"}}}]}'`, undefined, 'shim',
-    ['pod.yaml:6:5: envhook.io/env /main/0/valueFrom/fileKeyRef/volumeName: volume "confg" is not in the pod (did you mean "config"?)']],
+  [
+    'container typo in envFrom and serviceLinks',
+    `envhook.io/envFrom: '{"int": []}'\nenvhook.io/serviceLinks: '{"*": false, "nope": true}'`,
+    undefined,
+    'shim',
+    [
+      'pod.yaml:6:5: envhook.io/envFrom /int: container "int" is not in the pod (did you mean "init"?)',
+      'pod.yaml:7:5: envhook.io/serviceLinks /nope: container "nope" is not in the pod',
+    ],
+  ],
+  [
+    'fileKeyRef volume missing',
+    `envhook.io/env: '{"main": [{"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "confg", "path": "a.env", "key": "A"}}}]}'`,
+    undefined,
+    'shim',
+    ['pod.yaml:6:5: envhook.io/env /main/0/valueFrom/fileKeyRef/volumeName: volume "confg" is not in the pod (did you mean "config"?)'],
+  ],
   [
     'fileKeyRef volumes of a secret and a projected volume',
     `envhook.io/env: '{"main": [{"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "keys", "path": "ssh/key", "key": "A"}}}, {"name": "B", "valueFrom": {"fileKeyRef": {"volumeName": "token", "path": "token", "key": "B"}}}]}'`,
@@ -136,24 +158,45 @@ const TABLE: [string, string, string | undefined, Mode, string[]][] = [
     'shim',
     [],
   ],
-  ['fileRef volume of a type env is not read from', `envhook.io/env: '{"main": [{"name": "A", "valueFrom": {"fileRef": {"volumeName": "data", "path": "pw"}}}, {"name": "B", "valueFrom": {"fileRef": {"volumeName": "keys", "path": "ssh/key"}}}]}'`, undefined, 'shim',
+  [
+    'fileRef volume of a type env is not read from',
+    `envhook.io/env: '{"main": [{"name": "A", "valueFrom": {"fileRef": {"volumeName": "data", "path": "pw"}}}, {"name": "B", "valueFrom": {"fileRef": {"volumeName": "keys", "path": "ssh/key"}}}]}'`,
+    undefined,
+    'shim',
     [
       'pod.yaml:6:5: envhook.io/env /main/0/valueFrom/fileRef/volumeName: volume "data" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume (its source is hostPath)',
-    ]],
-  ['a path the volume does not list in its items', `envhook.io/env: '{"main": [{"name": "A", "valueFrom": {"fileRef": {"volumeName": "keys", "path": "ssh/nope"}}}, {"name": "B", "valueFrom": {"fileKeyRef": {"volumeName": "keys", "path": "k", "key": "B", "optional": true}}}]}'
-envhook.io/envFrom: '{"main": [{"volumeRef": {"volumeName": "keys", "path": "ssh"}}, {"volumeRef": {"volumeName": "keys", "path": "ssh/key"}}, {"volumeRef": {"volumeName": "config", "path": "any"}}]}'`, undefined, 'shim', [
-    'pod.yaml:6:5: envhook.io/env /main/0/valueFrom/fileRef/path: not among the files volume "keys" lists in its items',
-    'pod.yaml:6:5: envhook.io/env /main/1/valueFrom/fileKeyRef/path: warning: not among the files volume "keys" lists in its items: never set (optional)',
-    'pod.yaml:7:5: envhook.io/envFrom /main/1/volumeRef/path: not among the directories of the files volume "keys" lists in its items',
-  ]],
-  ['envFrom volumeRef of a type env is not read from', `envhook.io/envFrom: '{"main": [{"prefix": "K_", "volumeRef": {"volumeName": "keys"}}, {"volumeRef": {"volumeName": "data", "path": "db"}}]}'`, undefined, 'shim',
+    ],
+  ],
+  [
+    'a path the volume does not list in its items',
+    `envhook.io/env: '{"main": [{"name": "A", "valueFrom": {"fileRef": {"volumeName": "keys", "path": "ssh/nope"}}}, {"name": "B", "valueFrom": {"fileKeyRef": {"volumeName": "keys", "path": "k", "key": "B", "optional": true}}}]}'
+envhook.io/envFrom: '{"main": [{"volumeRef": {"volumeName": "keys", "path": "ssh"}}, {"volumeRef": {"volumeName": "keys", "path": "ssh/key"}}, {"volumeRef": {"volumeName": "config", "path": "any"}}]}'`,
+    undefined,
+    'shim',
+    [
+      'pod.yaml:6:5: envhook.io/env /main/0/valueFrom/fileRef/path: not among the files volume "keys" lists in its items',
+      'pod.yaml:6:5: envhook.io/env /main/1/valueFrom/fileKeyRef/path: warning: not among the files volume "keys" lists in its items: never set (optional)',
+      'pod.yaml:7:5: envhook.io/envFrom /main/1/volumeRef/path: not among the directories of the files volume "keys" lists in its items',
+    ],
+  ],
+  [
+    'envFrom volumeRef of a type env is not read from',
+    `envhook.io/envFrom: '{"main": [{"prefix": "K_", "volumeRef": {"volumeName": "keys"}}, {"volumeRef": {"volumeName": "data", "path": "db"}}]}'`,
+    undefined,
+    'shim',
     [
       'pod.yaml:6:5: envhook.io/envFrom /main/1/volumeRef/volumeName: volume "data" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume (its source is hostPath)',
-    ]],
-  ['envFrom volume of a type env is not read from', `envhook.io/envFrom: '{"main": [{"fileRef": {"volumeName": "data", "path": "a.env"}}]}'`, undefined, 'shim',
+    ],
+  ],
+  [
+    'envFrom volume of a type env is not read from',
+    `envhook.io/envFrom: '{"main": [{"fileRef": {"volumeName": "data", "path": "a.env"}}]}'`,
+    undefined,
+    'shim',
     [
       'pod.yaml:6:5: envhook.io/envFrom /main/0/fileRef/volumeName: volume "data" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume (its source is hostPath)',
-    ]],
+    ],
+  ],
   [
     'owners volume missing',
     `envhook.io/volumeOwners: '[{"volume": "key", "defaultUser": 1}]'`,
@@ -161,40 +204,87 @@ envhook.io/envFrom: '{"main": [{"volumeRef": {"volumeName": "keys", "path": "ssh
     'shim',
     ['pod.yaml:6:5: envhook.io/volumeOwners /0/volume: volume "key" is not in the pod (did you mean "keys"?)'],
   ],
-  ['owners volume of another type', `envhook.io/volumeOwners: '[{"volume": "config", "defaultUser": 1}]'`, undefined, 'shim',
+  [
+    'owners volume of another type',
+    `envhook.io/volumeOwners: '[{"volume": "config", "defaultUser": 1}]'`,
+    undefined,
+    'shim',
     [
       'pod.yaml:6:5: envhook.io/volumeOwners /0/volume: volume "config" is not a configMap, secret, projected or downwardAPI volume (its source is emptyDir)',
-    ]],
-  ['owners item path not among the items', `envhook.io/volumeOwners: '[{"volume": "keys", "items": [{"path": "ssh//key", "user": 1}, {"path": "ssh/key.pub", "user": 1}]}, {"volume": "token", "items": [{"path": "tokn", "user": 1}]}]'`, undefined, 'shim', [
-    'pod.yaml:6:5: envhook.io/volumeOwners /0/items/1/path: not among the files volume "keys" lists in its items',
-    'pod.yaml:6:5: envhook.io/volumeOwners /1/items/0/path: not among the files volume "token" lists in its items',
-  ]],
-  ['env name defined twice', `envhook.io/env: '{"main": [{"name": "A", "value": "${CANARY}"}, {"name": "B", "value": "1"}, {"name": "A", "value": "${CANARY}"}]}'`, undefined, 'shim',
-    ['pod.yaml:6:5: envhook.io/env /main/2/name: warning: name defined again (first at /main/0): the last one wins']],
-  ['$(VAR) defined nowhere earlier', `envhook.io/env: '{"main": [{"name": "A", "value": "$(B)$(OWN)$(${CANARY})"}, {"name": "B", "value": "$$(${CANARY}) $(A)"}]}'`, undefined, 'shim', [
-    'pod.yaml:6:5: envhook.io/env /main/0/value: warning: $(…) reference 1 names a variable defined nowhere earlier in the pod (only the image could define it); it stays as written',
-    'pod.yaml:6:5: envhook.io/env /main/0/value: warning: $(…) reference 3 names a variable defined nowhere earlier in the pod (only the image could define it); it stays as written',
-  ]],
-  ['$(VAR) of a service with links switched off', `envhook.io/env: '{"main": [{"name": "A", "value": "$(DB_SERVICE_HOST)"}]}'\nenvhook.io/serviceLinks: '{"*": false}'`, undefined, 'shim',
+    ],
+  ],
+  [
+    'owners item path not among the items',
+    `envhook.io/volumeOwners: '[{"volume": "keys", "items": [{"path": "ssh//key", "user": 1}, {"path": "ssh/key.pub", "user": 1}]}, {"volume": "token", "items": [{"path": "tokn", "user": 1}]}]'`,
+    undefined,
+    'shim',
+    [
+      'pod.yaml:6:5: envhook.io/volumeOwners /0/items/1/path: not among the files volume "keys" lists in its items',
+      'pod.yaml:6:5: envhook.io/volumeOwners /1/items/0/path: not among the files volume "token" lists in its items',
+    ],
+  ],
+  [
+    'env name defined twice',
+    `envhook.io/env: '{"main": [{"name": "A", "value": "${CANARY}"}, {"name": "B", "value": "1"}, {"name": "A", "value": "${CANARY}"}]}'`,
+    undefined,
+    'shim',
+    ['pod.yaml:6:5: envhook.io/env /main/2/name: warning: name defined again (first at /main/0): the last one wins'],
+  ],
+  [
+    '$(VAR) defined nowhere earlier',
+    `envhook.io/env: '{"main": [{"name": "A", "value": "$(B)$(OWN)$(${CANARY})"}, {"name": "B", "value": "$$(${CANARY}) $(A)"}]}'`,
+    undefined,
+    'shim',
     [
       'pod.yaml:6:5: envhook.io/env /main/0/value: warning: $(…) reference 1 names a variable defined nowhere earlier in the pod (only the image could define it); it stays as written',
-    ]],
-  ['no runtimeClassName in shim mode', `envhook.io/serviceLinks: '{"*": false}'`, '', 'shim',
+      'pod.yaml:6:5: envhook.io/env /main/0/value: warning: $(…) reference 3 names a variable defined nowhere earlier in the pod (only the image could define it); it stays as written',
+    ],
+  ],
+  [
+    '$(VAR) of a service with links switched off',
+    `envhook.io/env: '{"main": [{"name": "A", "value": "$(DB_SERVICE_HOST)"}]}'\nenvhook.io/serviceLinks: '{"*": false}'`,
+    undefined,
+    'shim',
+    [
+      'pod.yaml:6:5: envhook.io/env /main/0/value: warning: $(…) reference 1 names a variable defined nowhere earlier in the pod (only the image could define it); it stays as written',
+    ],
+  ],
+  [
+    'no runtimeClassName in shim mode',
+    `envhook.io/serviceLinks: '{"*": false}'`,
+    '',
+    'shim',
     [
       'pod.yaml:7:1: spec.runtimeClassName: missing: a pod with envhook annotations needs runtimeClassName: envhook in shim mode (containerd passes envhook.io/* annotations to that handler only; use --mode nri for nodes that run envhook nri)',
-    ]],
+    ],
+  ],
   ['no runtimeClassName in nri mode', `envhook.io/serviceLinks: '{"*": false}'`, '', 'nri', []],
-  ['another runtimeClassName', `envhook.io/serviceLinks: '{"*": false}'`, '  runtimeClassName: kata\n', 'shim',
+  [
+    'another runtimeClassName',
+    `envhook.io/serviceLinks: '{"*": false}'`,
+    '  runtimeClassName: kata\n',
+    'shim',
     [
       'pod.yaml:8:3: spec.runtimeClassName: warning: not "envhook", the handler envhook install registers: the node must pass envhook.io/* annotations to this one',
-    ]],
+    ],
+  ],
   ['evictUnapplied in nri mode', `envhook.io/evictUnapplied: "true"\nenvhook.io/env: '{"main": []}'`, '', 'nri', []],
-  ['evictUnapplied in shim mode: read by envhook nri only', `envhook.io/evictUnapplied: "true"`, '', 'shim',
+  [
+    'evictUnapplied in shim mode: read by envhook nri only',
+    `envhook.io/evictUnapplied: "true"`,
+    '',
+    'shim',
     [
       'pod.yaml:6:5: envhook.io/evictUnapplied: warning: read by envhook nri only: in shim mode the runtime handler applies env at every start, so no container is missed',
-    ]],
-  ['evictUnapplied not "true" or "false"', `envhook.io/evictUnapplied: "${CANARY}"`, '', 'nri',
-    ['pod.yaml:6:5: envhook.io/evictUnapplied: warning: only "true" asks for eviction: any other value is the same as "false"']],
+    ],
+  ],
+  [
+    'evictUnapplied not "true" or "false"',
+    `envhook.io/evictUnapplied: "${CANARY}"`,
+    '',
+    'nri',
+    ['pod.yaml:6:5: envhook.io/evictUnapplied: warning: only "true" asks for eviction: any other value is the same as "false"'],
+  ],
   [
     'evictUnapplied not a string',
     `envhook.io/evictUnapplied: true`,
@@ -209,10 +299,15 @@ envhook.io/envFrom: '{"main": [{"volumeRef": {"volumeName": "keys", "path": "ssh
     'nri',
     ['pod.yaml:6:5: envhook.io/evictUnaplied: not an envhook annotation (did you mean "envhook.io/evictUnapplied"?)'],
   ],
-  ['serviceLinks true under enableServiceLinks: false', `envhook.io/serviceLinks: '{"main": true}'`, '  runtimeClassName: envhook\n  enableServiceLinks: false\n', 'shim',
+  [
+    'serviceLinks true under enableServiceLinks: false',
+    `envhook.io/serviceLinks: '{"main": true}'`,
+    '  runtimeClassName: envhook\n  enableServiceLinks: false\n',
+    'shim',
     [
       'pod.yaml:6:5: envhook.io/serviceLinks /main: warning: true has no effect: the pod sets enableServiceLinks: false, so the kubelet makes no service variables',
-    ]],
+    ],
+  ],
 ];
 
 for (const [what, annotations, spec, mode, expected] of TABLE) {
@@ -224,9 +319,9 @@ for (const [what, annotations, spec, mode, expected] of TABLE) {
 }
 
 t.test('a YAML syntax error is reported at its position', async (t) => {
-  t.same(lint(
-    `kind: Pod\nmetadata:\n  annotations:\n    a: 1\n    a: 2\n`,
-  ), ['pod.yaml:5:5: yaml: not valid YAML or JSON (duplicate key)']);
+  t.same(lint(`kind: Pod\nmetadata:\n  annotations:\n    a: 1\n    a: 2\n`), [
+    'pod.yaml:5:5: yaml: not valid YAML or JSON (duplicate key)',
+  ]);
 });
 
 t.test('workload templates, List items and CronJobs are linted; annotations on the workload itself are flagged', async (t) => {
@@ -269,11 +364,15 @@ items:
 });
 
 t.test('JSON manifests, with positions', async (t) => {
-  const text = JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { annotations: { 'envhook.io/env': '{"x": []}' } },
-    spec: { runtimeClassName: 'envhook', containers: [{ name: 'main' }] },
-  }, null, 2);
+  const text = JSON.stringify(
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { annotations: { 'envhook.io/env': '{"x": []}' } },
+      spec: { runtimeClassName: 'envhook', containers: [{ name: 'main' }] },
+    },
+    null,
+    2,
+  );
   t.same(lint(text), ['pod.yaml:6:7: envhook.io/env /x: container "x" is not in the pod']);
 });

@@ -8,10 +8,8 @@ import { readPodAnnotations } from '../../src/lint/read-annotations.ts';
 
 /** Reads the annotations of a Pod written as YAML lines under `annotations:`. */
 function read(annotations: string) {
-  const doc = parseManifest(
-    'pod.yaml',
-    `kind: Pod\nmetadata:\n  annotations:\n${annotations}\nspec: {containers: [{name: app}]}\n`,
-  ).docs[0]!;
+  const doc = parseManifest('pod.yaml', `kind: Pod\nmetadata:\n  annotations:\n${annotations}\nspec: {containers: [{name: app}]}\n`)
+    .docs[0]!;
   return readPodAnnotations(podFacts(podsOf(doc)[0]!));
 }
 
@@ -60,12 +58,15 @@ t.test('evictUnapplied: a string; only "true" asks', async (t) => {
 });
 
 t.test('the applied mark: a warning; an unknown key: an error naming the nearest one', async (t) => {
-  t.match(read(
-    '    envhook.io/applied: sha256:00',
-  ).problems, [{ key: 'envhook.io/applied', severity: 'warning', message: /set by envhook on the node/ }]);
+  t.match(read('    envhook.io/applied: sha256:00').problems, [
+    { key: 'envhook.io/applied', severity: 'warning', message: /set by envhook on the node/ },
+  ]);
   t.same(read(`    envhook.io/evn: '{}'`).problems, [
     { key: 'envhook.io/evn', path: '', severity: 'error', message: 'not an envhook annotation (did you mean "envhook.io/env"?)' },
   ]);
-  t.same(read(`    envhook.io/something: x`).problems.map((p) => p.message), ['not an envhook annotation']);
+  t.same(
+    read(`    envhook.io/something: x`).problems.map((p) => p.message),
+    ['not an envhook annotation'],
+  );
   t.same(read('    other.io/x: y').problems, [], 'other annotations are not ours');
 });

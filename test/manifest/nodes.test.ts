@@ -20,7 +20,13 @@ t.test('each getter gives its type or undefined', async (t) => {
 });
 
 t.test('mapsOf: the maps of a sequence with their index in it', async (t) => {
-  t.same(mapsOf(getSeq(root(), 'list')).map(([map, i]) => [map.toJSON(), i]), [[{ b: 2 }, 1], [{ c: 4 }, 3]]);
+  t.same(
+    mapsOf(getSeq(root(), 'list')).map(([map, i]) => [map.toJSON(), i]),
+    [
+      [{ b: 2 }, 1],
+      [{ c: 4 }, 3],
+    ],
+  );
   t.same(mapsOf(undefined), []);
 });
 

@@ -9,12 +9,14 @@ const facts = (pod: object) => podFacts(podsOf(parseManifest('pod.json', JSON.st
 
 t.test('annotations: only envhook.io/*, in order, values as written (a map stays data)', async (t) => {
   const f = facts({
-    metadata: { annotations: {
-      'other.io/x': 'y',
-      'envhook.io/env': '{"app": []}',
-      'envhook.io/envFrom': { app: [] },
-      'envhook.io/evictUnapplied': true,
-    } },
+    metadata: {
+      annotations: {
+        'other.io/x': 'y',
+        'envhook.io/env': '{"app": []}',
+        'envhook.io/envFrom': { app: [] },
+        'envhook.io/evictUnapplied': true,
+      },
+    },
   });
   t.same([...f.annotations.keys()], ['envhook.io/env', 'envhook.io/envFrom', 'envhook.io/evictUnapplied']);
   t.equal(f.annotations.get('envhook.io/env')!.value, '{"app": []}');
@@ -27,9 +29,14 @@ t.test('annotations: only envhook.io/*, in order, values as written (a map stays
 
 t.test('containers: init containers first, each with its list and index; nameless ones skipped', async (t) => {
   const f = facts({ spec: { containers: [{ name: 'app' }, { image: 'x' }, { name: 'side' }], initContainers: [{ name: 'init' }] } });
-  t.same(f.containers.map(
-    (c) => [c.name, c.list, c.index],
-  ), [['init', 'initContainers', 0], ['app', 'containers', 0], ['side', 'containers', 2]]);
+  t.same(
+    f.containers.map((c) => [c.name, c.list, c.index]),
+    [
+      ['init', 'initContainers', 0],
+      ['app', 'containers', 0],
+      ['side', 'containers', 2],
+    ],
+  );
 });
 
 t.test('volumes: type, listed files, and whether the list is complete', async (t) => {
@@ -38,7 +45,16 @@ t.test('volumes: type, listed files, and whether the list is complete', async (t
       volumes: [
         { name: 'scratch', emptyDir: {} },
         { name: 'cm-all', configMap: { name: 'c' } },
-        { name: 'cm-some', configMap: { name: 'c', items: [{ key: 'k', path: 'a.env' }, { key: 'j', path: 'sub//b.env' }] } },
+        {
+          name: 'cm-some',
+          configMap: {
+            name: 'c',
+            items: [
+              { key: 'k', path: 'a.env' },
+              { key: 'j', path: 'sub//b.env' },
+            ],
+          },
+        },
         { name: 'info', downwardAPI: { items: [{ path: 'labels' }] } },
         { name: 'unknown', someDriver: {} },
         { path: 'no name', secret: {} },
@@ -64,7 +80,10 @@ t.test('projected: each source kind lists its files; a source without items make
     { clusterTrustBundle: { path: 'ca.pem' } },
     { podCertificate: { credentialBundlePath: 'bundle.pem', keyPath: 'key.pem' } },
   ]);
-  t.same(listed.files.map((f) => f.path), ['tls.key', 'name', 'token', 'ca.pem', 'bundle.pem', 'key.pem']);
+  t.same(
+    listed.files.map((f) => f.path),
+    ['tls.key', 'name', 'token', 'ca.pem', 'bundle.pem', 'key.pem'],
+  );
   t.equal(listed.complete, true);
   t.equal(listed.files.at(-1)!.node, undefined, 'podCertificate: one user covers its files, no per-path node');
   t.equal(projected([{ configMap: { name: 'c' } }]).complete, false, 'every key of the configMap');

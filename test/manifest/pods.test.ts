@@ -6,7 +6,9 @@ import { podsOf } from '../../src/manifest/pods.ts';
 
 /** For each pod found in `yaml`: its kind and the name in the pod's own metadata. */
 const pods = (yaml: string) =>
-  parseManifest('m.yaml', yaml).docs.flatMap(podsOf).map((p) => [p.kind, (p.pod.getIn(['metadata', 'name']) as string) ?? null]);
+  parseManifest('m.yaml', yaml)
+    .docs.flatMap(podsOf)
+    .map((p) => [p.kind, (p.pod.getIn(['metadata', 'name']) as string) ?? null]);
 
 const template = { metadata: { name: 'tpl' }, spec: { containers: [] } };
 
@@ -20,10 +22,9 @@ t.test('a Pod is its own pod; each workload kind keeps its template where Kubern
 });
 
 t.test('the object a pod belongs to is the workload, the pod its template', async (t) => {
-  const [ref] = parseManifest(
-    'm.yaml',
-    JSON.stringify({ kind: 'Deployment', metadata: { name: 'dep' }, spec: { template } }),
-  ).docs.flatMap(podsOf);
+  const [ref] = parseManifest('m.yaml', JSON.stringify({ kind: 'Deployment', metadata: { name: 'dep' }, spec: { template } })).docs.flatMap(
+    podsOf,
+  );
   t.equal(ref!.object.getIn(['metadata', 'name']), 'dep');
   t.equal(ref!.pod.getIn(['metadata', 'name']), 'tpl');
 });
@@ -33,7 +34,10 @@ t.test('Lists: the pods of their items, Lists inside Lists to a bounded depth', 
     kind: 'List',
     items: [{ kind: 'Pod', metadata: { name: 'a' } }, { kind: 'Service' }, 'not a map', { kind: 'Deployment', spec: { template } }],
   };
-  t.same(pods(JSON.stringify(list)), [['Pod', 'a'], ['Deployment', 'tpl']]);
+  t.same(pods(JSON.stringify(list)), [
+    ['Pod', 'a'],
+    ['Deployment', 'tpl'],
+  ]);
   t.same(pods(JSON.stringify({ kind: 'PodList', items: [{ kind: 'Pod', metadata: { name: 'b' } }] })), [['Pod', 'b']]);
   const nest = (n: number): object => (n === 0 ? { kind: 'Pod', metadata: { name: 'deep' } } : { kind: 'List', items: [nest(n - 1)] });
   t.same(pods(JSON.stringify(nest(4))), [['Pod', 'deep']], 'four Lists deep');

@@ -17,7 +17,10 @@ t.test('YAML 1.1: a leading zero is octal, as sigs.k8s.io/yaml reads it', async 
 
 t.test('several documents; JSON is told apart from YAML; empty input has none', async (t) => {
   const m = parseManifest('m.yaml', 'kind: Pod\n---\nkind: Service\n---\n');
-  t.same(m.docs.map((d) => (isMap(d.contents) ? d.contents.get('kind') : null)), ['Pod', 'Service', null]);
+  t.same(
+    m.docs.map((d) => (isMap(d.contents) ? d.contents.get('kind') : null)),
+    ['Pod', 'Service', null],
+  );
   t.equal(m.json, false);
   t.equal(parseManifest('m.json', '  {"kind": "Pod"}').json, true);
   t.equal(parseManifest('m.json', '[{"kind": "Pod"}]').json, true);

@@ -34,7 +34,11 @@ function handTimer() {
   };
 }
 
-const dials = (logFile: string) => fs.readFileSync(logFile, 'utf8').split('\n').filter((l) => l.includes('"msg":"nri: dial"')).length;
+const dials = (logFile: string) =>
+  fs
+    .readFileSync(logFile, 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('"msg":"nri: dial"')).length;
 
 t.test('no socket yet: dials with growing delays; stop() ends it at once', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-daemon-'));
@@ -50,7 +54,11 @@ t.test('no socket yet: dials with growing delays; stop() ends it at once', async
   });
   for (let n = 1; n <= 6; n++) (await h.nth(n)).fire();
   const pending = await h.nth(7);
-  t.same(h.waits.map((w) => w.ms), [20, 40, 80, 160, 160, 160, 160], 'the delay doubles up to the cap');
+  t.same(
+    h.waits.map((w) => w.ms),
+    [20, 40, 80, 160, 160, 160, 160],
+    'the delay doubles up to the cap',
+  );
   t.equal(dials(logFile), 7, 'one dial per wait, not a tight loop');
   d.stop();
   t.equal(await d.done, 'stopped');
@@ -65,11 +73,20 @@ t.test('a runtime refusing the registration: closed, then tried again after a de
   // Answers every RegisterPlugin (stream 1 on conn 2) with an error status.
   const server = net.createServer((s) => {
     attempts++;
-    s.once('data', () => s.write(Buffer.concat(encodeMux(RUNTIME_CONN, encodeTtrpc({
-      streamId: 1,
-      type: MessageType.Response,
-      payload: encode(Msg.Response, { status: { code: 3, message: 'invalid plugin index' } }),
-    })))));
+    s.once('data', () =>
+      s.write(
+        Buffer.concat(
+          encodeMux(
+            RUNTIME_CONN,
+            encodeTtrpc({
+              streamId: 1,
+              type: MessageType.Response,
+              payload: encode(Msg.Response, { status: { code: 3, message: 'invalid plugin index' } }),
+            }),
+          ),
+        ),
+      ),
+    );
     s.on('error', () => {});
   });
   await new Promise<void>((r) => server.listen(socketPath, r));
@@ -91,7 +108,11 @@ t.test('a runtime refusing the registration: closed, then tried again after a de
   d.stop();
   await d.done;
   t.equal(attempts, 5, 'each refused session is followed by a wait, not a tight loop');
-  t.same(h.waits.map((w) => w.ms), [50, 100, 200, 400, 400], 'a refused registration does not reset the delay');
+  t.same(
+    h.waits.map((w) => w.ms),
+    [50, 100, 200, 400, 400],
+    'a refused registration does not reset the delay',
+  );
   t.match(fs.readFileSync(logFile, 'utf8'), /"reason":"invalid plugin index".*"msg":"nri: registration failed"/);
 });
 

@@ -33,9 +33,14 @@ function setup(t: Test, opts: Partial<EvictorOptions>) {
     ...opts,
   });
   t.teardown(() => evictor.close());
-  const lines = () => (fs.existsSync(
-    file,
-  ) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) : []);
+  const lines = () =>
+    fs.existsSync(file)
+      ? fs
+          .readFileSync(file, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+      : [];
   const total = () => ({ ids: reports.flatMap((r) => r.ids), failed: reports.flatMap((r) => r.failed) });
   return { evictor, lines, total };
 }
@@ -49,19 +54,30 @@ t.test('pods that ask; all with the setting; after the caller returns, one at a 
   await evictor.idle();
   t.same(
     server.stops.map((r) => [r.containerId, r.timeout]),
-    [['b', 0n], ['c', 0n]],
+    [
+      ['b', 0n],
+      ['c', 0n],
+    ],
     'only the pods that ask; a timeout of 0 (killed at once)',
   );
   t.same(total(), { ids: ['b', 'c'], failed: [] });
   const evicted = lines().filter((l) => String(l.msg).startsWith('nri: evicted'));
-  t.same(evicted.map(
-    (l) => [l.container, l.id, l.pod, l.namespace, l.podUid, l.socket, l.level],
-  ), [['app', 'b', 'pod-b', 'ns', 'uid-b', server.socket, 30], ['app', 'c', 'pod-c', 'ns', 'uid-c', server.socket, 30]]);
+  t.same(
+    evicted.map((l) => [l.container, l.id, l.pod, l.namespace, l.podUid, l.socket, l.level]),
+    [
+      ['app', 'b', 'pod-b', 'ns', 'uid-b', server.socket, 30],
+      ['app', 'c', 'pod-c', 'ns', 'uid-c', server.socket, 30],
+    ],
+  );
 
   const all = setup(t, { criSocket: server.socket, all: true });
   all.evictor.missed([missed('d'), missed('e', true)]);
   await all.evictor.idle();
-  t.same(server.stops.slice(2).map((r) => r.containerId), ['d', 'e'], 'the setting: every missed container');
+  t.same(
+    server.stops.slice(2).map((r) => r.containerId),
+    ['d', 'e'],
+    'the setting: every missed container',
+  );
 });
 
 t.test('at most N a Synchronize, the rest named in one line; a pending one is not queued twice', { skip }, async (t) => {
@@ -72,11 +88,17 @@ t.test('at most N a Synchronize, the rest named in one line; a pending one is no
   // A second registration's Synchronize while those are pending: a and b are not asked twice.
   evictor.missed([missed('a'), missed('b'), missed('e')]);
   await evictor.idle();
-  t.same(server.stops.map((r) => r.containerId), ['a', 'b', 'e']);
+  t.same(
+    server.stops.map((r) => r.containerId),
+    ['a', 'b', 'e'],
+  );
   t.equal(server.maxInFlight(), 1, 'one at a time');
   t.same(total(), { ids: ['a', 'b', 'e'], failed: [] });
   const skipped = lines().filter((l) => String(l.msg).startsWith('nri: not evicted'));
-  t.same(skipped.map((l) => [l.count, l.ids, l.max, l.level]), [[2, ['c', 'd'], 2, 40]]);
+  t.same(
+    skipped.map((l) => [l.count, l.ids, l.max, l.level]),
+    [[2, ['c', 'd'], 2, 40]],
+  );
   t.equal(skipped[0]!.msg, 'nri: not evicted: at most 2 evictions a Synchronize; left running without their env');
 });
 
@@ -88,7 +110,10 @@ t.test("the runtime's error for one container: that one failed, the others go on
   await evictor.idle();
   t.same(total(), { ids: ['b'], failed: ['gone'] });
   const failed = lines().filter((l) => l.msg === 'nri: eviction failed');
-  t.same(failed.map((l) => [l.id, l.pod, l.reason, l.level]), [['gone', 'pod-gone', 'the runtime answered NOT_FOUND (gRPC status 5)', 40]]);
+  t.same(
+    failed.map((l) => [l.id, l.pod, l.reason, l.level]),
+    [['gone', 'pod-gone', 'the runtime answered NOT_FOUND (gRPC status 5)', 40]],
+  );
   t.notMatch(JSON.stringify(lines()), 'try to find container', "never the runtime's own message");
 });
 
@@ -101,9 +126,10 @@ t.test('a CRI socket that cannot be used: one line, every container failed, noth
   await evictor.idle();
   t.same(total(), { ids: [], failed: ['a', 'b', 'c'] });
   const warn = lines().filter((l) => l.level === 40);
-  t.same(warn.map(
-    (l) => [l.msg, l.socket, l.reason, l.count, l.ids],
-  ), [['nri: eviction failed: the CRI socket cannot be used', absent, `CRI socket ${absent}: ENOENT`, 3, ['a', 'b', 'c']]]);
+  t.same(
+    warn.map((l) => [l.msg, l.socket, l.reason, l.count, l.ids]),
+    [['nri: eviction failed: the CRI socket cannot be used', absent, `CRI socket ${absent}: ENOENT`, 3, ['a', 'b', 'c']]],
+  );
   // The next Synchronize tries again (they were not left pending).
   evictor.missed([missed('a')]);
   await evictor.idle();
@@ -115,9 +141,10 @@ t.test('a CRI socket that cannot be used: one line, every container failed, noth
   none.evictor.missed([missed('x')]);
   await none.evictor.idle();
   t.same(none.total(), { ids: [], failed: ['x'] });
-  t.same(none.lines().map(
-    (l) => [l.msg, l.looked],
-  ), [['nri: eviction failed: no CRI socket found (set criSocket)', ['/run/containerd/containerd.sock', '/var/run/crio/crio.sock']]]);
+  t.same(
+    none.lines().map((l) => [l.msg, l.looked]),
+    [['nri: eviction failed: no CRI socket found (set criSocket)', ['/run/containerd/containerd.sock', '/var/run/crio/crio.sock']]],
+  );
 });
 
 t.test('close: the queue is dropped', { skip }, async (t) => {
@@ -131,5 +158,8 @@ t.test('close: the queue is dropped', { skip }, async (t) => {
   t.ok(server.stops.length <= 1, `${server.stops.length} asked before the close, none after`);
   evictor.missed([missed('d')]);
   await evictor.idle();
-  t.notOk(server.stops.some((r) => r.containerId === 'd'), 'nothing after close');
+  t.notOk(
+    server.stops.some((r) => r.containerId === 'd'),
+    'nothing after close',
+  );
 });

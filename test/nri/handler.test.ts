@@ -34,22 +34,30 @@ t.test('an annotated container: env set, the applied mark, owners chowned; nothi
   const s = setup(t);
   const annotations = raw({ ...ENV_ANNOTATIONS, 'envhook.io/volumeOwners': [{ volume: 'keys', defaultUser: 1000 }] });
   const adj = call(s.handler, nriRequest(s.pod, 'app', { annotations, env: ['PATH=/bin', 'FROM_FILE=old', 'HOME=/'] }));
-  t.same(adj.env, [
-    { key: 'CFG_CONFIG_VAR', value: 'HELLO' },
-    { key: 'CFG_SECRET', value: CANARY },
-    { key: 'FROM_FILE', value: 'HELLO' },
-    { key: 'GREETING', value: 'HELLO world' },
-  ], 'every variable set, with its value, in the order first set');
+  t.same(
+    adj.env,
+    [
+      { key: 'CFG_CONFIG_VAR', value: 'HELLO' },
+      { key: 'CFG_SECRET', value: CANARY },
+      { key: 'FROM_FILE', value: 'HELLO' },
+      { key: 'GREETING', value: 'HELLO world' },
+    ],
+    'every variable set, with its value, in the order first set',
+  );
   t.same(adj.removeEnv, []);
   t.same(
     adj.annotations,
     { [APPLIED_KEY]: appliedDigest({ annotations, container: 'app' }) },
     'the mark the guard handler and the hook read',
   );
-  t.same(applyAdjustment(
-    ['PATH=/bin', 'FROM_FILE=old', 'HOME=/'],
-    adj,
-  ), ['PATH=/bin', 'FROM_FILE=HELLO', 'HOME=/', 'CFG_CONFIG_VAR=HELLO', 'CFG_SECRET=' + CANARY, 'GREETING=HELLO world']);
+  t.same(applyAdjustment(['PATH=/bin', 'FROM_FILE=old', 'HOME=/'], adj), [
+    'PATH=/bin',
+    'FROM_FILE=HELLO',
+    'HOME=/',
+    'CFG_CONFIG_VAR=HELLO',
+    'CFG_SECRET=' + CANARY,
+    'GREETING=HELLO world',
+  ]);
   t.equal(fs.statSync(path.join(s.tsDir, 'tls.key')).uid, 1000, 'owners chowned at CreateContainer');
   t.match(s.log(), /"msg":"nri: adjusted"/);
   t.notMatch(s.log(), CANARY, 'no value in the debug log');
@@ -85,15 +93,20 @@ t.test('NRI fields are trusted over annotations: container name and pod UID', as
     'io.kubernetes.cri.sandbox-uid': 'forged-uid',
     'io.kubernetes.pod.uid': 'forged-uid',
   };
-  const annotations = { ...forged, ...raw({ 'envhook.io/env': {
-    app: [{ name: 'FROM_FILE', valueFrom: { fileKeyRef: { volumeName: 'config', path: 'config.env', key: 'CONFIG_VAR' } } }],
-    other: [{ name: 'WRONG', value: 'x' }],
-  } }) };
+  const annotations = {
+    ...forged,
+    ...raw({
+      'envhook.io/env': {
+        app: [{ name: 'FROM_FILE', valueFrom: { fileKeyRef: { volumeName: 'config', path: 'config.env', key: 'CONFIG_VAR' } } }],
+        other: [{ name: 'WRONG', value: 'x' }],
+      },
+    }),
+  };
   const adj = call(s.handler, nriRequest(s.pod, 'app', { annotations, containerAnnotations: forged }));
   t.same(adj.env, [{ key: 'FROM_FILE', value: 'HELLO' }], "NRI's container name, NRI's pod directory");
 });
 
-t.test('failures: the shim\'s one-line messages, as EnvhookError; nothing chowned, no value logged', async (t) => {
+t.test("failures: the shim's one-line messages, as EnvhookError; nothing chowned, no value logged", async (t) => {
   const s = setup(t);
   const owners = { 'envhook.io/volumeOwners': [{ volume: 'keys', defaultUser: 1000 }] };
   fs.mkdirSync(path.join(s.pod.dir, 'volumes/kubernetes.io~nfs/share'), { recursive: true });
@@ -110,7 +123,7 @@ t.test('failures: the shim\'s one-line messages, as EnvhookError; nothing chowne
       'volume "share" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume',
     ],
     [
-      'a secret volume\'s file that is not an env file',
+      "a secret volume's file that is not an env file",
       { 'envhook.io/envFrom': { app: [{ fileRef: { volumeName: 'keys', path: 'tls.key' } }] } },
       'volume "keys": file "tls.key": line 1: missing \'=\'',
     ],
@@ -137,10 +150,13 @@ t.test('failures: the shim\'s one-line messages, as EnvhookError; nothing chowne
 t.test('serviceLinks false: removals are refused, never dropped silently', async (t) => {
   const s = setup(t);
   const annotations = raw({ 'envhook.io/serviceLinks': { '*': false }, 'envhook.io/env': { app: [{ name: 'A', value: CANARY }] } });
-  t.throws(() => s.handler(nriRequest(s.pod, 'app', { annotations, env: ['PATH=/bin', ...SERVICES] })), new EnvhookError(
-    'annotation "envhook.io/serviceLinks": container "app" would have 2 service variables removed, but NRI on this runtime drops removals: ' +
-      "set enableServiceLinks: false in the pod spec instead, or give the pod runtimeClassName: envhook (envhook's runtime handler removes them)",
-  ));
+  t.throws(
+    () => s.handler(nriRequest(s.pod, 'app', { annotations, env: ['PATH=/bin', ...SERVICES] })),
+    new EnvhookError(
+      'annotation "envhook.io/serviceLinks": container "app" would have 2 service variables removed, but NRI on this runtime drops removals: ' +
+        "set enableServiceLinks: false in the pod spec instead, or give the pod runtimeClassName: envhook (envhook's runtime handler removes them)",
+    ),
+  );
   const none = call(s.handler, nriRequest(s.pod, 'app', { annotations, env: ['PATH=/bin', SERVICES[0]!] }));
   t.same(none.env, [{ key: 'A', value: CANARY }], 'nothing to remove (only the kubernetes service): applied');
   const proven = createNriHandler({ settings: { kubeletRoot: s.pod.kubeletRoot }, log: createLogger(undefined), removeEnv: true });
@@ -178,10 +194,16 @@ t.test('owners: the user namespace and idmapped mounts of the request', async (t
   const idmapped = [...s.pod.mounts('app'), { destination: '/keys', source: s.keys, type: 'bind', options: ['rbind', 'ro', 'idmap'] }];
   s.handler(nriRequest(s.pod, 'app', { annotations, uidMappings: userns, mounts: idmapped }));
   t.equal(fs.statSync(path.join(s.tsDir, 'tls.key')).uid, 1000, 'an idmapped mount: the container UID as is');
-  t.throws(() => s.handler(nriRequest(s.pod, 'app', {
-    annotations: raw({ 'envhook.io/volumeOwners': [{ volume: 'keys', defaultUser: 70000 }] }),
-    uidMappings: userns,
-  })), new EnvhookError(
-    `volume "keys": defaultUser 70000 is outside the container's user namespace (linux.uidMappings: 0-65535 → 100000-165535)`,
-  ));
+  t.throws(
+    () =>
+      s.handler(
+        nriRequest(s.pod, 'app', {
+          annotations: raw({ 'envhook.io/volumeOwners': [{ volume: 'keys', defaultUser: 70000 }] }),
+          uidMappings: userns,
+        }),
+      ),
+    new EnvhookError(
+      `volume "keys": defaultUser 70000 is outside the container's user namespace (linux.uidMappings: 0-65535 → 100000-165535)`,
+    ),
+  );
 });

@@ -103,20 +103,22 @@ t.test('/healthz, /readyz, /metrics; anything else refused', async (t) => {
   t.equal(server.address.host, '127.0.0.1');
   const port = server.address.port;
   t.same(await request(port, '/healthz'), { status: 200, type: 'text/plain; charset=utf-8', body: 'ok\n' });
-  t.same(await request(
-    port,
-    '/readyz',
-  ), { status: 200, type: 'text/plain; charset=utf-8', body: 'connected since 2026-11-26T10:00:00.250Z\n' });
+  t.same(await request(port, '/readyz'), {
+    status: 200,
+    type: 'text/plain; charset=utf-8',
+    body: 'connected since 2026-11-26T10:00:00.250Z\n',
+  });
   const m = await request(port, '/metrics?x=1');
   t.equal(m.status, 200);
   t.equal(m.type, METRICS_CONTENT_TYPE);
   t.equal(m.body, renderMetrics(status, hist), 'the snapshot at request time');
   t.match(m.body, /^envhook_nri_request_duration_seconds_count 1$/m);
   status = sampleStatus({ connected: false, since: '2026-11-26T11:00:00.000Z' });
-  t.same(await request(
-    port,
-    '/readyz',
-  ), { status: 503, type: 'text/plain; charset=utf-8', body: 'not connected since 2026-11-26T11:00:00.000Z\n' });
+  t.same(await request(port, '/readyz'), {
+    status: 503,
+    type: 'text/plain; charset=utf-8',
+    body: 'not connected since 2026-11-26T11:00:00.000Z\n',
+  });
   t.equal((await request(port, '/healthz')).status, 200, 'alive while not connected');
   t.match((await request(port, '/metrics')).body, /^envhook_nri_connected 0$/m);
   t.same(await request(port, '/healthz', 'HEAD'), { status: 200, type: 'text/plain; charset=utf-8', body: '' });
@@ -129,10 +131,14 @@ t.test('a status that cannot be had: 500, logged, the server goes on', async (t)
   const warned: unknown[] = [];
   const log = { ...silentLogger, warn: (o: unknown) => warned.push(o), info: () => {}, debug: () => {} } as unknown as Logger;
   let fail = true;
-  const server = await start(t, () => {
-    if (fail) throw new Error('CANARY-VALUE');
-    return sampleStatus();
-  }, log);
+  const server = await start(
+    t,
+    () => {
+      if (fail) throw new Error('CANARY-VALUE');
+      return sampleStatus();
+    },
+    log,
+  );
   const r = await request(server.address.port, '/metrics');
   t.same(r, { status: 500, type: 'text/plain; charset=utf-8', body: 'internal error\n' });
   t.notMatch(r.body, 'CANARY');
@@ -176,10 +182,14 @@ t.test('bad peers never end the process and never keep a socket', async (t) => {
   await alive('a stalled body');
   // 64 connections at once against a limit of 32: the extra ones are closed at once.
   const socks = await Promise.all(
-    Array.from({ length: 64 }, () => new Promise<net.Socket>((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => resolve(s));
-      s.on('error', () => {});
-    })),
+    Array.from(
+      { length: 64 },
+      () =>
+        new Promise<net.Socket>((resolve) => {
+          const s = net.connect(port, '127.0.0.1', () => resolve(s));
+          s.on('error', () => {});
+        }),
+    ),
   );
   const closed = () => socks.filter((s) => s.closed || s.readableEnded).length;
   await until(() => closed() >= 32);
@@ -199,15 +209,18 @@ t.test('close() ends open connections; a port in use is one line', async (t) => 
   });
   const port = server.address.port;
   const keep = new http.Agent({ keepAlive: true });
-  await new Promise<void>(
-    (resolve) => http.get({ host: '127.0.0.1', port, path: '/healthz', agent: keep }, (res) => res.resume().on('end', resolve)),
+  await new Promise<void>((resolve) =>
+    http.get({ host: '127.0.0.1', port, path: '/healthz', agent: keep }, (res) => res.resume().on('end', resolve)),
   );
-  await t.rejects(startHealthServer({
-    address: `127.0.0.1:${port}`,
-    status: () => sampleStatus(),
-    histogram: new DurationHistogram(),
-    log: silentLogger,
-  }), new EnvhookError(`cannot listen on metrics address 127.0.0.1:${port}: EADDRINUSE`));
+  await t.rejects(
+    startHealthServer({
+      address: `127.0.0.1:${port}`,
+      status: () => sampleStatus(),
+      histogram: new DurationHistogram(),
+      log: silentLogger,
+    }),
+    new EnvhookError(`cannot listen on metrics address 127.0.0.1:${port}: EADDRINUSE`),
+  );
   await server.close();
   keep.destroy();
   await t.rejects(request(port, '/healthz'), { code: 'ECONNREFUSED' }, 'nothing listens after close');

@@ -51,11 +51,14 @@ t.test('a holder that never answers: one line after the timeout', async (t) => {
   const server = net.createServer(() => {}).listen(`\0${lockName(socketPath)}`);
   await new Promise((r) => server.once('listening', r));
   t.teardown(() => void server.close());
-  await t.rejects(acquireLock({
-    socketPath,
-    onRequest: async () => {},
-    timeoutMs: 300,
-  }), { message: `another envhook nri for ${socketPath} did not stop within 300 ms` });
+  await t.rejects(
+    acquireLock({
+      socketPath,
+      onRequest: async () => {},
+      timeoutMs: 300,
+    }),
+    { message: `another envhook nri for ${socketPath} did not stop within 300 ms` },
+  );
 });
 
 t.test('garbage on the lock: the connection dropped, the holder unharmed', async (t) => {

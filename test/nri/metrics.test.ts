@@ -135,14 +135,29 @@ t.test('the parser refuses what Prometheus would', async (t) => {
   t.throws(() => parseExposition(ok.replace('a_total 1', 'a_total one')), /bad value/);
   const h = '# HELP h H.\n# TYPE h histogram\nh_bucket{le="1"} 2\nh_bucket{le="+Inf"} 1\nh_sum 1\nh_count 1\n';
   t.throws(() => parseExposition(h), /not cumulative/);
-  t.throws(() => parseExposition(h.replace('h_bucket{le="1"} 2', 'h_bucket{le="1"} 1').replace('h_count 1', 'h_count 2')), /\+Inf bucket 1 != _count 2/);
+  t.throws(
+    () => parseExposition(h.replace('h_bucket{le="1"} 2', 'h_bucket{le="1"} 1').replace('h_count 1', 'h_count 2')),
+    /\+Inf bucket 1 != _count 2/,
+  );
 });
 
 t.test('every family, named with its unit, from the status and the histogram', async (t) => {
   const hist = new DurationHistogram();
   for (const s of [0.00005, 0.0003, 0.0007, 0.001, 0.003, 3, NaN, -1]) hist.observe(s);
   const status = sampleStatus({
-    counts: { registrations: 4, workerRestarts: 3, hangs: 1, adjusted: 20, empty: 100, refused: 2, errors: 1, missed: 5, evicted: 4, evictionsFailed: 1, ownerRechowns: 7 },
+    counts: {
+      registrations: 4,
+      workerRestarts: 3,
+      hangs: 1,
+      adjusted: 20,
+      empty: 100,
+      refused: 2,
+      errors: 1,
+      missed: 5,
+      evicted: 4,
+      evictionsFailed: 1,
+      ownerRechowns: 7,
+    },
     owners: { pods: 3, volumes: 5, watches: 6, polled: 1, ownedBeforeSwap: 5, ownedAfterSwap: 2, refusedByKernel: 1, refusedByBound: 9 },
   });
   const fams = parseExposition(renderMetrics(status, hist));
@@ -174,7 +189,12 @@ t.test('every family, named with its unit, from the status and the histogram', a
   t.equal(value(fams, 'envhook_nri_registrations_total'), 4);
   t.equal(value(fams, 'envhook_nri_worker_restarts_total'), 3);
   t.equal(value(fams, 'envhook_nri_hangs_total'), 1);
-  for (const [result, n] of [['adjusted', 20], ['empty', 100], ['refused', 2], ['error', 1]] as const) {
+  for (const [result, n] of [
+    ['adjusted', 20],
+    ['empty', 100],
+    ['refused', 2],
+    ['error', 1],
+  ] as const) {
     t.equal(value(fams, 'envhook_nri_requests_total', { result }), n, result);
   }
   t.equal(value(fams, 'envhook_nri_missed_containers_total'), 5);
@@ -196,7 +216,10 @@ t.test('every family, named with its unit, from the status and the histogram', a
   t.equal(value(fams, `${d}_sum`), 0.00005 + 0.0003 + 0.0007 + 0.001 + 0.003 + 3);
   const cumulative = [2, 2, 3, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6, 6, 7];
   t.same(
-    fams.get(d)!.samples.filter((s) => s.name === `${d}_bucket`).map((s) => [s.labels.le, s.value]),
+    fams
+      .get(d)!
+      .samples.filter((s) => s.name === `${d}_bucket`)
+      .map((s) => [s.labels.le, s.value]),
     [...DURATION_BUCKETS.map(String), '+Inf'].map((le, i) => [le, cumulative[i]]),
   );
 });
@@ -215,6 +238,8 @@ t.test('not connected, no runtime yet, an empty histogram', async (t) => {
 
 t.test('label values are escaped', async (t) => {
   const odd = 'v1 "quoted" \\ back\nslash';
-  const fams = parseExposition(renderMetrics(sampleStatus({ runtime: { name: 'cri-o', version: odd }, nriVersion: undefined }), new DurationHistogram()));
+  const fams = parseExposition(
+    renderMetrics(sampleStatus({ runtime: { name: 'cri-o', version: odd }, nriVersion: undefined }), new DurationHistogram()),
+  );
   t.equal(value(fams, 'envhook_nri_runtime_info', { runtime: 'cri-o', version: odd }), 1, 'read back as given');
 });

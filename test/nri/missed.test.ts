@@ -23,7 +23,7 @@ const ctr = (id: string, podSandboxId: string, name: string, o: Partial<NriSyncC
   annotations: {},
   state: 2,
   mounts: [],
-  ...o
+  ...o,
 });
 
 t.test('missed: asked for, running, no mark', async (t) => {
@@ -47,20 +47,29 @@ t.test('missed: asked for, running, no mark', async (t) => {
     ctr('orphan', 'gone', 'app'),
   ];
   const missed = findMissed(pods, containers);
-  t.same(missed.map((m) => [m.id, m.podEvicts]), [['missed', false], ['other-mark', false], ['evicts', true]]);
+  t.same(
+    missed.map((m) => [m.id, m.podEvicts]),
+    [
+      ['missed', false],
+      ['other-mark', false],
+      ['evicts', true],
+    ],
+  );
   t.same(missed[0], { id: 'missed', name: 'app', pod: 'pod-s1', namespace: 'ns', podUid: 'uid-s1', podEvicts: false });
   t.notMatch(JSON.stringify(missed), 'canary-missed', 'names only');
 });
 
 t.test('an annotation that cannot be read: missed, with why (the create would have been refused)', async (t) => {
   const missed = findMissed([pod('s1', { 'envhook.io/env': '{"app": [' })], [ctr('c', 's1', 'app')]);
-  t.same(missed, [{
-    id: 'c',
-    name: 'app',
-    pod: 'pod-s1',
-    namespace: 'ns',
-    podUid: 'uid-s1',
-    podEvicts: false,
-    invalid: 'annotation "envhook.io/env" is not valid JSON (truncated)',
-  }]);
+  t.same(missed, [
+    {
+      id: 'c',
+      name: 'app',
+      pod: 'pod-s1',
+      namespace: 'ns',
+      podUid: 'uid-s1',
+      podEvicts: false,
+      invalid: 'annotation "envhook.io/env" is not valid JSON (truncated)',
+    },
+  ]);
 });

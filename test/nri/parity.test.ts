@@ -24,11 +24,13 @@ const SERVICES = [
 ];
 const ANNOTATIONS = {
   ...ENV_ANNOTATIONS,
-  'envhook.io/env': { app: [
-    ...ENV_ANNOTATIONS['envhook.io/env'].app,
-    { name: 'REDIS_PORT', value: 'mine $(REDIS_SERVICE_HOST) $$' },
-    { name: 'PATH', valueFrom: ref('CONFIG_VAR', 'config.env') },
-  ] },
+  'envhook.io/env': {
+    app: [
+      ...ENV_ANNOTATIONS['envhook.io/env'].app,
+      { name: 'REDIS_PORT', value: 'mine $(REDIS_SERVICE_HOST) $$' },
+      { name: 'PATH', valueFrom: ref('CONFIG_VAR', 'config.env') },
+    ],
+  },
   'envhook.io/serviceLinks': { app: false },
   'envhook.io/volumeOwners': [{ volume: 'keys', defaultUser: 1000, items: [{ path: 'nested/tls.key', user: 1001 }] }],
 };
@@ -58,9 +60,9 @@ t.test('the same pod through inject and through NRI', { skip }, async (t) => {
   const handler = createNriHandler({ settings: { kubeletRoot: s.pod.kubeletRoot }, log: createLogger(log, 'debug'), removeEnv: true });
   const adj = handler(request) as NriAdjustment;
   t.same(applyAdjustment(before.process.env, adj, true), injected.process.env, 'the same env, in the same order');
-  const removed = before.process.env.filter(
-    (e: string) => !injected.process.env.some((i: string) => i.split('=')[0] === e.split('=')[0]),
-  ).map((e: string) => e.split('=')[0]);
+  const removed = before.process.env
+    .filter((e: string) => !injected.process.env.some((i: string) => i.split('=')[0] === e.split('=')[0]))
+    .map((e: string) => e.split('=')[0]);
   t.same(adj.removeEnv, removed, 'the same removals');
   t.same(
     removed,
@@ -73,9 +75,9 @@ t.test('the same pod through inject and through NRI', { skip }, async (t) => {
   // Without removals (the default: NRI 0.8.0 drops them) the same pod is refused, not half-applied.
   for (const f of ['ca.crt', 'nested/tls.key']) fs.chownSync(path.join(data, f), 0, 0);
   const strict = createNriHandler({ settings: { kubeletRoot: s.pod.kubeletRoot }, log: createLogger(log, 'debug') });
-  t.throws(() => strict(
-    request,
-  ), { message: /^annotation "envhook\.io\/serviceLinks": container "app" would have 3 service variables removed/ });
+  t.throws(() => strict(request), {
+    message: /^annotation "envhook\.io\/serviceLinks": container "app" would have 3 service variables removed/,
+  });
   t.same(owners(), [0, 0], 'refused before any chown');
   t.notMatch(fs.readFileSync(log, 'utf8'), CANARY, 'no value in the debug log');
 });

@@ -23,7 +23,11 @@ const CANARY = 'canary-7f3a9c-value';
 
 type Heard = [RequestResult, string | undefined][];
 
-async function setup(t: Test, handler: NriCreateHandler, o: { pods?: NriPodEvents; runtime?: FakeRuntimeOptions } = {}): Promise<{ rt: FakeRuntime; peer: PeerPlugin; session: PluginSession; logText: () => string; heard: Heard }> {
+async function setup(
+  t: Test,
+  handler: NriCreateHandler,
+  o: { pods?: NriPodEvents; runtime?: FakeRuntimeOptions } = {},
+): Promise<{ rt: FakeRuntime; peer: PeerPlugin; session: PluginSession; logText: () => string; heard: Heard }> {
   const dir = t.testdir();
   const logFile = path.join(dir, 'envhook.log');
   const rt = await startFakeRuntime(o.runtime); // a short private directory: socket paths are at most 107 bytes
@@ -32,9 +36,14 @@ async function setup(t: Test, handler: NriCreateHandler, o: { pods?: NriPodEvent
     ...silentObserver,
     request: (result: RequestResult, _s: number, message?: string) => void heard.push([result, message]),
   };
-  const session = startPlugin(net.createConnection(
-    rt.socketPath,
-  ), { name: 'envhook', index: '50', handler, pods: o.pods, log: createLogger(logFile, 'debug'), observer });
+  const session = startPlugin(net.createConnection(rt.socketPath), {
+    name: 'envhook',
+    index: '50',
+    handler,
+    pods: o.pods,
+    log: createLogger(logFile, 'debug'),
+    observer,
+  });
   const peer = await rt.nextPlugin();
   await session.registered;
   t.teardown(async () => {
@@ -53,7 +62,10 @@ const REQUEST = {
     annotations: { 'envhook.io/env': '{"app":[]}', other: CANARY },
   },
   container: {
-    id: 'ctr-1', podSandboxId: 'sandbox-1', name: 'app', annotations: { 'io.kubernetes.cri.container-name': 'app' },
+    id: 'ctr-1',
+    podSandboxId: 'sandbox-1',
+    name: 'app',
+    annotations: { 'io.kubernetes.cri.container-name': 'app' },
     env: ['PATH=/bin', `SECRET=${CANARY}`],
     mounts: [{ destination: '/etc/hosts', type: 'bind', source: '/var/lib/kubelet/pods/a1b2-uid/etc-hosts', options: ['rbind', 'ro'] }],
   },
@@ -74,24 +86,41 @@ t.test('registers, subscribes to CreateContainer only, and maps request and adju
     { runtimeName: 'fake-runtime', runtimeVersion: '0.0', nriVersion: undefined },
     'an NRI 0.8.0 runtime: no NRI version',
   );
-  const configure = logText().split('\n').filter((l) => l.includes('NRI configure')).map((l) => JSON.parse(l));
+  const configure = logText()
+    .split('\n')
+    .filter((l) => l.includes('NRI configure'))
+    .map((l) => JSON.parse(l));
   t.match(configure, [{ runtime: 'fake-runtime', version: '0.0', requestTimeoutMs: 2000 }]);
   t.notOk('nriVersion' in configure[0], 'no nriVersion key when the runtime sent none');
   const res = await peer.createContainer(REQUEST);
-  t.same(seen, {
-    pod: { id: 'sandbox-1', name: 'web', namespace: 'default', uid: 'a1b2-uid', annotations: REQUEST.pod.annotations },
-    container: {
-      id: 'ctr-1',
-      name: 'app',
-      annotations: REQUEST.container.annotations,
-      env: REQUEST.container.env,
-      mounts: REQUEST.container.mounts,
-      uidMappings: undefined,
+  t.same(
+    seen,
+    {
+      pod: { id: 'sandbox-1', name: 'web', namespace: 'default', uid: 'a1b2-uid', annotations: REQUEST.pod.annotations },
+      container: {
+        id: 'ctr-1',
+        name: 'app',
+        annotations: REQUEST.container.annotations,
+        env: REQUEST.container.env,
+        mounts: REQUEST.container.mounts,
+        uidMappings: undefined,
+      },
     },
-  }, 'the handler gets plain data');
-  t.match(res, {
-    adjust: { annotations: { 'envhook.io/applied': 'nri' }, env: [{ key: '-REDIS_PORT', value: '' }, { key: 'FROM_FILE', value: 'x' }] },
-  }, 'removal as -NAME, then additions');
+    'the handler gets plain data',
+  );
+  t.match(
+    res,
+    {
+      adjust: {
+        annotations: { 'envhook.io/applied': 'nri' },
+        env: [
+          { key: '-REDIS_PORT', value: '' },
+          { key: 'FROM_FILE', value: 'x' },
+        ],
+      },
+    },
+    'removal as -NAME, then additions',
+  );
   t.same(
     await peer.createContainer({}),
     { $typeName: 'nri.pkg.api.v1alpha1.CreateContainerResponse', adjust: res.adjust },
@@ -189,9 +218,17 @@ const MALFORMED: [string, () => Buffer, RegExp][] = [
     () => Buffer.concat(encodeMux(PLUGIN_CONN, encodeTtrpc({ streamId: 2, type: MessageType.Request, payload: Buffer.alloc(0) }))),
     /even stream 2/,
   ],
-  ['a Request that is not protobuf', () => Buffer.concat(
-    encodeMux(PLUGIN_CONN, encodeTtrpc({ streamId: 5, type: MessageType.Request, payload: Buffer.from('ffffffffffffffffffff', 'hex') })),
-  ), /malformed Request message/],
+  [
+    'a Request that is not protobuf',
+    () =>
+      Buffer.concat(
+        encodeMux(
+          PLUGIN_CONN,
+          encodeTtrpc({ streamId: 5, type: MessageType.Request, payload: Buffer.from('ffffffffffffffffffff', 'hex') }),
+        ),
+      ),
+    /malformed Request message/,
+  ],
   [
     'a response nobody asked for',
     () => Buffer.concat(encodeMux(RUNTIME_CONN, encodeTtrpc({ streamId: 9, type: MessageType.Response, payload: Buffer.alloc(0) }))),
@@ -205,7 +242,9 @@ for (const [what, bytes, reason] of MALFORMED) {
     peer.socket.write(bytes());
     t.match(await session.closed, reason);
     await peer.closed;
-    const lines = logText().split('\n').filter((l) => l.includes('protocol error'));
+    const lines = logText()
+      .split('\n')
+      .filter((l) => l.includes('protocol error'));
     t.equal(lines.length, 1, 'one log line');
     t.match(lines[0], reason);
   });
@@ -242,65 +281,87 @@ function recordingWatcher(calls: unknown[][], fail = false): NriPodEvents {
 
 const POD = { id: 'sandbox-1', name: 'web', namespace: 'default', uid: 'a1b2-uid', annotations: { 'envhook.io/volumeOwners': '[]' } };
 
-t.test('with an owner watcher: CreateContainer and StopPodSandbox subscribed; Synchronize in parts, pod events, creates go to it', async (t) => {
-  const calls: unknown[][] = [];
-  const parts = () => [
-    { pods: [POD], containers: [{
-      id: 'c1',
-      podSandboxId: 'sandbox-1',
-      name: 'app',
-      state: 3,
-      env: [`SECRET=${CANARY}`],
-      mounts: [{ destination: '/k', source: '/s', type: 'bind', options: ['ro'] }],
-    }], more: true },
-    {
-      pods: [{ ...POD, id: 'sandbox-2', uid: 'c3d4-uid' }],
-      containers: [{ id: 'c2', podSandboxId: 'sandbox-2', name: 'db', state: 4 }],
-      more: false,
-    },
-  ];
-  const { peer, logText } = await setup(
-    t,
-    (req) => {
-      if (req.container.name === 'bad') throw new EnvhookError('volume "keys" not found');
-      return EMPTY_ADJUSTMENT;
-    },
-    { pods: recordingWatcher(calls), runtime: { synchronize: parts } },
-  );
-  t.equal(
-    peer.events,
-    (1 << (EVENT_CREATE_CONTAINER - 1)) | (1 << (EVENT_STOP_POD_SANDBOX - 1)),
-    'event mask 0xa: CreateContainer and StopPodSandbox',
-  );
-  t.equal(peer.events, 0xa);
-  t.same(calls, [[
-    'synchronized',
-    [{ ...POD, annotations: { ...POD.annotations } }, { ...POD, id: 'sandbox-2', uid: 'c3d4-uid' }],
-    [
+t.test(
+  'with an owner watcher: CreateContainer and StopPodSandbox subscribed; Synchronize in parts, pod events, creates go to it',
+  async (t) => {
+    const calls: unknown[][] = [];
+    const parts = () => [
       {
-        id: 'c1',
-        name: 'app',
-        podSandboxId: 'sandbox-1',
-        annotations: {},
-        state: 3,
-        mounts: [{ destination: '/k', source: '/s', type: 'bind', options: ['ro'] }],
+        pods: [POD],
+        containers: [
+          {
+            id: 'c1',
+            podSandboxId: 'sandbox-1',
+            name: 'app',
+            state: 3,
+            env: [`SECRET=${CANARY}`],
+            mounts: [{ destination: '/k', source: '/s', type: 'bind', options: ['ro'] }],
+          },
+        ],
+        more: true,
       },
-      { id: 'c2', name: 'db', podSandboxId: 'sandbox-2', annotations: {}, state: 4, mounts: [] },
-    ],
-  ]], 'both parts, once, after the last (no env carried over)');
-  calls.length = 0;
-  await peer.createContainer({ ...REQUEST, pod: POD });
-  await t.rejects(peer.createContainer({ ...REQUEST, pod: POD, container: { ...REQUEST.container, name: 'bad' } }));
-  await peer.stateChange(EVENT_STOP_POD_SANDBOX, POD);
-  await peer.stateChange(EVENT_REMOVE_POD_SANDBOX, POD);
-  await peer.stateChange(EVENT_CREATE_CONTAINER, POD); // not a pod end: ignored
-  t.same(
-    calls,
-    [['created', 'a1b2-uid', 'app'], ['podEnded', 'a1b2-uid', 'sandbox-1', 'stop'], ['podEnded', 'a1b2-uid', 'sandbox-1', 'remove']],
-    'a failed create is not watched',
-  );
-  t.notMatch(logText(), CANARY);
-});
+      {
+        pods: [{ ...POD, id: 'sandbox-2', uid: 'c3d4-uid' }],
+        containers: [{ id: 'c2', podSandboxId: 'sandbox-2', name: 'db', state: 4 }],
+        more: false,
+      },
+    ];
+    const { peer, logText } = await setup(
+      t,
+      (req) => {
+        if (req.container.name === 'bad') throw new EnvhookError('volume "keys" not found');
+        return EMPTY_ADJUSTMENT;
+      },
+      { pods: recordingWatcher(calls), runtime: { synchronize: parts } },
+    );
+    t.equal(
+      peer.events,
+      (1 << (EVENT_CREATE_CONTAINER - 1)) | (1 << (EVENT_STOP_POD_SANDBOX - 1)),
+      'event mask 0xa: CreateContainer and StopPodSandbox',
+    );
+    t.equal(peer.events, 0xa);
+    t.same(
+      calls,
+      [
+        [
+          'synchronized',
+          [
+            { ...POD, annotations: { ...POD.annotations } },
+            { ...POD, id: 'sandbox-2', uid: 'c3d4-uid' },
+          ],
+          [
+            {
+              id: 'c1',
+              name: 'app',
+              podSandboxId: 'sandbox-1',
+              annotations: {},
+              state: 3,
+              mounts: [{ destination: '/k', source: '/s', type: 'bind', options: ['ro'] }],
+            },
+            { id: 'c2', name: 'db', podSandboxId: 'sandbox-2', annotations: {}, state: 4, mounts: [] },
+          ],
+        ],
+      ],
+      'both parts, once, after the last (no env carried over)',
+    );
+    calls.length = 0;
+    await peer.createContainer({ ...REQUEST, pod: POD });
+    await t.rejects(peer.createContainer({ ...REQUEST, pod: POD, container: { ...REQUEST.container, name: 'bad' } }));
+    await peer.stateChange(EVENT_STOP_POD_SANDBOX, POD);
+    await peer.stateChange(EVENT_REMOVE_POD_SANDBOX, POD);
+    await peer.stateChange(EVENT_CREATE_CONTAINER, POD); // not a pod end: ignored
+    t.same(
+      calls,
+      [
+        ['created', 'a1b2-uid', 'app'],
+        ['podEnded', 'a1b2-uid', 'sandbox-1', 'stop'],
+        ['podEnded', 'a1b2-uid', 'sandbox-1', 'remove'],
+      ],
+      'a failed create is not watched',
+    );
+    t.notMatch(logText(), CANARY);
+  },
+);
 
 t.test('a watcher that throws: the call is still answered, one log line, nothing of its message', async (t) => {
   const calls: unknown[][] = [];
@@ -308,31 +369,42 @@ t.test('a watcher that throws: the call is still answered, one log line, nothing
   t.match(await peer.createContainer({ ...REQUEST, pod: POD }), { adjust: {} }, 'CreateContainer answered');
   await peer.stateChange(EVENT_STOP_POD_SANDBOX, POD);
   t.equal(calls.length, 3, 'synchronized, created, podEnded');
-  const lines = logText().split('\n').filter((l) => l.includes('owner watcher failed'));
-  t.same(lines.map((l) => JSON.parse(l).call), ['Synchronize', 'CreateContainer', 'StateChange']);
+  const lines = logText()
+    .split('\n')
+    .filter((l) => l.includes('owner watcher failed'));
+  t.same(
+    lines.map((l) => JSON.parse(l).call),
+    ['Synchronize', 'CreateContainer', 'StateChange'],
+  );
   t.notMatch(logText(), CANARY);
 });
 
-t.test('an NRI 0.12 runtime: its NRI version read; StopPodSandbox and RemovePodSandbox answered as dedicated calls, to the same pod end as StateChange', async (t) => {
-  const calls: unknown[][] = [];
-  const { peer, session, logText } = await setup(t, () => EMPTY_ADJUSTMENT, {
-    pods: recordingWatcher(calls),
-    runtime: { nriVersion: 'v0.12.1' },
-  });
-  t.same(await session.registered, { runtimeName: 'fake-runtime', runtimeVersion: '0.0', nriVersion: 'v0.12.1' });
-  t.match(logText(), /"nriVersion":"v0.12.1".*"NRI configure"/, 'the configure line has it');
-  t.equal(peer.nriVersion, 'v0.12.0');
-  calls.length = 0;
-  // NRI 0.12 falls back to StateChange (and logs the plugin as deprecated) only on Unimplemented.
-  t.same(await peer.podSandbox('StopPodSandbox', POD), Buffer.alloc(0), 'StopPodSandbox: an empty StopPodSandboxResponse');
-  t.same(
-    await peer.podSandbox('RemovePodSandbox', { ...POD, id: 'sandbox-2' }),
-    Buffer.alloc(0),
-    'RemovePodSandbox: an empty RemovePodSandboxResponse',
-  );
-  t.same(calls, [['podEnded', 'a1b2-uid', 'sandbox-1', 'stop'], ['podEnded', 'a1b2-uid', 'sandbox-2', 'remove']]);
-  t.notMatch(logText(), CANARY);
-});
+t.test(
+  'an NRI 0.12 runtime: its NRI version read; StopPodSandbox and RemovePodSandbox answered as dedicated calls, to the same pod end as StateChange',
+  async (t) => {
+    const calls: unknown[][] = [];
+    const { peer, session, logText } = await setup(t, () => EMPTY_ADJUSTMENT, {
+      pods: recordingWatcher(calls),
+      runtime: { nriVersion: 'v0.12.1' },
+    });
+    t.same(await session.registered, { runtimeName: 'fake-runtime', runtimeVersion: '0.0', nriVersion: 'v0.12.1' });
+    t.match(logText(), /"nriVersion":"v0.12.1".*"NRI configure"/, 'the configure line has it');
+    t.equal(peer.nriVersion, 'v0.12.0');
+    calls.length = 0;
+    // NRI 0.12 falls back to StateChange (and logs the plugin as deprecated) only on Unimplemented.
+    t.same(await peer.podSandbox('StopPodSandbox', POD), Buffer.alloc(0), 'StopPodSandbox: an empty StopPodSandboxResponse');
+    t.same(
+      await peer.podSandbox('RemovePodSandbox', { ...POD, id: 'sandbox-2' }),
+      Buffer.alloc(0),
+      'RemovePodSandbox: an empty RemovePodSandboxResponse',
+    );
+    t.same(calls, [
+      ['podEnded', 'a1b2-uid', 'sandbox-1', 'stop'],
+      ['podEnded', 'a1b2-uid', 'sandbox-2', 'remove'],
+    ]);
+    t.notMatch(logText(), CANARY);
+  },
+);
 
 t.test('without an owner watcher the dedicated pod calls are answered too', async (t) => {
   const { peer } = await setup(t, () => EMPTY_ADJUSTMENT, { runtime: { nriVersion: 'v0.12.1' } });
@@ -347,7 +419,12 @@ t.test('a watcher that throws at a dedicated pod call: answered, one log line na
     runtime: { nriVersion: 'v0.12.1' },
   });
   await peer.podSandbox('StopPodSandbox', POD);
-  const lines = logText().split('\n').filter((l) => l.includes('owner watcher failed'));
-  t.same(lines.map((l) => JSON.parse(l).call), ['Synchronize', 'StopPodSandbox']);
+  const lines = logText()
+    .split('\n')
+    .filter((l) => l.includes('owner watcher failed'));
+  t.same(
+    lines.map((l) => JSON.parse(l).call),
+    ['Synchronize', 'StopPodSandbox'],
+  );
   t.notMatch(logText(), CANARY);
 });

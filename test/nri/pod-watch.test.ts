@@ -36,7 +36,12 @@ function setup(t: Test): Node {
     root,
     watcher,
     logText,
-    log: () => logText().trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)),
+    log: () =>
+      logText()
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
     pod(uid, annotations = { 'envhook.io/volumeOwners': OWNERS }) {
       const pod = makePod(root, {}, uid);
       const vol = makeAtomicVolume(pod, 'secret', 'keys', { key: { data: CANARY, mode: 0o400 } });
@@ -73,7 +78,10 @@ t.test('Synchronize: a running pod with volumeOwners is watched, owned at once, 
   t.ok(inotifyWatches() > before, 'the volume has an inotify watch');
   const line = n.log().find((l) => l.msg === 'nri: watching pod volume owners');
   t.match(line, { podUid: 'pod-a', pod: 'web-pod-a', namespace: 'default', sandbox: 'sandbox-pod-a', volumes: 1, why: 'Synchronize' });
-  t.match(n.log().find((l) => l.msg === 'nri: synchronized owner watches'), { runtimePods: 1, containers: 1, watchedPods: 1, volumes: 1 });
+  t.match(
+    n.log().find((l) => l.msg === 'nri: synchronized owner watches'),
+    { runtimePods: 1, containers: 1, watchedPods: 1, volumes: 1 },
+  );
   t.notMatch(n.logText(), CANARY, 'no file content or annotation value logged');
 });
 
@@ -83,12 +91,10 @@ t.test('Synchronize: only running pods that ask for owners; a pod not running an
   const stopped = n.pod('pod-stopped');
   const plain = n.pod('pod-plain', {});
   const bare = n.pod('pod-bare'); // a sandbox with no container yet
-  n.watcher.synchronized([
-    a.nri,
-    stopped.nri,
-    plain.nri,
-    bare.nri,
-  ], [running(a.nri), running(stopped.nri, CONTAINER_STOPPED), running(plain.nri)]);
+  n.watcher.synchronized(
+    [a.nri, stopped.nri, plain.nri, bare.nri],
+    [running(a.nri), running(stopped.nri, CONTAINER_STOPPED), running(plain.nri)],
+  );
   t.equal(n.watcher.registry.stats().pods, 1, 'one pod watched');
   t.ok(n.watcher.registry.has('pod-a'));
   // A reconnect: the runtime's state now says pod-a's containers have stopped.
@@ -96,7 +102,10 @@ t.test('Synchronize: only running pods that ask for owners; a pod not running an
   n.watcher.synchronized([a.nri], [running(a.nri, CONTAINER_STOPPED)]);
   t.notOk(n.watcher.registry.has('pod-a'));
   t.ok(inotifyWatches() < watches, 'its watch is closed');
-  t.match(n.log().find((l) => l.msg === 'nri: pod no longer watched'), { podUid: 'pod-a', why: 'not running at Synchronize' });
+  t.match(
+    n.log().find((l) => l.msg === 'nri: pod no longer watched'),
+    { podUid: 'pod-a', why: 'not running at Synchronize' },
+  );
   rewrite(a.vol, 1);
   await new Promise((r) => setTimeout(r, 300));
   t.equal(ownerOf(a.vol), 0, 'a dropped pod is no longer owned after a rewrite');
@@ -128,7 +137,10 @@ t.test('CreateContainer: the pod is watched once per sandbox and annotation; Sto
   n.watcher.created(req);
   n.watcher.created({ ...req, container: { ...req.container, id: 'ctr-2', name: 'sidecar' } });
   t.equal(n.log().filter((l) => l.msg === 'nri: watching pod volume owners').length, 1, 'a second container of the pod changes nothing');
-  t.match(n.log().find((l) => l.msg === 'nri: watching pod volume owners'), { why: 'CreateContainer', sandbox: 'sandbox-pod-a' });
+  t.match(
+    n.log().find((l) => l.msg === 'nri: watching pod volume owners'),
+    { why: 'CreateContainer', sandbox: 'sandbox-pod-a' },
+  );
   rewrite(a.vol, 1);
   await waitFor(() => ownerOf(a.vol) === 1000, 5000, 'rewrite owned');
 
@@ -138,7 +150,10 @@ t.test('CreateContainer: the pod is watched once per sandbox and annotation; Sto
   n.watcher.podEnded(a.nri, 'stop');
   t.notOk(n.watcher.registry.has('pod-a'), 'StopPodSandbox ends it');
   t.equal(inotifyWatches(), before, 'no watch left behind');
-  t.match(n.log().find((l) => l.msg === 'nri: pod no longer watched'), { podUid: 'pod-a', why: 'StopPodSandbox' });
+  t.match(
+    n.log().find((l) => l.msg === 'nri: pod no longer watched'),
+    { podUid: 'pod-a', why: 'StopPodSandbox' },
+  );
   rewrite(a.vol, 2);
   await new Promise((r) => setTimeout(r, 300));
   t.equal(ownerOf(a.vol), 0, 'no longer owned after the pod ended');
@@ -163,7 +178,10 @@ t.test("the pod's directory goes away: the pod is dropped, no watch left", async
     10_000,
     'pod dropped',
   );
-  t.match(n.log().find((l) => l.msg === 'nri: pod no longer watched'), { podUid: 'pod-a', why: 'its volumes are gone' });
+  t.match(
+    n.log().find((l) => l.msg === 'nri: pod no longer watched'),
+    { podUid: 'pod-a', why: 'its volumes are gone' },
+  );
   t.equal(inotifyWatches(), before, 'no watch left behind');
 });
 
@@ -171,7 +189,10 @@ t.test('what cannot be watched is logged, never thrown: bad annotation, missing 
   const n = setup(t);
   const bad = n.pod('pod-bad', { 'envhook.io/volumeOwners': `[{"volume":"keys","defaultUser":"${CANARY}"}]` });
   const missing = n.pod('pod-missing', {
-    'envhook.io/volumeOwners': JSON.stringify([{ volume: 'keys', defaultUser: 1000 }, { volume: 'absent', defaultUser: 1000 }]),
+    'envhook.io/volumeOwners': JSON.stringify([
+      { volume: 'keys', defaultUser: 1000 },
+      { volume: 'absent', defaultUser: 1000 },
+    ]),
   });
   const gone: NriPod = {
     id: 's-gone',
@@ -181,26 +202,30 @@ t.test('what cannot be watched is logged, never thrown: bad annotation, missing 
     annotations: { 'envhook.io/volumeOwners': OWNERS },
   };
   const traversal: NriPod = { ...gone, uid: '../pod-a' };
-  t.doesNotThrow(() => n.watcher.synchronized([
-    bad.nri,
-    missing.nri,
-    gone,
-    traversal,
-  ], [running(bad.nri), running(missing.nri), running(gone), running(traversal)]));
+  t.doesNotThrow(() =>
+    n.watcher.synchronized(
+      [bad.nri, missing.nri, gone, traversal],
+      [running(bad.nri), running(missing.nri), running(gone), running(traversal)],
+    ),
+  );
   t.same(
     [...['pod-bad', 'pod-missing', 'pod-gone']].map((u) => n.watcher.registry.has(u)),
     [false, true, false],
     'only the pod with a watchable volume',
   );
   const warns = n.log().filter((l) => l.msg.startsWith('nri: pod not watched: '));
-  t.match(warns.map((l) => [l.podUid, l.msg]), [
-    ['pod-bad', /^nri: pod not watched: annotation "envhook\.io\/volumeOwners"/],
-    ['pod-gone', `nri: pod not watched: pod directory ${path.join(n.root, 'pods/pod-gone')} not found`],
-    ['../pod-a', 'nri: pod not watched: pod UID "../pod-a" is not a valid pod UID'],
-  ]);
-  t.match(n.log().find(
-    (l) => l.msg === 'nri: volume not watched',
-  ), { podUid: 'pod-missing', volume: 'absent', reason: 'volume "absent" not found' });
+  t.match(
+    warns.map((l) => [l.podUid, l.msg]),
+    [
+      ['pod-bad', /^nri: pod not watched: annotation "envhook\.io\/volumeOwners"/],
+      ['pod-gone', `nri: pod not watched: pod directory ${path.join(n.root, 'pods/pod-gone')} not found`],
+      ['../pod-a', 'nri: pod not watched: pod UID "../pod-a" is not a valid pod UID'],
+    ],
+  );
+  t.match(
+    n.log().find((l) => l.msg === 'nri: volume not watched'),
+    { podUid: 'pod-missing', volume: 'absent', reason: 'volume "absent" not found' },
+  );
   t.notMatch(n.logText(), CANARY, 'no annotation value or file content logged');
 });
 
@@ -208,13 +233,18 @@ t.test('an idmapped mount of the volume: the container UID is written as is; mix
   const n = setup(t);
   const a = n.pod('pod-a');
   const idmapped = { destination: '/keys', source: a.vol, type: 'bind', options: ['rbind', 'ro', 'idmap'] };
-  n.watcher.synchronized([
-    a.nri,
-  ], [{ ...running(a.nri), mounts: [idmapped] }, { ...running(a.nri), mounts: [{ ...idmapped, options: ['rbind', 'ro'] }] }]);
+  n.watcher.synchronized(
+    [a.nri],
+    [
+      { ...running(a.nri), mounts: [idmapped] },
+      { ...running(a.nri), mounts: [{ ...idmapped, options: ['rbind', 'ro'] }] },
+    ],
+  );
   t.notOk(n.watcher.registry.has('pod-a'));
-  t.match(n.log().find(
-    (l) => l.msg === 'nri: volume not watched',
-  ), { volume: 'keys', reason: 'volume "keys" is mounted both idmapped and not idmapped' });
+  t.match(
+    n.log().find((l) => l.msg === 'nri: volume not watched'),
+    { volume: 'keys', reason: 'volume "keys" is mounted both idmapped and not idmapped' },
+  );
   n.watcher.synchronized([a.nri], [{ ...running(a.nri), mounts: [idmapped] }]);
   await waitFor(() => ownerOf(a.vol) === 1000, 5000, 'owned as 1000');
 });
@@ -240,7 +270,11 @@ t.test('the inotify limit reached: logged once for all pods, the volumes polled,
     rewrite(vol, 1);
     await waitFor(() => ownerOf(vol) === 1000, 5000, 'owned by polling');
   }
-  const lines = fs.readFileSync(logFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const lines = fs
+    .readFileSync(logFile, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   t.same(
     lines.filter((l) => /inotify limit/.test(l.msg)).map((l) => [l.msg, l.code]),
     [
@@ -290,14 +324,26 @@ t.test('restore(): a new process watches the recorded pods again, without a Sync
   for (const p of [a, b]) await waitFor(() => ownerOf(p.vol) === 1000, 5000, `${p.pod.uid}: owned at restore`);
   rewrite(a.vol, 2);
   await waitFor(() => ownerOf(a.vol) === 1000, 5000, 'a rewrite after the restore owned');
-  const lines = fs.readFileSync(secondLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  t.same(lines.filter(
-    (l) => l.msg === 'nri: watching pod volume owners',
-  ).map((l) => [l.podUid, l.sandbox, l.why]).sort(), [['pod-a', a.nri.id, 'restore'], ['pod-b', b.nri.id, 'restore']]);
+  const lines = fs
+    .readFileSync(secondLog, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  t.same(
+    lines
+      .filter((l) => l.msg === 'nri: watching pod volume owners')
+      .map((l) => [l.podUid, l.sandbox, l.why])
+      .sort(),
+    [
+      ['pod-a', a.nri.id, 'restore'],
+      ['pod-b', b.nri.id, 'restore'],
+    ],
+  );
   t.notOk(fs.existsSync(path.join(records, 'pod-gone.json')), "a gone pod's record is removed");
-  t.match(lines.find(
-    (l) => l.podUid === 'pod-x',
-  ), { msg: `nri: owners record refused: owners record ${records}/pod-x.json: /podDir: must be a normalised path ending in the pod UID` });
+  t.match(
+    lines.find((l) => l.podUid === 'pod-x'),
+    { msg: `nri: owners record refused: owners record ${records}/pod-x.json: /podDir: must be a normalised path ending in the pod UID` },
+  );
   t.notMatch(fs.readFileSync(secondLog, 'utf8'), CANARY, 'nothing of a file or a record logged');
 
   // The sandbox the record names ends the restored watch; a Synchronize, where one comes, decides.
@@ -317,8 +363,11 @@ t.test('restore(): a records directory others can write is not read', async (t) 
   const w = createPodWatcher({ kubeletRoot: path.join(dir, 'kubelet'), log: createLogger(logFile, 'debug'), runDir });
   t.teardown(() => w.close());
   t.doesNotThrow(() => w.restore());
-  t.match(fs.readFileSync(logFile, 'utf8'), `nri: owners records not read: run directory ${path.join(
-    runDir,
-    'nri-owners',
-  )} must be owned by root and not writable by group or others`);
+  t.match(
+    fs.readFileSync(logFile, 'utf8'),
+    `nri: owners records not read: run directory ${path.join(
+      runDir,
+      'nri-owners',
+    )} must be owned by root and not writable by group or others`,
+  );
 });

@@ -47,9 +47,16 @@ try {
   proxy.close();
   await ctrd.cleanup();
 }
-fs.writeFileSync(out, JSON.stringify({
-  runtime: `containerd ${sidVersion('containerd')}`,
-  nri: `golang-github-containerd-nri-dev ${sidVersion('golang-github-containerd-nri-dev')}`,
-  chunks,
-}, null, 1) + '\n');
+fs.writeFileSync(
+  out,
+  JSON.stringify(
+    {
+      runtime: `containerd ${sidVersion('containerd')}`,
+      nri: `golang-github-containerd-nri-dev ${sidVersion('golang-github-containerd-nri-dev')}`,
+      chunks,
+    },
+    null,
+    1,
+  ) + '\n',
+);
 console.log(`${chunks.length} chunks → ${path.relative(REPO, out)}`);

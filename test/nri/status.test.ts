@@ -28,7 +28,9 @@ t.test('written into a run directory it creates (0755, file 0644), read back as 
   delete next.workerPid;
   writeStatus(runDir, next);
   t.same(readStatus(runDir), next, 'replaced whole');
-  const withOwners = sampleStatus({ owners: { pods: 1, volumes: 2, watches: 3, polled: 0, ownedBeforeSwap: 10, ownedAfterSwap: 1, refusedByKernel: 0, refusedByBound: 0 } });
+  const withOwners = sampleStatus({
+    owners: { pods: 1, volumes: 2, watches: 3, polled: 0, ownedBeforeSwap: 10, ownedAfterSwap: 1, refusedByKernel: 0, refusedByBound: 0 },
+  });
   writeStatus(runDir, withOwners);
   t.same(readStatus(runDir), withOwners, 'the owner watcher');
   t.same(fs.readdirSync(runDir), ['nri-status.json'], 'no temporary file left');

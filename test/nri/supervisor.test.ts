@@ -14,7 +14,9 @@ const worker = (mode: 'ok' | 'crash'): ChildProcess =>
     NODE,
     [
       '-e',
-      mode === 'crash' ? 'process.exit(3)' : "process.send({t:'registered',runtimeName:'fake',runtimeVersion:'1'}); setInterval(() => process.send({t:'beat',d:{adjusted:1,empty:0,refused:0,errors:0,durations:[0.001]}}), 100); process.on('disconnect', () => process.exit(0))",
+      mode === 'crash'
+        ? 'process.exit(3)'
+        : "process.send({t:'registered',runtimeName:'fake',runtimeVersion:'1'}); setInterval(() => process.send({t:'beat',d:{adjusted:1,empty:0,refused:0,errors:0,durations:[0.001]}}), 100); process.on('disconnect', () => process.exit(0))",
     ],
     { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
   );
@@ -28,14 +30,17 @@ t.test('a worker that registered and dies is replaced at once; counts and status
     socketPath: '/x',
     log: silentLogger,
     publish: (st) => published.push(st),
-    spawnWorker: () => { const c = worker('ok'); spawned.push(c); return c; },
+    spawnWorker: () => {
+      const c = worker('ok');
+      spawned.push(c);
+      return c;
+    },
   });
   t.teardown(() => s.stop('test over'));
   while (!s.status().connected) await new Promise((r) => setTimeout(r, 20));
   spawned[0]!.kill('SIGKILL');
-  while (spawned.length < 2 || !s.status().connected || s.status().workerPid !== spawned[1]!.pid) await new Promise(
-    (r) => setTimeout(r, 20),
-  );
+  while (spawned.length < 2 || !s.status().connected || s.status().workerPid !== spawned[1]!.pid)
+    await new Promise((r) => setTimeout(r, 20));
   await new Promise((r) => setTimeout(r, 300));
   const st = s.status();
   t.match(st, {
@@ -45,10 +50,16 @@ t.test('a worker that registered and dies is replaced at once; counts and status
     counts: { registrations: 2, workerRestarts: 1, hangs: 0 },
   });
   t.ok(st.counts.adjusted >= 1, 'the beats carried the counts');
-  t.ok(published.some((p) => !p.connected && p.counts.workerRestarts === 1), 'published: disconnected in between');
+  t.ok(
+    published.some((p) => !p.connected && p.counts.workerRestarts === 1),
+    'published: disconnected in between',
+  );
   await s.stop('done');
   t.equal(await s.done, 'stopped');
-  t.notOk(spawned.some((c) => c.exitCode === null && c.signalCode === null), 'no worker left');
+  t.notOk(
+    spawned.some((c) => c.exitCode === null && c.signalCode === null),
+    'no worker left',
+  );
 });
 
 t.test('workers that die before registering: started again with a growing delay', async (t) => {
@@ -66,7 +77,10 @@ t.test('workers that die before registering: started again with a growing delay'
 t.test('a spawn that fails (no such executable) is tried again, not left without a worker', async (t) => {
   let n = 0;
   const s = startSupervisor({
-    name: 'envhook', index: '50', socketPath: '/x', log: silentLogger,
+    name: 'envhook',
+    index: '50',
+    socketPath: '/x',
+    log: silentLogger,
     spawnWorker: () => (++n === 1 ? spawn('/nonexistent/envhook', [], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] }) : worker('ok')),
   });
   t.teardown(() => s.stop('test over'));
@@ -75,21 +89,39 @@ t.test('a spawn that fails (no such executable) is tried again, not left without
   t.equal(s.status().counts.workerRestarts, 1);
 });
 
-t.test("the owner watcher: gauges of the worker now, counters added across workers", async (t) => {
+t.test('the owner watcher: gauges of the worker now, counters added across workers', async (t) => {
   // Each worker counts from its own start: 3 files, then 5 (2 more); its successor 1.
   const script = (first: boolean) =>
-    "const o = (c, a) => ({pods:1,volumes:2,watches:3,polled:0,ownedBeforeSwap:c,ownedAfterSwap:a,refusedByKernel:0,refusedByBound:1});" +
+    'const o = (c, a) => ({pods:1,volumes:2,watches:3,polled:0,ownedBeforeSwap:c,ownedAfterSwap:a,refusedByKernel:0,refusedByBound:1});' +
     "process.send({t:'registered',runtimeName:'fake',runtimeVersion:'1'});" +
-    (first ? "process.send({t:'beat',o:o(2,1)}); setTimeout(() => process.send({t:'beat',o:o(3,2)}), 50);" : "process.send({t:'beat',o:o(1,0)});") +
+    (first
+      ? "process.send({t:'beat',o:o(2,1)}); setTimeout(() => process.send({t:'beat',o:o(3,2)}), 50);"
+      : "process.send({t:'beat',o:o(1,0)});") +
     "setInterval(() => process.send({t:'beat'}), 100); process.on('disconnect', () => process.exit(0))";
   const spawned: ChildProcess[] = [];
   const s = startSupervisor({
-    name: 'envhook', index: '50', socketPath: '/x', log: silentLogger,
-    spawnWorker: (first) => { const c = spawn(NODE, ['-e', script(first)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }); spawned.push(c); return c; },
+    name: 'envhook',
+    index: '50',
+    socketPath: '/x',
+    log: silentLogger,
+    spawnWorker: (first) => {
+      const c = spawn(NODE, ['-e', script(first)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+      spawned.push(c);
+      return c;
+    },
   });
   t.teardown(() => s.stop('test over'));
   while (s.status().owners?.ownedBeforeSwap !== 3) await new Promise((r) => setTimeout(r, 20));
-  t.same(s.status().owners, { pods: 1, volumes: 2, watches: 3, polled: 0, ownedBeforeSwap: 3, ownedAfterSwap: 2, refusedByKernel: 0, refusedByBound: 1 });
+  t.same(s.status().owners, {
+    pods: 1,
+    volumes: 2,
+    watches: 3,
+    polled: 0,
+    ownedBeforeSwap: 3,
+    ownedAfterSwap: 2,
+    refusedByKernel: 0,
+    refusedByBound: 1,
+  });
   t.equal(s.status().counts.ownerRechowns, 5, 'ownerRechowns: every file owned again');
   const exited = new Promise((r) => spawned[0]!.once('exit', r));
   spawned[0]!.kill('SIGKILL');
@@ -97,7 +129,11 @@ t.test("the owner watcher: gauges of the worker now, counters added across worke
   await new Promise((r) => setImmediate(r));
   t.match(s.status().owners, { pods: 0, volumes: 0, watches: 0 }, 'no worker: nothing watched');
   while (s.status().owners?.ownedBeforeSwap !== 4) await new Promise((r) => setTimeout(r, 20));
-  t.same(s.status().owners, { pods: 1, volumes: 2, watches: 3, polled: 0, ownedBeforeSwap: 4, ownedAfterSwap: 2, refusedByKernel: 0, refusedByBound: 2 }, "the successor's counts added, its gauges taken");
+  t.same(
+    s.status().owners,
+    { pods: 1, volumes: 2, watches: 3, polled: 0, ownedBeforeSwap: 4, ownedAfterSwap: 2, refusedByKernel: 0, refusedByBound: 2 },
+    "the successor's counts added, its gauges taken",
+  );
   t.equal(s.status().counts.ownerRechowns, 6);
   await s.stop('done');
 });

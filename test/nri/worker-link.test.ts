@@ -33,6 +33,13 @@ t.test("the owner watcher's figures ride on a beat when they changed, not on eve
   o.ownedBeforeSwap = 4;
   o.ownedAfterSwap = 1;
   await new Promise((r) => setTimeout(r, 50));
-  t.same(carried().map((x) => [x.ownedBeforeSwap, x.ownedAfterSwap]), [[0, 0], [4, 1]], 'a change: sent again');
+  t.same(
+    carried().map((x) => [x.ownedBeforeSwap, x.ownedAfterSwap]),
+    [
+      [0, 0],
+      [4, 1],
+    ],
+    'a change: sent again',
+  );
   link.stop();
 });

@@ -10,11 +10,11 @@ function bundle(t: Test, text: string, mode = 0o640): string {
 }
 
 t.test('flush rewrites atomically, keeps unknown fields, big integers and the file mode', async (t) => {
-  const text = JSON.stringify(
-    { ociVersion: '1.0.2', process: { env: ['A=1'] }, 'x-vendor': { deep: [1, 2] } },
-    null,
-    2,
-  ).replace('"ociVersion"', '"big": 18446744073709551615,\n  "ociVersion"') + '\n';
+  const text =
+    JSON.stringify({ ociVersion: '1.0.2', process: { env: ['A=1'] }, 'x-vendor': { deep: [1, 2] } }, null, 2).replace(
+      '"ociVersion"',
+      '"big": 18446744073709551615,\n  "ociVersion"',
+    ) + '\n';
   const dir = bundle(t, text);
   const loaded = loadSpec(dir);
   t.equal(loaded.indent, '  ');

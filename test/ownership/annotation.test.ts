@@ -48,7 +48,16 @@ t.test('UIDs: integers in [0, 2147483647], exact messages', async (t) => {
 });
 
 t.test('item paths: relative, no .., not reserved', async (t) => {
-  const path = (p: string) => msg([{ volume: 'v', items: [{ path: 'ok', user: 1 }, { path: p, user: 1 }] }]);
+  const path = (p: string) =>
+    msg([
+      {
+        volume: 'v',
+        items: [
+          { path: 'ok', user: 1 },
+          { path: p, user: 1 },
+        ],
+      },
+    ]);
   t.equal(path('../etc/shadow'), `${A}: /0/items/1/path: path must not contain '..'`);
   t.equal(path('a/../../b'), `${A}: /0/items/1/path: path must not contain '..'`);
   t.equal(path('a/..'), `${A}: /0/items/1/path: path must not contain '..'`);

@@ -21,16 +21,24 @@ function setup(t: Test) {
   return { pod, keys, ts };
 }
 
-function run(pod: Pod, owners: unknown, opts: { mount?: object; extraMounts?: object[]; linux?: object; dryRun?: boolean; stage?: PipelineOptions['stage'] } = {}) {
+function run(
+  pod: Pod,
+  owners: unknown,
+  opts: { mount?: object; extraMounts?: object[]; linux?: object; dryRun?: boolean; stage?: PipelineOptions['stage'] } = {},
+) {
   const spec: Spec = {
     annotations: { ...pod.annotations('app'), 'envhook.io/volumeOwners': JSON.stringify(owners) },
-    mounts: [...pod.mounts('app'), {
-      destination: '/keys',
-      source: path.join(pod.dir, 'volumes/kubernetes.io~secret/keys'),
-      type: 'bind',
-      options: ['rbind', 'ro'],
-      ...opts.mount
-    }, ...(opts.extraMounts ?? [])],
+    mounts: [
+      ...pod.mounts('app'),
+      {
+        destination: '/keys',
+        source: path.join(pod.dir, 'volumes/kubernetes.io~secret/keys'),
+        type: 'bind',
+        options: ['rbind', 'ro'],
+        ...opts.mount,
+      },
+      ...(opts.extraMounts ?? []),
+    ],
     ...(opts.linux ? { linux: opts.linux } : {}),
   } as Spec;
   const settings = { kubeletRoot: pod.kubeletRoot, runtime: 'runc', logFile: undefined, logLevel: 'info' as const };
@@ -42,10 +50,14 @@ t.test('defaultUser and items, in every stage', async (t) => {
   for (const stage of ['inject', 'create', 'precreate', 'hook'] as const) {
     const { pod, ts } = setup(t);
     const r = run(pod, [{ volume: 'keys', defaultUser: 1000, items: [{ path: 'nested/dir/tls.key', user: 1001 }] }], { stage });
-    t.same(r.plan.owners, [
-      { volume: 'keys', path: 'nested/dir/tls.key', uid: 1001, hostUid: 1001 },
-      { volume: 'keys', path: 'ssh_host_rsa_key', uid: 1000, hostUid: 1000 },
-    ], stage);
+    t.same(
+      r.plan.owners,
+      [
+        { volume: 'keys', path: 'nested/dir/tls.key', uid: 1001, hostUid: 1001 },
+        { volume: 'keys', path: 'ssh_host_rsa_key', uid: 1000, hostUid: 1000 },
+      ],
+      stage,
+    );
     t.same([uid(path.join(ts, 'ssh_host_rsa_key')), uid(path.join(ts, 'nested/dir/tls.key'))], [1000, 1001], stage);
   }
 });
@@ -60,18 +72,22 @@ t.test('dry run plans, changes nothing; the spec is returned unchanged', async (
 
 t.test('user namespace: mapped through linux.uidMappings; outside the mapping fails before any chown', async (t) => {
   const { pod, ts } = setup(t);
-  const r = run(pod, [
-    { volume: 'keys', defaultUser: 1000, items: [{ path: 'ssh_host_rsa_key', user: 0 }] },
-  ], { linux: { uidMappings: USERNS, gidMappings: USERNS } });
+  const r = run(pod, [{ volume: 'keys', defaultUser: 1000, items: [{ path: 'ssh_host_rsa_key', user: 0 }] }], {
+    linux: { uidMappings: USERNS, gidMappings: USERNS },
+  });
   t.same(r.plan.owners.map((o) => o.hostUid).sort(), [100000, 101000]);
   t.same([uid(path.join(ts, 'ssh_host_rsa_key')), uid(path.join(ts, 'nested/dir/tls.key'))], [100000, 101000]);
 
   const fresh = setup(t);
-  t.throws(() => run(fresh.pod, [
-    { volume: 'keys', defaultUser: 1000, items: [{ path: 'ssh_host_rsa_key', user: 70000 }] },
-  ], { linux: { uidMappings: USERNS } }), {
-    message: `volume "keys": item path "ssh_host_rsa_key": user 70000 is outside the container's user namespace (linux.uidMappings: 0-65535 → 100000-165535)`,
-  });
+  t.throws(
+    () =>
+      run(fresh.pod, [{ volume: 'keys', defaultUser: 1000, items: [{ path: 'ssh_host_rsa_key', user: 70000 }] }], {
+        linux: { uidMappings: USERNS },
+      }),
+    {
+      message: `volume "keys": item path "ssh_host_rsa_key": user 70000 is outside the container's user namespace (linux.uidMappings: 0-65535 → 100000-165535)`,
+    },
+  );
   t.throws(() => run(fresh.pod, [{ volume: 'keys', defaultUser: 65536 }], { linux: { uidMappings: USERNS } }), {
     message: `volume "keys": defaultUser 65536 is outside the container's user namespace (linux.uidMappings: 0-65535 → 100000-165535)`,
   });
@@ -80,9 +96,10 @@ t.test('user namespace: mapped through linux.uidMappings; outside the mapping fa
 
 t.test('idmapped mount: the container UID is written as is (runc 1.1 here cannot run one)', async (t) => {
   const { pod, ts } = setup(t);
-  run(pod, [
-    { volume: 'keys', defaultUser: 1000 },
-  ], { mount: { options: ['rbind', 'ro', 'idmap'], uidMappings: USERNS, gidMappings: USERNS }, linux: { uidMappings: USERNS } });
+  run(pod, [{ volume: 'keys', defaultUser: 1000 }], {
+    mount: { options: ['rbind', 'ro', 'idmap'], uidMappings: USERNS, gidMappings: USERNS },
+    linux: { uidMappings: USERNS },
+  });
   t.equal(uid(path.join(ts, 'ssh_host_rsa_key')), 1000);
   run(pod, [{ volume: 'keys', defaultUser: 70000 }], { mount: { options: ['rbind', 'ro', 'idmap'] }, linux: { uidMappings: USERNS } });
   t.equal(uid(path.join(ts, 'ssh_host_rsa_key')), 70000, 'no user-namespace range applies to an idmapped mount');
@@ -135,10 +152,14 @@ t.test('clear errors', async (t) => {
 
 t.test('one volume of two is bad: nothing is chowned', async (t) => {
   const { pod, ts } = setup(t);
-  t.throws(() => run(pod, [
-    { volume: 'keys', defaultUser: 1000 },
-    { volume: 'gone', defaultUser: 1000 },
-  ]), { message: 'volume "gone" not found' });
+  t.throws(
+    () =>
+      run(pod, [
+        { volume: 'keys', defaultUser: 1000 },
+        { volume: 'gone', defaultUser: 1000 },
+      ]),
+    { message: 'volume "gone" not found' },
+  );
   t.equal(uid(path.join(ts, 'ssh_host_rsa_key')), 0);
 });
 

@@ -7,24 +7,25 @@ const [entry] = normalize([{ volume: 'keys', defaultUser: 1000, items: [{ path: 
 const USERNS = { kind: 'userns' as const, mappings: [{ containerID: 0, hostID: 100000, size: 65536 }] };
 
 t.test('as is, idmapped as is, mapped through a user namespace', async (t) => {
-  t.same(ownersOf(entry!, {
-    kind: 'none',
-  }), { defaultOwner: { uid: 1000, hostUid: 1000 }, items: new Map([['a/b', { uid: 0, hostUid: 0 }]]) });
+  t.same(
+    ownersOf(entry!, {
+      kind: 'none',
+    }),
+    { defaultOwner: { uid: 1000, hostUid: 1000 }, items: new Map([['a/b', { uid: 0, hostUid: 0 }]]) },
+  );
   t.same(ownersOf(entry!, { kind: 'idmapped' }).defaultOwner, { uid: 1000, hostUid: 1000 });
-  t.same(ownersOf(
-    entry!,
-    USERNS,
-  ), { defaultOwner: { uid: 1000, hostUid: 101000 }, items: new Map([['a/b', { uid: 0, hostUid: 100000 }]]) });
+  t.same(ownersOf(entry!, USERNS), {
+    defaultOwner: { uid: 1000, hostUid: 101000 },
+    items: new Map([['a/b', { uid: 0, hostUid: 100000 }]]),
+  });
   const [bare] = normalize([{ volume: 'keys' }]);
   t.same(ownersOf(bare!, USERNS), { defaultOwner: undefined, items: new Map() });
 });
 
-t.test('a UID outside the mapping: the start\'s message', async (t) => {
+t.test("a UID outside the mapping: the start's message", async (t) => {
   const [out] = normalize([{ volume: 'keys', items: [{ path: 'k', user: 70000 }] }]);
-  t.throws(() => ownersOf(
-    out!,
-    USERNS,
-  ), {
-    message: 'volume "keys": item path "k": user 70000 is outside the container\'s user namespace (linux.uidMappings: 0-65535 → 100000-165535)',
+  t.throws(() => ownersOf(out!, USERNS), {
+    message:
+      'volume "keys": item path "k": user 70000 is outside the container\'s user namespace (linux.uidMappings: 0-65535 → 100000-165535)',
   });
 });

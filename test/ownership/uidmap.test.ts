@@ -13,7 +13,10 @@ t.test('mapping through linux.uidMappings', async (t) => {
   t.equal(mapId(1000, USERNS), 101000);
   t.equal(mapId(65535, USERNS), 165535);
   t.equal(mapId(65536, USERNS), undefined, 'one past the range');
-  const split = [{ containerID: 0, hostID: 5000, size: 1 }, { containerID: 1000, hostID: 200000, size: 10 }];
+  const split = [
+    { containerID: 0, hostID: 5000, size: 1 },
+    { containerID: 1000, hostID: 200000, size: 10 },
+  ];
   t.equal(mapId(0, split), 5000);
   t.equal(mapId(1, split), undefined, 'a hole between ranges');
   t.equal(mapId(1009, split), 200009);
@@ -33,14 +36,15 @@ t.test('idmapped mounts: uidMappings or the idmap/ridmap option', async (t) => {
 
 t.test('which rule applies to a volume (SPEC §5)', async (t) => {
   const vol = '/var/lib/kubelet/pods/p/volumes/kubernetes.io~secret/keys';
-  const spec = (mountExtra: object, linux?: object): Spec => ({
-    mounts: [
-      { destination: '/proc', source: 'proc', type: 'proc' },
-      { destination: '/keys', source: vol, type: 'bind', options: ['rbind', 'ro'], ...mountExtra },
-      { destination: '/other', source: vol + '-other', type: 'bind', options: ['idmap'] },
-    ],
-    ...(linux ? { linux } : {}),
-  } as Spec);
+  const spec = (mountExtra: object, linux?: object): Spec =>
+    ({
+      mounts: [
+        { destination: '/proc', source: 'proc', type: 'proc' },
+        { destination: '/keys', source: vol, type: 'bind', options: ['rbind', 'ro'], ...mountExtra },
+        { destination: '/other', source: vol + '-other', type: 'bind', options: ['idmap'] },
+      ],
+      ...(linux ? { linux } : {}),
+    }) as Spec;
   t.same(translation(spec({}), vol), { kind: 'none' });
   t.same(translation(spec({}, { uidMappings: USERNS }), vol), { kind: 'userns', mappings: USERNS });
   t.same(translation(spec({}, { uidMappings: [] }), vol), { kind: 'none' }, 'empty mappings: no user namespace');
@@ -51,7 +55,7 @@ t.test('which rule applies to a volume (SPEC §5)', async (t) => {
   );
   t.same(translation(spec({ uidMappings: USERNS, gidMappings: USERNS }, { uidMappings: USERNS }), vol), { kind: 'idmapped' });
   t.same(
-    translation(spec({ source: vol + '/..data/key' , options: ['idmap'] }), vol),
+    translation(spec({ source: vol + '/..data/key', options: ['idmap'] }), vol),
     { kind: 'idmapped' },
     'a file of the volume mounted alone',
   );

@@ -22,7 +22,7 @@ function walk(dir: string, opts: Partial<WalkOptions> = {}) {
       skipReserved: data.timestamped === undefined,
       dryRun: false,
       onFile: (rel) => files.push(rel),
-      ...opts
+      ...opts,
     });
     return { ...stats, files: files.sort(), timestamped: data.timestamped };
   } finally {
@@ -40,14 +40,8 @@ t.test('chowns regular data files only; group, links and directories untouched',
   t.equal(fs.lstatSync(path.join(ts, 'a')).gid, 55, 'group left as it was');
   t.equal(uidOf(path.join(ts, 'sub/deep/c')), 1001, 'the item owner wins');
   t.equal(fs.lstatSync(path.join(ts, 'sub/deep/c')).mode & 0o777, 0o400, 'mode untouched');
-  for (const p of [
-    vol,
-    ts,
-    path.join(ts, 'sub'),
-    path.join(vol, 'a'),
-    path.join(vol, 'sub'),
-    path.join(vol, '..data'),
-  ]) t.equal(uidOf(p), 0, `${path.relative(vol, p)} not chowned`);
+  for (const p of [vol, ts, path.join(ts, 'sub'), path.join(vol, 'a'), path.join(vol, 'sub'), path.join(vol, '..data')])
+    t.equal(uidOf(p), 0, `${path.relative(vol, p)} not chowned`);
 });
 
 t.test('idempotent: a second run changes nothing, not even ctime', async (t) => {
@@ -73,7 +67,7 @@ t.test('dry run plans and changes nothing; no defaultUser leaves other files alo
 });
 
 t.test('hostile volume: nothing outside is reached', async (t) => {
-  const dir = t.testdir({ outside: { 'shadow': 'root only', 'dir': { 'x': 'x' } } });
+  const dir = t.testdir({ outside: { shadow: 'root only', dir: { x: 'x' } } });
   const outside = path.join(dir, 'outside');
   const vol = path.join(dir, 'vol');
   const ts = atomicWrite(vol, { a: 'A' });
@@ -168,11 +162,16 @@ t.test('a deadline passed: one line naming the volume and how far it got, not a 
   const vol = path.join(t.testdir({}), 'vol');
   const files = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`f${i}`, 'x']));
   const ts = atomicWrite(vol, files);
-  t.throws(() => walk(vol, {
-    deadline: process.hrtime.bigint() - 1n,
-  }), {
-    message: /^volume "v": owners not all set in time \(\d+ files done\): given up before the runtime's request timeout; a retry goes on from there$/,
-  });
+  t.throws(
+    () =>
+      walk(vol, {
+        deadline: process.hrtime.bigint() - 1n,
+      }),
+    {
+      message:
+        /^volume "v": owners not all set in time \(\d+ files done\): given up before the runtime's request timeout; a retry goes on from there$/,
+    },
+  );
   const left = fs.readdirSync(ts).filter((f) => uidOf(path.join(ts, f)) === 0).length;
   t.ok(left > 0 && left < 200, `stopped part way (${left} of 200 left)`);
   t.same(walk(vol, { deadline: process.hrtime.bigint() + 60_000_000_000n }).changed, left, 'a retry in time does the rest');

@@ -32,18 +32,30 @@ t.test('names, sources, removals, skipped and owned files; never a value', async
 });
 
 t.test('no env asked: no skipped list; a sandbox: nothing', async (t) => {
-  t.same(summarize({
-    container: 'app',
-    sandbox: false,
-    env: undefined,
-    owners: [],
-    mark: undefined,
-  }, []), { container: 'app', sandbox: false, env: [], removed: [], owners: [] });
-  t.same(summarize({
-    container: undefined,
-    sandbox: true,
-    env: undefined,
-    owners: [],
-    mark: undefined,
-  }, []), { container: undefined, sandbox: true, env: [], removed: [], owners: [] });
+  t.same(
+    summarize(
+      {
+        container: 'app',
+        sandbox: false,
+        env: undefined,
+        owners: [],
+        mark: undefined,
+      },
+      [],
+    ),
+    { container: 'app', sandbox: false, env: [], removed: [], owners: [] },
+  );
+  t.same(
+    summarize(
+      {
+        container: undefined,
+        sandbox: true,
+        env: undefined,
+        owners: [],
+        mark: undefined,
+      },
+      [],
+    ),
+    { container: undefined, sandbox: true, env: [], removed: [], owners: [] },
+  );
 });

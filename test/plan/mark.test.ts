@@ -20,15 +20,22 @@ t.test('checkApplied: passes when nothing was asked or the mark matches; fails o
   t.doesNotThrow(() => checkApplied({ annotations: {}, container: 'app' }));
   t.notOk(envRequested({ annotations: {}, container: 'app' }));
   t.ok(envRequested({ annotations: env, container: 'app' }));
-  t.doesNotThrow(
-    () => checkApplied({ annotations: { ...env, [APPLIED_KEY]: appliedDigest({ annotations: env, container: 'app' }) }, container: 'app' }),
+  t.doesNotThrow(() =>
+    checkApplied({ annotations: { ...env, [APPLIED_KEY]: appliedDigest({ annotations: env, container: 'app' }) }, container: 'app' }),
   );
-  t.throws(() => checkApplied({ annotations: env, container: 'app' }), new EnvhookError(
-    'env requested by annotation "envhook.io/env" was not applied before the runtime\'s create: the runtime shim (hooks/envhook-runtime in place of runc) or the precreate hook (Podman) is needed; the createRuntime hook alone cannot set variables',
-  ));
-  t.throws(() => checkApplied({
-    annotations: { ...env, [APPLIED_KEY]: 'sha256:forged' },
-    container: 'app',
-  }), { message: /\("envhook\.io\/applied" belongs to other annotations\)/ });
+  t.throws(
+    () => checkApplied({ annotations: env, container: 'app' }),
+    new EnvhookError(
+      'env requested by annotation "envhook.io/env" was not applied before the runtime\'s create: the runtime shim (hooks/envhook-runtime in place of runc) or the precreate hook (Podman) is needed; the createRuntime hook alone cannot set variables',
+    ),
+  );
+  t.throws(
+    () =>
+      checkApplied({
+        annotations: { ...env, [APPLIED_KEY]: 'sha256:forged' },
+        container: 'app',
+      }),
+    { message: /\("envhook\.io\/applied" belongs to other annotations\)/ },
+  );
   t.doesNotThrow(() => checkApplied({ annotations: env, container: 'app' }, false), 'the caller already knows nothing was asked');
 });

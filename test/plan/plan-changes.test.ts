@@ -34,7 +34,10 @@ function podSpec(t: Test, annotations: Record<string, unknown>) {
 t.test('env resolved with values, owners checked and open, the mark; nothing written', async (t) => {
   const { pod, spec } = podSpec(t, {
     'envhook.io/env': {
-      app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'config', path: 'a.env', key: 'A' } } }, { name: 'B', value: '$(A)!' }],
+      app: [
+        { name: 'A', valueFrom: { fileKeyRef: { volumeName: 'config', path: 'a.env', key: 'A' } } },
+        { name: 'B', value: '$(A)!' },
+      ],
     },
     'envhook.io/serviceLinks': { app: false },
     'envhook.io/volumeOwners': [{ volume: 'keys', defaultUser: 1000 }],
@@ -42,10 +45,19 @@ t.test('env resolved with values, owners checked and open, the mark; nothing wri
   const c = planChanges(factsFromSpec(spec), opts(pod.kubeletRoot));
   t.teardown(() => releaseOwners(c.owners));
   t.same(c.env!.env, ['PATH=/bin', 'A=from-file', 'B=from-file!']);
-  t.same([...c.env!.values], [['A', 'from-file'], ['B', 'from-file!']]);
+  t.same(
+    [...c.env!.values],
+    [
+      ['A', 'from-file'],
+      ['B', 'from-file!'],
+    ],
+  );
   t.same(c.env!.removed, ['X_SERVICE_HOST']);
   t.match(c.mark, /^sha256:/);
-  t.same(c.owners.map((o) => [o.volume, o.defaultOwner]), [['keys', { uid: 1000, hostUid: 1000 }]]);
+  t.same(
+    c.owners.map((o) => [o.volume, o.defaultOwner]),
+    [['keys', { uid: 1000, hostUid: 1000 }]],
+  );
   const data = path.join(pod.dir, 'volumes/kubernetes.io~secret/keys/..data/k');
   t.equal(fs.statSync(data).uid, 0, 'the plan chowns nothing');
 });
@@ -61,32 +73,40 @@ t.test('the pod directory is looked up only when a volume is needed', async (t) 
     ],
   };
   t.same(planChanges(factsFromSpec(values), opts(nowhere)).env!.env, ['A=1'], 'values only: two pods in the mounts are never looked at');
-  const files = { ...values, annotations: {
-    ...(values.annotations as object),
-    'envhook.io/envFrom': '{"app":[{"fileRef":{"volumeName":"config","path":"a.env"}}]}',
-  } } as Spec;
+  const files = {
+    ...values,
+    annotations: {
+      ...(values.annotations as object),
+      'envhook.io/envFrom': '{"app":[{"fileRef":{"volumeName":"config","path":"a.env"}}]}',
+    },
+  } as Spec;
   t.throws(
     () => planChanges(factsFromSpec(files), opts(nowhere)),
     new EnvhookError(`config.json mounts name more than one pod under ${nowhere}/pods`),
   );
-  t.same(planChanges(
-    factsFromSpec(files, { volumes: new Map([['config', t.testdir({ 'a.env': "Z='1'\n" })]]) }),
-    opts(nowhere),
-  ).env!.set.map((s) => s.name), ['Z', 'A'], 'an override needs no pod');
+  t.same(
+    planChanges(factsFromSpec(files, { volumes: new Map([['config', t.testdir({ 'a.env': "Z='1'\n" })]]) }), opts(nowhere)).env!.set.map(
+      (s) => s.name,
+    ),
+    ['Z', 'A'],
+    'an override needs no pod',
+  );
 });
 
 t.test('the hook stage checks the mark and resolves nothing; sandboxes pass', async (t) => {
   const { pod, spec } = podSpec(t, {
     'envhook.io/env': { app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'nope', path: 'a.env', key: 'A' } } }] },
   });
-  t.throws(() => planChanges(
-    factsFromSpec(spec),
-    opts(pod.kubeletRoot, 'verify'),
-  ), { message: /^env requested by annotation "envhook\.io\/env" was not applied/ });
+  t.throws(() => planChanges(factsFromSpec(spec), opts(pod.kubeletRoot, 'verify')), {
+    message: /^env requested by annotation "envhook\.io\/env" was not applied/,
+  });
   t.throws(() => planChanges(factsFromSpec(spec), opts(pod.kubeletRoot)), new EnvhookError('volume "nope" not found'));
   const sandbox = { ...spec, annotations: { ...(spec.annotations as object), 'io.kubernetes.cri.container-type': 'sandbox' } } as Spec;
-  t.same(planChanges(
-    factsFromSpec(sandbox),
-    opts('/nonexistent'),
-  ), { container: 'app', sandbox: true, env: undefined, owners: [], mark: undefined });
+  t.same(planChanges(factsFromSpec(sandbox), opts('/nonexistent')), {
+    container: 'app',
+    sandbox: true,
+    env: undefined,
+    owners: [],
+    mark: undefined,
+  });
 });

@@ -13,8 +13,14 @@ const annotations = {
 
 t.test('entries for this container; serviceLinks through "*"', async (t) => {
   const req = envRequest({ annotations, container: 'app' })!;
-  t.same(req.env.map((v) => v.name), ['A', 'B']);
-  t.same(req.envFrom.map((s) => s.fileRef?.volumeName), ['from-vol']);
+  t.same(
+    req.env.map((v) => v.name),
+    ['A', 'B'],
+  );
+  t.same(
+    req.envFrom.map((s) => s.fileRef?.volumeName),
+    ['from-vol'],
+  );
   t.equal(req.removeServiceLinks, true);
   t.same(
     envRequest({ annotations: { 'envhook.io/serviceLinks': '{"*":true}' }, container: 'app' }),
@@ -25,22 +31,40 @@ t.test('entries for this container; serviceLinks through "*"', async (t) => {
   t.equal(envRequest({ annotations: {}, container: 'app' }), undefined);
 });
 
-t.test('owners are the pod\'s; volumes that need the pod directory', async (t) => {
-  t.same(ownersRequest({ annotations }).map((o) => o.volume), ['keys']);
+t.test("owners are the pod's; volumes that need the pod directory", async (t) => {
+  t.same(
+    ownersRequest({ annotations }).map((o) => o.volume),
+    ['keys'],
+  );
   t.same(ownersRequest({ annotations: {} }), []);
   const req = envRequest({ annotations, container: 'app' });
   const owners = ownersRequest({ annotations });
   t.same(podVolumes(req, owners, new Map()), ['from-vol', 'env-vol', 'keys']);
-  t.same(podVolumes(req, owners, new Map([['from-vol', '/d'], ['keys', '/k']])), ['env-vol'], 'overridden volumes need no pod');
+  t.same(
+    podVolumes(
+      req,
+      owners,
+      new Map([
+        ['from-vol', '/d'],
+        ['keys', '/k'],
+      ]),
+    ),
+    ['env-vol'],
+    'overridden volumes need no pod',
+  );
   t.same(
     podVolumes({ env: [{ name: 'B', value: 'b' }], envFrom: [], removeServiceLinks: true }, [], new Map()),
     [],
     'values only: no pod directory',
   );
-  t.same(podVolumes(
-    { env: [{ name: 'W', valueFrom: { fileRef: { volumeName: 'vault', path: 'pw' } } }], envFrom: [], removeServiceLinks: false },
-    [],
-    new Map(),
-  ), ['vault'], 'a fileRef volume');
+  t.same(
+    podVolumes(
+      { env: [{ name: 'W', valueFrom: { fileRef: { volumeName: 'vault', path: 'pw' } } }], envFrom: [], removeServiceLinks: false },
+      [],
+      new Map(),
+    ),
+    ['vault'],
+    'a fileRef volume',
+  );
   t.same(podVolumes(undefined, [], new Map()), []);
 });

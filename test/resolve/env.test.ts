@@ -10,9 +10,11 @@ import type { EnvVar } from '../../src/k8s/annotations.ts';
 const CANARY = 'CANARY-7f3a9c-secret';
 
 function volumes(t: Test, files: FixtureDirContent): VolumeLocator {
-  const dir = t.testdir({ pod: {
-    volumes: { 'kubernetes.io~empty-dir': { config: files }, 'kubernetes.io~secret': { keys: {} }, 'kubernetes.io~nfs': { share: {} } },
-  } });
+  const dir = t.testdir({
+    pod: {
+      volumes: { 'kubernetes.io~empty-dir': { config: files }, 'kubernetes.io~secret': { keys: {} }, 'kubernetes.io~nfs': { share: {} } },
+    },
+  });
   return createVolumeLocator({ pod: { dir: path.join(dir, 'pod'), uid: undefined, from: 'flag' }, overrides: new Map() });
 }
 const ref = (key: string, p = 'config.env', optional?: boolean): EnvVar => ({
@@ -32,11 +34,19 @@ const message = (fn: () => unknown): string => {
 
 t.test('resolution order: process env, service links, envFrom in order, env in order', async (t) => {
   const v = volumes(t, { 'a.env': "A='from-a'\nB='from-a'\nSHARED='a'\n", 'b.env': "SHARED='b'\nC='$(A)'\n" });
-  const r = resolve(['PATH=/bin', 'A=image', 'X_SERVICE_HOST=1', 'X_PORT=tcp://1:1', 'Z=z'], {
-    removeServiceLinks: true,
-    envFrom: [{ fileRef: { volumeName: 'config', path: 'a.env' } }, { prefix: 'P_', fileRef: { volumeName: 'config', path: 'b.env' } }],
-    env: [{ name: 'B', value: 'v-$(A)-$(P_SHARED)-$(X_PORT)-$(LATER)' }, { name: 'LATER', value: 'l' }, { name: 'E', value: '$(P_C)' }],
-  }, v);
+  const r = resolve(
+    ['PATH=/bin', 'A=image', 'X_SERVICE_HOST=1', 'X_PORT=tcp://1:1', 'Z=z'],
+    {
+      removeServiceLinks: true,
+      envFrom: [{ fileRef: { volumeName: 'config', path: 'a.env' } }, { prefix: 'P_', fileRef: { volumeName: 'config', path: 'b.env' } }],
+      env: [
+        { name: 'B', value: 'v-$(A)-$(P_SHARED)-$(X_PORT)-$(LATER)' },
+        { name: 'LATER', value: 'l' },
+        { name: 'E', value: '$(P_C)' },
+      ],
+    },
+    v,
+  );
   t.same(r.env, [
     'PATH=/bin',
     'A=from-a',
@@ -49,7 +59,10 @@ t.test('resolution order: process env, service links, envFrom in order, env in o
     'E=$(A)',
   ]);
   t.same(r.removed, ['X_SERVICE_HOST', 'X_PORT']);
-  t.same(r.set.map((s) => s.name), ['A', 'SHARED', 'P_SHARED', 'P_C', 'B', 'LATER', 'E']);
+  t.same(
+    r.set.map((s) => s.name),
+    ['A', 'SHARED', 'P_SHARED', 'P_C', 'B', 'LATER', 'E'],
+  );
   t.equal(r.set.find((s) => s.name === 'B')!.source, 'value');
   t.equal(r.set.find((s) => s.name === 'P_C')!.source, 'envFrom volume "config": file "b.env"');
 });
@@ -66,29 +79,51 @@ t.test('fileKeyRef: one key; optional covers a missing file and a missing key on
     'bad.env': `OK='1'\nSECRET=${CANARY}\n`,
     dir: {},
   });
-  const r = resolve([], { env: [
-    ref('CONFIG_VAR'),
-    ref('EMPTY'),
-    ref('RAW'),
-    ref('NOPE', 'config.env', true),
-    ref('X', 'missing.env', true),
-    ref('Y', 'no/dir.env', true),
-  ] }, v);
+  const r = resolve(
+    [],
+    {
+      env: [
+        ref('CONFIG_VAR'),
+        ref('EMPTY'),
+        ref('RAW'),
+        ref('NOPE', 'config.env', true),
+        ref('X', 'missing.env', true),
+        ref('Y', 'no/dir.env', true),
+      ],
+    },
+    v,
+  );
   t.same(r.env, ['CONFIG_VAR=HELLO', 'EMPTY=', 'RAW=$(CONFIG_VAR) $$'], 'values from files are never expanded');
-  t.same(r.skipped.map((s) => s.source), [
-    'volume "config": file "config.env": key "NOPE" (optional, key not found)',
-    'volume "config": file "missing.env": key "X" (optional, file not found)',
-    'volume "config": file "no/dir.env": key "Y" (optional, file not found)',
-  ]);
-  t.equal(message(() => resolve([], { env: [ref('NOPE')] }, v)), 'volume "config": file "config.env": key "NOPE" not found');
-  t.equal(message(() => resolve([], { env: [ref('X', 'missing.env')] }, v)), 'volume "config": file "missing.env": not found');
+  t.same(
+    r.skipped.map((s) => s.source),
+    [
+      'volume "config": file "config.env": key "NOPE" (optional, key not found)',
+      'volume "config": file "missing.env": key "X" (optional, file not found)',
+      'volume "config": file "no/dir.env": key "Y" (optional, file not found)',
+    ],
+  );
+  t.equal(
+    message(() => resolve([], { env: [ref('NOPE')] }, v)),
+    'volume "config": file "config.env": key "NOPE" not found',
+  );
+  t.equal(
+    message(() => resolve([], { env: [ref('X', 'missing.env')] }, v)),
+    'volume "config": file "missing.env": not found',
+  );
   t.equal(
     message(() => resolve([], { env: [ref('OK', 'bad.env', true)] }, v)),
     'volume "config": file "bad.env": line 2: value must be single-quoted',
   );
-  t.equal(message(() => resolve([], { env: [ref('OK', 'dir', true)] }, v)), 'volume "config": file "dir": is a directory');
+  t.equal(
+    message(() => resolve([], { env: [ref('OK', 'dir', true)] }, v)),
+    'volume "config": file "dir": is a directory',
+  );
   const missingVolume: EnvVar = { name: 'A', valueFrom: { fileKeyRef: { volumeName: 'other', path: 'a', key: 'A', optional: true } } };
-  t.equal(message(() => resolve([], { env: [missingVolume] }, v)), 'volume "other" not found', 'optional does not cover a missing volume');
+  t.equal(
+    message(() => resolve([], { env: [missingVolume] }, v)),
+    'volume "other" not found',
+    'optional does not cover a missing volume',
+  );
   const secret: EnvVar = { name: 'A', valueFrom: { fileKeyRef: { volumeName: 'keys', path: 'a', key: 'A' } } };
   t.equal(
     message(() => resolve([], { env: [secret] }, v)),
@@ -128,25 +163,35 @@ t.test('symlinks and oversized files are refused', async (t) => {
   const dir = v.find('config', 'emptyDir');
   fs.symlinkSync('real.env', path.join(dir, 'link.env'));
   fs.writeFileSync(path.join(dir, 'big.env'), `A='${'x'.repeat(70000)}'\n`);
-  t.equal(message(() => resolve([], { env: [ref('A', 'link.env')] }, v)), 'volume "config": file "link.env": is a symbolic link');
-  t.equal(message(() => resolve([], { env: [ref('A', 'big.env')] }, v)), 'volume "config": file "big.env": larger than 65536 bytes');
+  t.equal(
+    message(() => resolve([], { env: [ref('A', 'link.env')] }, v)),
+    'volume "config": file "link.env": is a symbolic link',
+  );
+  t.equal(
+    message(() => resolve([], { env: [ref('A', 'big.env')] }, v)),
+    'volume "config": file "big.env": larger than 65536 bytes',
+  );
 });
 
 t.test('fileRef: a whole file as the value, in env order, never expanded; optional covers a missing file', async (t) => {
-  const v = volumes(t, { 'password': `${CANARY}-$(A)\n`, 'a.env': "A='from-a'\n", 'nul': `${CANARY}\0` });
+  const v = volumes(t, { password: `${CANARY}-$(A)\n`, 'a.env': "A='from-a'\n", nul: `${CANARY}\0` });
   const file = (name: string, p: string, optional?: boolean): EnvVar => ({
     name,
     valueFrom: { fileRef: { volumeName: 'config', path: p, ...(optional === undefined ? {} : { optional }) } },
   });
-  const r = resolve(['PW=image'], {
-    envFrom: [{ fileRef: { volumeName: 'config', path: 'a.env' } }],
-    env: [
-      { name: 'BEFORE', value: '$(PW)' },
-      file('PW', 'password'),
-      { name: 'URL', value: 'db://u:$(PW)@h' },
-      file('GONE', 'missing', true),
-    ],
-  }, v);
+  const r = resolve(
+    ['PW=image'],
+    {
+      envFrom: [{ fileRef: { volumeName: 'config', path: 'a.env' } }],
+      env: [
+        { name: 'BEFORE', value: '$(PW)' },
+        file('PW', 'password'),
+        { name: 'URL', value: 'db://u:$(PW)@h' },
+        file('GONE', 'missing', true),
+      ],
+    },
+    v,
+  );
   t.same(
     r.env,
     ['PW=' + `${CANARY}-$(A)`, 'A=from-a', 'BEFORE=image', `URL=db://u:${CANARY}-$(A)@h`],
@@ -154,7 +199,10 @@ t.test('fileRef: a whole file as the value, in env order, never expanded; option
   );
   t.equal(r.set.find((s) => s.name === 'PW')!.source, 'fileRef volume "config": file "password"');
   t.same(r.skipped, [{ name: 'GONE', source: 'fileRef volume "config": file "missing" (optional, not found)' }]);
-  t.equal(message(() => resolve([], { env: [file('X', 'missing')] }, v)), 'volume "config": file "missing": not found');
+  t.equal(
+    message(() => resolve([], { env: [file('X', 'missing')] }, v)),
+    'volume "config": file "missing": not found',
+  );
   t.equal(
     message(() => resolve([], { env: [file('X', 'nul', true)] }, v)),
     'volume "config": file "nul": contains a NUL byte (a variable cannot hold one)',
@@ -167,20 +215,24 @@ t.test('fileRef: a whole file as the value, in env order, never expanded; option
 
 t.test('envFrom volumeRef: each regular file a variable, prefixed; invalid names skipped as the kubelet skips keys', async (t) => {
   const v = volumes(t, {
-    'DB_USER': 'app\n',
+    DB_USER: 'app\n',
     'tls.crt': `${CANARY}-cert\n`,
     'a=b': 'x',
     sub: { PASSWORD: `${CANARY}\n`, deeper: { X: 'x' } },
     nul: { BAD: `${CANARY}\0` },
   });
-  const r = resolve(['DB_USER=image'], {
-    envFrom: [
-      { volumeRef: { volumeName: 'config' } },
-      { prefix: 'S_', volumeRef: { volumeName: 'config', path: 'sub' } },
-      { prefix: 'G_', volumeRef: { volumeName: 'config', path: 'gone', optional: true } },
-    ],
-    env: [{ name: 'DSN', value: '$(DB_USER):$(S_PASSWORD)' }],
-  }, v);
+  const r = resolve(
+    ['DB_USER=image'],
+    {
+      envFrom: [
+        { volumeRef: { volumeName: 'config' } },
+        { prefix: 'S_', volumeRef: { volumeName: 'config', path: 'sub' } },
+        { prefix: 'G_', volumeRef: { volumeName: 'config', path: 'gone', optional: true } },
+      ],
+      env: [{ name: 'DSN', value: '$(DB_USER):$(S_PASSWORD)' }],
+    },
+    v,
+  );
   t.same(
     r.env,
     ['DB_USER=app', `tls.crt=${CANARY}-cert`, `S_PASSWORD=${CANARY}`, `DSN=app:${CANARY}`],

@@ -14,7 +14,12 @@ const CANARY = 'CANARY-files-9d';
 t.test('one read and parse per file; optional covers a missing file only', async (t) => {
   const dir = t.testdir({ 'a.env': `A='${CANARY}'\n`, 'bad.env': `A='${CANARY}\n`, sub: {} });
   let parses = 0;
-  const find = (name: string) => (name === 'v' ? dir : (() => { throw new EnvhookError(`volume "${name}" not found`); })());
+  const find = (name: string) =>
+    name === 'v'
+      ? dir
+      : (() => {
+          throw new EnvhookError(`volume "${name}" not found`);
+        })();
   const volumes: VolumeLocator = { find, envSource: (name) => ({ dir: find(name), viaData: false }) };
   const files = new EnvFiles(volumes, (b) => (parses++, parseEnvFile(b)));
   t.same([...files.read({ volumeName: 'v', path: 'a.env' })!], [['A', CANARY]]);
@@ -47,11 +52,20 @@ t.test('secret, configMap, projected, downwardAPI and CSI volumes of a kubelet-l
       { plugin: 'projected', name: 'all', payload: { 'p.env': env } },
       { plugin: 'downward-api', name: 'info', payload: { 'd.env': env } },
     ],
-    csi: [{ name: 'vault', layout: 'atomic', files: { 'v.env': env } }, { name: 'later', layout: 'unmounted' }],
+    csi: [
+      { name: 'vault', layout: 'atomic', files: { 'v.env': env } },
+      { name: 'later', layout: 'unmounted' },
+    ],
   });
   fs.mkdirSync(path.join(pod.dir, 'volumes/kubernetes.io~nfs/share'), { recursive: true });
   const files = new EnvFiles(createVolumeLocator({ pod: { dir: pod.dir, uid: pod.uid, from: 'uid' }, overrides: new Map() }), parseEnvFile);
-  for (const [volumeName, p] of [['db', 'db.env'], ['cfg', 'app.env'], ['all', 'p.env'], ['info', 'd.env'], ['vault', 'v.env']] as const) {
+  for (const [volumeName, p] of [
+    ['db', 'db.env'],
+    ['cfg', 'app.env'],
+    ['all', 'p.env'],
+    ['info', 'd.env'],
+    ['vault', 'v.env'],
+  ] as const) {
     t.same([...files.read({ volumeName, path: p })!], [['A', CANARY]], volumeName);
   }
   t.equal(files.read({ volumeName: 'later', path: 'v.env', optional: true }), undefined, 'a CSI volume not mounted yet: optional skips');
@@ -109,16 +123,26 @@ t.test('value: a whole file of a secret or CSI volume, read once; errors name vo
 t.test('dir: the files of a secret and a CSI volume as variables; errors name volume and file only', async (t) => {
   const pod = makePod(path.join(t.testdir({}), 'kubelet'), {
     atomic: [{ plugin: 'secret', name: 'db', payload: { username: 'app\n', password: `${CANARY}\n`, '.dockerconfigjson': '{}' } }],
-    csi: [{ name: 'vault', layout: 'plain', files: { 'db-password': CANARY, 'bad key': 'x', 'é': 'x' } }],
+    csi: [{ name: 'vault', layout: 'plain', files: { 'db-password': CANARY, 'bad key': 'x', é: 'x' } }],
   });
   const files = new EnvFiles(createVolumeLocator({ pod: { dir: pod.dir, uid: pod.uid, from: 'uid' }, overrides: new Map() }), parseEnvFile);
-  t.same(files.dir(
-    { volumeName: 'db' },
-    'DB_',
-  ), { vars: new Map([['DB_.dockerconfigjson', '{}'], ['DB_password', CANARY], ['DB_username', 'app']]), invalid: [] });
+  t.same(files.dir({ volumeName: 'db' }, 'DB_'), {
+    vars: new Map([
+      ['DB_.dockerconfigjson', '{}'],
+      ['DB_password', CANARY],
+      ['DB_username', 'app'],
+    ]),
+    invalid: [],
+  });
   t.same(
     files.dir({ volumeName: 'vault' }, ''),
-    { vars: new Map([['bad key', 'x'], ['db-password', CANARY]]), invalid: ['é'] },
+    {
+      vars: new Map([
+        ['bad key', 'x'],
+        ['db-password', CANARY],
+      ]),
+      invalid: ['é'],
+    },
     'the relaxed rule: printable ASCII without =',
   );
   const ts = path.join(atomicVolumeDir(pod, 'secret', 'db'), fs.readlinkSync(path.join(atomicVolumeDir(pod, 'secret', 'db'), '..data')));

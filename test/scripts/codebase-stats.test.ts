@@ -22,7 +22,8 @@ t.test('no import runs against the layer order', async (t) => {
 
 t.test('no folder cycle', async (t) => {
   const { folderCycles } = analyze(root);
-  for (const c of folderCycles) t.fail(`folders ${c.folders.join(', ')} import each other: ${c.imports.map((e) => `${e.from} → ${e.to}`).join('; ')}`);
+  for (const c of folderCycles)
+    t.fail(`folders ${c.folders.join(', ')} import each other: ${c.imports.map((e) => `${e.from} → ${e.to}`).join('; ')}`);
   t.equal(folderCycles.length, 0, 'no folder cycle');
 });
 
@@ -44,7 +45,11 @@ t.test('the check finds a back arrow and a folder cycle where there is one', asy
     ['errors.ts -> pipeline.ts', 'k8s/pod.ts -> facts/facts.ts'],
     'an import of a higher layer, from a file or from a folder',
   );
-  t.same(stats.folderCycles.map((c) => c.folders), [['facts', 'k8s']], 'facts and k8s import each other');
+  t.same(
+    stats.folderCycles.map((c) => c.folders),
+    [['facts', 'k8s']],
+    'facts and k8s import each other',
+  );
   t.equal(stats.files, 4, 'generated/ is not a source file');
   t.same([stats.withLogic, stats.mirrored], [1, 1], 'facts.ts has logic and its mirrored test');
   t.equal(stats.readmeBytes, 10);

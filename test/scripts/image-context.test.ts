@@ -46,16 +46,22 @@ t.test('the same ENTRYPOINT and CMD, and the entrypoint is one of the files', as
 
 const SEA = path.join(REPO, 'dist/envhook');
 
-const missing = !fs.existsSync(SEA) ? 'dist/envhook not built (npm run build makes it unless ENVHOOK_NO_SEA is set)' : !whichSync(
-  'readelf',
-) ? 'readelf not installed (apt-get install binutils)' : false;
+const missing = !fs.existsSync(SEA)
+  ? 'dist/envhook not built (npm run build makes it unless ENVHOOK_NO_SEA is set)'
+  : !whichSync('readelf')
+    ? 'readelf not installed (apt-get install binutils)'
+    : false;
 
 t.test('the libraries: what readelf says the executable needs, as ldd resolves them', { skip: missing }, async (t) => {
   const libs = sharedLibraries(SEA);
   const dynamic = execFileSync('readelf', ['--dynamic', SEA], { encoding: 'utf8' });
   const needed = [...dynamic.matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)].map((m) => m[1]!);
   t.ok(needed.length > 0, `NEEDED: ${needed.join(', ')}`);
-  for (const so of needed) t.ok(libs.some((l) => path.basename(l) === so), `${so} is in the image`);
+  for (const so of needed)
+    t.ok(
+      libs.some((l) => path.basename(l) === so),
+      `${so} is in the image`,
+    );
   const interp = /Requesting program interpreter: ([^\]]+)\]/.exec(
     execFileSync('readelf', ['--program-headers', SEA], { encoding: 'utf8' }),
   )?.[1];

@@ -33,24 +33,28 @@ t.test("the kubelet's order: files, ..data swap, then visible links, pruning, ol
   const vol = path.join(t.testdir({}), 'vol');
   const old = atomicWrite(vol, { a: 'A', gone: 'G' });
   const seen: string[] = [];
-  const ts = atomicWrite(vol, { a: 'A2', 'n/new': { data: 'N', mode: 0o400, uid: 1234 } }, {
-    beforeRename: (dir) => {
-      seen.push('beforeRename');
-      t.equal(fs.readlinkSync(path.join(vol, '..data')), path.basename(old), 'before the swap ..data is the old dir');
-      t.equal(fs.readFileSync(path.join(dir, 'n/new'), 'utf8'), 'N', 'every file written before the swap');
-      t.equal(fs.statSync(path.join(dir, 'n/new')).mode & 0o777, 0o400);
-      t.equal(fs.statSync(path.join(dir, 'n/new')).uid, 1234, 'FsUser applied as the file is written');
-      t.equal(fs.statSync(path.join(dir, 'n/new')).gid, 0, 'group left as is');
-      t.notOk(fs.existsSync(path.join(vol, '..data_tmp')));
+  const ts = atomicWrite(
+    vol,
+    { a: 'A2', 'n/new': { data: 'N', mode: 0o400, uid: 1234 } },
+    {
+      beforeRename: (dir) => {
+        seen.push('beforeRename');
+        t.equal(fs.readlinkSync(path.join(vol, '..data')), path.basename(old), 'before the swap ..data is the old dir');
+        t.equal(fs.readFileSync(path.join(dir, 'n/new'), 'utf8'), 'N', 'every file written before the swap');
+        t.equal(fs.statSync(path.join(dir, 'n/new')).mode & 0o777, 0o400);
+        t.equal(fs.statSync(path.join(dir, 'n/new')).uid, 1234, 'FsUser applied as the file is written');
+        t.equal(fs.statSync(path.join(dir, 'n/new')).gid, 0, 'group left as is');
+        t.notOk(fs.existsSync(path.join(vol, '..data_tmp')));
+      },
+      afterRename: (dir) => {
+        seen.push('afterRename');
+        t.equal(fs.readlinkSync(path.join(vol, '..data')), path.basename(dir));
+        t.notOk(fs.lstatSync(path.join(vol, 'n'), { throwIfNoEntry: false }), 'new visible names come after the swap');
+        t.ok(fs.lstatSync(path.join(vol, 'gone')), 'pruning comes after the swap');
+        t.ok(fs.existsSync(old), 'the old dir is removed last');
+      },
     },
-    afterRename: (dir) => {
-      seen.push('afterRename');
-      t.equal(fs.readlinkSync(path.join(vol, '..data')), path.basename(dir));
-      t.notOk(fs.lstatSync(path.join(vol, 'n'), { throwIfNoEntry: false }), 'new visible names come after the swap');
-      t.ok(fs.lstatSync(path.join(vol, 'gone')), 'pruning comes after the swap');
-      t.ok(fs.existsSync(old), 'the old dir is removed last');
-    },
-  });
+  );
   t.same(seen, ['beforeRename', 'afterRename']);
   t.same(fs.readdirSync(vol).sort(), ['..data', path.basename(ts), 'a', 'n'].sort());
   t.equal(fs.readlinkSync(path.join(vol, 'n')), '..data/n');

@@ -15,14 +15,8 @@ const N = 64;
 
 type Start = (bundle: string, kubeletRoot: string, i: number) => Promise<CliResult>;
 
-const viaInject: Start = (b, kubeletRoot) => runAsync(NODE24, [
-  CLI,
-  'inject',
-  '--bundle',
-  b,
-  '--kubelet-root',
-  kubeletRoot,
-], { timeoutMs: 120_000 });
+const viaInject: Start = (b, kubeletRoot) =>
+  runAsync(NODE24, [CLI, 'inject', '--bundle', b, '--kubelet-root', kubeletRoot], { timeoutMs: 120_000 });
 
 /** containerd's create through the sh front; the fake real runtime records that it ran. */
 function viaShim(root: string): Start {
@@ -30,13 +24,14 @@ function viaShim(root: string): Start {
   fs.mkdirSync(path.dirname(runtime), { recursive: true });
   fs.writeFileSync(runtime, '#!/bin/sh\nwhile [ $# -gt 1 ]; do shift; done\n: > "$PWD/ran-$1"\n', { mode: 0o755 });
   return (b, kubeletRoot, i) =>
-    runAsync('/bin/sh', [
-      '-c',
-      `cd '${root}' && exec /bin/sh '${FRONT}' --log '${b}/log.json' --log-format json create --bundle '${b}' c${i}`,
-    ], {
-      env: { PATH: process.env.PATH, ENVHOOK_RUNTIME: runtime, ENVHOOK_KUBELET_ROOT: kubeletRoot },
-      timeoutMs: 120_000,
-    });
+    runAsync(
+      '/bin/sh',
+      ['-c', `cd '${root}' && exec /bin/sh '${FRONT}' --log '${b}/log.json' --log-format json create --bundle '${b}' c${i}`],
+      {
+        env: { PATH: process.env.PATH, ENVHOOK_RUNTIME: runtime, ENVHOOK_KUBELET_ROOT: kubeletRoot },
+        timeoutMs: 120_000,
+      },
+    );
 }
 
 for (const [how, startOf] of [
@@ -50,7 +45,7 @@ for (const [how, startOf] of [
     for (let i = 0; i < N; i++) files[`own/c${i}.env`] = `O='own value of c${i}'\n`;
     const pod = makePod(path.join(root, 'kubelet'), { emptyDirs: { cfg: files } });
     const secret = path.join(pod.dir, 'volumes/kubernetes.io~secret/keys');
-    const ts = atomicWrite(secret, { 'ssh_host_key': 'KEY', 'ssh_host_key.pub': 'PUB' });
+    const ts = atomicWrite(secret, { ssh_host_key: 'KEY', 'ssh_host_key.pub': 'PUB' });
     const env: Record<string, unknown[]> = {};
     for (let i = 0; i < N; i++) {
       env[`c${i}`] = [
@@ -64,9 +59,8 @@ for (const [how, startOf] of [
       'envhook.io/env': JSON.stringify(env),
       'envhook.io/volumeOwners': JSON.stringify([{ volume: 'keys', defaultUser: 2000, items: [{ path: 'ssh_host_key', user: 2001 }] }]),
     };
-    const volumeSnapshot = () => Object.fromEntries(
-      Object.keys(files).map((f) => [f, snapshot(path.join(pod.emptyDir('cfg'), f)).content]),
-    );
+    const volumeSnapshot = () =>
+      Object.fromEntries(Object.keys(files).map((f) => [f, snapshot(path.join(pod.emptyDir('cfg'), f)).content]));
     const before = volumeSnapshot();
     const bundles: string[] = [];
     for (let i = 0; i < N; i++) {

@@ -102,9 +102,18 @@ t.test('SIGKILL at each step of the atomic write', async (t) => {
   for (const step of STEPS) {
     const mine = results.filter((r) => r.step === step);
     const want: State = step === 'renamed' || step === 'dir-synced' ? 'new' : 'old';
-    t.ok(mine.every((r) => r.killed), `${step}: killed at the step`);
-    t.ok(mine.every((r) => r.state === want), `${step}: config.json is the ${want} file (${mine.map((r) => r.state).join(',')})`);
-    t.ok(mine.every((r) => r.temps <= 1), `${step}: at most the one temporary file of the killed write remains`);
+    t.ok(
+      mine.every((r) => r.killed),
+      `${step}: killed at the step`,
+    );
+    t.ok(
+      mine.every((r) => r.state === want),
+      `${step}: config.json is the ${want} file (${mine.map((r) => r.state).join(',')})`,
+    );
+    t.ok(
+      mine.every((r) => r.temps <= 1),
+      `${step}: at most the one temporary file of the killed write remains`,
+    );
   }
   t.comment(`step trials: ${results.length}, torn: ${results.filter((r) => r.state === 'torn').length}`);
 });
@@ -153,8 +162,14 @@ t.test('SIGKILL at random moments of the flush child, half of them inside the at
     torn,
   };
   t.equal(torn, 0, `never torn: ${JSON.stringify(counts)} (run ${life} ms, write ${flush} ms)`);
-  t.ok(results.every((r) => r.killed || r.ok), 'every run was killed or succeeded');
-  t.ok(results.filter((r) => r.ok).every((r) => r.temps === 0), 'no temporary file after any completed run');
+  t.ok(
+    results.every((r) => r.killed || r.ok),
+    'every run was killed or succeeded',
+  );
+  t.ok(
+    results.filter((r) => r.ok).every((r) => r.temps === 0),
+    'no temporary file after any completed run',
+  );
   t.ok(
     results.filter((r) => r.killed && r.state === 'new').every((r) => r.temps === 0),
     'a run killed after its rename leaves no temporary file',
@@ -172,7 +187,10 @@ t.test('kill -9 of the real CLI (envhook inject) at random moments (120 trials)'
   fs.mkdirSync(vol);
   fs.writeFileSync(path.join(vol, 'app.env'), "A='from the file'\nB='two'\n");
   const envAnnotation = JSON.stringify({
-    app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: 'app.env', key: 'A' } } }, { name: 'C', value: 'x$(A)' }],
+    app: [
+      { name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: 'app.env', key: 'A' } } },
+      { name: 'C', value: 'x$(A)' },
+    ],
   });
   const original = bigSpec().replace(
     '"annotations": {',
@@ -212,9 +230,18 @@ t.test('kill -9 of the real CLI (envhook inject) at random moments (120 trials)'
   );
   const counts = countTrials(results);
   t.equal(counts.torn, 0, `never torn: ${JSON.stringify(counts)} (run ${life} ms)`);
-  t.ok(results.every((r) => r.killed || r.ok), 'every run was killed or succeeded');
-  t.ok(results.filter((r) => r.ok).every((r) => r.temps === 0), 'no temporary file after any completed run');
-  t.ok(results.every((r) => r.state !== 'old' || r.killed), 'only a killed run leaves the old file');
+  t.ok(
+    results.every((r) => r.killed || r.ok),
+    'every run was killed or succeeded',
+  );
+  t.ok(
+    results.filter((r) => r.ok).every((r) => r.temps === 0),
+    'no temporary file after any completed run',
+  );
+  t.ok(
+    results.every((r) => r.state !== 'old' || r.killed),
+    'only a killed run leaves the old file',
+  );
 });
 
 t.test('kill -9 of the runtime shim (front and envhook, the whole process group) at random moments (60 trials)', async (t) => {
@@ -242,14 +269,17 @@ t.test('kill -9 of the runtime shim (front and envhook, the whole process group)
         { env: b.env, stdio: 'ignore', detached: true },
       );
       let killed = false;
-      const timer = killAfterMs === undefined ? undefined : setTimeout(() => {
-        killed = true;
-        try {
-          process.kill(-child.pid!, 'SIGKILL');
-        } catch {
-          /* already gone */
-        }
-      }, killAfterMs);
+      const timer =
+        killAfterMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              killed = true;
+              try {
+                process.kill(-child.pid!, 'SIGKILL');
+              } catch {
+                /* already gone */
+              }
+            }, killAfterMs);
       child.on('close', (code) => {
         clearTimeout(timer);
         resolve({ ms: Date.now() - start, killed: killed && code === null, code });
@@ -291,7 +321,10 @@ t.test('kill -9 of the runtime shim (front and envhook, the whole process group)
     results.filter((r) => !r.killed).every((r) => r.code === 0 && r.temps === 0 && r.ran),
     'every run not killed succeeded, ran the runtime, left no temporary file',
   );
-  t.ok(results.filter((r) => r.ran).every((r) => r.state === 'new'), 'the real runtime only ever ran on the new config.json');
+  t.ok(
+    results.filter((r) => r.ran).every((r) => r.state === 'new'),
+    'the real runtime only ever ran on the new config.json',
+  );
 });
 
 /** How the trials ended: killed (mid-write when a temporary file was left), and what config.json holds. */

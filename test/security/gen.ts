@@ -120,12 +120,18 @@ export function hostileEnvVar(canary: string): fc.Arbitrary<unknown> {
     fc.record({ name: name, value: c, extra: c }),
     // Never a valid key: a valid one is the annotation's own name, which messages name on purpose
     // (`key "K" not found`); noise shrunk to nothing once left the bare canary, a valid name.
-    fc.record({ name: name, valueFrom: fc.record({
-      fileKeyRef: fc.record({ volumeName: fc.constant('cfg'), path: fc.constant('app.env'), key: c.map((v) => `${v}-`) }),
-    }) }),
-    fc.record({ name: name, valueFrom: fc.record({
-      fileKeyRef: fc.record({ volumeName: fc.constant('cfg'), path: fc.constant('app.env'), key: fc.constant('A'), optional: c }),
-    }) }),
+    fc.record({
+      name: name,
+      valueFrom: fc.record({
+        fileKeyRef: fc.record({ volumeName: fc.constant('cfg'), path: fc.constant('app.env'), key: c.map((v) => `${v}-`) }),
+      }),
+    }),
+    fc.record({
+      name: name,
+      valueFrom: fc.record({
+        fileKeyRef: fc.record({ volumeName: fc.constant('cfg'), path: fc.constant('app.env'), key: fc.constant('A'), optional: c }),
+      }),
+    }),
     c,
     fc.constant(null),
   );
@@ -134,10 +140,13 @@ export function hostileEnvVar(canary: string): fc.Arbitrary<unknown> {
 /** envFrom entries with prefixes from a fixed pool (prefixed names are printed by plans). */
 export function hostileEnvFrom(canary: string): fc.Arbitrary<unknown> {
   return fc.oneof(
-    { arbitrary: fc.record({
-      prefix: fc.constantFrom(...PREFIXES),
-      fileRef: fc.record({ volumeName: fc.constant('cfg'), path: fc.constantFrom('app.env', 'missing.env'), optional: fc.boolean() }),
-    }), weight: 4 },
+    {
+      arbitrary: fc.record({
+        prefix: fc.constantFrom(...PREFIXES),
+        fileRef: fc.record({ volumeName: fc.constant('cfg'), path: fc.constantFrom('app.env', 'missing.env'), optional: fc.boolean() }),
+      }),
+      weight: 4,
+    },
     fc.record({
       prefix: withCanary(canary).map((v) => `${v}=`),
       fileRef: fc.record({ volumeName: fc.constant('cfg'), path: fc.constant('app.env') }),
@@ -195,11 +204,14 @@ export function wellFormedAnnotations(canary: string): fc.Arbitrary<Record<strin
     fc.record({ name: name, value: c.map((v) => `$(A)$(TOKEN)${v}$(IMAGE_SECRET)`) }),
     fc.record({ name: name, valueFrom: fc.record({ fileKeyRef: ref }) }),
   );
-  const fromEntry = fc.record({ prefix: fc.constantFrom(...PREFIXES), fileRef: fc.record({
-    volumeName: fc.constant('cfg'),
-    path: fc.constantFrom('app.env', 'missing.env'),
-    optional: fc.constantFrom(true, true, false),
-  }) });
+  const fromEntry = fc.record({
+    prefix: fc.constantFrom(...PREFIXES),
+    fileRef: fc.record({
+      volumeName: fc.constant('cfg'),
+      path: fc.constantFrom('app.env', 'missing.env'),
+      optional: fc.constantFrom(true, true, false),
+    }),
+  });
   return fc
     .record({ env: fc.array(envVar, { maxLength: 6 }), envFrom: fc.array(fromEntry, { maxLength: 2 }), links: fc.option(fc.boolean()) })
     .map(({ env, envFrom, links }) => {

@@ -131,7 +131,11 @@ export const CLI = path.join(REPO, 'dist/envhook.cjs');
 export const NODE24 = path.join(REPO, 'node_modules/.bin/node');
 
 /** Runs a command with `input` on stdin, without tap's loader (helpers/untapped.ts); SIGKILL after `timeoutMs`. */
-export function runAsync(cmd: string, args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliResult> {
+export function runAsync(
+  cmd: string,
+  args: string[],
+  opts: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<CliResult> {
   return new Promise((resolve) => {
     const start = Date.now();
     const child = spawn(...untapped(cmd, args), { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env });
@@ -179,7 +183,12 @@ export interface RuntimeBundle {
   env: NodeJS.ProcessEnv;
 }
 
-export function runtimeBundle(dir: string, envFile: Buffer | string, annotations: Record<string, string>, podUid = '0f0e0d0c-aaaa-bbbb-cccc-000000000001'): RuntimeBundle {
+export function runtimeBundle(
+  dir: string,
+  envFile: Buffer | string,
+  annotations: Record<string, string>,
+  podUid = '0f0e0d0c-aaaa-bbbb-cccc-000000000001',
+): RuntimeBundle {
   const kubeletRoot = path.join(dir, 'kubelet');
   const pod = makePod(kubeletRoot, { emptyDirs: { cfg: { 'app.env': envFile } } }, podUid);
   const bundle = path.join(dir, 'bundle');
@@ -219,47 +228,39 @@ export function runtimeBundle(dir: string, envFile: Buffer | string, annotations
 
 /** containerd's way of calling the runtime: `FRONT --root R --log L --log-format json create --bundle B ID`. */
 export function frontCreate(b: RuntimeBundle, id = 'c1'): Promise<CliResult> {
-  return runAsync('/bin/sh', [
-    FRONT,
-    '--root',
-    path.join(b.dir, 'runc-root'),
-    '--log',
-    b.runcLog,
-    '--log-format',
-    'json',
-    'create',
-    '--bundle',
-    b.bundle,
-    '--pid-file',
-    path.join(b.dir, 'pid'),
-    id,
-  ], { env: b.env });
+  return runAsync(
+    '/bin/sh',
+    [
+      FRONT,
+      '--root',
+      path.join(b.dir, 'runc-root'),
+      '--log',
+      b.runcLog,
+      '--log-format',
+      'json',
+      'create',
+      '--bundle',
+      b.bundle,
+      '--pid-file',
+      path.join(b.dir, 'pid'),
+      id,
+    ],
+    { env: b.env },
+  );
 }
 
 /** `envhook hook` with the container state on stdin. */
 export function hookRun(b: RuntimeBundle, state?: string): Promise<CliResult> {
-  return envhookCli([
-    'hook',
-    '--kubelet-root',
-    b.kubeletRoot,
-    '--log-file',
-    b.pinoLog,
-    '--log-level',
-    'debug',
-  ], { input: state ?? JSON.stringify({ ociVersion: '1.0.2', id: 'c1', status: 'creating', pid: 1, bundle: b.bundle }) });
+  return envhookCli(['hook', '--kubelet-root', b.kubeletRoot, '--log-file', b.pinoLog, '--log-level', 'debug'], {
+    input: state ?? JSON.stringify({ ociVersion: '1.0.2', id: 'c1', status: 'creating', pid: 1, bundle: b.bundle }),
+  });
 }
 
 /** `envhook precreate` with config.json on stdin. */
 export function precreateRun(b: RuntimeBundle, config?: string): Promise<CliResult> {
-  return envhookCli([
-    'precreate',
-    '--kubelet-root',
-    b.kubeletRoot,
-    '--log-file',
-    b.pinoLog,
-    '--log-level',
-    'debug',
-  ], { input: config ?? fs.readFileSync(b.config, 'utf8') });
+  return envhookCli(['precreate', '--kubelet-root', b.kubeletRoot, '--log-file', b.pinoLog, '--log-level', 'debug'], {
+    input: config ?? fs.readFileSync(b.config, 'utf8'),
+  });
 }
 
 export function readIf(file: string): string {

@@ -64,60 +64,108 @@ const cases: [string, Setup, RegExp][] = [
   ['symlink loop (self)', (f) => fs.symlinkSync('app.env', path.join(f.vol, 'app.env')), /^is a symbolic link$/],
   [
     'symlink loop (a → b → a)',
-    (f) => { fs.symlinkSync('b', path.join(f.vol, 'app.env')); fs.symlinkSync('app.env', path.join(f.vol, 'b')); },
+    (f) => {
+      fs.symlinkSync('b', path.join(f.vol, 'app.env'));
+      fs.symlinkSync('app.env', path.join(f.vol, 'b'));
+    },
     /^is a symbolic link$/,
   ],
   ['dangling symlink', (f) => fs.symlinkSync('/nonexistent/x', path.join(f.vol, 'app.env')), /^is a symbolic link$/],
   [
     'intermediate directory is a symlink out',
-    (f) => { fs.symlinkSync(f.outsideDir, path.join(f.vol, 'sub')); return 'sub/secret.env'; },
+    (f) => {
+      fs.symlinkSync(f.outsideDir, path.join(f.vol, 'sub'));
+      return 'sub/secret.env';
+    },
     /^a path element is a symbolic link$/,
   ],
-  ['intermediate directory is a symlink inside', (f) => {
-    fs.mkdirSync(path.join(f.vol, 'real'));
-    fs.writeFileSync(path.join(f.vol, 'real/app.env'), "A='1'\n");
-    fs.symlinkSync('real', path.join(f.vol, 'sub'));
-    return 'sub/app.env';
-  }, /^a path element is a symbolic link$/],
-  ['deep intermediate symlink out', (f) => {
-    fs.mkdirSync(path.join(f.vol, 'a/b'), { recursive: true });
-    fs.symlinkSync(f.outsideDir, path.join(f.vol, 'a/b/c'));
-    return 'a/b/c/secret.env';
-  }, /^a path element is a symbolic link$/],
+  [
+    'intermediate directory is a symlink inside',
+    (f) => {
+      fs.mkdirSync(path.join(f.vol, 'real'));
+      fs.writeFileSync(path.join(f.vol, 'real/app.env'), "A='1'\n");
+      fs.symlinkSync('real', path.join(f.vol, 'sub'));
+      return 'sub/app.env';
+    },
+    /^a path element is a symbolic link$/,
+  ],
+  [
+    'deep intermediate symlink out',
+    (f) => {
+      fs.mkdirSync(path.join(f.vol, 'a/b'), { recursive: true });
+      fs.symlinkSync(f.outsideDir, path.join(f.vol, 'a/b/c'));
+      return 'a/b/c/secret.env';
+    },
+    /^a path element is a symbolic link$/,
+  ],
   [
     'intermediate symlink loop',
-    (f) => { fs.symlinkSync('sub', path.join(f.vol, 'sub')); return 'sub/app.env'; },
+    (f) => {
+      fs.symlinkSync('sub', path.join(f.vol, 'sub'));
+      return 'sub/app.env';
+    },
     /^a path element is a symbolic link$/,
   ],
   [
     'intermediate element is a file',
-    (f) => { fs.writeFileSync(path.join(f.vol, 'sub'), 'x'); return 'sub/app.env'; },
+    (f) => {
+      fs.writeFileSync(path.join(f.vol, 'sub'), 'x');
+      return 'sub/app.env';
+    },
     /^a path element is not a directory$/,
   ],
   [
     'intermediate element is a FIFO',
-    (f) => { execFileSync('mkfifo', [path.join(f.vol, 'sub')]); return 'sub/app.env'; },
+    (f) => {
+      execFileSync('mkfifo', [path.join(f.vol, 'sub')]);
+      return 'sub/app.env';
+    },
     /^a path element is not a directory$/,
   ],
-  ['FIFO (must not hang)', (f) => { execFileSync('mkfifo', [path.join(f.vol, 'app.env')]); }, /^is a FIFO$/],
-  ['FIFO with a writer waiting', (f) => { execFileSync('mkfifo', [path.join(f.vol, 'app.env')]); }, /^is a FIFO$/],
+  [
+    'FIFO (must not hang)',
+    (f) => {
+      execFileSync('mkfifo', [path.join(f.vol, 'app.env')]);
+    },
+    /^is a FIFO$/,
+  ],
+  [
+    'FIFO with a writer waiting',
+    (f) => {
+      execFileSync('mkfifo', [path.join(f.vol, 'app.env')]);
+    },
+    /^is a FIFO$/,
+  ],
   [
     'character device like /dev/zero (mknod c 1 5)',
-    (f) => { execFileSync('mknod', [path.join(f.vol, 'app.env'), 'c', '1', '5']); },
+    (f) => {
+      execFileSync('mknod', [path.join(f.vol, 'app.env'), 'c', '1', '5']);
+    },
     /^is a character device$/,
   ],
   [
     'character device like /dev/tty (mknod c 5 0)',
-    (f) => { execFileSync('mknod', [path.join(f.vol, 'app.env'), 'c', '5', '0']); },
+    (f) => {
+      execFileSync('mknod', [path.join(f.vol, 'app.env'), 'c', '5', '0']);
+    },
     /^is a character device$/,
   ],
-  ['block device (mknod b 7 0)', (f) => { execFileSync('mknod', [path.join(f.vol, 'app.env'), 'b', '7', '0']); }, /^is a block device$/],
+  [
+    'block device (mknod b 7 0)',
+    (f) => {
+      execFileSync('mknod', [path.join(f.vol, 'app.env'), 'b', '7', '0']);
+    },
+    /^is a block device$/,
+  ],
   ['symlink to /dev/zero', (f) => fs.symlinkSync('/dev/zero', path.join(f.vol, 'app.env')), /^is a symbolic link$/],
   ['a directory', (f) => fs.mkdirSync(path.join(f.vol, 'app.env')), /^is a directory$/],
   ['missing file', () => undefined, /^not found$/],
   [
     '1 GiB sparse file',
-    (f) => { fs.writeFileSync(path.join(f.vol, 'app.env'), ''); fs.truncateSync(path.join(f.vol, 'app.env'), 1024 ** 3); },
+    (f) => {
+      fs.writeFileSync(path.join(f.vol, 'app.env'), '');
+      fs.truncateSync(path.join(f.vol, 'app.env'), 1024 ** 3);
+    },
     /^larger than 65536 bytes$/,
   ],
   [
@@ -218,15 +266,21 @@ t.test('race: the file swapped for a hard-linked FIFO (the FIFO is never opened)
   const dir = t.testdir({});
   const opened = path.join(dir, 'opened');
   let sentinel: ReturnType<typeof spawn> | undefined;
-  await race(t, 'file ↔ FIFO', 'app.env', (fx) => {
-    // The FIFO must live on the volume's file system to be hard-linked into it.
-    execFileSync('mkfifo', [path.join(fx.vol, '.fifo')]);
-    fs.renameSync(path.join(fx.vol, '.fifo'), path.join(fx.root, 'fifo'));
-    // A writer blocks in open() until some reader opens the FIFO: if envhook ever opened it,
-    // the writer would go on and create the marker file.
-    sentinel = spawn('sh', ['-c', `exec 3>'${path.join(fx.root, 'fifo')}'; : > '${opened}'`]);
-    return [fx.vol, 'app.env', [{ link: path.join(fx.vol, 'good.env') }, { link: path.join(fx.root, 'fifo') }]];
-  }, 40_000);
+  await race(
+    t,
+    'file ↔ FIFO',
+    'app.env',
+    (fx) => {
+      // The FIFO must live on the volume's file system to be hard-linked into it.
+      execFileSync('mkfifo', [path.join(fx.vol, '.fifo')]);
+      fs.renameSync(path.join(fx.vol, '.fifo'), path.join(fx.root, 'fifo'));
+      // A writer blocks in open() until some reader opens the FIFO: if envhook ever opened it,
+      // the writer would go on and create the marker file.
+      sentinel = spawn('sh', ['-c', `exec 3>'${path.join(fx.root, 'fifo')}'; : > '${opened}'`]);
+      return [fx.vol, 'app.env', [{ link: path.join(fx.vol, 'good.env') }, { link: path.join(fx.root, 'fifo') }]];
+    },
+    40_000,
+  );
   await new Promise((r) => setTimeout(r, 100));
   t.notOk(fs.existsSync(opened), 'the FIFO was never opened for reading');
   sentinel?.kill('SIGKILL');
@@ -247,11 +301,9 @@ t.test('the volume directory itself replaced by a symlink is not found', async (
   const evil = path.join(pod, 'volumes/kubernetes.io~empty-dir/evil');
   fs.symlinkSync(f.outsideDir, evil);
   const podDir = { dir: pod, uid: undefined, from: 'flag' as const };
-  t.throws(() => findVolume(
-    { pod: podDir, overrides: new Map() },
-    'evil',
-    'emptyDir',
-  ), { message: /^volume "evil" (not found|is not an emptyDir)$/ });
+  t.throws(() => findVolume({ pod: podDir, overrides: new Map() }, 'evil', 'emptyDir'), {
+    message: /^volume "evil" (not found|is not an emptyDir)$/,
+  });
   t.equal(
     reasonOf(outcome(() => readConfined(evil, 'secret.env', LIMIT)).err),
     'a path element is a symbolic link',
@@ -273,7 +325,7 @@ t.test('race: the chown path (lstat, then pinFileAt) never opens a FIFO swapped 
   const outcomes = new Map<string, number>();
   while (!fs.existsSync(path.join(vol, 'key'))) await new Promise((r) => setTimeout(r, 5));
   const deadline = Date.now() + 5000;
-  for (let tries = 0; tries < 10_000 && Date.now() < deadline; ) {
+  for (let tries = 0; tries < 10_000 && Date.now() < deadline;) {
     const before = fs.lstatSync(path.join(vol, 'key'), { throwIfNoEntry: false });
     if (!before?.isFile()) continue;
     tries++;
@@ -323,7 +375,12 @@ t.test('pinFileAt refuses a FIFO, a symlink and a directory by their O_PATH fsta
   t.teardown(() => fs.closeSync(dirFd));
   const file = fs.lstatSync(path.join(vol, 'f'));
   // O_PATH|O_NOFOLLOW opens a symlink itself, not its target: its fstat is refused like the others.
-  for (const name of ['p', 'd', 'l']) t.equal(refusal(() => pinFileAt(dirFd, name, file)), 'changed while being opened', name);
+  for (const name of ['p', 'd', 'l'])
+    t.equal(
+      refusal(() => pinFileAt(dirFd, name, file)),
+      'changed while being opened',
+      name,
+    );
 });
 
 t.test('hostile files through the real CLI (envhook inject): one line, status 1, within 1 s of work', async (t) => {
@@ -332,15 +389,33 @@ t.test('hostile files through the real CLI (envhook inject): one line, status 1,
     ['symlink loop', (v) => fs.symlinkSync('app.env', path.join(v, 'app.env')), 'is a symbolic link'],
     [
       'intermediate symlink out',
-      (v, o) => { fs.rmSync(path.join(v, 'sub'), { recursive: true, force: true }); fs.symlinkSync(path.dirname(o), path.join(v, 'sub')); },
+      (v, o) => {
+        fs.rmSync(path.join(v, 'sub'), { recursive: true, force: true });
+        fs.symlinkSync(path.dirname(o), path.join(v, 'sub'));
+      },
       'a path element is a symbolic link',
     ],
-    ['FIFO', (v) => { execFileSync('mkfifo', [path.join(v, 'app.env')]); }, 'is a FIFO'],
-    ['character device (zero)', (v) => { execFileSync('mknod', [path.join(v, 'app.env'), 'c', '1', '5']); }, 'is a character device'],
+    [
+      'FIFO',
+      (v) => {
+        execFileSync('mkfifo', [path.join(v, 'app.env')]);
+      },
+      'is a FIFO',
+    ],
+    [
+      'character device (zero)',
+      (v) => {
+        execFileSync('mknod', [path.join(v, 'app.env'), 'c', '1', '5']);
+      },
+      'is a character device',
+    ],
     ['directory', (v) => fs.mkdirSync(path.join(v, 'app.env')), 'is a directory'],
     [
       '1 GiB sparse file',
-      (v) => { fs.writeFileSync(path.join(v, 'app.env'), ''); fs.truncateSync(path.join(v, 'app.env'), 1024 ** 3); },
+      (v) => {
+        fs.writeFileSync(path.join(v, 'app.env'), '');
+        fs.truncateSync(path.join(v, 'app.env'), 1024 ** 3);
+      },
       'larger than 65536 bytes',
     ],
   ];
@@ -355,10 +430,14 @@ t.test('hostile files through the real CLI (envhook inject): one line, status 1,
       fs.mkdirSync(path.join(vol, 'sub'), { recursive: true });
       setup(vol, outside);
       const rel = name === 'intermediate symlink out' ? 'sub/outside.env' : 'app.env';
-      const spec = { ociVersion: '1.0.2', process: { env: ['PATH=/bin'] }, annotations: {
-        'io.kubernetes.cri.container-name': 'app',
-        'envhook.io/env': JSON.stringify({ app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: rel, key: 'A' } } }] }),
-      } };
+      const spec = {
+        ociVersion: '1.0.2',
+        process: { env: ['PATH=/bin'] },
+        annotations: {
+          'io.kubernetes.cri.container-name': 'app',
+          'envhook.io/env': JSON.stringify({ app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: rel, key: 'A' } } }] }),
+        },
+      };
       fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(spec));
       const r = await envhookCli(['inject', '--bundle', dir, '--volume', `cfg=${vol}`]);
       return { r, rel, same: fs.readFileSync(path.join(dir, 'config.json'), 'utf8') === JSON.stringify(spec) };

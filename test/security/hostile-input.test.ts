@@ -10,7 +10,22 @@ import { parseLossless, MAX_DEPTH } from '../../src/oci/json.ts';
 import { validateState } from '../../src/schema.ts';
 import { EnvhookError, describeError } from '../../src/errors.ts';
 import { RUNC } from '../helpers/bundle.ts';
-import { CLI, NODE24, envhookCli, fastTempDir, frontCreate, hookRun, makeCanary, pool, precreateRun, readIf, runAsync, runtimeBundle, type CliResult, type RuntimeBundle } from './helpers.ts';
+import {
+  CLI,
+  NODE24,
+  envhookCli,
+  fastTempDir,
+  frontCreate,
+  hookRun,
+  makeCanary,
+  pool,
+  precreateRun,
+  readIf,
+  runAsync,
+  runtimeBundle,
+  type CliResult,
+  type RuntimeBundle,
+} from './helpers.ts';
 
 const canary = makeCanary('SECRET');
 
@@ -58,9 +73,14 @@ t.test('config.json: every truncation of a realistic spec is refused cleanly', a
       t.fail(`prefix ${n} accepted`);
     } catch (err) {
       const line = describeError(err);
-      if (err instanceof EnvhookError && !/[\r\n]/.test(line) && !line.includes(
-        canary,
-      ) && /^config\.json(:| is not valid JSON)/.test(line) && !JSON.stringify(serialize(err)).includes(canary)) passed++;
+      if (
+        err instanceof EnvhookError &&
+        !/[\r\n]/.test(line) &&
+        !line.includes(canary) &&
+        /^config\.json(:| is not valid JSON)/.test(line) &&
+        !JSON.stringify(serialize(err)).includes(canary)
+      )
+        passed++;
       else t.fail(`prefix ${n}: ${line}`);
     }
   }
@@ -203,9 +223,8 @@ function injectBundle(root: string, name: string, annotations: Record<string, st
 
 const ENV = 'envhook.io/env';
 const env = (list: unknown, container = 'app') => ({ [ENV]: JSON.stringify({ [container]: list }) });
-const fileRef = (over: Record<string, unknown>) => env([
-  { name: 'X', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: 'app.env', key: 'A', ...over } } },
-]);
+const fileRef = (over: Record<string, unknown>) =>
+  env([{ name: 'X', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: 'app.env', key: 'A', ...over } } }]);
 const owners = (entries: unknown) => ({ 'envhook.io/volumeOwners': JSON.stringify(entries) });
 
 t.test('envhook inject on hostile input: one clear line, status 1, config.json byte-identical', async (t) => {
@@ -397,11 +416,10 @@ t.test('envhook inject: a container that is not in the annotation, or named like
     const { dir, vol } = injectBundle(root, container, annotations);
     const before = fs.readFileSync(path.join(dir, 'config.json'));
     const r = await envhookCli(['inject', '--bundle', dir, '--volume', `cfg=${vol}`]);
-    const ok = t.equal(r.code, 0, `${container}: success (${r.err.trim()})`) && t.same(
-      fs.readFileSync(path.join(dir, 'config.json')),
-      before,
-      `${container}: config.json byte-identical`,
-    ) && t.equal(r.err + r.out, '', `${container}: silent`);
+    const ok =
+      t.equal(r.code, 0, `${container}: success (${r.err.trim()})`) &&
+      t.same(fs.readFileSync(path.join(dir, 'config.json')), before, `${container}: config.json byte-identical`) &&
+      t.equal(r.err + r.out, '', `${container}: silent`);
     if (ok) passed++;
   }
   t.equal(passed, 4, `containers not in the annotation: ${passed}/4 untouched`);
@@ -496,13 +514,12 @@ t.test('control characters from annotations never reach stderr raw (terminal esc
     { 'envhook.io/volumeOwners': JSON.stringify([{ volume: 'keys', items: [{ path: `a/${nasty}/..`, user: 1 }] }]) },
     { [ENV]: JSON.stringify({ app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: `${nasty}.env`, key: 'A' } } }] }) },
   ];
-  const results = await pool(cases.map((a, i) => async () => envhookCli([
-    'inject',
-    '--bundle',
-    injectBundle(root, `n${i}`, a).dir,
-    '--volume',
-    `cfg=${path.join(root, `n${i}`, 'cfg')}`,
-  ])));
+  const results = await pool(
+    cases.map(
+      (a, i) => async () =>
+        envhookCli(['inject', '--bundle', injectBundle(root, `n${i}`, a).dir, '--volume', `cfg=${path.join(root, `n${i}`, 'cfg')}`]),
+    ),
+  );
   results.forEach((r, i) => {
     t.equal(r.code, 1, `case ${i}: status 1`);
     t.notMatch(r.err.slice(0, -1), /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/, `case ${i}: no control character: ${JSON.stringify(r.err)}`);
@@ -554,12 +571,16 @@ t.test('runtime entry points on hostile input: hook state, precreate stdin, shim
       (b) => hookRun(b),
       /^envhook: env requested by annotation "envhook\.io\/env" was not applied before the runtime's create: /,
     ],
-    ['hook: forged applied mark', async (b) => {
-      const s = JSON.parse(fs.readFileSync(b.config, 'utf8'));
-      s.annotations['envhook.io/applied'] = 'sha256:' + '0'.repeat(32);
-      fs.writeFileSync(b.config, JSON.stringify(s));
-      return hookRun(b);
-    }, /belongs to other annotations/],
+    [
+      'hook: forged applied mark',
+      async (b) => {
+        const s = JSON.parse(fs.readFileSync(b.config, 'utf8'));
+        s.annotations['envhook.io/applied'] = 'sha256:' + '0'.repeat(32);
+        fs.writeFileSync(b.config, JSON.stringify(s));
+        return hookRun(b);
+      },
+      /belongs to other annotations/,
+    ],
     ['precreate: empty stdin', (b) => precreateRun(b, ''), /^envhook: config on stdin is not valid JSON \(empty\)$/],
     ['precreate: truncated', (b) => precreateRun(b, `{"process":{"env":["A=${canary}`), /^envhook: config on stdin is not valid JSON/],
     ['precreate: not an object', (b) => precreateRun(b, JSON.stringify([canary])), /^envhook: config on stdin: not a JSON object$/],
@@ -571,41 +592,72 @@ t.test('runtime entry points on hostile input: hook state, precreate stdin, shim
     ],
     [
       'shim: config.json missing',
-      async (b) => { fs.rmSync(b.config); return shimChecked(b); },
+      async (b) => {
+        fs.rmSync(b.config);
+        return shimChecked(b);
+      },
       /^envhook: cannot read \S+\/config\.json: ENOENT$/,
     ],
     // The front hands envhook only a config.json that may hold an envhook.io/ key (a broken one
     // without it is the runtime's to report): these carry the key before the damage.
-    ['shim: config.json truncated', async (b) => {
-      fs.writeFileSync(b.config, `{"annotations":{"envhook.io/env":"{}"},"process":{"env":["A=${canary}`);
-      return shimChecked(b);
-    }, /^envhook: \S+\/config\.json is not valid JSON/],
+    [
+      'shim: config.json truncated',
+      async (b) => {
+        fs.writeFileSync(b.config, `{"annotations":{"envhook.io/env":"{}"},"process":{"env":["A=${canary}`);
+        return shimChecked(b);
+      },
+      /^envhook: \S+\/config\.json is not valid JSON/,
+    ],
     [
       'shim: config.json not an object',
-      async (b) => { fs.writeFileSync(b.config, '["envhook.io/env"]'); return shimChecked(b); },
+      async (b) => {
+        fs.writeFileSync(b.config, '["envhook.io/env"]');
+        return shimChecked(b);
+      },
       /^envhook: \S+\/config\.json: not a JSON object$/,
     ],
-    ['shim: annotation 1 MiB', async (b) => {
-      const s = JSON.parse(fs.readFileSync(b.config, 'utf8'));
-      s.annotations[ENV] = JSON.stringify({ app: [{ name: 'A', value: canary + 'x'.repeat(1 << 20) }] });
-      fs.writeFileSync(b.config, JSON.stringify(s));
-      return shimChecked(b);
-    }, /^envhook: annotation "envhook\.io\/env": larger than \d+ bytes$/],
-    ['shim: path with ..', async (b) => { const s = JSON.parse(fs.readFileSync(b.config, 'utf8')); s.annotations[ENV] = JSON.stringify({
-      app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: '../../../../etc/shadow', key: 'A' } } }],
-    }); fs.writeFileSync(b.config, JSON.stringify(s)); return shimChecked(b); }, /path: must be a relative path/],
-    ['shim: pod UID annotation disagrees', async (b) => {
-      const s = JSON.parse(fs.readFileSync(b.config, 'utf8'));
-      s.annotations['io.kubernetes.cri.sandbox-uid'] = 'other-pod';
-      fs.writeFileSync(b.config, JSON.stringify(s));
-      return shimChecked(b);
-    }, /^envhook: pod UID annotation "other-pod" disagrees with the kubelet mounts/],
-    ['shim: UID above 2147483647', async (b) => {
-      const s = JSON.parse(fs.readFileSync(b.config, 'utf8'));
-      s.annotations['envhook.io/volumeOwners'] = JSON.stringify([{ volume: 'keys', defaultUser: 2147483648 }]);
-      fs.writeFileSync(b.config, JSON.stringify(s));
-      return shimChecked(b);
-    }, /^envhook: annotation "envhook\.io\/volumeOwners": \/0\/defaultUser: /],
+    [
+      'shim: annotation 1 MiB',
+      async (b) => {
+        const s = JSON.parse(fs.readFileSync(b.config, 'utf8'));
+        s.annotations[ENV] = JSON.stringify({ app: [{ name: 'A', value: canary + 'x'.repeat(1 << 20) }] });
+        fs.writeFileSync(b.config, JSON.stringify(s));
+        return shimChecked(b);
+      },
+      /^envhook: annotation "envhook\.io\/env": larger than \d+ bytes$/,
+    ],
+    [
+      'shim: path with ..',
+      async (b) => {
+        const s = JSON.parse(fs.readFileSync(b.config, 'utf8'));
+        s.annotations[ENV] = JSON.stringify({
+          app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: '../../../../etc/shadow', key: 'A' } } }],
+        });
+        fs.writeFileSync(b.config, JSON.stringify(s));
+        return shimChecked(b);
+      },
+      /path: must be a relative path/,
+    ],
+    [
+      'shim: pod UID annotation disagrees',
+      async (b) => {
+        const s = JSON.parse(fs.readFileSync(b.config, 'utf8'));
+        s.annotations['io.kubernetes.cri.sandbox-uid'] = 'other-pod';
+        fs.writeFileSync(b.config, JSON.stringify(s));
+        return shimChecked(b);
+      },
+      /^envhook: pod UID annotation "other-pod" disagrees with the kubelet mounts/,
+    ],
+    [
+      'shim: UID above 2147483647',
+      async (b) => {
+        const s = JSON.parse(fs.readFileSync(b.config, 'utf8'));
+        s.annotations['envhook.io/volumeOwners'] = JSON.stringify([{ volume: 'keys', defaultUser: 2147483648 }]);
+        fs.writeFileSync(b.config, JSON.stringify(s));
+        return shimChecked(b);
+      },
+      /^envhook: annotation "envhook\.io\/volumeOwners": \/0\/defaultUser: /,
+    ],
   ];
   const results = await pool(
     cases.map(([name, run], i) => async () => {
@@ -625,11 +677,10 @@ t.test('runtime entry points on hostile input: hook state, precreate stdin, shim
       t.match(r.err.trimEnd(), cases[i]![2], `${name}: ${r.err.trimEnd()}`) &&
       t.equal(r.out, '', `${name}: nothing on stdout`) &&
       t.notMatch(r.err + runcLog + readIf(b.pinoLog), canary, `${name}: no canary`) &&
-      (!isShim || (t.notOk(fs.existsSync(b.ran), `${name}: the real runtime did not run`) && t.equal(
-        r.same,
-        true,
-        `${name}: config.json byte-identical`,
-      ) && t.match(runcLog, /^\{"level":"error","msg":"envhook: [^\n]*\n$/, `${name}: error line in runc --log`)));
+      (!isShim ||
+        (t.notOk(fs.existsSync(b.ran), `${name}: the real runtime did not run`) &&
+          t.equal(r.same, true, `${name}: config.json byte-identical`) &&
+          t.match(runcLog, /^\{"level":"error","msg":"envhook: [^\n]*\n$/, `${name}: error line in runc --log`)));
     if (ok) passed++;
   }
   t.equal(passed, cases.length, `runtime entry points hostile input: ${passed}/${cases.length} passed`);

@@ -34,13 +34,13 @@ function fixture(t: Test, onTmpfs = false): Fx {
     t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
     fs.mkdirSync(path.join(root, 'host'));
     fs.writeFileSync(path.join(root, 'host/shadow'), `root:${canary}\n`);
-  } else root = t.testdir({ host: { 'shadow': `root:${canary}\n` } });
+  } else root = t.testdir({ host: { shadow: `root:${canary}\n` } });
   const outsideDir = path.join(root, 'host');
   const outside = path.join(outsideDir, 'shadow');
   fs.chmodSync(outside, 0o600);
   const pod = makePod(path.join(root, 'kubelet'));
   const vol = path.join(pod.dir, 'volumes/kubernetes.io~secret/keys');
-  const ts = atomicWrite(vol, { 'ssh_host_key': 'KEY', 'sub/nested': 'N' });
+  const ts = atomicWrite(vol, { ssh_host_key: 'KEY', 'sub/nested': 'N' });
   const spec = { mounts: pod.mounts('app'), annotations: pod.annotations('app') };
   return {
     root,
@@ -49,10 +49,15 @@ function fixture(t: Test, onTmpfs = false): Fx {
     outside,
     outsideDir,
     run: (owners = [{ volume: 'keys', defaultUser: 1000 }]) =>
-      outcome(() => runPipeline({
-        ...spec,
-        annotations: { ...spec.annotations, 'envhook.io/volumeOwners': JSON.stringify(owners) },
-      }, { settings: { ...settings, kubeletRoot: pod.kubeletRoot }, stage: 'hook', log: silentLogger })),
+      outcome(() =>
+        runPipeline(
+          {
+            ...spec,
+            annotations: { ...spec.annotations, 'envhook.io/volumeOwners': JSON.stringify(owners) },
+          },
+          { settings: { ...settings, kubeletRoot: pod.kubeletRoot }, stage: 'hook', log: silentLogger },
+        ),
+      ),
   };
 }
 
@@ -60,75 +65,151 @@ type Case = [string, (f: Fx) => unknown[] | void, RegExp | 'ok'];
 const cases: Case[] = [
   [
     'data file is a symlink out (absolute)',
-    (f) => { fs.rmSync(path.join(f.ts, 'ssh_host_key')); fs.symlinkSync(f.outside, path.join(f.ts, 'ssh_host_key')); },
+    (f) => {
+      fs.rmSync(path.join(f.ts, 'ssh_host_key'));
+      fs.symlinkSync(f.outside, path.join(f.ts, 'ssh_host_key'));
+    },
     'ok',
   ],
   [
     'data file is a symlink out (relative)',
-    (f) => { fs.rmSync(path.join(f.ts, 'ssh_host_key')); fs.symlinkSync(path.relative(f.ts, f.outside), path.join(f.ts, 'ssh_host_key')); },
+    (f) => {
+      fs.rmSync(path.join(f.ts, 'ssh_host_key'));
+      fs.symlinkSync(path.relative(f.ts, f.outside), path.join(f.ts, 'ssh_host_key'));
+    },
     'ok',
   ],
-  ['item names a symlink out', (f) => {
-    fs.rmSync(path.join(f.ts, 'ssh_host_key'));
-    fs.symlinkSync(f.outside, path.join(f.ts, 'ssh_host_key'));
-    return [{ volume: 'keys', items: [{ path: 'ssh_host_key', user: 1000 }] }];
-  }, /^volume "keys": item path "ssh_host_key" is a symbolic link, not a file$/],
+  [
+    'item names a symlink out',
+    (f) => {
+      fs.rmSync(path.join(f.ts, 'ssh_host_key'));
+      fs.symlinkSync(f.outside, path.join(f.ts, 'ssh_host_key'));
+      return [{ volume: 'keys', items: [{ path: 'ssh_host_key', user: 1000 }] }];
+    },
+    /^volume "keys": item path "ssh_host_key" is a symbolic link, not a file$/,
+  ],
   ['item path through the visible symlink', () => [{ volume: 'keys', items: [{ path: 'sub/nested', user: 1000 }] }], 'ok'],
   [
     '..data points out of the volume (absolute)',
-    (f) => { fs.rmSync(path.join(f.vol, '..data')); fs.symlinkSync(f.outsideDir, path.join(f.vol, '..data')); },
+    (f) => {
+      fs.rmSync(path.join(f.vol, '..data'));
+      fs.symlinkSync(f.outsideDir, path.join(f.vol, '..data'));
+    },
     /^volume "keys": \.\.data does not point to a timestamped directory inside the volume$/,
   ],
   [
     '..data points out of the volume (relative ..)',
-    (f) => { fs.rmSync(path.join(f.vol, '..data')); fs.symlinkSync(path.relative(f.vol, f.outsideDir), path.join(f.vol, '..data')); },
+    (f) => {
+      fs.rmSync(path.join(f.vol, '..data'));
+      fs.symlinkSync(path.relative(f.vol, f.outsideDir), path.join(f.vol, '..data'));
+    },
     /^volume "keys": \.\.data does not point to a timestamped directory inside the volume$/,
   ],
-  ['..data points to a symlinked timestamped dir', (f) => {
-    fs.rmSync(path.join(f.vol, '..data'));
-    fs.symlinkSync(f.outsideDir, path.join(f.vol, '..evil'));
-    fs.symlinkSync('..evil', path.join(f.vol, '..data'));
-  }, /^volume "keys": \.\.data points to "\.\.evil": a path element is a symbolic link$/],
+  [
+    '..data points to a symlinked timestamped dir',
+    (f) => {
+      fs.rmSync(path.join(f.vol, '..data'));
+      fs.symlinkSync(f.outsideDir, path.join(f.vol, '..evil'));
+      fs.symlinkSync('..evil', path.join(f.vol, '..data'));
+    },
+    /^volume "keys": \.\.data points to "\.\.evil": a path element is a symbolic link$/,
+  ],
   [
     '..data is a loop',
-    (f) => { fs.rmSync(path.join(f.vol, '..data')); fs.symlinkSync('..data', path.join(f.vol, '..data')); },
+    (f) => {
+      fs.rmSync(path.join(f.vol, '..data'));
+      fs.symlinkSync('..data', path.join(f.vol, '..data'));
+    },
     /^volume "keys": \.\.data does not point to a timestamped directory inside the volume$/,
   ],
   [
     '..data is a directory',
-    (f) => { fs.rmSync(path.join(f.vol, '..data')); fs.mkdirSync(path.join(f.vol, '..data')); },
+    (f) => {
+      fs.rmSync(path.join(f.vol, '..data'));
+      fs.mkdirSync(path.join(f.vol, '..data'));
+    },
     /^volume "keys": \.\.data is not a symbolic link$/,
   ],
   [
     'subdirectory is a symlink out',
-    (f) => { fs.rmSync(path.join(f.ts, 'sub'), { recursive: true }); fs.symlinkSync(f.outsideDir, path.join(f.ts, 'sub')); },
+    (f) => {
+      fs.rmSync(path.join(f.ts, 'sub'), { recursive: true });
+      fs.symlinkSync(f.outsideDir, path.join(f.ts, 'sub'));
+    },
     'ok',
   ],
-  ['subdirectory symlink loop', (f) => { fs.symlinkSync('.', path.join(f.ts, 'loop')); }, 'ok'],
+  [
+    'subdirectory symlink loop',
+    (f) => {
+      fs.symlinkSync('.', path.join(f.ts, 'loop'));
+    },
+    'ok',
+  ],
   [
     'hard link to the outside file',
-    (f) => { fs.rmSync(path.join(f.ts, 'ssh_host_key')); fs.linkSync(f.outside, path.join(f.ts, 'ssh_host_key')); },
+    (f) => {
+      fs.rmSync(path.join(f.ts, 'ssh_host_key'));
+      fs.linkSync(f.outside, path.join(f.ts, 'ssh_host_key'));
+    },
     /^volume "keys": file "ssh_host_key" has 2 hard links; refusing to chown it$/,
   ],
-  ['FIFO', (f) => { execFileSync('mkfifo', [path.join(f.ts, 'fifo')]); }, 'ok'],
-  ['FIFO with a writer waiting', (f) => { execFileSync('mkfifo', [path.join(f.ts, 'fifo')]); return ['writer']; }, 'ok'],
-  ['character device (mknod c 1 5)', (f) => { execFileSync('mknod', [path.join(f.ts, 'zero'), 'c', '1', '5']); }, 'ok'],
-  ['block device (mknod b 7 0)', (f) => { execFileSync('mknod', [path.join(f.ts, 'loop0'), 'b', '7', '0']); }, 'ok'],
+  [
+    'FIFO',
+    (f) => {
+      execFileSync('mkfifo', [path.join(f.ts, 'fifo')]);
+    },
+    'ok',
+  ],
+  [
+    'FIFO with a writer waiting',
+    (f) => {
+      execFileSync('mkfifo', [path.join(f.ts, 'fifo')]);
+      return ['writer'];
+    },
+    'ok',
+  ],
+  [
+    'character device (mknod c 1 5)',
+    (f) => {
+      execFileSync('mknod', [path.join(f.ts, 'zero'), 'c', '1', '5']);
+    },
+    'ok',
+  ],
+  [
+    'block device (mknod b 7 0)',
+    (f) => {
+      execFileSync('mknod', [path.join(f.ts, 'loop0'), 'b', '7', '0']);
+    },
+    'ok',
+  ],
   [
     'item names a FIFO',
-    (f) => { execFileSync('mkfifo', [path.join(f.ts, 'fifo')]); return [{ volume: 'keys', items: [{ path: 'fifo', user: 1000 }] }]; },
+    (f) => {
+      execFileSync('mkfifo', [path.join(f.ts, 'fifo')]);
+      return [{ volume: 'keys', items: [{ path: 'fifo', user: 1000 }] }];
+    },
     /^volume "keys": item path "fifo" is a FIFO, not a file$/,
   ],
-  ['item names a device', (f) => {
-    execFileSync('mknod', [path.join(f.ts, 'zero'), 'c', '1', '5']);
-    return [{ volume: 'keys', items: [{ path: 'zero', user: 1000 }] }];
-  }, /^volume "keys": item path "zero" is a character device, not a file$/],
+  [
+    'item names a device',
+    (f) => {
+      execFileSync('mknod', [path.join(f.ts, 'zero'), 'c', '1', '5']);
+      return [{ volume: 'keys', items: [{ path: 'zero', user: 1000 }] }];
+    },
+    /^volume "keys": item path "zero" is a character device, not a file$/,
+  ],
   [
     'item names a directory',
     () => [{ volume: 'keys', items: [{ path: 'sub', user: 1000 }] }],
     /^volume "keys": item path "sub" is a directory, not a file$/,
   ],
-  ['1 GiB sparse data file', (f) => { fs.truncateSync(path.join(f.ts, 'ssh_host_key'), 1024 ** 3); }, 'ok'],
+  [
+    '1 GiB sparse data file',
+    (f) => {
+      fs.truncateSync(path.join(f.ts, 'ssh_host_key'), 1024 ** 3);
+    },
+    'ok',
+  ],
   [
     'item path absolute',
     () => [{ volume: 'keys', items: [{ path: '/etc/shadow', user: 1000 }] }],
@@ -144,10 +225,14 @@ const cases: Case[] = [
     () => [{ volume: 'keys/../../../host', defaultUser: 1000 }],
     /(not a valid volume name|annotation "envhook\.io\/volumeOwners")/,
   ],
-  ['volume that is an emptyDir', (f) => {
-    fs.mkdirSync(path.join(path.dirname(path.dirname(f.vol)), 'kubernetes.io~empty-dir/scratch'), { recursive: true });
-    return [{ volume: 'scratch', defaultUser: 1000 }];
-  }, /^volume "scratch" is not a configMap, secret, projected or downwardAPI volume$/],
+  [
+    'volume that is an emptyDir',
+    (f) => {
+      fs.mkdirSync(path.join(path.dirname(path.dirname(f.vol)), 'kubernetes.io~empty-dir/scratch'), { recursive: true });
+      return [{ volume: 'scratch', defaultUser: 1000 }];
+    },
+    /^volume "scratch" is not a configMap, secret, projected or downwardAPI volume$/,
+  ],
   ['UID negative', () => [{ volume: 'keys', defaultUser: -1 }], /^annotation "envhook\.io\/volumeOwners": \/0\/defaultUser: /],
   ['UID fractional', () => [{ volume: 'keys', defaultUser: 0.5 }], /^annotation "envhook\.io\/volumeOwners": \/0\/defaultUser: /],
   ['UID 2147483648', () => [{ volume: 'keys', defaultUser: 2147483648 }], /^annotation "envhook\.io\/volumeOwners": \/0\/defaultUser: /],
@@ -172,13 +257,12 @@ t.test('hostile atomic-write volumes: outside file untouched, no case blocks', a
     const owners = r && r[0] !== 'writer' ? r : undefined;
     const { err } = f.run(owners);
     writer?.kill('SIGKILL');
-    const outcome = err === undefined ? 'ok' : err instanceof EnvhookError ? err.message : `${(err as Error).name}: ${(err as Error).message}`;
+    const outcome =
+      err === undefined ? 'ok' : err instanceof EnvhookError ? err.message : `${(err as Error).name}: ${(err as Error).message}`;
     const ok =
-      (want === 'ok' ? t.equal(
-        outcome,
-        'ok',
-        `${name}: succeeds, hostile entry skipped`,
-      ) : t.match(outcome, want, `${name}: ${outcome}`)) &&
+      (want === 'ok'
+        ? t.equal(outcome, 'ok', `${name}: succeeds, hostile entry skipped`)
+        : t.match(outcome, want, `${name}: ${outcome}`)) &&
       t.same(snapshot(f.outside), before, `${name}: outside file keeps content, owner, mode`) &&
       t.notMatch(outcome, canary);
     if (ok) passed++;

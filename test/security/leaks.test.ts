@@ -15,7 +15,18 @@ import { formatPlan } from '../../src/cli/format-plan.ts';
 import type { Settings } from '../../src/settings.ts';
 import type { Spec } from '../../src/oci/spec.ts';
 import { execFileSync } from 'node:child_process';
-import { envhookCli, fastTempDir, frontCreate, hookRun, makeCanary, pool, precreateRun, readIf, runtimeBundle, tempFiles } from './helpers.ts';
+import {
+  envhookCli,
+  fastTempDir,
+  frontCreate,
+  hookRun,
+  makeCanary,
+  pool,
+  precreateRun,
+  readIf,
+  runtimeBundle,
+  tempFiles,
+} from './helpers.ts';
 
 // Hundreds of CLI runs: a busy 2-core machine can take longer than the default 120 s.
 t.setTimeout(300_000);
@@ -37,7 +48,10 @@ function outcomeOf(run: () => string): string {
   try {
     return run();
   } catch (err) {
-    return describeError(err).replace(/"[^"]*"/g, '"…"').replace(/\/[^\s:]*/g, '/…').replace(/\d+/g, 'N');
+    return describeError(err)
+      .replace(/"[^"]*"/g, '"…"')
+      .replace(/\/[^\s:]*/g, '/…')
+      .replace(/\d+/g, 'N');
   }
 }
 
@@ -48,7 +62,11 @@ function outcomeOf(run: () => string): string {
  * random sample repeats a few kinds hundreds of times (a process each: the cost on a busy
  * machine); this one takes every kind the bulk reaches through the CLI in a few dozen processes.
  */
-function fewPerKind<T>(pool: readonly T[], kindOf: (sample: T) => string, perError: number): { samples: { sample: T; rank: number }[]; kinds: Map<string, number> } {
+function fewPerKind<T>(
+  pool: readonly T[],
+  kindOf: (sample: T) => string,
+  perError: number,
+): { samples: { sample: T; rank: number }[]; kinds: Map<string, number> } {
   const kinds = new Map<string, number>();
   const samples: { sample: T; rank: number }[] = [];
   for (const sample of pool) {
@@ -108,10 +126,14 @@ t.test('env files: each kind of outcome through the real CLI (envhook check, --n
   const dir = t.testdir({});
   const probe = path.join(dir, 'probe.env');
   // Every other one of a kind with --names.
-  const { samples, kinds } = fewPerKind(fc.sample(hostileEnvFile(canary), POOL), (bytes) => {
-    fs.writeFileSync(probe, bytes);
-    return outcomeOf(() => ([...checkEnvFile(probe).values()].some((v) => v.includes(TAG)) ? 'ok, canary in a value' : 'ok'));
-  }, 2);
+  const { samples, kinds } = fewPerKind(
+    fc.sample(hostileEnvFile(canary), POOL),
+    (bytes) => {
+      fs.writeFileSync(probe, bytes);
+      return outcomeOf(() => ([...checkEnvFile(probe).values()].some((v) => v.includes(TAG)) ? 'ok, canary in a value' : 'ok'));
+    },
+    2,
+  );
   t.ok(
     (kinds.get('ok, canary in a value') ?? 0) >= 2 && kinds.size > 15,
     `${kinds.size} kinds of outcome in ${POOL} files: ${samples.length} runs`,
@@ -146,13 +168,16 @@ function volumeDir(t: Test): string {
 function specFor(annotations: Record<string, string>): Spec {
   return {
     ociVersion: '1.0.2',
-    process: { args: ['sh'], env: [
-      'PATH=/bin',
-      `IMAGE_SECRET=${canary}`,
-      'KUBERNETES_SERVICE_HOST=10.0.0.1',
-      'DB_SERVICE_HOST=10.0.0.2',
-      `DB_PORT=tcp://${canary}`,
-    ] },
+    process: {
+      args: ['sh'],
+      env: [
+        'PATH=/bin',
+        `IMAGE_SECRET=${canary}`,
+        'KUBERNETES_SERVICE_HOST=10.0.0.1',
+        'DB_SERVICE_HOST=10.0.0.2',
+        `DB_PORT=tcp://${canary}`,
+      ],
+    },
     annotations: { 'io.kubernetes.cri.container-name': 'app', ...annotations },
   };
 }
@@ -166,35 +191,42 @@ t.test(`annotations and env files: ${FUZZ_RUNS} generated starts through the pip
   let carried = 0;
   const reasons = new Map<string, number>();
   fc.assert(
-    fc.property(hostileEnvFile(canary), fc.oneof(hostileAnnotations(canary), {
-      arbitrary: wellFormedAnnotations(canary),
-      weight: 2,
-    }), fc.constantFrom('inject', 'inject', 'create', 'precreate', 'hook'), (file, annotations, stage) => {
-      fs.writeFileSync(path.join(vol, 'app.env'), file);
-      const spec = specFor(annotations);
-      const before = JSON.stringify(spec);
-      try {
-        const { spec: out, plan } = runPipeline(spec, {
-          settings,
-          stage: stage as 'inject',
-          log,
-          volumes: new Map([['cfg', vol]]),
-          dryRun: stage === 'inject',
-        });
-        log.debug({ plan }, 'plan');
-        if (out === spec) outcomes.untouched++;
-        else outcomes.applied++;
-        const outEnv = ((out.process as { env?: string[] }).env ?? []) as string[];
-        if (plan.env.some((e) => outEnv.find((x) => x.startsWith(`${e.name}=`))?.includes(TAG))) carried++;
-        return !formatPlan(plan).includes(TAG) && JSON.stringify(spec) === before;
-      } catch (err) {
-        outcomes.rejected++;
-        log.error({ err }, describeError(err));
-        const r = describeError(err).replace(/"[^"]*"/g, '"…"').replace(/\d+/g, 'N');
-        reasons.set(r, (reasons.get(r) ?? 0) + 1);
-        return !errorTexts(err).includes(TAG) && JSON.stringify(spec) === before;
-      }
-    }),
+    fc.property(
+      hostileEnvFile(canary),
+      fc.oneof(hostileAnnotations(canary), {
+        arbitrary: wellFormedAnnotations(canary),
+        weight: 2,
+      }),
+      fc.constantFrom('inject', 'inject', 'create', 'precreate', 'hook'),
+      (file, annotations, stage) => {
+        fs.writeFileSync(path.join(vol, 'app.env'), file);
+        const spec = specFor(annotations);
+        const before = JSON.stringify(spec);
+        try {
+          const { spec: out, plan } = runPipeline(spec, {
+            settings,
+            stage: stage as 'inject',
+            log,
+            volumes: new Map([['cfg', vol]]),
+            dryRun: stage === 'inject',
+          });
+          log.debug({ plan }, 'plan');
+          if (out === spec) outcomes.untouched++;
+          else outcomes.applied++;
+          const outEnv = ((out.process as { env?: string[] }).env ?? []) as string[];
+          if (plan.env.some((e) => outEnv.find((x) => x.startsWith(`${e.name}=`))?.includes(TAG))) carried++;
+          return !formatPlan(plan).includes(TAG) && JSON.stringify(spec) === before;
+        } catch (err) {
+          outcomes.rejected++;
+          log.error({ err }, describeError(err));
+          const r = describeError(err)
+            .replace(/"[^"]*"/g, '"…"')
+            .replace(/\d+/g, 'N');
+          reasons.set(r, (reasons.get(r) ?? 0) + 1);
+          return !errorTexts(err).includes(TAG) && JSON.stringify(spec) === before;
+        }
+      },
+    ),
     { numRuns: FUZZ_RUNS },
   );
   log.flush();
@@ -218,10 +250,11 @@ function pipelineKind(t: Test, stage: 'inject' | 'create'): (sample: [Buffer, Re
   };
 }
 
-const starts = () => fc.sample(
-  fc.tuple(hostileEnvFile(canary), fc.oneof(hostileAnnotations(canary), { arbitrary: wellFormedAnnotations(canary), weight: 3 })),
-  POOL,
-);
+const starts = () =>
+  fc.sample(
+    fc.tuple(hostileEnvFile(canary), fc.oneof(hostileAnnotations(canary), { arbitrary: wellFormedAnnotations(canary), weight: 3 })),
+    POOL,
+  );
 
 t.test('annotations and env files: each kind of outcome through the real CLI (envhook inject, --dry-run), log at debug', async (t) => {
   const root = fastTempDir('envhook-leak-cli-');
@@ -249,7 +282,7 @@ t.test('annotations and env files: each kind of outcome through the real CLI (en
         log,
         '--log-level',
         'debug',
-        ...(dryRun ? ['--dry-run'] : [])
+        ...(dryRun ? ['--dry-run'] : []),
       ]);
       const logged = fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '';
       const after = fs.readFileSync(path.join(dir, 'config.json'));
@@ -261,72 +294,93 @@ t.test('annotations and env files: each kind of outcome through the real CLI (en
     0,
     `no canary on stdout, stderr or the debug log of ${results.length} runs`,
   );
-  t.ok(results.every((x) => x.logged.length > 0), 'every run logged');
+  t.ok(
+    results.every((x) => x.logged.length > 0),
+    'every run logged',
+  );
   const failed = results.filter((x) => x.r.code !== 0);
   t.ok(
     failed.every((x) => x.r.code === 1 && /^envhook: [^\n]+\n$/.test(x.r.err) && x.r.out === '' && x.unchanged),
     'each failure: one line, status 1, config.json byte-identical',
   );
-  t.ok(results.filter((x) => x.dryRun).every((x) => x.unchanged), 'a dry run changes nothing');
-  t.ok(results.every((x) => x.temps === 0), 'no temporary file left');
-  t.comment(`inject CLI: ${results.length - failed.length} succeeded (${results.filter(
-    (x) => x.r.code === 0 && !x.unchanged,
-  ).length} rewrote config.json), ${failed.length} failed`);
+  t.ok(
+    results.filter((x) => x.dryRun).every((x) => x.unchanged),
+    'a dry run changes nothing',
+  );
+  t.ok(
+    results.every((x) => x.temps === 0),
+    'no temporary file left',
+  );
+  t.comment(
+    `inject CLI: ${results.length - failed.length} succeeded (${
+      results.filter((x) => x.r.code === 0 && !x.unchanged).length
+    } rewrote config.json), ${failed.length} failed`,
+  );
 });
 
-t.test('annotations and env files: each kind of outcome through the runtime entry points (shim front with --log, hook, precreate), log at debug', async (t) => {
-  const root = fastTempDir('envhook-leak-rt-');
-  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
-  // Each through the three entry points.
-  const { samples, kinds } = fewPerKind(starts(), pipelineKind(t, 'create'), 1);
-  t.ok(kinds.has('applied') && kinds.size > 25, `${kinds.size} kinds of outcome in ${POOL} starts: ${samples.length} × 3 runs`);
-  const results = await pool(
-    samples.map(({ sample: [file, annotations] }, i) => async () => {
-      const b = runtimeBundle(path.join(root, `s${i}`), file, annotations);
-      const original = fs.readFileSync(b.config, 'utf8');
-      // Podman's precreate gets the config on stdin (the image env carries a canary too).
-      const pre = await precreateRun(b, original.replace('"PATH=/bin"', `"PATH=/bin", "IMG=${canary}"`));
-      const shim = await frontCreate(b);
-      const after = fs.readFileSync(b.config, 'utf8');
-      const hook = await hookRun(b);
-      return {
-        pre,
-        shim,
-        hook,
-        ran: fs.existsSync(b.ran),
-        changed: after !== original,
-        runcLog: readIf(b.runcLog),
-        pino: readIf(b.pinoLog),
-        temps: tempFiles(b.bundle).length,
-      };
-    }),
-  );
-  const leaked = results.filter((r) => [
-    r.shim.out,
-    r.shim.err,
-    r.hook.out,
-    r.hook.err,
-    r.pre.err,
-    r.pre.code === 0 ? '' : r.pre.out,
-    r.runcLog,
-    r.pino,
-  ].join('\n').includes(TAG));
-  t.equal(leaked.length, 0, `no canary in stdout, stderr, runc --log or the debug log of ${results.length * 3} runs`);
-  t.ok(results.every((r) => (r.shim.code === 0) === r.ran), 'the real runtime runs exactly when the shim succeeds');
-  t.ok(results.filter((r) => r.shim.code !== 0).every(
-    (r) => r.shim.code === 1 && /^envhook: [^\n]+\n$/.test(r.shim.err) && /"level":"error"/.test(r.runcLog) && !r.changed,
-  ), 'a failed create: one line, status 1, an error line in runc --log, config.json unchanged');
-  t.ok(
-    results.filter((r) => r.pre.code !== 0).every((r) => r.pre.code === 1 && r.pre.out === '' && /^envhook: [^\n]+\n$/.test(r.pre.err)),
-    'a failed precreate: nothing on stdout, one line',
-  );
-  t.ok(results.every((r) => r.temps === 0), 'no temporary file left');
-  t.ok(results.filter((r) => r.shim.code === 0).every((r) => r.hook.code === 0), 'the hook accepts every create the shim prepared');
-  t.comment(
-    `shim: ${results.filter(
-      (r) => r.shim.code === 0,
-    ).length} ok / ${results.filter((r) => r.shim.code !== 0).length} failed; precreate: ${results.filter(
-      (r) => r.pre.code === 0,
-    ).length} ok; hook: ${results.filter((r) => r.hook.code === 0).length} ok`,
-  );
-});
+t.test(
+  'annotations and env files: each kind of outcome through the runtime entry points (shim front with --log, hook, precreate), log at debug',
+  async (t) => {
+    const root = fastTempDir('envhook-leak-rt-');
+    t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
+    // Each through the three entry points.
+    const { samples, kinds } = fewPerKind(starts(), pipelineKind(t, 'create'), 1);
+    t.ok(kinds.has('applied') && kinds.size > 25, `${kinds.size} kinds of outcome in ${POOL} starts: ${samples.length} × 3 runs`);
+    const results = await pool(
+      samples.map(({ sample: [file, annotations] }, i) => async () => {
+        const b = runtimeBundle(path.join(root, `s${i}`), file, annotations);
+        const original = fs.readFileSync(b.config, 'utf8');
+        // Podman's precreate gets the config on stdin (the image env carries a canary too).
+        const pre = await precreateRun(b, original.replace('"PATH=/bin"', `"PATH=/bin", "IMG=${canary}"`));
+        const shim = await frontCreate(b);
+        const after = fs.readFileSync(b.config, 'utf8');
+        const hook = await hookRun(b);
+        return {
+          pre,
+          shim,
+          hook,
+          ran: fs.existsSync(b.ran),
+          changed: after !== original,
+          runcLog: readIf(b.runcLog),
+          pino: readIf(b.pinoLog),
+          temps: tempFiles(b.bundle).length,
+        };
+      }),
+    );
+    const leaked = results.filter((r) =>
+      [r.shim.out, r.shim.err, r.hook.out, r.hook.err, r.pre.err, r.pre.code === 0 ? '' : r.pre.out, r.runcLog, r.pino]
+        .join('\n')
+        .includes(TAG),
+    );
+    t.equal(leaked.length, 0, `no canary in stdout, stderr, runc --log or the debug log of ${results.length * 3} runs`);
+    t.ok(
+      results.every((r) => (r.shim.code === 0) === r.ran),
+      'the real runtime runs exactly when the shim succeeds',
+    );
+    t.ok(
+      results
+        .filter((r) => r.shim.code !== 0)
+        .every((r) => r.shim.code === 1 && /^envhook: [^\n]+\n$/.test(r.shim.err) && /"level":"error"/.test(r.runcLog) && !r.changed),
+      'a failed create: one line, status 1, an error line in runc --log, config.json unchanged',
+    );
+    t.ok(
+      results.filter((r) => r.pre.code !== 0).every((r) => r.pre.code === 1 && r.pre.out === '' && /^envhook: [^\n]+\n$/.test(r.pre.err)),
+      'a failed precreate: nothing on stdout, one line',
+    );
+    t.ok(
+      results.every((r) => r.temps === 0),
+      'no temporary file left',
+    );
+    t.ok(
+      results.filter((r) => r.shim.code === 0).every((r) => r.hook.code === 0),
+      'the hook accepts every create the shim prepared',
+    );
+    t.comment(
+      `shim: ${
+        results.filter((r) => r.shim.code === 0).length
+      } ok / ${results.filter((r) => r.shim.code !== 0).length} failed; precreate: ${
+        results.filter((r) => r.pre.code === 0).length
+      } ok; hook: ${results.filter((r) => r.hook.code === 0).length} ok`,
+    );
+  },
+);

@@ -101,7 +101,7 @@ t.test('a marked container: set names with config.json values, removed names gon
   t.notMatch(fs.readFileSync(s.log, 'utf8'), /CANARY|db\.internal|10\.0\.0/, 'names, never values');
 });
 
-t.test('the bundle from the runtime\'s state, with the same global options', async (t) => {
+t.test("the bundle from the runtime's state, with the same global options", async (t) => {
   const s = setup(t, undefined, false);
   runShim(argv(s, '--root', '/r', '--systemd-cgroup'), s.where);
   t.equal(fs.readFileSync(s.stateLog, 'utf8'), '--root /r --systemd-cgroup state c1\n');
@@ -128,7 +128,11 @@ t.test('nothing to do: the process file is not touched', async (t) => {
     t.equal(fs.statSync(s.processFile).ino, inode, `${what}: not rewritten`);
   }
   const s = setup(t);
-  for (const a of [['exec', 'c1', 'env'], ['exec', '--process', s.processFile], ['exec', '--process=', 'c1', 'env']]) {
+  for (const a of [
+    ['exec', 'c1', 'env'],
+    ['exec', '--process', s.processFile],
+    ['exec', '--process=', 'c1', 'env'],
+  ]) {
     t.doesNotThrow(() => runShim(a, s.where), JSON.stringify(a));
   }
   t.equal(fs.readFileSync(s.processFile, 'utf8'), PROCESS, 'without --process (or an id) runc builds the process from config.json');
@@ -180,7 +184,7 @@ t.test('failures: one line, a --log line, the process file intact, no value', as
       { 'envhook.io/applied-env': '{"set":["NOPE"],"removed":[]}' },
     ],
     [
-      'the runtime\'s state fails',
+      "the runtime's state fails",
       (s) => (s.where.env.FAIL_STATE = '1'),
       /^\S+\/runc state "c1" failed \(exit status 1\): cannot find the container's bundle$/,
       undefined,
@@ -195,7 +199,11 @@ t.test('failures: one line, a --log line, the process file intact, no value', as
     const before = fs.existsSync(s.processFile) ? fs.readFileSync(s.processFile) : undefined;
     t.throws(() => runShim(argv(s, '--log', runcLog, '--log-format', 'json'), s.where), { name: 'EnvhookError', message }, name);
     if (before) t.same(fs.readFileSync(s.processFile), before, `${name}: process file intact`);
-    t.same(fs.readdirSync(s.dir).filter((f) => f.startsWith('.')), [], `${name}: no temporary file`);
+    t.same(
+      fs.readdirSync(s.dir).filter((f) => f.startsWith('.')),
+      [],
+      `${name}: no temporary file`,
+    );
     const lines = fs.readFileSync(runcLog, 'utf8').trimEnd().split('\n');
     t.equal(lines.length, 2, `${name}: one --log line`);
     t.match(JSON.parse(lines[1]!), { level: 'error', msg: /^envhook: / });

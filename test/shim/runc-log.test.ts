@@ -16,7 +16,14 @@ t.test('appended; no file, or one that cannot be written, is not an error', asyn
   const file = path.join(dir, 'log.json');
   appendRuncLog(file, 'json', 'envhook: one');
   appendRuncLog(file, 'json', 'envhook: two');
-  t.same(fs.readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l).msg), ['envhook: one', 'envhook: two']);
+  t.same(
+    fs
+      .readFileSync(file, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l).msg),
+    ['envhook: one', 'envhook: two'],
+  );
   t.doesNotThrow(() => appendRuncLog(undefined, 'json', 'x'));
   t.doesNotThrow(() => appendRuncLog(path.join(dir, 'no/such/dir/log'), 'json', 'x'));
 });

@@ -29,9 +29,13 @@ t.test('a path: executable, not a front, not the front that called us', async (t
   const real = exe(path.join(dir, 'runc'));
   t.equal(resolveRuntime(real, {}), real);
   t.throws(() => resolveRuntime(dir, {}), new EnvhookError(`runtime ${dir} is not an executable file`));
-  t.throws(() => resolveRuntime(real, {
-    ENVHOOK_FRONT: real,
-  }), { message: new RegExp(`^runtime ${real} is an envhook front, not a real runtime`) });
+  t.throws(
+    () =>
+      resolveRuntime(real, {
+        ENVHOOK_FRONT: real,
+      }),
+    { message: new RegExp(`^runtime ${real} is an envhook front, not a real runtime`) },
+  );
   const marked = exe(path.join(dir, 'marked'), `#!/bin/sh\n# ${FRONT_MARKER}\n`);
   t.throws(() => resolveRuntime(marked, {}), { message: /is an envhook front/ });
 });

@@ -12,9 +12,14 @@ import { ref, setup as podSetup, type InjectSetup } from '../helpers/inject.ts';
 
 const CANARY = 'CANARY-shim-5b2e';
 const FILES = { 'config.env': `CONFIG_VAR='HELLO'\nSECRET='${CANARY}'\n` };
-const ENV = { 'envhook.io/env': {
-  app: [{ name: 'FROM_FILE', valueFrom: ref('CONFIG_VAR', 'config.env') }, { name: 'GREETING', value: '$(FROM_FILE) world' }],
-} };
+const ENV = {
+  'envhook.io/env': {
+    app: [
+      { name: 'FROM_FILE', valueFrom: ref('CONFIG_VAR', 'config.env') },
+      { name: 'GREETING', value: '$(FROM_FILE) world' },
+    ],
+  },
+};
 
 interface Setup extends InjectSetup {
   runtime: string;
@@ -58,7 +63,11 @@ t.test('create: env applied and marked in config.json, runc from PATH handed bac
   t.match(fs.readFileSync(s.config, 'utf8'), /^\{\n\t"ociVersion"/, 'layout kept');
   t.notOk(fs.existsSync(path.join(s.dir, 'log.json')), 'nothing logged to runc --log on success');
   const sidecar = fs.readFileSync(path.join(s.bundle, EXEC_SIDECAR), 'utf8');
-  t.equal(sidecar, 'envhook exec sidecar 1\nid1\n["PATH=/bin","HOME=/"]\n["PATH=/bin","HOME=/","FROM_FILE=HELLO","GREETING=HELLO world"]\n', 'exec sidecar: the id, the original env (compact) and the exec env');
+  t.equal(
+    sidecar,
+    'envhook exec sidecar 1\nid1\n["PATH=/bin","HOME=/"]\n["PATH=/bin","HOME=/","FROM_FILE=HELLO","GREETING=HELLO world"]\n',
+    'exec sidecar: the id, the original env (compact) and the exec env',
+  );
 });
 
 t.test('the exec sidecar: none where nothing changed, a stale one removed', async (t) => {
@@ -165,33 +174,45 @@ t.test('the runtime: never a front, found past fronts on PATH', async (t) => {
   t.doesNotThrow(() => runShim(['state', 'x'], { ...s.where, env: past }));
   t.equal(resolveRuntime('runc', past), s.runtime, 'a copy of the front (marker line) is skipped');
   const wrapper = fakeExecutable(path.join(s.dir, 'wrapper/runc'), 'wrapper');
-  t.throws(() => runShim([
-    'state',
-    'x',
-  ], { ...s.where, env: { ...s.where.env, ENVHOOK_RUNTIME: wrapper, ENVHOOK_FRONT: wrapper } }), { message: /is an envhook front/ });
-  t.throws(() => runShim([
-    'state',
-    'x',
-  ], { ...s.where, env: { ...s.where.env, PATH: fronts } }), { message: 'runtime "runc" not found on PATH (other than an envhook front)' });
-  t.throws(() => runShim([
-    'state',
-    'x',
-  ], { ...s.where, env: { ...s.where.env, ENVHOOK_RUNTIME: s.dir } }), { message: /is not an executable file$/ });
+  t.throws(() => runShim(['state', 'x'], { ...s.where, env: { ...s.where.env, ENVHOOK_RUNTIME: wrapper, ENVHOOK_FRONT: wrapper } }), {
+    message: /is an envhook front/,
+  });
+  t.throws(() => runShim(['state', 'x'], { ...s.where, env: { ...s.where.env, PATH: fronts } }), {
+    message: 'runtime "runc" not found on PATH (other than an envhook front)',
+  });
+  t.throws(() => runShim(['state', 'x'], { ...s.where, env: { ...s.where.env, ENVHOOK_RUNTIME: s.dir } }), {
+    message: /is not an executable file$/,
+  });
 });
 
 t.test('the structured log names what was done, never values', async (t) => {
   const s = setup(t);
   runShim(['create', '-b', s.bundle, 'id7'], { ...s.where, env: { ...s.where.env, ENVHOOK_LOG_FILE: s.log, ENVHOOK_LOG_LEVEL: 'debug' } });
   const text = fs.readFileSync(s.log, 'utf8');
-  const entries = text.trimEnd().split('\n').map((l) => JSON.parse(l));
-  t.match(entries.at(
-    -1,
-  ), { level: 30, msg: 'applied; runtime next', id: 'id7', bundle: s.bundle, container: 'app', env: ['FROM_FILE', 'GREETING'] });
+  const entries = text
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  t.match(entries.at(-1), {
+    level: 30,
+    msg: 'applied; runtime next',
+    id: 'id7',
+    bundle: s.bundle,
+    container: 'app',
+    env: ['FROM_FILE', 'GREETING'],
+  });
   t.notMatch(text, /HELLO|CANARY/);
 });
 
 t.test('a failed start is logged with the container named as on success: id, bundle, container, pod', async (t) => {
-  const s = setup(t, { 'envhook.io/env': { app: [{ name: 'A', value: CANARY }, { name: 'X', valueFrom: ref('NOPE', 'config.env') }] } });
+  const s = setup(t, {
+    'envhook.io/env': {
+      app: [
+        { name: 'A', value: CANARY },
+        { name: 'X', valueFrom: ref('NOPE', 'config.env') },
+      ],
+    },
+  });
   const env = { ...s.where.env, ENVHOOK_LOG_FILE: s.log, ENVHOOK_LOG_LEVEL: 'debug' };
   t.throws(() => runShim(['create', '-b', s.bundle, 'id9'], { ...s.where, env }));
   const text = fs.readFileSync(s.log, 'utf8');
@@ -208,9 +229,13 @@ t.test('a failed start is logged with the container named as on success: id, bun
   t.notMatch(text, CANARY);
   const ok = setup(t);
   runShim(['create', '-b', ok.bundle, 'id10'], { ...ok.where, env: { ...ok.where.env, ENVHOOK_LOG_FILE: ok.log } });
-  t.match(JSON.parse(
-    fs.readFileSync(ok.log, 'utf8').trimEnd().split('\n').at(-1)!,
-  ), { msg: 'applied; runtime next', id: 'id10', bundle: ok.bundle, container: 'app', pod: ok.pod.uid });
+  t.match(JSON.parse(fs.readFileSync(ok.log, 'utf8').trimEnd().split('\n').at(-1)!), {
+    msg: 'applied; runtime next',
+    id: 'id10',
+    bundle: ok.bundle,
+    container: 'app',
+    pod: ok.pod.uid,
+  });
 });
 
 t.test('already applied by an earlier stage (NRI, an earlier create): passed through untouched', async (t) => {

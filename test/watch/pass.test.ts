@@ -20,7 +20,8 @@ t.test('names: only what the kubelet writer makes', async (t) => {
     '..2026_11_22_03_20.1',
     '.2026_11_22_03_20_00.1',
     '..2026_11_22_03_20_00.1/x',
-  ]) t.notOk(isKubeletTimestamped(bad), bad);
+  ])
+    t.notOk(isKubeletTimestamped(bad), bad);
 });
 
 t.test('ownCurrent: the files ..data points at, as at start', async (t) => {
@@ -64,7 +65,7 @@ t.test('ownPendingEntry: one entry as its event names it, through the held direc
   t.same(stats, { files: 1, changed: 1 }, 'counted, and counted changed');
   t.equal(ownPendingEntry(tgt, p, 'b', stats), 'file');
   t.same(stats, { files: 2, changed: 1 }, 'owned already: not changed again');
-  t.equal(ownPendingEntry(tgt, p, 'n'), 'directory', 'a directory is the caller\'s to walk');
+  t.equal(ownPendingEntry(tgt, p, 'n'), 'directory', "a directory is the caller's to walk");
   t.equal(ownPendingEntry(tgt, p, 'n/deep/c'), 'file');
   t.equal(fs.lstatSync(path.join(tsDir, 'n/deep/c')).uid, 1000, 'nested: the default owner');
   t.equal(ownPendingEntry(tgt, p, 'gone'), undefined, 'gone');

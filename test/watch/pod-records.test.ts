@@ -22,7 +22,11 @@ function setup(t: Test) {
   const logFile = path.join(dir, 'log');
   const records = createPodRecords(runDir, kubeletRoot, createLogger(logFile, 'debug'));
   const log = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '');
-  const messages = () => log().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { msg: string }).msg);
+  const messages = () =>
+    log()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { msg: string }).msg);
   const file = path.join(recordsDir(runDir, NRI_RECORDS), `${POD_UID}.json`);
   return { kubeletRoot, runDir, pod, volume, records, log, messages, file };
 }
@@ -49,7 +53,7 @@ t.test('removed: no longer loaded', async (t) => {
   t.notMatch(s.log(), /not removed/, 'removing twice is no error');
 });
 
-t.test("a pod whose directory is gone: its record deleted at load", async (t) => {
+t.test('a pod whose directory is gone: its record deleted at load', async (t) => {
   const s = setup(t);
   s.records.save(POD_UID, 'sandbox-1', s.pod.dir, [s.volume]);
   fs.rmSync(s.pod.dir, { recursive: true });

@@ -13,16 +13,22 @@ t.test('configMap, secret and projected volumes under the pod directory, with th
   const pod = makePod(path.join(t.testdir(), 'kubelet'), { emptyDirs: { scratch: { f: 'x' } } });
   const keys = makeAtomicVolume(pod, 'secret', 'keys', { key: 'k' });
   const conf = makeAtomicVolume(pod, 'configmap', 'conf', { a: 'a' });
-  const owners = [{ volume: 'keys', defaultUser: 1000 }, { volume: 'conf', items: [{ path: 'a', user: 7 }] }];
+  const owners = [
+    { volume: 'keys', defaultUser: 1000 },
+    { volume: 'conf', items: [{ path: 'a', user: 7 }] },
+  ];
   const r = podWatchVolumes(pod.dir, { 'envhook.io/volumeOwners': JSON.stringify(owners) }, NO_MOUNTS);
   t.same(r.skipped, []);
-  t.same(r.volumes.map((v) => [v.dir, v.owners.volume, v.owners.defaultUser, v.owners.items.map((i) => [i.key, i.user]), v.uidMapping]), [
-    [keys, 'keys', 1000, [], { kind: 'none' }],
-    [conf, 'conf', undefined, [['a', 7]], { kind: 'none' }],
-  ]);
+  t.same(
+    r.volumes.map((v) => [v.dir, v.owners.volume, v.owners.defaultUser, v.owners.items.map((i) => [i.key, i.user]), v.uidMapping]),
+    [
+      [keys, 'keys', 1000, [], { kind: 'none' }],
+      [conf, 'conf', undefined, [['a', 7]], { kind: 'none' }],
+    ],
+  );
 });
 
-t.test('no annotation: nothing; a bad one: the start\'s SchemaError', async (t) => {
+t.test("no annotation: nothing; a bad one: the start's SchemaError", async (t) => {
   const pod = makePod(path.join(t.testdir(), 'kubelet'));
   t.same(podWatchVolumes(pod.dir, {}, NO_MOUNTS), { volumes: [], skipped: [] });
   t.throws(() => podWatchVolumes(pod.dir, { 'envhook.io/volumeOwners': '[{"volume":"keys","defaultUser":-1}]' }, NO_MOUNTS), SchemaError);
@@ -43,5 +49,8 @@ t.test('skipped with a reason: a missing volume, an emptyDir, mixed idmapped mou
   ]);
   t.same(mixed.volumes, []);
   const idmapped = podWatchVolumes(pod.dir, annotations, { mounts: [mount(['rbind', 'idmap'])], uidMappings: undefined });
-  t.same(idmapped.volumes.map((v) => [v.owners.volume, v.uidMapping]), [['keys', { kind: 'idmapped' }]]);
+  t.same(
+    idmapped.volumes.map((v) => [v.owners.volume, v.uidMapping]),
+    [['keys', { kind: 'idmapped' }]],
+  );
 });

@@ -2,7 +2,14 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { podUidOfRecord, readOwnersRecord, recordVolume, watchVolumesOf, writeOwnersRecord, type OwnersRecord } from '../../src/watch/record.ts';
+import {
+  podUidOfRecord,
+  readOwnersRecord,
+  recordVolume,
+  watchVolumesOf,
+  writeOwnersRecord,
+  type OwnersRecord,
+} from '../../src/watch/record.ts';
 import { normalize } from '../../src/ownership/annotation.ts';
 
 const UID = '6f1c2a9e-3b4d-4e5f-8a7b-0c1d2e3f4a5b';
@@ -10,10 +17,17 @@ const POD = `/var/lib/kubelet/pods/${UID}`;
 
 function record(over: Partial<OwnersRecord> = {}): OwnersRecord {
   const [entry] = normalize([{ volume: 'keys', defaultUser: 1000, items: [{ path: './tls//server.key', user: 1001 }] }]);
-  return { podUid: UID, podDir: POD, volumes: [recordVolume(entry!, `${POD}/volumes/kubernetes.io~secret/keys`, {
-    kind: 'userns',
-    mappings: [{ containerID: 0, hostID: 100000, size: 65536 }],
-  })], ...over };
+  return {
+    podUid: UID,
+    podDir: POD,
+    volumes: [
+      recordVolume(entry!, `${POD}/volumes/kubernetes.io~secret/keys`, {
+        kind: 'userns',
+        mappings: [{ containerID: 0, hostID: 100000, size: 65536 }],
+      }),
+    ],
+    ...over,
+  };
 }
 
 t.test('written 0600 in a 0700 directory, atomically; read back the same', async (t) => {
@@ -27,17 +41,22 @@ t.test('written 0600 in a 0700 directory, atomically; read back the same', async
     version: 1,
     podUid: UID,
     podDir: POD,
-    volumes: [{
-      volume: 'keys',
-      dir: `${POD}/volumes/kubernetes.io~secret/keys`,
-      defaultUser: 1000,
-      items: [{ path: './tls//server.key', user: 1001 }],
-      uidMapping: { kind: 'userns', mappings: [{ containerID: 0, hostID: 100000, size: 65536 }] },
-    }],
+    volumes: [
+      {
+        volume: 'keys',
+        dir: `${POD}/volumes/kubernetes.io~secret/keys`,
+        defaultUser: 1000,
+        items: [{ path: './tls//server.key', user: 1001 }],
+        uidMapping: { kind: 'userns', mappings: [{ containerID: 0, hostID: 100000, size: 65536 }] },
+      },
+    ],
   });
   t.same(readOwnersRecord(runDir, `${UID}.json`), record());
   const [v] = watchVolumesOf(readOwnersRecord(runDir, `${UID}.json`));
-  t.same(v!.owners.items.map((i) => i.key), ['tls/server.key']);
+  t.same(
+    v!.owners.items.map((i) => i.key),
+    ['tls/server.key'],
+  );
   writeOwnersRecord(runDir, record({ volumes: [] }));
   t.same(readOwnersRecord(runDir, `${UID}.json`).volumes, [], 'replaced');
   t.same(fs.readdirSync(path.dirname(file)), [`${UID}.json`], 'no temporary file left');
@@ -53,31 +72,26 @@ t.test('refused: a shared run directory, a bad record, a path outside the kubele
   const open = path.join(dir, 'open');
   fs.mkdirSync(open, { mode: 0o777 });
   fs.chmodSync(open, 0o777);
-  t.throws(() => writeOwnersRecord(
-    open,
-    record(),
-  ), { message: `run directory ${open} must be owned by root and not writable by group or others` });
+  t.throws(() => writeOwnersRecord(open, record()), {
+    message: `run directory ${open} must be owned by root and not writable by group or others`,
+  });
   t.notOk(fs.existsSync(path.join(open, 'owners')));
   fs.symlinkSync(dir, path.join(dir, 'link'));
-  t.throws(() => writeOwnersRecord(
-    path.join(dir, 'link'),
-    record(),
-  ), { message: `run directory ${path.join(dir, 'link')} is not a directory` });
+  t.throws(() => writeOwnersRecord(path.join(dir, 'link'), record()), {
+    message: `run directory ${path.join(dir, 'link')} is not a directory`,
+  });
   const runDir = path.join(dir, 'run');
-  t.throws(() => writeOwnersRecord(
-    runDir,
-    record({ podUid: '../x' }),
-  ), { message: 'owners record of pod "../x": /podUid: must match pattern "^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"' });
-  t.throws(() => writeOwnersRecord(
-    runDir,
-    record({ podDir: '/var/lib/kubelet/pods/other' }),
-  ), { message: /\/podDir: must be a normalised path ending in the pod UID$/ });
+  t.throws(() => writeOwnersRecord(runDir, record({ podUid: '../x' })), {
+    message: 'owners record of pod "../x": /podUid: must match pattern "^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"',
+  });
+  t.throws(() => writeOwnersRecord(runDir, record({ podDir: '/var/lib/kubelet/pods/other' })), {
+    message: /\/podDir: must be a normalised path ending in the pod UID$/,
+  });
   const bad = record();
   bad.volumes[0]!.dir = '/etc';
-  t.throws(() => writeOwnersRecord(
-    runDir,
-    bad,
-  ), { message: /\/volumes\/0\/dir: must be <podDir>\/volumes\/kubernetes\.io~\{configmap,secret,projected,downward-api\}\/<volume>$/ });
+  t.throws(() => writeOwnersRecord(runDir, bad), {
+    message: /\/volumes\/0\/dir: must be <podDir>\/volumes\/kubernetes\.io~\{configmap,secret,projected,downward-api\}\/<volume>$/,
+  });
   bad.volumes[0]!.dir = `${POD}/volumes/kubernetes.io~empty-dir/keys`;
   t.throws(() => writeOwnersRecord(runDir, bad), { message: /\/volumes\/0\/dir: must be/ });
   const owners = path.join(runDir, 'owners');
@@ -88,13 +102,25 @@ t.test('refused: a shared run directory, a bad record, a path outside the kubele
   t.throws(() => readOwnersRecord(runDir, 'other.json'), { message: /: \/podUid: does not match the file name$/ });
   fs.symlinkSync(path.join(owners, 'other.json'), path.join(owners, 'link.json'));
   t.throws(() => readOwnersRecord(runDir, 'link.json'), { message: /link\.json: is a symbolic link$/ });
-  fs.writeFileSync(path.join(owners, 'dots.json'), JSON.stringify({ version: 1, ...record({ podUid: 'dots', podDir: '/p/dots', volumes: [{
-    volume: 'k',
-    dir: '/p/dots/volumes/kubernetes.io~secret/k',
-    items: [{ path: '../../etc/shadow', user: 1 }],
-    uidMapping: { kind: 'none' },
-  }] }) }));
-  t.throws(() => watchVolumesOf(
-    readOwnersRecord(runDir, 'dots.json'),
-  ), { message: `owners record of pod "dots": annotation "envhook.io/volumeOwners": /0/items/0/path: path must not contain '..'` });
+  fs.writeFileSync(
+    path.join(owners, 'dots.json'),
+    JSON.stringify({
+      version: 1,
+      ...record({
+        podUid: 'dots',
+        podDir: '/p/dots',
+        volumes: [
+          {
+            volume: 'k',
+            dir: '/p/dots/volumes/kubernetes.io~secret/k',
+            items: [{ path: '../../etc/shadow', user: 1 }],
+            uidMapping: { kind: 'none' },
+          },
+        ],
+      }),
+    }),
+  );
+  t.throws(() => watchVolumesOf(readOwnersRecord(runDir, 'dots.json')), {
+    message: `owners record of pod "dots": annotation "envhook.io/volumeOwners": /0/items/0/path: path must not contain '..'`,
+  });
 });

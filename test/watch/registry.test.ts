@@ -20,13 +20,24 @@ function setup(t: Test, opts: Partial<RegistryOptions> = {}) {
   t.teardown(() => registry.close());
   const vol = path.join(dir, 'pods/p1/volumes/kubernetes.io~secret/keys');
   atomicWrite(vol, { key: { data: CANARY, mode: 0o400 }, 'sub/nested': CANARY, pub: CANARY });
-  const volume = (owners: unknown, uidMapping = NONE, at = vol): WatchVolume => ({ dir: at, owners: normalize([owners as { volume: string }])[0]!, uidMapping });
+  const volume = (owners: unknown, uidMapping = NONE, at = vol): WatchVolume => ({
+    dir: at,
+    owners: normalize([owners as { volume: string }])[0]!,
+    uidMapping,
+  });
   const log = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '');
   return { dir, vol, registry, volume, log, outside: path.join(dir, 'outside/root-only') };
 }
 
 const uidOf = (vol: string, rel: string) => fs.lstatSync(path.join(vol, '..data', rel)).uid;
-const KEYS = { volume: 'keys', defaultUser: 1000, items: [{ path: 'pub', user: 0 }, { path: 'sub/nested', user: 1001 }] };
+const KEYS = {
+  volume: 'keys',
+  defaultUser: 1000,
+  items: [
+    { path: 'pub', user: 0 },
+    { path: 'sub/nested', user: 1001 },
+  ],
+};
 
 t.test('owns the current files at add, and every rewrite after it', async (t) => {
   const s = setup(t);
@@ -112,7 +123,14 @@ t.test('an inotify limit is logged once; the volumes are polled and still owned'
   atomicWrite(s.vol, { key: { data: 'K2', mode: 0o400 } });
   await waitFor(() => uidOf(s.vol, 'key') === 1000, 5000, 'polled pass');
   t.ok(calls >= 2);
-  t.equal(s.log().split('\n').filter((l) => l.includes('inotify limit reached')).length, 1, 'logged once');
+  t.equal(
+    s
+      .log()
+      .split('\n')
+      .filter((l) => l.includes('inotify limit reached')).length,
+    1,
+    'logged once',
+  );
   t.match(s.log(), '"code":"ENOSPC"');
 });
 
@@ -138,7 +156,14 @@ t.test('confinement as at start: no symlink followed, odd names and hard links r
   await waitFor(() => s.log().includes('hard links'), 5000, 'warning');
   await new Promise((r) => setTimeout(r, 50));
   t.equal(fs.lstatSync(s.outside).uid, 0);
-  t.equal(s.log().split('\n').filter((l) => l.includes('has 3 hard links')).length, 1, 'a failure is logged once');
+  t.equal(
+    s
+      .log()
+      .split('\n')
+      .filter((l) => l.includes('has 3 hard links')).length,
+    1,
+    'a failure is logged once',
+  );
 });
 
 t.test('bad input never throws into the caller', async (t) => {
@@ -162,7 +187,11 @@ t.test('a volume whose directory goes away is dropped and reported', async (t) =
   fs.rmSync(s.vol, { recursive: true });
   await waitFor(() => gone.length === 1, 5000, 'gone');
   t.same(gone, [`p1 ${s.vol}`]);
-  t.match(s.registry.stats(), { pods: 0, volumes: 0, watches: 0, polled: 0, queued: 0, refusedByKernel: 0, refusedByBound: 0 }, 'a pod with no volume left is no longer held');
+  t.match(
+    s.registry.stats(),
+    { pods: 0, volumes: 0, watches: 0, polled: 0, queued: 0, refusedByKernel: 0, refusedByBound: 0 },
+    'a pod with no volume left is no longer held',
+  );
   t.notOk(s.registry.has('p1'));
   t.equal(inotifyWatches(), before);
 });
@@ -195,7 +224,14 @@ t.test('bounded: past maxPodWatches a volume is polled, counted and logged once;
   await waitFor(() => uidOf(s.vol, 'key') === 1000 && uidOf(second, 'app.conf') === 1002);
   atomicWrite(second, { 'app.conf': 'y' });
   await waitFor(() => uidOf(second, 'app.conf') === 1002, 5000, 'the polled volume is owned again');
-  t.equal(s.log().split('\n').filter((l) => l.includes("inotify limit reached: envhook's bound of 1 watches for one pod")).length, 1, 'logged once');
+  t.equal(
+    s
+      .log()
+      .split('\n')
+      .filter((l) => l.includes("inotify limit reached: envhook's bound of 1 watches for one pod")).length,
+    1,
+    'logged once',
+  );
   s.registry.add('p2', [s.volume({ volume: 'cfg', defaultUser: 1002 }, NONE, second)]);
   t.equal(s.registry.stats().watches, 2, 'another pod has its own bound');
 });

@@ -167,7 +167,10 @@ t.test('a failing volume: each distinct failure logged once, the watch goes on',
     s.v.poll();
     s.sch.runAll();
   }
-  const warnings = s.log().split('\n').filter((l) => l.includes('"level":40'));
+  const warnings = s
+    .log()
+    .split('\n')
+    .filter((l) => l.includes('"level":40'));
   t.equal(warnings.length, 1, warnings.join('\n'));
   t.match(warnings[0], /watched volume owners: /);
   t.equal(s.v.watches, 1, 'still watched');

@@ -49,7 +49,13 @@ function run(bin: ContainerdBinary, args: string[], cwd: string): Table {
   const r = spawnSync(bin.path, args, { encoding: 'utf8', cwd, timeout: 60_000, maxBuffer: 16 << 20 });
   if (r.status !== 0) {
     // containerd's last line says what it could not read (a path, a TOML position)
-    const last = (r.stderr ?? '').trim().split('\n').at(-1)?.replace(/^.*msg="?/, '').slice(0, 300) || `exit ${r.status ?? r.signal}`;
+    const last =
+      (r.stderr ?? '')
+        .trim()
+        .split('\n')
+        .at(-1)
+        ?.replace(/^.*msg="?/, '')
+        .slice(0, 300) || `exit ${r.status ?? r.signal}`;
     throw new EnvhookError(`containerd ${bin.version} (${bin.path} ${args.join(' ')}) failed: ${last}`);
   }
   return parseToml(r.stdout, `the output of ${bin.path} ${args.slice(-2).join(' ')}`);

@@ -24,7 +24,8 @@ export function checkContainerd(bin: ContainerdBinary, rootHost: string, rootRea
   if (!h) problems.push(`no runtime handler "${HANDLER}"`);
   else {
     if (h.runtime_type !== 'io.containerd.runc.v2') problems.push(`runtime_type is not io.containerd.runc.v2`);
-    if (!Array.isArray(h.pod_annotations) || !h.pod_annotations.includes('envhook.io/*')) problems.push('pod_annotations lacks "envhook.io/*"');
+    if (!Array.isArray(h.pod_annotations) || !h.pod_annotations.includes('envhook.io/*'))
+      problems.push('pod_annotations lacks "envhook.io/*"');
     const options = tableAt(h, 'options') ?? {};
     if (options.BinaryName !== want.front) problems.push(`options.BinaryName is not ${want.front}`);
     for (const [k, v] of Object.entries(want.options)) if (options[k] !== v) problems.push(`options.${k} is not ${JSON.stringify(v)}`);

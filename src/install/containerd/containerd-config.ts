@@ -46,10 +46,14 @@ export function readContainerdConfig(layout: Layout, opts: ReadOptions): Contain
   // version 3 and 4 files are containerd 2.x's alone
   if (!opts.binary && version >= 3) readings = readings.filter((r) => r.family === '2.x');
   if (opts.binary?.family === '1.x' && version >= 3) {
-    throw new EnvhookError(`${opts.root} is a version ${version} config, which containerd ${opts.binary.version} cannot read (1.x reads version 2)`);
+    throw new EnvhookError(
+      `${opts.root} is a version ${version} config, which containerd ${opts.binary.version} cannot read (1.x reads version 2)`,
+    );
   }
   if (opts.binary?.family === '2.x' && versionFrom === 'the root file' && version > defaultConfigVersion(opts.binary)) {
-    throw new EnvhookError(`${opts.root} is a version ${version} config, newer than containerd ${opts.binary.version} reads (version ${defaultConfigVersion(opts.binary)} at most)`);
+    throw new EnvhookError(
+      `${opts.root} is a version ${version} config, newer than containerd ${opts.binary.version} reads (version ${defaultConfigVersion(opts.binary)} at most)`,
+    );
   }
   for (const r of readings) for (const f of r.files) if (f.path === opts.newFile && !io.exists(f.path)) f.exists = false;
   return { root: opts.root, version, versionFrom, readings, binary: opts.binary };
@@ -58,7 +62,11 @@ export function readContainerdConfig(layout: Layout, opts: ReadOptions): Contain
 function rootVersion(root: ConfigFile, binary: ContainerdBinary | undefined): { version: number; versionFrom: string } {
   const empty = Object.keys(root.doc).length === 0;
   if (empty) {
-    if (binary) return { version: defaultConfigVersion(binary), versionFrom: `a new file: the version containerd ${binary.version} writes by default` };
+    if (binary)
+      return {
+        version: defaultConfigVersion(binary),
+        versionFrom: `a new file: the version containerd ${binary.version} writes by default`,
+      };
     return { version: 2, versionFrom: 'a new file and no containerd binary to ask: version 2, which containerd 1.x and 2.x both read' };
   }
   const v = root.doc.version;
@@ -85,7 +93,8 @@ function hostReader(layout: Layout, newFile: string | undefined, edits: KeyEdit[
       } catch {
         names = undefined;
       }
-      if (newFile && path.posix.dirname(newFile) === dir && !names?.includes(path.posix.basename(newFile))) names = [...(names ?? []), path.posix.basename(newFile)];
+      if (newFile && path.posix.dirname(newFile) === dir && !names?.includes(path.posix.basename(newFile)))
+        names = [...(names ?? []), path.posix.basename(newFile)];
       return names;
     },
   };

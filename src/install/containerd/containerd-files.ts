@@ -47,8 +47,12 @@ export function loadOrder(rootPath: string, family: Family, io: HostReader): Con
     const raw = io.read(file);
     if (raw === undefined) {
       // a missing root is a node running on containerd's defaults: install creates the file
-      if (parent === undefined) out.push({ path: file, exists: false, text: '', hadBlock: false, doc: {}, version: 0, importedBy: undefined });
-      else if (family === '1.x') throw new EnvhookError(`${parent} imports ${file}, which does not exist: containerd 1.x does not start with it; create the file or remove the import`);
+      if (parent === undefined)
+        out.push({ path: file, exists: false, text: '', hadBlock: false, doc: {}, version: 0, importedBy: undefined });
+      else if (family === '1.x')
+        throw new EnvhookError(
+          `${parent} imports ${file}, which does not exist: containerd 1.x does not start with it; create the file or remove the import`,
+        );
       continue;
     }
     const { rest, block } = splitBlock(raw, file);

@@ -24,18 +24,31 @@ export interface NriSwitch {
 /** Nothing when NRI is on; else envhook's block, or the edits of the admin's `disable` lines (--enable-nri). */
 export function switchNriOn(config: ContainerdConfig, dropIn: string | undefined, enableNri: boolean): NriSwitch {
   if (!config.readings.some(isOff)) {
-    const deciders = [...new Set(config.readings.map(decider).filter((f) => f !== undefined).map((f) => f.path))];
+    const deciders = [
+      ...new Set(
+        config.readings
+          .map(decider)
+          .filter((f) => f !== undefined)
+          .map((f) => f.path),
+      ),
+    ];
     const why = deciders.length ? `disable = false in ${deciders.join(', ')}` : "containerd 2.x's default";
     return { edits: [], note: `NRI is on in ${config.root} as containerd reads it (${why})` };
   }
   const setters = [...new Set(config.readings.flatMap((r) => r.files.filter(setsNri)))];
-  if (setters.length === 0) return { block: enableBlock(config, dropIn), edits: [], note: `NRI is off in ${config.root} as containerd reads it: switched on` };
+  if (setters.length === 0)
+    return { block: enableBlock(config, dropIn), edits: [], note: `NRI is off in ${config.root} as containerd reads it: switched on` };
   if (!enableNri) {
-    throw new EnvhookError(`${setters[0]!.path} sets [plugins."${NRI_PLUGIN}"] and NRI is off as containerd reads it: set disable = false there, or pass ${ENABLE_NRI} to let install change exactly that key (the file backed up; uninstall puts it back)`);
+    throw new EnvhookError(
+      `${setters[0]!.path} sets [plugins."${NRI_PLUGIN}"] and NRI is off as containerd reads it: set disable = false there, or pass ${ENABLE_NRI} to let install change exactly that key (the file backed up; uninstall puts it back)`,
+    );
   }
   const edits = disableEdits(config);
   const where = edits.map((e) => `${e.file}: "${e.from?.trim() ?? '(no disable line)'}" becomes "${e.to.trim()}"`).join('; ');
-  return { edits, note: `NRI is off in ${config.root} as containerd reads it: switched on by changing that one key (${ENABLE_NRI}) in ${where}` };
+  return {
+    edits,
+    note: `NRI is off in ${config.root} as containerd reads it: switched on by changing that one key (${ENABLE_NRI}) in ${where}`,
+  };
 }
 
 /** 1.x ships NRI off, 2.x on; an explicit `disable` in force decides either way. */
@@ -61,7 +74,9 @@ function disableEdits(config: ContainerdConfig): KeyEdit[] {
     const file = decider(r)!;
     const edit = planKeyEdit(file.path, file.text, ['plugins', NRI_PLUGIN], 'disable', 'false');
     if (!edit || edits.some((e) => e.file === file.path)) {
-      throw new EnvhookError(`${file.path} sets [plugins."${NRI_PLUGIN}"] in a form ${ENABLE_NRI} cannot change alone (a [plugins."${NRI_PLUGIN}"] header with a disable line): set disable = false there`);
+      throw new EnvhookError(
+        `${file.path} sets [plugins."${NRI_PLUGIN}"] in a form ${ENABLE_NRI} cannot change alone (a [plugins."${NRI_PLUGIN}"] header with a disable line): set disable = false there`,
+      );
     }
     edits.push(edit);
     const doc = parseToml(applyEdit(file.text, edit)!, file.path);
@@ -74,14 +89,22 @@ function disableEdits(config: ContainerdConfig): KeyEdit[] {
 function enableBlock(config: ContainerdConfig, dropIn: string | undefined): BlockTarget {
   const file = blockFile(config, dropIn);
   const body = blockBody(config, file, [`[plugins.${JSON.stringify(NRI_PLUGIN)}]`, '  disable = false']);
-  return { file: file.path, body, mode: 0o644, note: `envhook's block goes here: no file sets [plugins."${NRI_PLUGIN}"], so this one table switches NRI on` };
+  return {
+    file: file.path,
+    body,
+    mode: 0o644,
+    note: `envhook's block goes here: no file sets [plugins."${NRI_PLUGIN}"], so this one table switches NRI on`,
+  };
 }
 
 /** The file envhook's block goes into: --drop-in, else the root file. */
 export function blockFile(config: ContainerdConfig, dropIn: string | undefined): ConfigFile {
   const files = config.readings[0]!.files;
   const file = dropIn === undefined ? files[0]! : files.find((f) => f.path === dropIn);
-  if (!file) throw new EnvhookError(`${dropIn} is not read by containerd: the imports of ${config.root} (and of the files it imports) do not name it`);
+  if (!file)
+    throw new EnvhookError(
+      `${dropIn} is not read by containerd: the imports of ${config.root} (and of the files it imports) do not name it`,
+    );
   return file;
 }
 

@@ -46,12 +46,20 @@ export function containerdNriPlan(layout: Layout, opts: ContainerdNriOptions): R
   // the files as the admin wrote them: envhook's own change of a disable line taken back
   const config = readContainerdConfig(layout, { root: layout.config, binary, newFile: dropIn, edits: opts.previousEdits });
   const nri = config.readings.map((r) => ({ family: r.family, table: table(mergePlugins(r.files, r.family), NRI_PLUGIN) }));
-  const pluginPaths = [...new Set(nri.map((n) => (typeof n.table?.plugin_path === 'string' ? n.table.plugin_path : NRI_DEFAULT_PLUGIN_PATH)))];
-  if (pluginPaths.length > 1) throw new EnvhookError(`containerd 1.x and 2.x would read different NRI plugin_path values from these files: name the binary with --containerd PATH`);
+  const pluginPaths = [
+    ...new Set(nri.map((n) => (typeof n.table?.plugin_path === 'string' ? n.table.plugin_path : NRI_DEFAULT_PLUGIN_PATH))),
+  ];
+  if (pluginPaths.length > 1)
+    throw new EnvhookError(
+      `containerd 1.x and 2.x would read different NRI plugin_path values from these files: name the binary with --containerd PATH`,
+    );
   const pluginDir = absolute(pluginPaths[0]!, `plugin_path of [plugins."${NRI_PLUGIN}"]`);
   const plugin = path.posix.join(pluginDir, `${index}-envhook`);
   const nriTable = nri[0]?.table;
-  const socket = absolute(typeof nriTable?.socket_path === 'string' ? nriTable.socket_path : NRI_DEFAULT_SOCKET, `socket_path of [plugins."${NRI_PLUGIN}"]`);
+  const socket = absolute(
+    typeof nriTable?.socket_path === 'string' ? nriTable.socket_path : NRI_DEFAULT_SOCKET,
+    `socket_path of [plugins."${NRI_PLUGIN}"]`,
+  );
   const on = switchNriOn(config, dropIn, !!opts.enableNri);
   const blocks = on.block ? [on.block] : [];
   const written = on.block !== undefined || on.edits.length > 0;
@@ -60,7 +68,10 @@ export function containerdNriPlan(layout: Layout, opts: ContainerdNriOptions): R
     // containerd 2.2 or later: one reading, NRI on (off is refused by switchNriOn on 2.x without --enable-nri)
     const required = requiredBlock(config, dropIn);
     if (required) blocks.push(required);
-    else notes.push(`envhook is already a required plugin of NRI's default validator in ${config.root} as containerd reads it: nothing written for --nri-required`);
+    else
+      notes.push(
+        `envhook is already a required plugin of NRI's default validator in ${config.root} as containerd reads it: nothing written for --nri-required`,
+      );
     notes.push(requiredNote('containerd'));
   }
   notes.push(`plugin ${plugin}: containerd starts it and hands it the connection; its log: ${opts.nriLog ?? NRI_DEFAULT_LOG}`);
@@ -78,7 +89,9 @@ export function containerdNriPlan(layout: Layout, opts: ContainerdNriOptions): R
 function refuseWithoutNri(binary: ContainerdBinary | undefined): void {
   if (!binary) return;
   if (olderThan(binary.version, [1, 7])) {
-    throw new EnvhookError(`containerd ${binary.version} has no NRI (containerd 1.7 or later has it): install the runtime handler instead (--mode shim)`);
+    throw new EnvhookError(
+      `containerd ${binary.version} has no NRI (containerd 1.7 or later has it): install the runtime handler instead (--mode shim)`,
+    );
   }
 }
 
@@ -97,7 +110,9 @@ function requiredBlock(config: ContainerdConfig, dropIn: string | undefined): Bl
   if (current?.enable === true && names(current.required_plugins).includes(REQUIRED_PLUGIN)) return undefined;
   const file = blockFile(config, dropIn);
   if (tableAt(file.doc, 'plugins', NRI_PLUGIN, 'default_validator')) {
-    throw new EnvhookError(`${file.path} sets ${VALIDATOR}: add "${REQUIRED_PLUGIN}" to its required_plugins there (envhook does not edit the admin's lines), or name a file containerd reads after it with --drop-in`);
+    throw new EnvhookError(
+      `${file.path} sets ${VALIDATOR}: add "${REQUIRED_PLUGIN}" to its required_plugins there (envhook does not edit the admin's lines), or name a file containerd reads after it with --drop-in`,
+    );
   }
   const list = withRequired(names(current?.required_plugins));
   const body = blockBody(config, file, [VALIDATOR, '  enable = true', `  required_plugins = ${tomlList(list)}`]);
@@ -106,9 +121,16 @@ function requiredBlock(config: ContainerdConfig, dropIn: string | undefined): Bl
   const after = validator(files);
   if (after?.enable !== true || !names(after.required_plugins).includes(REQUIRED_PLUGIN)) {
     const later = files.slice(files.indexOf(file) + 1).findLast((f) => tableAt(f.doc, 'plugins', NRI_PLUGIN, 'default_validator'));
-    throw new EnvhookError(`${later?.path ?? 'a later file'} sets ${VALIDATOR} and containerd reads it after ${file.path}: envhook's required_plugins would be replaced; name a file containerd reads after it with --drop-in`);
+    throw new EnvhookError(
+      `${later?.path ?? 'a later file'} sets ${VALIDATOR} and containerd reads it after ${file.path}: envhook's required_plugins would be replaced; name a file containerd reads after it with --drop-in`,
+    );
   }
-  return { file: file.path, body, mode: 0o644, note: `envhook's block goes here: NRI's default validator on, required_plugins ${tomlList(list)}` };
+  return {
+    file: file.path,
+    body,
+    mode: 0o644,
+    note: `envhook's block goes here: NRI's default validator on, required_plugins ${tomlList(list)}`,
+  };
 }
 
 /** containerd's own reading after install: NRI on, reading plugins from the directory used (and requiring envhook). */
@@ -122,7 +144,8 @@ function checkNri(binary: ContainerdBinary, layout: Layout, pluginDir: string, r
     if (nri.plugin_path !== pluginDir) problems.push(`plugin_path is not ${pluginDir}`);
     const validator = table(nri, 'default_validator');
     if (required && validator?.enable !== true) problems.push("NRI's default validator is off");
-    if (required && !names(validator?.required_plugins).includes(REQUIRED_PLUGIN)) problems.push(`required_plugins does not hold "${REQUIRED_PLUGIN}"`);
+    if (required && !names(validator?.required_plugins).includes(REQUIRED_PLUGIN))
+      problems.push(`required_plugins does not hold "${REQUIRED_PLUGIN}"`);
   }
   if (problems.length) throw new EnvhookError(`containerd ${binary.version} config dump of ${layout.config}: ${problems.join('; ')}`);
   return `checked: containerd ${binary.version} config dump of ${layout.config} shows NRI on, with plugins from ${pluginDir}${required ? `, "${REQUIRED_PLUGIN}" required` : ''}`;

@@ -48,16 +48,25 @@ function placeIn(r: Reading, config: ContainerdConfig, dropIn: string | undefine
   for (const f of files) {
     for (const p of [CRI_V2, CRI_V3]) {
       if (tableAt(f.doc, 'plugins', p, 'containerd', 'runtimes', HANDLER)) {
-        throw new EnvhookError(`${f.path} already defines the runtime handler "${HANDLER}" outside envhook's block: remove it, or name another file with --config`);
+        throw new EnvhookError(
+          `${f.path} already defines the runtime handler "${HANDLER}" outside envhook's block: remove it, or name another file with --config`,
+        );
       }
     }
   }
   const target = dropIn === undefined ? undefined : files.find((f) => f.path === dropIn);
   if (dropIn !== undefined && !target) {
-    throw new EnvhookError(`${dropIn} is not read by containerd: the imports of ${config.root} (and of the files it imports) do not name it`);
+    throw new EnvhookError(
+      `${dropIn} is not read by containerd: the imports of ${config.root} (and of the files it imports) do not name it`,
+    );
   }
   const version = config.version;
-  const base = (file: ConfigFile) => ({ file, plugin: family === '1.x' ? CRI_V2 : criPlugin(version), version, versionLine: !file.exists || Object.keys(file.doc).length === 0 });
+  const base = (file: ConfigFile) => ({
+    file,
+    plugin: family === '1.x' ? CRI_V2 : criPlugin(version),
+    version,
+    versionLine: !file.exists || Object.keys(file.doc).length === 0,
+  });
 
   if (family === '1.x') {
     const setters = criSetters(files, CRI_V2);
@@ -82,14 +91,20 @@ function placeIn(r: Reading, config: ContainerdConfig, dropIn: string | undefine
 
   if (version === 2 && criSetters(files, CRI_V3).length > 0) {
     const v3 = criSetters(files, CRI_V3)[0]!.path;
-    throw new EnvhookError(`${v3} sets [plugins.'${CRI_V3}'] while ${root.path} is version 2: containerd 2.x then drops every version 2 CRI section, envhook's included; migrate the root file (containerd config migrate) first`);
+    throw new EnvhookError(
+      `${v3} sets [plugins.'${CRI_V3}'] while ${root.path} is version 2: containerd 2.x then drops every version 2 CRI section, envhook's included; migrate the root file (containerd config migrate) first`,
+    );
   }
   const file = target ?? root;
   if (file !== root && file.exists && file.version !== 0 && file.version !== version) {
-    throw new EnvhookError(`${file.path} is a version ${file.version} file and ${root.path} version ${version}: envhook writes in the root file's version; name a file of that version (or a new one) with --drop-in`);
+    throw new EnvhookError(
+      `${file.path} is a version ${file.version} file and ${root.path} version ${version}: envhook writes in the root file's version; name a file of that version (or a new one) with --drop-in`,
+    );
   }
   const { cri, dropped } = effectiveCri(files, family);
-  const droppedNote = dropped.length ? `; the version 2 CRI sections of ${dropped.join(', ')} are not in force (containerd 2.x drops them)` : '';
+  const droppedNote = dropped.length
+    ? `; the version 2 CRI sections of ${dropped.join(', ')} are not in force (containerd 2.x drops them)`
+    : '';
   const reason =
     file === root
       ? `containerd 2.x merges imported files table by table and none sets the handler "${HANDLER}", so the root file's block stands${droppedNote}`

@@ -28,7 +28,10 @@ export function containerdPlan(layout: Layout, opts: ContainerdOptions): Runtime
   const plan: RuntimePlan = {
     files: [{ file: layout.runtimeClass, content: runtimeClass(), mode: 0o644 }],
     blocks: [block],
-    next: ['restart containerd to load the handler: systemctl restart containerd (containerd reads its configuration only when it starts)', `kubectl apply -f ${layout.runtimeClass}`],
+    next: [
+      'restart containerd to load the handler: systemctl restart containerd (containerd reads its configuration only when it starts)',
+      `kubectl apply -f ${layout.runtimeClass}`,
+    ],
     notes: [`config version ${config.version}, from ${config.versionFrom}`],
   };
   const skip = checkSkipped(layout, config, binary);
@@ -40,8 +43,11 @@ export function containerdPlan(layout: Layout, opts: ContainerdOptions): Runtime
 function checkSkipped(layout: Layout, config: ContainerdConfig, binary: ContainerdBinary | undefined): string | undefined {
   if (!binary) return 'not checked with containerd: no containerd on PATH (--containerd PATH names one)';
   // containerd reads absolute imports on this machine, not under --root
-  const absoluteImports = config.readings[0]!.files.some((f) => Array.isArray(f.doc.imports) && f.doc.imports.some((i) => typeof i === 'string' && i.startsWith('/')));
-  if (layout.root !== '/' && absoluteImports) return `not checked with containerd: the files import absolute paths, which containerd would read outside --root ${layout.root}`;
+  const absoluteImports = config.readings[0]!.files.some(
+    (f) => Array.isArray(f.doc.imports) && f.doc.imports.some((i) => typeof i === 'string' && i.startsWith('/')),
+  );
+  if (layout.root !== '/' && absoluteImports)
+    return `not checked with containerd: the files import absolute paths, which containerd would read outside --root ${layout.root}`;
   return undefined;
 }
 
@@ -53,12 +59,16 @@ function refuseImportedRoot(layout: Layout, binary: ContainerdBinary | undefined
   let imported = false;
   try {
     const cfg = readContainerdConfig(mainLayout, { root: main, binary });
-    imported = cfg.readings.some((r) => r.files.slice(1).some((f) => f.path === layout.config)) || isMatchedNew(mainLayout, main, layout.config, binary);
+    imported =
+      cfg.readings.some((r) => r.files.slice(1).some((f) => f.path === layout.config)) ||
+      isMatchedNew(mainLayout, main, layout.config, binary);
   } catch {
     return; // the default root is not containerd's file here (or unreadable): --config stands
   }
   if (imported) {
-    throw new EnvhookError(`${layout.config} is imported by ${main}: --config names containerd's root file; name this file with --drop-in ${layout.config}`);
+    throw new EnvhookError(
+      `${layout.config} is imported by ${main}: --config names containerd's root file; name this file with --drop-in ${layout.config}`,
+    );
   }
 }
 

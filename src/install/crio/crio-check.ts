@@ -38,7 +38,8 @@ export function checkCrio(bin: string, layout: Layout, hooksDir: string): string
   if (!h) problems.push(`no runtime handler "${HANDLER}"`);
   else if (h.runtime_path !== layout.front) problems.push(`runtime_path is not ${layout.front}`);
   const dirs = runtime?.hooks_dir;
-  if (Array.isArray(dirs) && !dirs.includes(hooksDir)) problems.push(`hooks_dir does not hold ${hooksDir} (install with --hooks-dir DIR naming one it holds)`);
+  if (Array.isArray(dirs) && !dirs.includes(hooksDir))
+    problems.push(`hooks_dir does not hold ${hooksDir} (install with --hooks-dir DIR naming one it holds)`);
   if (problems.length) throw new EnvhookError(`crio config: ${problems.join('; ')}`);
   return `checked: crio config shows the runtime handler "${HANDLER}" with runtime_path ${layout.front}`;
 }

@@ -58,7 +58,9 @@ export function crioNriPlan(layout: Layout, index: string, crio?: string, requir
     if (typeof nri?.nri_disable_connections === 'boolean') noConnections = nri.nri_disable_connections;
     const after = file !== CRIO_MAIN_CONFIG && walksBefore(layout.config, file);
     if (after && nri?.enable_nri === false) {
-      throw new EnvhookError(`${file} sets enable_nri = false and CRI-O reads it after ${layout.config}: NRI would stay off; remove that line or name a later file with --config`);
+      throw new EnvhookError(
+        `${file} sets enable_nri = false and CRI-O reads it after ${layout.config}: NRI would stay off; remove that line or name a later file with --config`,
+      );
     }
     const v = tableAt(nri, 'default_validator');
     if (v && file !== layout.config) validators.push({ file, after, table: v });
@@ -66,9 +68,18 @@ export function crioNriPlan(layout: Layout, index: string, crio?: string, requir
   pluginDir = absolute(pluginDir, 'nri_plugin_dir of [crio.nri]');
   const plugin = path.posix.join(pluginDir, `${index}-envhook`);
   socket = absolute(socket, 'nri_listen of [crio.nri]');
-  const notes = [`plugin ${plugin}: CRI-O starts it and hands it the connection; its log: ${nriLog}`, redialNote('CRI-O', socket, noConnections)];
+  const notes = [
+    `plugin ${plugin}: CRI-O starts it and hands it the connection; its log: ${nriLog}`,
+    redialNote('CRI-O', socket, noConnections),
+  ];
   const list = required ? requiredList(layout, validators) : undefined;
-  if (required) notes.push(...(list ? [] : [`envhook is already a required plugin of NRI's default validator as CRI-O reads its files: nothing written for --nri-required`]), requiredNote('CRI-O'));
+  if (required)
+    notes.push(
+      ...(list
+        ? []
+        : [`envhook is already a required plugin of NRI's default validator as CRI-O reads its files: nothing written for --nri-required`]),
+      requiredNote('CRI-O'),
+    );
   if (!bin) notes.push('not checked with CRI-O: no crio on PATH (--crio PATH names one)');
   return {
     files: [
@@ -97,7 +108,9 @@ function requiredList(layout: Layout, validators: { file: string; after: boolean
   const ours: Table = { nri_enable_default_validator: true, nri_validator_required_plugins: list };
   const later = validators.filter((v) => v.after);
   if (!requires(Object.assign({}, ours, ...later.map((v) => v.table)))) {
-    throw new EnvhookError(`${later.at(-1)!.file} sets [${VALIDATOR}] and CRI-O reads it after ${layout.config}: envhook's nri_validator_required_plugins would be replaced; name a later file with --config`);
+    throw new EnvhookError(
+      `${later.at(-1)!.file} sets [${VALIDATOR}] and CRI-O reads it after ${layout.config}: envhook's nri_validator_required_plugins would be replaced; name a later file with --config`,
+    );
   }
   return list;
 }

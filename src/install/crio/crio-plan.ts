@@ -28,14 +28,23 @@ export function crioPlan(layout: Layout, templates: HookTemplates, hooksDir = SH
   const bin = crio ? path.resolve(crio) : onPath('crio');
   return {
     files: [
-      { file: path.posix.join(hooksDir, HOOK_FILES.createRuntime), content: hookFile(layout, 'createRuntime', templates.createRuntime), mode: 0o644 },
+      {
+        file: path.posix.join(hooksDir, HOOK_FILES.createRuntime),
+        content: hookFile(layout, 'createRuntime', templates.createRuntime),
+        mode: 0o644,
+      },
       { file: layout.config, content: Buffer.from(dropIn), mode: 0o644 },
       { file: layout.runtimeClass, content: runtimeClass(), mode: 0o644 },
     ],
     blocks: [],
     // a reload (SIGHUP) re-reads only some options: CRI-O logs "Updating runtime configuration"
     // and RunPodSandbox still fails with "failed to find runtime handler envhook"
-    next: [`restart CRI-O to load the handler: systemctl restart crio (not reload: a reload does not register a new runtime handler)`, `kubectl apply -f ${layout.runtimeClass}`],
-    ...(bin ? { verify: () => checkCrio(bin, layout, hooksDir) } : { notes: ['not checked with CRI-O: no crio on PATH (--crio PATH names one)'] }),
+    next: [
+      `restart CRI-O to load the handler: systemctl restart crio (not reload: a reload does not register a new runtime handler)`,
+      `kubectl apply -f ${layout.runtimeClass}`,
+    ],
+    ...(bin
+      ? { verify: () => checkCrio(bin, layout, hooksDir) }
+      : { notes: ['not checked with CRI-O: no crio on PATH (--crio PATH names one)'] }),
   };
 }

@@ -70,7 +70,14 @@ export function planInstall(opts: InstallOptions): Plan {
     const before = readHost(layout, t.file);
     // an existing file that envhook did not write (or that was edited since) is the admin's
     const foreign = before !== undefined && !before.equals(t.content) && !recordedHash(state, t.file).includes(sha256(before));
-    return { file: t.file, before, after: t.content, mode: t.mode, backup: foreign, ...(foreign ? { note: 'this file was not written by envhook' } : {}) };
+    return {
+      file: t.file,
+      before,
+      after: t.content,
+      mode: t.mode,
+      backup: foreign,
+      ...(foreign ? { note: 'this file was not written by envhook' } : {}),
+    };
   });
   const prev = state.runtimes[key];
   const others = Object.entries(state.runtimes).flatMap(([k, rec]) => (k !== key && rec ? [rec] : []));
@@ -107,10 +114,13 @@ export function planInstall(opts: InstallOptions): Plan {
 }
 
 function runtimePlan(layout: Layout, opts: InstallOptions, previous: RuntimeRecord | undefined): RuntimePlan {
-  if (opts.nriLog !== undefined && opts.mode !== 'nri') throw new EnvhookError('--nri-log is only valid with --mode nri (the pre-installed plugin writes it)');
+  if (opts.nriLog !== undefined && opts.mode !== 'nri')
+    throw new EnvhookError('--nri-log is only valid with --mode nri (the pre-installed plugin writes it)');
   if (opts.nriLog !== undefined) absolute(opts.nriLog, '--nri-log');
-  if (opts.nriRequired && opts.mode !== 'nri') throw new EnvhookError('--nri-required is only valid with --mode nri (it makes the NRI plugin a required one)');
-  if (opts.enableNri && (opts.mode !== 'nri' || opts.runtime !== 'containerd')) throw new EnvhookError('--enable-nri is only valid with --runtime containerd --mode nri (it switches on containerd\'s NRI)');
+  if (opts.nriRequired && opts.mode !== 'nri')
+    throw new EnvhookError('--nri-required is only valid with --mode nri (it makes the NRI plugin a required one)');
+  if (opts.enableNri && (opts.mode !== 'nri' || opts.runtime !== 'containerd'))
+    throw new EnvhookError("--enable-nri is only valid with --runtime containerd --mode nri (it switches on containerd's NRI)");
   if (opts.mode === 'nri') {
     if (opts.runtime === 'containerd') return containerdNriPlan(layout, { ...opts, previousEdits: previous?.edits });
     if (opts.runtime === 'crio') return crioNriPlan(layout, nriIndex(opts.index), opts.crio, !!opts.nriRequired, opts.nriLog);

@@ -30,7 +30,8 @@ export function planUninstall(opts: Pick<InstallOptions, 'runtime' | 'root' | 'p
   const changes: Change[] = [];
   for (const file of new Set(records.flatMap(markedFiles))) changes.push(adminFileChange(layout, file, records, undefined, kept));
   const files = new Map<string, string>();
-  for (const rec of records) for (const [file, hash] of Object.entries(rec.files).reverse()) if (!kept.some((r) => file in r.files)) files.set(file, hash);
+  for (const rec of records)
+    for (const [file, hash] of Object.entries(rec.files).reverse()) if (!kept.some((r) => file in r.files)) files.set(file, hash);
   for (const [file, hash] of files) changes.push(removeFile(layout, file, hash, [...files.keys()]));
 
   // directories install created: removed when empty, or handed on to an install with files in them
@@ -40,7 +41,14 @@ export function planUninstall(opts: Pick<InstallOptions, 'runtime' | 'root' | 'p
     if (inside.length) next.runtimes[k] = { ...rec, dirs: [...new Set([...(rec.dirs ?? []), ...inside])] };
   }
   changes.push(stateChange(layout, next, stateBefore));
-  const stopPlugins = [...new Set(records.flatMap((r) => Object.keys(r.files)).filter((f) => PLUGIN_FILE.test(path.posix.basename(f))).map((f) => wrapperSocket(readHost(layout, f))))];
+  const stopPlugins = [
+    ...new Set(
+      records
+        .flatMap((r) => Object.keys(r.files))
+        .filter((f) => PLUGIN_FILE.test(path.posix.basename(f)))
+        .map((f) => wrapperSocket(readHost(layout, f))),
+    ),
+  ];
   return { layout, changes, next: [], notes: [], dirs: deepestFirst(dirs), ...(stopPlugins.length ? { stopPlugins } : {}) };
 }
 
@@ -62,7 +70,9 @@ function otherMode(layout: Layout, opts: Pick<InstallOptions, 'runtime' | 'root'
   const other = opts.mode === 'nri' ? 'shim' : 'nri';
   if (!opts.mode || !state.runtimes[installKey(opts.runtime, other)]) return {};
   const root = layout.root === '/' ? '' : ` --root ${layout.root}`;
-  return { nothing: `envhook is installed for ${opts.runtime} as the ${other === 'nri' ? 'NRI plugin' : 'runtime handler'} under ${layout.prefix}, not as the ${opts.mode === 'nri' ? 'NRI plugin' : 'runtime handler'}: envhook uninstall --runtime ${opts.runtime} --mode ${other}${root} --prefix ${layout.prefix}` };
+  return {
+    nothing: `envhook is installed for ${opts.runtime} as the ${other === 'nri' ? 'NRI plugin' : 'runtime handler'} under ${layout.prefix}, not as the ${opts.mode === 'nri' ? 'NRI plugin' : 'runtime handler'}: envhook uninstall --runtime ${opts.runtime} --mode ${other}${root} --prefix ${layout.prefix}`,
+  };
 }
 
 /** A file envhook wrote whole, removed (what it replaced put back), unless the admin changed it. */
@@ -70,15 +80,31 @@ export function removeFile(layout: Layout, file: string, hash: string, removed: 
   const before = readHost(layout, file);
   const saved = backupPath(layout, file);
   const backup = readHost(layout, saved);
-  if (before === undefined || sha256(before) === hash) return { file, before, after: backup, mode: 0o644, dropBackup: backup !== undefined };
+  if (before === undefined || sha256(before) === hash)
+    return { file, before, after: backup, mode: 0o644, dropBackup: backup !== undefined };
   const original = backup ? `; the original is back from ${saved}` : '';
   const runs = removed.find((f) => f !== file && before.includes(f));
   const executable = (fs.statSync(layout.real(file)).mode & 0o111) !== 0;
-  if (!runs && !executable) return { file, before, after: before, mode: 0o644, note: `changed since install: left in place${backup ? `; the original is in ${saved}` : ''}` };
+  if (!runs && !executable)
+    return {
+      file,
+      before,
+      after: before,
+      mode: 0o644,
+      note: `changed since install: left in place${backup ? `; the original is in ${saved}` : ''}`,
+    };
   // the admin's edit is kept, where no runtime starts it
   const aside = asidePath(layout, file);
   const why = runs ? `it runs ${runs}, which uninstall removes` : 'an executable envhook placed';
-  return { file, before, after: backup, mode: 0o644, dropBackup: backup !== undefined, saveAs: aside, note: `changed since install, and ${why}: moved to ${aside} (mode 0600: nothing starts it)${original}` };
+  return {
+    file,
+    before,
+    after: backup,
+    mode: 0o644,
+    dropBackup: backup !== undefined,
+    saveAs: aside,
+    note: `changed since install, and ${why}: moved to ${aside} (mode 0600: nothing starts it)${original}`,
+  };
 }
 
 /** `<prefix>/backup/<file>.edited` (then .edited.2, …): outside every directory a runtime reads. */

@@ -22,14 +22,24 @@ export function podmanPlan(layout: Layout, templates: HookTemplates): RuntimePla
   parseToml(dropIn, layout.config);
   return {
     files: [
-      { file: path.posix.join(layout.podmanHooksDir, HOOK_FILES.precreate), content: hookFile(layout, 'precreate', templates.precreate), mode: 0o644 },
-      { file: path.posix.join(layout.podmanHooksDir, HOOK_FILES.createRuntime), content: hookFile(layout, 'createRuntime', templates.createRuntime), mode: 0o644 },
+      {
+        file: path.posix.join(layout.podmanHooksDir, HOOK_FILES.precreate),
+        content: hookFile(layout, 'precreate', templates.precreate),
+        mode: 0o644,
+      },
+      {
+        file: path.posix.join(layout.podmanHooksDir, HOOK_FILES.createRuntime),
+        content: hookFile(layout, 'createRuntime', templates.createRuntime),
+        mode: 0o644,
+      },
       { file: layout.config, content: Buffer.from(dropIn), mode: 0o644 },
     ],
     blocks: [],
     // env entries are keyed by container name ("*" is for serviceLinks only), and Podman puts no
     // name into the OCI spec: the container is named with CRI-O's annotation
-    next: [`podman run --annotation io.kubernetes.container.name=NAME --annotation '"envhook.io/env={""NAME"":[…]}"' … now goes through envhook (no restart needed)`],
+    next: [
+      `podman run --annotation io.kubernetes.container.name=NAME --annotation '"envhook.io/env={""NAME"":[…]}"' … now goes through envhook (no restart needed)`,
+    ],
   };
 }
 
@@ -40,7 +50,10 @@ function currentHooksDirs(layout: Layout): string[] {
     const dir = `${main}.d`;
     let names: string[] = [];
     try {
-      names = fs.readdirSync(layout.real(dir)).filter((n) => n.endsWith('.conf')).sort();
+      names = fs
+        .readdirSync(layout.real(dir))
+        .filter((n) => n.endsWith('.conf'))
+        .sort();
     } catch {
       /* no drop-in directory */
     }
@@ -57,7 +70,8 @@ function currentHooksDirs(layout: Layout): string[] {
     }
     const hooks = (parseToml(text, f).engine as Record<string, unknown> | undefined)?.hooks_dir;
     if (hooks === undefined) continue;
-    if (!Array.isArray(hooks) || hooks.some((d) => typeof d !== 'string')) throw new EnvhookError(`${f}: engine.hooks_dir is not a list of strings`);
+    if (!Array.isArray(hooks) || hooks.some((d) => typeof d !== 'string'))
+      throw new EnvhookError(`${f}: engine.hooks_dir is not a list of strings`);
     dirs = hooks as string[];
   }
   return [...dirs];

@@ -48,7 +48,14 @@ function fileJson(file: FileFact): FileDescriptorProtoJson {
       }));
     return { name, field: fields.map((f) => fieldJson(f, owner, enums)), ...(nestedType.length ? { nestedType } : {}) };
   });
-  return { name: file.name, package: file.package, dependency: file.dependency, messageType, ...(enumType.length ? { enumType } : {}), syntax: 'proto3' };
+  return {
+    name: file.name,
+    package: file.package,
+    dependency: file.dependency,
+    messageType,
+    ...(enumType.length ? { enumType } : {}),
+    syntax: 'proto3',
+  };
 }
 
 /** Our files as one FileDescriptorSet (also what the schema tests compare): NRI, ttRPC, and the CRI call envhook makes. */
@@ -82,9 +89,24 @@ export const Msg = {
 } as const;
 
 // The shapes @bufbuild/protobuf gives these generic messages (fields by their local names).
-export interface KeyValueShape { key: string; value: string }
-export interface MountShape { destination: string; type: string; source: string; options: string[] }
-export interface PodSandboxShape { id: string; name: string; uid: string; namespace: string; annotations: Record<string, string>; runtimeHandler: string }
+export interface KeyValueShape {
+  key: string;
+  value: string;
+}
+export interface MountShape {
+  destination: string;
+  type: string;
+  source: string;
+  options: string[];
+}
+export interface PodSandboxShape {
+  id: string;
+  name: string;
+  uid: string;
+  namespace: string;
+  annotations: Record<string, string>;
+  runtimeHandler: string;
+}
 export interface ContainerShape {
   id: string;
   podSandboxId: string;
@@ -95,17 +117,53 @@ export interface ContainerShape {
   env: string[];
   mounts: MountShape[];
 }
-export interface CreateContainerRequestShape { pod?: PodSandboxShape | undefined; container?: ContainerShape | undefined }
+export interface CreateContainerRequestShape {
+  pod?: PodSandboxShape | undefined;
+  container?: ContainerShape | undefined;
+}
 /** `NRIVersion` is '' from a runtime before NRI 0.12 (it has no such field). */
-export interface ConfigureRequestShape { config: string; runtimeName: string; runtimeVersion: string; registrationTimeout: bigint; requestTimeout: bigint; NRIVersion: string }
-export interface RegisterPluginRequestShape { pluginName: string; pluginIdx: string; NRIVersion: string }
-export interface SynchronizeRequestShape { pods: PodSandboxShape[]; containers: ContainerShape[]; more: boolean }
-export interface StateChangeEventShape { event: number; pod?: PodSandboxShape | undefined; container?: ContainerShape | undefined }
+export interface ConfigureRequestShape {
+  config: string;
+  runtimeName: string;
+  runtimeVersion: string;
+  registrationTimeout: bigint;
+  requestTimeout: bigint;
+  NRIVersion: string;
+}
+export interface RegisterPluginRequestShape {
+  pluginName: string;
+  pluginIdx: string;
+  NRIVersion: string;
+}
+export interface SynchronizeRequestShape {
+  pods: PodSandboxShape[];
+  containers: ContainerShape[];
+  more: boolean;
+}
+export interface StateChangeEventShape {
+  event: number;
+  pod?: PodSandboxShape | undefined;
+  container?: ContainerShape | undefined;
+}
 /** StopPodSandboxRequest and RemovePodSandboxRequest. */
-export interface PodSandboxRequestShape { pod?: PodSandboxShape | undefined }
-export interface RequestShape { service: string; method: string; payload: Uint8Array; timeoutNano: bigint; metadata: KeyValueShape[] }
-export interface StatusShape { code: number; message: string }
-export interface ResponseShape { status?: StatusShape | undefined; payload: Uint8Array }
+export interface PodSandboxRequestShape {
+  pod?: PodSandboxShape | undefined;
+}
+export interface RequestShape {
+  service: string;
+  method: string;
+  payload: Uint8Array;
+  timeoutNano: bigint;
+  metadata: KeyValueShape[];
+}
+export interface StatusShape {
+  code: number;
+  message: string;
+}
+export interface ResponseShape {
+  status?: StatusShape | undefined;
+  payload: Uint8Array;
+}
 
 /** Decodes `bytes` as `desc`; a malformed message is an EnvhookError (never its bytes). */
 export function decode<T>(desc: DescMessage, bytes: Uint8Array): T {

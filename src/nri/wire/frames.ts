@@ -116,7 +116,13 @@ class FrameReader<F> {
 
 export class MuxDecoder extends FrameReader<MuxFrame> {
   constructor() {
-    super({ header: MUX_HEADER, lengthAt: 4, max: MUX_MAX, what: 'multiplexer frame', make: (h, payload) => ({ conn: h.readUInt32BE(0), payload }) });
+    super({
+      header: MUX_HEADER,
+      lengthAt: 4,
+      max: MUX_MAX,
+      what: 'multiplexer frame',
+      make: (h, payload) => ({ conn: h.readUInt32BE(0), payload }),
+    });
   }
 }
 

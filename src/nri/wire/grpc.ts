@@ -9,8 +9,23 @@ import net from 'node:net';
 
 /** gRPC status codes by number, as the gRPC protocol numbers them. */
 export const GRPC_CODES = [
-  'OK', 'CANCELLED', 'UNKNOWN', 'INVALID_ARGUMENT', 'DEADLINE_EXCEEDED', 'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED',
-  'RESOURCE_EXHAUSTED', 'FAILED_PRECONDITION', 'ABORTED', 'OUT_OF_RANGE', 'UNIMPLEMENTED', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'UNAUTHENTICATED',
+  'OK',
+  'CANCELLED',
+  'UNKNOWN',
+  'INVALID_ARGUMENT',
+  'DEADLINE_EXCEEDED',
+  'NOT_FOUND',
+  'ALREADY_EXISTS',
+  'PERMISSION_DENIED',
+  'RESOURCE_EXHAUSTED',
+  'FAILED_PRECONDITION',
+  'ABORTED',
+  'OUT_OF_RANGE',
+  'UNIMPLEMENTED',
+  'INTERNAL',
+  'UNAVAILABLE',
+  'DATA_LOSS',
+  'UNAUTHENTICATED',
 ] as const;
 
 /** An answer larger than this is not one of the small messages envhook asks for. */
@@ -38,7 +53,8 @@ export function grpcFrame(message: Uint8Array): Buffer {
 /** The message of an answer's body: exactly one uncompressed frame (or none: an empty message). */
 export function unframe(body: Buffer): Buffer {
   if (body.length === 0) return body;
-  if (body.length < 5 || body[0] !== 0 || body.readUInt32BE(1) !== body.length - 5) throw new GrpcError('the answer is not one uncompressed gRPC message', 'protocol');
+  if (body.length < 5 || body[0] !== 0 || body.readUInt32BE(1) !== body.length - 5)
+    throw new GrpcError('the answer is not one uncompressed gRPC message', 'protocol');
   return body.subarray(5);
 }
 
@@ -104,7 +120,8 @@ export function grpcChannel(socketPath: string): GrpcChannel {
         if (raw === undefined) return;
         const code = Number(raw);
         if (!Number.isInteger(code) || code < 0) return done(new GrpcError('the answer has no valid grpc-status', 'protocol'));
-        if (code !== 0) return done(new GrpcError(`the runtime answered ${GRPC_CODES[code] ?? 'status'} (gRPC status ${code})`, 'status', code));
+        if (code !== 0)
+          return done(new GrpcError(`the runtime answered ${GRPC_CODES[code] ?? 'status'} (gRPC status ${code})`, 'status', code));
         try {
           done(undefined, unframe(Buffer.concat(chunks)));
         } catch (err) {
@@ -115,7 +132,12 @@ export function grpcChannel(socketPath: string): GrpcChannel {
         responded = true;
         const type = String(headers['content-type'] ?? '');
         if (headers[':status'] !== 200 || !type.startsWith('application/grpc')) {
-          return done(new GrpcError(`not a gRPC answer (HTTP status ${headers[':status']}, content-type ${JSON.stringify(type.slice(0, 40))})`, 'protocol'));
+          return done(
+            new GrpcError(
+              `not a gRPC answer (HTTP status ${headers[':status']}, content-type ${JSON.stringify(type.slice(0, 40))})`,
+              'protocol',
+            ),
+          );
         }
         status(headers);
       });
@@ -129,7 +151,8 @@ export function grpcChannel(socketPath: string): GrpcChannel {
       req.on('close', () => {
         if (settled) return;
         // No status: the connection failed before an answer (nothing asked), or the stream ended without one.
-        if (!responded && sessionError !== undefined) return done(new GrpcError(`CRI socket ${socketPath}: ${sessionError}`, 'unreachable'));
+        if (!responded && sessionError !== undefined)
+          return done(new GrpcError(`CRI socket ${socketPath}: ${sessionError}`, 'unreachable'));
         done(new GrpcError(responded ? 'the answer ended without a grpc-status' : 'the connection closed without an answer', 'protocol'));
       });
       req.end(grpcFrame(message));

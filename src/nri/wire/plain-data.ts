@@ -17,12 +17,26 @@ export interface NriSyncContainer {
 }
 
 export function toPod(pod: PodSandboxShape | undefined): NriPod {
-  return { id: pod?.id ?? '', name: pod?.name ?? '', namespace: pod?.namespace ?? '', uid: pod?.uid ?? '', annotations: { ...pod?.annotations }, ...(pod?.runtimeHandler ? { runtimeHandler: pod.runtimeHandler } : {}) };
+  return {
+    id: pod?.id ?? '',
+    name: pod?.name ?? '',
+    namespace: pod?.namespace ?? '',
+    uid: pod?.uid ?? '',
+    annotations: { ...pod?.annotations },
+    ...(pod?.runtimeHandler ? { runtimeHandler: pod.runtimeHandler } : {}),
+  };
 }
 
 /** A Synchronize's container: ids, name, annotations, state and mounts (never its env). */
 export function toSyncContainer(c: ContainerShape): NriSyncContainer {
-  return { id: c.id, name: c.name, podSandboxId: c.podSandboxId, annotations: { ...c.annotations }, state: c.state, mounts: toMounts(c.mounts) };
+  return {
+    id: c.id,
+    name: c.name,
+    podSandboxId: c.podSandboxId,
+    annotations: { ...c.annotations },
+    state: c.state,
+    mounts: toMounts(c.mounts),
+  };
 }
 
 const toMounts = (mounts: readonly MountShape[] | undefined): NriMount[] =>

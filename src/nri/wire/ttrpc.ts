@@ -51,14 +51,19 @@ export class TtrpcServer {
       return;
     }
     if (result instanceof Uint8Array) this.reply(frame.streamId, undefined, result);
-    else result.then((payload) => this.reply(frame.streamId, undefined, payload), (err: unknown) => this.reply(frame.streamId, err));
+    else
+      result.then(
+        (payload) => this.reply(frame.streamId, undefined, payload),
+        (err: unknown) => this.reply(frame.streamId, err),
+      );
   }
 
   private reply(streamId: number, err: unknown, payload?: Uint8Array): void {
     let response: Uint8Array;
     if (err === undefined) {
       response = encode(Msg.Response, { payload });
-      if (response.length > TTRPC_MAX) err = new RpcError(Code.ResourceExhausted, `response of ${response.length} bytes exceeds the ttRPC limit of ${TTRPC_MAX}`);
+      if (response.length > TTRPC_MAX)
+        err = new RpcError(Code.ResourceExhausted, `response of ${response.length} bytes exceeds the ttRPC limit of ${TTRPC_MAX}`);
     }
     if (err !== undefined) {
       const code = err instanceof RpcError ? err.code : Code.Unknown;

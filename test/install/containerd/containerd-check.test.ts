@@ -24,15 +24,24 @@ t.test("containerd's reading shows the handler: said, and the install stands", a
   const { root, source, bin } = setup(t, handler(`  BinaryName = '${FRONT}'\n  SystemdCgroup = true\n`));
   const r = install({ runtime: 'containerd', root, source, extra: ['--containerd', bin] });
   t.equal(r.status, 0, r.stderr);
-  t.match(r.stdout, `checked: containerd 2.1.9 config dump of /etc/containerd/config.toml shows the runtime handler "envhook" with BinaryName ${FRONT} and SystemdCgroup from "runc"\n`);
+  t.match(
+    r.stdout,
+    `checked: containerd 2.1.9 config dump of /etc/containerd/config.toml shows the runtime handler "envhook" with BinaryName ${FRONT} and SystemdCgroup from "runc"\n`,
+  );
   t.match(fs.readFileSync(path.join(root, 'etc/containerd/config.toml'), 'utf8'), '# BEGIN envhook');
 });
 
 t.test('no handler in the dump: one line naming what is missing, every file back as it was', async (t) => {
-  const { root, source, bin, original } = setup(t, "version = 3\n[plugins.'io.containerd.cri.v1.runtime'.containerd]\n  default_runtime_name = 'runc'\n");
+  const { root, source, bin, original } = setup(
+    t,
+    "version = 3\n[plugins.'io.containerd.cri.v1.runtime'.containerd]\n  default_runtime_name = 'runc'\n",
+  );
   const r = install({ runtime: 'containerd', root, source, extra: ['--containerd', bin] });
   t.equal(r.status, 1);
-  t.equal(r.stderr, 'envhook: containerd 2.1.9 config dump of /etc/containerd/config.toml: no runtime handler "envhook"; the default runtime "runc" is gone; every file is back as it was\n');
+  t.equal(
+    r.stderr,
+    'envhook: containerd 2.1.9 config dump of /etc/containerd/config.toml: no runtime handler "envhook"; the default runtime "runc" is gone; every file is back as it was\n',
+  );
   t.equal(r.stdout, '');
   t.same(snapshot(root), original, 'byte for byte, the backup gone too');
   t.same(fs.readdirSync(root), ['etc'], 'no directory of envhook left behind');
@@ -42,7 +51,10 @@ t.test('the handler without the options envhook copied: named', async (t) => {
   const { root, source, bin, original } = setup(t, handler(`  BinaryName = '/usr/bin/runc'\n  SystemdCgroup = false\n`));
   const r = install({ runtime: 'containerd', root, source, extra: ['--containerd', bin] });
   t.equal(r.status, 1);
-  t.match(r.stderr, /: options\.BinaryName is not \/usr\/local\/lib\/envhook\/envhook-runtime; options\.SystemdCgroup is not true; every file is back as it was\n$/);
+  t.match(
+    r.stderr,
+    /: options\.BinaryName is not \/usr\/local\/lib\/envhook\/envhook-runtime; options\.SystemdCgroup is not true; every file is back as it was\n$/,
+  );
   t.same(snapshot(root), original);
 });
 
@@ -52,7 +64,12 @@ t.test('a containerd that does not answer: refused before anything is written', 
   hostFiles(root, { 'etc/containerd/config.toml': ADMIN });
   const original = snapshot(root);
   fs.writeFileSync(path.join(dir, 'containerd'), '#!/bin/sh\nexit 3\n', { mode: 0o755 });
-  const r = install({ runtime: 'containerd', root, source: fakeSource(path.join(dir, 'src')), extra: ['--containerd', path.join(dir, 'containerd')] });
+  const r = install({
+    runtime: 'containerd',
+    root,
+    source: fakeSource(path.join(dir, 'src')),
+    extra: ['--containerd', path.join(dir, 'containerd')],
+  });
   t.equal(r.status, 1);
   t.match(r.stderr, /^envhook: \S+\/containerd --version did not print a containerd version \(exit 3\)\n$/);
   t.same(snapshot(root), original);

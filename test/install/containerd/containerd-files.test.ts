@@ -26,14 +26,21 @@ t.test('breadth first, each file once, blocks of envhook left out', async (t) =>
   hostFiles(root, {
     'etc/containerd/config.toml': "version = 3\nimports = ['conf.d/*.toml', '/etc/containerd/last.toml']\n",
     'etc/containerd/conf.d/10-a.toml': "version = 3\nimports = ['../nested.toml', '20-b.toml']\n",
-    'etc/containerd/conf.d/20-b.toml': 'version = 3\n# BEGIN envhook (written by envhook install; removed by envhook uninstall)\nx = 1\n# END envhook\n',
+    'etc/containerd/conf.d/20-b.toml':
+      'version = 3\n# BEGIN envhook (written by envhook install; removed by envhook uninstall)\nx = 1\n# END envhook\n',
     'etc/containerd/nested.toml': 'version = 3\n',
     'etc/containerd/last.toml': "version = 3\nimports = ['/etc/containerd/config.toml']\n",
   });
   const files = loadOrder('/etc/containerd/config.toml', '2.x', reader(root));
   t.same(
     files.map((f) => f.path),
-    ['/etc/containerd/config.toml', '/etc/containerd/conf.d/10-a.toml', '/etc/containerd/conf.d/20-b.toml', '/etc/containerd/last.toml', '/etc/containerd/nested.toml'],
+    [
+      '/etc/containerd/config.toml',
+      '/etc/containerd/conf.d/10-a.toml',
+      '/etc/containerd/conf.d/20-b.toml',
+      '/etc/containerd/last.toml',
+      '/etc/containerd/nested.toml',
+    ],
     "the root's imports first, then the imports of the imported files; a cycle ends",
   );
   const b = files[2]!;
@@ -58,8 +65,17 @@ t.test('1.x expands a relative pattern against / (containerd under systemd), 2.x
 t.test('a missing import: skipped by 2.x, refused for 1.x; a missing root is a new file', async (t) => {
   const root = t.testdir({});
   hostFiles(root, { 'etc/containerd/config.toml': 'version = 2\nimports = ["gone.toml"]\n' });
-  t.same(loadOrder('/etc/containerd/config.toml', '2.x', reader(root)).map((f) => f.path), ['/etc/containerd/config.toml']);
-  t.throws(() => loadOrder('/etc/containerd/config.toml', '1.x', reader(root)), /imports \/etc\/containerd\/gone\.toml, which does not exist: containerd 1\.x does not start with it/);
+  t.same(
+    loadOrder('/etc/containerd/config.toml', '2.x', reader(root)).map((f) => f.path),
+    ['/etc/containerd/config.toml'],
+  );
+  t.throws(
+    () => loadOrder('/etc/containerd/config.toml', '1.x', reader(root)),
+    /imports \/etc\/containerd\/gone\.toml, which does not exist: containerd 1\.x does not start with it/,
+  );
   const none = loadOrder('/etc/containerd/other.toml', '2.x', reader(root));
-  t.same(none.map((f) => [f.path, f.exists]), [['/etc/containerd/other.toml', false]]);
+  t.same(
+    none.map((f) => [f.path, f.exists]),
+    [['/etc/containerd/other.toml', false]],
+  );
 });

@@ -43,33 +43,45 @@ t.test("1.7's config default: refused without --enable-nri, the option named, no
   t.same(snapshot(root), before);
 });
 
-t.test("1.7's config default with --enable-nri: exactly that key changed, backed up; reinstall changes nothing; uninstall puts it back", async (t) => {
-  const { root, source } = installRoot(t, { [CONFIG]: DEFAULT_17 });
-  const original = snapshot(root);
-  const r = install({ runtime: 'containerd', root, source, extra: nri(['--enable-nri']), env });
-  t.equal(r.status, 0, r.stderr);
-  const after = fs.readFileSync(path.join(root, CONFIG), 'utf8');
-  t.same(changedLines(DEFAULT_17, after), [[191, '    disable = true', '    disable = false']], 'one line differs');
-  t.equal(fs.readFileSync(path.join(root, 'usr/local/lib/envhook/backup', CONFIG), 'utf8'), DEFAULT_17, 'the backup is the admin\'s file');
-  t.match(r.stdout, /^update \/etc\/containerd\/config.toml \(original saved as \/usr\/local\/lib\/envhook\/backup\/etc\/containerd\/config.toml\)$/m);
-  t.match(r.stdout, 'note: NRI is off in /etc/containerd/config.toml as containerd reads it: switched on by changing that one key (--enable-nri) in /etc/containerd/config.toml: "disable = true" becomes "disable = false"');
-  t.notMatch(r.stdout, "2.x's default");
-  t.notMatch(after, '# BEGIN envhook', 'no block: the key itself is changed');
+t.test(
+  "1.7's config default with --enable-nri: exactly that key changed, backed up; reinstall changes nothing; uninstall puts it back",
+  async (t) => {
+    const { root, source } = installRoot(t, { [CONFIG]: DEFAULT_17 });
+    const original = snapshot(root);
+    const r = install({ runtime: 'containerd', root, source, extra: nri(['--enable-nri']), env });
+    t.equal(r.status, 0, r.stderr);
+    const after = fs.readFileSync(path.join(root, CONFIG), 'utf8');
+    t.same(changedLines(DEFAULT_17, after), [[191, '    disable = true', '    disable = false']], 'one line differs');
+    t.equal(fs.readFileSync(path.join(root, 'usr/local/lib/envhook/backup', CONFIG), 'utf8'), DEFAULT_17, "the backup is the admin's file");
+    t.match(
+      r.stdout,
+      /^update \/etc\/containerd\/config.toml \(original saved as \/usr\/local\/lib\/envhook\/backup\/etc\/containerd\/config.toml\)$/m,
+    );
+    t.match(
+      r.stdout,
+      'note: NRI is off in /etc/containerd/config.toml as containerd reads it: switched on by changing that one key (--enable-nri) in /etc/containerd/config.toml: "disable = true" becomes "disable = false"',
+    );
+    t.notMatch(r.stdout, "2.x's default");
+    t.notMatch(after, '# BEGIN envhook', 'no block: the key itself is changed');
 
-  const again = install({ runtime: 'containerd', root, source, extra: nri(['--enable-nri']), env });
-  t.equal(again.stdout, 'nothing changed: envhook is already installed for containerd (NRI plugin) under /usr/local/lib/envhook\n');
+    const again = install({ runtime: 'containerd', root, source, extra: nri(['--enable-nri']), env });
+    t.equal(again.stdout, 'nothing changed: envhook is already installed for containerd (NRI plugin) under /usr/local/lib/envhook\n');
 
-  const u = uninstall({ runtime: 'containerd', root });
-  t.equal(u.status, 0, u.stderr);
-  t.same(snapshot(root), original, 'every file and directory as before');
-});
+    const u = uninstall({ runtime: 'containerd', root });
+    t.equal(u.status, 0, u.stderr);
+    t.same(snapshot(root), original, 'every file and directory as before');
+  },
+);
 
 t.test('containerd 2.1.9 reads the edited 1.7 file with NRI on; uninstall puts it back', { skip: skip2 }, async (t) => {
   const { root, source } = installRoot(t, { [CONFIG]: DEFAULT_17 });
   const original = snapshot(root);
   const r = install({ runtime: 'containerd', root, source, extra: nri(['--enable-nri', '--containerd', c2!]) });
   t.equal(r.status, 0, r.stderr);
-  t.match(r.stdout, /^checked: containerd 2\.1\.9\S* config dump of \/etc\/containerd\/config.toml shows NRI on, with plugins from \/opt\/nri\/plugins$/m);
+  t.match(
+    r.stdout,
+    /^checked: containerd 2\.1\.9\S* config dump of \/etc\/containerd\/config.toml shows NRI on, with plugins from \/opt\/nri\/plugins$/m,
+  );
   t.equal(uninstall({ runtime: 'containerd', root, extra: ['--mode', 'nri'] }).status, 0);
   t.same(snapshot(root), original);
 });
@@ -102,7 +114,10 @@ t.test('the admin changed the line since install: uninstall leaves it, says so, 
   fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('    disable = false', '    disable = false # mine now'));
   const u = uninstall({ runtime: 'containerd', root });
   t.equal(u.status, 0, u.stderr);
-  t.match(u.stdout, 'note: changed since install: envhook\'s line "disable = false" is not there any more; the file is left as it is there');
+  t.match(
+    u.stdout,
+    'note: changed since install: envhook\'s line "disable = false" is not there any more; the file is left as it is there',
+  );
   t.match(fs.readFileSync(file, 'utf8'), '    disable = false # mine now');
   t.ok(fs.existsSync(path.join(root, 'usr/local/lib/envhook/backup', CONFIG)), 'the original kept');
 });
@@ -112,7 +127,10 @@ t.test('a table without a disable line (1.x: NRI off): --enable-nri adds the one
   const { root, source } = installRoot(t, { [CONFIG]: admin });
   const original = snapshot(root);
   t.equal(install({ runtime: 'containerd', root, source, extra: nri(['--enable-nri']), env }).status, 0);
-  t.equal(fs.readFileSync(path.join(root, CONFIG), 'utf8'), 'version = 2\n\n[plugins."io.containerd.nri.v1.nri"]\n  disable = false\n  plugin_path = "/srv/nri"\n');
+  t.equal(
+    fs.readFileSync(path.join(root, CONFIG), 'utf8'),
+    'version = 2\n\n[plugins."io.containerd.nri.v1.nri"]\n  disable = false\n  plugin_path = "/srv/nri"\n',
+  );
   t.ok(fs.existsSync(path.join(root, 'srv/nri/50-envhook')));
   t.equal(uninstall({ runtime: 'containerd', root }).status, 0);
   t.same(snapshot(root), original);
@@ -123,19 +141,28 @@ t.test('--enable-nri on a form it cannot change alone (an inline table): refused
   const before = snapshot(root);
   const r = install({ runtime: 'containerd', root, source, extra: nri(['--enable-nri']), env });
   t.equal(r.status, 1);
-  t.equal(r.stderr, 'envhook: /etc/containerd/config.toml sets [plugins."io.containerd.nri.v1.nri"] in a form --enable-nri cannot change alone (a [plugins."io.containerd.nri.v1.nri"] header with a disable line): set disable = false there\n');
+  t.equal(
+    r.stderr,
+    'envhook: /etc/containerd/config.toml sets [plugins."io.containerd.nri.v1.nri"] in a form --enable-nri cannot change alone (a [plugins."io.containerd.nri.v1.nri"] header with a disable line): set disable = false there\n',
+  );
   t.same(snapshot(root), before);
 });
 
 t.test('--enable-nri only with --runtime containerd --mode nri', async (t) => {
   const { root, source } = installRoot(t, {});
-  t.equal(install({ runtime: 'containerd', root, source, extra: ['--enable-nri'], env }).stderr, "envhook: --enable-nri is only valid with --runtime containerd --mode nri (it switches on containerd's NRI)\n");
+  t.equal(
+    install({ runtime: 'containerd', root, source, extra: ['--enable-nri'], env }).stderr,
+    "envhook: --enable-nri is only valid with --runtime containerd --mode nri (it switches on containerd's NRI)\n",
+  );
 });
 
 t.test("NRI on by the admin's own line on 1.x: the note names that line, not 2.x's default", async (t) => {
   const { root, source } = installRoot(t, { [CONFIG]: DEFAULT_17.replace('    disable = true\n', '    disable = false\n') });
   const r = install({ runtime: 'containerd', root, source, extra: nri(), env });
   t.equal(r.status, 0, r.stderr);
-  t.match(r.stdout, 'note: NRI is on in /etc/containerd/config.toml as containerd reads it (disable = false in /etc/containerd/config.toml): no configuration written\n');
+  t.match(
+    r.stdout,
+    'note: NRI is on in /etc/containerd/config.toml as containerd reads it (disable = false in /etc/containerd/config.toml): no configuration written\n',
+  );
   t.notMatch(r.stdout, "2.x's default");
 });

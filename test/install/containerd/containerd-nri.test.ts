@@ -28,16 +28,20 @@ const NO_CONTAINERD = { PATH: '/nonexistent' };
 t.test('index: two digits', async (t) => {
   t.equal(nriIndex(undefined), '50');
   t.equal(nriIndex('07'), '07');
-  for (const bad of ['5', '100', 'ab', '']) t.throws(() => nriIndex(bad), { message: '--index must be two digits (00-99), as NRI names pre-installed plugins' });
+  for (const bad of ['5', '100', 'ab', ''])
+    t.throws(() => nriIndex(bad), { message: '--index must be two digits (00-99), as NRI names pre-installed plugins' });
 });
 
 t.test('the wrapper execs the installed envhook nri, quoted', async (t) => {
   const layout = makeLayout('containerd', { prefix: "/opt/it's/envhook" });
   t.equal(pluginWrapper(layout).toString().split('\n').at(-2), `exec '/opt/it'\\''s/envhook/envhook' nri --socket '/var/run/nri/nri.sock'`);
-  t.equal(pluginWrapper(layout, { socket: "/run/it's.sock", log: '/l' }).toString().split('\n').at(-2), `exec '/opt/it'\\''s/envhook/envhook' nri --socket '/run/it'\\''s.sock'`);
+  t.equal(
+    pluginWrapper(layout, { socket: "/run/it's.sock", log: '/l' }).toString().split('\n').at(-2),
+    `exec '/opt/it'\\''s/envhook/envhook' nri --socket '/run/it'\\''s.sock'`,
+  );
 });
 
-t.test('the wrapper, run by sh as the runtime runs it: NODE_OPTIONS gets the daemon option, the admin\'s kept; fd 3 passes', async (t) => {
+t.test("the wrapper, run by sh as the runtime runs it: NODE_OPTIONS gets the daemon option, the admin's kept; fd 3 passes", async (t) => {
   const dir = t.testdir();
   const bin = path.join(dir, 'envhook');
   // A stand-in for envhook: reports its argument, NODE_OPTIONS and whether fd 3 is open.
@@ -46,7 +50,11 @@ t.test('the wrapper, run by sh as the runtime runs it: NODE_OPTIONS gets the dae
   fs.writeFileSync(wrapper, pluginWrapper({ ...makeLayout('containerd', {}), bin }), { mode: 0o755 });
   // env -i: tap puts its own NODE_OPTIONS into every child it sees spawned.
   const run = (env: Record<string, string>) =>
-    execFileSync('/usr/bin/env', ['-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), '/bin/sh', '-c', 'exec "$0" 3</dev/null', wrapper], { encoding: 'utf8' }).trim();
+    execFileSync(
+      '/usr/bin/env',
+      ['-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), '/bin/sh', '-c', 'exec "$0" 3</dev/null', wrapper],
+      { encoding: 'utf8' },
+    ).trim();
   t.equal(run({}), `nri|${DAEMON_NODE_OPTION}|fd3`);
   t.equal(run({ NODE_OPTIONS: '--max-old-space-size=64' }), `nri|--max-old-space-size=64 ${DAEMON_NODE_OPTION}|fd3`);
 });
@@ -67,32 +75,45 @@ t.test("the wrapper: envhook's stderr appended to the log file; a log that canno
   t.equal(run(path.join(dir, 'no/such/dir/nri.log')), 'started nri --socket /run/nri.sock', 'started all the same');
 });
 
-t.test('2.1.9, version 3 root: NRI on by default, only the plugin is written; idempotent; uninstall restores', { skip: skip2 }, async (t) => {
-  const { root, source } = setup(t, { 'etc/containerd/config.toml': 'version = 3\n# the admin\n' });
-  const original = snapshot(root);
-  const dry = install({ runtime: 'containerd', root, source, extra: nri(['--containerd', c2!, '--dry-run']) });
-  t.equal(dry.status, 0, dry.stderr);
-  t.match(dry.stdout, /^would create \/opt\/nri\/plugins\/50-envhook$/m);
-  t.same(snapshot(root), original, '--dry-run changes nothing');
+t.test(
+  '2.1.9, version 3 root: NRI on by default, only the plugin is written; idempotent; uninstall restores',
+  { skip: skip2 },
+  async (t) => {
+    const { root, source } = setup(t, { 'etc/containerd/config.toml': 'version = 3\n# the admin\n' });
+    const original = snapshot(root);
+    const dry = install({ runtime: 'containerd', root, source, extra: nri(['--containerd', c2!, '--dry-run']) });
+    t.equal(dry.status, 0, dry.stderr);
+    t.match(dry.stdout, /^would create \/opt\/nri\/plugins\/50-envhook$/m);
+    t.same(snapshot(root), original, '--dry-run changes nothing');
 
-  const first = install({ runtime: 'containerd', root, source, extra: nri(['--containerd', c2!]) });
-  t.equal(first.status, 0, first.stderr);
-  t.match(first.stdout, 'note: NRI is on in /etc/containerd/config.toml as containerd reads it (containerd 2.x\'s default): no configuration written');
-  t.match(first.stdout, /^checked: containerd 2\.1\.9\S* config dump of \/etc\/containerd\/config.toml shows NRI on, with plugins from \/opt\/nri\/plugins$/m);
-  t.match(first.stdout, 'systemctl restart containerd');
-  const plugin = path.join(root, 'opt/nri/plugins/50-envhook');
-  t.equal(fs.statSync(plugin).mode & 0o777, 0o755);
-  t.match(fs.readFileSync(plugin, 'utf8'), /^exec '\/usr\/local\/lib\/envhook\/envhook' nri --socket '\/var\/run\/nri\/nri.sock'$/m);
-  t.match(first.stdout, 'note: when its first worker exits or hangs, envhook registers again on /var/run/nri/nri.sock as an external plugin');
-  t.equal(fs.readFileSync(path.join(root, 'etc/containerd/config.toml'), 'utf8'), 'version = 3\n# the admin\n', 'the config untouched');
+    const first = install({ runtime: 'containerd', root, source, extra: nri(['--containerd', c2!]) });
+    t.equal(first.status, 0, first.stderr);
+    t.match(
+      first.stdout,
+      "note: NRI is on in /etc/containerd/config.toml as containerd reads it (containerd 2.x's default): no configuration written",
+    );
+    t.match(
+      first.stdout,
+      /^checked: containerd 2\.1\.9\S* config dump of \/etc\/containerd\/config.toml shows NRI on, with plugins from \/opt\/nri\/plugins$/m,
+    );
+    t.match(first.stdout, 'systemctl restart containerd');
+    const plugin = path.join(root, 'opt/nri/plugins/50-envhook');
+    t.equal(fs.statSync(plugin).mode & 0o777, 0o755);
+    t.match(fs.readFileSync(plugin, 'utf8'), /^exec '\/usr\/local\/lib\/envhook\/envhook' nri --socket '\/var\/run\/nri\/nri.sock'$/m);
+    t.match(
+      first.stdout,
+      'note: when its first worker exits or hangs, envhook registers again on /var/run/nri/nri.sock as an external plugin',
+    );
+    t.equal(fs.readFileSync(path.join(root, 'etc/containerd/config.toml'), 'utf8'), 'version = 3\n# the admin\n', 'the config untouched');
 
-  const again = install({ runtime: 'containerd', root, source, extra: nri(['--containerd', c2!]) });
-  t.equal(again.stdout, 'nothing changed: envhook is already installed for containerd (NRI plugin) under /usr/local/lib/envhook\n');
+    const again = install({ runtime: 'containerd', root, source, extra: nri(['--containerd', c2!]) });
+    t.equal(again.stdout, 'nothing changed: envhook is already installed for containerd (NRI plugin) under /usr/local/lib/envhook\n');
 
-  const u = uninstall({ runtime: 'containerd', root, extra: nri() });
-  t.equal(u.status, 0, u.stderr);
-  t.same(snapshot(root), original, 'every file as before');
-});
+    const u = uninstall({ runtime: 'containerd', root, extra: nri() });
+    t.equal(u.status, 0, u.stderr);
+    t.same(snapshot(root), original, 'every file as before');
+  },
+);
 
 t.test('2.1.9: the plugin goes to the plugin_path in force (set in an imported drop-in)', { skip: skip2 }, async (t) => {
   const { root, source } = setup(t, {
@@ -107,11 +128,16 @@ t.test('2.1.9: the plugin goes to the plugin_path in force (set in an imported d
 });
 
 t.test('2.1.9: an admin file with NRI off is refused, nothing written', { skip: skip2 }, async (t) => {
-  const { root, source } = setup(t, { 'etc/containerd/config.toml': 'version = 3\n[plugins."io.containerd.nri.v1.nri"]\n  disable = true\n' });
+  const { root, source } = setup(t, {
+    'etc/containerd/config.toml': 'version = 3\n[plugins."io.containerd.nri.v1.nri"]\n  disable = true\n',
+  });
   const before = snapshot(root);
   const r = install({ runtime: 'containerd', root, source, extra: nri(['--containerd', c2!]) });
   t.equal(r.status, 1);
-  t.equal(r.stderr, 'envhook: /etc/containerd/config.toml sets [plugins."io.containerd.nri.v1.nri"] and NRI is off as containerd reads it: set disable = false there, or pass --enable-nri to let install change exactly that key (the file backed up; uninstall puts it back)\n');
+  t.equal(
+    r.stderr,
+    'envhook: /etc/containerd/config.toml sets [plugins."io.containerd.nri.v1.nri"] and NRI is off as containerd reads it: set disable = false there, or pass --enable-nri to let install change exactly that key (the file backed up; uninstall puts it back)\n',
+  );
   t.same(snapshot(root), before);
 });
 
@@ -120,7 +146,10 @@ t.test('2.1.9 (no default validator): --nri-required refused, nothing written', 
   const before = snapshot(root);
   const r = install({ runtime: 'containerd', root, source, extra: nri(['--nri-required', '--containerd', c2!]) });
   t.equal(r.status, 1);
-  t.equal(r.stderr, `envhook: --nri-required needs containerd 2.2 or later (NRI's default validator); containerd ${findContainerd(c2)!.version} has none: install without --nri-required, or upgrade containerd\n`);
+  t.equal(
+    r.stderr,
+    `envhook: --nri-required needs containerd 2.2 or later (NRI's default validator); containerd ${findContainerd(c2)!.version} has none: install without --nri-required, or upgrade containerd\n`,
+  );
   t.same(snapshot(root), before);
 });
 
@@ -129,7 +158,10 @@ t.test('containerd 1.6 (no NRI): refused', { skip: CONTAINERD ? false : 'no cont
   const before = snapshot(root);
   const r = install({ runtime: 'containerd', root, source, extra: nri(['--containerd', CONTAINERD!]) });
   t.equal(r.status, 1);
-  t.match(r.stderr, /^envhook: containerd 1\.6\.\S+ has no NRI \(containerd 1\.7 or later has it\): install the runtime handler instead \(--mode shim\)\n$/);
+  t.match(
+    r.stderr,
+    /^envhook: containerd 1\.6\.\S+ has no NRI \(containerd 1\.7 or later has it\): install the runtime handler instead \(--mode shim\)\n$/,
+  );
   t.same(snapshot(root), before);
 });
 
@@ -156,7 +188,10 @@ t.test('the shim and the NRI installs are separate: both, then each uninstall re
   t.equal(install({ runtime: 'containerd', root, source, env }).status, 0);
   const clash = install({ runtime: 'containerd', root, source, extra: nri(), env });
   t.equal(clash.status, 1);
-  t.equal(clash.stderr, 'envhook: /etc/containerd/config.toml carries the envhook block of the containerd install: name another file with --drop-in\n');
+  t.equal(
+    clash.stderr,
+    'envhook: /etc/containerd/config.toml carries the envhook block of the containerd install: name another file with --drop-in\n',
+  );
   t.equal(uninstall({ runtime: 'containerd', root }).status, 0);
   t.same(snapshot(root), original);
 });
@@ -164,5 +199,4 @@ t.test('the shim and the NRI installs are separate: both, then each uninstall re
 t.test('Podman has no NRI', async (t) => {
   const { root, source } = setup(t, {});
   t.equal(install({ runtime: 'podman', root, source, extra: nri() }).stderr, 'envhook: Podman has no NRI: install with --mode shim\n');
-
 });

@@ -7,7 +7,13 @@ import path from 'node:path';
 import { goGlob, hasMeta } from '../../../src/install/containerd/go-glob.ts';
 
 function tree(t: Test) {
-  const dir = t.testdir({ a: { x: { '1.toml': '', 'B.toml': '', 'b.toml': '', '.hidden.toml': '', 'c.conf': '', 'sub.toml': {} }, y: { '2.toml': '' }, 'file.toml': '' } });
+  const dir = t.testdir({
+    a: {
+      x: { '1.toml': '', 'B.toml': '', 'b.toml': '', '.hidden.toml': '', 'c.conf': '', 'sub.toml': {} },
+      y: { '2.toml': '' },
+      'file.toml': '',
+    },
+  });
   const list = (p: string) => {
     try {
       return fs.readdirSync(p);

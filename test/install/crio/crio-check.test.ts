@@ -28,12 +28,17 @@ t.test('crio config shows the handler: said; the next step is a restart', async 
   t.equal(r.status, 0, r.stderr);
   t.same(args(), ['--config', path.join(root, 'etc/crio/crio.conf'), '--config-dir', path.join(root, 'etc/crio/crio.conf.d'), 'config']);
   t.match(r.stdout, `checked: crio config shows the runtime handler "envhook" with runtime_path ${FRONT}\n`);
-  t.match(r.stdout, /^  restart CRI-O to load the handler: systemctl restart crio \(not reload: a reload does not register a new runtime handler\)$/m);
+  t.match(
+    r.stdout,
+    /^  restart CRI-O to load the handler: systemctl restart crio \(not reload: a reload does not register a new runtime handler\)$/m,
+  );
   t.notMatch(r.stdout, /systemctl reload/);
 });
 
 t.test('a later drop-in replacing the handler: refused, every file back', async (t) => {
-  const { root, env, source, original } = setup(t, { 'etc/crio/crio.conf.d/90-admin.conf': '[crio.runtime.runtimes.envhook]\nruntime_path = "/usr/sbin/runc"\n' });
+  const { root, env, source, original } = setup(t, {
+    'etc/crio/crio.conf.d/90-admin.conf': '[crio.runtime.runtimes.envhook]\nruntime_path = "/usr/sbin/runc"\n',
+  });
   const r = install({ runtime: 'crio', root, source, env });
   t.equal(r.status, 1);
   t.equal(r.stderr, `envhook: crio config: runtime_path is not ${FRONT}; every file is back as it was\n`);
@@ -41,10 +46,15 @@ t.test('a later drop-in replacing the handler: refused, every file back', async 
 });
 
 t.test('a hooks_dir without the directory the createRuntime file went to: refused', async (t) => {
-  const { root, env, source, original } = setup(t, { 'etc/crio/crio.conf': '[crio.runtime]\nhooks_dir = ["/etc/containers/oci/hooks.d"]\n' });
+  const { root, env, source, original } = setup(t, {
+    'etc/crio/crio.conf': '[crio.runtime]\nhooks_dir = ["/etc/containers/oci/hooks.d"]\n',
+  });
   const r = install({ runtime: 'crio', root, source, env });
   t.equal(r.status, 1);
-  t.equal(r.stderr, 'envhook: crio config: hooks_dir does not hold /usr/share/containers/oci/hooks.d (install with --hooks-dir DIR naming one it holds); every file is back as it was\n');
+  t.equal(
+    r.stderr,
+    'envhook: crio config: hooks_dir does not hold /usr/share/containers/oci/hooks.d (install with --hooks-dir DIR naming one it holds); every file is back as it was\n',
+  );
   t.same(snapshot(root), original);
 });
 
@@ -52,7 +62,10 @@ t.test("CRI-O's default hooks_dir (printed commented out) is read: --hooks-dir n
   const { root, env, source, original } = setup(t);
   const r = install({ runtime: 'crio', root, source, env, extra: ['--hooks-dir', '/etc/containers/oci/hooks.d'] });
   t.equal(r.status, 1);
-  t.equal(r.stderr, 'envhook: crio config: hooks_dir does not hold /etc/containers/oci/hooks.d (install with --hooks-dir DIR naming one it holds); every file is back as it was\n');
+  t.equal(
+    r.stderr,
+    'envhook: crio config: hooks_dir does not hold /etc/containers/oci/hooks.d (install with --hooks-dir DIR naming one it holds); every file is back as it was\n',
+  );
   t.same(snapshot(root), original);
 });
 

@@ -30,8 +30,14 @@ t.test('install, reinstall, uninstall; the plugin dir in force', async (t) => {
   t.match(r.stdout, 'note: not checked with CRI-O: no crio on PATH');
   t.match(r.stdout, 'systemctl restart crio');
   t.equal(fs.readFileSync(path.join(root, 'etc/crio/crio.conf.d/50-envhook-nri.conf'), 'utf8'), crioNriDropIn());
-  t.match(fs.readFileSync(path.join(root, 'srv/nri/plugins/50-envhook'), 'utf8'), /^exec '\/usr\/local\/lib\/envhook\/envhook' nri --socket '\/var\/run\/nri\/nri.sock'$/m);
-  t.equal(install({ runtime: 'crio', root, source, extra: nri(), env: NO_CRIO }).stdout, 'nothing changed: envhook is already installed for crio (NRI plugin) under /usr/local/lib/envhook\n');
+  t.match(
+    fs.readFileSync(path.join(root, 'srv/nri/plugins/50-envhook'), 'utf8'),
+    /^exec '\/usr\/local\/lib\/envhook\/envhook' nri --socket '\/var\/run\/nri\/nri.sock'$/m,
+  );
+  t.equal(
+    install({ runtime: 'crio', root, source, extra: nri(), env: NO_CRIO }).stdout,
+    'nothing changed: envhook is already installed for crio (NRI plugin) under /usr/local/lib/envhook\n',
+  );
   const u = uninstall({ runtime: 'crio', root, extra: nri() });
   t.equal(u.status, 0, u.stderr);
   t.same(snapshot(root), original, 'every file as before');
@@ -42,7 +48,10 @@ t.test('a later drop-in that turns NRI off: refused, nothing written', async (t)
   const before = snapshot(root);
   const r = install({ runtime: 'crio', root, source, extra: nri(), env: NO_CRIO });
   t.equal(r.status, 1);
-  t.equal(r.stderr, 'envhook: /etc/crio/crio.conf.d/90-admin.conf sets enable_nri = false and CRI-O reads it after /etc/crio/crio.conf.d/50-envhook-nri.conf: NRI would stay off; remove that line or name a later file with --config\n');
+  t.equal(
+    r.stderr,
+    'envhook: /etc/crio/crio.conf.d/90-admin.conf sets enable_nri = false and CRI-O reads it after /etc/crio/crio.conf.d/50-envhook-nri.conf: NRI would stay off; remove that line or name a later file with --config\n',
+  );
   t.same(snapshot(root), before);
 });
 
@@ -56,13 +65,16 @@ t.test('the check on CRI-O 1.30 to 1.36, which print enable_nri and nri_plugin_d
   }
 });
 
-t.test('the check on CRI-O 1.29 (NRI off by default: the drop-in turns it on, printed uncommented), a plugin dir of crio.conf', async (t) => {
-  const { root, source } = installRoot(t, { 'etc/crio/crio.conf': '[crio.nri]\nnri_plugin_dir = "/srv/nri/plugins"\n' });
-  const crio = crioDouble(path.dirname(root), '1.29.0');
-  const r = install({ runtime: 'crio', root, source, extra: nri(['--crio', crio.bin]), env: NO_CRIO });
-  t.equal(r.status, 0, r.stderr);
-  t.match(r.stdout, /^checked: crio config shows NRI on, with plugins from \/srv\/nri\/plugins$/m);
-});
+t.test(
+  'the check on CRI-O 1.29 (NRI off by default: the drop-in turns it on, printed uncommented), a plugin dir of crio.conf',
+  async (t) => {
+    const { root, source } = installRoot(t, { 'etc/crio/crio.conf': '[crio.nri]\nnri_plugin_dir = "/srv/nri/plugins"\n' });
+    const crio = crioDouble(path.dirname(root), '1.29.0');
+    const r = install({ runtime: 'crio', root, source, extra: nri(['--crio', crio.bin]), env: NO_CRIO });
+    t.equal(r.status, 0, r.stderr);
+    t.match(r.stdout, /^checked: crio config shows NRI on, with plugins from \/srv\/nri\/plugins$/m);
+  },
+);
 
 t.test('the check fails on CRI-O 1.25 (no NRI): every file back', async (t) => {
   const { root, source } = installRoot(t, {});
@@ -75,12 +87,19 @@ t.test('the check fails on CRI-O 1.25 (no NRI): every file back', async (t) => {
 });
 
 t.test('CRI-O reads every file under crio.conf.d, in filepath.Walk order: one without .conf, one in a subdirectory', async (t) => {
-  for (const [file, after] of [['etc/crio/crio.conf.d/90-admin', true], ['etc/crio/crio.conf.d/60/off.toml', true], ['etc/crio/crio.conf.d/10-admin', false]] as const) {
+  for (const [file, after] of [
+    ['etc/crio/crio.conf.d/90-admin', true],
+    ['etc/crio/crio.conf.d/60/off.toml', true],
+    ['etc/crio/crio.conf.d/10-admin', false],
+  ] as const) {
     const { root, source } = installRoot(t, { [file]: '[crio.nri]\nenable_nri = false\nnri_plugin_dir = "/srv/nri/plugins"\n' });
     const before = snapshot(root);
     const r = install({ runtime: 'crio', root, source, extra: nri(), env: NO_CRIO });
     if (after) {
-      t.equal(r.stderr, `envhook: /${file} sets enable_nri = false and CRI-O reads it after /etc/crio/crio.conf.d/50-envhook-nri.conf: NRI would stay off; remove that line or name a later file with --config\n`);
+      t.equal(
+        r.stderr,
+        `envhook: /${file} sets enable_nri = false and CRI-O reads it after /etc/crio/crio.conf.d/50-envhook-nri.conf: NRI would stay off; remove that line or name a later file with --config\n`,
+      );
       t.same(snapshot(root), before, 'nothing written');
     } else {
       // read before envhook's drop-in: its plugin dir holds, its enable_nri is overridden
@@ -99,7 +118,10 @@ t.test("the plugin dials CRI-O's nri_listen; nri_disable_connections = true is s
   const wrapper = fs.readFileSync(path.join(root, 'opt/nri/plugins/50-envhook'), 'utf8');
   t.match(wrapper, /^exec '\/usr\/local\/lib\/envhook\/envhook' nri --socket '\/run\/crio-nri\/nri.sock'$/m);
   t.match(wrapper, /^log='\/var\/log\/x\/nri.log'$/m);
-  t.match(r.stdout, 'note: CRI-O does not accept external NRI connections (nri_disable_connections = true): a pre-installed envhook that exits or hangs is not replaced until CRI-O restarts');
+  t.match(
+    r.stdout,
+    'note: CRI-O does not accept external NRI connections (nri_disable_connections = true): a pre-installed envhook that exits or hangs is not replaced until CRI-O restarts',
+  );
   const bad = install({ runtime: 'crio', root, source, extra: ['--nri-log', '/var/log/x.log'], env: NO_CRIO });
   t.equal(bad.stderr, 'envhook: --nri-log is only valid with --mode nri (the pre-installed plugin writes it)\n');
 });

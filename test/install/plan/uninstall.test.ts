@@ -27,7 +27,10 @@ t.test('install --mode nri, then uninstall with no --mode: the plugin, its direc
   t.match(u.stdout, /^remove \/opt\/nri\/plugins\/50-envhook$/m);
   t.match(u.stdout, /^remove directory \/opt\/nri\/plugins \(install created it\)$/m);
   t.same(snapshot(root), original, 'every file and directory as before');
-  t.equal(uninstall({ runtime: 'containerd', root, extra: prefix }).stdout, `nothing changed: envhook is not installed for containerd under ${D}\n`);
+  t.equal(
+    uninstall({ runtime: 'containerd', root, extra: prefix }).stdout,
+    `nothing changed: envhook is not installed for containerd under ${D}\n`,
+  );
 });
 
 t.test('2.1.9: the handler and the NRI plugin installed, uninstall with no --mode removes both', { skip: skip2 }, async (t) => {
@@ -47,7 +50,10 @@ t.test('--mode shim when only the NRI plugin is installed: nothing removed, the 
   const before = snapshot(root);
   const u = uninstall({ runtime: 'containerd', root, extra: ['--mode', 'shim', ...prefix] });
   t.equal(u.status, 0, u.stderr);
-  t.equal(u.stdout, `nothing changed: envhook is installed for containerd as the NRI plugin under ${D}, not as the runtime handler: envhook uninstall --runtime containerd --mode nri --root ${root} --prefix ${D}\n`);
+  t.equal(
+    u.stdout,
+    `nothing changed: envhook is installed for containerd as the NRI plugin under ${D}, not as the runtime handler: envhook uninstall --runtime containerd --mode nri --root ${root} --prefix ${D}\n`,
+  );
   t.same(snapshot(root), before);
   // the named command works
   t.equal(uninstall({ runtime: 'containerd', root, extra: ['--mode', 'nri', ...prefix] }).status, 0);
@@ -63,7 +69,15 @@ t.test("a plugin directory that was there before install stays, empty, with the 
   hostFiles(root, { 'etc/nri/conf.d/10-admin.conf': 'x\n' });
   t.equal(uninstall({ runtime: 'containerd', root, extra: prefix }).status, 0);
   t.ok(fs.existsSync(path.join(root, 'opt/nri/plugins')), 'the directory the admin had');
-  t.same(snapshot(root), new Map([...original, ['etc/nri/', Buffer.from('755')], ['etc/nri/conf.d/', Buffer.from('755')], ['etc/nri/conf.d/10-admin.conf', Buffer.from('x\n')]]));
+  t.same(
+    snapshot(root),
+    new Map([
+      ...original,
+      ['etc/nri/', Buffer.from('755')],
+      ['etc/nri/conf.d/', Buffer.from('755')],
+      ['etc/nri/conf.d/10-admin.conf', Buffer.from('x\n')],
+    ]),
+  );
 });
 
 t.test('a directory two installs share is removed with the last of them', async (t) => {
@@ -82,12 +96,17 @@ t.test('an edited plugin wrapper: kept as the admin wrote it, but where nothing 
   const { root, source } = installRoot(t, { 'etc/containerd/config.toml': 'version = 2\n' });
   t.equal(install({ runtime: 'containerd', root, source, extra: nri, env }).status, 0);
   const plugin = path.join(root, 'opt/nri/plugins/50-envhook');
-  const edited = fs.readFileSync(plugin, 'utf8').replace('export NODE_OPTIONS', 'export NODE_OPTIONS\nENVHOOK_LOG_LEVEL=debug; export ENVHOOK_LOG_LEVEL');
+  const edited = fs
+    .readFileSync(plugin, 'utf8')
+    .replace('export NODE_OPTIONS', 'export NODE_OPTIONS\nENVHOOK_LOG_LEVEL=debug; export ENVHOOK_LOG_LEVEL');
   fs.writeFileSync(plugin, edited);
   const u = uninstall({ runtime: 'containerd', root, extra: ['--mode', 'nri', ...prefix] });
   t.equal(u.status, 0, u.stderr);
   const aside = `${D}/backup/opt/nri/plugins/50-envhook.edited`;
-  t.match(u.stdout, `note: changed since install, and it runs ${D}/envhook, which uninstall removes: moved to ${aside} (mode 0600: nothing starts it)`);
+  t.match(
+    u.stdout,
+    `note: changed since install, and it runs ${D}/envhook, which uninstall removes: moved to ${aside} (mode 0600: nothing starts it)`,
+  );
   t.notOk(fs.existsSync(plugin), 'no NN-envhook left in the plugin directory');
   t.notOk(fs.existsSync(path.join(root, 'opt/nri')), 'nor the directories install made for it');
   t.notOk(fs.existsSync(path.join(root, D, 'envhook')), 'the binary is gone');
@@ -112,7 +131,11 @@ t.test('an edited hooks.d file naming the removed binary is moved aside too; an 
 
 t.test('a state file whose records are not what install writes: one line, nothing changed', async (t) => {
   const { root } = installRoot(t, {});
-  for (const bad of [{ 'containerd-nri': { config: 'x', files: {}, blocks: [], dirs: [1] } }, { 'containerd-nri': { config: 'x', files: {}, blocks: [], edits: [{ file: 'f' }] } }, { containerd: null }]) {
+  for (const bad of [
+    { 'containerd-nri': { config: 'x', files: {}, blocks: [], dirs: [1] } },
+    { 'containerd-nri': { config: 'x', files: {}, blocks: [], edits: [{ file: 'f' }] } },
+    { containerd: null },
+  ]) {
     hostFiles(root, { 'usr/local/lib/envhook/state.json': JSON.stringify({ version: 1, runtimes: bad }) });
     const before = snapshot(root);
     const u = uninstall({ runtime: 'containerd', root });

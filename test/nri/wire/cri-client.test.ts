@@ -48,7 +48,10 @@ t.test('StopContainer as a gRPC server reads it with cri-api; NotFound in our wo
   await cri.stopContainer('c0ffee-2', 30, 5000);
   t.same(
     server.stops.map((r) => [r.containerId, r.timeout]),
-    [['c0ffee', 0n], ['c0ffee-2', 30n]],
+    [
+      ['c0ffee', 0n],
+      ['c0ffee-2', 30n],
+    ],
     'container_id and timeout as cri-api reads them',
   );
   const err = (await cri.stopContainer('gone', 0, 5000).catch((e: unknown) => e)) as GrpcError;
@@ -61,7 +64,10 @@ t.test('StopContainer as a gRPC server reads it with cri-api; NotFound in our wo
 });
 
 t.test("the default socket: the registered runtime's own, else the first that exists", async (t) => {
-  const having = (...paths: string[]) => (p: string) => paths.includes(p);
+  const having =
+    (...paths: string[]) =>
+    (p: string) =>
+      paths.includes(p);
   const [containerd, crio] = [CRI_SOCKETS.containerd!, CRI_SOCKETS['cri-o']!];
   t.same([containerd, crio], ['/run/containerd/containerd.sock', '/var/run/crio/crio.sock']);
   t.equal(defaultCriSocket('containerd', having(containerd, crio)), containerd);

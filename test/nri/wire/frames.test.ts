@@ -5,7 +5,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { decode, encode, Msg, type RequestShape, type ResponseShape } from '../../../src/nri/wire/descriptors.ts';
 import {
-  encodeMux, encodeTtrpc, MessageType, MUX_HEADER, MUX_MAX, MUX_WRITE_MAX, MuxDecoder, PLUGIN_CONN, ProtocolError, RUNTIME_CONN, TTRPC_MAX, TtrpcDecoder,
+  encodeMux,
+  encodeTtrpc,
+  MessageType,
+  MUX_HEADER,
+  MUX_MAX,
+  MUX_WRITE_MAX,
+  MuxDecoder,
+  PLUGIN_CONN,
+  ProtocolError,
+  RUNTIME_CONN,
+  TTRPC_MAX,
+  TtrpcDecoder,
   type TtrpcFrame,
 } from '../../../src/nri/wire/frames.ts';
 import { NRI_API_VERSION, PLUGIN_SERVICE, RUNTIME_SERVICE } from '../../../src/nri/wire/nri-schema.ts';
@@ -32,19 +43,25 @@ function frames(bytes: Buffer, step: number): { conn: number; frame: TtrpcFrame 
 t.test("containerd's side: RegisterPlugin answered on conn 2, Configure and Synchronize called on conn 1", async (t) => {
   for (const step of [1, 3, 7, 1 << 20]) {
     const got = frames(stream('runtime'), step);
-    t.same(got.map(({ conn, frame }) => [conn, frame.streamId, frame.type, frame.flags]), [
-      [RUNTIME_CONN, 1, MessageType.Response, 0],
-      [PLUGIN_CONN, 1, MessageType.Request, 0],
-      [PLUGIN_CONN, 3, MessageType.Request, 0],
-    ], `conn ids, stream ids, types (pieces of ${step} bytes)`);
+    t.same(
+      got.map(({ conn, frame }) => [conn, frame.streamId, frame.type, frame.flags]),
+      [
+        [RUNTIME_CONN, 1, MessageType.Response, 0],
+        [PLUGIN_CONN, 1, MessageType.Request, 0],
+        [PLUGIN_CONN, 3, MessageType.Request, 0],
+      ],
+      `conn ids, stream ids, types (pieces of ${step} bytes)`,
+    );
     const register = decode<ResponseShape>(Msg.Response, got[0]!.frame.payload);
     t.equal(register.status, undefined, 'RegisterPlugin: no error status');
     const configure = decode<RequestShape>(Msg.Request, got[1]!.frame.payload);
     t.match(configure, { service: PLUGIN_SERVICE, method: 'Configure' });
-    t.match(decode(
-      Msg.ConfigureRequest,
-      configure.payload,
-    ), { runtimeName: 'containerd', runtimeVersion: /^2\.1\.9/, registrationTimeout: 5000n, requestTimeout: 2000n });
+    t.match(decode(Msg.ConfigureRequest, configure.payload), {
+      runtimeName: 'containerd',
+      runtimeVersion: /^2\.1\.9/,
+      registrationTimeout: 5000n,
+      requestTimeout: 2000n,
+    });
     t.ok(configure.timeoutNano > 0n, 'the runtime sends its deadline');
     const sync = decode<RequestShape>(Msg.Request, got[2]!.frame.payload);
     t.match(sync, { service: PLUGIN_SERVICE, method: 'Synchronize' });
@@ -54,28 +71,47 @@ t.test("containerd's side: RegisterPlugin answered on conn 2, Configure and Sync
 
 t.test("envhook's side, re-encoded byte for byte", async (t) => {
   const got = frames(stream('plugin'), 5);
-  t.same(got.map(({ conn, frame }) => [conn, frame.streamId, frame.type]), [
-    [RUNTIME_CONN, 1, MessageType.Request],
-    [PLUGIN_CONN, 1, MessageType.Response],
-    [PLUGIN_CONN, 3, MessageType.Response],
-  ]);
+  t.same(
+    got.map(({ conn, frame }) => [conn, frame.streamId, frame.type]),
+    [
+      [RUNTIME_CONN, 1, MessageType.Request],
+      [PLUGIN_CONN, 1, MessageType.Response],
+      [PLUGIN_CONN, 3, MessageType.Response],
+    ],
+  );
   const ours = Buffer.concat([
-    ...encodeMux(RUNTIME_CONN, encodeTtrpc({ streamId: 1, type: MessageType.Request, payload: encode(Msg.Request, {
-      service: RUNTIME_SERVICE, method: 'RegisterPlugin', payload: encode(Msg.RegisterPluginRequest, {
-        pluginName: 'envhook',
-        pluginIdx: '50',
-      }), timeoutNano: 5_000_000_000n,
-    }) })),
-    ...encodeMux(PLUGIN_CONN, encodeTtrpc({
-      streamId: 1,
-      type: MessageType.Response,
-      payload: encode(Msg.Response, { payload: encode(Msg.ConfigureResponse, { events: 8 }) }),
-    })),
-    ...encodeMux(PLUGIN_CONN, encodeTtrpc({
-      streamId: 3,
-      type: MessageType.Response,
-      payload: encode(Msg.Response, { payload: encode(Msg.SynchronizeResponse, { more: false }) }),
-    })),
+    ...encodeMux(
+      RUNTIME_CONN,
+      encodeTtrpc({
+        streamId: 1,
+        type: MessageType.Request,
+        payload: encode(Msg.Request, {
+          service: RUNTIME_SERVICE,
+          method: 'RegisterPlugin',
+          payload: encode(Msg.RegisterPluginRequest, {
+            pluginName: 'envhook',
+            pluginIdx: '50',
+          }),
+          timeoutNano: 5_000_000_000n,
+        }),
+      }),
+    ),
+    ...encodeMux(
+      PLUGIN_CONN,
+      encodeTtrpc({
+        streamId: 1,
+        type: MessageType.Response,
+        payload: encode(Msg.Response, { payload: encode(Msg.ConfigureResponse, { events: 8 }) }),
+      }),
+    ),
+    ...encodeMux(
+      PLUGIN_CONN,
+      encodeTtrpc({
+        streamId: 3,
+        type: MessageType.Response,
+        payload: encode(Msg.Response, { payload: encode(Msg.SynchronizeResponse, { more: false }) }),
+      }),
+    ),
   ]);
   t.equal(ours.toString('hex'), stream('plugin').toString('hex'), 'the recorded bytes');
 });
@@ -99,10 +135,13 @@ t.test('NRI 0.12: the messages envhook sends and reads, byte for byte', async (t
 
   // containerd 2.3's Configure: runtime name 2, version 3, timeouts 4 and 5 (varints 5000, 2000), NRI_version 6.
   const configure = Buffer.concat([ld(2, 'containerd'), ld(3, '2.3.4'), Buffer.from('208827' + '28d00f', 'hex'), ld(6, 'v0.12.0')]);
-  t.match(decode(
-    Msg.ConfigureRequest,
-    configure,
-  ), { runtimeName: 'containerd', runtimeVersion: '2.3.4', registrationTimeout: 5000n, requestTimeout: 2000n, NRIVersion: 'v0.12.0' });
+  t.match(decode(Msg.ConfigureRequest, configure), {
+    runtimeName: 'containerd',
+    runtimeVersion: '2.3.4',
+    registrationTimeout: 5000n,
+    requestTimeout: 2000n,
+    NRIVersion: 'v0.12.0',
+  });
 
   // Plugin/StopPodSandbox in a ttRPC frame on connection 1, as the runtime sends it.
   const pod = Buffer.concat([ld(1, 'sandbox-1'), ld(2, 'web'), ld(3, 'a1b2-uid'), ld(4, 'default')]);
@@ -146,14 +185,25 @@ t.test('a ttRPC message over 4 MiB is refused, both ways; an unknown message typ
   t.throws(() => new TtrpcDecoder().push(odd), /unknown ttRPC message type 9/);
 });
 
-t.test('writes go in frames of at most 4096 bytes, which the runtime\'s 4 KiB reader takes, and are read back whole', async (t) => {
+t.test("writes go in frames of at most 4096 bytes, which the runtime's 4 KiB reader takes, and are read back whole", async (t) => {
   const big = Buffer.alloc(2 * MUX_WRITE_MAX + 100, 7);
   const parts = encodeMux(PLUGIN_CONN, big);
   t.equal(parts.length, 6, 'three frames');
   t.same([parts[0]!.readUInt32BE(4), parts[2]!.readUInt32BE(4), parts[4]!.readUInt32BE(4)], [4096, 4096, 100]);
   const got = new MuxDecoder().push(Buffer.concat(parts));
-  t.same(got.map((f) => [f.conn, f.payload.length]), [[1, 4096], [1, 4096], [1, 100]]);
+  t.same(
+    got.map((f) => [f.conn, f.payload.length]),
+    [
+      [1, 4096],
+      [1, 4096],
+      [1, 100],
+    ],
+  );
   t.same(Buffer.concat(got.map((f) => f.payload)), big);
   t.equal(encodeMux(PLUGIN_CONN, Buffer.alloc(MUX_WRITE_MAX)).length, 2, 'exactly 4096: one frame');
-  t.same(encodeMux(2, Buffer.alloc(0)).map((b) => b.length), [MUX_HEADER, 0], 'an empty write is one empty frame');
+  t.same(
+    encodeMux(2, Buffer.alloc(0)).map((b) => b.length),
+    [MUX_HEADER, 0],
+    'an empty write is one empty frame',
+  );
 });

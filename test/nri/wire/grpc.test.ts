@@ -72,10 +72,11 @@ t.test('the request: POST, gRPC headers, one uncompressed length-prefixed messag
 t.test('an error status: its code in our words, never the peer message', async (t) => {
   for (const trailersOnly of [false, true]) {
     const peer = await h2Server(t, (stream) => {
-      if (trailersOnly) return stream.respond(
-        { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '5', 'grpc-message': CANARY },
-        { endStream: true },
-      );
+      if (trailersOnly)
+        return stream.respond(
+          { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '5', 'grpc-message': CANARY },
+          { endStream: true },
+        );
       stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
       stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '14', 'grpc-message': CANARY }));
       stream.end();
@@ -84,11 +85,12 @@ t.test('an error status: its code in our words, never the peer message', async (
     const err = (await ch.call('/x/Y', new Uint8Array(0), 5000).catch((e: unknown) => e)) as GrpcError;
     ch.close();
     t.ok(err instanceof GrpcError);
-    t.same([err.kind, err.code, err.message], trailersOnly ? [
-      'status',
-      5,
-      'the runtime answered NOT_FOUND (gRPC status 5)',
-    ] : ['status', 14, 'the runtime answered UNAVAILABLE (gRPC status 14)']);
+    t.same(
+      [err.kind, err.code, err.message],
+      trailersOnly
+        ? ['status', 5, 'the runtime answered NOT_FOUND (gRPC status 5)']
+        : ['status', 14, 'the runtime answered UNAVAILABLE (gRPC status 14)'],
+    );
     t.notMatch(err.message, CANARY);
   }
 });
@@ -141,22 +143,40 @@ t.test('no answer in time: a timeout, and the channel works again', async (t) =>
 t.test('answers that are not gRPC: protocol errors', async (t) => {
   const cases: [string, (s: http2.ServerHttp2Stream) => void, RegExp][] = [
     ['HTTP 404', (s) => s.respond({ ':status': 404 }, { endStream: true }), /^not a gRPC answer \(HTTP status 404/],
-    ['not gRPC', (s) => { s.respond({ ':status': 200, 'content-type': 'text/html' }); s.end('<html>'); }, /content-type "text\/html"/],
+    [
+      'not gRPC',
+      (s) => {
+        s.respond({ ':status': 200, 'content-type': 'text/html' });
+        s.end('<html>');
+      },
+      /content-type "text\/html"/,
+    ],
     [
       'no status',
-      (s) => { s.respond({ ':status': 200, 'content-type': 'application/grpc' }); s.end(grpcFrame(Buffer.alloc(0))); },
+      (s) => {
+        s.respond({ ':status': 200, 'content-type': 'application/grpc' });
+        s.end(grpcFrame(Buffer.alloc(0)));
+      },
       /^the answer ended without a grpc-status$/,
     ],
-    ['compressed', (s) => {
-      s.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
-      s.on('wantTrailers', () => s.sendTrailers({ 'grpc-status': '0' }));
-      s.end(Buffer.from('0100000000', 'hex'));
-    }, /^the answer is not one uncompressed gRPC message$/],
-    ['too large', (s) => {
-      s.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
-      s.on('wantTrailers', () => s.sendTrailers({ 'grpc-status': '0' }));
-      s.end(grpcFrame(Buffer.alloc(100_000)));
-    }, /^the answer is larger than 65536 bytes$/],
+    [
+      'compressed',
+      (s) => {
+        s.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+        s.on('wantTrailers', () => s.sendTrailers({ 'grpc-status': '0' }));
+        s.end(Buffer.from('0100000000', 'hex'));
+      },
+      /^the answer is not one uncompressed gRPC message$/,
+    ],
+    [
+      'too large',
+      (s) => {
+        s.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+        s.on('wantTrailers', () => s.sendTrailers({ 'grpc-status': '0' }));
+        s.end(grpcFrame(Buffer.alloc(100_000)));
+      },
+      /^the answer is larger than 65536 bytes$/,
+    ],
     ['reset', (s) => s.close(http2.constants.NGHTTP2_INTERNAL_ERROR), /^the connection closed without an answer$/],
   ];
   for (const [name, answer, message] of cases) {
@@ -170,9 +190,10 @@ t.test('answers that are not gRPC: protocol errors', async (t) => {
 t.test('unframe: exactly one uncompressed frame, or nothing', async (t) => {
   t.same([...unframe(Buffer.alloc(0))], []);
   t.same([...unframe(Buffer.from('000000000161', 'hex'))], [0x61]);
-  for (const bad of ['00000000', '000000000261', '00000000016162']) t.throws(
-    () => unframe(Buffer.from(bad, 'hex')),
-    { name: 'GrpcError', message: 'the answer is not one uncompressed gRPC message' },
-    bad,
-  );
+  for (const bad of ['00000000', '000000000261', '00000000016162'])
+    t.throws(
+      () => unframe(Buffer.from(bad, 'hex')),
+      { name: 'GrpcError', message: 'the answer is not one uncompressed gRPC message' },
+      bad,
+    );
 });

@@ -29,7 +29,10 @@ t.test('frames for two connections, one byte at a time, each to its channel', as
     await new Promise((r) => setImmediate(r));
   }
   await new Promise((r) => setTimeout(r, 50));
-  t.same(got, [[2, 1, 'two'], [1, 3, 'one']]);
+  t.same(got, [
+    [2, 1, 'two'],
+    [1, 3, 'one'],
+  ]);
 });
 
 t.test('a ttRPC frame split over two mux frames is read whole (NRI splits large writes)', async (t) => {
@@ -50,7 +53,13 @@ t.test('writes reach the socket as mux frames; after close nothing is written an
   mux.close('second');
   ch.send(Buffer.from('late'));
   t.equal(await mux.closed, 'first');
-  t.equal(log().split('\n').filter((l) => l.includes('NRI connection closed')).length, 1, 'one log line');
+  t.equal(
+    log()
+      .split('\n')
+      .filter((l) => l.includes('NRI connection closed')).length,
+    1,
+    'one log line',
+  );
   t.ok(mux.isClosed);
 });
 

@@ -12,19 +12,23 @@ import { FileDescriptorSetSchema, type DescriptorProto, type FileDescriptorSet }
 import { sidPackage } from '../../../scripts/debian-sid.mjs';
 import { FILE_SET } from '../../../src/nri/wire/descriptors.ts';
 import {
-  EVENT_CREATE_CONTAINER, EVENT_STOP_POD_SANDBOX, eventMask, NRI_FILE, NRI_PACKAGE, PLUGIN_METHODS, RUNTIME_METHODS, type FileFact, type MethodFact,
+  EVENT_CREATE_CONTAINER,
+  EVENT_STOP_POD_SANDBOX,
+  eventMask,
+  NRI_FILE,
+  NRI_PACKAGE,
+  PLUGIN_METHODS,
+  RUNTIME_METHODS,
+  type FileFact,
+  type MethodFact,
 } from '../../../src/nri/wire/nri-schema.ts';
 
 const GOCODE = 'usr/share/gocode/src';
 
 function compile(includeDir: string, file: string, out: string): FileDescriptorSet {
-  execFileSync('protoc', [
-    '--include_imports',
-    `--descriptor_set_out=${out}`,
-    '-I',
-    includeDir,
-    file,
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync('protoc', ['--include_imports', `--descriptor_set_out=${out}`, '-I', includeDir, file], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   return fromBinary(FileDescriptorSetSchema, fs.readFileSync(out));
 }
 
@@ -47,7 +51,13 @@ const ours = messagesOf(FILE_SET);
  * Our messages of package `pkg` against theirs: `compared` fields equal, `absent` messages and
  * fields marked `since` (in `facts`) checked to be missing upstream.
  */
-function compareFile(t: Test, pkg: string, theirs: Map<string, DescriptorProto>, rename: (name: string) => string = (n) => n, facts?: FileFact) {
+function compareFile(
+  t: Test,
+  pkg: string,
+  theirs: Map<string, DescriptorProto>,
+  rename: (name: string) => string = (n) => n,
+  facts?: FileFact,
+) {
   let fields = 0;
   let absent = 0;
   for (const [name, msg] of ours) {
@@ -90,12 +100,19 @@ t.test('NRI messages and fields match NRI 0.8.0 api.proto (Debian sid)', async (
   const set = compile(root, 'github.com/containerd/nri/pkg/api/api.proto', path.join(t.testdir(), 'nri.pb'));
   const n = compareFile(t, NRI_PACKAGE, messagesOf(set), undefined, NRI_FILE);
   t.ok(n.compared >= 40, `${n.compared} NRI fields compared`);
-  const marked = Object.keys(NRI_FILE.since ?? {}).length + Object.values(NRI_FILE.messages).flat().filter((f) => f.since).length;
+  const marked =
+    Object.keys(NRI_FILE.since ?? {}).length +
+    Object.values(NRI_FILE.messages)
+      .flat()
+      .filter((f) => f.since).length;
   t.equal(n.absent, marked, `every one of the ${marked} messages and fields marked as newer checked absent`);
   // The methods envhook serves and calls: as named, with our request and response messages;
   // those marked newer are not in 0.8.0.
   const api = set.file.find((f) => f.package === NRI_PACKAGE)!;
-  const services: [string, Record<string, MethodFact>][] = [['Plugin', PLUGIN_METHODS], ['Runtime', RUNTIME_METHODS]];
+  const services: [string, Record<string, MethodFact>][] = [
+    ['Plugin', PLUGIN_METHODS],
+    ['Runtime', RUNTIME_METHODS],
+  ];
   for (const [service, methods] of services) {
     const theirs = api.service.find((s) => s.name === service)!;
     for (const [name, m] of Object.entries(methods)) {
@@ -105,11 +122,12 @@ t.test('NRI messages and fields match NRI 0.8.0 api.proto (Debian sid)', async (
       );
       const other = theirs.method.find((x) => x.name === name);
       if (m.since) t.notOk(other, `${service}.${name} (new in ${m.since}) is absent upstream`);
-      else t.same(
-        [other?.inputType, other?.outputType],
-        [`.${NRI_PACKAGE}.${m.request}`, `.${NRI_PACKAGE}.${m.response}`],
-        `${service}.${name}(${m.request}) returns ${m.response}`,
-      );
+      else
+        t.same(
+          [other?.inputType, other?.outputType],
+          [`.${NRI_PACKAGE}.${m.request}`, `.${NRI_PACKAGE}.${m.response}`],
+          `${service}.${name}(${m.request}) returns ${m.response}`,
+        );
     }
   }
   // Our enums (Event, ContainerState): every value we name has that number upstream, and the

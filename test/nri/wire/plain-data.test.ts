@@ -24,19 +24,23 @@ t.test('annotations are copies: the handler cannot reach into the decoded messag
 t.test('adjustment: removals as -NAME first, then additions in order; round trip through the wire', async (t) => {
   const name = fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,8}$/);
   fc.assert(
-    fc.property(fc.array(
-      fc.record({ key: name, value: fc.string() }),
-    ), fc.array(name), fc.dictionary(fc.string({ minLength: 1 }), fc.string()), (env, removeEnv, annotations) => {
-      const adjust = fromAdjustment({ env, removeEnv, annotations });
-      const back = decode<{ adjust: { env: { key: string; value: string }[]; annotations: Record<string, string> } }>(
-        Msg.CreateContainerResponse,
-        encode(Msg.CreateContainerResponse, { adjust }),
-      );
-      const want = [...removeEnv.map((n) => ({ key: `-${n}`, value: '' })), ...env];
-      return JSON.stringify(
-        back.adjust.env.map(({ key, value }) => ({ key, value })),
-      ) === JSON.stringify(want) && JSON.stringify({ ...back.adjust.annotations }) === JSON.stringify({ ...annotations });
-    }),
+    fc.property(
+      fc.array(fc.record({ key: name, value: fc.string() })),
+      fc.array(name),
+      fc.dictionary(fc.string({ minLength: 1 }), fc.string()),
+      (env, removeEnv, annotations) => {
+        const adjust = fromAdjustment({ env, removeEnv, annotations });
+        const back = decode<{ adjust: { env: { key: string; value: string }[]; annotations: Record<string, string> } }>(
+          Msg.CreateContainerResponse,
+          encode(Msg.CreateContainerResponse, { adjust }),
+        );
+        const want = [...removeEnv.map((n) => ({ key: `-${n}`, value: '' })), ...env];
+        return (
+          JSON.stringify(back.adjust.env.map(({ key, value }) => ({ key, value }))) === JSON.stringify(want) &&
+          JSON.stringify({ ...back.adjust.annotations }) === JSON.stringify({ ...annotations })
+        );
+      },
+    ),
     { numRuns: 200 },
   );
   t.pass('200 random adjustments');
@@ -45,30 +49,38 @@ t.test('adjustment: removals as -NAME first, then additions in order; round trip
 t.test("Synchronize's pods and containers: the watcher's and the missed check's fields only, never a container's env", async (t) => {
   const wire = encode(Msg.SynchronizeRequest, {
     pods: [{ id: 's1', name: 'web', namespace: 'ns', uid: 'u1', annotations: { a: '1' }, runtimeHandler: 'envhook' }, {}],
-    containers: [{
-      id: 'c1',
-      podSandboxId: 's1',
-      name: 'app',
-      state: 3,
-      annotations: { 'envhook.io/applied': 'sha256:x' },
-      env: ['SECRET=canary-sync'],
-      mounts: [{ destination: '/k', source: '/v', type: 'bind', options: ['ro'] }],
-    }],
+    containers: [
+      {
+        id: 'c1',
+        podSandboxId: 's1',
+        name: 'app',
+        state: 3,
+        annotations: { 'envhook.io/applied': 'sha256:x' },
+        env: ['SECRET=canary-sync'],
+        mounts: [{ destination: '/k', source: '/v', type: 'bind', options: ['ro'] }],
+      },
+    ],
     more: false,
   });
   const msg = decode<SynchronizeRequestShape>(Msg.SynchronizeRequest, wire);
-  t.same(msg.pods.map(toPod), [
-    { id: 's1', name: 'web', namespace: 'ns', uid: 'u1', annotations: { a: '1' }, runtimeHandler: 'envhook' },
-    { id: '', name: '', namespace: '', uid: '', annotations: {} },
-  ], "the runtime handler only when the runtime names one");
+  t.same(
+    msg.pods.map(toPod),
+    [
+      { id: 's1', name: 'web', namespace: 'ns', uid: 'u1', annotations: { a: '1' }, runtimeHandler: 'envhook' },
+      { id: '', name: '', namespace: '', uid: '', annotations: {} },
+    ],
+    'the runtime handler only when the runtime names one',
+  );
   const c = msg.containers.map(toSyncContainer);
-  t.same(c, [{
-    id: 'c1',
-    name: 'app',
-    podSandboxId: 's1',
-    annotations: { 'envhook.io/applied': 'sha256:x' },
-    state: 3,
-    mounts: [{ destination: '/k', source: '/v', type: 'bind', options: ['ro'] }],
-  }]);
+  t.same(c, [
+    {
+      id: 'c1',
+      name: 'app',
+      podSandboxId: 's1',
+      annotations: { 'envhook.io/applied': 'sha256:x' },
+      state: 3,
+      mounts: [{ destination: '/k', source: '/v', type: 'bind', options: ['ro'] }],
+    },
+  ]);
   t.notMatch(JSON.stringify(c), 'canary-sync');
 });

@@ -21,7 +21,14 @@ t.test('calls, concurrent and answered out of order, each to its own stream', as
   });
   const client = new TtrpcClient(a.open(1));
   const got = await Promise.all([30, 1, 15].map((ms) => client.call('svc', 'Echo', Uint8Array.of(ms, 9), 1000)));
-  t.same(got.map((b) => [...b]), [[30, 9], [1, 9], [15, 9]]);
+  t.same(
+    got.map((b) => [...b]),
+    [
+      [30, 9],
+      [1, 9],
+      [15, 9],
+    ],
+  );
 });
 
 t.test('error status: code and message cross the wire; an EnvhookError keeps its code Unknown', async (t) => {
