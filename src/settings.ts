@@ -26,6 +26,8 @@ export interface NriSettings {
   criSocket: string | undefined;
   /** Evict every container created while envhook was away, not only those of pods that ask. */
   evictUnapplied: boolean;
+  /** The worker under SCHED_FIFO at this priority (1-99; nri/realtime.ts); undefined: ordinary. */
+  fifoPriority: number | undefined;
 }
 
 type AllSettings = Settings & NriSettings;
@@ -43,6 +45,7 @@ const ENV_NAMES: Record<keyof AllSettings, string> = {
   metricsAddress: 'ENVHOOK_METRICS_ADDRESS',
   criSocket: 'ENVHOOK_CRI_SOCKET',
   evictUnapplied: 'ENVHOOK_EVICT_UNAPPLIED',
+  fifoPriority: 'ENVHOOK_FIFO_PRIORITY',
 };
 const DEFAULTS: AllSettings = {
   kubeletRoot: '/var/lib/kubelet',
@@ -55,6 +58,7 @@ const DEFAULTS: AllSettings = {
   metricsAddress: undefined,
   criSocket: undefined,
   evictUnapplied: false,
+  fifoPriority: undefined,
 };
 
 /** A boolean setting from the environment: `true` or `false`, as in the config file. */
@@ -70,6 +74,7 @@ export function loadSettings(flags: SettingFlags = {}, env: NodeJS.ProcessEnv = 
     const v = env[ENV_NAMES[key]];
     if (v !== undefined && v !== '') fromEnv[key] = key === 'evictUnapplied' ? envBoolean(v, ENV_NAMES[key]) : v;
   }
+  if (fromEnv.fifoPriority !== undefined) fromEnv.fifoPriority = fifoNumber(String(fromEnv.fifoPriority), ENV_NAMES.fifoPriority) as never;
   // Values that the schema constrains are checked wherever they come from.
   for (const key of ['logLevel', 'nriIndex', 'metricsAddress'] as const) {
     if (fromEnv[key] !== undefined) validateSettingsFile({ [key]: fromEnv[key] }, ENV_NAMES[key]);
@@ -79,6 +84,7 @@ export function loadSettings(flags: SettingFlags = {}, env: NodeJS.ProcessEnv = 
   if (flags.logLevel !== undefined) validateSettingsFile({ logLevel: flags.logLevel }, '--log-level');
   if (flags.nriIndex !== undefined) validateSettingsFile({ nriIndex: flags.nriIndex }, '--index');
   if (flags.metricsAddress !== undefined) validateSettingsFile({ metricsAddress: flags.metricsAddress }, '--metrics-address');
+  if (flags.fifoPriority !== undefined) validateSettingsFile({ fifoPriority: flags.fifoPriority }, '--fifo-priority');
   return {
     kubeletRoot: pick('kubeletRoot'),
     runtime: pick('runtime'),
@@ -90,7 +96,15 @@ export function loadSettings(flags: SettingFlags = {}, env: NodeJS.ProcessEnv = 
     metricsAddress: pick('metricsAddress'),
     criSocket: pick('criSocket'),
     evictUnapplied: pick('evictUnapplied'),
+    fifoPriority: pick('fifoPriority'),
   };
+}
+
+/** A priority from the environment or a flag: 1 to 99, written as an integer (the file's is checked by its schema). */
+export function fifoNumber(text: string, name: string): number {
+  const n = /^[0-9]{1,2}$/.test(text) ? Number(text) : 0;
+  if (n < 1) throw new EnvhookError(`${name}: must be a SCHED_FIFO priority, 1 to 99`);
+  return n;
 }
 
 function readConfigFile(env: NodeJS.ProcessEnv): Partial<AllSettings> {

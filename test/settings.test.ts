@@ -1,7 +1,7 @@
 // Settings: flag, then environment, then the config file, then the default (SPEC §7).
 import t from 'tap';
 import path from 'node:path';
-import { loadSettings } from '../src/settings.ts';
+import { fifoNumber, loadSettings } from '../src/settings.ts';
 import { EnvhookError } from '../src/errors.ts';
 
 t.test('precedence', async (t) => {
@@ -17,6 +17,7 @@ t.test('precedence', async (t) => {
     metricsAddress: undefined,
     criSocket: undefined,
     evictUnapplied: false,
+    fifoPriority: undefined,
   };
   t.same(loadSettings({ kubeletRoot: '/flag' }, env), { kubeletRoot: '/flag', ...rest });
   t.same(loadSettings({}, env), { kubeletRoot: '/env', ...rest }, 'an empty variable does not count');
@@ -148,4 +149,22 @@ t.test('metricsAddress: off by default, from each source, its shape checked wher
       ),
     { message: /^--metrics-address: \/metricsAddress: must match pattern/ },
   );
+});
+
+t.test('fifoPriority: 1 to 99 from the environment, the file or a flag; anything else one line', async (t) => {
+  const dir = t.testdir({ 'f.json': JSON.stringify({ fifoPriority: 20 }), 'bad.json': JSON.stringify({ fifoPriority: 0 }) });
+  const none = { ENVHOOK_CONFIG: '' };
+  t.equal(loadSettings({}, none).fifoPriority, undefined, 'ordinary by default');
+  t.equal(loadSettings({}, { ...none, ENVHOOK_FIFO_PRIORITY: '10' }).fifoPriority, 10);
+  t.equal(loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'f.json') }).fifoPriority, 20);
+  t.equal(
+    loadSettings({ fifoPriority: 5 }, { ENVHOOK_CONFIG: path.join(dir, 'f.json'), ENVHOOK_FIFO_PRIORITY: '10' }).fifoPriority,
+    5,
+    'the flag first',
+  );
+  for (const bad of ['0', '100', 'x', '-1', '1.5', '010']) {
+    t.throws(() => loadSettings({}, { ...none, ENVHOOK_FIFO_PRIORITY: bad }), { message: /^ENVHOOK_FIFO_PRIORITY: / }, bad);
+  }
+  t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'bad.json') }), { message: /fifoPriority/ }, 'in the file');
+  t.throws(() => fifoNumber('100', '--fifo-priority'), { message: /^--fifo-priority: / });
 });

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import type { Command } from 'commander';
 import { addSettingFlags, type SettingOptions } from './options.ts';
 import { EnvhookError } from '../errors.ts';
-import { loadSettings } from '../settings.ts';
+import { fifoNumber, loadSettings } from '../settings.ts';
 import { createLogger, type LogLevel, type Logger } from '../log.ts';
 import { DAEMON_NODE_OPTION, daemonJitTiers, hasPoolSize, reexecAsDaemon } from '../nri/process.ts';
 import type { NriObserver } from '../nri/observer.ts';
@@ -20,6 +20,7 @@ interface NriOptions extends SettingOptions {
   runDir?: string;
   criSocket?: string;
   evictUnapplied?: boolean;
+  fifoPriority?: string;
 }
 
 /** What the supervisor tells its worker (ENVHOOK_NRI_WORKER, JSON). */
@@ -48,7 +49,11 @@ export function registerNri(program: Command): void {
       '--evict-unapplied',
       'stop every running container created while envhook was not registered, so that the kubelet creates it again (default: only pods annotated envhook.io/evictUnapplied: "true")',
     )
-    .option('--cri-socket <path>', "the runtime's CRI socket, for evictions (default: the registered runtime's own)");
+    .option('--cri-socket <path>', "the runtime's CRI socket, for evictions (default: the registered runtime's own)")
+    .option(
+      '--fifo-priority <1-99>',
+      'run the worker under SCHED_FIFO at this priority, so that it owns rewritten volume files before a reader can find them (default: ordinary)',
+    );
   addSettingFlags(cmd).action((opts: NriOptions) => runNri(opts));
 }
 
@@ -64,6 +69,7 @@ function nriSettings(opts: NriOptions, env: NodeJS.ProcessEnv) {
       runDir: opts.runDir,
       criSocket: opts.criSocket,
       evictUnapplied: opts.evictUnapplied,
+      fifoPriority: opts.fifoPriority === undefined ? undefined : fifoNumber(opts.fifoPriority, '--fifo-priority'),
     },
     env,
   );
@@ -115,6 +121,14 @@ async function runSupervisor(opts: NriOptions, env: NodeJS.ProcessEnv): Promise<
     },
   });
   const role: WorkerRole = { name, index, preinstalled: fd !== undefined };
+  const { setFifo } = await import('../nri/realtime.ts');
+  let fifoWarned = false;
+  const fifo = (pid: number, priority: number) => {
+    const why = setFifo(pid, priority);
+    if (why === undefined) return log.debug({ workerPid: pid, fifoPriority: priority }, 'nri: worker under SCHED_FIFO');
+    if (!fifoWarned) log.warn({ workerPid: pid, fifoPriority: priority }, `nri: worker left at ordinary priority: ${why}`);
+    fifoWarned = true;
+  };
   const histogram = new DurationHistogram();
   let first = true;
   supervisor = startSupervisor({
@@ -127,6 +141,7 @@ async function runSupervisor(opts: NriOptions, env: NodeJS.ProcessEnv): Promise<
       // Only the worker holds the runtime's connection: when it dies, the runtime sees it close.
       if (first && fd !== undefined) fs.closeSync(fd);
       first = false;
+      if (settings.fifoPriority !== undefined && child.pid !== undefined) fifo(child.pid, settings.fifoPriority);
       return child;
     },
     publish: (status) => writeStatus(runDir, status),

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { envhook, NODE } from '../helpers/bundle.ts';
 import { startFakeRuntime } from '../helpers/nri-runtime.ts';
+import { findChrt, schedPolicy } from '../../src/nri/realtime.ts';
 import { alive, builtCli, freePort, startNriProcess } from '../helpers/nri-process.ts';
 import { install, installRoot, uninstall } from '../helpers/install.ts';
 import { DAEMON_NODE_OPTION } from '../../src/nri/process.ts';
@@ -277,4 +278,30 @@ t.test('install over a running envhook nri says which pid runs the previous file
     `note: envhook nri (pid ${p.child.pid}) is running for ${rt.socketPath} from the files before this install: it goes on until crio restarts (systemctl restart crio); the new one then takes over from it`,
   );
   t.equal(p.child.exitCode, null, 'the ping stopped nothing');
+});
+
+t.test(
+  '--fifo-priority: each worker it starts runs under SCHED_FIFO, the supervisor stays ordinary',
+  { skip: findChrt('') ? false : 'no chrt (util-linux) on this machine' },
+  async (t) => {
+    const rt = await startFakeRuntime();
+    t.teardown(() => rt.close());
+    const p = startNriProcess(['--socket', rt.socketPath, '--fifo-priority', '10'], { dir: t.testdir() });
+    t.teardown(() => p.stop());
+    await rt.nextPlugin();
+    const first = (await p.waitForStatus((s) => s.connected && s.workerPid !== undefined)).workerPid!;
+    t.equal(schedPolicy(first), 1, 'the worker: SCHED_FIFO');
+    t.equal(schedPolicy(p.child.pid!), 0, 'the supervisor: ordinary');
+    process.kill(first, 'SIGKILL');
+    await rt.nextPlugin();
+    const next = (await p.waitForStatus((s) => s.connected && s.workerPid !== undefined && s.workerPid !== first)).workerPid!;
+    t.equal(schedPolicy(next), 1, 'its successor too');
+    t.notMatch(p.log(), 'left at ordinary priority');
+  },
+);
+
+t.test('--fifo-priority out of range: one line, exit 1', async (t) => {
+  const p = startNriProcess(['--socket', '/nonexistent/nri.sock', '--fifo-priority', '100'], { dir: t.testdir() });
+  t.equal(await p.exited, 1);
+  t.equal(p.stderr(), 'envhook: --fifo-priority: must be a SCHED_FIFO priority, 1 to 99\n');
 });
