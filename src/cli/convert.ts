@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { EnvhookError } from '../errors.ts';
 import { atomicWrite } from '../fs/atomic-write.ts';
-import { adopt, loadTools } from './tools.ts';
+import { adopt, loadTools } from './tools-loader.ts';
 
 export function registerConvert(program: Command): void {
   program

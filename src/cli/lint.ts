@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { EnvhookError } from '../errors.ts';
-import { adopt, loadTools } from './tools.ts';
+import { adopt, loadTools } from './tools-loader.ts';
 
 export function registerLint(program: Command): void {
   program

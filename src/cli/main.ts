@@ -13,7 +13,7 @@ type Register = (program: Command) => void;
 
 /** Command name → its register function, in the order the top-level help lists them. */
 const COMMANDS: Record<string, () => Promise<Register>> = {
-  version: async () => (await import('./version.ts')).registerVersion,
+  version: async () => (await import('./version-command.ts')).registerVersion,
   inject: async () => (await import('./inject.ts')).registerInject,
   check: async () => (await import('./check.ts')).registerCheck,
   install: async () => (await import('./install.ts')).registerInstall,

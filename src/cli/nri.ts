@@ -11,7 +11,7 @@ import { fifoNumber, loadSettings } from '../settings.ts';
 import { createLogger, type LogLevel, type Logger } from '../log.ts';
 import { DAEMON_NODE_OPTION, daemonJitTiers, hasPoolSize, reexecAsDaemon } from '../nri/process.ts';
 import type { NriObserver } from '../nri/observer.ts';
-import type { NriStatus } from '../nri/status.ts';
+import type { NriStatus } from '../nri/status-file.ts';
 
 interface NriOptions extends SettingOptions {
   socket?: string;
@@ -82,10 +82,10 @@ export async function runNri(opts: NriOptions, env: NodeJS.ProcessEnv = process.
 }
 
 async function runSupervisor(opts: NriOptions, env: NodeJS.ProcessEnv): Promise<void> {
-  const { inheritedFd } = await import('../nri/daemon.ts');
+  const { inheritedFd } = await import('../nri/nri-daemon.ts');
   const { startSupervisor } = await import('../nri/supervisor.ts');
   const { acquireLock } = await import('../nri/lock.ts');
-  const { writeStatus } = await import('../nri/status.ts');
+  const { writeStatus } = await import('../nri/status-file.ts');
   const { DurationHistogram } = await import('../nri/metrics.ts');
   const settings = nriSettings(opts, env);
   // Linux's sun_path: 108 bytes with the NUL. Longer, every dial fails (EINVAL): say so once, now.
@@ -216,7 +216,7 @@ async function runWorker(opts: NriOptions, env: NodeJS.ProcessEnv, role: WorkerR
   if (!send) throw new EnvhookError(`${WORKER_ENV} is internal to envhook nri (its worker's role): unset it`);
   daemonJitTiers();
   const { linkToSupervisor } = await import('../nri/worker-link.ts');
-  const { inheritedFd, startDaemon } = await import('../nri/daemon.ts');
+  const { inheritedFd, startDaemon } = await import('../nri/nri-daemon.ts');
   const { createNriHandler } = await import('../nri/handler.ts');
   const { createPodWatcher } = await import('../nri/pod-watch.ts');
   const { createEvictor } = await import('../nri/evict.ts');

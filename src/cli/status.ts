@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 import { oneLine } from '../errors.ts';
 import { DEFAULT_PREFIX, makeLayout, RUNTIMES } from '../install/layout.ts';
 import { readState } from '../install/state.ts';
-import { readStatus, statusPath, type NriStatus } from '../nri/status.ts';
+import { readStatus, statusPath, type NriStatus } from '../nri/status-file.ts';
 import { loadSettings } from '../settings.ts';
 
 interface StatusOptions {
@@ -32,7 +32,7 @@ export interface StatusReport {
   /** Why not ok, one line; null when ok. */
   problem: string | null;
   statusFile: string;
-  /** The status file as the supervisor wrote it (src/nri/status.ts), or null. */
+  /** The status file as the supervisor wrote it (src/nri/status-file.ts), or null. */
   status: NriStatus | null;
 }
 

@@ -15,7 +15,7 @@ export function registerWatch(program: Command): void {
   addSettingFlags(cmd).action(async (opts: SettingOptions) => {
     const settings = settingsFrom(opts);
     const log = createLogger(settings.logFile, settings.logLevel);
-    const { startWatchDaemon } = await import('../watch/daemon.ts');
+    const { startWatchDaemon } = await import('../watch/watch-daemon.ts');
     const daemon = startWatchDaemon({ runDir: settings.runDir ?? DEFAULT_RUN_DIR, kubeletRoot: settings.kubeletRoot, log });
     const signal = await new Promise<string>((resolve) => {
       const on = (sig: string) => () => resolve(sig);

@@ -10,7 +10,7 @@ import type { Socket } from 'node:net';
 import { EnvhookError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { renderMetrics, type DurationHistogram } from './metrics.ts';
-import type { NriStatus } from './status.ts';
+import type { NriStatus } from './status-file.ts';
 
 export interface ListenAddress {
   /** undefined: every interface (IPv6 and IPv4 where the host has both). */

@@ -10,7 +10,7 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import type { Logger } from '../log.ts';
 import type { MissedContainer } from './missed.ts';
-import type { NriCounts, NriStatus, OwnerWatchStats } from './status.ts';
+import type { NriCounts, NriStatus, OwnerWatchStats } from './status-file.ts';
 import { BEAT_MS, type WorkerMessage } from './worker-link.ts';
 
 /**

@@ -5,7 +5,7 @@
 // own one-line messages.
 import type { MissedContainer } from './missed.ts';
 import type { NriObserver, RegisteredInfo } from './observer.ts';
-import type { OwnerWatchStats } from './status.ts';
+import type { OwnerWatchStats } from './status-file.ts';
 
 /** How often the worker beats; the supervisor calls a worker silent for its hang limit hung. */
 export const BEAT_MS = 200;

@@ -6,7 +6,7 @@ import type { Logger } from '../log.ts';
 import type { Facts } from '../facts/facts.ts';
 import { findPodDir } from '../k8s/pod.ts';
 import { createVolumeLocator, type VolumeLocator } from '../k8s/volumes.ts';
-import { parseEnvFile } from '../envfile/index.ts';
+import { parseEnvFile } from '../envfile/envfile.ts';
 import { resolveEnv, type EnvRequest, type ResolvedEnv } from '../resolve/env.ts';
 import { prepareOwners } from '../ownership/prepare.ts';
 import { envRequest, ownersRequest, podVolumes } from './request.ts';

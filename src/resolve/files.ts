@@ -6,7 +6,7 @@
 import { EnvhookError, EnvFileError } from '../errors.ts';
 import { ConfinedError } from '../fs/confined.ts';
 import { EntryError, readVolumeDir, readVolumeFile, type DirFiles } from '../fs/volume-file.ts';
-import { MAX_FILE_BYTES } from '../envfile/index.ts';
+import { MAX_FILE_BYTES } from '../envfile/envfile.ts';
 import { fileValue, FileValueError } from './file-value.ts';
 import type { VolumeLocator } from '../k8s/volumes.ts';
 import type { VolumeRef } from '../k8s/annotations.ts';

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { envhook } from '../helpers/bundle.ts';
 import { install, installRoot } from '../helpers/install.ts';
 import { sampleStatus } from '../helpers/nri-status.ts';
-import { writeStatus, type NriStatus } from '../../src/nri/status.ts';
+import { writeStatus, type NriStatus } from '../../src/nri/status-file.ts';
 import { renderReport, type StatusReport } from '../../src/cli/status.ts';
 
 t.setTimeout(180_000);

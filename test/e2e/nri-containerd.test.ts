@@ -28,7 +28,7 @@ t.test('external plugin: registers, comes back after a containerd restart, exits
   await ctrd.start();
   const m = await ctrd.waitForLog(new RegExp(`.*${CONNECTED.source}.*`), 20_000, from);
   const after = ctrd.log().slice(from);
-  // The backoff's cap is daemon.test.ts's: here, the order in containerd's own log.
+  // The backoff's cap is nri-daemon.test.ts's: here, the order in containerd's own log.
   const up = after.indexOf('Synchronizing NRI (plugin) with current runtime state');
   t.ok(up >= 0 && up < after.indexOf(m[0]), "reconnected after containerd's NRI was up again");
   t.match(p.log(), /"msg":"nri: disconnected"/);

@@ -4,7 +4,7 @@
 // fast-check generators (gen.ts), so every run sees the same files.
 import t from 'tap';
 import fc from 'fast-check';
-import { MAX_FILE_BYTES, parseEnvFile } from '../../src/envfile/index.ts';
+import { MAX_FILE_BYTES, parseEnvFile } from '../../src/envfile/envfile.ts';
 import { EnvFileError } from '../../src/errors.ts';
 import { BASH, sourceAll, sourceEach, type Sourced } from './bash.ts';
 import { model, rejectedFile, render, validFile } from './gen.ts';

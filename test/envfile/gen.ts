@@ -1,7 +1,7 @@
 // fast-check arbitraries for the differential test: valid env files with the map they must
 // give (a model), and near-miss files with the one defect the parser must report.
 import fc from 'fast-check';
-import { MAX_FILE_BYTES, Reason } from '../../src/envfile/index.ts';
+import { MAX_FILE_BYTES, Reason } from '../../src/envfile/envfile.ts';
 
 const enc = new TextEncoder();
 export const bytesOf = (...parts: (string | Uint8Array | readonly number[])[]): Uint8Array =>

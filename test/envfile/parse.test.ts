@@ -10,7 +10,7 @@ import {
   NAME_PATTERN,
   parseEnvFile,
   Reason,
-} from '../../src/envfile/index.ts';
+} from '../../src/envfile/envfile.ts';
 import { EnvFileError, EnvhookError } from '../../src/errors.ts';
 import * as api from '../../src/index.ts';
 import { kubeletCases } from './kubelet-cases.ts';

@@ -1,6 +1,6 @@
-// A status as the `envhook nri` supervisor writes it (src/nri/status.ts), for the status file,
+// A status as the `envhook nri` supervisor writes it (src/nri/status-file.ts), for the status file,
 // metrics, endpoint and `envhook status` tests.
-import { emptyCounts, type NriStatus } from '../../src/nri/status.ts';
+import { emptyCounts, type NriStatus } from '../../src/nri/status-file.ts';
 
 export function sampleStatus(over: Partial<NriStatus> = {}): NriStatus {
   return {

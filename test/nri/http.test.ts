@@ -8,7 +8,7 @@ import { parseAddress, startHealthServer, METRICS_CONTENT_TYPE, type HealthServe
 import { DurationHistogram, renderMetrics } from '../../src/nri/metrics.ts';
 import { EnvhookError } from '../../src/errors.ts';
 import { silentLogger, type Logger } from '../../src/log.ts';
-import type { NriStatus } from '../../src/nri/status.ts';
+import type { NriStatus } from '../../src/nri/status-file.ts';
 import { sampleStatus } from '../helpers/nri-status.ts';
 
 t.setTimeout(60_000);

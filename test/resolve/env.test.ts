@@ -3,7 +3,7 @@ import type { FixtureDirContent } from '@tapjs/fixture';
 import path from 'node:path';
 import fs from 'node:fs';
 import { resolveEnv, type EnvRequest } from '../../src/resolve/env.ts';
-import { parseEnvFile } from '../../src/envfile/index.ts';
+import { parseEnvFile } from '../../src/envfile/envfile.ts';
 import { createVolumeLocator, type VolumeLocator } from '../../src/k8s/volumes.ts';
 import type { EnvVar } from '../../src/k8s/annotations.ts';
 

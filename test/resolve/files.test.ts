@@ -4,7 +4,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { EnvFiles, describeFile } from '../../src/resolve/files.ts';
-import { parseEnvFile } from '../../src/envfile/index.ts';
+import { parseEnvFile } from '../../src/envfile/envfile.ts';
 import { EnvhookError } from '../../src/errors.ts';
 import { createVolumeLocator, type VolumeLocator } from '../../src/k8s/volumes.ts';
 import { atomicVolumeDir, makePod } from '../../scripts/kubelet-pod.ts';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { createLogger } from '../../src/log.ts';
 import { encodeMux, encodeTtrpc, MessageType, RUNTIME_CONN } from '../../src/nri/wire/frames.ts';
 import { encode, Msg } from '../../src/nri/wire/descriptors.ts';
-import { inheritedFd, startDaemon } from '../../src/nri/daemon.ts';
+import { inheritedFd, startDaemon } from '../../src/nri/nri-daemon.ts';
 import { EMPTY_ADJUSTMENT } from '../../src/apply/nri-adjustment.ts';
 import type { NriCreateHandler } from '../../src/nri/types.ts';
 

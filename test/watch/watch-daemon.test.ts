@@ -2,7 +2,7 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startWatchDaemon } from '../../src/watch/daemon.ts';
+import { startWatchDaemon } from '../../src/watch/watch-daemon.ts';
 import { writeOwnersRecord, type OwnersRecord } from '../../src/watch/record.ts';
 import { createLogger } from '../../src/log.ts';
 import { makePod } from '../../scripts/kubelet-pod.ts';

@@ -3,7 +3,7 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { readStatus, statusPath, writeStatus } from '../../src/nri/status.ts';
+import { readStatus, statusPath, writeStatus } from '../../src/nri/status-file.ts';
 import { sampleStatus } from '../helpers/nri-status.ts';
 import { EnvhookError } from '../../src/errors.ts';
 
