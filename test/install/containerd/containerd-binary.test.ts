@@ -1,0 +1,55 @@
+// The containerd binary asked by install, the real ones: containerd 2.1.9 (Debian sid) and the
+// containerd on PATH (1.6 on Debian bookworm): their version line and family, the config version
+// `config default` writes, `config dump` of a file, and a failure in one line.
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { configDump, defaultConfigVersion, findContainerd } from '../../../src/install/containerd/containerd-binary.ts';
+import { onPath } from '../../../src/install/which.ts';
+import { containerd2ForInstall } from '../../helpers/containerd-nri.ts';
+
+const { c2, skip2 } = containerd2ForInstall();
+const c1 = onPath('containerd');
+const onPath1 = c1 ? findContainerd(c1) : undefined;
+const skip1 = !onPath1 ? 'no containerd on PATH' : onPath1.family !== '1.x' ? `containerd on PATH is ${onPath1.version}, not 1.x` : false;
+
+t.test('2.1.9: family 2.x, config default version 3, config dump reads the file', { skip: skip2 }, async (t) => {
+  const bin = findContainerd(c2)!;
+  t.equal(bin.path, c2);
+  t.match(bin.version, /^2\.1\.9(\+\S*)?$/);
+  t.equal(bin.family, '2.x');
+  t.equal(defaultConfigVersion(bin), 3);
+  const dir = t.testdir({
+    'c.toml': 'version = 3\n[plugins."io.containerd.cri.v1.runtime".containerd]\n  default_runtime_name = "crun"\n',
+  });
+  const dump = configDump(bin, path.join(dir, 'c.toml'), '/');
+  t.equal(dump.version, 3);
+  t.equal((dump.plugins as any)['io.containerd.cri.v1.runtime'].containerd.default_runtime_name, 'crun');
+});
+
+t.test("2.1.9: a file it cannot read: containerd's last line, the command, no more", { skip: skip2 }, async (t) => {
+  const bin = findContainerd(c2)!;
+  const dir = t.testdir({ 'bad.toml': 'version = 3\nx = [\n' });
+  const file = path.join(dir, 'bad.toml');
+  t.throws(() => configDump(bin, file, '/'), {
+    message: `containerd ${bin.version} (${c2} --config ${file} config dump) failed: containerd: failed to unmarshal TOML at row 2 column 6: toml: array is incomplete`,
+  });
+});
+
+t.test('the containerd on PATH (1.x): family 1.x, config default version 2', { skip: skip1 }, async (t) => {
+  const bin = findContainerd(undefined)!;
+  t.equal(bin.path, c1);
+  t.equal(bin.family, '1.x');
+  t.equal(defaultConfigVersion(bin), 2);
+});
+
+t.test('none on PATH and none named: undefined; a program that prints no version: refused', async (t) => {
+  const saved = process.env.PATH;
+  process.env.PATH = '/nonexistent';
+  t.teardown(() => void (process.env.PATH = saved));
+  t.equal(findContainerd(undefined), undefined);
+  const dir = t.testdir();
+  const fake = path.join(dir, 'containerd');
+  fs.writeFileSync(fake, '#!/bin/sh\necho "flag provided but not defined: -version" >&2; exit 2\n', { mode: 0o755 });
+  t.throws(() => findContainerd(fake), { message: `${fake} --version did not print a containerd version (exit 2)` });
+});

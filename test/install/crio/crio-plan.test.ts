@@ -1,0 +1,65 @@
+// crioPlan: the createRuntime hooks.d file in the directory CRI-O reads, the crio.conf.d drop-in
+// naming the front as the handler's runtime_path (valid TOML whatever the prefix), the
+// RuntimeClass; its check runs the named crio (the double of test/helpers/crio.ts) on the files
+// written under a test root, or is said to be skipped when there is no crio.
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { makeLayout } from '../../../src/install/layout.ts';
+import { crioDropIn, crioPlan } from '../../../src/install/crio/crio-plan.ts';
+import { parseToml } from '../../../src/install/toml.ts';
+import { crioDouble } from '../../helpers/crio.ts';
+import { hostFiles } from '../../helpers/install.ts';
+
+t.test('the drop-in: the handler running the front, valid TOML for an odd prefix', async (t) => {
+  const layout = makeLayout('crio', { prefix: '/opt/my "envhook"\\x' });
+  t.same(parseToml(crioDropIn(layout), 'drop-in'), {
+    crio: {
+      runtime: {
+        runtimes: { envhook: { runtime_path: '/opt/my "envhook"\\x/envhook-runtime', runtime_type: 'oci', runtime_root: '/run/runc' } },
+      },
+    },
+  });
+});
+
+t.test('the files, in order; no crio: the check said to be skipped', async (t) => {
+  const saved = process.env.PATH;
+  process.env.PATH = '/nonexistent';
+  t.teardown(() => void (process.env.PATH = saved));
+  const layout = makeLayout('crio', { prefix: '/opt/eh' });
+  const plan = crioPlan(layout, {});
+  t.same(
+    plan.files.map((f) => [f.file, f.mode.toString(8)]),
+    [
+      ['/usr/share/containers/oci/hooks.d/envhook-createruntime.json', '644'],
+      ['/etc/crio/crio.conf.d/50-envhook.conf', '644'],
+      ['/opt/eh/runtimeclass.yaml', '644'],
+    ],
+  );
+  t.same(JSON.parse(plan.files[0]!.content.toString()).stages, ['createRuntime'], 'never a precreate file for CRI-O');
+  t.equal(plan.files[1]!.content.toString(), crioDropIn(layout));
+  t.same(plan.blocks, []);
+  t.equal(plan.verify, undefined);
+  t.same(plan.notes, ['not checked with CRI-O: no crio on PATH (--crio PATH names one)']);
+  t.match(plan.next[0], /^restart CRI-O to load the handler: systemctl restart crio /);
+  t.equal(plan.next[1], 'kubectl apply -f /opt/eh/runtimeclass.yaml');
+  t.equal(crioPlan(layout, {}, '/etc/containers/oci/hooks.d').files[0]!.file, '/etc/containers/oci/hooks.d/envhook-createruntime.json');
+  const tpl = Buffer.from(
+    JSON.stringify({ hook: { path: '/x' }, when: { annotations: { '^envhook\\.io/': '.*' } }, stages: ['createRuntime'], extra: 1 }),
+  );
+  t.equal(JSON.parse(crioPlan(layout, { createRuntime: tpl }).files[0]!.content.toString()).extra, 1, "the source's template");
+});
+
+t.test("with crio: the check is CRI-O's reading of the written files", async (t) => {
+  const dir = t.testdir({ bin: {} });
+  const root = path.join(dir, 'root');
+  hostFiles(root, { 'etc/crio/crio.conf': '[crio]\n' });
+  const crio = crioDouble(path.join(dir, 'bin'));
+  const layout = makeLayout('crio', { root, prefix: '/opt/eh' });
+  const plan = crioPlan(layout, {}, undefined, crio.bin);
+  t.equal(plan.notes, undefined);
+  t.throws(() => plan.verify!(), { message: 'crio config: no runtime handler "envhook"' }, 'nothing written yet');
+  for (const f of plan.files) hostFiles(root, { [f.file.slice(1)]: f.content.toString() });
+  t.equal(plan.verify!(), 'checked: crio config shows the runtime handler "envhook" with runtime_path /opt/eh/envhook-runtime');
+  t.ok(fs.existsSync(path.join(root, 'usr/share/containers/oci/hooks.d/envhook-createruntime.json')));
+});
