@@ -1,0 +1,94 @@
+// `envhook inject --bundle DIR` through the CLI on a bare config.json (no rootfs needed: inject
+// only rewrites the bundle's config.json); env files in a real directory given with --volume.
+import t, { type Test } from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { envhook } from '../helpers/bundle.ts';
+
+const CANARY = 'canary-value-9f3e';
+
+function bundle(t: Test) {
+  const dir = t.testdir({
+    'config.json': '{}',
+    vol: { 'app.env': `SECRET='${CANARY}'\n` },
+    bundle: {
+      'config.json': JSON.stringify({
+        ociVersion: '1.0.2',
+        process: { env: ['PATH=/bin'] },
+        annotations: {
+          'envhook.io/env': JSON.stringify({
+            app: [{ name: 'SECRET', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: 'app.env', key: 'SECRET' } } }],
+          }),
+        },
+      }),
+    },
+  });
+  const run = (...args: string[]) =>
+    envhook(['inject', '--bundle', path.join(dir, 'bundle'), '--log-file', path.join(dir, 'log'), '--log-level', 'debug', ...args], {
+      env: { ENVHOOK_CONFIG: path.join(dir, 'config.json') },
+    });
+  const read = () => fs.readFileSync(path.join(dir, 'bundle/config.json'), 'utf8');
+  return { dir, run, read, vol: `cfg=${path.join(dir, 'vol')}` };
+}
+
+t.test('--volume and --container: the value reaches config.json, never the log or the output', async (t) => {
+  const b = bundle(t);
+  const r = b.run('--volume', b.vol, '--container', 'app');
+  t.equal(r.status, 0, r.stderr);
+  t.equal(r.stdout, '');
+  t.equal(r.stderr, '');
+  const spec = JSON.parse(b.read());
+  t.same(spec.process.env, ['PATH=/bin', `SECRET=${CANARY}`]);
+  t.equal(spec.annotations['envhook.io/applied-env'], '{"set":["SECRET"],"removed":[]}');
+  const log = fs.readFileSync(path.join(b.dir, 'log'), 'utf8');
+  t.match(log, /"msg":"inject done"/);
+  t.notMatch(log, CANARY);
+});
+
+t.test('--dry-run prints the plan (names and sources) and leaves config.json byte for byte', async (t) => {
+  const b = bundle(t);
+  const before = b.read();
+  const r = b.run('--volume', b.vol, '--container', 'app', '--dry-run');
+  t.equal(r.status, 0, r.stderr);
+  t.match(r.stdout, /^container: app\nenv: 1\n  set SECRET from /);
+  t.match(r.stdout, /\nremoved service variables: 0\nowners: 0\n$/);
+  t.notMatch(r.stdout, CANARY);
+  t.equal(b.read(), before);
+});
+
+t.test('a bad --volume flag: one line, exit 1, config.json intact', async (t) => {
+  const b = bundle(t);
+  const before = b.read();
+  const r = b.run('--volume', 'cfg', '--container', 'app');
+  t.equal(r.status, 1);
+  t.equal(r.stderr, 'envhook: --volume "cfg": expected NAME=DIR\n');
+  t.equal(b.read(), before);
+  t.match(fs.readFileSync(path.join(b.dir, 'log'), 'utf8'), /"msg":"inject failed"/);
+});
+
+t.test('a missing env file key: one line without the value, exit 1, config.json intact', async (t) => {
+  const b = bundle(t);
+  fs.writeFileSync(path.join(b.dir, 'vol/app.env'), `OTHER='${CANARY}'\n`);
+  const before = b.read();
+  const r = b.run('--volume', b.vol, '--container', 'app');
+  t.equal(r.status, 1);
+  t.equal(r.stderr, 'envhook: volume "cfg": file "app.env": key "SECRET" not found\n');
+  t.equal(b.read(), before);
+});
+
+t.test('an env file the parser refuses: the line number only, exit 1, config.json intact', async (t) => {
+  const b = bundle(t);
+  fs.writeFileSync(path.join(b.dir, 'vol/app.env'), `SECRET=${CANARY}\n`);
+  const before = b.read();
+  const r = b.run('--volume', b.vol, '--container', 'app');
+  t.equal(r.status, 1);
+  t.equal(r.stderr, 'envhook: volume "cfg": file "app.env": line 1: value must be single-quoted\n');
+  t.notMatch(fs.readFileSync(path.join(b.dir, 'log'), 'utf8'), CANARY);
+  t.equal(b.read(), before);
+});
+
+t.test('--bundle is required', async (t) => {
+  const r = envhook(['inject']);
+  t.equal(r.status, 1);
+  t.match(r.stderr, /required option '--bundle <dir>' not specified/);
+});

@@ -1,0 +1,73 @@
+// The commander side of `envhook install` / `uninstall` (src/cli/install.ts): flag checks, what
+// it prints after a change (notes, next steps, directories it removes), its "nothing changed"
+// lines, and --dry-run's "would". Podman, the runtime with no binary to ask, on a fixture root.
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { envhook } from '../helpers/bundle.ts';
+import { install, installRoot, snapshot, uninstall } from '../helpers/install.ts';
+
+t.test('flags: --runtime mandatory, --runtime and --mode among their choices; nothing written', async (t) => {
+  const { root } = installRoot(t, {});
+  const cases: [string[], string][] = [
+    [['install'], "envhook: required option '--runtime <runtime>' not specified\n"],
+    [['uninstall'], "envhook: required option '--runtime <runtime>' not specified\n"],
+    [
+      ['install', '--runtime', 'docker'],
+      "envhook: option '--runtime <runtime>' argument 'docker' is invalid. Allowed choices are containerd, crio, podman.\n",
+    ],
+    [
+      ['install', '--runtime', 'podman', '--mode', 'foo'],
+      "envhook: option '--mode <mode>' argument 'foo' is invalid. Allowed choices are shim, nri.\n",
+    ],
+  ];
+  for (const [args, stderr] of cases) {
+    const r = envhook([...args, '--root', root]);
+    t.equal(r.status, 1, args.join(' '));
+    t.equal(r.stderr, stderr, args.join(' '));
+  }
+  t.same(fs.readdirSync(root), []);
+});
+
+t.test('--dry-run: every line says would, and nothing is written', async (t) => {
+  const { root, source } = installRoot(t, {});
+  const r = install({ runtime: 'podman', root, source, extra: ['--dry-run'] });
+  t.equal(r.status, 0, r.stderr);
+  const heads = r.stdout.split('\n').filter((l) => /^[a-z]/.test(l));
+  t.ok(heads.length >= 9);
+  t.same(
+    heads.filter((l) => !l.startsWith('would create ') && !l.startsWith('note: ')),
+    [],
+  );
+  t.notMatch(r.stdout, /^next:/m, 'no next steps for a dry run');
+  t.same(fs.readdirSync(root), []);
+});
+
+t.test('install, again, uninstall, again: the lines each prints, and the root as it was', async (t) => {
+  const { root, source } = installRoot(t, {});
+  const original = snapshot(root);
+  const first = install({ runtime: 'podman', root, source });
+  t.equal(first.status, 0, first.stderr);
+  t.match(first.stdout, /^create \/etc\/containers\/containers\.conf\.d\/50-envhook\.conf$/m);
+  t.match(first.stdout, /^create \/usr\/local\/lib\/envhook\/state\.json$/m);
+  t.match(first.stdout, /^next:\n(  .+\n)+$/m);
+
+  const again = install({ runtime: 'podman', root, source });
+  t.equal(again.status, 0, again.stderr);
+  t.equal(again.stdout, 'nothing changed: envhook is already installed for podman under /usr/local/lib/envhook\n');
+
+  const dry = uninstall({ runtime: 'podman', root, extra: ['--dry-run'] });
+  t.equal(dry.status, 0, dry.stderr);
+  t.match(dry.stdout, /^would remove directory \/etc\/containers\/containers\.conf\.d \(install created it\)$/m);
+  t.ok(fs.existsSync(path.join(root, 'usr/local/lib/envhook/state.json')), 'a dry run removes nothing');
+
+  const un = uninstall({ runtime: 'podman', root });
+  t.equal(un.status, 0, un.stderr);
+  t.match(un.stdout, /^remove \/usr\/local\/lib\/envhook\/state\.json$/m);
+  t.match(un.stdout, /^remove directory \/etc \(install created it\)$/m);
+  t.same(snapshot(root), original);
+
+  const unAgain = uninstall({ runtime: 'podman', root });
+  t.equal(unAgain.status, 0, unAgain.stderr);
+  t.equal(unAgain.stdout, 'nothing changed: envhook is not installed for podman under /usr/local/lib/envhook\n');
+});
