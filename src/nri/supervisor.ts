@@ -10,7 +10,7 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import type { Logger } from '../log.ts';
 import type { MissedContainer } from './missed.ts';
-import type { NriCounts, NriStatus, OwnerWatchStats } from './status-file.ts';
+import { emptyCounts, type NriCounts, type NriStatus, type OwnerWatchStats } from './status-file.ts';
 import { BEAT_MS, type WorkerMessage } from './worker-link.ts';
 
 /**
@@ -72,19 +72,7 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
   const firstBeatMs = opts.firstBeatMs ?? FIRST_BEAT_MS;
   const plugin = `${opts.index}-${opts.name}`;
   const iso = (ms = Date.now()) => new Date(ms).toISOString();
-  const counts: NriCounts = {
-    registrations: 0,
-    workerRestarts: 0,
-    hangs: 0,
-    adjusted: 0,
-    empty: 0,
-    refused: 0,
-    errors: 0,
-    missed: 0,
-    evicted: 0,
-    evictionsFailed: 0,
-    ownerRechowns: 0,
-  };
+  const counts: NriCounts = emptyCounts();
   const startedAt = iso();
   let status: NriStatus = {
     version: 1,
