@@ -28,7 +28,8 @@ import {
 } from '../helpers/daemonset.ts';
 import { snapshot } from '../helpers/install.ts';
 import { missingForCri, prepareCriContainerd } from '../helpers/cri-containerd.ts';
-import { runPod, procEnviron } from '../helpers/cri-pod.ts';
+import { runPod } from '../helpers/cri-pod.ts';
+import { procEnviron } from '../helpers/proc.ts';
 import { APP_ANNOTATIONS, APP_CHECKS, CANARY, DB_FILES, SERVICE_ENV, raw } from '../helpers/cri-cases.ts';
 import { waitFor } from '../helpers/inotify.ts';
 

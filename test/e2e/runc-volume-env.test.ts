@@ -13,6 +13,7 @@ import { containerId, makeBundle, missingForRunc, parseEnvOutput, RUNC } from '.
 import { envhookWrapper, FRONT } from '../helpers/front.ts';
 import { sharedRootfs } from '../helpers/inject.ts';
 import { ANNOTATIONS, CANARY, check, FAILURES, HOSTILE, makeHostile, VOLUMES } from '../helpers/volume-env-cases.ts';
+import { procEnviron, waitExeced } from '../helpers/proc.ts';
 import { makePod, rawAnnotations, type PodLayout } from '../../scripts/kubelet-pod.ts';
 
 const missing = missingForRunc();
@@ -87,17 +88,8 @@ t.test('create + start, then exec --process F: PID 1 and the exec process see th
   t.equal(h.front(['create', '--bundle', h.bundle, id], { stdio: 'ignore' }).status, 0, 'create');
   t.equal(h.front(['start', id]).status, 0, 'start');
   const pid = JSON.parse(h.front(['state', id]).stdout).pid as number;
-  // `start` returns once runc signalled its init, which then execs the process: until then PID
-  // 1 is still `runc init` with runc's environment.
-  for (let i = 0; i < 100 && /^([^\0]*\/)?runc\0init\0/.test(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8')); i++)
-    await new Promise((r) => setTimeout(r, 20));
-  const environ = new Map(
-    fs
-      .readFileSync(`/proc/${pid}/environ`, 'utf8')
-      .split('\0')
-      .filter(Boolean)
-      .map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)] as [string, string]),
-  );
+  await waitExeced(pid);
+  const environ = procEnviron(pid);
   await t.test('PID 1', async (t) => check(t, environ));
   // A process file as containerd writes one: the stored (pre-envhook) spec's process, new args.
   const file = path.join(h.dir, 'process.json');

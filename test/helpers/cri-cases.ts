@@ -3,7 +3,8 @@
 // must never show in an error, a status or a log line.
 import type { Test } from 'tap';
 import { parseEnvOutput } from './bundle.ts';
-import { procEnviron, type KubeletPod } from './cri-pod.ts';
+import type { KubeletPod } from './cri-pod.ts';
+import { procEnviron } from './proc.ts';
 import { raw } from './injected.ts';
 
 export { raw };

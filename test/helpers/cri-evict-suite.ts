@@ -13,7 +13,8 @@ import path from 'node:path';
 import { missingForCri, type ContainerdVersion } from './cri-containerd.ts';
 import { ContainerState } from './cri-client.ts';
 import { startNriNode } from './cri-nri-suite.ts';
-import { runPod, procEnviron, type KubeletPod } from './cri-pod.ts';
+import { runPod, type KubeletPod } from './cri-pod.ts';
+import { procEnviron } from './proc.ts';
 import { APP_CHECKS, CANARY, DB_FILES, onPid1AndExec, raw } from './cri-cases.ts';
 import { EVICT_KEY } from '../../src/k8s/annotation-keys.ts';
 

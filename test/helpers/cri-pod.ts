@@ -4,12 +4,12 @@
 // (no CNI), and CreateContainer requests carrying the mounts the kubelet sends (volume mounts,
 // then /etc/hosts, then /dev/termination-log) and the env it builds (service variables included).
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { ContainerState, type CriClient, type CriMessage } from './cri-client.ts';
 import { BUSYBOX_IMAGE, type CriContainerd } from './cri-containerd.ts';
 import { HOST_NETWORK, layOutPod, type PodOptions } from './cri-pod-layout.ts';
 import type { Pod } from '../../scripts/kubelet-pod.ts';
+import { waitExeced } from './proc.ts';
 
 export { layOutPod, type PodLayout, type PodOptions } from './cri-pod-layout.ts';
 
@@ -40,6 +40,8 @@ export interface KubeletPod {
   status(id: string): Promise<CriMessage>;
   /** PID 1 of a running container (ContainerStatus verbose info, as crictl inspect shows it). */
   pid(id: string): Promise<number>;
+  /** The annotations of the container's stored OCI spec (ContainerStatus verbose info): what NRI's adjustment left there. */
+  specAnnotations(id: string): Promise<Record<string, string>>;
   execSync(id: string, cmd: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }>;
   /** StopPodSandbox then RemovePodSandbox after stopping and removing its containers, as the kubelet does. */
   remove(): Promise<void>;
@@ -117,11 +119,12 @@ export async function runPod(c: CriContainerd, kubeletRoot: string, o: PodOption
           `container ${k8sName(res.status)} is not running (state ${res.status.state}: ${res.status.reason} ${res.status.message})`,
         );
       const pid: number = JSON.parse(res.info.info).pid;
-      // StartContainer returns once runc has signalled its init, which then execs the
-      // container's process: until then PID 1 is still `runc init` with runc's environment.
-      for (let i = 0; i < 100 && /^([^\0]*\/)?runc\0init\0/.test(readProc(pid, 'cmdline')); i++)
-        await new Promise((r) => setTimeout(r, 20));
+      await waitExeced(pid);
       return pid;
+    },
+    async specAnnotations(cid) {
+      const res = await cri.call('ContainerStatus', { containerId: cid, verbose: true });
+      return (JSON.parse(res.info.info) as { runtimeSpec?: { annotations?: Record<string, string> } }).runtimeSpec?.annotations ?? {};
     },
     async execSync(cid, cmd) {
       const r = await cri.call('ExecSync', { containerId: cid, cmd, timeout: 30n });
@@ -142,21 +145,3 @@ export async function runPod(c: CriContainerd, kubeletRoot: string, o: PodOption
 }
 
 const k8sName = (s: CriMessage) => s.metadata?.name ?? s.id;
-
-function readProc(pid: number, file: string): string {
-  try {
-    return fs.readFileSync(`/proc/${pid}/${file}`, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
-/** The environment of PID 1 as the kernel holds it (/proc/PID/environ), as NAME → value. */
-export function procEnviron(pid: number): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const entry of fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')) {
-    const eq = entry.indexOf('=');
-    if (eq > 0) out.set(entry.slice(0, eq), entry.slice(eq + 1));
-  }
-  return out;
-}

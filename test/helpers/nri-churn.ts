@@ -6,9 +6,11 @@
 // (advance()), so every container created while envhook was away still runs at the Synchronize
 // that must report it.
 // Also: containerd's own log of the plugin's registrations and closes, read in order.
+import { APPLIED_KEY } from '../../src/k8s/annotation-keys.ts';
 import { DB_FILES, raw } from './cri-cases.ts';
 import type { CriContainerd } from './cri-containerd.ts';
-import { procEnviron, runPod, type KubeletPod } from './cri-pod.ts';
+import { runPod, type KubeletPod } from './cri-pod.ts';
+import { procEnviron } from './proc.ts';
 
 export const INTERVAL_MS = 100;
 /** The variable the churn pods ask for, and its value from DB_FILES. */
@@ -26,6 +28,8 @@ export interface ChurnContainer {
   id?: string;
   /** PID 1 has the variable with its value. */
   env?: boolean;
+  /** Without the variable: whether its stored spec has envhook's applied mark all the same (never, unless the env was lost after NRI). */
+  marked?: boolean;
   error?: string;
   done: boolean;
 }
@@ -72,6 +76,7 @@ export function startChurn(c: CriContainerd, kubeletRoot: string, { intervalMs =
       const pid = await pod.pid(k.id);
       c.track(pid);
       k.env = procEnviron(pid).get(VARIABLE[0]) === VARIABLE[1];
+      if (!k.env) k.marked = APPLIED_KEY in (await pod.specAnnotations(k.id));
     } catch (err) {
       k.error = (err as Error).message;
     } finally {
