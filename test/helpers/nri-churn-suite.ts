@@ -14,7 +14,7 @@ import { envhook } from './bundle.ts';
 import { CANARY } from './cri-cases.ts';
 import { missingForCri, prepareCriContainerd, type CriContainerd } from './cri-containerd.ts';
 import { install, realSource, uninstall } from './install.ts';
-import { nriLogEvents, overlaps, percentile, startChurn, type Churn } from './nri-churn.ts';
+import { nriLogEvents, overlaps, percentile, startChurn, type Churn, type ChurnContainer } from './nri-churn.ts';
 import { alive, startNriProcess, type NriStatusFile } from './nri-process.ts';
 
 /** What a case needs of the plugin, however it was started. */
@@ -77,14 +77,36 @@ async function killUnderChurn(t: Test, p: Plugin, kills: number): Promise<void> 
     await killUnderChurnChecked(t, p, kills);
   } finally {
     const out = process.env.ENVHOOK_CHURN_DEBUG;
-    if (out) fs.writeFileSync(`${out}-${path.basename(p.c.dir)}`, `${fs.readFileSync(p.c.paths.log, 'utf8')}\n====\n${p.log()}`);
+    if (out)
+      fs.writeFileSync(
+        `${out}-${path.basename(p.c.dir)}`,
+        `${fs.readFileSync(p.c.paths.log, 'utf8')}\n====\n${p.log()}\n====\n${JSON.stringify(lastChurn?.containers ?? [])}`,
+      );
   }
 }
+
+/** containerd's registration times of the plugin, from its log. */
+const registrationTimes = (log: string): number[] =>
+  nriLogEvents(log)
+    .filter((e) => e.kind === 'registered')
+    .map((e) => e.at);
+
+/** One container of the churn for a failure's diagnostics: its CreateContainer against the registrations around it. */
+function describeContainer(k: ChurnContainer, registrations: number[]): string {
+  const [sent, answered] = k.created ?? [NaN, NaN];
+  const before = registrations.filter((r) => r <= sent).pop();
+  const after = registrations.find((r) => r > sent);
+  return `${k.id}: CreateContainer sent ${before === undefined ? '?' : sent - before} ms after a registration, answered after ${answered - sent} ms, ${after === undefined ? 'no registration after it' : `the next registration ${after - sent} ms after it was sent`}; mark in spec: ${k.marked}`;
+}
+
+/** The churn of the last case, for ENVHOOK_CHURN_DEBUG. */
+let lastChurn: Churn | undefined;
 
 async function killUnderChurnChecked(t: Test, p: Plugin, kills: number): Promise<void> {
   const clog = () => fs.readFileSync(p.c.paths.log, 'utf8');
   await waitStatus(p, (s) => s.connected && s.counts.registrations === 1, 'registered');
   const churn = startChurn(p.c, p.kubeletRoot);
+  lastChurn = churn;
   const figures: Figures = { kills, restartMs: [], missedPerKill: [] };
   const mismatches: string[] = [];
   const missedBefore = (at: number) => churn.containers.filter((k) => k.env === false && k.created![1] < at).length;
@@ -184,6 +206,12 @@ async function killUnderChurnChecked(t: Test, p: Plugin, kills: number): Promise
     [...reported].sort(),
     missed.map((k) => k.id!).sort(),
     `each of the ${missed.length} containers created while envhook was away reported once by id, and no other`,
+    { unreported: missed.filter((k) => !reported.includes(k.id!)).map((k) => describeContainer(k, registrationTimes(clog()))) },
+  );
+  t.same(
+    missed.filter((k) => k.marked).map((k) => k.id),
+    [],
+    "no container without the variable has envhook's applied mark in its stored spec",
   );
 
   // Never two registrations at once. A worker may also be replaced for a hang the test did not
