@@ -20,8 +20,10 @@ export interface ContainerdBinary {
 export function findContainerd(explicit: string | undefined): ContainerdBinary | undefined {
   const bin = explicit ? path.resolve(explicit) : onPath('containerd');
   if (!bin) return undefined;
-  const m = versionMatch(bin, 'containerd', /\s(?:v)?(\d+)\.(\d+)\.(\d+)\S*/);
-  return { path: bin, version: m[0].trim().replace(/^v/, ''), family: Number(m[1]) >= 2 ? '2.x' : '1.x' };
+  // `containerd <package> <version> <revision>`, as every containerd prints it: another program's
+  // version line (`runc version 1.1.12`) is not taken for a containerd's.
+  const m = versionMatch(bin, 'containerd', /^containerd\s+\S+\s+v?((\d+)\.(\d+)\.(\d+)\S*)/m);
+  return { path: bin, version: m[1]!, family: Number(m[2]) >= 2 ? '2.x' : '1.x' };
 }
 
 const defaults = new Map<string, number>();

@@ -52,4 +52,12 @@ t.test('none on PATH and none named: undefined; a program that prints no version
   const fake = path.join(dir, 'containerd');
   fs.writeFileSync(fake, '#!/bin/sh\necho "flag provided but not defined: -version" >&2; exit 2\n', { mode: 0o755 });
   t.throws(() => findContainerd(fake), { message: `${fake} --version did not print a containerd version (exit 2)` });
+  // Another program's version line, with a version number in it, is not a containerd's.
+  fs.writeFileSync(fake, '#!/bin/sh\nprintf "runc version 1.1.12\\ncommit: v1.1.12\\nspec: 1.0.2-dev\\n"\n', { mode: 0o755 });
+  t.throws(() => findContainerd(fake), { message: `${fake} --version did not print a containerd version (exit 0)` });
+  // The lines containerd 1.x and 2.x print (a Debian build's, and a release's with a v).
+  fs.writeFileSync(fake, '#!/bin/sh\necho "containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+b1"\n', { mode: 0o755 });
+  t.same(findContainerd(fake), { path: fake, version: '1.6.20~ds1', family: '1.x' });
+  fs.writeFileSync(fake, '#!/bin/sh\necho "containerd containerd.io v2.2.7 5fd8ab1b"\n', { mode: 0o755 });
+  t.same(findContainerd(fake), { path: fake, version: '2.2.7', family: '2.x' });
 });
