@@ -15,8 +15,16 @@ const N = 64;
 
 type Start = (bundle: string, kubeletRoot: string, i: number) => Promise<CliResult>;
 
-const viaInject: Start = (b, kubeletRoot) =>
-  runAsync(NODE24, [CLI, 'inject', '--bundle', b, '--kubelet-root', kubeletRoot], { timeoutMs: 120_000 });
+/** The owners records of `root`'s test: never the host's /run/envhook. */
+const runDir = (root: string) => path.join(root, 'run');
+
+function viaInject(root: string): Start {
+  return (b, kubeletRoot) =>
+    runAsync(NODE24, [CLI, 'inject', '--bundle', b, '--kubelet-root', kubeletRoot], {
+      env: { ...process.env, ENVHOOK_RUN_DIR: runDir(root) },
+      timeoutMs: 120_000,
+    });
+}
 
 /** containerd's create through the sh front; the fake real runtime records that it ran. */
 function viaShim(root: string): Start {
@@ -28,14 +36,14 @@ function viaShim(root: string): Start {
       '/bin/sh',
       ['-c', `cd '${root}' && exec /bin/sh '${FRONT}' --log '${b}/log.json' --log-format json create --bundle '${b}' c${i}`],
       {
-        env: { PATH: process.env.PATH, ENVHOOK_RUNTIME: runtime, ENVHOOK_KUBELET_ROOT: kubeletRoot },
+        env: { PATH: process.env.PATH, ENVHOOK_RUNTIME: runtime, ENVHOOK_KUBELET_ROOT: kubeletRoot, ENVHOOK_RUN_DIR: runDir(root) },
         timeoutMs: 120_000,
       },
     );
 }
 
 for (const [how, startOf] of [
-  ['envhook inject', () => viaInject],
+  ['envhook inject', viaInject],
   ['the runtime shim front', viaShim],
 ] as [string, (root: string) => Start][]) {
   t.test(`${N} concurrent starts of one pod's containers on distinct bundles, through ${how}`, async (t) => {

@@ -220,6 +220,8 @@ export function runtimeBundle(
       PATH: process.env.PATH,
       ENVHOOK_RUNTIME: runtime,
       ENVHOOK_KUBELET_ROOT: kubeletRoot,
+      // The shim's owners records in the test's directory, not the host's /run/envhook.
+      ENVHOOK_RUN_DIR: path.join(dir, 'run'),
       ENVHOOK_LOG_FILE: pinoLog,
       ENVHOOK_LOG_LEVEL: 'debug',
     },
