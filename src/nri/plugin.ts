@@ -5,7 +5,10 @@
 // (RemovePodSandbox) or, from an older runtime, as StateChange. The session ends when the
 // socket closes, for whatever reason; `closed` says why (the daemon loop decides whether to
 // reconnect). Containers Synchronize shows were created while envhook was away go to the
-// observer (missed.ts); evicting them is the worker's, over CRI (evict.ts).
+// observer (missed.ts), and so does a container whose PostCreateContainer shows it was not
+// adjusted: its create went to the plugin that was gone while this one registered, and a runtime
+// without NRI's sync block (containerd 1.7) may add it to its store only after this plugin's
+// Synchronize. Evicting them is the worker's, over CRI (evict.ts).
 import type { Duplex } from 'node:stream';
 import { describeError, EnvhookError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -16,6 +19,8 @@ import {
   Msg,
   type ConfigureRequestShape,
   type CreateContainerRequestShape,
+  type ContainerRequestShape,
+  type ContainerShape,
   type PodSandboxRequestShape,
   type PodSandboxShape,
   type StateChangeEventShape,
@@ -27,6 +32,7 @@ import { MuxConnection } from './wire/mux.ts';
 import { silentObserver, type NriObserver, type RegisteredInfo, type RequestResult } from './observer.ts';
 import {
   EVENT_CREATE_CONTAINER,
+  EVENT_POST_CREATE_CONTAINER,
   EVENT_REMOVE_POD_SANDBOX,
   EVENT_STOP_POD_SANDBOX,
   eventMask,
@@ -68,12 +74,15 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 2000;
 const statusLine = (err: unknown): string => `envhook: ${describeError(err)}`;
 
 /**
- * CreateContainer always; StopPodSandbox only when a watcher listens, to end the pod's watches
- * when its containers are gone. RemovePodSandbox is not needed: the kubelet stops a sandbox
- * before it removes it, and a stop missed while disconnected shows in the next Synchronize.
+ * CreateContainer and PostCreateContainer always (a container created without envhook, seen
+ * once it exists); StopPodSandbox only when a watcher listens, to end the pod's watches when its
+ * containers are gone. RemovePodSandbox is not needed: the kubelet stops a sandbox before it
+ * removes it, and a stop missed while disconnected shows in the next Synchronize.
  */
 export const subscribedEvents = (watching: boolean): number =>
-  watching ? eventMask(EVENT_CREATE_CONTAINER, EVENT_STOP_POD_SANDBOX) : eventMask(EVENT_CREATE_CONTAINER);
+  watching
+    ? eventMask(EVENT_CREATE_CONTAINER, EVENT_POST_CREATE_CONTAINER, EVENT_STOP_POD_SANDBOX)
+    : eventMask(EVENT_CREATE_CONTAINER, EVENT_POST_CREATE_CONTAINER);
 
 export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession {
   const { log, handler, pods } = opts;
@@ -96,6 +105,12 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
   let requestTimeoutMs = 0;
   const podEnded = (call: string, pod: PodSandboxShape | undefined, ended: 'stop' | 'remove'): void => {
     if (pods) notify(call, () => pods.podEnded(toPod(pod), ended));
+  };
+  /** A container the runtime just created: without envhook's mark for what its pod asks, it was missed. */
+  const postCreated = (pod: PodSandboxShape | undefined, container: ContainerShape | undefined): void => {
+    if (!pod || !container) return;
+    const missed = findMissed([toPod(pod)], [toSyncContainer(container)]);
+    if (missed.length > 0) observer.missed(missed);
   };
 
   new TtrpcServer(
@@ -130,6 +145,7 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
         const ev = decode<StateChangeEventShape>(Msg.StateChangeEvent, payload);
         const ended = ev.event === EVENT_STOP_POD_SANDBOX ? 'stop' : ev.event === EVENT_REMOVE_POD_SANDBOX ? 'remove' : undefined;
         if (ended) podEnded('StateChange', ev.pod, ended);
+        if (ev.event === EVENT_POST_CREATE_CONTAINER) postCreated(ev.pod, ev.container);
         return encode(Msg.Empty, {});
       },
       [`${PLUGIN_SERVICE}/StopPodSandbox`]: (payload) => {
@@ -139,6 +155,11 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
       [`${PLUGIN_SERVICE}/RemovePodSandbox`]: (payload) => {
         podEnded('RemovePodSandbox', decode<PodSandboxRequestShape>(Msg.RemovePodSandboxRequest, payload).pod, 'remove');
         return encode(Msg.RemovePodSandboxResponse, {});
+      },
+      [`${PLUGIN_SERVICE}/PostCreateContainer`]: (payload) => {
+        const req = decode<ContainerRequestShape>(Msg.PostCreateContainerRequest, payload);
+        postCreated(req.pod, req.container);
+        return encode(Msg.PostCreateContainerResponse, {});
       },
       [`${PLUGIN_SERVICE}/Shutdown`]: () => {
         log.info('NRI shutdown requested by the runtime');

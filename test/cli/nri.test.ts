@@ -16,7 +16,11 @@ t.test('registers as envhook, index 50 by default; SIGTERM: exit 0, the connecti
   t.teardown(() => rt.close());
   const p = startNriProcess(['--socket', rt.socketPath], { dir: t.testdir() });
   const peer = await rt.nextPlugin();
-  t.same([peer.name, peer.index, peer.events], ['envhook', '50', 0xa], 'events: CreateContainer and StopPodSandbox (the owner watcher)');
+  t.same(
+    [peer.name, peer.index, peer.events],
+    ['envhook', '50', 0x1a],
+    'events: CreateContainer, PostCreateContainer and StopPodSandbox (the owner watcher)',
+  );
   t.match(
     await peer.createContainer({ pod: { uid: 'u' }, container: { name: 'c' } }),
     { adjust: { env: [], annotations: {} } },

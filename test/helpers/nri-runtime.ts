@@ -26,8 +26,10 @@ export interface PeerPlugin {
   /** Plugin.<method> with an encoded request; resolves with the response payload. */
   call(method: string, payload: Uint8Array, timeoutMs?: number): Promise<Buffer>;
   createContainer(req: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>>;
-  /** Plugin.StateChange with this NRI Event number and pod (a pod event). */
-  stateChange(event: number, pod: Record<string, unknown>): Promise<void>;
+  /** Plugin.StateChange with this NRI Event number and pod (a pod event), and the container of a container event. */
+  stateChange(event: number, pod: Record<string, unknown>, container?: Record<string, unknown>): Promise<void>;
+  /** NRI 0.12's dedicated container event Plugin.PostCreateContainer. */
+  postCreateContainer(pod: Record<string, unknown>, container: Record<string, unknown>): Promise<Buffer>;
   /** NRI 0.12's dedicated pod event: Plugin.StopPodSandbox or Plugin.RemovePodSandbox. */
   podSandbox(method: 'StopPodSandbox' | 'RemovePodSandbox', pod: Record<string, unknown>): Promise<Buffer>;
   socket: net.Socket;
@@ -122,9 +124,10 @@ async function accept(socket: net.Socket, sync: Record<string, unknown>[], opts:
       const res = await call('CreateContainer', encode(Msg.CreateContainerRequest, req), timeoutMs);
       return decode<Record<string, unknown>>(Msg.CreateContainerResponse, res);
     },
-    async stateChange(event, pod) {
-      await call('StateChange', encode(Msg.StateChangeEvent, { event, pod }));
+    async stateChange(event, pod, container) {
+      await call('StateChange', encode(Msg.StateChangeEvent, { event, pod, ...(container ? { container } : {}) }));
     },
+    postCreateContainer: (pod, container) => call('PostCreateContainer', encode(Msg.PostCreateContainerRequest, { pod, container })),
     podSandbox: (method, pod) =>
       call(method, encode(method === 'StopPodSandbox' ? Msg.StopPodSandboxRequest : Msg.RemovePodSandboxRequest, { pod })),
     socket,

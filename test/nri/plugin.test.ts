@@ -16,7 +16,16 @@ import { Code, RpcError } from '../../src/nri/wire/ttrpc.ts';
 import type { NriCreateRequest } from '../../src/facts/nri-facts.ts';
 import { EMPTY_ADJUSTMENT } from '../../src/apply/nri-adjustment.ts';
 import type { NriCreateHandler, NriPodEvents } from '../../src/nri/types.ts';
-import { EVENT_CREATE_CONTAINER, EVENT_REMOVE_POD_SANDBOX, EVENT_STOP_POD_SANDBOX, PLUGIN_METHODS } from '../../src/nri/wire/nri-schema.ts';
+import {
+  EVENT_CREATE_CONTAINER,
+  EVENT_POST_CREATE_CONTAINER,
+  EVENT_REMOVE_POD_SANDBOX,
+  EVENT_STOP_POD_SANDBOX,
+  PLUGIN_METHODS,
+} from '../../src/nri/wire/nri-schema.ts';
+import type { MissedContainer } from '../../src/nri/missed.ts';
+import { APPLIED_KEY } from '../../src/k8s/annotation-keys.ts';
+import { appliedDigest } from '../../src/plan/mark.ts';
 import { startFakeRuntime, type FakeRuntime, type FakeRuntimeOptions, type PeerPlugin } from '../helpers/nri-runtime.ts';
 
 const CANARY = 'canary-7f3a9c-value';
@@ -27,14 +36,23 @@ async function setup(
   t: Test,
   handler: NriCreateHandler,
   o: { pods?: NriPodEvents; runtime?: FakeRuntimeOptions } = {},
-): Promise<{ rt: FakeRuntime; peer: PeerPlugin; session: PluginSession; logText: () => string; heard: Heard }> {
+): Promise<{
+  rt: FakeRuntime;
+  peer: PeerPlugin;
+  session: PluginSession;
+  logText: () => string;
+  heard: Heard;
+  missed: MissedContainer[][];
+}> {
   const dir = t.testdir();
   const logFile = path.join(dir, 'envhook.log');
   const rt = await startFakeRuntime(o.runtime); // a short private directory: socket paths are at most 107 bytes
   const heard: Heard = [];
+  const missed: MissedContainer[][] = [];
   const observer = {
     ...silentObserver,
     request: (result: RequestResult, _s: number, message?: string) => void heard.push([result, message]),
+    missed: (containers: readonly MissedContainer[]) => void missed.push([...containers]),
   };
   const session = startPlugin(net.createConnection(rt.socketPath), {
     name: 'envhook',
@@ -50,7 +68,7 @@ async function setup(
     session.close('test over');
     await rt.close();
   });
-  return { rt, peer, session, heard, logText: () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '') };
+  return { rt, peer, session, heard, missed, logText: () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '') };
 }
 
 const REQUEST = {
@@ -71,7 +89,7 @@ const REQUEST = {
   },
 };
 
-t.test('registers, subscribes to CreateContainer only, and maps request and adjustment', async (t) => {
+t.test('registers, subscribes to CreateContainer and PostCreateContainer, and maps request and adjustment', async (t) => {
   let seen: NriCreateRequest | undefined;
   const { peer, session, logText } = await setup(t, (req) => {
     seen = req;
@@ -79,7 +97,7 @@ t.test('registers, subscribes to CreateContainer only, and maps request and adju
   });
   t.equal(peer.name, 'envhook');
   t.equal(peer.index, '50');
-  t.equal(peer.events, 1 << 3, 'event mask: CreateContainer (4) only');
+  t.equal(peer.events, (1 << 3) | (1 << 4), 'event mask 0x18: CreateContainer (4) and PostCreateContainer (5)');
   t.equal(peer.nriVersion, 'v0.12.0', "RegisterPlugin carries envhook's NRI version");
   t.same(
     await session.registered,
@@ -282,7 +300,7 @@ function recordingWatcher(calls: unknown[][], fail = false): NriPodEvents {
 const POD = { id: 'sandbox-1', name: 'web', namespace: 'default', uid: 'a1b2-uid', annotations: { 'envhook.io/volumeOwners': '[]' } };
 
 t.test(
-  'with an owner watcher: CreateContainer and StopPodSandbox subscribed; Synchronize in parts, pod events, creates go to it',
+  'with an owner watcher: CreateContainer, PostCreateContainer and StopPodSandbox subscribed; Synchronize in parts, pod events, creates go to it',
   async (t) => {
     const calls: unknown[][] = [];
     const parts = () => [
@@ -316,10 +334,10 @@ t.test(
     );
     t.equal(
       peer.events,
-      (1 << (EVENT_CREATE_CONTAINER - 1)) | (1 << (EVENT_STOP_POD_SANDBOX - 1)),
-      'event mask 0xa: CreateContainer and StopPodSandbox',
+      (1 << (EVENT_CREATE_CONTAINER - 1)) | (1 << (EVENT_POST_CREATE_CONTAINER - 1)) | (1 << (EVENT_STOP_POD_SANDBOX - 1)),
+      'event mask 0x1a: CreateContainer, PostCreateContainer and StopPodSandbox',
     );
-    t.equal(peer.events, 0xa);
+    t.equal(peer.events, 0x1a);
     t.same(
       calls,
       [
@@ -403,6 +421,39 @@ t.test(
       ['podEnded', 'a1b2-uid', 'sandbox-2', 'remove'],
     ]);
     t.notMatch(logText(), CANARY);
+  },
+);
+
+t.test(
+  'PostCreateContainer: a container of an envhook pod without the applied mark goes to the observer, from StateChange (NRI 0.8) and the dedicated call (0.12)',
+  async (t) => {
+    const { peer, missed, logText } = await setup(t, () => EMPTY_ADJUSTMENT, { runtime: { nriVersion: 'v0.12.1' } });
+    const env = JSON.stringify({ app: [{ name: 'X', value: CANARY }] });
+    const pod = { id: 's1', name: 'web', namespace: 'ns', uid: 'u1', annotations: { 'envhook.io/env': env } };
+    const plain = { id: 's2', name: 'plain', namespace: 'ns', uid: 'u2', annotations: {} };
+    const container = (id: string, annotations: Record<string, string> = {}) => ({
+      id,
+      podSandboxId: 's1',
+      name: 'app',
+      state: 1,
+      annotations,
+    });
+    const mark = { [APPLIED_KEY]: appliedDigest({ annotations: pod.annotations, container: 'app' }) };
+    await peer.stateChange(EVENT_POST_CREATE_CONTAINER, pod, container('c-missed'));
+    t.same(await peer.postCreateContainer(pod, container('c-missed-0.12')), Buffer.alloc(0), 'an empty PostCreateContainerResponse');
+    await peer.stateChange(EVENT_POST_CREATE_CONTAINER, pod, container('c-adjusted', mark));
+    await peer.postCreateContainer(pod, container('c-adjusted-0.12', mark));
+    await peer.postCreateContainer(plain, { ...container('c-plain'), podSandboxId: 's2' });
+    await peer.stateChange(EVENT_POST_CREATE_CONTAINER, pod); // no container: nothing to check
+    t.same(
+      missed.flat().map((m) => [m.id, m.name, m.pod, m.namespace, m.podUid]),
+      [
+        ['c-missed', 'app', 'web', 'ns', 'u1'],
+        ['c-missed-0.12', 'app', 'web', 'ns', 'u1'],
+      ],
+      'the two without the mark; not the adjusted ones, not a pod that asks for nothing',
+    );
+    t.notMatch(logText() + JSON.stringify(missed), CANARY, 'no value anywhere');
   },
 );
 

@@ -82,6 +82,8 @@ export const Msg = {
   StopPodSandboxResponse: message('nri.pkg.api.v1alpha1.StopPodSandboxResponse'),
   RemovePodSandboxRequest: message('nri.pkg.api.v1alpha1.RemovePodSandboxRequest'),
   RemovePodSandboxResponse: message('nri.pkg.api.v1alpha1.RemovePodSandboxResponse'),
+  PostCreateContainerRequest: message('nri.pkg.api.v1alpha1.PostCreateContainerRequest'),
+  PostCreateContainerResponse: message('nri.pkg.api.v1alpha1.PostCreateContainerResponse'),
   StopContainerRequest: message('runtime.v1.StopContainerRequest'),
   StopContainerResponse: message('runtime.v1.StopContainerResponse'),
   Request: message('ttrpc.Request'),
@@ -148,6 +150,11 @@ export interface StateChangeEventShape {
 /** StopPodSandboxRequest and RemovePodSandboxRequest. */
 export interface PodSandboxRequestShape {
   pod?: PodSandboxShape | undefined;
+}
+/** PostCreateContainerRequest. */
+export interface ContainerRequestShape {
+  pod?: PodSandboxShape | undefined;
+  container?: ContainerShape | undefined;
 }
 export interface RequestShape {
   service: string;

@@ -87,6 +87,12 @@ export const NRI_FILE: FileFact = {
     StopPodSandboxResponse: [],
     RemovePodSandboxRequest: [{ name: 'pod', number: 1, type: `${N}.PodSandbox` }],
     RemovePodSandboxResponse: [],
+    // NRI 0.12's dedicated container event (an older runtime sends StateChangeEvent instead).
+    PostCreateContainerRequest: [
+      { name: 'pod', number: 1, type: `${N}.PodSandbox` },
+      { name: 'container', number: 2, type: `${N}.Container` },
+    ],
+    PostCreateContainerResponse: [],
     PodSandbox: [
       { name: 'id', number: 1, type: 'string' },
       { name: 'name', number: 2, type: 'string' },
@@ -121,7 +127,7 @@ export const NRI_FILE: FileFact = {
   },
   // Only the values envhook uses, and each enum's zero (proto3 requires it first).
   enums: {
-    Event: { UNKNOWN: 0, STOP_POD_SANDBOX: 2, REMOVE_POD_SANDBOX: 3, CREATE_CONTAINER: 4 },
+    Event: { UNKNOWN: 0, STOP_POD_SANDBOX: 2, REMOVE_POD_SANDBOX: 3, CREATE_CONTAINER: 4, POST_CREATE_CONTAINER: 5 },
     ContainerState: { CONTAINER_UNKNOWN: 0, CONTAINER_STOPPED: 4 },
   },
   since: {
@@ -129,6 +135,8 @@ export const NRI_FILE: FileFact = {
     StopPodSandboxResponse: 'v0.12.0',
     RemovePodSandboxRequest: 'v0.12.0',
     RemovePodSandboxResponse: 'v0.12.0',
+    PostCreateContainerRequest: 'v0.12.0',
+    PostCreateContainerResponse: 'v0.12.0',
   },
 };
 
@@ -183,6 +191,7 @@ export const PLUGIN_METHODS = {
   StateChange: { request: 'StateChangeEvent', response: 'Empty' },
   StopPodSandbox: { request: 'StopPodSandboxRequest', response: 'StopPodSandboxResponse', since: 'v0.12.0' },
   RemovePodSandbox: { request: 'RemovePodSandboxRequest', response: 'RemovePodSandboxResponse', since: 'v0.12.0' },
+  PostCreateContainer: { request: 'PostCreateContainerRequest', response: 'PostCreateContainerResponse', since: 'v0.12.0' },
 } as const satisfies Record<string, MethodFact>;
 
 /** The Runtime methods envhook calls. */
@@ -204,6 +213,7 @@ const EVENT = NRI_FILE.enums!.Event!;
 export const EVENT_CREATE_CONTAINER = EVENT.CREATE_CONTAINER!;
 export const EVENT_STOP_POD_SANDBOX = EVENT.STOP_POD_SANDBOX!;
 export const EVENT_REMOVE_POD_SANDBOX = EVENT.REMOVE_POD_SANDBOX!;
+export const EVENT_POST_CREATE_CONTAINER = EVENT.POST_CREATE_CONTAINER!;
 /** A container of a Synchronize in this state has exited: its pod is not kept watched for it. */
 export const CONTAINER_STOPPED = NRI_FILE.enums!.ContainerState!.CONTAINER_STOPPED!;
 export const eventMask = (...events: number[]): number => events.reduce((m, e) => m | (1 << (e - 1)), 0);
