@@ -6,7 +6,8 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { containerd2Binary, missingNriContainerd, startNriContainerd } from '../helpers/containerd-nri.ts';
-import { install, realSource, uninstall } from '../helpers/install.ts';
+import { confineInstalledPlugin, install, realSource, uninstall } from '../helpers/install.ts';
+import { waitFor } from '../helpers/inotify.ts';
 import { DAEMON_NODE_OPTION } from '../../src/nri/process.ts';
 
 t.setTimeout(300_000);
@@ -36,6 +37,10 @@ t.test('containerd 2.1.9 starts the plugin install put in its plugin_path', { sk
   t.equal(r.status, 0, r.stderr);
   t.match(r.stdout, `shows NRI on, with plugins from ${ctrd.pluginDir}`);
   t.ok(fs.existsSync(path.join(ctrd.pluginDir, '50-envhook')), "the plugin is in containerd's plugin_path");
+  // Its status and records in the test's directory (the settings file by one added line, out again before uninstall).
+  const settings = path.join(ctrd.dir, 'envhook.json');
+  fs.writeFileSync(settings, JSON.stringify({ runDir: path.join(ctrd.dir, 'run') }) + '\n');
+  const installed = confineInstalledPlugin(path.join(ctrd.pluginDir, '50-envhook'), settings);
 
   let from = ctrd.log().length;
   await ctrd.start();
@@ -62,7 +67,9 @@ t.test('containerd 2.1.9 starts the plugin install put in its plugin_path', { sk
     fs.readFileSync(`/proc/${daemon}/environ`, 'utf8').split('\0').includes(`NODE_OPTIONS=${DAEMON_NODE_OPTION}`),
     `its NODE_OPTIONS is ${DAEMON_NODE_OPTION}`,
   );
+  await waitFor(() => fs.existsSync(path.join(ctrd.dir, 'run/nri-status.json')), 10_000, "its status in the test's run directory");
   await ctrd.stop();
+  fs.writeFileSync(path.join(ctrd.pluginDir, '50-envhook'), installed);
 
   // the command of the report: no --mode
   const u = uninstall({ runtime: 'containerd', root: '/', extra: ['--prefix', prefix] });

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { missingForCri, prepareCriContainerd } from '../helpers/cri-containerd.ts';
 import { runPod } from '../helpers/cri-pod.ts';
-import { install, realSource, uninstall } from '../helpers/install.ts';
+import { confineInstalledPlugin, install, realSource, uninstall } from '../helpers/install.ts';
 import { waitFor } from '../helpers/inotify.ts';
 import { APP_ANNOTATIONS, APP_CHECKS, CANARY, DB_FILES, onPid1AndExec, OWNERS_ANNOTATION, raw, SERVICE_ENV } from '../helpers/cri-cases.ts';
 import { atomicVolumeDir, atomicWrite } from '../../scripts/kubelet-pod.ts';
@@ -59,8 +59,7 @@ t.test('containerd 1.7.24: install --mode nri, a pod, a containerd restart, unin
   t.match(r.stdout, `shows NRI on, with plugins from ${c.paths.nriPlugins}`);
   t.same(fs.readFileSync(c.paths.config), configBefore, 'NRI already on: config.toml not touched');
   const plugin = path.join(c.paths.nriPlugins, '50-envhook');
-  const installed = fs.readFileSync(plugin);
-  fs.writeFileSync(plugin, installed.toString().replace(/^exec /m, `ENVHOOK_CONFIG=${settings}\nexport ENVHOOK_CONFIG\nexec `));
+  const installed = confineInstalledPlugin(plugin, settings);
   const pluginLog = () => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '');
   const containerdLog = () => fs.readFileSync(c.paths.log, 'utf8');
 

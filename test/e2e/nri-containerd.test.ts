@@ -56,7 +56,9 @@ t.test(
       path.join(ctrd.pluginDir, '50-envhook'),
       `#!/bin/sh\necho $$ > ${JSON.stringify(pidFile)}\nexec ${JSON.stringify(NODE)} ${JSON.stringify(
         path.join(REPO, 'src/cli/main.ts'),
-      )} nri --socket ${JSON.stringify(ctrd.nriSocket)} --log-file ${JSON.stringify(logFile)} --log-level debug\n`,
+      )} nri --socket ${JSON.stringify(ctrd.nriSocket)} --run-dir ${JSON.stringify(path.join(dir, 'run'))} --log-file ${JSON.stringify(
+        logFile,
+      )} --log-level debug\n`,
       { mode: 0o755 },
     );
     await ctrd.stop();

@@ -115,3 +115,16 @@ export function hostFiles(root: string, files: Record<string, string>): void {
     fs.writeFileSync(p, content);
   }
 }
+
+/**
+ * Gives the pre-installed plugin wrapper `wrapper` the settings file `settings`, as an admin does
+ * today (one added line: the runtime passes a pre-installed plugin no environment), so the
+ * daemon it starts keeps its status and records in the test's directory, not the host's
+ * /run/envhook. Returns what install wrote, to be written back before uninstall (which removes
+ * only what it installed).
+ */
+export function confineInstalledPlugin(wrapper: string, settings: string): Buffer {
+  const installed = fs.readFileSync(wrapper);
+  fs.writeFileSync(wrapper, installed.toString().replace(/^exec /m, `ENVHOOK_CONFIG=${settings}\nexport ENVHOOK_CONFIG\nexec `));
+  return installed;
+}

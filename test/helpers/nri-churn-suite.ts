@@ -13,7 +13,7 @@ import path from 'node:path';
 import { envhook } from './bundle.ts';
 import { CANARY } from './cri-cases.ts';
 import { missingForCri, prepareCriContainerd, type CriContainerd } from './cri-containerd.ts';
-import { install, realSource, uninstall } from './install.ts';
+import { confineInstalledPlugin, install, realSource, uninstall } from './install.ts';
 import { nriLogEvents, overlaps, percentile, startChurn, type Churn, type ChurnContainer } from './nri-churn.ts';
 import { alive, startNriProcess, type NriStatusFile } from './nri-process.ts';
 
@@ -305,8 +305,7 @@ async function preinstalled(t: Test, c: CriContainerd): Promise<Plugin & { wrapp
   // containerd passes a pre-installed plugin no environment: the settings file by the wrapper's
   // one added line (taken out again before uninstall); the socket from the settings (nriSocket).
   const wrapper = path.join(c.paths.nriPlugins, '50-envhook');
-  const installed = fs.readFileSync(wrapper);
-  fs.writeFileSync(wrapper, installed.toString().replace(/^exec /m, `ENVHOOK_CONFIG=${settings}\nexport ENVHOOK_CONFIG\nexec `));
+  const installed = confineInstalledPlugin(wrapper, settings);
   return {
     c,
     kubeletRoot,
