@@ -1,20 +1,43 @@
 // `envhook watch`: on nodes that run the shim (no NRI daemon), applies volume owners again after
 // every atomic rewrite of the kubelet, from the records the shim writes at create in the run
 // directory (src/watch/). Runs in the foreground until SIGTERM or SIGINT; logs to the log file
-// only (names, paths, counts; never a file's content).
+// only (names, paths, counts; never a file's content). With a FIFO priority (flag, environment
+// or config file, as `envhook nri`'s) the whole process runs under SCHED_FIFO, so it owns a
+// rewritten file before a reader can find it (docs/ownership.md).
 import type { Command } from 'commander';
-import { createLogger } from '../log.ts';
+import { createLogger, type LogLevel } from '../log.ts';
+import { fifoNumber, loadSettings } from '../settings.ts';
 import { DEFAULT_RUN_DIR } from '../watch/run-dir.ts';
-import { addSettingFlags, settingsFrom, type SettingOptions } from './options.ts';
+import { addSettingFlags, type SettingOptions } from './options.ts';
+
+interface WatchOptions extends SettingOptions {
+  fifoPriority?: string;
+}
 
 export function registerWatch(program: Command): void {
   const cmd = program
     .command('watch')
     .description("keep volume owners (envhook.io/volumeOwners) across the kubelet's rewrites, for the pods the shim recorded")
-    .option('--run-dir <dir>', 'where the shim records owners (default /run/envhook)');
-  addSettingFlags(cmd).action(async (opts: SettingOptions) => {
-    const settings = settingsFrom(opts);
+    .option('--run-dir <dir>', 'where the shim records owners (default /run/envhook)')
+    .option(
+      '--fifo-priority <1-99>',
+      'run under SCHED_FIFO at this priority, so that rewritten volume files are owned before a reader can find them (default: ordinary)',
+    );
+  addSettingFlags(cmd).action(async (opts: WatchOptions) => {
+    const settings = loadSettings({
+      kubeletRoot: opts.kubeletRoot,
+      logFile: opts.logFile,
+      logLevel: opts.logLevel as LogLevel | undefined,
+      runDir: opts.runDir,
+      fifoPriority: opts.fifoPriority === undefined ? undefined : fifoNumber(opts.fifoPriority, '--fifo-priority'),
+    });
     const log = createLogger(settings.logFile, settings.logLevel);
+    if (settings.fifoPriority !== undefined) {
+      const { setFifo } = await import('../nri/realtime.ts');
+      const why = setFifo(process.pid, settings.fifoPriority);
+      if (why === undefined) log.debug({ fifoPriority: settings.fifoPriority }, 'watch: under SCHED_FIFO');
+      else log.warn({ fifoPriority: settings.fifoPriority }, `watch: left at ordinary priority: ${why}`);
+    }
     const { startWatchDaemon } = await import('../watch/watch-daemon.ts');
     const daemon = startWatchDaemon({ runDir: settings.runDir ?? DEFAULT_RUN_DIR, kubeletRoot: settings.kubeletRoot, log });
     const signal = await new Promise<string>((resolve) => {

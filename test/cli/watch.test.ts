@@ -8,6 +8,7 @@ import { makePod } from '../../scripts/kubelet-pod.ts';
 import { atomicWrite, makeAtomicVolume } from '../../scripts/kubelet-pod.ts';
 import { waitFor } from '../helpers/inotify.ts';
 import { writeOwnersRecord } from '../../src/watch/record.ts';
+import { findChrt, schedPolicy } from '../../src/nri/realtime.ts';
 
 t.test('watches the recorded pods until SIGTERM, then exits 0', async (t) => {
   const dir = t.testdir({});
@@ -72,4 +73,49 @@ t.test('a run directory others can write: one line, exit 1', async (t) => {
   const config = path.join(path.dirname(runDir), 'config.json');
   fs.writeFileSync(config, JSON.stringify({ runDir }));
   t.equal(envhook(['watch'], { env: { ENVHOOK_CONFIG: config } }).stderr, r.stderr, 'runDir in the config file is read');
+});
+
+t.test(
+  '--fifo-priority: every thread of the watcher under SCHED_FIFO',
+  { skip: findChrt() ? false : 'no chrt (util-linux)' },
+  async (t) => {
+    const dir = t.testdir({});
+    const logFile = path.join(dir, 'log');
+    const child = spawn(
+      NODE,
+      [
+        path.join(REPO, 'src/cli/main.ts'),
+        'watch',
+        '--run-dir',
+        path.join(dir, 'run'),
+        '--fifo-priority',
+        '10',
+        '--log-file',
+        logFile,
+        '--log-level',
+        'debug',
+      ],
+      { env: { ...process.env, NODE_EXTRA_CA_CERTS: '' }, stdio: 'ignore' },
+    );
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    t.teardown(() => child.kill('SIGKILL'));
+    const log = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '');
+    await waitFor(() => log().includes('watching owners records'), 20_000, 'start');
+    t.match(log(), /"fifoPriority":10,"msg":"watch: under SCHED_FIFO"/);
+    const tasks = fs.readdirSync(`/proc/${child.pid}/task`).map(Number);
+    t.ok(tasks.length > 1, 'Node runs several threads');
+    t.same(
+      tasks.map((tid) => schedPolicy(tid)),
+      tasks.map(() => 1),
+      'each of them SCHED_FIFO',
+    );
+    child.kill('SIGTERM');
+    t.equal(await exited, 0);
+  },
+);
+
+t.test('--fifo-priority out of range: one line, exit 1', async (t) => {
+  const r = envhook(['watch', '--run-dir', t.testdir({}), '--fifo-priority', '0']);
+  t.equal(r.status, 1);
+  t.equal(r.stderr, 'envhook: --fifo-priority: must be a SCHED_FIFO priority, 1 to 99\n');
 });
