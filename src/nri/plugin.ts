@@ -5,10 +5,10 @@
 // (RemovePodSandbox) or, from an older runtime, as StateChange. The session ends when the
 // socket closes, for whatever reason; `closed` says why (the daemon loop decides whether to
 // reconnect). Containers Synchronize shows were created while envhook was away go to the
-// observer (missed.ts), and so does a container whose PostCreateContainer shows it was not
-// adjusted: its create went to the plugin that was gone while this one registered, and a runtime
-// without NRI's sync block (containerd 1.7) may add it to its store only after this plugin's
-// Synchronize. Evicting them is the worker's, over CRI (evict.ts).
+// observer (missed.ts), and so, on a runtime without NRI's sync block (sync-block.ts), does a
+// container whose PostCreateContainer shows it was not adjusted: its create went to the plugin
+// that was gone while this one registered, and it reached the runtime's store only after this
+// plugin's Synchronize. Evicting them is the worker's, over CRI (evict.ts).
 import type { Duplex } from 'node:stream';
 import { describeError, EnvhookError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -28,6 +28,7 @@ import {
 } from './wire/descriptors.ts';
 import { PLUGIN_CONN, RUNTIME_CONN } from './wire/frames.ts';
 import { findMissed } from './missed.ts';
+import { needsPostCreateCheck } from './sync-block.ts';
 import { MuxConnection } from './wire/mux.ts';
 import { silentObserver, type NriObserver, type RegisteredInfo, type RequestResult } from './observer.ts';
 import {
@@ -74,15 +75,17 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 2000;
 const statusLine = (err: unknown): string => `envhook: ${describeError(err)}`;
 
 /**
- * CreateContainer and PostCreateContainer always (a container created without envhook, seen
- * once it exists); StopPodSandbox only when a watcher listens, to end the pod's watches when its
- * containers are gone. RemovePodSandbox is not needed: the kubelet stops a sandbox before it
- * removes it, and a stop missed while disconnected shows in the next Synchronize.
+ * CreateContainer always; PostCreateContainer on a runtime without the sync block (a container
+ * created without envhook that no Synchronize lists, seen once it exists); StopPodSandbox only
+ * when a watcher listens, to end the pod's watches when its containers are gone.
+ * RemovePodSandbox is not needed: the kubelet stops a sandbox before it removes it, and a stop
+ * missed while disconnected shows in the next Synchronize.
  */
-export const subscribedEvents = (watching: boolean): number =>
-  watching
-    ? eventMask(EVENT_CREATE_CONTAINER, EVENT_POST_CREATE_CONTAINER, EVENT_STOP_POD_SANDBOX)
-    : eventMask(EVENT_CREATE_CONTAINER, EVENT_POST_CREATE_CONTAINER);
+export const subscribedEvents = (watching: boolean, postCreate: boolean): number =>
+  eventMask(EVENT_CREATE_CONTAINER, ...(postCreate ? [EVENT_POST_CREATE_CONTAINER] : []), ...(watching ? [EVENT_STOP_POD_SANDBOX] : []));
+
+/** The containers this session adjusted, whose PostCreateContainer needs no check (bounded). */
+const ADJUSTED_MEMORY = 4096;
 
 export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession {
   const { log, handler, pods } = opts;
@@ -106,9 +109,11 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
   const podEnded = (call: string, pod: PodSandboxShape | undefined, ended: 'stop' | 'remove'): void => {
     if (pods) notify(call, () => pods.podEnded(toPod(pod), ended));
   };
+  // Containers whose CreateContainer this session answered: their PostCreateContainer is skipped.
+  const adjusted = new Set<string>();
   /** A container the runtime just created: without envhook's mark for what its pod asks, it was missed. */
   const postCreated = (pod: PodSandboxShape | undefined, container: ContainerShape | undefined): void => {
-    if (!pod || !container) return;
+    if (!pod || !container || adjusted.delete(container.id)) return;
     const missed = findMissed([toPod(pod)], [toSyncContainer(container)]);
     if (missed.length > 0) observer.missed(missed);
   };
@@ -125,7 +130,8 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
         );
         requestTimeoutMs = Number(req.requestTimeout);
         configured({ runtimeName: req.runtimeName, runtimeVersion: req.runtimeVersion, nriVersion });
-        return encode(Msg.ConfigureResponse, { events: subscribedEvents(pods !== undefined) });
+        const postCreate = needsPostCreateCheck(req.runtimeName, req.runtimeVersion);
+        return encode(Msg.ConfigureResponse, { events: subscribedEvents(pods !== undefined, postCreate) });
       },
       [`${PLUGIN_SERVICE}/Synchronize`]: (payload) => {
         const req = decode<SynchronizeRequestShape>(Msg.SynchronizeRequest, payload);
@@ -174,6 +180,8 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
         const deadline = started + BigInt(Math.floor((requestTimeoutMs || DEFAULT_REQUEST_TIMEOUT_MS) * 0.75)) * 1_000_000n;
         try {
           const adjustment = await handler(request, { deadline });
+          if (adjusted.size >= ADJUSTED_MEMORY) adjusted.clear();
+          adjusted.add(request.container.id);
           observer.request(adjustment === EMPTY_ADJUSTMENT ? 'empty' : 'adjusted', seconds());
           if (pods) notify('CreateContainer', () => pods.created(request));
           return encode(Msg.CreateContainerResponse, { adjust: fromAdjustment(adjustment) });

@@ -55,6 +55,8 @@ export interface FakeRuntimeOptions {
   nriVersion?: string;
   /** Configure's request_timeout in ms (default 2000, NRI's default). */
   requestTimeoutMs?: number;
+  /** Configure's runtime name and version (default fake-runtime 0.0). */
+  runtime?: { name: string; version: string };
 }
 
 export async function startFakeRuntime(opts: FakeRuntimeOptions = {}): Promise<FakeRuntime> {
@@ -106,8 +108,8 @@ async function accept(socket: net.Socket, sync: Record<string, unknown>[], opts:
   const call = (method: string, payload: Uint8Array, timeoutMs = 2000) => client.call(PLUGIN_SERVICE, method, payload, timeoutMs);
   const { pluginName: name, pluginIdx: index, NRIVersion: nriVersion } = await reg;
   const configure = {
-    runtimeName: 'fake-runtime',
-    runtimeVersion: '0.0',
+    runtimeName: opts.runtime?.name ?? 'fake-runtime',
+    runtimeVersion: opts.runtime?.version ?? '0.0',
     registrationTimeout: 5000n,
     requestTimeout: BigInt(opts.requestTimeoutMs ?? 2000),
     NRIVersion: opts.nriVersion,

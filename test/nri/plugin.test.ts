@@ -457,6 +457,30 @@ t.test(
   },
 );
 
+t.test('PostCreateContainer subscribed only where the runtime has no sync block; an adjusted container is not checked', async (t) => {
+  for (const [name, version, events] of [
+    ['containerd', '2.1.9+unknown', 0x8],
+    ['containerd', '1.7.26', 0x8],
+    ['containerd', '1.7.24~ds1', 0x18],
+    ['cri-o', '1.36.3', 0x18],
+  ] as const) {
+    const { peer } = await setup(t, () => EMPTY_ADJUSTMENT, { runtime: { runtime: { name, version } } });
+    t.equal(peer.events, events, `${name} ${version}: event mask 0x${events.toString(16)}`);
+  }
+  const env = JSON.stringify({ app: [{ name: 'X', value: CANARY }] });
+  const pod = { id: 's1', name: 'web', namespace: 'ns', uid: 'u1', annotations: { 'envhook.io/env': env } };
+  const { peer, missed } = await setup(t, () => EMPTY_ADJUSTMENT);
+  await peer.createContainer({ pod, container: { id: 'c-seen', podSandboxId: 's1', name: 'app' } });
+  // Its adjustment (here: none) answered by this session: the post-create is not checked again.
+  await peer.postCreateContainer(pod, { id: 'c-seen', podSandboxId: 's1', name: 'app', state: 1 });
+  await peer.postCreateContainer(pod, { id: 'c-unseen', podSandboxId: 's1', name: 'app', state: 1 });
+  t.same(
+    missed.flat().map((m) => m.id),
+    ['c-unseen'],
+    'only the container whose CreateContainer went elsewhere',
+  );
+});
+
 t.test('without an owner watcher the dedicated pod calls are answered too', async (t) => {
   const { peer } = await setup(t, () => EMPTY_ADJUSTMENT, { runtime: { nriVersion: 'v0.12.1' } });
   t.same(await peer.podSandbox('StopPodSandbox', POD), Buffer.alloc(0));
