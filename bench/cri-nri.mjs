@@ -24,8 +24,14 @@ import { replaceMarkedSection } from './sections.mjs';
 
 const START = '<!-- row 10: CRI with NRI -->';
 const END = '<!-- end of row 10 -->';
+// BENCH_BEFORE=DIR: a fourth side, the earlier build DIR/dist/envhook.cjs (bench/README.md,
+// "Before and after"), timed in the same blocks as the current one.
+const BEFORE = process.env.BENCH_BEFORE ? path.join(process.env.BENCH_BEFORE, 'dist/envhook.cjs') : undefined;
+if (BEFORE && !fs.existsSync(BEFORE)) throw new Error(`row 10: BENCH_BEFORE: ${BEFORE} not found`);
 // Each side three times, in early, middle and late positions.
-const BLOCKS = ['envhook', 'none', 'go', 'go', 'none', 'envhook', 'envhook', 'go', 'none'];
+const BLOCKS = BEFORE
+  ? ['envhook', 'none', 'before', 'go', 'go', 'before', 'none', 'envhook', 'envhook', 'before', 'go', 'none']
+  : ['envhook', 'none', 'go', 'go', 'none', 'envhook', 'envhook', 'go', 'none'];
 
 function until(check, what, ms = 60_000) {
   const end = Date.now() + ms;
@@ -35,12 +41,15 @@ function until(check, what, ms = 60_000) {
   });
 }
 
-const skip = missingForCri('2.1') ?? (fs.existsSync(path.join(REPO, 'dist/envhook.cjs')) ? undefined : 'dist/envhook.cjs not built');
+// BENCH_CRI_NRI_CONTAINERD=1.7: Debian trixie's containerd 1.7.24 instead (NRI 0.6.1, no sync
+// block: envhook also takes PostCreateContainer there); printed only, RESULTS.md keeps 2.1.9's.
+const VERSION = process.env.BENCH_CRI_NRI_CONTAINERD === '1.7' ? '1.7' : '2.1';
+const skip = missingForCri(VERSION) ?? (fs.existsSync(path.join(REPO, 'dist/envhook.cjs')) ? undefined : 'dist/envhook.cjs not built');
 if (skip) {
   console.error(`row 10: skipped, ${skip}`);
   process.exit(0);
 }
-const c = prepareCriContainerd({ version: '2.1', nri: true, tmpBase: process.env.BENCH_BUNDLE_DIR ?? '/dev/shm' });
+const c = prepareCriContainerd({ version: VERSION, nri: true, tmpBase: process.env.BENCH_BUNDLE_DIR ?? '/dev/shm' });
 await c.start();
 const kubeletRoot = path.join(c.dir, 'kubelet');
 const config = path.join(c.dir, 'envhook-bench.json');
@@ -51,22 +60,26 @@ const go = goPlugin();
 if (go.skipped) console.error(`row 10: ${go.skipped}; timing without it`);
 const goEnvFile = path.join(c.dir, 'go-plugin.env');
 fs.writeFileSync(goEnvFile, envFileText({ count: 50, prefix: 'GO_' }));
+const envhookSide = (bundle) => ({
+  name: '50-envhook',
+  cmd: NODE,
+  args: [
+    bundle,
+    'nri',
+    '--socket',
+    c.paths.nriSocket,
+    '--kubelet-root',
+    kubeletRoot,
+    ...(process.env.BENCH_NRI_LOG ? ['--log-file', process.env.BENCH_NRI_LOG, '--log-level', 'debug'] : []),
+  ],
+});
 const PLUGINS = {
-  envhook: {
-    name: '50-envhook',
-    cmd: NODE,
-    args: [
-      path.join(REPO, 'dist/envhook.cjs'),
-      'nri',
-      '--socket',
-      c.paths.nriSocket,
-      '--kubelet-root',
-      kubeletRoot,
-      ...(process.env.BENCH_NRI_LOG ? ['--log-file', process.env.BENCH_NRI_LOG, '--log-level', 'debug'] : []),
-    ],
-  },
+  envhook: envhookSide(path.join(REPO, 'dist/envhook.cjs')),
+  before: BEFORE && envhookSide(BEFORE),
   go: go.bin && { name: '50-gobench', cmd: go.bin, args: ['-socket', c.paths.nriSocket] },
 };
+/** The sides whose variable a container started under `side` has (both envhook builds set envhook's). */
+const gives = (side, who) => side === who || (side === 'before' && who === 'envhook');
 let plugin;
 async function pluginOn(side) {
   const { name, cmd, args } = PLUGINS[side];
@@ -102,7 +115,7 @@ const out = [];
 try {
   for (const k of cases) {
     const pod = await runPod(c, kubeletRoot, { name: `bench-nri-${out.length}`, handler: '', ...k.pod });
-    const times = { envhook: [], none: [], go: [] };
+    const times = { envhook: [], none: [], go: [], before: [] };
     const per = Math.ceil(RUNS / 3) + 1; // the first start of each block is a warm-up
     for (const side of BLOCKS) {
       if (side !== 'none' && !PLUGINS[side]) continue;
@@ -116,8 +129,8 @@ try {
         if (i === 0 && k.check) {
           for (const [who, name] of Object.entries(k.check)) {
             const r = await pod.execSync(id, ['sh', '-c', `env | grep -q '^${name}='`]);
-            if ((r.exitCode === 0) !== (side === who))
-              throw new Error(`row 10: ${k.name}: ${name} ${side === who ? 'missing with' : 'present with'} ${side}`);
+            if ((r.exitCode === 0) !== gives(side, who))
+              throw new Error(`row 10: ${k.name}: ${name} ${gives(side, who) ? 'missing with' : 'present with'} ${side}`);
           }
         }
         if (i > 0) times[side].push(ms);
@@ -131,6 +144,7 @@ try {
       envhook: median(times.envhook),
       none: median(times.none),
       go: times.go.length ? median(times.go) : undefined,
+      before: times.before.length ? median(times.before) : undefined,
       n: times.envhook.length,
     });
   }
@@ -143,10 +157,10 @@ const f = (x) => x.toFixed(1);
 const d = (x) => `${x >= 0 ? '+' : ''}${f(x)}`;
 const goCols = (r) => (r.go === undefined ? '– | – | –' : `${f(r.go)} | ${d(r.go - r.none)} | ${d(r.envhook - r.go)}`);
 const section = `${START}
-## CRI with NRI (row 10): CreateContainer+StartContainer on containerd 2.1.9, \`envhook nri\` registered against no plugin and a Go plugin
+## CRI with NRI (row 10): CreateContainer+StartContainer on ${c.label.replace(/^containerd \S+ /, 'containerd ').split(' (')[0]}, \`envhook nri\` registered against no plugin and a Go plugin
 
 Measured by \`node bench/cri-nri.mjs\` on ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')} (load average ${load0} at start, ${loadavg()} at end) on one
-private containerd 2.1.9 (Debian sid) with CRI and NRI on, pods with no runtimeClassName; one
+private ${c.label} with CRI and NRI on, pods with no runtimeClassName; one
 plugin at a time connected in blocks and stopped between them (${BLOCKS.join(' ')}), the first
 start of each block left out; median wall time of the two CRI calls as the kubelet makes them.
 "envhook" is \`dist/envhook.cjs\` on Node ${process.version}; "Go" is bench/go-plugin/main.go on NRI's
@@ -157,6 +171,12 @@ env (NRI fails open). Target: envhook at most +3 ms over no plugin.
 | case | starts each | no plugin ms | envhook ms | envhook Δ | ≤ +3 ms | Go plugin ms | Go Δ | envhook − Go |
 |---|---|---|---|---|---|---|---|---|
 ${out.map((r) => `| ${r.name} | ${r.n} | ${f(r.none)} | ${f(r.envhook)} | ${d(r.envhook - r.none)} | ${r.envhook - r.none <= 3 ? 'met' : 'NOT met'} | ${goCols(r)} |`).join('\n')}
-${END}`;
+${
+  BEFORE
+    ? `\nBefore and after (\`BENCH_BEFORE\`): the earlier build ${BEFORE} in the same blocks.\n\n| case | before ms | before Δ | envhook − before |\n|---|---|---|---|\n${out
+        .map((r) => `| ${r.name} | ${f(r.before)} | ${d(r.before - r.none)} | ${d(r.envhook - r.before)} |`)
+        .join('\n')}\n`
+    : ''
+}${END}`;
 console.log(section);
-replaceMarkedSection(START, END, section);
+if (VERSION === '2.1') replaceMarkedSection(START, END, section);
