@@ -109,7 +109,10 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
   const podEnded = (call: string, pod: PodSandboxShape | undefined, ended: 'stop' | 'remove'): void => {
     if (pods) notify(call, () => pods.podEnded(toPod(pod), ended));
   };
-  // Containers whose CreateContainer this session answered: their PostCreateContainer is skipped.
+  // Set by Configure: the runtime has no sync block, PostCreateContainer is taken (sync-block.ts).
+  let postCreate = false;
+  // Containers whose CreateContainer this session answered, kept only while PostCreateContainer
+  // is taken: their PostCreateContainer is skipped.
   const adjusted = new Set<string>();
   /** A container the runtime just created: without envhook's mark for what its pod asks, it was missed. */
   const postCreated = (pod: PodSandboxShape | undefined, container: ContainerShape | undefined): void => {
@@ -130,7 +133,7 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
         );
         requestTimeoutMs = Number(req.requestTimeout);
         configured({ runtimeName: req.runtimeName, runtimeVersion: req.runtimeVersion, nriVersion });
-        const postCreate = needsPostCreateCheck(req.runtimeName, req.runtimeVersion);
+        postCreate = needsPostCreateCheck(req.runtimeName, req.runtimeVersion);
         return encode(Msg.ConfigureResponse, { events: subscribedEvents(pods !== undefined, postCreate) });
       },
       [`${PLUGIN_SERVICE}/Synchronize`]: (payload) => {
@@ -180,8 +183,10 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
         const deadline = started + BigInt(Math.floor((requestTimeoutMs || DEFAULT_REQUEST_TIMEOUT_MS) * 0.75)) * 1_000_000n;
         try {
           const adjustment = await handler(request, { deadline });
-          if (adjusted.size >= ADJUSTED_MEMORY) adjusted.clear();
-          adjusted.add(request.container.id);
+          if (postCreate) {
+            if (adjusted.size >= ADJUSTED_MEMORY) adjusted.clear();
+            adjusted.add(request.container.id);
+          }
           observer.request(adjustment === EMPTY_ADJUSTMENT ? 'empty' : 'adjusted', seconds());
           if (pods) notify('CreateContainer', () => pods.created(request));
           return encode(Msg.CreateContainerResponse, { adjust: fromAdjustment(adjustment) });
