@@ -14,11 +14,10 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { benchEnv, loadavg } from './harness.mjs';
 import { NODE, REPO } from './cli.mjs';
-import { nriRequests } from './nri.mjs';
+import { nriRequests, startFloor } from './nri.mjs';
 import { startFakeRuntime } from '../test/helpers/nri-runtime.ts';
 import { encode, Msg } from '../src/nri/wire/descriptors.ts';
-import { encodeMux, encodeTtrpc, MessageType, RUNTIME_CONN } from '../src/nri/wire/frames.ts';
-import { EVENT_POST_CREATE_CONTAINER, RUNTIME_SERVICE } from '../src/nri/wire/nri-schema.ts';
+import { EVENT_POST_CREATE_CONTAINER } from '../src/nri/wire/nri-schema.ts';
 
 const N = Number(process.env.BENCH_NRI_POST_CREATE) || 5000;
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
@@ -38,17 +37,8 @@ try {
   procs.push(envhook);
   const plugin = await rt.nextPlugin();
   if ((plugin.events & (1 << (EVENT_POST_CREATE_CONTAINER - 1))) === 0) throw new Error('envhook did not subscribe to PostCreateContainer');
-  const register = encode(Msg.Request, {
-    service: RUNTIME_SERVICE,
-    method: 'RegisterPlugin',
-    payload: encode(Msg.RegisterPluginRequest, { pluginName: 'floor', pluginIdx: '99' }),
-  });
-  const registerHex = Buffer.concat(
-    encodeMux(RUNTIME_CONN, encodeTtrpc({ streamId: 1, type: MessageType.Request, payload: register })),
-  ).toString('hex');
-  const floorProc = spawn(NODE, [path.join(REPO, 'bench/nri-floor.mjs'), rt.socketPath, registerHex], { env: benchEnv, stdio: 'ignore' });
+  const { proc: floorProc, peer: floor } = await startFloor(rt);
   procs.push(floorProc);
-  const floor = await rt.nextPlugin();
 
   const rows = [];
   for (const [label, { env: _n, ...req }] of Object.entries(nriRequests(kubeletRoot))) {

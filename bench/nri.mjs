@@ -197,6 +197,20 @@ async function waitFor(check, what, ms = 30_000) {
   }
 }
 
+/** The floor process (bench/nri-floor.mjs) registered with the test peer `rt`: its process and its peer. */
+export async function startFloor(rt) {
+  const register = encode(Msg.Request, {
+    service: RUNTIME_SERVICE,
+    method: 'RegisterPlugin',
+    payload: encode(Msg.RegisterPluginRequest, { pluginName: 'floor', pluginIdx: '99' }),
+  });
+  const registerHex = Buffer.concat(
+    encodeMux(RUNTIME_CONN, encodeTtrpc({ streamId: 1, type: MessageType.Request, payload: register })),
+  ).toString('hex');
+  const proc = spawn(NODE, [path.join(REPO, 'bench/nri-floor.mjs'), rt.socketPath, registerHex], { env: benchEnv, stdio: 'ignore' });
+  return { proc, peer: await rt.nextPlugin() };
+}
+
 async function nriRowsOf(daemon, goBin) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-bench-nri-'));
   const rt = await startFakeRuntime({ dir });
@@ -230,17 +244,8 @@ async function nriRowsOf(daemon, goBin) {
       }
     }, 'the status file names a connected worker');
     const supervisorPid = envhook.pid;
-    const register = encode(Msg.Request, {
-      service: RUNTIME_SERVICE,
-      method: 'RegisterPlugin',
-      payload: encode(Msg.RegisterPluginRequest, { pluginName: 'floor', pluginIdx: '99' }),
-    });
-    const registerHex = Buffer.concat(
-      encodeMux(RUNTIME_CONN, encodeTtrpc({ streamId: 1, type: MessageType.Request, payload: register })),
-    ).toString('hex');
-    const floorProc = spawn(NODE, [path.join(REPO, 'bench/nri-floor.mjs'), rt.socketPath, registerHex], { env: benchEnv, stdio: 'ignore' });
+    const { proc: floorProc, peer: floor } = await startFloor(rt);
     procs.push(floorProc);
-    const floor = await rt.nextPlugin();
     // The Go plugin on NRI's own stub (bench/go-plugin), given the same requests; the annotated
     // one names a 50-variable env file for it to read.
     let go;

@@ -2,8 +2,7 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
-import { envhook, NODE, REPO } from '../helpers/bundle.ts';
+import { envhook, spawnEnvhook } from '../helpers/bundle.ts';
 import { makePod } from '../../scripts/kubelet-pod.ts';
 import { atomicWrite, makeAtomicVolume } from '../../scripts/kubelet-pod.ts';
 import { waitFor } from '../helpers/inotify.ts';
@@ -16,28 +15,13 @@ t.test('watches the recorded pods until SIGTERM, then exits 0', async (t) => {
   const vol = makeAtomicVolume(pod, 'configmap', 'cfg', { 'app.conf': { data: 'CANARY-cli', mode: 0o400 } });
   const runDir = path.join(dir, 'run');
   const logFile = path.join(dir, 'log');
-  const child = spawn(
-    NODE,
-    [
-      path.join(REPO, 'src/cli/main.ts'),
-      'watch',
-      '--run-dir',
-      runDir,
-      '--kubelet-root',
-      pod.kubeletRoot,
-      '--log-file',
-      logFile,
-      '--log-level',
-      'debug',
-    ],
-    {
-      env: { ...process.env, NODE_EXTRA_CA_CERTS: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
+  const child = spawnEnvhook(
+    ['watch', '--run-dir', runDir, '--kubelet-root', pod.kubeletRoot, '--log-file', logFile, '--log-level', 'debug'],
+    ['ignore', 'pipe', 'pipe'],
   );
   let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (out += d));
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   t.teardown(() => child.kill('SIGKILL'));
   const log = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '');
@@ -81,22 +65,17 @@ t.test(
   async (t) => {
     const dir = t.testdir({});
     const logFile = path.join(dir, 'log');
-    const child = spawn(
-      NODE,
-      [
-        path.join(REPO, 'src/cli/main.ts'),
-        'watch',
-        '--run-dir',
-        path.join(dir, 'run'),
-        '--fifo-priority',
-        '10',
-        '--log-file',
-        logFile,
-        '--log-level',
-        'debug',
-      ],
-      { env: { ...process.env, NODE_EXTRA_CA_CERTS: '' }, stdio: 'ignore' },
-    );
+    const child = spawnEnvhook([
+      'watch',
+      '--run-dir',
+      path.join(dir, 'run'),
+      '--fifo-priority',
+      '10',
+      '--log-file',
+      logFile,
+      '--log-level',
+      'debug',
+    ]);
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     t.teardown(() => child.kill('SIGKILL'));
     const log = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '');

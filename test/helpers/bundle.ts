@@ -2,7 +2,7 @@
 // `runc spec`, adjusted per test. Containers run with real runc under a per-test --root.
 import fs from 'node:fs';
 import path from 'node:path';
-import { execFileSync, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess, type SpawnSyncReturns, type StdioOptions } from 'node:child_process';
 
 export const BUSYBOX = ['/bin/busybox', '/usr/bin/busybox'].find((p) => fs.existsSync(p));
 export const RUNC = whichSync('runc');
@@ -94,6 +94,11 @@ export function parseEnvOutput(text: string): Map<string, string> {
     if (eq > 0) out.set(line.slice(0, eq), line.slice(eq + 1));
   }
   return out;
+}
+
+/** Starts the CLI from source on Node 24 in the background (a daemon: `envhook watch …`), this process's environment. */
+export function spawnEnvhook(args: string[], stdio: StdioOptions = 'ignore'): ChildProcess {
+  return spawn(NODE, [path.join(REPO, 'src/cli/main.ts'), ...args], { env: { ...process.env, NODE_EXTRA_CA_CERTS: '' }, stdio });
 }
 
 /** Runs the CLI from source on Node 24: `node src/cli/main.ts ARGS`. */

@@ -5,6 +5,7 @@
 // reads until /ctl/<phase>.settled (during the churn: every failure counted, per file), then
 // until /ctl/<phase>.stop (after it), and writes its counts to /ctl/<phase>.result.
 // A failed read is EACCES: the file was root's 0400 when `..data` pointed at it.
+import type { Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -104,6 +105,33 @@ export function describeReader(what: string, r: ReaderResult, files: readonly st
   return `${what}: ${reads} reads in ${r.seconds.toFixed(1)} s, ${r.fail} failed (${((1e4 * r.fail) / Math.max(reads, 1)).toFixed(
     2,
   )} in 10,000; by file: ${per}); after the churn ${r.afterOk} ok, ${r.afterFail} failed; ${r.waited} rewrites not yet owned 10 ms after the swap`;
+}
+
+/**
+ * The four phases of a reader test, in order: quiet and both CPUs busy, at the ordinary priority,
+ * then in SCHED_FIFO (skipped, with one comment, without chrt). `run` gets each phase's flags.
+ */
+export async function eachPhase(t: Test, run: (busy: boolean, fifo: boolean) => Promise<void>): Promise<void> {
+  for (const [busy, fifo] of [
+    [false, false],
+    [true, false],
+    [false, true],
+    [true, true],
+  ] as const) {
+    const missing = fifo && fifoMissing();
+    if (missing) {
+      t.comment(`SCHED_FIFO runs skipped: ${missing}`);
+      return;
+    }
+    await run(busy, fifo);
+  }
+}
+
+/** What every phase asserts: each rewrite ended owned, and once the churn settled the reader reads and never fails. */
+export function checkSettled(t: Test, label: string, r: ReaderResult, rewrites: number): void {
+  t.equal(r.neverOwned, 0, `${label}: every one of ${rewrites} rewrites ended owned by 1000`);
+  t.ok(r.afterOk > 0, `${label}: after the churn the reader reads`);
+  t.equal(r.afterFail, 0, `${label}: and never fails`);
 }
 
 const CHRT = whichSync('chrt');
