@@ -18,7 +18,7 @@ import { benchEnv, loadavg, median } from './harness.mjs';
 import { NODE, REPO } from './cli.mjs';
 import { goPlugin } from './go-plugin.mjs';
 import { missingForCri, prepareCriContainerd } from '../test/helpers/cri-containerd.ts';
-import { install, realSource } from '../test/helpers/install.ts';
+import { install, nriInstallArgs, realSource, withSettingsFile } from '../test/helpers/install.ts';
 import { atomicWrite } from '../src/fs/atomic-write.ts';
 import { replaceMarkedSection } from './sections.mjs';
 
@@ -113,18 +113,7 @@ const r = install({
   runtime: 'containerd',
   root: '/',
   source: realSource(),
-  extra: [
-    '--mode',
-    'nri',
-    '--config',
-    c.paths.config,
-    '--prefix',
-    prefix,
-    '--containerd',
-    c.bin.containerd,
-    '--nri-log',
-    path.join(c.dir, 'nri-plugin.log'),
-  ],
+  extra: nriInstallArgs({ config: c.paths.config, prefix, containerd: c.bin.containerd, nriLog: path.join(c.dir, 'nri-plugin.log') }),
 });
 if (r.status !== 0) throw new Error(`row 11: envhook install failed: ${r.stderr}`);
 const pluginFile = path.join(c.paths.nriPlugins, '50-envhook');
@@ -132,7 +121,7 @@ const installed = fs.readFileSync(pluginFile, 'utf8');
 fs.rmSync(pluginFile);
 const exec = installed.match(/^exec (.+) nri --socket .*$/m);
 if (!exec) throw new Error('row 11: the installed plugin wrapper has no `exec … nri` line');
-const withConfig = (text) => text.replace(/^exec /m, `ENVHOOK_CONFIG=${JSON.stringify(config)}; export ENVHOOK_CONFIG\nexec `);
+const withConfig = (text) => withSettingsFile(text, config);
 const seaBin = path.join(c.dir, 'envhook-sea');
 atomicWrite(seaBin, fs.readFileSync(exec[1].replace(/^'|'$/g, '')), { newFileMode: 0o755 });
 const bundle = [NODE, path.join(REPO, 'dist/envhook.cjs')];

@@ -6,7 +6,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { containerd2Binary, missingNriContainerd, startNriContainerd } from '../helpers/containerd-nri.ts';
-import { confineInstalledPlugin, install, realSource, uninstall } from '../helpers/install.ts';
+import { confineInstalledPlugin, install, nriInstallArgs, realSource, uninstall } from '../helpers/install.ts';
 import { waitFor } from '../helpers/inotify.ts';
 import { DAEMON_NODE_OPTION } from '../../src/nri/process.ts';
 
@@ -21,18 +21,7 @@ t.test('containerd 2.1.9 starts the plugin install put in its plugin_path', { sk
   const config = path.join(ctrd.dir, 'config.toml');
   const prefix = path.join(ctrd.dir, 'envhook');
   const configBefore = fs.readFileSync(config);
-  const extra = [
-    '--mode',
-    'nri',
-    '--config',
-    config,
-    '--prefix',
-    prefix,
-    '--containerd',
-    containerd2Binary(),
-    '--nri-log',
-    path.join(ctrd.dir, 'nri-plugin.log'),
-  ];
+  const extra = nriInstallArgs({ config, prefix, containerd: containerd2Binary(), nriLog: path.join(ctrd.dir, 'nri-plugin.log') });
   const r = install({ runtime: 'containerd', root: '/', source: realSource(), extra });
   t.equal(r.status, 0, r.stderr);
   t.match(r.stdout, `shows NRI on, with plugins from ${ctrd.pluginDir}`);

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { missingForCri, prepareCriContainerd } from '../helpers/cri-containerd.ts';
 import { runPod } from '../helpers/cri-pod.ts';
-import { confineInstalledPlugin, install, realSource, uninstall } from '../helpers/install.ts';
+import { confineInstalledPlugin, install, nriInstallArgs, realSource, uninstall } from '../helpers/install.ts';
 import { waitFor } from '../helpers/inotify.ts';
 import { APP_ANNOTATIONS, APP_CHECKS, CANARY, DB_FILES, onPid1AndExec, OWNERS_ANNOTATION, raw, SERVICE_ENV } from '../helpers/cri-cases.ts';
 import { atomicVolumeDir, atomicWrite } from '../../scripts/kubelet-pod.ts';
@@ -42,18 +42,7 @@ t.test('containerd 1.7.24: install --mode nri, a pod, a containerd restart, unin
     runtime: 'containerd',
     root: '/',
     source: realSource(),
-    extra: [
-      '--mode',
-      'nri',
-      '--config',
-      c.paths.config,
-      '--prefix',
-      prefix,
-      '--containerd',
-      c.bin.containerd,
-      '--nri-log',
-      path.join(c.dir, 'nri-plugin.log'),
-    ],
+    extra: nriInstallArgs({ config: c.paths.config, prefix, containerd: c.bin.containerd, nriLog: path.join(c.dir, 'nri-plugin.log') }),
   });
   t.equal(r.status, 0, r.stderr);
   t.match(r.stdout, `shows NRI on, with plugins from ${c.paths.nriPlugins}`);

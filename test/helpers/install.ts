@@ -125,6 +125,22 @@ export function hostFiles(root: string, files: Record<string, string>): void {
  */
 export function confineInstalledPlugin(wrapper: string, settings: string): Buffer {
   const installed = fs.readFileSync(wrapper);
-  fs.writeFileSync(wrapper, installed.toString().replace(/^exec /m, `ENVHOOK_CONFIG=${settings}\nexport ENVHOOK_CONFIG\nexec `));
+  fs.writeFileSync(wrapper, withSettingsFile(installed.toString(), settings));
   return installed;
+}
+
+/** A plugin wrapper's text with the admin's one line added before its `exec`: ENVHOOK_CONFIG=`settings`. */
+export function withSettingsFile(wrapper: string, settings: string): string {
+  return wrapper.replace(/^exec /m, `ENVHOOK_CONFIG=${JSON.stringify(settings)}\nexport ENVHOOK_CONFIG\nexec `);
+}
+
+/**
+ * The arguments of `envhook install --runtime containerd --mode nri` for a private containerd:
+ * its config file, envhook's prefix, the containerd binary asked, and the plugin's log file.
+ */
+export function nriInstallArgs(o: { config: string; prefix: string; containerd: string; nriLog?: string }): string[] {
+  return [
+    ...['--mode', 'nri', '--config', o.config, '--prefix', o.prefix, '--containerd', o.containerd],
+    ...(o.nriLog ? ['--nri-log', o.nriLog] : []),
+  ];
 }

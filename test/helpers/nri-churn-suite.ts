@@ -13,7 +13,7 @@ import path from 'node:path';
 import { envhook } from './bundle.ts';
 import { CANARY } from './cri-cases.ts';
 import { missingForCri, prepareCriContainerd, type CriContainerd } from './cri-containerd.ts';
-import { confineInstalledPlugin, install, realSource, uninstall } from './install.ts';
+import { confineInstalledPlugin, install, nriInstallArgs, realSource, uninstall } from './install.ts';
 import { nriLogEvents, overlaps, percentile, startChurn, type Churn, type ChurnContainer } from './nri-churn.ts';
 import { alive, startNriProcess, type NriStatusFile } from './nri-process.ts';
 
@@ -299,7 +299,7 @@ async function preinstalled(t: Test, c: CriContainerd): Promise<Plugin & { wrapp
     runtime: 'containerd',
     root: '/',
     source: realSource(),
-    extra: ['--mode', 'nri', '--config', c.paths.config, '--prefix', prefix, '--containerd', c.bin.containerd],
+    extra: nriInstallArgs({ config: c.paths.config, prefix, containerd: c.bin.containerd }),
   });
   t.equal(r.status, 0, r.stderr);
   // containerd passes a pre-installed plugin no environment: the settings file by the wrapper's
