@@ -4,12 +4,12 @@
 // supervisor's status file (<runDir>/nri-status.json): names, versions, times and counts only.
 // Exit status 1, with the reason as one line on stderr, when the plugin should be connected
 // (NRI mode installed, or a supervisor running) and is not.
-import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { oneLine } from '../errors.ts';
 import { DEFAULT_PREFIX, makeLayout, RUNTIMES } from '../install/layout.ts';
 import { readState } from '../install/state.ts';
+import { procStat } from '../nri/proc-stat.ts';
 import { readStatus, statusPath, type NriStatus } from '../nri/status-file.ts';
 import { loadSettings } from '../settings.ts';
 
@@ -26,7 +26,7 @@ export type PluginState = 'connected' | 'disconnected' | 'stale' | 'absent';
 export interface StatusReport {
   /** runtime → the modes installed for it ("shim", "nri"), from the install state. */
   installed: Record<string, string[]>;
-  /** connected / disconnected (supervisor running) / stale (its pid is gone) / absent (no status file). */
+  /** connected / disconnected (supervisor running) / stale (its supervisor gone: pid gone or another process's) / absent (no status file). */
   nri: PluginState;
   ok: boolean;
   /** Why not ok, one line; null when ok. */
@@ -68,7 +68,7 @@ export function statusReport(opts: StatusOptions): StatusReport {
   const statusFile = statusPath(runDir);
   const status = readStatus(path.join(root, runDir)) ?? null;
   let nri: PluginState = 'absent';
-  if (status) nri = !fs.existsSync(path.join(root, 'proc', String(status.pid))) ? 'stale' : status.connected ? 'connected' : 'disconnected';
+  if (status) nri = !supervisorRuns(root, status) ? 'stale' : status.connected ? 'connected' : 'disconnected';
   // Connected is expected where NRI mode is installed, and of any supervisor running (a DaemonSet
   // runs `envhook nri` without an install); a file left by one that is gone, with NRI mode not
   // installed, is history, not a failure.
@@ -77,6 +77,16 @@ export function statusReport(opts: StatusOptions): StatusReport {
   else if (nriInstalled && nri === 'absent') problem = `NRI plugin installed but not running: no status file ${statusFile}`;
   else if (nriInstalled && nri === 'stale') problem = `NRI plugin installed but not running: its supervisor (pid ${status!.pid}) is gone`;
   return { installed, nri, ok: problem === null, problem, statusFile, status };
+}
+
+/**
+ * The status file's supervisor still runs: its pid is there with the start time the file
+ * recorded (a pid reused after the supervisor died names another process). A file from before
+ * the start time was recorded: the pid alone.
+ */
+function supervisorRuns(root: string, status: NriStatus): boolean {
+  const stat = procStat(status.pid, path.join(root, 'proc'));
+  return stat !== undefined && (status.pidStartTicks === undefined || stat.startTicks === status.pidStartTicks);
 }
 
 export function renderReport(r: StatusReport, now: number): string {

@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { procStat } from './proc-stat.ts';
 
 const CHRT_PATHS = ['/usr/bin/chrt', '/bin/chrt'];
 
@@ -35,8 +36,9 @@ export function setFifo(pid: number, priority: number, chrt = findChrt()): strin
   return undefined;
 }
 
-/** The scheduling policy of `pid` from /proc (field 41 of stat): 0 ordinary, 1 SCHED_FIFO. */
+/** The scheduling policy of `pid` from /proc: 0 ordinary, 1 SCHED_FIFO. */
 export function schedPolicy(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]);
+  const stat = procStat(pid);
+  if (stat === undefined) throw new Error(`no process ${pid}`);
+  return stat.policy;
 }

@@ -44,6 +44,8 @@ export interface NriStatus {
   version: 1;
   /** The supervisor's pid. */
   pid: number;
+  /** The supervisor's start time (/proc/<pid>/stat, clock ticks since boot): a later process given the same pid has another. */
+  pidStartTicks?: number;
   workerPid?: number;
   /** ISO 8601, the supervisor's start. */
   startedAt: string;

@@ -7,9 +7,9 @@
 // The supervisor also keeps the status the worker reports (status file, metrics): it outlives
 // its workers, so counts and "since" survive a restart.
 import type { ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
 import type { Logger } from '../log.ts';
 import type { MissedContainer } from './missed.ts';
+import { procStat } from './proc-stat.ts';
 import { emptyCounts, type NriCounts, type NriStatus, type OwnerWatchStats } from './status-file.ts';
 import { BEAT_MS, type WorkerMessage } from './worker-link.ts';
 
@@ -55,15 +55,16 @@ const MAX_RESTART_DELAY_MS = 5000;
 /** Missed container ids remembered so each is reported once (a bound, not a expected size). */
 const MISSED_MEMORY = 10_000;
 
-/** True when the kernel has the process stopped (state T or t in /proc/<pid>/stat). */
+/** True when the kernel has the process stopped (state T or t). */
 function stopped(pid: number | undefined): boolean {
-  if (pid === undefined) return false;
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return /^[Tt]$/.test(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
-  } catch {
-    return false;
-  }
+  const state = pid === undefined ? undefined : procStat(pid)?.state;
+  return state === 'T' || state === 't';
+}
+
+/** This process's start time for the status file, when /proc shows it. */
+function ownStart(): { pidStartTicks?: number } {
+  const ticks = procStat(process.pid)?.startTicks;
+  return ticks === undefined || !Number.isSafeInteger(ticks) ? {} : { pidStartTicks: ticks };
 }
 
 export function startSupervisor(opts: SupervisorOptions): Supervisor {
@@ -77,6 +78,7 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
   let status: NriStatus = {
     version: 1,
     pid: process.pid,
+    ...ownStart(),
     startedAt,
     plugin,
     connected: false,

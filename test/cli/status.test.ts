@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { envhook } from '../helpers/bundle.ts';
 import { install, installRoot } from '../helpers/install.ts';
 import { sampleStatus } from '../helpers/nri-status.ts';
+import { procStat } from '../../src/nri/proc-stat.ts';
 import { writeStatus, type NriStatus } from '../../src/nri/status-file.ts';
 import { renderReport, type StatusReport } from '../../src/cli/status.ts';
 
@@ -79,6 +80,21 @@ t.test('NRI mode installed: exit 1 unless connected, the reason on stderr', asyn
   t.equal(r.status, 1);
   t.equal(r.stderr, `envhook: NRI plugin installed but not running: its supervisor (pid ${pid}) is gone\n`);
   t.match(r.stdout, `nri plugin: 50-envhook not running: supervisor pid ${pid} is gone (last known below)`);
+});
+
+t.test('a pid given to another process after the supervisor died is the supervisor gone', async (t) => {
+  const root = hostRoot(t, true);
+  // This test's own process plays the supervisor: its pid is alive, its start time known.
+  const ticks = procStat(process.pid)!.startTicks;
+  put(root, sampleStatus({ pid: process.pid, pidStartTicks: ticks }));
+  let r = status(root);
+  t.equal(r.status, 0, `the recorded start time: running (${r.stderr})`);
+  put(root, sampleStatus({ pid: process.pid, pidStartTicks: ticks + 1 }));
+  r = status(root, ['--json']);
+  t.equal(r.status, 1);
+  t.equal(r.stderr, `envhook: NRI plugin installed but not running: its supervisor (pid ${process.pid}) is gone\n`);
+  t.match(JSON.parse(r.stdout), { nri: 'stale', ok: false });
+  t.match(status(root).stdout, `nri plugin: 50-envhook not running: supervisor pid ${process.pid} is gone (last known below)`);
 });
 
 t.test('not installed: a supervisor running (a DaemonSet) must be connected; one gone is history', async (t) => {
