@@ -6,7 +6,7 @@
 // defaultUser 1000, and containers running as UID 1000 that read those files in a loop while
 // the test rewrites both volumes with the atomic-writer double (test/helpers/volume-reader.ts):
 // on a quiet machine and with both CPUs busy, with the plugin at the ordinary priority and then
-// in SCHED_FIFO (chrt, as a unit's CPUSchedulingPolicy=fifo; skipped without chrt). Every rewrite must end owned by 1000 and
+// in SCHED_FIFO (restarted with `--fifo-priority 10`, as an admin sets it; skipped without chrt). Every rewrite must end owned by 1000 and
 // every read after the churn must succeed; the failed reads during it are counted per file and
 // reported: the watcher owns each new file as the kubelet creates it, before the swap, but the
 // kubelet's last file is closed microseconds before the swap, which a process outside the
@@ -22,7 +22,8 @@ import { missingForCri, NRI_CONNECTED, prepareCriContainerd, type CriContainerd 
 import { runPod } from '../helpers/cri-pod.ts';
 import { startNriProcess, type NriProcess } from '../helpers/nri-process.ts';
 import { waitFor } from '../helpers/inotify.ts';
-import { checkSettled, churnWithReader, describeReader, eachPhase, readerScript, setFifo } from '../helpers/volume-reader.ts';
+import { checkSettled, churnWithReader, describeReader, eachPhase, readerScript } from '../helpers/volume-reader.ts';
+import { schedPolicy } from '../../src/nri/realtime.ts';
 import { atomicVolumeDir, atomicWrite } from '../../scripts/kubelet-pod.ts';
 
 t.setTimeout(900_000);
@@ -37,9 +38,9 @@ const projected = (i: number | string) => ({
   namespace: { data: 'default\n', mode: 0o400 },
 });
 
-async function startPlugin(t: Test, c: CriContainerd, kubeletRoot: string, dir: string): Promise<NriProcess> {
+async function startPlugin(t: Test, c: CriContainerd, kubeletRoot: string, dir: string, extra: string[] = []): Promise<NriProcess> {
   const from = fs.readFileSync(c.paths.log, 'utf8').length;
-  const p = startNriProcess(['--socket', c.paths.nriSocket, '--kubelet-root', kubeletRoot], { dir });
+  const p = startNriProcess(['--socket', c.paths.nriSocket, '--kubelet-root', kubeletRoot, ...extra], { dir });
   t.teardown(() => p.stop());
   await waitFor(() => NRI_CONNECTED.test(fs.readFileSync(c.paths.log, 'utf8').slice(from)), 60_000, 'containerd: plugin connected');
   return p;
@@ -102,11 +103,28 @@ t.test(
     };
     let n = 0;
     let neverOwned = 0;
+    let inFifo = false;
+    // The status counts are the running supervisor's: the rewrites and misses since it started.
+    let nAtStart = 0;
     await eachPhase(t, async (busy, fifo) => {
       const phase = `${busy ? 'busy' : 'quiet'}${fifo ? '-fifo' : ''}`;
       if (phase !== 'quiet') await reader(phase);
-      // The supervisor and its worker (which watches): a unit's CPUSchedulingPolicy=fifo gives both.
-      if (fifo) for (const pid of [plugin.child.pid!, plugin.status()!.workerPid!]) setFifo(pid);
+      if (fifo && !inFifo) {
+        // The plugin as an admin runs it for this: --fifo-priority puts its worker (which watches) in SCHED_FIFO.
+        t.equal(await plugin.stop(), 0, 'the plugin exits 0 on SIGTERM, to start again with --fifo-priority 10');
+        plugin = await startPlugin(t, c, kubeletRoot, dir, ['--fifo-priority', '10']);
+        await plugin.waitForStatus((s) => (s.owners as { volumes?: number } | undefined)?.volumes === 2, 10_000);
+        const worker = plugin.status()!.workerPid!;
+        const policies = fs.readdirSync(`/proc/${worker}/task`).map((tid) => schedPolicy(Number(tid)));
+        t.ok(
+          policies.length > 1 && policies.every((p) => p === 1),
+          `--fifo-priority: every thread of the worker in SCHED_FIFO (${policies.join(',')})`,
+        );
+        t.not(schedPolicy(plugin.child.pid!), 1, 'the supervisor left at ordinary priority');
+        inFifo = true;
+        nAtStart = n;
+        neverOwned = 0;
+      }
       const r = await churnWithReader({ ctl, phase, rewrites: REWRITES, busy, rewrite: () => rewrite(++n), owned });
       t.comment(describeReader(`watch-nri ${phase} (${REWRITES} rewrites of both volumes)`, r, FILES));
       neverOwned += r.neverOwned;
@@ -118,13 +136,13 @@ t.test(
     // The status the admin reads: both volumes watched, every rewritten file counted in one of the two passes.
     const ownersOf = (s: Record<string, unknown> | undefined) => (s?.owners ?? {}) as Record<string, number>;
     // Each rewrite the test saw owned is 4 files the watcher owned (nothing else chowns them then).
-    const due = 4 * (n - neverOwned);
+    const due = 4 * (n - nAtStart - neverOwned);
     const sum = (s: Record<string, unknown> | undefined) => ownersOf(s).ownedBeforeSwap! + ownersOf(s).ownedAfterSwap!;
     await plugin.waitForStatus((s) => sum(s) >= due, 10_000).catch(() => {});
     const o = ownersOf(plugin.status());
     t.match(o, { pods: 1, volumes: 2, polled: 0, refusedByKernel: 0, refusedByBound: 0 }, "envhook status: the pod's two volumes watched");
-    const counted = `${o.ownedBeforeSwap} before the swap, ${o.ownedAfterSwap} after it; ${n} rewrites of 4 files, ${neverOwned} never owned`;
-    t.ok(sum(plugin.status()) >= due && sum(plugin.status()) <= 4 * n, `every file owned counted once (${counted})`);
+    const counted = `${o.ownedBeforeSwap} before the swap, ${o.ownedAfterSwap} after it; ${n - nAtStart} rewrites of 4 files since this plugin started, ${neverOwned} never owned`;
+    t.ok(sum(plugin.status()) >= due && sum(plugin.status()) <= 4 * (n - nAtStart), `every file owned counted once (${counted})`);
 
     // The daemon restarts while the pod runs: nobody watches, then containerd's Synchronize restores it.
     t.equal(await plugin.stop(), 0, 'the plugin exits 0 on SIGTERM');

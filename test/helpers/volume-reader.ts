@@ -8,7 +8,6 @@
 import type { Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
 import { startBurners } from '../../scripts/cpu-burners.ts';
 import { whichSync } from './bundle.ts';
 import { waitFor } from './inotify.ts';
@@ -138,13 +137,3 @@ const CHRT = whichSync('chrt');
 
 /** Why the SCHED_FIFO runs are skipped, or false. */
 export const fifoMissing = (): string | false => (CHRT ? false : 'chrt (util-linux) not installed');
-
-/**
- * Puts every thread of `pid` (the watcher) in SCHED_FIFO priority 10, as a unit with
- * CPUSchedulingPolicy=fifo does (docs/ownership.md): it runs the moment an event wakes it,
- * ahead of every ordinary process. Its children (none) would inherit it.
- */
-export function setFifo(pid: number): void {
-  const r = spawnSync(CHRT!, ['-a', '-f', '-p', '10', String(pid)], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`chrt -a -f -p 10 ${pid}: ${r.stderr}`);
-}
