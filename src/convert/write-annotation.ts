@@ -26,8 +26,11 @@ function createAnnotations(doc: Document, facts: PodFacts): YAMLMap {
   let metadata = facts.metadata;
   if (!metadata) {
     metadata = new YAMLMap();
-    // Before `spec`, where a pod template's metadata is written.
-    facts.ref.pod.items.unshift(new Pair(doc.createNode('metadata'), metadata));
+    // Where people write it: just before `spec` (after apiVersion and kind; a pod template's
+    // first key), or last when there is no spec.
+    const items = facts.ref.pod.items;
+    const spec = items.findIndex((p) => isScalar(p.key) && p.key.value === 'spec');
+    items.splice(spec === -1 ? items.length : spec, 0, new Pair(doc.createNode('metadata'), metadata));
     facts.metadata = metadata;
   }
   metadata.set('annotations', annotations);

@@ -48,7 +48,7 @@ spec:
   });
 });
 
-t.test('an env list that moves whole leaves no empty env key; a missing metadata is created first in the pod', async (t) => {
+t.test('an env list that moves whole leaves no empty env key; a missing metadata is created before spec', async (t) => {
   const r = run(`kind: Pod
 spec:
   containers:
@@ -58,7 +58,7 @@ spec:
 `);
   t.equal(r.changed, true);
   t.notOk('env' in r.out.spec.containers[0]);
-  t.same(Object.keys(r.out), ['metadata', 'kind', 'spec']);
+  t.same(Object.keys(r.out), ['kind', 'metadata', 'spec']);
   t.match(r.text, /envhook\.io\/env: '\{"app":\[/);
 });
 

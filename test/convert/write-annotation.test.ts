@@ -8,10 +8,15 @@ function write(yaml: string, key: string, value: unknown): string {
   return doc.toString({ lineWidth: 0 });
 }
 
-t.test('a new annotation is compact JSON, single-quoted; a missing metadata is created first', async (t) => {
+t.test('a new annotation is compact JSON, single-quoted; a missing metadata is created before spec', async (t) => {
   t.equal(
-    write('kind: Pod\nspec: {}\n', 'envhook.io/serviceLinks', { '*': false }),
-    `metadata:\n  annotations:\n    envhook.io/serviceLinks: '{"*":false}'\nkind: Pod\nspec: {}\n`,
+    write('apiVersion: v1\nkind: Pod\nspec: {}\n', 'envhook.io/serviceLinks', { '*': false }),
+    `apiVersion: v1\nkind: Pod\nmetadata:\n  annotations:\n    envhook.io/serviceLinks: '{"*":false}'\nspec: {}\n`,
+  );
+  t.equal(
+    write('kind: Pod\n', 'envhook.io/serviceLinks', { '*': false }),
+    `kind: Pod\nmetadata:\n  annotations:\n    envhook.io/serviceLinks: '{"*":false}'\n`,
+    'no spec: last',
   );
   t.equal(
     write('kind: Pod\nmetadata:\n  name: p\nspec: {}\n', 'envhook.io/volumeOwners', [{ volume: 'v', defaultUser: 1 }]),
