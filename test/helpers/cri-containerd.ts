@@ -121,7 +121,7 @@ export function prepareCriContainerd(opts: CriContainerdOptions): CriContainerd 
   const label =
     spawnSync(bin.containerd, ['--version'], { encoding: 'utf8' }).stdout.trim() +
     (suite ? ` (Debian ${suite} ${debianVersion(suite, 'containerd')})` : '');
-  const recorded = new Map<number, string>();
+  const recorded = new Map<number, number>();
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
   const ctr = (args: string[]) => spawnSync(bin.ctr, ['--address', paths.address, ...args], { encoding: 'utf8', timeout: 120_000 });
@@ -179,7 +179,7 @@ export function prepareCriContainerd(opts: CriContainerdOptions): CriContainerd 
     halt,
     track(pid) {
       const start = startTime(pid);
-      if (pid > 0 && start) recorded.set(pid, start);
+      if (pid > 0 && start !== undefined) recorded.set(pid, start);
     },
     async stop() {
       try {

@@ -3,33 +3,47 @@
 // (container processes, whose command lines name nothing of ours), and mounts below it.
 import fs from 'node:fs';
 import { spawnSync } from 'node:child_process';
+import { procStat } from '../../src/nri/proc-stat.ts';
 
 export interface Leftovers {
   processes: string[];
   mounts: string[];
 }
 
-/** Start time of a process (field 22 of /proc/PID/stat), or undefined when it is gone. */
-export function startTime(pid: number): string | undefined {
-  try {
-    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[19];
-  } catch {
-    return undefined;
+/** Start time of a process (/proc/PID/stat, clock ticks since boot), or undefined when it is gone. */
+export const startTime = (pid: number): number | undefined => procStat(pid)?.startTicks;
+
+/**
+ * The command line of a live process, ' '-joined; '' for a kernel thread; undefined when gone.
+ * A process caught in the middle of an exec shows an empty one for an instant (the new memory in
+ * place, its arguments not yet recorded), where a kernel thread has no executable: read again.
+ */
+function commandLine(pid: string): string | undefined {
+  for (let tries = 0; ; tries++) {
+    let text: string;
+    try {
+      text = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      return undefined;
+    }
+    if (text !== '' || tries === 50) return text.replace(/\0/g, ' ').trim();
+    try {
+      fs.readlinkSync(`/proc/${pid}/exe`);
+    } catch {
+      return ''; // a kernel thread (no executable), or gone
+    }
+    Atomics.wait(PAUSE, 0, 0, 1);
   }
 }
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 /** Live processes naming `dir` in their command line, and recorded ones still alive (pid and start time). */
-export function leftoverProcesses(dir: string, recorded: ReadonlyMap<number, string> = new Map()): string[] {
+export function leftoverProcesses(dir: string, recorded: ReadonlyMap<number, number> = new Map()): string[] {
   const out: string[] = [];
   for (const e of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(e) || Number(e) === process.pid) continue;
-    let cmdline = '';
-    try {
-      cmdline = fs.readFileSync(`/proc/${e}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
-    } catch {
-      continue;
-    }
-    if (cmdline.includes(dir)) out.push(`${e} ${cmdline}`);
+    const cmdline = commandLine(e);
+    if (cmdline?.includes(dir)) out.push(`${e} ${cmdline}`);
   }
   for (const [pid, start] of recorded) {
     if (startTime(pid) === start && !out.some((l) => l.startsWith(`${pid} `))) out.push(`${pid} (recorded container process)`);
