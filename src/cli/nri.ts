@@ -5,10 +5,10 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import fs from 'node:fs';
 import type { Command } from 'commander';
-import { addSettingFlags, type SettingOptions } from './options.ts';
+import { addSettingFlags, settingsFrom, type SettingOptions } from './options.ts';
 import { EnvhookError } from '../errors.ts';
-import { fifoNumber, loadSettings } from '../settings.ts';
-import { createLogger, type LogLevel, type Logger } from '../log.ts';
+import { fifoNumber } from '../settings.ts';
+import { createLogger, type Logger } from '../log.ts';
 import { DAEMON_NODE_OPTION, daemonJitTiers, hasPoolSize, reexecAsDaemon } from '../nri/process.ts';
 import type { NriObserver } from '../nri/observer.ts';
 import type { NriStatus } from '../nri/status-file.ts';
@@ -58,15 +58,12 @@ export function registerNri(program: Command): void {
 }
 
 function nriSettings(opts: NriOptions, env: NodeJS.ProcessEnv) {
-  return loadSettings(
+  return settingsFrom(
+    opts,
     {
-      kubeletRoot: opts.kubeletRoot,
-      logFile: opts.logFile,
-      logLevel: opts.logLevel as LogLevel | undefined,
       nriSocket: opts.socket,
       nriIndex: opts.index,
       metricsAddress: opts.metricsAddress,
-      runDir: opts.runDir,
       criSocket: opts.criSocket,
       evictUnapplied: opts.evictUnapplied,
       fifoPriority: opts.fifoPriority === undefined ? undefined : fifoNumber(opts.fifoPriority, '--fifo-priority'),

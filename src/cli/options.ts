@@ -1,6 +1,6 @@
 // Setting flags shared by the commands that run the pipeline (SPEC §7).
 import type { Command } from 'commander';
-import { loadSettings, type Settings } from '../settings.ts';
+import { loadSettings, type SettingFlags } from '../settings.ts';
 import type { LogLevel } from '../log.ts';
 
 export interface SettingOptions {
@@ -20,12 +20,17 @@ export function addSettingFlags(cmd: Command, { runtime = false } = {}): Command
   return cmd;
 }
 
-export function settingsFrom(opts: SettingOptions): Settings {
-  return loadSettings({
-    kubeletRoot: opts.kubeletRoot,
-    runtime: opts.runtime,
-    logFile: opts.logFile,
-    logLevel: opts.logLevel as LogLevel | undefined,
-    runDir: opts.runDir,
-  });
+/** The settings in force: the shared flags, a command's own settings (`extra`), then environment, config file, defaults. */
+export function settingsFrom(opts: SettingOptions, extra: SettingFlags = {}, env: NodeJS.ProcessEnv = process.env) {
+  return loadSettings(
+    {
+      kubeletRoot: opts.kubeletRoot,
+      runtime: opts.runtime,
+      logFile: opts.logFile,
+      logLevel: opts.logLevel as LogLevel | undefined,
+      runDir: opts.runDir,
+      ...extra,
+    },
+    env,
+  );
 }

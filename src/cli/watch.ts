@@ -5,10 +5,10 @@
 // or config file, as `envhook nri`'s) the whole process runs under SCHED_FIFO, so it owns a
 // rewritten file before a reader can find it (docs/ownership.md).
 import type { Command } from 'commander';
-import { createLogger, type LogLevel } from '../log.ts';
-import { fifoNumber, loadSettings } from '../settings.ts';
+import { createLogger } from '../log.ts';
+import { fifoNumber } from '../settings.ts';
 import { DEFAULT_RUN_DIR } from '../watch/run-dir.ts';
-import { addSettingFlags, type SettingOptions } from './options.ts';
+import { addSettingFlags, settingsFrom, type SettingOptions } from './options.ts';
 
 interface WatchOptions extends SettingOptions {
   fifoPriority?: string;
@@ -24,11 +24,7 @@ export function registerWatch(program: Command): void {
       'run under SCHED_FIFO at this priority, so that rewritten volume files are owned before a reader can find them (default: ordinary)',
     );
   addSettingFlags(cmd).action(async (opts: WatchOptions) => {
-    const settings = loadSettings({
-      kubeletRoot: opts.kubeletRoot,
-      logFile: opts.logFile,
-      logLevel: opts.logLevel as LogLevel | undefined,
-      runDir: opts.runDir,
+    const settings = settingsFrom(opts, {
       fifoPriority: opts.fifoPriority === undefined ? undefined : fifoNumber(opts.fifoPriority, '--fifo-priority'),
     });
     const log = createLogger(settings.logFile, settings.logLevel);
