@@ -3,11 +3,11 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { envhook, spawnEnvhook } from '../helpers/bundle.ts';
-import { makePod } from '../../scripts/kubelet-pod.ts';
-import { atomicWrite, makeAtomicVolume } from '../../scripts/kubelet-pod.ts';
+import { atomicWrite, makeAtomicVolume, makePod } from '../../scripts/kubelet-pod.ts';
 import { waitFor } from '../helpers/inotify.ts';
 import { writeOwnersRecord } from '../../src/watch/record.ts';
-import { findChrt, schedPolicy } from '../../src/nri/realtime.ts';
+import { findChrt } from '../../src/nri/realtime.ts';
+import { threadPolicies } from '../helpers/proc.ts';
 
 t.test('watches the recorded pods until SIGTERM, then exits 0', async (t) => {
   const dir = t.testdir({});
@@ -81,11 +81,11 @@ t.test(
     const log = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '');
     await waitFor(() => log().includes('watching owners records'), 20_000, 'start');
     t.match(log(), /"fifoPriority":10,"msg":"watch: under SCHED_FIFO"/);
-    const tasks = fs.readdirSync(`/proc/${child.pid}/task`).map(Number);
-    t.ok(tasks.length > 1, 'Node runs several threads');
+    const policies = threadPolicies(child.pid!);
+    t.ok(policies.length > 1, 'Node runs several threads');
     t.same(
-      tasks.map((tid) => schedPolicy(tid)),
-      tasks.map(() => 1),
+      policies,
+      policies.map(() => 1),
       'each of them SCHED_FIFO',
     );
     child.kill('SIGTERM');

@@ -24,6 +24,7 @@ import { startNriProcess, type NriProcess } from '../helpers/nri-process.ts';
 import { waitFor } from '../helpers/inotify.ts';
 import { checkSettled, churnWithReader, describeReader, eachPhase, readerScript } from '../helpers/volume-reader.ts';
 import { schedPolicy } from '../../src/nri/realtime.ts';
+import { threadPolicies } from '../helpers/proc.ts';
 import { atomicVolumeDir, atomicWrite } from '../../scripts/kubelet-pod.ts';
 
 t.setTimeout(900_000);
@@ -115,7 +116,7 @@ t.test(
         plugin = await startPlugin(t, c, kubeletRoot, dir, ['--fifo-priority', '10']);
         await plugin.waitForStatus((s) => (s.owners as { volumes?: number } | undefined)?.volumes === 2, 10_000);
         const worker = plugin.status()!.workerPid!;
-        const policies = fs.readdirSync(`/proc/${worker}/task`).map((tid) => schedPolicy(Number(tid)));
+        const policies = threadPolicies(worker);
         t.ok(
           policies.length > 1 && policies.every((p) => p === 1),
           `--fifo-priority: every thread of the worker in SCHED_FIFO (${policies.join(',')})`,

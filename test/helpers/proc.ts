@@ -1,6 +1,7 @@
 // What the kernel shows of a container's PID 1 under /proc, for tests that check the environment
 // a runtime really gave a process.
 import fs from 'node:fs';
+import { schedPolicy } from '../../src/nri/realtime.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -51,4 +52,9 @@ export async function waitExeced(pid: number, ms = 30_000): Promise<void> {
       throw new Error(`PID ${pid} ${cmdline === '' ? 'shows no command line (exiting, or gone)' : 'still runc init'} after ${ms} ms`);
     await sleep(20);
   }
+}
+
+/** The scheduling policy of each thread of PID (/proc/PID/task): 0 ordinary, 1 SCHED_FIFO. */
+export function threadPolicies(pid: number): number[] {
+  return fs.readdirSync(`/proc/${pid}/task`).map((tid) => schedPolicy(Number(tid)));
 }

@@ -9,7 +9,7 @@ import type { Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startBurners } from '../../scripts/cpu-burners.ts';
-import { whichSync } from './bundle.ts';
+import { findChrt } from '../../src/nri/realtime.ts';
 import { waitFor } from './inotify.ts';
 
 /** The reader's shell script for files (container paths) in phase `phase`. */
@@ -133,7 +133,7 @@ export function checkSettled(t: Test, label: string, r: ReaderResult, rewrites: 
   t.equal(r.afterFail, 0, `${label}: and never fails`);
 }
 
-const CHRT = whichSync('chrt');
+const CHRT = findChrt();
 
 /** Why the SCHED_FIFO runs are skipped, or false. */
 export const fifoMissing = (): string | false => (CHRT ? false : 'chrt (util-linux) not installed');
