@@ -48,6 +48,11 @@ export function median(xs) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
+/** The p-th percentile (0..100) of an ascending `sorted`: its ⌊p/100·n⌋-th element, the last for p = 100. */
+export function percentileOfSorted(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
 /** Times [baseline, ...subjects] interleaved; returns medians in ms, and mean CPU ms as `cpu`. */
 export function measure(commands, runs = RUNS) {
   for (let i = 0; i < WARMUP; i++) for (const c of commands) runOnce(c);

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { benchEnv, loadavg } from './harness.mjs';
+import { benchEnv, loadavg, percentileOfSorted as pct } from './harness.mjs';
 import { NODE, REPO } from './cli.mjs';
 import { nriRequests, startFloor } from './nri.mjs';
 import { startFakeRuntime } from '../test/helpers/nri-runtime.ts';
@@ -20,7 +20,6 @@ import { encode, Msg } from '../src/nri/wire/descriptors.ts';
 import { EVENT_POST_CREATE_CONTAINER } from '../src/nri/wire/nri-schema.ts';
 
 const N = Number(process.env.BENCH_NRI_POST_CREATE) || 5000;
-const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const ms = (x) => x.toFixed(3);
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-bench-postcreate-'));
@@ -76,6 +75,7 @@ try {
           if (i >= 200) times[side].push(Number(process.hrtime.bigint() - t0) / 1e6);
         }
       }
+      for (const xs of Object.values(times)) xs.sort((a, b) => a - b);
       rows.push({ label, what, bytes: (await make(N + 999)).length, ...times });
     }
   }

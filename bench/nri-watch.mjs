@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { benchEnv, loadavg } from './harness.mjs';
+import { benchEnv, loadavg, percentileOfSorted } from './harness.mjs';
 import { NODE, REPO } from './cli.mjs';
 import { nriRequests, writeResultsSection } from './nri.mjs';
 import { startFakeRuntime } from '../test/helpers/nri-runtime.ts';
@@ -33,7 +33,6 @@ const FULL_GC = /Mark-Compact [\d.]+ \([\d.]+\) -> ([\d.]+) \(([\d.]+)\) MB/;
 const FILES = ['ssh_host_ed25519_key', 'ssh_host_ed25519_key.pub', 'tls/server.key'];
 
 const status = (pid, field) => Number(fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`${field}:\\s+(\\d+)`))[1]) / 1024;
-const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** The kubelet's side: `count` rewrites, one every `intervalMs`; resolves with the writer's report. */
@@ -171,8 +170,8 @@ export async function nriWatchRow() {
     return {
       load,
       end: loadavg(),
-      off: { n: times.off.length, p50: pct(times.off, 50), p99: pct(times.off, 99) },
-      on: { n: times.on.length, p50: pct(times.on, 50), p99: pct(times.on, 99) },
+      off: { n: times.off.length, p50: percentileOfSorted(times.off, 50), p99: percentileOfSorted(times.off, 99) },
+      on: { n: times.on.length, p50: percentileOfSorted(times.on, 50), p99: percentileOfSorted(times.on, 99) },
       rate: rewrites / churnSeconds,
       rewrites,
       memory,

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { benchEnv, loadavg } from './harness.mjs';
+import { benchEnv, loadavg, percentileOfSorted } from './harness.mjs';
 import { NODE, REPO } from './cli.mjs';
 import { envFileText, makePod } from './fixtures.mjs';
 import { goPlugin } from './go-plugin.mjs';
@@ -123,7 +123,6 @@ export function cpuMs(pid) {
   const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
 }
-const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Least-squares slope of ys over xs. */
@@ -309,12 +308,12 @@ async function nriRowsOf(daemon, goBin) {
         requests: n,
         bytes: payload.length,
         load,
-        p50: pct(ours, 50),
-        p99: pct(ours, 99),
-        base50: pct(base, 50),
-        base99: pct(base, 99),
-        go50: goTimes && pct(goTimes, 50),
-        go99: goTimes && pct(goTimes, 99),
+        p50: percentileOfSorted(ours, 50),
+        p99: percentileOfSorted(ours, 99),
+        base50: percentileOfSorted(base, 50),
+        base99: percentileOfSorted(base, 99),
+        go50: goTimes && percentileOfSorted(goTimes, 50),
+        go99: goTimes && percentileOfSorted(goTimes, 99),
         samples,
         cpu,
       });
