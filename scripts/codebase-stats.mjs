@@ -1,5 +1,5 @@
 // The shape of src/ from its own imports: each file's layer, the imports that run against the
-// layer order (back arrows), folder cycles, and the figures issue 24 asks to measure (source
+// layer order (back arrows), folder cycles, and the figures the structure check measures (source
 // files, median lines per file, source files with logic that have a mirrored test, README
 // bytes). `node scripts/codebase-stats.mjs` prints them; test/scripts/codebase-stats.test.ts
 // fails on any back arrow or folder cycle, with LAYERS below as the one definition of the order.

@@ -1,4 +1,4 @@
-// `envhook install` and `envhook uninstall` (SPEC §1): place the executables, the sh front and
+// `envhook install` and `envhook uninstall` (docs/design.md#modes): place the executables, the sh front and
 // the hooks.d files, and register them with containerd, CRI-O or Podman.
 import path from 'node:path';
 import { Command, Option } from 'commander';

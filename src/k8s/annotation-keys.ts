@@ -1,4 +1,4 @@
-// Every envhook.io/ annotation name, in one place (SPEC §2, §8). The pod author writes the
+// Every envhook.io/ annotation name, in one place (docs/design.md#annotations, #marks). The pod author writes the
 // first five (untrusted: each is read with its JSON Schema, k8s/annotations.ts and
 // ownership/annotation.ts); envhook itself writes the two marks on a container it applied.
 
