@@ -1,4 +1,4 @@
-// Where envhook keeps its owned copies of atomic-write volumes (SPEC §5, docs/ownership.md):
+// Where envhook keeps its owned copies of atomic-write volumes (docs/ownership.md):
 //   <runDir>/volumes/                      0700 root: nobody else passes here
 //   <runDir>/volumes/<pod uid>/            0700 root
 //   <runDir>/volumes/<pod uid>/<volume>/   0755 root: the container's mount of the volume
