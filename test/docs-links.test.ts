@@ -12,6 +12,7 @@ const PAGES = [
   'CONTRIBUTING.md',
   'SECURITY.md',
   'bench/README.md',
+  'bench/nri-figures.md',
   ...fs
     .readdirSync(path.join(REPO, 'docs'))
     .filter((f) => f.endsWith('.md'))

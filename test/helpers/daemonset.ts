@@ -12,7 +12,7 @@ export const INSTALLER_DAEMONSET = 'examples/daemonset.yaml';
 
 /**
  * What examples/nri-daemonset.yaml asks of `envhook nri` that this branch does not have yet
- * (docs/nri.md, status and metrics): flag → what hangs on it. Their checks are todos; a test fails once a
+ * (docs/nri-status.md): flag → what hangs on it. Their checks are todos; a test fails once a
  * flag shows in `envhook nri --help` while still listed here, so enabling them is deleting the
  * entry (test/e2e/image.test.ts then probes /readyz and /healthz).
  */
@@ -58,7 +58,7 @@ function translate(p: string, map: Record<string, string>, keys: readonly string
 }
 
 /**
- * `podman run` options for one container of a pod spec, and its command and args, with the
+ * `podman run` options for one container of a pod spec (host network and PID namespace), and its command and args, with the
  * node's paths replaced by the test's (NodePaths). What Podman cannot stand for (probes,
  * resources, priority) is left to the checks on the manifest itself.
  */
@@ -66,7 +66,7 @@ export function podmanRunOf(spec: any, container: any, node: NodePaths): { optio
   const hostKeys = Object.keys(node.host);
   const same = node.samePath ?? [];
   const inside = (p: string) => translate(p, node.host, same);
-  const options = ['--net', spec.hostNetwork ? 'host' : 'none'];
+  const options = ['--net', spec.hostNetwork ? 'host' : 'none', ...(spec.hostPID ? ['--pid', 'host'] : [])];
   if (container.securityContext?.privileged) options.push('--privileged');
   if (container.securityContext?.runAsUser !== undefined) options.push('--user', String(container.securityContext.runAsUser));
   for (const m of container.volumeMounts ?? []) {
