@@ -1,4 +1,4 @@
-// Row 10 (issue 13): CreateContainer+StartContainer over CRI on one private containerd 2.1.9
+// Row 10: CreateContainer+StartContainer over CRI on one private containerd 2.1.9
 // (Debian sid) with NRI on, pods with no runtimeClassName (the runc handler), with `envhook nri`
 // registered against without it: the plugin runs (dist/envhook.cjs) in alternating blocks of
 // starts and is stopped in between, so both sides run on the same containerd in the same run.
@@ -6,8 +6,8 @@
 // remove variables), and a container of a pod without envhook annotations. Without the plugin,
 // the annotated container starts without its env (NRI fails open): that is the baseline.
 // A third side, when it can be built: a Go plugin on NRI's own stub that reads one env file of
-// 50 variables (bench/go-plugin.mjs), the kind of plugin issue 13 compared against.
-// Target (issue 13): at most +3 ms median. Writes its own section into bench/RESULTS.md.
+// 50 variables (bench/go-plugin.mjs), the kind of plugin envhook is compared against.
+// Target: at most +3 ms median. Writes its own section into bench/RESULTS.md.
 // Run: node bench/cri-nri.mjs (after npm run build, as root).
 import fs from 'node:fs';
 import path from 'node:path';

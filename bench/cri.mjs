@@ -1,4 +1,4 @@
-// Row 7 (issue 12): the kubelet's CRI calls on one private containerd 1.6 with the CRI plugin
+// Row 7: the kubelet's CRI calls on one private containerd 1.6 with the CRI plugin
 // (test/helpers/cri-*.ts: the same harness as test/e2e/cri.test.ts), through the `envhook`
 // handler that the real `envhook install` registered and through the plain `runc` handler,
 // interleaved in the same run (the order rotating every round), medians of wall time per call:
@@ -8,7 +8,7 @@
 //   7d ExecSync `true` into a running typical annotated container.
 // The typical pod is row 1's (bench/fixtures.mjs): 10 fileKeyRefs, 2 envFrom files of 50,
 // $(VAR), 50 services' links removed, a 100-file projected volume chowned.
-// Targets (issue 12): 7a and 7b within +2 ms; 7c and 7d within `node -e 0` + 5 ms.
+// Targets: 7a and 7b within +2 ms; 7c and 7d within `node -e 0` + 5 ms.
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';

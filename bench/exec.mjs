@@ -1,4 +1,4 @@
-// Row 6 (issue 12): `exec --process F` through the front against plain `runc exec --process F`,
+// Row 6: `exec --process F` through the front against plain `runc exec --process F`,
 // into running containers: one envhook changed (the typical pod: 111 variables set, 350
 // service variables removed; the front starts envhook, which rewrites F) and one it did not
 // (the front reads the state and greps config.json, no Node). F is written anew before every

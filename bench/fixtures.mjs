@@ -1,6 +1,6 @@
 // Bench fixtures: the kubelet-like pod of scripts/kubelet-pod.ts (shared with the tests and the
 // build) and an OCI bundle whose config.json points into it, as containerd would write them
-// (SPEC §2, §3):
+// (docs/design.md#annotations, #finding-volumes):
 //   <root>/pods/<uid>/etc-hosts, containers/app/<id>
 //   <root>/pods/<uid>/volumes/kubernetes.io~empty-dir/config/*.env
 //   <root>/pods/<uid>/volumes/kubernetes.io~projected/certs/{..<ts>/files, ..data → ..<ts>, name → ..data/name}

@@ -1,4 +1,4 @@
-// Experiments for row 8 (issue 21): the idle memory of `envhook nri`'s supervisor and worker
+// Experiments for row 8: the idle memory of `envhook nri`'s supervisor and worker
 // under V8 flag sets given to the bundle's Node (both processes get them: the supervisor passes
 // its execArgv to its worker), after registration with the test peer and after 2,000 typical
 // CreateContainers. Run: node bench/nri-flags.mjs (after npm run build). Prints a table; writes

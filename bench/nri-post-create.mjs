@@ -1,4 +1,4 @@
-// PostCreateContainer's cost (issue 21's missed containers): on a runtime without NRI's sync
+// PostCreateContainer's cost (missed containers): on a runtime without NRI's sync
 // block (containerd before 1.7.26, CRI-O) envhook also takes PostCreateContainer, a call the
 // runtime waits for before CreateContainer returns to the kubelet. `envhook nri` (dist bundle)
 // driven by the test peer playing containerd 1.7.24, round trips of StateChange(POST_CREATE)

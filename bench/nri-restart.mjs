@@ -1,4 +1,4 @@
-// Row 11 (issue 21): restart-to-registered after `kill -9` of `envhook nri`'s worker, on one
+// Row 11: restart-to-registered after `kill -9` of `envhook nri`'s worker, on one
 // private containerd 2.1.9 (Debian sid) with NRI on. From the kill (wall clock, just before
 // kill(2)) to the time containerd stamps on its log line for the new registration
 // (`plugin "50-envhook" connected and synchronized`: after RegisterPlugin, Configure and
@@ -312,7 +312,7 @@ one registration in containerd's log, the status file connected with a new worke
 Baselines taken between the kills (${base.node.length} each): \`node -e 0\` spawn to exit, p50
 ${nodeP50.toFixed(1)} ms (p99 ${pct(base.node, 99).toFixed(1)}); the Go plugin on NRI's own stub
 (bench/go-plugin) spawn to the same containerd line, p50 ${goP50 ? goP50.toFixed(1) : '–'} ms${base.go.length ? ` (p99 ${pct(base.go, 99).toFixed(1)})` : ` (${go.skipped})`}.
-Target (issue 21): p99 ≤ 1 s. p99 is the ⌈0.99·n⌉-th of n (the maximum for n ≤ 100).
+Target: p99 ≤ 1 s. p99 is the ⌈0.99·n⌉-th of n (the maximum for n ≤ 100).
 
 | subject | kills | p50 ms | p99 ms | max ms | p99 ≤ 1 s | phases p50 ms: exit seen / worker loaded / registered (envhook's log) | p50 ÷ node -e 0 | p50 ÷ Go stub | still registered 2 s later |
 |---|---|---|---|---|---|---|---|---|---|

@@ -1,4 +1,4 @@
-// Row 9: the owner watcher inside `envhook nri` (issue 14's figures for the NRI daemon). The
+// Row 9: the owner watcher inside `envhook nri` (the watcher's figures for the NRI daemon). The
 // daemon (the bundle, dist/envhook.cjs) is driven by the test peer that plays the runtime
 // (test/helpers/nri-runtime.ts), whose Synchronize gives it one running pod with
 // `envhook.io/volumeOwners` on a three-file secret volume (tmpfs, as secret volumes are). Then:

@@ -70,7 +70,7 @@ export function nriRequests(kubeletRoot) {
     mounts: pod.mounts('app'),
   });
   const podOf = (annotations) => ({ id: 's'.repeat(64), name: 'web-7d9c', uid: pod.uid, namespace: 'default', annotations });
-  // The same pod with a 20-key secret volume read as envFrom (issue 25): one volumeRef more, read
+  // The same pod with a 20-key secret volume read as envFrom: one volumeRef more, read
   // through the atomic writer's ..data.
   makeAtomicVolume(
     pod,
@@ -383,7 +383,7 @@ export function nriSection({ floors, daemons: ds, go }) {
 CreateContainer requests from the test peer that plays the runtime's side
 (test/helpers/nri-runtime.ts), one in flight, ${NRI_REQUESTS} of the typical annotated pod and a tenth of
 that for the unannotated one and for the typical pod with a 20-key secret volume read as envFrom
-(\`volumeRef\`, through \`..data\`: issue 25), each request sent in turn to envhook, to the floor
+(\`volumeRef\`, through \`..data\`: docs/env-volumes.md), each request sent in turn to envhook, to the floor
 (bench/nri-floor.mjs: NRI framing only, an empty response, no decoding, no handler) and to the Go
 plugin on NRI's own stub (bench/go-plugin: it reads one env file of 50 variables named by a pod
 annotation${go ? `; not run: ${go}` : ''}), the order rotating. Round trip in ms as the peer sees it; "own" is a
@@ -400,7 +400,7 @@ off, \`--optimize-for-size\`; both with one V8 worker thread, \`${DAEMON_NODE_OP
 Memory at idle (registered, ${IDLE_MS / 1000} s after the Go plugin connected, before any request), MiB.
 VmRSS includes the executable's pages (RssFile): the supervisor and the worker run the same
 file, so those pages are in memory once, and Pss (each shared page divided among the processes
-mapping it) is the figure that adds up. Target (issue 21): the worker's VmRSS ≤ Node's floor
+mapping it) is the figure that adds up. Target: the worker's VmRSS ≤ Node's floor
 (a \`node\` with one timer and the daemon's \`${DAEMON_NODE_OPTION}\`) + 8 MiB = ${f1(budget)} MiB.
 
 | process | VmRSS | RssAnon | RssFile | Pss | |
@@ -415,7 +415,7 @@ worker's VmRSS ≤ ${f1(budget)} MiB throughout and flat (|slope| < 1 MiB per 10
 |---|---|---|---|---|---|---|---|---|---|---|
 ${runRows.join('\n')}
 
-Time per CreateContainer, ms. Target (issue 21): envhook's own p50 < 0.5 ms (judged on the
+Time per CreateContainer, ms. Target: envhook's own p50 < 0.5 ms (judged on the
 wall-clock round trips). CPU: user + system time of each process over the run divided by the
 requests (from /proc/PID/stat), which moves far less with the machine's load than wall time;
 envhook's is the worker's plus the supervisor's (the heartbeat carrying each request's duration).

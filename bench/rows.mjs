@@ -1,4 +1,4 @@
-// Benchmark rows 1, 2, 3 and 5 of issue 6. Each returns table rows:
+// Benchmark rows 1, 2, 3 and 5. Each returns table rows:
 // { case, subject, ms, cpu, baseline, baseMs, baseCpu, target } or { case, skip }.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';

@@ -1,4 +1,4 @@
-// npm run bench: the start-path benchmarks of issue 6. Prints the tables and writes
+// npm run bench: the start-path benchmarks. Prints the tables and writes
 // bench/RESULTS.md. Fixtures live under bench/out/ (ignored by git). BENCH_RUNS=N for more runs.
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-// Row 4 of issue 6: time and peak RSS of `inject` at 1×, 10× and 100× of one dimension, each
+// Row 4: time and peak RSS of `inject` at 1×, 10× and 100× of one dimension, each
 // against the floor of the same work in the same run (JSON parse + atomic write; chown -R).
 import path from 'node:path';
 import { cmd, measure, peakRss, loadavg } from './harness.mjs';

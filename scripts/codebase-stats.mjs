@@ -1,5 +1,5 @@
 // The shape of src/ from its own imports: each file's layer, the imports that run against the
-// layer order (back arrows), folder cycles, and the figures issue 24 asks to measure (source
+// layer order (back arrows), folder cycles, and the figures the structure check measures (source
 // files, median lines per file, source files with logic that have a mirrored test, README
 // bytes). `node scripts/codebase-stats.mjs` prints them; test/scripts/codebase-stats.test.ts
 // fails on any back arrow or folder cycle, with LAYERS below as the one definition of the order.
@@ -21,8 +21,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
  *   envhook.io/ annotations (names, readers), the pod directory and volumes, and the two
  *   KEP-5936 readers that facts and lint use (volumeOwners, user-namespace id mappings).
  * - facts → resolve → owners → plan → apply → chown: the pipeline's data flow. resolve (env
- *   from files) and owners (owners checked, held open) sit below plan because the plan calls
- *   them; chown (the one side effect) is above apply, as it runs after the appliers.
+ *   from files) and owners (owners checked, held open; a volume's owned copy read whole and its
+ *   place: mirror/) sit below plan because the plan calls them; chown (the one side effect: the
+ *   chown, and the owned copy written and swapped in) is above apply, as it runs after the appliers.
  * - pipeline: run<T>(), the stages in order for any applier.
  * - watch: the owner watcher and its run-directory records (the config.json path records owners
  *   there, the NRI daemon drives the watcher).
@@ -40,10 +41,10 @@ export const LAYERS = [
   ['k8s', ['k8s/', 'ownership/annotation.ts', 'ownership/uidmap.ts']],
   ['facts', ['facts/']],
   ['resolve', ['resolve/']],
-  ['owners', ['ownership/']],
+  ['owners', ['ownership/', 'mirror/']],
   ['plan', ['plan/']],
   ['apply', ['apply/']],
-  ['chown', ['ownership/chown.ts']],
+  ['chown', ['ownership/chown.ts', 'mirror/build.ts', 'mirror/copy-dir.ts', 'mirror/copy.ts', 'mirror/remove.ts']],
   ['pipeline', ['pipeline.ts']],
   ['watch', ['watch/']],
   ['bundle', ['bundle/']],

@@ -57,22 +57,33 @@ export function serializeCause(err: unknown, depth = 0): Record<string, unknown>
   if (!(err instanceof Error) || depth > 8) return undefined;
   const e = err as NodeJS.ErrnoException;
   const out: Record<string, unknown> = { name: e.name };
-  if (err instanceof EnvhookError) out.message = err.message;
+  if (err instanceof EnvhookError) out.message = escapeUnseen(err.message);
   if (e.code) out.code = e.code;
   if (e.syscall) out.syscall = e.syscall;
-  if (e.path) out.path = e.path;
+  if (e.path) out.path = escapeUnseen(e.path);
   const cause = serializeCause(e.cause, depth + 1);
   if (cause) out.cause = cause;
   return out;
 }
 
 /**
- * One line, and no control character: names and keys from an annotation reach messages, and
- * a terminal escape (ESC, BEL) or a line separator there must not reach the admin's terminal,
- * the kubelet's event or containerd's log as such.
+ * One line, and no character that changes what a terminal shows: names and keys from an
+ * annotation reach messages, and a terminal escape (ESC, BEL), a line separator, or a Unicode
+ * format character (bidi overrides and isolates such as U+202E and U+2066, zero-width spaces,
+ * U+FEFF: category Cf) must not reach the admin's terminal, the kubelet's event or containerd's
+ * log as such. Each is written `\uXXXX` (`\u{XXXXX}` beyond the BMP); a lone surrogate too.
  */
 export function oneLine(text: string): string {
-  return text
-    .replace(/[\r\n]+/g, ' ')
-    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return escapeUnseen(text.replace(/[\r\n]+/g, ' '));
+}
+
+/** C0 and C1 controls, format characters (Cf), line and paragraph separators, lone surrogates. */
+const UNSEEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+
+/** oneLine without the newline folding: every unseen character written as an escape. */
+export function escapeUnseen(text: string): string {
+  return text.replace(UNSEEN, (c) => {
+    const cp = c.codePointAt(0)!;
+    return cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`;
+  });
 }

@@ -7,7 +7,7 @@
 // no-op object and pino is never evaluated (it costs several ms of every container start).
 import { createRequire } from 'node:module';
 import type pino from 'pino';
-import { serializeCause } from './errors.ts';
+import { escapeUnseen, serializeCause } from './errors.ts';
 
 export type Logger = pino.Logger;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -24,7 +24,30 @@ export function createLogger(file: string | undefined, level: LogLevel = 'info',
   // Synchronous destination: the process execs the runtime or exits right after logging, and a
   // daemon's line is on disk (or in the pipe) before the next request.
   const dest = file ? pino.destination({ dest: file, sync: true, append: true, mkdir: true }) : pino.destination({ dest: 2, sync: true });
-  return pino({ level, base: { pid: process.pid }, serializers: { err: (e) => serializeCause(e) } }, dest);
+  return pino(
+    { level, base: { pid: process.pid }, serializers: { err: (e) => serializeCause(e) }, formatters: { log: (o) => escapeFields(o) } },
+    dest,
+  );
+}
+
+/**
+ * A log line's fields with every string escaped as errors are (errors.ts, escapeUnseen): a field
+ * may carry what a pod author wrote (a `path`, a file name of a volume), and JSON leaves bidi
+ * and other format characters raw. Plain objects and arrays only, a few levels deep; `err` goes
+ * through its own serializer (serializeCause, escaped there).
+ */
+function escapeFields(o: Record<string, unknown>, depth = 0): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) out[k] = escapeValue(v, depth);
+  return out;
+}
+
+function escapeValue(v: unknown, depth: number): unknown {
+  if (typeof v === 'string') return escapeUnseen(v);
+  if (depth >= 4 || v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map((x) => escapeValue(x, depth + 1));
+  if (Object.getPrototypeOf(v) !== Object.prototype) return v;
+  return escapeFields(v as Record<string, unknown>, depth + 1);
 }
 
 /**

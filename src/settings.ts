@@ -1,5 +1,5 @@
 // Settings: flag, then environment, then JSON config file (/etc/envhook/config.json or
-// $ENVHOOK_CONFIG), then default (SPEC §7). The runtime shim passes no flags.
+// $ENVHOOK_CONFIG), then default (docs/design.md#settings). The runtime shim passes no flags.
 import fs from 'node:fs';
 import { EnvhookError } from './errors.ts';
 import { validateSettingsFile } from './schema.ts';

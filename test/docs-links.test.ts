@@ -5,47 +5,19 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { REPO } from './helpers/bundle.ts';
+import { anchors, prose } from './helpers/markdown.ts';
 
 const PAGES = [
   'README.md',
   'CONTRIBUTING.md',
   'SECURITY.md',
   'bench/README.md',
+  'bench/nri-figures.md',
   ...fs
     .readdirSync(path.join(REPO, 'docs'))
     .filter((f) => f.endsWith('.md'))
     .map((f) => `docs/${f}`),
 ];
-
-/** The page's lines outside fenced code blocks. */
-function prose(text: string): string[] {
-  let fenced = false;
-  return text.split('\n').filter((line) => {
-    if (/^\s*```/.test(line)) {
-      fenced = !fenced;
-      return false;
-    }
-    return !fenced;
-  });
-}
-
-/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens, -1, -2 for repeats. */
-function anchors(text: string): Set<string> {
-  const seen = new Map<string, number>();
-  const out = new Set<string>();
-  for (const line of prose(text)) {
-    const m = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
-    if (!m) continue;
-    const base = m[1]!
-      .toLowerCase()
-      .replace(/[^\p{L}\p{N}_\- ]/gu, '')
-      .replace(/ /g, '-');
-    const n = seen.get(base) ?? 0;
-    seen.set(base, n + 1);
-    out.add(n === 0 ? base : `${base}-${n}`);
-  }
-  return out;
-}
 
 t.test('the anchor rule spells headings as GitHub does', async (t) => {
   t.same(

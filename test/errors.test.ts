@@ -1,6 +1,6 @@
 // What envhook prints after `envhook: `: its own messages on one line, never a foreign message.
 import t from 'tap';
-import { describeError, EnvFileError, EnvhookError, serializeCause } from '../src/errors.ts';
+import { describeError, EnvFileError, EnvhookError, oneLine, serializeCause } from '../src/errors.ts';
 
 t.test('describeError', async (t) => {
   t.equal(describeError(new EnvhookError('volume "v" not found')), 'volume "v" not found');
@@ -25,4 +25,28 @@ t.test('EnvFileError and serializeCause', async (t) => {
     cause: { name: 'Error', code: 'ENOENT', syscall: 'open', path: '/p' },
   });
   t.equal(serializeCause('x'), undefined);
+});
+
+t.test('oneLine: bidi controls and every other format character (Cf) escaped, as controls and separators are', async (t) => {
+  // U+202E RLO, U+2066-2069 isolates, U+200E/F marks, U+061C ALM, U+200B ZWSP, U+FEFF BOM, U+00AD soft hyphen.
+  t.equal(
+    oneLine('a\u202eb\u2066c\u2067d\u2068e\u2069f\u200eg\u200fh\u061ci\u200bj\ufeffk\u00adl'),
+    'a\\u202eb\\u2066c\\u2067d\\u2068e\\u2069f\\u200eg\\u200fh\\u061ci\\u200bj\\ufeffk\\u00adl',
+  );
+  // Beyond the BMP (language tags, musical formatting): written with braces, never half a pair.
+  t.equal(oneLine('x\u{e0041}y\u{1d173}'), 'x\\u{e0041}y\\u{1d173}');
+  t.equal(oneLine('lone \ud800 surrogate'), 'lone \\ud800 surrogate');
+  t.equal(oneLine('\u0007\u009b\u2028\u2029'), '\\u0007\\u009b\\u2028\\u2029', 'C0, C1 and the separators as before');
+  t.equal(oneLine('plain ascii, é, 漢字, emoji 🙂'), 'plain ascii, é, 漢字, emoji 🙂', 'printable text untouched');
+});
+
+t.test('serializeCause: the message and path of the log escaped too', async (t) => {
+  const err = new EnvhookError('volume "v": file "a\u202egpj.exe": not found', {
+    cause: Object.assign(new Error('x'), { code: 'ENOENT', path: '/proc/self/fd/3/a\u2066b' }),
+  });
+  t.same(serializeCause(err), {
+    name: 'EnvhookError',
+    message: 'volume "v": file "a\\u202egpj.exe": not found',
+    cause: { name: 'Error', code: 'ENOENT', path: '/proc/self/fd/3/a\\u2066b' },
+  });
 });

@@ -27,3 +27,13 @@ t.test('with a log file: pino, JSON lines, written synchronously', async (t) => 
   const line = JSON.parse(fs.readFileSync(file, 'utf8').trim()) as Record<string, unknown>;
   t.match(line, { level: 20, volume: 'v', msg: 'found', pid: process.pid });
 });
+
+t.test('fields a pod author wrote are escaped in the log line (bidi, format characters), the rest kept', async (t) => {
+  const file = path.join(t.testdir(), 'envhook.log');
+  const log = createLogger(file, 'debug');
+  log.warn({ name: 'a\u202eb', source: { path: ['x\u2066y'] }, n: 3, err: new Error('foreign') }, 'skipped');
+  const text = fs.readFileSync(file, 'utf8');
+  t.notMatch(text, /[\u202e\u2066]/u, 'no raw format character');
+  const line = JSON.parse(text.trim()) as Record<string, unknown>;
+  t.match(line, { name: 'a\\u202eb', source: { path: ['x\\u2066y'] }, n: 3, err: { name: 'Error' }, msg: 'skipped' });
+});

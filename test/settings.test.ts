@@ -1,4 +1,4 @@
-// Settings: flag, then environment, then the config file, then the default (SPEC §7).
+// Settings: flag, then environment, then the config file, then the default (docs/design.md#settings).
 import t from 'tap';
 import path from 'node:path';
 import { fifoNumber, loadSettings } from '../src/settings.ts';

@@ -1,5 +1,5 @@
-// The Go baseline of bench row 10: an NRI plugin on NRI's own Go stub that does what issue 13's
-// reference plugin did, reading one env file into the container's env. The env file is named by
+// The Go baseline of bench row 10: an NRI plugin on NRI's own Go stub that does what the
+// plugin envhook is compared with does, reading one env file into the container's env. The env file is named by
 // the pod annotation "bench.envhook.io/envfile" (an absolute path); a pod without it gets an
 // empty adjustment. Built by bench/go-plugin.mjs from Debian sid's Go and NRI packages.
 package main

@@ -1,4 +1,4 @@
-// The NRI applier: the changes as an NRI container adjustment (SPEC §9). NRI replaces a
+// The NRI applier: the changes as an NRI container adjustment (docs/design.md#nri-mode). NRI replaces a
 // variable the container already has and appends a new one, so the variables set are given in
 // the order they were first set, as the config.json applier appends them.
 //

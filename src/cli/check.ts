@@ -1,4 +1,4 @@
-// `envhook check FILE [--names]`: validate an env file (SPEC §1, §4). Prints the number of
+// `envhook check FILE [--names]`: validate an env file (docs/design.md#modes, #env-files). Prints the number of
 // variables and, with --names, the names in the order of their first definition (the order a
 // Map keeps: a later duplicate changes the value, not the position). Never prints a value.
 import type { Command } from 'commander';

@@ -1,10 +1,12 @@
 // The --dry-run plan as text: container, each variable's name and source, removed service
-// variables, owners. Never a value: the plan holds none.
+// variables, owners. Never a value: the plan holds none. Each line escaped as errors are (a
+// path or file name is the pod author's text).
+import { oneLine } from '../errors.ts';
 import type { Plan } from '../plan/changes.ts';
 
 export function formatPlan(plan: Plan): string {
   const lines = [`container: ${plan.container ?? '(unnamed)'}`];
-  if (plan.sandbox) return lines.concat('sandbox: passed through untouched', '').join('\n');
+  if (plan.sandbox) return lines.concat('sandbox: passed through untouched').map(oneLine).join('\n') + '\n';
   lines.push(`env: ${plan.env.length}`);
   for (const v of plan.env) lines.push(`  set ${v.name} from ${v.source}`);
   for (const v of plan.skipped ?? []) lines.push(`  not set ${v.name}: ${v.source}`);
@@ -13,5 +15,5 @@ export function formatPlan(plan: Plan): string {
   lines.push(`owners: ${plan.owners.length}`);
   for (const o of plan.owners)
     lines.push(`  volume ${JSON.stringify(o.volume)} ${JSON.stringify(o.path)} uid ${o.uid} (host ${o.hostUid})`);
-  return lines.join('\n') + '\n';
+  return lines.map(oneLine).join('\n') + '\n';
 }

@@ -1,4 +1,4 @@
-// `envhook inject --bundle DIR`: the whole pipeline on a bundle in place (SPEC §1, direct mode).
+// `envhook inject --bundle DIR`: the whole pipeline on a bundle in place (docs/design.md#modes, direct mode).
 // config.json is written once, atomically, at the very end; any failure leaves it untouched.
 import type { Command } from 'commander';
 import { addSettingFlags, settingsFrom, type SettingOptions } from './options.ts';

@@ -1,4 +1,4 @@
-// `envhook install` and `envhook uninstall` (SPEC §1): place the executables, the sh front and
+// `envhook install` and `envhook uninstall` (docs/design.md#modes): place the executables, the sh front and
 // the hooks.d files, and register them with containerd, CRI-O or Podman.
 import path from 'node:path';
 import { Command, Option } from 'commander';
@@ -156,6 +156,6 @@ async function noteRunning(plan: Plan, runtime: string): Promise<void> {
   const service = runtime === 'crio' ? 'crio' : 'containerd';
   process.stdout.write(
     `note: envhook nri (pid ${pid}) is running for ${socket} from the files before this install: it goes on until ${service} restarts ` +
-      `(systemctl restart ${service}); the new one then takes over from it (docs/nri.md, "Upgrades")\n`,
+      `(systemctl restart ${service}); the new one then takes over from it (docs/nri-guarantees.md, "Upgrades")\n`,
   );
 }

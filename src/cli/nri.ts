@@ -1,4 +1,4 @@
-// `envhook nri`: the resident NRI plugin (SPEC §9). The command is a supervisor (nri/supervisor.ts)
+// `envhook nri`: the resident NRI plugin (docs/design.md#nri-mode). The command is a supervisor (nri/supervisor.ts)
 // that keeps one worker registered with the runtime: the same executable, started again with
 // ENVHOOK_NRI_WORKER (internal: name, index and how the runtime started envhook). It runs in the
 // foreground until SIGTERM or SIGINT, or until a newer instance for the same socket takes over.

@@ -1,4 +1,4 @@
-// Setting flags shared by the commands that run the pipeline (SPEC §7).
+// Setting flags shared by the commands that run the pipeline (docs/design.md#settings).
 import type { Command } from 'commander';
 import { loadSettings, type SettingFlags } from '../settings.ts';
 import type { LogLevel } from '../log.ts';

@@ -40,7 +40,7 @@ export function registerStatus(program: Command): void {
   program
     .command('status')
     .description('is envhook installed; is its NRI plugin connected, since when, to what; what it adjusted, refused, missed')
-    .option('--json', 'print one JSON object (keys: docs/nri.md, "Status and metrics")')
+    .option('--json', 'print one JSON object (keys: docs/nri-status.md)')
     .option('--root <dir>', 'host root: the install state, the status file and /proc are read under it', '/')
     .option('--prefix <dir>', "envhook's own directory on the host (install --prefix)", DEFAULT_PREFIX)
     .option('--run-dir <dir>', 'where envhook nri writes nri-status.json (default /run/envhook)')

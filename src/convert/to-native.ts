@@ -47,7 +47,7 @@ function env(doc: Document, facts: PodFacts, a: PodAnnotations, note: Noter): bo
       continue;
     }
     // KEP-3721's native fileKeyRef reads an emptyDir only, and no native field reads a whole
-    // file as a value: envhook's wider sources (SPEC §10) have no native form.
+    // file as a value: envhook's wider sources (docs/design.md#env-from-other-volumes) have no native form.
     const why = list.map(noNativeForm(facts)).findIndex((w) => w !== undefined);
     if (why >= 0) {
       note(ENV_KEY, ptr(c, why), `stays an annotation: ${noNativeForm(facts)(list[why]!)!}`);

@@ -1,4 +1,4 @@
-// The KEP-3721 env-file parser (SPEC §4). An accepted file yields exactly the variables that
+// The KEP-3721 env-file parser (docs/design.md#env-files). An accepted file yields exactly the variables that
 // `bash --posix -c 'set -a; . FILE'` sets; anything bash would read differently, and anything
 // over the limits, is rejected with a line number and a fixed reason (syntax.ts), never with a
 // byte of the file. It runs on every container start: one linear pass over the bytes.

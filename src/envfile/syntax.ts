@@ -1,4 +1,4 @@
-// The fixed vocabulary of the env-file format (SPEC §4): limits, the byte classes bash uses,
+// The fixed vocabulary of the env-file format (docs/design.md#env-files): limits, the byte classes bash uses,
 // and the reason phrases of EnvFileError. Reasons are constants so that no byte of a file can
 // ever reach a message: the parser only ever reports one of these, with a line number.
 
@@ -26,7 +26,7 @@ export function isNameByte(byte: number): boolean {
   return isNameStart(byte) || (byte >= 0x30 && byte <= 0x39);
 }
 
-/** Every reason an env file can be rejected for; one per rejection class of SPEC §4. */
+/** Every reason an env file can be rejected for; one per rejection class of docs/design.md#env-files. */
 export const Reason = {
   /** A line that is not blank, not a comment and has no `=`. */
   MissingEquals: "missing '='",

@@ -1,4 +1,4 @@
-// Facts from an NRI CreateContainer request (SPEC §9). NRI passes every pod annotation; the
+// Facts from an NRI CreateContainer request (docs/design.md#nri-mode). NRI passes every pod annotation; the
 // container name and the pod UID are the runtime's own fields, trusted over any annotation, and
 // the pod directory is `<kubeletRoot>/pods/<uid>`. Pure: no file is touched here.
 import { isSandbox } from '../k8s/identity.ts';

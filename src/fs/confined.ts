@@ -268,7 +268,7 @@ function fromErrno(cause: unknown, what: 'file' | 'directory'): ConfinedError {
   }
 }
 
-// Added for ownership (issue 4): the atomic writer's `..data` link is read, never followed.
+// For ownership (docs/design.md#ownership): the atomic writer's `..data` link is read, never followed.
 
 /**
  * Target of symbolic link `name` in `dirFd` (readlink does not follow the final name), or

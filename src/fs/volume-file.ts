@@ -1,4 +1,4 @@
-// Reading a file of a pod's volume for env (SPEC §3, §10). An atomic-writer volume (configMap,
+// Reading a file of a pod's volume for env (docs/design.md#finding-volumes, #env-from-other-volumes). An atomic-writer volume (configMap,
 // secret, projected, downwardAPI, and a CSI driver's that writes the same way) is read in the
 // directory its `..data` names (fs/datadir.ts: the link is read, never followed, and must name
 // one `..` directory of the volume), so the visible names, which are the writer's symlinks, are

@@ -1,4 +1,4 @@
-// Every envhook.io/ annotation name, in one place (SPEC §2, §8). The pod author writes the
+// Every envhook.io/ annotation name, in one place (docs/design.md#annotations, #marks). The pod author writes the
 // first five (untrusted: each is read with its JSON Schema, k8s/annotations.ts and
 // ownership/annotation.ts); envhook itself writes the two marks on a container it applied.
 
@@ -12,7 +12,7 @@ export const SERVICE_LINKS_KEY = 'envhook.io/serviceLinks';
 export const ENV_KEYS = [ENV_KEY, ENV_FROM_KEY, SERVICE_LINKS_KEY] as const;
 /** KEP-5936 volume owners. */
 export const VOLUME_OWNERS = 'envhook.io/volumeOwners';
-/** `"true"`: containers of the pod created while `envhook nri` was away are evicted (docs/nri.md). */
+/** `"true"`: containers of the pod created while `envhook nri` was away are evicted (docs/nri-guarantees.md#evicting-missed-containers). */
 export const EVICT_KEY = 'envhook.io/evictUnapplied';
 /** What a pod author may write (lint names the nearest for any other envhook.io/ key). */
 export const POD_AUTHOR_KEYS = [ENV_KEY, ENV_FROM_KEY, SERVICE_LINKS_KEY, VOLUME_OWNERS, EVICT_KEY] as const;

@@ -1,4 +1,4 @@
-// The envhook.io/* env annotations (SPEC §2): written by whoever writes the pod, so untrusted.
+// The envhook.io/* env annotations (docs/design.md#annotations): written by whoever writes the pod, so untrusted.
 // Each is size-limited, parsed without ever echoing its text, and checked against its JSON
 // Schema (src/schemas/*-annotation.schema.json) before any field is used.
 import { EnvhookError } from '../errors.ts';

@@ -1,7 +1,7 @@
 // The pod directory is taken only from what the kubelet or the runtime made: mount sources under
 // <kubeletRoot>/pods/<uid>/{etc-hosts,containers,volumes} in config.json, or NRI's own pod UID.
 // Annotations cannot choose a host path; the runtime's pod-UID annotation is only a cross-check
-// (SPEC §3, §9).
+// (docs/design.md#finding-volumes, #nri-mode).
 import fs from 'node:fs';
 import path from 'node:path';
 import { EnvhookError } from '../errors.ts';

@@ -1,4 +1,4 @@
-// Volumes of the pod, by name, under <pod>/volumes/kubernetes.io~<plugin>/<name> (SPEC §3).
+// Volumes of the pod, by name, under <pod>/volumes/kubernetes.io~<plugin>/<name> (docs/design.md#finding-volumes).
 // An admin's --volume NAME=DIR overrides the lookup (direct use and tests).
 import fs from 'node:fs';
 import path from 'node:path';
@@ -26,7 +26,7 @@ const KIND_TEXT: Record<VolumeKind, string> = {
 /** Kubernetes volume names are DNS labels: this also keeps `/`, `..` and NUL out. */
 export const VOLUME_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
-/** A volume env is read from (SPEC §10). */
+/** A volume env is read from (docs/design.md#env-from-other-volumes). */
 export interface EnvVolume {
   /** Its files' directory; for a CSI volume it may be missing (not mounted yet). */
   dir: string;

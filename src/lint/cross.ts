@@ -30,7 +30,7 @@ export function crossCheck(facts: PodFacts, a: PodAnnotations): AnnotationProble
     }
   }
 
-  // fileKeyRef, fileRef and envFrom (fileRef, volumeRef) volumes: in the pod, and of a type the node reads env from (SPEC §10).
+  // fileKeyRef, fileRef and envFrom (fileRef, volumeRef) volumes: in the pod, and of a type the node reads env from (docs/design.md#env-from-other-volumes).
   // Where the volume lists all its files (items), a path must be one of them, or for a
   // volumeRef a directory of them: any other is missing on the node, every start.
   const source = (

@@ -1,4 +1,4 @@
-// The NRI CreateContainer handler (SPEC §9): the one pipeline with NRI's facts and the NRI
+// The NRI CreateContainer handler (docs/design.md#nri-mode): the one pipeline with NRI's facts and the NRI
 // applier. A sandbox, or a pod with no envhook.io/ annotation, gets the empty adjustment before
 // anything else runs: no file I/O. A failure throws EnvhookError; the protocol layer returns
 // its one-line message, so CreateContainer fails with it.

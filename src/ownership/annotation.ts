@@ -1,4 +1,4 @@
-// envhook.io/volumeOwners (SPEC §2, KEP-5936): parsed, schema-checked (ajv, build time), then
+// envhook.io/volumeOwners (docs/design.md#annotations, KEP-5936): parsed, schema-checked (ajv, build time), then
 // normalised. The pod author writes this annotation, so it is untrusted: item paths are split
 // here once (relative, no `..`) and never joined onto a host path by string.
 import { SchemaError } from '../errors.ts';

@@ -1,4 +1,4 @@
-// KEP-5936 owners (SPEC §5): the chown of every prepared volume, the pipeline's one side effect
+// KEP-5936 owners (docs/design.md#ownership): the chown of every prepared volume, the pipeline's one side effect
 // besides the caller's flush. Runs in every stage: inject, the shim's create, precreate, the
 // createRuntime hook (where it is the main work) and NRI's CreateContainer. Idempotent: a file
 // whose owner is already right costs one lstat, so the shim and the hook may both run it for

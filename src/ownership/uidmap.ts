@@ -1,4 +1,4 @@
-// Which UID goes to disk (SPEC §5). The annotation names the user inside the container:
+// Which UID goes to disk (docs/design.md#ownership). The annotation names the user inside the container:
 // - the volume's mount is idmapped (mount `uidMappings` or the `idmap`/`ridmap` option): the
 //   kernel maps on access, so the container UID is written as is;
 // - else the container has a user namespace (`linux.uidMappings`): mapped through it, and a

@@ -1,4 +1,4 @@
-// The marks (SPEC §8). `envhook.io/applied`: the config.json and NRI appliers set it when they
+// The marks (docs/design.md#marks). `envhook.io/applied`: the config.json and NRI appliers set it when they
 // applied env for a container; the hook stage (and the runtime front) read it.
 // `envhook.io/applied-env`: the names (never values) of what the config.json applier set and
 // removed; the front's exec path reads it to give an exec'd process PID 1's env changes.
@@ -40,7 +40,7 @@ const NEEDED =
   'the createRuntime hook alone cannot set variables';
 
 /**
- * The hook stage's check (SPEC §6): env asked for this container by annotations but not applied
+ * The hook stage's check (docs/design.md#failures): env asked for this container by annotations but not applied
  * before the runtime's create means a hook-only registration; the container would start without
  * its variables, so the start fails instead, saying what is missing.
  */

@@ -1,4 +1,4 @@
-// What the pod's annotations ask of this one container (SPEC §2): its entries of the three env
+// What the pod's annotations ask of this one container (docs/design.md#annotations): its entries of the three env
 // annotations and the pod's volume owners, each validated against its schema. Pure: it reads
 // annotations only, so a container that asks for nothing costs no file I/O.
 import { entryFor, readEnv, readEnvFrom, readServiceLinks, fromSource, valueSource } from '../k8s/annotations.ts';

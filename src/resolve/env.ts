@@ -1,4 +1,4 @@
-// Env resolution for one container, in SPEC §2 order (last wins):
+// Env resolution for one container, in the order of docs/design.md#resolution-order (last wins):
 //   1. the process env the runtime built; 2. service-link removal; 3. envFrom sources (env
 //      files, volume directories), in order;
 //   4. env entries, in order (`value` expanded with $(VAR) over what is defined so far; a

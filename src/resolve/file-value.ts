@@ -1,4 +1,4 @@
-// A whole file as one value (`valueFrom.fileRef`, SPEC §10): the bytes a secret key file or a
+// A whole file as one value (`valueFrom.fileRef`, docs/design.md#env-from-other-volumes): the bytes a secret key file or a
 // CSI driver's secret file holds, with no env-file syntax. Reasons are fixed phrases: never a
 // byte of the file, not even an offset into it.
 // The file is read as an env file is (files.ts): at most 64 KiB, so `NAME=value` stays under

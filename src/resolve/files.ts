@@ -1,6 +1,6 @@
 // Env files read for one container start: each (volume, path) is read and parsed once, so a
 // file named by several references yields the same variables to all of them. The volume is an
-// emptyDir, an atomic-writer volume or a CSI volume (SPEC §10); every read goes through the
+// emptyDir, an atomic-writer volume or a CSI volume (docs/design.md#env-from-other-volumes); every read goes through the
 // confined reader (no symlink but the atomic writer's `..data`, regular file, non-blocking,
 // bounded). Errors name the volume, the path, the key and the line — never a byte of the file.
 import { EnvhookError, EnvFileError } from '../errors.ts';
@@ -33,7 +33,7 @@ export const MAX_DIR_ENTRIES = 1024;
 /** At most this many bytes of a volumeRef's files together: a Secret's or ConfigMap's limit. */
 export const MAX_DIR_BYTES = 1024 * 1024;
 
-/** The relaxed Kubernetes rule (SPEC §2), on bytes: printable ASCII without `=`. */
+/** The relaxed Kubernetes rule (docs/design.md#annotations), on bytes: printable ASCII without `=`. */
 function isVariableName(prefix: string, name: Buffer): boolean {
   if (prefix.length + name.length === 0) return false;
   for (const b of name) if (b < 0x20 || b > 0x7e || b === 0x3d) return false;

@@ -1,4 +1,4 @@
-// The run directory (SPEC §7 style setting `runDir`, default /run/envhook) holds one owners
+// The run directory (a setting, docs/design.md#settings: `runDir`, default /run/envhook) holds one owners
 // record a pod: `owners/`, the shim's for `envhook watch`, and `nri-owners/`, the pods the
 // resident NRI plugin watches, for the next plugin process (nri/pod-watch.ts). Whoever can write there chooses which files get which owner, so it must be
 // root's alone: owned by this process's user (root), no write for group or others, not a

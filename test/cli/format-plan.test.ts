@@ -36,3 +36,24 @@ t.test('a sandbox, an unnamed container', async (t) => {
     'container: a\nenv: 0\nremoved service variables: 0\nowners: 0\n',
   );
 });
+
+t.test('a path or file name the pod author wrote: bidi and format characters escaped, one line each', async (t) => {
+  t.equal(
+    formatPlan({
+      container: 'app',
+      sandbox: false,
+      env: [{ name: 'A', source: 'volume "v": file "x\u202etxt.sh": key "A"' }],
+      removed: [],
+      owners: [{ volume: 'keys', path: 'a\u2066b\u200b', uid: 1, hostUid: 1 }],
+    }),
+    [
+      'container: app',
+      'env: 1',
+      '  set A from volume "v": file "x\\u202etxt.sh": key "A"',
+      'removed service variables: 0',
+      'owners: 1',
+      '  volume "keys" "a\\u2066b\\u200b" uid 1 (host 1)',
+      '',
+    ].join('\n'),
+  );
+});

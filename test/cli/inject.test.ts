@@ -92,3 +92,30 @@ t.test('--bundle is required', async (t) => {
   t.equal(r.status, 1);
   t.match(r.stderr, /required option '--bundle <dir>' not specified/);
 });
+
+t.test('a bidi override in an annotation key or path: escaped on stderr and in the log, exit 1', async (t) => {
+  const b = bundle(t);
+  const spec = JSON.parse(b.read());
+  spec.annotations['envhook.io/env'] = JSON.stringify({
+    'ap\u202ep': [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: 'x\u2066y', key: 'A' } } }],
+  });
+  fs.writeFileSync(path.join(b.dir, 'bundle/config.json'), JSON.stringify(spec));
+  const before = b.read();
+  const r = b.run('--volume', b.vol, '--container', 'app');
+  t.equal(r.status, 1);
+  t.equal(
+    r.stderr,
+    'envhook: annotation "envhook.io/env": /ap\\u202ep: container name must be a DNS label: lowercase letters, digits and \'-\', at most 63 characters\n',
+  );
+  t.equal(b.read(), before);
+  spec.annotations['envhook.io/env'] = JSON.stringify({
+    app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'cfg', path: 'x\u2066y\u200b', key: 'A' } } }],
+  });
+  fs.writeFileSync(path.join(b.dir, 'bundle/config.json'), JSON.stringify(spec));
+  const r2 = b.run('--volume', b.vol, '--container', 'app');
+  t.equal(r2.status, 1);
+  t.equal(r2.stderr, 'envhook: volume "cfg": file "x\\u2066y\\u200b": not found\n');
+  const log = fs.readFileSync(path.join(b.dir, 'log'), 'utf8');
+  t.notMatch(log, /[\u202e\u2066\u200b]/u, 'no raw format character in the log');
+  t.match(log, /x\\\\u2066y\\\\u200b/);
+});

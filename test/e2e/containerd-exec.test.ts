@@ -1,4 +1,4 @@
-// Issue 12's bug, with a real containerd 1.6: `ctr task exec` (like CRI ExecSync: kubectl exec,
+// The exec bug (docs/design.md#the-runtime-front), with a real containerd 1.6: `ctr task exec` (like CRI ExecSync: kubectl exec,
 // exec probes) builds the exec process from containerd's own stored spec, never from the
 // bundle's config.json, and hands it to the runtime as `runc exec --process F`. Through the
 // front the exec'd process sees the injected variables, without the removed service links;

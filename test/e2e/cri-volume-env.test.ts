@@ -1,4 +1,4 @@
-// Env from secret, configMap, projected and CSI volumes (issue 25, SPEC §10) on a real containerd
+// Env from secret, configMap, projected and CSI volumes (docs/design.md#env-from-other-volumes) on a real containerd
 // 2.1.9 (Debian sid) driven over CRI as the kubelet drives it, in both modes on one containerd:
 // NRI (`envhook nri`, pods without runtimeClassName) and the shim (the envhook runtime handler,
 // the plugin stopped, so the front runs the pipeline). Secret and projected volumes on a tmpfs

@@ -1,4 +1,4 @@
-// Every SPEC §6 failure row that `envhook inject` can meet (all but the hook-only row), end to
+// Every failure row of docs/design.md#failures that `envhook inject` can meet (all but the hook-only row), end to
 // end: exactly one `envhook: …` line on stderr, exit status 1, nothing on stdout, config.json
 // byte-identical and no temporary file left. Canary values in env files and in `value`s never
 // reach stdout, stderr or the debug-level log. config.json round-trips losslessly.

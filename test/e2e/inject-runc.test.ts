@@ -1,6 +1,6 @@
 // `envhook inject` on real busybox bundles with a kubelet-like pod directory, then `runc run`:
 // the KEP-3721 stories, optional references, envFrom, $(VAR), service links, plain bundles.
-// Failures (SPEC §6), canaries and the lossless round trip: inject-failures.test.ts.
+// Failures (docs/design.md#failures), canaries and the lossless round trip: inject-failures.test.ts.
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-// Env from secret, configMap, projected and CSI volumes (issue 25, SPEC §10) through the front
+// Env from secret, configMap, projected and CSI volumes (docs/design.md#env-from-other-volumes) through the front
 // with real runc, as a runtime shim runs it: `run` and `create` + `start` give PID 1 the
 // variables, `exec --process F` (how containerd and CRI-O start kubectl exec and exec probes) gives
 // them to the exec process too; a missing file, a symlink out of the volume, a FIFO and a

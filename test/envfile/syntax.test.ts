@@ -34,7 +34,7 @@ t.test("blanks are bash's: space and tab, not CR, FF or VT", async (t) => {
   );
 });
 
-t.test('reasons: fixed phrases, distinct, one line; the limits are the ones SPEC §4 names', async (t) => {
+t.test('reasons: fixed phrases, distinct, one line; the limits are the ones docs/design.md#env-files names', async (t) => {
   const reasons = Object.values(Reason);
   t.equal(new Set(reasons).size, reasons.length);
   for (const r of reasons) t.match(r, /^[^\n%$`{}]+$/, r);

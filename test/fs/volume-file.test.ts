@@ -1,4 +1,4 @@
-// Env files of atomic-writer and CSI volumes (SPEC §10), on pods laid out as the kubelet lays
+// Env files of atomic-writer and CSI volumes (docs/design.md#env-from-other-volumes), on pods laid out as the kubelet lays
 // them out: read through `..data`, with the emptyDir's confinement below it; hostile layouts
 // (a symlink out, `..data` out, a FIFO, an over-size file) refused with a reason, never a byte.
 import t from 'tap';

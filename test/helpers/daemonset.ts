@@ -12,7 +12,7 @@ export const INSTALLER_DAEMONSET = 'examples/daemonset.yaml';
 
 /**
  * What examples/nri-daemonset.yaml asks of `envhook nri` that this branch does not have yet
- * (issue 21, "Visible"): flag → what hangs on it. Their checks are todos; a test fails once a
+ * (docs/nri-status.md): flag → what hangs on it. Their checks are todos; a test fails once a
  * flag shows in `envhook nri --help` while still listed here, so enabling them is deleting the
  * entry (test/e2e/image.test.ts then probes /readyz and /healthz).
  */

@@ -1,4 +1,4 @@
-// The cases of env from secret, configMap, projected and CSI volumes (issue 25, SPEC §10), shared
+// The cases of env from secret, configMap, projected and CSI volumes (docs/design.md#env-from-other-volumes), shared
 // by the CRI test (test/e2e/cri-volume-env.test.ts) and the runc one (test/e2e/runc-volume-env.test.ts):
 // a pod's volumes, annotations asking for fileKeyRef, fileRef and envFrom (fileRef, volumeRef)
 // from each, what container `app` must see, and hostile layouts with the line each fails with.

@@ -1,4 +1,4 @@
-// The reader test of the owner watcher (issue 23): a container process (UID 1000) reads 0400
+// The reader test of the owner watcher (docs/ownership.md): a container process (UID 1000) reads 0400
 // files of atomic-writer volumes in a loop while the test rewrites the volumes with the
 // kubelet's operations, then goes on reading after the churn. busy box sh's `read` builtin is
 // one open(2) a read, no fork. Each phase is its own reader: it marks /ctl/<phase>.started,

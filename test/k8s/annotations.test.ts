@@ -54,7 +54,7 @@ t.test('schema errors name the annotation and the JSON path', async (t) => {
   t.equal(
     env({ app: [{ name: 'A', valueFrom: { fileRef: { volumeName: 'c', path: 'p', optional: true } } }] }),
     'no error',
-    'a whole file as the value (SPEC §10)',
+    'a whole file as the value (docs/design.md#env-from-other-volumes)',
   );
   t.equal(
     env({ app: [{ name: 'A', valueFrom: { fileRef: { volumeName: 'c', path: 'p', key: 'K' } } }] }),
@@ -126,7 +126,7 @@ t.test('schema errors name the annotation and the JSON path', async (t) => {
   t.equal(
     envFrom({ app: [{ prefix: 'P_', volumeRef: { volumeName: 'c' } }, { volumeRef: { volumeName: 'c', path: 'db', optional: true } }] }),
     'no error',
-    "a volume's files (SPEC §10)",
+    "a volume's files (docs/design.md#env-from-other-volumes)",
   );
   t.equal(envFrom({ app: [{ volumeRef: { path: 'db' } }] }), `${F}: /app/0/volumeRef: missing field "volumeName"`);
   t.equal(

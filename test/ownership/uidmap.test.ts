@@ -34,7 +34,7 @@ t.test('idmapped mounts: uidMappings or the idmap/ridmap option', async (t) => {
   t.notOk(isIdmappedMount({}));
 });
 
-t.test('which rule applies to a volume (SPEC §5)', async (t) => {
+t.test('which rule applies to a volume (docs/design.md#ownership)', async (t) => {
   const vol = '/var/lib/kubelet/pods/p/volumes/kubernetes.io~secret/keys';
   const spec = (mountExtra: object, linux?: object): Spec =>
     ({

@@ -128,7 +128,7 @@ t.test('fileKeyRef: one key; optional covers a missing file and a missing key on
   t.equal(
     message(() => resolve([], { env: [secret] }, v)),
     'volume "keys": file "a": not found',
-    'a secret volume is a source too (SPEC §10)',
+    'a secret volume is a source too (docs/design.md#env-from-other-volumes)',
   );
   const nfs: EnvVar = { name: 'A', valueFrom: { fileKeyRef: { volumeName: 'share', path: 'a', key: 'A', optional: true } } };
   t.equal(

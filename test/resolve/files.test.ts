@@ -43,56 +43,65 @@ t.test('describeFile quotes names as JSON', async (t) => {
   t.equal(describeFile({ volumeName: 'v', path: 'a "b".env' }), 'volume "v": file "a \\"b\\".env"');
 });
 
-t.test('secret, configMap, projected, downwardAPI and CSI volumes of a kubelet-laid-out pod (SPEC §10)', async (t) => {
-  const env = `A='${CANARY}'\n`;
-  const pod = makePod(path.join(t.testdir({}), 'kubelet'), {
-    atomic: [
-      { plugin: 'secret', name: 'db', payload: { 'db.env': env, 'bad.env': `A=${CANARY}\n` } },
-      { plugin: 'configmap', name: 'cfg', payload: { 'app.env': env } },
-      { plugin: 'projected', name: 'all', payload: { 'p.env': env } },
-      { plugin: 'downward-api', name: 'info', payload: { 'd.env': env } },
-    ],
-    csi: [
-      { name: 'vault', layout: 'atomic', files: { 'v.env': env } },
-      { name: 'later', layout: 'unmounted' },
-    ],
-  });
-  fs.mkdirSync(path.join(pod.dir, 'volumes/kubernetes.io~nfs/share'), { recursive: true });
-  const files = new EnvFiles(createVolumeLocator({ pod: { dir: pod.dir, uid: pod.uid, from: 'uid' }, overrides: new Map() }), parseEnvFile);
-  for (const [volumeName, p] of [
-    ['db', 'db.env'],
-    ['cfg', 'app.env'],
-    ['all', 'p.env'],
-    ['info', 'd.env'],
-    ['vault', 'v.env'],
-  ] as const) {
-    t.same([...files.read({ volumeName, path: p })!], [['A', CANARY]], volumeName);
-  }
-  t.equal(files.read({ volumeName: 'later', path: 'v.env', optional: true }), undefined, 'a CSI volume not mounted yet: optional skips');
-  const messages = [
-    [{ volumeName: 'later', path: 'v.env' }, 'volume "later": file "v.env": not found'],
-    [{ volumeName: 'db', path: 'nope', optional: false }, 'volume "db": file "nope": not found'],
-    [{ volumeName: 'db', path: 'bad.env', optional: true }, 'volume "db": file "bad.env": line 1: value must be single-quoted'],
-    [
-      { volumeName: 'share', path: 'a', optional: true },
-      'volume "share" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume',
-    ],
-    [{ volumeName: 'gone', path: 'a', optional: true }, 'volume "gone" not found'],
-  ] as const;
-  for (const [ref, message] of messages) {
-    const err = t.throws(() => files.read(ref), new EnvhookError(message)) as Error;
-    t.notMatch(`${err.message} ${String(err.cause)}`, CANARY);
-  }
-  const ts = path.join(atomicVolumeDir(pod, 'secret', 'db'), fs.readlinkSync(path.join(atomicVolumeDir(pod, 'secret', 'db'), '..data')));
-  fs.rmSync(path.join(ts, 'db.env'));
-  fs.symlinkSync('/etc/hostname', path.join(ts, 'db.env'));
-  const fresh = new EnvFiles(createVolumeLocator({ pod: { dir: pod.dir, uid: pod.uid, from: 'uid' }, overrides: new Map() }), parseEnvFile);
-  t.throws(
-    () => fresh.read({ volumeName: 'db', path: 'db.env', optional: true }),
-    new EnvhookError('volume "db": file "db.env": is a symbolic link'),
-    'optional covers a missing file only',
-  );
-});
+t.test(
+  'secret, configMap, projected, downwardAPI and CSI volumes of a kubelet-laid-out pod (docs/design.md#env-from-other-volumes)',
+  async (t) => {
+    const env = `A='${CANARY}'\n`;
+    const pod = makePod(path.join(t.testdir({}), 'kubelet'), {
+      atomic: [
+        { plugin: 'secret', name: 'db', payload: { 'db.env': env, 'bad.env': `A=${CANARY}\n` } },
+        { plugin: 'configmap', name: 'cfg', payload: { 'app.env': env } },
+        { plugin: 'projected', name: 'all', payload: { 'p.env': env } },
+        { plugin: 'downward-api', name: 'info', payload: { 'd.env': env } },
+      ],
+      csi: [
+        { name: 'vault', layout: 'atomic', files: { 'v.env': env } },
+        { name: 'later', layout: 'unmounted' },
+      ],
+    });
+    fs.mkdirSync(path.join(pod.dir, 'volumes/kubernetes.io~nfs/share'), { recursive: true });
+    const files = new EnvFiles(
+      createVolumeLocator({ pod: { dir: pod.dir, uid: pod.uid, from: 'uid' }, overrides: new Map() }),
+      parseEnvFile,
+    );
+    for (const [volumeName, p] of [
+      ['db', 'db.env'],
+      ['cfg', 'app.env'],
+      ['all', 'p.env'],
+      ['info', 'd.env'],
+      ['vault', 'v.env'],
+    ] as const) {
+      t.same([...files.read({ volumeName, path: p })!], [['A', CANARY]], volumeName);
+    }
+    t.equal(files.read({ volumeName: 'later', path: 'v.env', optional: true }), undefined, 'a CSI volume not mounted yet: optional skips');
+    const messages = [
+      [{ volumeName: 'later', path: 'v.env' }, 'volume "later": file "v.env": not found'],
+      [{ volumeName: 'db', path: 'nope', optional: false }, 'volume "db": file "nope": not found'],
+      [{ volumeName: 'db', path: 'bad.env', optional: true }, 'volume "db": file "bad.env": line 1: value must be single-quoted'],
+      [
+        { volumeName: 'share', path: 'a', optional: true },
+        'volume "share" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume',
+      ],
+      [{ volumeName: 'gone', path: 'a', optional: true }, 'volume "gone" not found'],
+    ] as const;
+    for (const [ref, message] of messages) {
+      const err = t.throws(() => files.read(ref), new EnvhookError(message)) as Error;
+      t.notMatch(`${err.message} ${String(err.cause)}`, CANARY);
+    }
+    const ts = path.join(atomicVolumeDir(pod, 'secret', 'db'), fs.readlinkSync(path.join(atomicVolumeDir(pod, 'secret', 'db'), '..data')));
+    fs.rmSync(path.join(ts, 'db.env'));
+    fs.symlinkSync('/etc/hostname', path.join(ts, 'db.env'));
+    const fresh = new EnvFiles(
+      createVolumeLocator({ pod: { dir: pod.dir, uid: pod.uid, from: 'uid' }, overrides: new Map() }),
+      parseEnvFile,
+    );
+    t.throws(
+      () => fresh.read({ volumeName: 'db', path: 'db.env', optional: true }),
+      new EnvhookError('volume "db": file "db.env": is a symbolic link'),
+      'optional covers a missing file only',
+    );
+  },
+);
 
 t.test('value: a whole file of a secret or CSI volume, read once; errors name volume and path only', async (t) => {
   const pod = makePod(path.join(t.testdir({}), 'kubelet'), {

@@ -1,4 +1,4 @@
-// Crash safety (SPEC §8): config.json is replaced atomically, so a kill -9 at any moment leaves
+// Crash safety (docs/design.md#the-spec-file): config.json is replaced atomically, so a kill -9 at any moment leaves
 // the old or the new file, never a torn one. Two harnesses: SIGKILL at each step of the atomic
 // write (test-only fault switch), and SIGKILL at random moments of a real run.
 import t, { type Test } from 'tap';

@@ -1,4 +1,4 @@
-// Hostile filesystem (SPEC §3): a pod author controls every byte and every name inside an
+// Hostile filesystem (docs/design.md#finding-volumes): a pod author controls every byte and every name inside an
 // emptyDir, and can change them while envhook runs. Each case must end, without blocking, with a
 // clear error, never read a byte from outside the volume, never open a FIFO or device, and leave a
 // file outside the volume exactly as it was.

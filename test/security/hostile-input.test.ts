@@ -1,4 +1,4 @@
-// Hostile input (SPEC §6, §8): config.json and the hook's state JSON as a broken or hostile
+// Hostile input (docs/design.md#failures, #the-spec-file): config.json and the hook's state JSON as a broken or hostile
 // runtime, or a pod author through annotations, could hand them over. Each case: one clear
 // line naming the input, never a byte of the input's values, config.json byte-identical.
 import t, { type Test } from 'tap';

@@ -1,4 +1,4 @@
-// Hostile filesystem for ownership (SPEC §3, §5): whatever sits in an atomic-write volume —
+// Hostile filesystem for ownership (docs/design.md#finding-volumes, #ownership): whatever sits in an atomic-write volume —
 // symlinks out, a `..data` pointing away, hard links, FIFOs, devices, sockets, loops, a file
 // swapped for a symlink or a FIFO while the walk runs — a file outside the volume keeps its
 // content, owner and mode, and nothing blocks.

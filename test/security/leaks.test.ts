@@ -1,4 +1,4 @@
-// No leaks (SPEC §6): over at least 10,000 generated env files and annotation values carrying a
+// No leaks (docs/design.md#invariants): over at least 10,000 generated env files and annotation values carrying a
 // canary, the canary never appears in a message, in the pino log at debug level, on stdout or
 // stderr of a CLI entry point, or in the runtime --log file. The bulk runs in-process; inputs of
 // every kind of outcome the bulk reaches go through the real bundled CLI.

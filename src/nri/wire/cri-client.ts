@@ -1,6 +1,6 @@
 // envhook's CRI client: the runtime's CRI socket (the kubelet's), for the one call envhook
 // makes there, RuntimeService/StopContainer (cri-schema.ts), over grpc.ts. NRI itself cannot
-// stop a container: its evictions are dropped by every runtime (docs/nri.md, "Evictions").
+// stop a container: its evictions are dropped by every runtime (docs/nri-internals.md#evictions-what-the-runtimes-do).
 import fs from 'node:fs';
 import { decode, encode, Msg } from './descriptors.ts';
 import { CRI_SERVICE } from './cri-schema.ts';
