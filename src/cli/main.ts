@@ -66,6 +66,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
   }
 }
 
-main().then((code) => {
+// main() never rejects: every error ends in its catch, as one line and a status.
+void main().then((code) => {
   process.exitCode = code;
 });
