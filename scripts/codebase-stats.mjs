@@ -21,8 +21,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
  *   envhook.io/ annotations (names, readers), the pod directory and volumes, and the two
  *   KEP-5936 readers that facts and lint use (volumeOwners, user-namespace id mappings).
  * - facts → resolve → owners → plan → apply → chown: the pipeline's data flow. resolve (env
- *   from files) and owners (owners checked, held open) sit below plan because the plan calls
- *   them; chown (the one side effect) is above apply, as it runs after the appliers.
+ *   from files) and owners (owners checked, held open; a volume's owned copy read whole and its
+ *   place: mirror/) sit below plan because the plan calls them; chown (the one side effect: the
+ *   chown, and the owned copy written and swapped in) is above apply, as it runs after the appliers.
  * - pipeline: run<T>(), the stages in order for any applier.
  * - watch: the owner watcher and its run-directory records (the config.json path records owners
  *   there, the NRI daemon drives the watcher).
@@ -30,6 +31,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
  * - tools: lint and convert's manifest reading, checks and rewrites (off the start path).
  * - wire: NRI's and CRI's protocols (framing, ttRPC, gRPC, message tables, codecs).
  * - daemons: the shim, the NRI plugin and supervisor, install.
+ * - doctor: the node's checks that `envhook status` and `envhook doctor` print, over install's
+ *   and the NRI plugin's own readings.
  * - entry: the commands (cli/), the library and the tools bundle.
  */
 export const LAYERS = [
@@ -40,16 +43,17 @@ export const LAYERS = [
   ['k8s', ['k8s/', 'ownership/annotation.ts', 'ownership/uidmap.ts']],
   ['facts', ['facts/']],
   ['resolve', ['resolve/']],
-  ['owners', ['ownership/']],
+  ['owners', ['ownership/', 'mirror/']],
   ['plan', ['plan/']],
   ['apply', ['apply/']],
-  ['chown', ['ownership/chown.ts']],
+  ['chown', ['ownership/chown.ts', 'mirror/build.ts', 'mirror/copy-dir.ts', 'mirror/copy.ts', 'mirror/remove.ts']],
   ['pipeline', ['pipeline.ts']],
   ['watch', ['watch/']],
   ['bundle', ['bundle/']],
   ['tools', ['manifest/', 'lint/', 'convert/']],
   ['wire', ['nri/wire/']],
   ['daemons', ['shim/', 'nri/', 'install/']],
+  ['doctor', ['doctor/']],
   ['entry', ['cli/', 'index.ts', 'tools.ts']],
 ];
 

@@ -77,8 +77,15 @@ function lookup({ pod, overrides }: VolumeSources, name: string, kind: VolumeKin
     if (isRealDir(dir)) return { dir, plugin };
   }
   if (foundElsewhere(pod.dir, name)) throw new EnvhookError(`volume "${name}" is not ${KIND_TEXT[kind]}`);
+  // The likely cause for an env source: no container mounts the volume (envhook's containers
+  // need not), and the kubelet sets up only the volumes some container of the pod mounts.
+  if (kind === 'env') throw new EnvhookError(`volume "${name}" not found in the pod: ${NOT_SET_UP}`);
   throw new EnvhookError(`volume "${name}" not found`);
 }
+
+/** Why an env source's volume is not in the pod directory, and what to do (lint says the same). */
+export const NOT_SET_UP =
+  "the kubelet sets up only volumes that a container of the pod mounts; mount it in one of the pod's containers (the init container is enough)";
 
 function isRealDir(dir: string): boolean {
   return fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() === true;

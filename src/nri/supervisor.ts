@@ -10,7 +10,7 @@ import type { ChildProcess } from 'node:child_process';
 import type { Logger } from '../log.ts';
 import type { MissedContainer } from './missed.ts';
 import { procStat } from './proc-stat.ts';
-import { emptyCounts, type NriCounts, type NriStatus, type OwnerWatchStats } from './status-file.ts';
+import { emptyCounts, type NriCounts, type NriStatus, type OwnerWatchStats, type RunsAs } from './status-file.ts';
 import { BEAT_MS, type WorkerMessage } from './worker-link.ts';
 
 /**
@@ -28,6 +28,8 @@ export interface SupervisorOptions {
   name: string;
   index: string;
   socketPath: string;
+  /** How this envhook nri was started (the status file says so). */
+  runsAs?: RunsAs;
   /** Starts a worker with an IPC channel; `first`: the one given the runtime's connection, if any. */
   spawnWorker(first: boolean): ChildProcess;
   log: Logger;
@@ -81,6 +83,7 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
     ...ownStart(),
     startedAt,
     plugin,
+    ...(opts.runsAs ? { runsAs: opts.runsAs } : {}),
     connected: false,
     since: startedAt,
     counts,

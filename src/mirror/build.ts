@@ -1,0 +1,146 @@
+// Writes a snapshot (snapshot.ts) as a new timestamped directory of the volume's copy and swaps
+// the copy's `..data` to it, as the kubelet's atomic writer does, with one difference that is
+// the point of the copy: every file is created 0600 by root in a directory only root can enter,
+// then given its final owner, group and mode, all BEFORE the rename that makes it visible. A
+// reader in the container therefore sees the old payload or the new one, each file already
+// owned: never a file it may not read. After the swap the visible links are made (missing ones)
+// or removed (names the payload lost) and the old directory is removed. A failure before the
+// swap removes what it wrote: the copy stays as it was.
+import fs from 'node:fs';
+import crypto from 'node:crypto';
+import { EnvhookError } from '../errors.ts';
+import { fdPath, openDirAt, readLinkAt } from '../fs/confined.ts';
+import { DATA_LINK, isTimestampedName } from '../fs/datadir.ts';
+import { copyDir, timestampedName, type CopyPlace } from './layout.ts';
+import type { Snapshot } from './snapshot.ts';
+import { openCopyDir } from './copy-dir.ts';
+
+const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
+/** A directory of a copy no swap points at, older than this, is a leftover (a crash, a lost race). */
+const STALE_MS = 60_000;
+
+export interface WrittenCopy {
+  /** The copy's directory (the mount source). */
+  dir: string;
+  /** The timestamped directory `..data` now points at. */
+  timestamped: string;
+  files: number;
+  bytes: number;
+}
+
+/** Writes `snap` into the copy at `place` (opened and checked by copy-dir.ts) and swaps it in. */
+export function writeCopy(place: CopyPlace, snap: Snapshot): WrittenCopy {
+  const dir = copyDir(place);
+  const destFd = openCopyDir(place);
+  try {
+    const name = writeTimestamped(destFd, snap);
+    const old = swapData(destFd, name);
+    syncLinks(destFd, snap.visible);
+    removeOld(destFd, name, old);
+    return { dir, timestamped: name, files: snap.files, bytes: snap.bytes };
+  } finally {
+    fs.closeSync(destFd);
+  }
+}
+
+function writeTimestamped(destFd: number, snap: Snapshot): string {
+  let name = timestampedName();
+  while (fs.lstatSync(fdPath(destFd, name), { throwIfNoEntry: false })) name = timestampedName();
+  try {
+    fs.mkdirSync(fdPath(destFd, name), { mode: 0o700 });
+  } catch (cause) {
+    throw failed(snap.volume, cause);
+  }
+  try {
+    const tsFd = openDirAt(destFd, name);
+    try {
+      writeEntries(tsFd, snap);
+      fs.fchownSync(tsFd, snap.root.uid, snap.root.gid);
+      fs.fchmodSync(tsFd, snap.root.mode);
+    } finally {
+      fs.closeSync(tsFd);
+    }
+  } catch (cause) {
+    fs.rmSync(fdPath(destFd, name), { recursive: true, force: true });
+    throw cause instanceof EnvhookError ? cause : failed(snap.volume, cause);
+  }
+  return name;
+}
+
+/** Files owned and moded as they are created; directories made 0700 first, finished deepest first. */
+function writeEntries(tsFd: number, snap: Snapshot): void {
+  for (const e of snap.entries) {
+    const p = fdPath(tsFd, e.rel);
+    if (e.kind === 'dir') {
+      fs.mkdirSync(p, { mode: 0o700 });
+      continue;
+    }
+    const fd = fs.openSync(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
+    try {
+      const data = e.data!;
+      for (let at = 0; at < data.length;) at += fs.writeSync(fd, data, at, data.length - at);
+      fs.fchownSync(fd, e.uid, e.gid);
+      fs.fchmodSync(fd, e.mode); // after the chown, which clears set-id bits
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+  for (const e of [...snap.entries].reverse()) {
+    if (e.kind !== 'dir') continue;
+    const fd = openDirAt(tsFd, e.rel);
+    try {
+      fs.fchownSync(fd, e.uid, e.gid);
+      fs.fchmodSync(fd, e.mode);
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+}
+
+/** Points `..data` at `name` by renaming a new link over it; returns the former target. */
+function swapData(destFd: number, name: string): string | undefined {
+  const old = readLinkAt(destFd, DATA_LINK);
+  // A name of its own: a shim's create and the watcher may build the same copy at once.
+  const tmp = `${DATA_LINK}_tmp.${crypto.randomInt(2 ** 32 - 1)}`;
+  fs.symlinkSync(name, fdPath(destFd, tmp));
+  try {
+    fs.renameSync(fdPath(destFd, tmp), fdPath(destFd, DATA_LINK));
+  } catch (cause) {
+    fs.rmSync(fdPath(destFd, tmp), { force: true });
+    fs.rmSync(fdPath(destFd, name), { recursive: true, force: true });
+    throw cause;
+  }
+  return old;
+}
+
+/** The visible names: `<name> -> ..data/<name>` for each top-level entry, and no other link. */
+function syncLinks(destFd: number, visible: readonly string[]): void {
+  const want = new Set(visible);
+  for (const name of fs.readdirSync(fdPath(destFd, '.'))) {
+    if (name.startsWith('..') || want.has(name)) continue;
+    const st = fs.lstatSync(fdPath(destFd, name), { throwIfNoEntry: false });
+    if (st?.isSymbolicLink()) fs.rmSync(fdPath(destFd, name), { force: true });
+  }
+  for (const name of want) {
+    if (!fs.lstatSync(fdPath(destFd, name), { throwIfNoEntry: false })) fs.symlinkSync(`${DATA_LINK}/${name}`, fdPath(destFd, name));
+  }
+}
+
+/** Removes the former target, and leftovers of other writers that no swap made current. */
+function removeOld(destFd: number, current: string, old: string | undefined): void {
+  const now = Date.now();
+  for (const name of fs.readdirSync(fdPath(destFd, '.'))) {
+    if (name === current || name === DATA_LINK || !name.startsWith('..')) continue;
+    const isTmp = name.startsWith(`${DATA_LINK}_tmp.`);
+    if (!isTmp && !isTimestampedName(name)) continue;
+    const st = fs.lstatSync(fdPath(destFd, name), { throwIfNoEntry: false });
+    if (st === undefined) continue;
+    if (name === old || now - st.mtimeMs > STALE_MS) fs.rmSync(fdPath(destFd, name), { recursive: true, force: true });
+  }
+}
+
+function failed(volume: string, cause: unknown): EnvhookError {
+  const code = (cause as NodeJS.ErrnoException).code ?? 'error';
+  const hint = code === 'ENOSPC' ? ': the run directory is full' : '';
+  return new EnvhookError(`volume "${volume}": cannot write its owned copy (${code})${hint}`, { cause });
+}

@@ -1,0 +1,27 @@
+// A pod's copies go when the pod does (the resident process decides when: nri/pod-watch.ts,
+// watch/watch-daemon.ts). Removal is by the checked names of layout.ts only, without following
+// a symlink (fs.rmSync unlinks links, never their targets).
+import fs from 'node:fs';
+import { copiesRoot, copyDir, podCopiesDir, type CopyPlace } from './layout.ts';
+
+/** Removes every copy of the pod; true when there was one. */
+export function removePodCopies(runDir: string, podUid: string): boolean {
+  const dir = podCopiesDir(runDir, podUid);
+  if (!fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return false;
+  fs.rmSync(dir, { recursive: true, force: true });
+  return true;
+}
+
+/** Removes one volume's copy (the pod no longer asks owners for it). */
+export function removeCopy(place: CopyPlace): void {
+  fs.rmSync(copyDir(place), { recursive: true, force: true });
+}
+
+/** Pod UIDs that have copies under the run directory (a restarted process takes them over). */
+export function podsWithCopies(runDir: string): string[] {
+  try {
+    return fs.readdirSync(copiesRoot(runDir));
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,174 @@
+// A kubelet volume's current payload read whole, every entry checked, before anything of a copy
+// is written (all or nothing): the directory `..data` points at is walked with the same
+// confinement as the owners' walk (fs/confined.ts: no symlink followed, one name looked up at a
+// time from an open directory), and only directories and regular files with one link, on the
+// volume's own file system, are accepted: a symlink, hard link, FIFO, device, socket or mount
+// point fails the whole copy with one line naming it. Each file gets its final owner here (the
+// item's, else the volume's default, else the kubelet's), keeps the kubelet's group and mode,
+// and is read bounded by what is left of the volume's size limit. The bytes are secrets: never
+// logged; releaseSnapshot zeroes them.
+import fs from 'node:fs';
+import { EnvhookError } from '../errors.ts';
+import { ConfinedError, fdPath, fileKind, openDirAt, openFileAt, readBounded, withCwdAt } from '../fs/confined.ts';
+
+/** The UID written to disk for a file (the container's UID translated, ownership/owners.ts). */
+export interface CopyOwner {
+  hostUid: number;
+}
+
+export interface CopyOwners {
+  defaultOwner: CopyOwner | undefined;
+  /** By normalised relative path (OwnerItem.key). */
+  items: ReadonlyMap<string, CopyOwner>;
+}
+
+export interface CopyLimits {
+  /** Bytes of file content a volume may hold. */
+  maxBytes: number;
+  /** Files and directories a volume may hold. */
+  maxEntries: number;
+}
+
+export const DEFAULT_LIMITS: CopyLimits = { maxBytes: 16 * 1024 * 1024, maxEntries: 4096 };
+
+export interface SnapshotEntry {
+  /** Path below the timestamped directory, `/`-separated, parents listed before children. */
+  rel: string;
+  kind: 'dir' | 'file';
+  mode: number;
+  uid: number;
+  gid: number;
+  /** A file's content (undefined for a directory). */
+  data?: Buffer;
+}
+
+export interface Snapshot {
+  volume: string;
+  /** The timestamped directory itself: its mode, owner and group. */
+  root: { mode: number; uid: number; gid: number };
+  entries: SnapshotEntry[];
+  /** Top-level names (the visible links of the volume). */
+  visible: string[];
+  files: number;
+  bytes: number;
+}
+
+const MAX_DEPTH = 256;
+
+interface Walk {
+  volume: string;
+  dev: number;
+  owners: CopyOwners;
+  limits: CopyLimits;
+  out: Snapshot;
+}
+
+/** Reads the open data directory `dataFd` (on device `dev`) of `volume` whole. Throws EnvhookError. */
+export function readSnapshot(volume: string, dataFd: number, owners: CopyOwners, limits: CopyLimits = DEFAULT_LIMITS): Snapshot {
+  const st = fs.fstatSync(dataFd);
+  const out: Snapshot = {
+    volume,
+    root: { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid },
+    entries: [],
+    visible: [],
+    files: 0,
+    bytes: 0,
+  };
+  const w: Walk = { volume, dev: st.dev, owners, limits, out };
+  try {
+    withCwdAt((enter) => walkDir(w, dataFd, '', 0, enter));
+  } catch (err) {
+    releaseSnapshot(out);
+    throw err;
+  }
+  out.visible = out.entries.filter((e) => !e.rel.includes('/')).map((e) => e.rel);
+  return out;
+}
+
+/** Zeroes the content read (the caller is done with it). */
+export function releaseSnapshot(s: Snapshot): void {
+  for (const e of s.entries) e.data?.fill(0);
+}
+
+function walkDir(w: Walk, dirFd: number, prefix: string, depth: number, enter: (fd: number) => void): void {
+  enter(dirFd);
+  const names = fs.readdirSync(fdPath(dirFd, '.')).sort();
+  for (const name of names) {
+    const rel = prefix + name;
+    if (w.out.entries.length >= w.limits.maxEntries) throw fail(w, `more than ${w.limits.maxEntries} files and directories`);
+    const st = fs.lstatSync(fdPath(dirFd, name), { throwIfNoEntry: false });
+    if (st === undefined) throw fail(w, `${JSON.stringify(rel)} went away while being copied`);
+    if (st.isDirectory()) {
+      if (depth + 1 >= MAX_DEPTH) throw fail(w, `directory ${JSON.stringify(rel)} is nested deeper than ${MAX_DEPTH} levels`);
+      const sub = openSubdir(w, dirFd, name, rel);
+      w.out.entries.push({ rel, kind: 'dir', mode: st.mode & 0o7777, uid: st.uid, gid: st.gid });
+      try {
+        walkDir(w, sub, rel + '/', depth + 1, enter);
+      } finally {
+        enter(dirFd); // before the close: the descriptor number may be reused
+        fs.closeSync(sub);
+      }
+    } else if (st.isFile()) {
+      w.out.entries.push(readFile(w, dirFd, name, rel));
+    } else {
+      throw fail(w, `${JSON.stringify(rel)} is ${fileKind(st)}: refusing to copy it`);
+    }
+  }
+}
+
+function openSubdir(w: Walk, dirFd: number, name: string, rel: string): number {
+  let fd: number;
+  try {
+    fd = openDirAt(dirFd, name);
+  } catch (err) {
+    throw confined(w, `directory ${JSON.stringify(rel)}`, err);
+  }
+  if (fs.fstatSync(fd).dev !== w.dev) {
+    fs.closeSync(fd);
+    throw fail(w, `directory ${JSON.stringify(rel)} is a mount point (another file system inside the volume)`);
+  }
+  return fd;
+}
+
+function readFile(w: Walk, dirFd: number, name: string, rel: string): SnapshotEntry {
+  const what = `file ${JSON.stringify(rel)}`;
+  let file;
+  try {
+    file = openFileAt(dirFd, name);
+  } catch (err) {
+    throw confined(w, what, err);
+  }
+  try {
+    const { stat } = file;
+    if (stat.nlink !== 1) throw fail(w, `${what} has ${stat.nlink} hard links; refusing to copy it`);
+    if (stat.dev !== w.dev) throw fail(w, `${what} is a mount point (another file system inside the volume)`);
+    const left = w.limits.maxBytes - w.out.bytes;
+    if (stat.size > left) throw tooLarge(w);
+    let data: Buffer;
+    try {
+      data = readBounded(file, left);
+    } catch (err) {
+      if (err instanceof ConfinedError && err.reason.startsWith('larger than')) throw tooLarge(w);
+      throw confined(w, what, err);
+    }
+    w.out.bytes += data.length;
+    w.out.files++;
+    const owner = w.owners.items.get(rel) ?? w.owners.defaultOwner;
+    return { rel, kind: 'file', mode: stat.mode & 0o7777, uid: owner?.hostUid ?? stat.uid, gid: stat.gid, data };
+  } finally {
+    fs.closeSync(file.fd);
+  }
+}
+
+function tooLarge(w: Walk): EnvhookError {
+  const mib = Math.round((w.limits.maxBytes / 1048576) * 100) / 100;
+  return fail(w, `larger than ${mib} MiB, the limit of envhook's owned copy of a volume`);
+}
+
+function fail(w: Walk, what: string): EnvhookError {
+  return new EnvhookError(`volume "${w.volume}": ${what}`);
+}
+
+function confined(w: Walk, what: string, err: unknown): unknown {
+  return err instanceof ConfinedError ? new EnvhookError(`volume "${w.volume}": ${what}: ${err.reason}`, { cause: err }) : err;
+}

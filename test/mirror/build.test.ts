@@ -1,0 +1,39 @@
+// A snapshot written and swapped in, without a kubelet volume: modes applied after the owner
+// (a chown clears set-id bits), the timestamped directory as the kubelet's, leftovers removed.
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { writeCopy } from '../../src/mirror/build.ts';
+import type { Snapshot } from '../../src/mirror/snapshot.ts';
+
+const snapshot = (data: string): Snapshot => ({
+  volume: 'v',
+  root: { mode: 0o755, uid: 0, gid: 0 },
+  entries: [
+    { rel: 'run', kind: 'file', mode: 0o4750, uid: 1000, gid: 44, data: Buffer.from(data) },
+    { rel: 'd', kind: 'dir', mode: 0o750, uid: 0, gid: 44 },
+    { rel: 'd/x', kind: 'file', mode: 0o400, uid: 1000, gid: 0, data: Buffer.from('x') },
+  ],
+  visible: ['run', 'd'],
+  files: 2,
+  bytes: data.length + 1,
+});
+
+t.test('owner, group and mode as planned, set-id bits kept; the old directory and stale leftovers removed', async (t) => {
+  const place = { runDir: path.join(t.testdir({}), 'run'), podUid: 'p', volume: 'v' };
+  const first = writeCopy(place, snapshot('one'));
+  const st = fs.statSync(path.join(first.dir, 'run'));
+  t.same([st.uid, st.gid, st.mode & 0o7777], [1000, 44, 0o4750]);
+  const d = fs.statSync(path.join(first.dir, 'd'));
+  t.same([d.uid, d.gid, d.mode & 0o7777], [0, 44, 0o750]);
+  t.equal(fs.statSync(path.join(first.dir, first.timestamped)).mode & 0o7777, 0o755);
+  // A leftover of a writer that died an hour ago, and a fresh one that may be another writer's.
+  const stale = path.join(first.dir, '..2020_01_01_00_00_00.1');
+  const fresh = path.join(first.dir, '..2020_01_01_00_00_00.2');
+  fs.mkdirSync(stale);
+  fs.mkdirSync(fresh);
+  fs.utimesSync(stale, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
+  const second = writeCopy(place, snapshot('two'));
+  t.same(fs.readdirSync(first.dir).sort(), ['..data', second.timestamped, path.basename(fresh), 'd', 'run'].sort());
+  t.equal(fs.readFileSync(path.join(first.dir, 'run'), 'utf8'), 'two');
+});

@@ -1,0 +1,108 @@
+// A kubelet volume into an owned copy and its updates, on real files with real chown: the copy's
+// layout, owners before the swap (a watch on the copy's `..data` sees every file already owned),
+// all or nothing, the kubelet's files untouched.
+import t, { type Test } from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { atomicWrite } from '../../scripts/kubelet-pod.ts';
+import { copyVolume } from '../../src/mirror/copy.ts';
+import { copyDir } from '../../src/mirror/layout.ts';
+
+const owners = { defaultOwner: { hostUid: 1000 }, items: new Map([['tls/key', { hostUid: 1001 }]]) };
+
+function setup(t: Test) {
+  const dir = t.testdir({});
+  const place = { runDir: path.join(dir, 'run'), podUid: 'pod-1', volume: 'keys' };
+  return { kubelet: path.join(dir, 'kubelet'), place, copy: copyDir(place) };
+}
+
+t.test("the atomic writer's layout, each file owned with the kubelet's mode; root's alone above it", async (t) => {
+  const { kubelet, place, copy } = setup(t);
+  const src = atomicWrite(kubelet, { key: { data: 'K', mode: 0o400 }, 'tls/key': { data: 'T', mode: 0o440 }, ca: 'C' });
+  const r = copyVolume(place, kubelet, owners);
+  t.match(r, { dir: copy, source: path.basename(src), files: 3, bytes: 3 });
+  t.equal(fs.readlinkSync(path.join(copy, '..data')), r.timestamped);
+  t.same(fs.readdirSync(copy).sort(), ['..data', r.timestamped, 'ca', 'key', 'tls'].sort());
+  for (const name of ['ca', 'key', 'tls']) t.equal(fs.readlinkSync(path.join(copy, name)), `..data/${name}`);
+  const st = (rel: string) => fs.statSync(path.join(copy, rel));
+  t.same([st('key').uid, st('key').mode & 0o7777, fs.readFileSync(path.join(copy, 'key'), 'utf8')], [1000, 0o400, 'K']);
+  t.same([st('tls/key').uid, st('tls/key').mode & 0o7777], [1001, 0o440], 'an item path gets its own owner');
+  t.same([st('tls').uid, st('tls').mode & 0o7777], [0, 0o755], 'directories as the kubelet made them');
+  t.equal(st('.').mode & 0o7777, 0o755, "the copy's root: the container's mount");
+  t.equal(fs.statSync(path.dirname(copy)).mode & 0o7777, 0o700, 'the pod above it: root only');
+  t.equal(fs.statSync(path.dirname(path.dirname(copy))).mode & 0o7777, 0o700, 'the volumes directory: root only');
+  t.equal(fs.statSync(path.join(kubelet, 'key')).uid, 0, "the kubelet's files are left as the kubelet wrote them");
+});
+
+t.test('an update: a new directory, every file owned before ..data points at it; keys added and removed; the old one gone', async (t) => {
+  const { kubelet, place, copy } = setup(t);
+  atomicWrite(kubelet, { a: 'A', b: 'B' });
+  const first = copyVolume(place, kubelet, owners);
+  const seen: string[] = [];
+  const w = fs.watch(copy, (_e, name) => {
+    if (name !== '..data') return;
+    // The moment the swap is seen, every file it shows is owned already.
+    for (const f of fs.readdirSync(path.join(copy, '..data'))) seen.push(`${f}:${fs.statSync(path.join(copy, '..data', f)).uid}`);
+  });
+  atomicWrite(kubelet, { b: 'B2', c: 'C' });
+  const second = copyVolume(place, kubelet, owners);
+  await new Promise((r) => setTimeout(r, 100));
+  w.close();
+  t.not(second.timestamped, first.timestamped);
+  t.notOk(fs.existsSync(path.join(copy, first.timestamped)), 'the old directory is removed');
+  t.same(fs.readdirSync(copy).sort(), ['..data', second.timestamped, 'b', 'c'].sort(), 'a removed key loses its link, a new one gets one');
+  t.equal(fs.readFileSync(path.join(copy, 'b'), 'utf8'), 'B2');
+  t.ok(seen.length > 0 && seen.every((s) => s.endsWith(':1000')), `every file owned when the swap was seen (${seen.join(' ')})`);
+});
+
+t.test('all or nothing: a hard link fails the copy and leaves the copy as it was, nothing half-written', async (t) => {
+  const { kubelet, place, copy } = setup(t);
+  atomicWrite(kubelet, { a: 'A' });
+  const first = copyVolume(place, kubelet, owners);
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 20; i++) files[`f${String(i).padStart(2, '0')}`] = 'x';
+  const ts = atomicWrite(kubelet, { ...files, z: 'z' });
+  fs.linkSync(path.join(ts, 'z'), path.join(ts, 'zz'));
+  t.throws(() => copyVolume(place, kubelet, owners), { message: 'volume "keys": file "z" has 2 hard links; refusing to copy it' });
+  t.same(fs.readdirSync(copy).sort(), ['..data', first.timestamped, 'a'].sort(), 'the copy is as it was');
+  t.equal(fs.statSync(path.join(ts, 'f00')).uid, 0, "no kubelet file's owner changed");
+});
+
+t.test('a failed write (the run directory full) removes what it wrote', async (t) => {
+  const { kubelet, place, copy } = setup(t);
+  atomicWrite(kubelet, { a: 'A' });
+  const first = copyVolume(place, kubelet, owners);
+  const { execFileSync } = await import('node:child_process');
+  const pod = path.dirname(copy);
+  // A tiny tmpfs over the pod's copies, with the current copy moved into it.
+  const keep = fs.mkdtempSync(path.join(path.dirname(pod), 'keep-'));
+  fs.cpSync(copy, path.join(keep, 'keys'), { recursive: true, verbatimSymlinks: true });
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,mode=0700', 'tmpfs', pod]);
+  try {
+    fs.cpSync(path.join(keep, 'keys'), copy, { recursive: true, verbatimSymlinks: true });
+    fs.chmodSync(copy, 0o755);
+    atomicWrite(kubelet, { a: 'x'.repeat(200_000) });
+    t.throws(() => copyVolume(place, kubelet, owners), {
+      message: 'volume "keys": cannot write its owned copy (ENOSPC): the run directory is full',
+    });
+    t.same(fs.readdirSync(copy).sort(), ['..data', first.timestamped, 'a'].sort(), 'the copy is as it was');
+  } finally {
+    execFileSync('umount', [pod]);
+  }
+});
+
+t.test('refused: a copy directory that is not root-only above, or a symlink on the way', async (t) => {
+  const { kubelet, place } = setup(t);
+  atomicWrite(kubelet, { a: 'A' });
+  fs.mkdirSync(path.join(place.runDir, 'volumes'), { recursive: true, mode: 0o755 });
+  fs.chmodSync(path.join(place.runDir, 'volumes'), 0o755);
+  t.throws(() => copyVolume(place, kubelet, owners), {
+    message: `${path.join(place.runDir, 'volumes')} must be owned by root and closed to group and others`,
+  });
+  fs.chmodSync(path.join(place.runDir, 'volumes'), 0o700);
+  fs.symlinkSync('/tmp', path.join(place.runDir, 'volumes', 'pod-1'));
+  t.throws(() => copyVolume(place, kubelet, owners), {
+    message: `owned copy ${copyDir(place)}: a path element is a symbolic link`,
+  });
+  t.throws(() => copyVolume({ ...place, volume: '../x' }, kubelet, owners), { message: 'volume "../x" cannot name an owned copy' });
+});
