@@ -55,7 +55,7 @@ export interface DirLimits {
 }
 
 /** A regular file of a volume directory and its bytes (the caller zeroes them). */
-export interface DirFile {
+interface DirFile {
   name: string;
   bytes: Buffer;
 }
