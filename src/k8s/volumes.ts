@@ -24,10 +24,10 @@ const KIND_TEXT: Record<VolumeKind, string> = {
   env: 'an emptyDir, configMap, secret, projected, downwardAPI or CSI volume',
 };
 /** Kubernetes volume names are DNS labels: this also keeps `/`, `..` and NUL out. */
-export const VOLUME_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const VOLUME_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /** A volume env is read from (docs/design.md#env-from-other-volumes). */
-export interface EnvVolume {
+interface EnvVolume {
   /** Its files' directory; for a CSI volume it may be missing (not mounted yet). */
   dir: string;
   /**
@@ -57,7 +57,7 @@ export function findVolume(sources: VolumeSources, name: string, kind: VolumeKin
   return lookup(sources, name, kind).dir;
 }
 
-export function findEnvVolume(sources: VolumeSources, name: string): EnvVolume {
+function findEnvVolume(sources: VolumeSources, name: string): EnvVolume {
   const { dir, plugin } = lookup(sources, name, 'env');
   if (plugin === CSI) return { dir: path.join(dir, 'mount'), viaData: true };
   return { dir, viaData: plugin !== EMPTY_DIR };

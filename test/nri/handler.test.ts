@@ -195,7 +195,7 @@ t.test('owners: the user namespace and idmapped mounts of the request', async (t
   t.equal(s.handler(nriRequest(s.pod, 'app', { annotations, uidMappings: userns })), EMPTY_ADJUSTMENT, 'owners only: nothing to adjust');
   t.equal(fs.statSync(path.join(s.tsDir, 'tls.key')).uid, 101000, 'mapped through the user namespace');
   const idmapped = [...s.pod.mounts('app'), { destination: '/keys', source: s.keys, type: 'bind', options: ['rbind', 'ro', 'idmap'] }];
-  s.handler(nriRequest(s.pod, 'app', { annotations, uidMappings: userns, mounts: idmapped }));
+  t.equal(s.handler(nriRequest(s.pod, 'app', { annotations, uidMappings: userns, mounts: idmapped })), EMPTY_ADJUSTMENT);
   t.equal(fs.statSync(path.join(s.tsDir, 'tls.key')).uid, 1000, 'an idmapped mount: the container UID as is');
   t.throws(
     () =>

@@ -22,7 +22,7 @@ import { names, olderThan, refuseWithoutValidator, REQUIRED_PLUGIN, requiredNote
 import { NRI_DEFAULT_LOG, NRI_DEFAULT_SOCKET, nriIndex, pluginWrapper, redialNote } from '../nri-plugin.ts';
 
 /** containerd's own defaults for the NRI plugin's table. */
-export const NRI_DEFAULT_PLUGIN_PATH = '/opt/nri/plugins';
+const NRI_DEFAULT_PLUGIN_PATH = '/opt/nri/plugins';
 
 export interface ContainerdNriOptions {
   containerd?: string | undefined;

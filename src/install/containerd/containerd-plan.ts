@@ -62,7 +62,7 @@ function refuseImportedRoot(layout: Layout, binary: ContainerdBinary | undefined
   const main = DEFAULT_CONFIG.containerd;
   if (layout.config === main) return;
   const mainLayout = makeLayout('containerd', { root: layout.root, prefix: layout.prefix, config: main });
-  let imported = false;
+  let imported: boolean;
   try {
     const cfg = readContainerdConfig(mainLayout, { root: main, binary });
     imported =
