@@ -85,7 +85,10 @@ export function registerInstall(program: Command): void {
     .option('--log-file <file>', 'write logFile into /etc/envhook/config.json')
     .option('--log-level <level>', 'write logLevel into /etc/envhook/config.json')
     .option('--oci-runtime <path>', 'write runtime (the real OCI runtime, default runc as the node finds it) into /etc/envhook/config.json')
-    .option('--source <dir>', 'directory holding dist/ and hooks/ (default: found from this executable)')
+    .option(
+      '--source <dir>',
+      "a checkout (dist/ and hooks/) or an installed envhook's directory (default: the checkout above this executable, else the directory it runs from)",
+    )
     .option('--node <path>', 'Node 24 on the host, used only when there is no single executable to install')
     .action(async (flags: Flags) => {
       const plan = planInstall(flags);
