@@ -31,6 +31,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
  * - tools: lint and convert's manifest reading, checks and rewrites (off the start path).
  * - wire: NRI's and CRI's protocols (framing, ttRPC, gRPC, message tables, codecs).
  * - daemons: the shim, the NRI plugin and supervisor, install.
+ * - doctor: the node's checks that `envhook status` and `envhook doctor` print, over install's
+ *   and the NRI plugin's own readings.
  * - entry: the commands (cli/), the library and the tools bundle.
  */
 export const LAYERS = [
@@ -51,6 +53,7 @@ export const LAYERS = [
   ['tools', ['manifest/', 'lint/', 'convert/']],
   ['wire', ['nri/wire/']],
   ['daemons', ['shim/', 'nri/', 'install/']],
+  ['doctor', ['doctor/']],
   ['entry', ['cli/', 'index.ts', 'tools.ts']],
 ];
 

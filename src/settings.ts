@@ -1,7 +1,8 @@
 // Settings: flag, then environment, then JSON config file (/etc/envhook/config.json or
 // $ENVHOOK_CONFIG), then default (docs/design.md#settings). The runtime shim passes no flags.
 import fs from 'node:fs';
-import { EnvhookError } from './errors.ts';
+import { EnvhookError, SchemaError } from './errors.ts';
+import { jsonKeyAt, jsonSyntaxErrorAt } from './oci/json-position.ts';
 import { validateSettingsFile } from './schema.ts';
 import type { LogLevel } from './log.ts';
 
@@ -30,7 +31,7 @@ export interface NriSettings {
   fifoPriority: number | undefined;
 }
 
-type AllSettings = Settings & NriSettings;
+export type AllSettings = Settings & NriSettings;
 export type SettingFlags = Partial<AllSettings>;
 
 export const DEFAULT_CONFIG_FILE = '/etc/envhook/config.json';
@@ -67,8 +68,13 @@ function envBoolean(text: string, name: string): boolean {
   throw new EnvhookError(`${name}: must be true or false`);
 }
 
-export function loadSettings(flags: SettingFlags = {}, env: NodeJS.ProcessEnv = process.env): AllSettings {
-  const file = readConfigFile(env);
+/** `fileSettings`: the config file's settings already read (a node's file under --root), instead of reading it here. */
+export function loadSettings(
+  flags: SettingFlags = {},
+  env: NodeJS.ProcessEnv = process.env,
+  fileSettings?: Partial<AllSettings>,
+): AllSettings {
+  const file = fileSettings ?? readConfigFile(env);
   const fromEnv: Partial<Record<keyof AllSettings, string | boolean>> = {};
   for (const key of Object.keys(ENV_NAMES) as (keyof AllSettings)[]) {
     const v = env[ENV_NAMES[key]];
@@ -117,12 +123,31 @@ function readConfigFile(env: NodeJS.ProcessEnv): Partial<AllSettings> {
     if (!named && (cause as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw new EnvhookError(`cannot read config file ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
   }
+  return parseSettingsFile(text, file);
+}
+
+/**
+ * The settings in a config file's text; an error names `file:line:column` (of the syntax error,
+ * or of the key whose value is wrong), never the text. `envhook status` and `doctor` check the
+ * node's file with it, as every command reads it.
+ */
+export function parseSettingsFile(text: string, file: string): Partial<AllSettings> {
   let data: unknown;
   try {
     data = JSON.parse(text);
-  } catch (cause) {
-    throw new EnvhookError(`config file ${file} is not valid JSON`, { cause: new SyntaxError('JSON syntax error') });
+  } catch {
+    const at = jsonSyntaxErrorAt(text) ?? { line: 1, column: 1 };
+    throw new EnvhookError(`config file ${file}:${at.line}:${at.column}: not valid JSON`, { cause: new SyntaxError('JSON syntax error') });
   }
-  validateSettingsFile(data, `config file ${file}`);
+  try {
+    validateSettingsFile(data, `config file ${file}`);
+  } catch (err) {
+    if (!(err instanceof SchemaError)) throw err;
+    // the key whose value is wrong, or the unknown key itself
+    const key =
+      /^\/([^/]+)/.exec(err.at)?.[1]?.replace(/~1/g, '/').replace(/~0/g, '~') ?? /^unknown field "([^"\\]*)"$/.exec(err.reason)?.[1];
+    const at = (key === undefined ? undefined : jsonKeyAt(text, key)) ?? { line: 1, column: 1 };
+    throw new SchemaError(`config file ${file}:${at.line}:${at.column}`, err.at, err.reason);
+  }
   return data as Partial<AllSettings>;
 }

@@ -34,7 +34,7 @@ t.test('defaults without a config file; errors name the source', async (t) => {
   );
   t.throws(
     () => loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'bad.json') }),
-    new EnvhookError(`config file ${path.join(dir, 'bad.json')} is not valid JSON`),
+    new EnvhookError(`config file ${path.join(dir, 'bad.json')}:1:2: not valid JSON`),
   );
   t.throws(
     () =>
@@ -44,7 +44,7 @@ t.test('defaults without a config file; errors name the source', async (t) => {
           ENVHOOK_CONFIG: path.join(dir, 'wrong.json'),
         },
       ),
-    { message: new RegExp(`^config file ${path.join(dir, 'wrong.json')}: /logLevel: `) },
+    { message: new RegExp(`^config file ${path.join(dir, 'wrong.json')}:1:2: /logLevel: `) },
   );
   t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: '', ENVHOOK_LOG_LEVEL: 'loud' }), { message: /^ENVHOOK_LOG_LEVEL: / });
 });
@@ -92,7 +92,7 @@ t.test('evictUnapplied and criSocket: flag over environment over config file; a 
           ENVHOOK_CONFIG: path.join(dir, 'bad.json'),
         },
       ),
-    { message: new RegExp(`^config file ${path.join(dir, 'bad.json')}: /evictUnapplied: must be boolean`) },
+    { message: new RegExp(`^config file ${path.join(dir, 'bad.json')}:1:2: /evictUnapplied: must be boolean`) },
   );
 });
 
@@ -126,7 +126,7 @@ t.test('metricsAddress: off by default, from each source, its shape checked wher
           ENVHOOK_CONFIG: path.join(dir, 'bad.json'),
         },
       ),
-    { message: new RegExp(`^config file ${path.join(dir, 'bad.json')}: /metricsAddress: must match pattern`) },
+    { message: new RegExp(`^config file ${path.join(dir, 'bad.json')}:1:2: /metricsAddress: must match pattern`) },
   );
   t.throws(
     () =>

@@ -132,6 +132,8 @@ async function runSupervisor(opts: NriOptions, env: NodeJS.ProcessEnv): Promise<
     name,
     index,
     socketPath: settings.nriSocket,
+    // the kubelet gives every container of a pod KUBERNETES_SERVICE_HOST
+    runsAs: fd !== undefined ? 'pre-installed' : env.KUBERNETES_SERVICE_HOST ? 'daemonset' : 'external',
     log,
     spawnWorker: (wantFd) => {
       const child = spawnWorker(role, wantFd && first ? fd : undefined, env);

@@ -1,17 +1,19 @@
-// `envhook status [--json]`: is envhook installed (per runtime, which modes), is the NRI plugin
-// running and registered, since when, with which runtime and NRI version, what it adjusted,
-// refused and missed, its last error. Read from the install state (<prefix>/state.json) and the
-// supervisor's status file (<runDir>/nri-status.json): names, versions, times and counts only.
-// Exit status 1, with the reason as one line on stderr, when the plugin should be connected
-// (NRI mode installed, or a supervisor running) and is not.
-import path from 'node:path';
+// `envhook status [--json]`: is envhook installed (per runtime, which modes, and the NRI plugin
+// as a DaemonSet), does the node still read what install wrote, is the settings file valid, is
+// the NRI plugin running and registered, how it runs, since when, with which runtime and NRI
+// version, what it adjusted, refused and missed, its last error. Read from the install state
+// (<prefix>/state.json), the settings file and the supervisor's status file
+// (<runDir>/nri-status.json), each under --root: names, versions, times and counts only. The
+// checks are `envhook doctor`'s (src/doctor/). Exit status 1, with the first problem as one line
+// on stderr, on any problem.
 import type { Command } from 'commander';
 import { oneLine } from '../errors.ts';
-import { DEFAULT_PREFIX, makeLayout, RUNTIMES } from '../install/layout.ts';
-import { readState } from '../install/state.ts';
-import { procStat } from '../nri/proc-stat.ts';
-import { readStatus, statusPath, type NriStatus } from '../nri/status-file.ts';
-import { loadSettings } from '../settings.ts';
+import { DEFAULT_PREFIX } from '../install/layout.ts';
+import type { NriStatus, RunsAs } from '../nri/status-file.ts';
+import { checkLine, type CheckResult } from '../doctor/check.ts';
+import { readNode, type NodeView } from '../doctor/node.ts';
+import { pluginView, RUNS_AS_TEXT, type PluginState } from '../doctor/plugin-state.ts';
+import { settingsCheck } from '../doctor/settings-check.ts';
 
 interface StatusOptions {
   json?: boolean;
@@ -20,16 +22,21 @@ interface StatusOptions {
   runDir?: string;
 }
 
-export type PluginState = 'connected' | 'disconnected' | 'stale' | 'absent';
+export type { PluginState };
 
 /** What `--json` prints: every key always present (null where there is nothing). */
 export interface StatusReport {
-  /** runtime → the modes installed for it ("shim", "nri"), from the install state. */
+  /** runtime → the modes installed for it ("shim", "nri"), from the install state and a running DaemonSet. */
   installed: Record<string, string[]>;
   /** connected / disconnected (supervisor running) / stale (its supervisor gone: pid gone or another process's) / absent (no status file). */
   nri: PluginState;
+  /** How the running plugin was started: pre-installed, external, daemonset; null when none runs. */
+  runsAs: RunsAs | null;
+  /** The checks run (doctor's lines): the settings file, and only when it has a problem. */
+  checks: CheckResult[];
   ok: boolean;
-  /** Why not ok, one line; null when ok. */
+  /** Every problem, one line each (`<check>: <what> — <what to do>`, or the plugin's); the first, or null. */
+  problems: string[];
   problem: string | null;
   statusFile: string;
   /** The status file as the supervisor wrote it (src/nri/status-file.ts), or null. */
@@ -39,63 +46,67 @@ export interface StatusReport {
 export function registerStatus(program: Command): void {
   program
     .command('status')
-    .description('is envhook installed; is its NRI plugin connected, since when, to what; what it adjusted, refused, missed')
+    .description(
+      'is envhook installed and read by the runtime; is its NRI plugin connected, how it runs, since when, to what; what it adjusted, refused, missed',
+    )
     .option('--json', 'print one JSON object (keys: docs/nri-status.md)')
-    .option('--root <dir>', 'host root: the install state, the status file and /proc are read under it', '/')
+    .option('--root <dir>', 'host root: the install state, the settings file, the status file and /proc are read under it', '/')
     .option('--prefix <dir>', "envhook's own directory on the host (install --prefix)", DEFAULT_PREFIX)
     .option('--run-dir <dir>', 'where envhook nri writes nri-status.json (default /run/envhook)')
     .action((opts: StatusOptions) => {
       const report = statusReport(opts);
       process.stdout.write(opts.json ? JSON.stringify(report, null, 2) + '\n' : renderReport(report, Date.now()));
       if (!report.ok) {
-        process.stderr.write(`envhook: ${report.problem}\n`);
+        const more = report.problems.length - 1;
+        process.stderr.write(`envhook: ${report.problem}${more > 0 ? ` (and ${more} more above)` : ''}\n`);
         process.exitCode = 1;
       }
     });
 }
 
 export function statusReport(opts: StatusOptions): StatusReport {
-  const root = path.resolve(opts.root);
-  // state.json's place depends on the prefix only, not on the runtime the layout is made for.
-  const state = readState(makeLayout('containerd', { root, prefix: opts.prefix }));
-  const installed: Record<string, string[]> = {};
-  for (const rt of RUNTIMES) {
-    const modes = (['shim', 'nri'] as const).filter((m) => Object.hasOwn(state.runtimes, m === 'nri' ? `${rt}-nri` : rt));
-    if (modes.length) installed[rt] = modes;
-  }
-  const nriInstalled = Object.values(installed).some((m) => m.includes('nri'));
-  const runDir = loadSettings({ runDir: opts.runDir }).runDir!;
-  const statusFile = statusPath(runDir);
-  const status = readStatus(path.join(root, runDir)) ?? null;
-  let nri: PluginState = 'absent';
-  if (status) nri = !supervisorRuns(root, status) ? 'stale' : status.connected ? 'connected' : 'disconnected';
-  // Connected is expected where NRI mode is installed, and of any supervisor running (a DaemonSet
-  // runs `envhook nri` without an install); a file left by one that is gone, with NRI mode not
-  // installed, is history, not a failure.
-  let problem: string | null = null;
-  if (nri === 'disconnected') problem = `NRI plugin not connected since ${status!.since}`;
-  else if (nriInstalled && nri === 'absent') problem = `NRI plugin installed but not running: no status file ${statusFile}`;
-  else if (nriInstalled && nri === 'stale') problem = `NRI plugin installed but not running: its supervisor (pid ${status!.pid}) is gone`;
-  return { installed, nri, ok: problem === null, problem, statusFile, status };
+  const node = readNode(opts);
+  const plugin = pluginView(node);
+  const checks = [settingsCheck(node)].filter((c) => c.state !== 'ok');
+  const problems = [
+    ...checks.filter((c) => c.state === 'problem').map((c) => checkLine(c).slice('problem '.length)),
+    ...(plugin.problem ? [plugin.problem] : []),
+  ];
+  return {
+    installed: installed(node, plugin.runsAs),
+    nri: plugin.state,
+    runsAs: plugin.runsAs,
+    checks,
+    ok: problems.length === 0,
+    problems,
+    problem: problems[0] ?? null,
+    statusFile: node.statusFile,
+    status: node.status ?? null,
+  };
 }
 
+const MODE_TEXT: Record<string, string> = { daemonset: 'NRI plugin as a DaemonSet' };
+
 /**
- * The status file's supervisor still runs: its pid is there with the start time the file
- * recorded (a pid reused after the supervisor died names another process). A file from before
- * the start time was recorded: the pid alone.
+ * The installs recorded in state.json, runtime → modes; and a running plugin started in a pod (a
+ * DaemonSet, which installs nothing on the node) under the runtime it registered with.
  */
-function supervisorRuns(root: string, status: NriStatus): boolean {
-  const stat = procStat(status.pid, path.join(root, 'proc'));
-  return stat !== undefined && (status.pidStartTicks === undefined || stat.startTicks === status.pidStartTicks);
+function installed(node: NodeView, runsAs: RunsAs | null): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const i of node.installs) (out[i.runtime] ??= []).push(i.mode);
+  if (runsAs === 'daemonset') (out[node.status?.runtime?.name ?? 'runtime not registered yet'] ??= []).push('daemonset');
+  return out;
 }
 
 export function renderReport(r: StatusReport, now: number): string {
   const lines: string[] = [];
-  const inst = Object.entries(r.installed).map(([rt, modes]) => `${rt} (${modes.join(', ')})`);
+  const inst = Object.entries(r.installed).map(([rt, modes]) => `${oneLine(rt)} (${modes.map((m) => MODE_TEXT[m] ?? m).join(', ')})`);
   lines.push(`installed: ${inst.length ? inst.join(', ') : 'nothing'}`);
+  for (const c of r.checks) lines.push(`  ${checkLine(c)}`);
   const s = r.status;
   if (!s) {
-    lines.push(`nri plugin: not running (no status file ${r.statusFile})`);
+    // a node without NRI mode has no status file to speak of
+    if (Object.values(r.installed).some((m) => m.includes('nri'))) lines.push(`nri plugin: not running (no status file ${r.statusFile})`);
     return lines.join('\n') + '\n';
   }
   const head =
@@ -107,6 +118,7 @@ export function renderReport(r: StatusReport, now: number): string {
     lines.push(
       `  runtime: ${oneLine(s.runtime.name)} ${oneLine(s.runtime.version)}, NRI ${s.nriVersion === undefined ? 'version not given' : oneLine(s.nriVersion)}`,
     );
+  if (r.runsAs) lines.push(`  runs as: ${RUNS_AS_TEXT[r.runsAs]}`);
   lines.push(`  connection: ${s.socket === undefined ? "the runtime's (pre-installed plugin)" : `socket ${oneLine(s.socket)}`}`);
   lines.push(
     `  supervisor: pid ${s.pid}, started ${s.startedAt}${s.workerPid === undefined ? ', no worker' : `, worker pid ${s.workerPid}`}`,

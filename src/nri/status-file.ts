@@ -40,6 +40,13 @@ export interface OwnerWatchStats {
   refusedByBound: number;
 }
 
+/**
+ * How `envhook nri` was started: by the runtime from its plugin directory (the connection
+ * handed to it), by a pod (the kubelet gives every container KUBERNETES_SERVICE_HOST: a
+ * DaemonSet), or otherwise (a service of the node's dialling the runtime's socket).
+ */
+export type RunsAs = 'pre-installed' | 'daemonset' | 'external';
+
 export interface NriStatus {
   version: 1;
   /** The supervisor's pid. */
@@ -51,6 +58,8 @@ export interface NriStatus {
   startedAt: string;
   /** NN-name, as registered: "50-envhook". */
   plugin: string;
+  /** Absent from a file an older envhook wrote. */
+  runsAs?: RunsAs;
   /** The NRI socket dialled as an external plugin (absent while on the runtime's fd). */
   socket?: string;
   /** Registered with the runtime now. */
@@ -68,7 +77,7 @@ export interface NriStatus {
   updatedAt: string;
 }
 
-export const STATUS_FILE = 'nri-status.json';
+const STATUS_FILE = 'nri-status.json';
 /** A status file is a few hundred bytes; anything past this is not one. */
 const MAX_STATUS_BYTES = 64 * 1024;
 

@@ -16,7 +16,7 @@ import { mountsOf, volumeTranslation, type MountFacts } from '../ownership/uidma
 import { copyDir, type CopyPlace } from '../mirror/layout.ts';
 import type { WatchVolume } from './registry.ts';
 
-export interface SkippedVolume {
+interface SkippedVolume {
   volume: string;
   /** envhook's message: why it is not watched (names and paths only). */
   reason: string;

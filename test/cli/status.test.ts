@@ -12,6 +12,8 @@ import { sampleStatus } from '../helpers/nri-status.ts';
 import { procStat } from '../../src/nri/proc-stat.ts';
 import { writeStatus, type NriStatus } from '../../src/nri/status-file.ts';
 import { renderReport, type StatusReport } from '../../src/cli/status.ts';
+import { startFakeRuntime } from '../helpers/nri-runtime.ts';
+import { startNriProcess } from '../helpers/nri-process.ts';
 
 t.setTimeout(180_000);
 const NO_CRIO = { ...process.env, PATH: '/nonexistent' };
@@ -35,14 +37,77 @@ const status = (root: string, extra: string[] = [], env: NodeJS.ProcessEnv = {})
 const put = (root: string, s: NriStatus) => writeStatus(path.join(root, 'run/envhook'), s);
 const deadPid = (): number => spawnSync('true').pid!;
 
-t.test('nothing installed, nothing running: exit 0', async (t) => {
+const EMPTY: StatusReport = {
+  installed: {},
+  nri: 'absent',
+  runsAs: null,
+  checks: [],
+  ok: true,
+  problems: [],
+  problem: null,
+  statusFile: FILE,
+  status: null,
+};
+
+t.test('nothing installed, nothing running: exit 0, no word of a status file', async (t) => {
   const root = hostRoot(t, false);
   const r = status(root);
   t.equal(r.status, 0, r.stderr);
   t.equal(r.stderr, '');
-  t.equal(r.stdout, `installed: nothing\nnri plugin: not running (no status file ${FILE})\n`);
+  t.equal(r.stdout, 'installed: nothing\n');
   const j = status(root, ['--json']);
-  t.same(JSON.parse(j.stdout), { installed: {}, nri: 'absent', ok: true, problem: null, statusFile: FILE, status: null });
+  t.same(JSON.parse(j.stdout), EMPTY);
+});
+
+t.test('a --root that is not a directory is refused: one line, nothing on stdout', async (t) => {
+  const dir = t.testdir({ file: '' });
+  for (const root of [path.join(dir, 'nonexistent'), path.join(dir, 'file')]) {
+    const r = status(root);
+    t.equal(r.status, 1);
+    t.equal(r.stderr, `envhook: --root ${root}: not a directory\n`);
+    t.equal(r.stdout, '');
+  }
+});
+
+t.test('a settings file that is not JSON, or not valid settings: a problem with file:line:column, exit 1', async (t) => {
+  const root = hostRoot(t, false);
+  fs.mkdirSync(path.join(root, 'etc/envhook'), { recursive: true });
+  const file = path.join(root, 'etc/envhook/config.json');
+  const todo =
+    'fix or remove the file: every envhook the runtime starts (shim, hooks, NRI plugin) reads it and fails while it is not valid';
+  const cases: [string, string][] = [
+    ['{\n  "kubeletRoot": /var/lib/CANARY-VALUE\n}\n', 'config file /etc/envhook/config.json:2:18: not valid JSON'],
+    ['{\n  "logLevel": "info",\n}\n', 'config file /etc/envhook/config.json:3:1: not valid JSON'],
+    [
+      '{\n  "kubeletRoot": "/var/lib/kubelet",\n  "logLevel": "CANARY-VALUE"\n}\n',
+      'config file /etc/envhook/config.json:3:3: /logLevel: must be one of "fatal", "error", "warn", "info", "debug", "trace", "silent"',
+    ],
+    ['{"kubeletroot": "/var/lib/kubelet"}', 'config file /etc/envhook/config.json:1:2: /: unknown field "kubeletroot"'],
+  ];
+  for (const [text, what] of cases) {
+    fs.writeFileSync(file, text);
+    const r = status(root);
+    t.equal(r.status, 1, what);
+    t.equal(r.stdout, `installed: nothing\n  problem settings: ${what} — ${todo}\n`);
+    t.equal(r.stderr, `envhook: settings: ${what} — ${todo}\n`);
+    t.notMatch(r.stdout + r.stderr, 'CANARY', 'no byte of the file');
+    const j = JSON.parse(status(root, ['--json']).stdout);
+    t.same(j.checks, [{ check: 'settings', state: 'problem', what, todo }]);
+    t.same([j.ok, j.problem], [false, `settings: ${what} — ${todo}`]);
+  }
+  fs.writeFileSync(file, '{"kubeletRoot": "/var/lib/kubelet"}\n');
+  t.equal(status(root).status, 0, 'a valid file: nothing to say');
+});
+
+t.test('shim-only and Podman installs: no word of the NRI status file', async (t) => {
+  for (const runtime of ['podman', 'crio'] as const) {
+    const { root, source } = installRoot(t, {});
+    const r0 = install({ runtime, root, source, env: NO_CRIO });
+    t.equal(r0.status, 0, r0.stderr);
+    const r = status(root);
+    t.notMatch(r.stdout, /nri|status file/i, `${runtime}: ${r.stdout}`);
+    t.match(r.stdout, new RegExp(`^installed: ${runtime} \\(shim\\)$`, 'm'));
+  }
 });
 
 t.test('NRI mode installed: exit 1 unless connected, the reason on stderr', async (t) => {
@@ -62,11 +127,7 @@ t.test('NRI mode installed: exit 1 unless connected, the reason on stderr', asyn
   t.match(r.stdout, /^ {2}containers: 3 adjusted, 12 without envhook, 0 refused, 0 errors, 0 missed, 0 evicted$/m);
   t.match(r.stdout, /^ {2}last error: 2026-11-26T10:01:00\.000Z NRI connection closed: protocol error$/m);
   const j = JSON.parse(status(root, ['--json']).stdout);
-  t.same(
-    j,
-    { installed: { crio: ['nri'] }, nri: 'connected', ok: true, problem: null, statusFile: FILE, status: connected },
-    'the file, whole',
-  );
+  t.same(j, { ...EMPTY, installed: { crio: ['nri'] }, nri: 'connected', status: connected }, 'the file, whole');
 
   put(root, sampleStatus({ connected: false, since: '2026-11-26T10:02:00.000Z' }));
   r = status(root, ['--json']);
@@ -168,14 +229,7 @@ t.test('the human form, field by field', async (t) => {
     },
     lastError: { at: '2026-11-26T10:04:00.000Z', message: 'NRI request timed out: worker replaced' },
   });
-  const report: StatusReport = {
-    installed: { containerd: ['shim', 'nri'] },
-    nri: 'connected',
-    ok: true,
-    problem: null,
-    statusFile: FILE,
-    status: s,
-  };
+  const report: StatusReport = { ...EMPTY, installed: { containerd: ['shim', 'nri'] }, nri: 'connected', status: s };
   t.equal(
     renderReport(report, Date.parse('2026-11-26T12:05:03.000Z')),
     [
@@ -231,4 +285,37 @@ t.test('the human form, field by field', async (t) => {
     /, 4 missed, 4 evicted$/m,
     'a status an older envhook wrote, without the count',
   );
+});
+
+t.test('how the plugin runs: a DaemonSet is an install (exit 0 when connected), an external plugin is said so', async (t) => {
+  // `kubectl exec` into the DaemonSet's pod: --root /, no state.json there, the status file in the run directory it mounts.
+  const dir = t.testdir({ 'empty.json': '{}' });
+  const rt = await startFakeRuntime({ runtime: { name: 'containerd', version: '2.1.9' } });
+  t.teardown(() => rt.close());
+  const cases = [
+    { env: { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, installed: 'containerd (NRI plugin as a DaemonSet)', runsAs: 'daemonset' },
+    { env: {}, installed: 'nothing', runsAs: 'external' },
+  ];
+  for (const c of cases) {
+    const p = startNriProcess(['--socket', rt.socketPath], { dir, env: c.env });
+    await rt.nextPlugin();
+    await p.waitForStatus((s) => s.connected);
+    const args = ['--prefix', path.join(dir, 'prefix'), '--run-dir', p.runDir];
+    const r = envhook(['status', '--root', '/', ...args], { env: { ENVHOOK_CONFIG: path.join(dir, 'empty.json') } });
+    t.equal(r.status, 0, r.stderr);
+    t.equal(r.stderr, '');
+    const lines = r.stdout.split('\n');
+    t.equal(lines[0], `installed: ${c.installed}`);
+    t.match(lines[1]!, /^nri plugin: 50-envhook connected since /);
+    const runsAs = {
+      daemonset: "  runs as: a DaemonSet: envhook nri in a pod, connected to the node's NRI socket",
+      external: "  runs as: external: connects to the runtime's NRI socket (a service of the node's)",
+    }[c.runsAs];
+    t.ok(lines.includes(runsAs!), runsAs!);
+    const j = JSON.parse(
+      envhook(['status', '--json', '--root', '/', ...args], { env: { ENVHOOK_CONFIG: path.join(dir, 'empty.json') } }).stdout,
+    );
+    t.match(j, { runsAs: c.runsAs, ok: true, installed: c.runsAs === 'daemonset' ? { containerd: ['daemonset'] } : {} });
+    t.equal(await p.stop(), 0);
+  }
 });

@@ -4,11 +4,15 @@
 // metrics port the command opens, logs on stderr, and a command envhook nri understands. Both
 // DaemonSets run the one image. test/e2e/image.test.ts runs them in that image under Podman.
 import t from 'tap';
-import { envhook } from '../helpers/bundle.ts';
+import fs from 'node:fs';
+import path from 'node:path';
+import { envhook, REPO } from '../helpers/bundle.ts';
+import { loadSettings } from '../../src/settings.ts';
 import { INSTALLER_DAEMONSET, NRI_DAEMONSET, PENDING_NRI_FLAGS, readManifest } from '../helpers/daemonset.ts';
 import { IMAGE_FILES } from '../../scripts/image-context.ts';
 
 const ds = readManifest(NRI_DAEMONSET);
+const read = (rel: string) => fs.readFileSync(path.join(REPO, rel), 'utf8');
 const spec = ds.spec.template.spec;
 const c = spec.containers[0];
 const arg = (flag: string): string | undefined => {
@@ -39,9 +43,32 @@ t.test('resources: requests for cpu and memory, no limits', async (t) => {
   t.notOk(c.resources?.limits, 'an OOM kill or CPU throttling drops the plugin, and NRI fails open');
 });
 
+t.test("metrics on the node's internal address from the downward API, never every interface", async (t) => {
+  const address = arg('--metrics-address') ?? '';
+  t.equal(address, '$(HOST_IP):9901', 'the node address the kubelet expands into the command');
+  t.same(
+    c.env?.find((e: any) => e.name === 'HOST_IP'),
+    { name: 'HOST_IP', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } },
+    'HOST_IP is the node IP (downward API)',
+  );
+  // what envhook nri gets once the kubelet has expanded $(HOST_IP): a valid address, and not :PORT
+  const expanded = address.replace('$(HOST_IP)', '192.0.2.10');
+  t.doesNotThrow(() => loadSettings({ metricsAddress: expanded }, { ENVHOOK_CONFIG: '' }, {}), expanded);
+  t.notMatch(address, /^:|^0\.0\.0\.0:|^\[::\]:/, 'not every interface');
+  t.match(read(NRI_DAEMONSET), /status\.hostIP/, 'the comment says where metrics are served');
+});
+
+t.test('the host PID namespace: envhook status on the node and in the pod reads the supervisor the status file names', async (t) => {
+  t.equal(spec.hostPID, true);
+  const text = read(NRI_DAEMONSET);
+  t.match(text, /hostPID/, 'the header comment says why');
+  t.match(text, /kubectl exec -n kube-system ds\/envhook-nri -- \/opt\/envhook\/dist\/envhook status/, 'and how to run status in the pod');
+  t.ok(c.command[0] in IMAGE_FILES, 'with the executable the command runs');
+});
+
 t.test('probes: readiness /readyz and liveness /healthz on the port --metrics-address opens', async (t) => {
-  const port = Number(/^:(\d+)$/.exec(arg('--metrics-address') ?? '')?.[1]);
-  t.equal(port, 9901, '--metrics-address :9901');
+  const port = Number(/:(\d+)$/.exec(arg('--metrics-address') ?? '')?.[1]);
+  t.equal(port, 9901, '--metrics-address …:9901');
   t.same(c.readinessProbe?.httpGet, { path: '/readyz', port }, 'ready = registered with the runtime');
   t.same(c.livenessProbe?.httpGet, { path: '/healthz', port });
   t.same(c.ports, [{ name: 'metrics', containerPort: port }], 'the port is declared');

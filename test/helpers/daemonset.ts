@@ -58,7 +58,7 @@ function translate(p: string, map: Record<string, string>, keys: readonly string
 }
 
 /**
- * `podman run` options for one container of a pod spec, and its command and args, with the
+ * `podman run` options for one container of a pod spec (host network and PID namespace), and its command and args, with the
  * node's paths replaced by the test's (NodePaths). What Podman cannot stand for (probes,
  * resources, priority) is left to the checks on the manifest itself.
  */
@@ -66,7 +66,7 @@ export function podmanRunOf(spec: any, container: any, node: NodePaths): { optio
   const hostKeys = Object.keys(node.host);
   const same = node.samePath ?? [];
   const inside = (p: string) => translate(p, node.host, same);
-  const options = ['--net', spec.hostNetwork ? 'host' : 'none'];
+  const options = ['--net', spec.hostNetwork ? 'host' : 'none', ...(spec.hostPID ? ['--pid', 'host'] : [])];
   if (container.securityContext?.privileged) options.push('--privileged');
   if (container.securityContext?.runAsUser !== undefined) options.push('--user', String(container.securityContext.runAsUser));
   for (const m of container.volumeMounts ?? []) {

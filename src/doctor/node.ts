@@ -1,0 +1,83 @@
+// The node as `envhook status` and `envhook doctor` see it under --root: the settings file (read
+// once, its problem kept rather than thrown: a bad file is a finding, not the end of the report),
+// the settings in force, the installs recorded in <prefix>/state.json, and the NRI status file.
+import fs from 'node:fs';
+import path from 'node:path';
+import { EnvhookError } from '../errors.ts';
+import { DEFAULT_CONFIG_FILE, loadSettings, parseSettingsFile, type AllSettings } from '../settings.ts';
+import { makeLayout, RUNTIMES, type Layout, type Runtime } from '../install/layout.ts';
+import { readState, type RuntimeRecord } from '../install/state.ts';
+import { installKey } from '../install/mode.ts';
+import { readStatus, statusPath, type NriStatus } from '../nri/status-file.ts';
+
+export interface NodeOptions {
+  root: string;
+  prefix: string;
+  runDir?: string | undefined;
+}
+
+export interface RecordedInstall {
+  runtime: Runtime;
+  mode: 'shim' | 'nri';
+  record: RuntimeRecord;
+}
+
+export interface NodeView {
+  root: string;
+  /** The prefix's layout (its paths are the same for every runtime but `config`). */
+  layout: Layout;
+  /** The settings file, a host path (ENVHOOK_CONFIG's, as given, when set). */
+  settingsFile: string;
+  /** Its settings, or why it is not valid (`config file F:L:C: …`); neither when it does not exist. */
+  fileSettings?: Partial<AllSettings>;
+  settingsProblem?: string;
+  /** In force: flags, environment, the file (when valid), defaults. */
+  settings: AllSettings;
+  installs: RecordedInstall[];
+  statusFile: string;
+  status: NriStatus | undefined;
+  real(hostPath: string): string;
+}
+
+/** Refuses a --root that is not a directory (nothing would be found there, and nothing is a finding). */
+function nodeRoot(root: string): string {
+  const abs = path.resolve(root);
+  if (!fs.statSync(abs, { throwIfNoEntry: false })?.isDirectory()) throw new EnvhookError(`--root ${root}: not a directory`);
+  return abs;
+}
+
+export function readNode(opts: NodeOptions, env: NodeJS.ProcessEnv = process.env): NodeView {
+  const root = nodeRoot(opts.root);
+  const layout = makeLayout('containerd', { root, prefix: opts.prefix });
+  const named = env.ENVHOOK_CONFIG;
+  const settingsFile = named || DEFAULT_CONFIG_FILE;
+  const realSettings = named ? named : layout.real(DEFAULT_CONFIG_FILE);
+  const view: Partial<NodeView> = { root, layout, settingsFile, real: layout.real };
+  let text: string | undefined;
+  try {
+    text = fs.readFileSync(realSettings, 'utf8');
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (named || code !== 'ENOENT') view.settingsProblem = `cannot read config file ${settingsFile}: ${code ?? 'error'}`;
+  }
+  if (text !== undefined) {
+    try {
+      view.fileSettings = parseSettingsFile(text, settingsFile);
+    } catch (err) {
+      if (!(err instanceof EnvhookError)) throw err;
+      view.settingsProblem = err.message;
+    }
+  }
+  view.settings = loadSettings({ runDir: opts.runDir }, env, view.fileSettings ?? {});
+  const state = readState(layout);
+  view.installs = RUNTIMES.flatMap((runtime) =>
+    (['shim', 'nri'] as const).flatMap((mode) => {
+      const record = state.runtimes[installKey(runtime, mode)];
+      return record ? [{ runtime, mode, record }] : [];
+    }),
+  );
+  const runDir = view.settings.runDir!;
+  view.statusFile = statusPath(runDir);
+  view.status = readStatus(layout.real(runDir));
+  return view as NodeView;
+}
