@@ -5,7 +5,7 @@ import { makeLayout, type Layout, type Runtime } from '../layout.ts';
 import { createdDirs, deepestFirst, readHost, sha256, type Change } from '../fsops.ts';
 import { markedFiles, ownedByOther, readState, recordedHash, stateChange, type RuntimeRecord, type State } from '../state.ts';
 import { adminFileChange } from '../admin-file.ts';
-import { removeFile } from './uninstall.ts';
+import { removeFile } from '../remove-file.ts';
 import { executableTargets, hookTemplates, type SourceOptions } from '../artifacts.ts';
 import type { RuntimePlan } from '../targets.ts';
 import { containerdPlan, type ContainerdOptions } from '../containerd/containerd-plan.ts';
