@@ -65,7 +65,8 @@ export function missingBinary(name: string, root: string): string {
   const r = path.resolve(root);
   const bin = findRuntimeBinary(name, { root: r, usual: true });
   if (bin) return cannotRun(bin) ?? `${name} found`;
-  return `no ${name}${r === '/' ? '' : ` under --root ${r}`} on PATH or in ${USUAL_DIRS.join(', ')}`;
+  // not the root's path: an installer in a pod (--root /host) prints what one on the host prints
+  return `no ${name}${r === '/' ? '' : ' under --root'} on PATH or in ${USUAL_DIRS.join(', ')}`;
 }
 
 /** A path of the node as `bin` must be given it: as is inside its root, else under `nodeRoot`. */
@@ -95,7 +96,7 @@ export function runRuntimeBinary(bin: RuntimeBinary, args: string[], opts: RunOp
 /** Why `bin` cannot be run here (inside a root without chroot on this machine), or undefined. */
 function cannotRun(bin: RuntimeBinary): string | undefined {
   if (bin.root === '/' || findRuntimeBinary('chroot', { usual: true })) return undefined;
-  return `no chroot on this machine's PATH to run ${bin.path} inside --root ${bin.root}`;
+  return `no chroot on this machine's PATH to run ${bin.path} inside --root`;
 }
 
 /** The match of `pattern` in what `bin --version` prints; exiting non-zero or no match is an error naming `what`. */
