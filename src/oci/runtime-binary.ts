@@ -7,7 +7,7 @@
 // (PATH's directories inside the root, then the usual places) and run inside it with chroot(1),
 // so it reads the node's files, absolute imports and shared libraries exactly as on the node
 // (docs/install.md, "Checked with the runtime's own reading").
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import type { SpawnSyncReturns } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
@@ -83,6 +83,9 @@ export interface RunOptions {
 
 /** Runs `bin args`: directly for the root /, else `chroot ROOT PATH args` (chroot from this machine). */
 export function runRuntimeBinary(bin: RuntimeBinary, args: string[], opts: RunOptions = {}): SpawnSyncReturns<string> {
+  // Loaded here, not at the top: the shim's create imports this module, and node:child_process
+  // (with net and the stream stack) would add to every container start (test/build.test.ts).
+  const { spawnSync } = process.getBuiltinModule('node:child_process');
   const o = { encoding: 'utf8' as const, timeout: opts.timeout ?? 60_000, maxBuffer: opts.maxBuffer ?? 16 << 20 };
   if (bin.root === '/') return spawnSync(bin.path, args, { ...o, cwd: opts.cwd ?? '/' });
   const chroot = findRuntimeBinary('chroot', { usual: true });
