@@ -3,7 +3,7 @@
 // file, never a torn one. An existing file's mode and owner are kept.
 import fs from 'node:fs';
 import path from 'node:path';
-import { EnvhookError } from '../errors.ts';
+import { EnvhookError, errnoReason } from '../errors.ts';
 
 /** The points of atomicWrite where a crash leaves a different state on disk. */
 export type WriteStep = 'opened' | 'written' | 'synced' | 'renamed' | 'dir-synced';
@@ -60,7 +60,7 @@ export function atomicWrite(
   } catch (cause) {
     if (fd !== undefined) fs.closeSync(fd);
     fs.rmSync(tmp, { force: true });
-    throw new EnvhookError(`cannot write ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
+    throw new EnvhookError(`cannot write ${file}: ${errnoReason(cause)}`, { cause });
   }
   if (durable) fsyncDir(dir);
   faultAt?.('dir-synced');
@@ -88,6 +88,6 @@ function fsyncDir(dir: string): void {
       fs.closeSync(fd);
     }
   } catch (cause) {
-    throw new EnvhookError(`cannot sync directory ${dir}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
+    throw new EnvhookError(`cannot sync directory ${dir}: ${errnoReason(cause)}`, { cause });
   }
 }
