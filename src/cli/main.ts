@@ -86,6 +86,7 @@ async function shim(runcArgv: string[]): Promise<number> {
   return 0;
 }
 
-main().then((code) => {
+// main() never rejects: every error ends in its catch, as one line and a status.
+void main().then((code) => {
   process.exitCode = code;
 });

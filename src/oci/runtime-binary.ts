@@ -90,7 +90,7 @@ export function runRuntimeBinary(bin: RuntimeBinary, args: string[], opts: RunOp
 }
 
 /** Why `bin` cannot be run here (inside a root without chroot on this machine), or undefined. */
-export function cannotRun(bin: RuntimeBinary): string | undefined {
+function cannotRun(bin: RuntimeBinary): string | undefined {
   if (bin.root === '/' || findRuntimeBinary('chroot', { usual: true })) return undefined;
   return `no chroot on this machine's PATH to run ${bin.path} inside --root ${bin.root}`;
 }

@@ -14,7 +14,7 @@ export type WatchListener = (event: string, name: string | null) => void;
 export type WatchFn = (dir: string, listener: WatchListener) => fs.FSWatcher;
 
 /** Not persistent: the watches never keep a process alive on their own (the daemon decides). */
-export const defaultWatch: WatchFn = (dir, listener) => fs.watch(dir, { persistent: false, encoding: 'utf8' }, listener);
+const defaultWatch: WatchFn = (dir, listener) => fs.watch(dir, { persistent: false, encoding: 'utf8' }, listener);
 
 const KERNEL_LIMITS: Record<string, string> = {
   ENOSPC: 'fs.inotify.max_user_watches',
@@ -23,8 +23,8 @@ const KERNEL_LIMITS: Record<string, string> = {
 };
 
 /** Default bounds: a volume takes 1 watch, plus 1 (and its subdirectories) per new directory while the kubelet writes it. */
-export const DEFAULT_MAX_WATCHES = 4096;
-export const DEFAULT_MAX_POD_WATCHES = 64;
+const DEFAULT_MAX_WATCHES = 4096;
+const DEFAULT_MAX_POD_WATCHES = 64;
 
 /** An established watch: close() is idempotent. */
 export interface Watch {
@@ -131,4 +131,20 @@ export function createInotify(log: Logger, watchFn: WatchFn = defaultWatch, poll
       return refusedByBound;
     },
   };
+}
+
+/**
+ * The watch of a volume's own directory for `task` (its events' names to `name`), and a first
+ * turn of the task; when the watch is refused, `lost` runs (the task polls instead).
+ */
+export function startRootWatch(
+  env: { inotify: Inotify; scheduler: { mark(task: never): void } },
+  task: { podUid: string; target: { dir: string } },
+  cb: { name: (name: string | null) => void; lost: () => void },
+): Watch | undefined {
+  const w = env.inotify.watch(task.target.dir, (_e, name) => cb.name(name), cb.lost, task.podUid);
+  const root = typeof w === 'string' ? undefined : w;
+  if (root === undefined) cb.lost();
+  env.scheduler.mark(task as never);
+  return root;
 }

@@ -12,6 +12,7 @@ import { blockBody, blockFile, NRI_PLUGIN, switchNriOn } from './containerd-nri-
 import type { KeyEdit } from '../key-edit.ts';
 import { configDump, findContainerd, type ContainerdBinary } from './containerd-binary.ts';
 import { missingBinary, pathFor } from '../../oci/runtime-binary.ts';
+import { refuseUnloadedRoot } from '../config-read.ts';
 import { readContainerdConfig, type ContainerdConfig } from './containerd-config.ts';
 import type { ConfigFile } from './containerd-files.ts';
 import { mergePlugins } from './containerd-merge.ts';
@@ -21,11 +22,13 @@ import { names, olderThan, refuseWithoutValidator, REQUIRED_PLUGIN, requiredNote
 import { NRI_DEFAULT_LOG, NRI_DEFAULT_SOCKET, nriIndex, pluginWrapper, redialNote } from '../nri-plugin.ts';
 
 /** containerd's own defaults for the NRI plugin's table. */
-export const NRI_DEFAULT_PLUGIN_PATH = '/opt/nri/plugins';
+const NRI_DEFAULT_PLUGIN_PATH = '/opt/nri/plugins';
 
 export interface ContainerdNriOptions {
   containerd?: string | undefined;
   dropIn?: string | undefined;
+  /** --config is the file containerd's service starts it with. */
+  serviceConfig?: boolean | undefined;
   /** The plugin's two-digit index (the NN of NN-envhook). */
   index?: string | undefined;
   /** Where the plugin's stderr goes (default NRI_DEFAULT_LOG). */
@@ -40,6 +43,7 @@ export interface ContainerdNriOptions {
 
 export function containerdNriPlan(layout: Layout, opts: ContainerdNriOptions): RuntimePlan {
   const index = nriIndex(opts.index);
+  refuseUnloadedRoot(layout, opts.serviceConfig);
   const binary = findContainerd(opts.containerd, layout.root);
   refuseWithoutNri(binary);
   if (opts.nriRequired) refuseWithoutValidator('containerd', binary?.version);

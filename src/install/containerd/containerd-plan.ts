@@ -10,18 +10,22 @@ import { missingBinary, pathFor } from '../../oci/runtime-binary.ts';
 import { readContainerdConfig, type ContainerdConfig } from './containerd-config.ts';
 import { placeBlock } from './containerd-place.ts';
 import { checkContainerd } from './containerd-check.ts';
+import { refuseUnloadedRoot } from '../config-read.ts';
 
 export interface ContainerdOptions {
   /** The containerd binary to ask (version, config dump); default: containerd on PATH. */
   containerd?: string | undefined;
   /** Write the block into this file, which the root file imports. */
   dropIn?: string | undefined;
+  /** --config is the file containerd's service starts it with. */
+  serviceConfig?: boolean | undefined;
 }
 
 export function containerdPlan(layout: Layout, opts: ContainerdOptions): RuntimePlan {
   const binary = findContainerd(opts.containerd, layout.root);
   const dropIn = opts.dropIn === undefined ? undefined : absolute(opts.dropIn, '--drop-in');
   refuseImportedRoot(layout, binary);
+  refuseUnloadedRoot(layout, opts.serviceConfig);
   const config = readContainerdConfig(layout, { root: layout.config, binary, newFile: dropIn });
   const place = placeBlock(config, dropIn);
   const block = containerdBlock(layout, place);
@@ -58,7 +62,7 @@ function refuseImportedRoot(layout: Layout, binary: ContainerdBinary | undefined
   const main = DEFAULT_CONFIG.containerd;
   if (layout.config === main) return;
   const mainLayout = makeLayout('containerd', { root: layout.root, prefix: layout.prefix, config: main });
-  let imported = false;
+  let imported: boolean;
   try {
     const cfg = readContainerdConfig(mainLayout, { root: main, binary });
     imported =

@@ -3,11 +3,11 @@
 // by crio-render.ts); it must show the envhook handler running the front, and a hooks_dir that
 // holds the directory the createRuntime file went to.
 import fs from 'node:fs';
-import path from 'node:path';
 import { EnvhookError } from '../../errors.ts';
 import { HANDLER, type Layout } from '../layout.ts';
 import { tableAt, type Table } from '../toml.ts';
 import { readCrioConfig } from './crio-render.ts';
+import { CRIO_DROP_IN_DIR } from '../config-read.ts';
 import { pathFor, runRuntimeBinary, versionMatch, type RuntimeBinary } from '../../oci/runtime-binary.ts';
 
 export const CRIO_MAIN_CONFIG = '/etc/crio/crio.conf';
@@ -22,7 +22,7 @@ export function crioConfigDump(bin: RuntimeBinary, layout: Layout): Table {
   const args: string[] = [];
   const at = (p: string) => pathFor(bin, layout.root, p);
   if (fs.existsSync(layout.real(CRIO_MAIN_CONFIG))) args.push('--config', at(CRIO_MAIN_CONFIG));
-  args.push('--config-dir', at(path.posix.dirname(layout.config)), 'config');
+  args.push('--config-dir', at(CRIO_DROP_IN_DIR), 'config');
   const r = runRuntimeBinary(bin, args, { cwd: layout.root });
   if (r.status !== 0) {
     const last = (r.stderr ?? '').trim().split('\n').at(-1)?.slice(0, 300) || `exit ${r.status ?? r.signal}`;

@@ -10,6 +10,7 @@ import { absolute, type Layout } from '../layout.ts';
 import { readHost } from '../fsops.ts';
 import type { RuntimePlan } from '../targets.ts';
 import { parseToml, tableAt, type Table } from '../toml.ts';
+import { CRIO_DROP_IN_DIR } from '../config-read.ts';
 import { CRIO_MAIN_CONFIG, crioConfigDump, crioVersion } from './crio-check.ts';
 import { names, refuseWithoutValidator, REQUIRED_PLUGIN, requiredNote, tomlList, withRequired } from '../nri-required.ts';
 import { NRI_DEFAULT_LOG, NRI_DEFAULT_SOCKET, pluginWrapper, redialNote } from '../nri-plugin.ts';
@@ -42,8 +43,7 @@ export function crioNriDropIn(required?: string[]): string {
 export function crioNriPlan(layout: Layout, index: string, crio?: string, required = false, nriLog = NRI_DEFAULT_LOG): RuntimePlan {
   const bin = findNodeBinary('crio', crio, layout.root);
   if (required) refuseWithoutValidator('crio', bin && crioVersion(bin));
-  const dir = path.posix.dirname(layout.config);
-  const files = [CRIO_MAIN_CONFIG, ...dropIns(layout, dir)];
+  const files = [CRIO_MAIN_CONFIG, ...dropIns(layout, CRIO_DROP_IN_DIR)];
   let pluginDir = NRI_DEFAULT_PLUGIN_DIR;
   let socket = NRI_DEFAULT_SOCKET;
   let noConnections = false;

@@ -61,8 +61,10 @@ t.test('--config naming a file the default root imports: refused, naming --drop-
       message: `${config} is imported by ${ROOT}: --config names containerd's root file; name this file with --drop-in ${config}`,
     });
   }
-  // a root of its own that the default root does not import stands
-  const other = containerdPlan(layoutWith(t, { ...files, 'srv/c.toml': 'version = 2\n' }, '/srv/c.toml'), {});
+  // a root of its own that the default root does not import: refused unless the service loads it
+  const own = layoutWith(t, { ...files, 'srv/c.toml': 'version = 2\n' }, '/srv/c.toml');
+  t.throws(() => containerdPlan(own, {}), { message: /^--config \/srv\/c\.toml: containerd loads \/etc\/containerd\/config\.toml unless/ });
+  const other = containerdPlan(own, { serviceConfig: true });
   t.same(
     other.blocks.map((b) => b.file),
     ['/srv/c.toml'],
