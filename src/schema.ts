@@ -77,6 +77,8 @@ function genericReason(err: ValidationError): string {
   if (err.keyword === 'required' && typeof p.missingProperty === 'string') return `missing field ${quoteName(p.missingProperty)}`;
   if (err.keyword === 'additionalProperties' && typeof p.additionalProperty === 'string')
     return `unknown field ${quoteName(p.additionalProperty)}`;
+  // A regex says nothing to an admin: the inputs whose form matters have their reason in `messages`.
+  if (err.keyword === 'pattern') return 'not in the form allowed here';
   if (err.keyword === 'enum' && Array.isArray(p.allowedValues))
     return `must be one of ${p.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
   return err.message ?? err.keyword;
@@ -99,6 +101,13 @@ export function validateState(state: unknown, where: string): void {
   check(validators.validateOciState, state, where);
 }
 
+/** The settings' patterns in words: an admin is never shown a regex. */
+export const METRICS_ADDRESS_FORMS = 'expected host:port, [IPv6]:port or :port (every interface), port 0-65535';
+const SETTINGS_MESSAGES: SchemaMessages = {
+  'pattern:nriIndex': 'must be two digits, 00 to 99 (the order among NRI plugins)',
+  'pattern:metricsAddress': METRICS_ADDRESS_FORMS,
+};
+
 export function validateSettingsFile(settings: unknown, where: string): void {
-  check(validators.validateSettings, settings, where);
+  check(validators.validateSettings, settings, where, SETTINGS_MESSAGES);
 }
