@@ -137,6 +137,11 @@ export function renderReport(r: StatusReport, now: number): string {
       `  volume owners: ${o.pods} pods, ${o.volumes} volumes watched (${o.watches} inotify watches${o.polled ? `, ${o.polled} volumes polled` : ''}); files owned ${o.ownedBeforeSwap} before the swap, ${o.ownedAfterSwap} after it${refused ? `; watches refused: ${o.refusedByKernel} by the kernel, ${o.refusedByBound} by envhook's bounds` : ''}`,
     );
   }
+  if (o?.copies !== undefined) {
+    const l = o.copyLatency;
+    const mean = l && l.count > 0 ? `, ${((1000 * l.sum) / l.count).toFixed(1)} ms after the kubelet's swap on average` : '';
+    lines.push(`  owned copies: ${o.copies} volumes, ${o.copyUpdates ?? 0} updates${mean}, ${o.copyFailures ?? 0} failed`);
+  }
   if (s.lastError) lines.push(`  last error: ${s.lastError.at} ${oneLine(s.lastError.message)}`);
   lines.push(`  updated: ${s.updatedAt}`);
   return lines.join('\n') + '\n';
