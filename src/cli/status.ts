@@ -14,6 +14,8 @@ import { checkLine, type CheckResult } from '../doctor/check.ts';
 import { readNode, type NodeView } from '../doctor/node.ts';
 import { pluginView, RUNS_AS_TEXT, type PluginState } from '../doctor/plugin-state.ts';
 import { settingsCheck } from '../doctor/settings-check.ts';
+import { installChecks } from '../doctor/install-check.ts';
+import { runtimeChecks } from '../doctor/runtime-check.ts';
 
 interface StatusOptions {
   json?: boolean;
@@ -32,7 +34,7 @@ export interface StatusReport {
   nri: PluginState;
   /** How the running plugin was started: pre-installed, external, daemonset; null when none runs. */
   runsAs: RunsAs | null;
-  /** The checks run (doctor's lines): the settings file, and only when it has a problem. */
+  /** The checks run (doctor's lines): each recorded install's runtime and its own reading; the settings file when it has a problem. */
   checks: CheckResult[];
   ok: boolean;
   /** Every problem, one line each (`<check>: <what> — <what to do>`, or the plugin's); the first, or null. */
@@ -67,7 +69,8 @@ export function registerStatus(program: Command): void {
 export function statusReport(opts: StatusOptions): StatusReport {
   const node = readNode(opts);
   const plugin = pluginView(node);
-  const checks = [settingsCheck(node)].filter((c) => c.state !== 'ok');
+  // the runtime's own reading of every recorded install; the settings file when it has a problem
+  const checks = [...[settingsCheck(node)].filter((c) => c.state !== 'ok'), ...runtimeChecks(node), ...installChecks(node)];
   const problems = [
     ...checks.filter((c) => c.state === 'problem').map((c) => checkLine(c).slice('problem '.length)),
     ...(plugin.problem ? [plugin.problem] : []),
