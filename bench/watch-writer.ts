@@ -17,7 +17,6 @@ const timing = process.argv[6] !== 'churn';
 const FILES = ['ssh_host_ed25519_key', 'ssh_host_ed25519_key.pub', 'tls/server.key'];
 
 const ownedFile = (tsDir: string, f: string) => fs.lstatSync(path.join(tsDir, f)).uid === uid;
-const owned = (tsDir: string) => FILES.every((f) => ownedFile(tsDir, f));
 const latenciesUs: number[] = [];
 let ownedBeforeRename = 0;
 let filesOwnedBeforeRename = 0;

@@ -108,7 +108,7 @@ async function latency(busy: boolean, preSwap: boolean, rt: boolean) {
   const row = `| ${LOAD(busy)} | ${MODE(preSwap, rt)}`;
   perFile.push(
     `${row} | ${r.files
-      .map((f, k) => {
+      .map((_f, k) => {
         const late = r.lateUs[k]!.sort((a, b) => a - b);
         return late.length === 0 ? '0' : `${late.length}: ${ms(pct(late, 0.5))} / ${ms(late[late.length - 1]!)}`;
       })

@@ -7,8 +7,6 @@ import { EnvhookError, SchemaError } from './errors.ts';
 import * as validators from './generated/validators.js';
 import type { ValidateFunction, ValidationError } from './generated/validators.js';
 
-export type ValidatorName = Exclude<keyof typeof validators, 'default'>;
-
 /**
  * Human reasons for errors whose ajv message would be unhelpful ("must match pattern …", "must
  * match exactly one schema in oneOf"), keyed by keyword (`oneOf`, `propertyNames`) or by
@@ -32,11 +30,6 @@ export function check(validate: ValidateFunction, data: unknown, where: string, 
   if (!err) throw new EnvhookError(`${where}: invalid`);
   const { at, reason } = describeError(err, messages);
   throw new SchemaError(where, at, reason);
-}
-
-export function formatError(err: ValidationError, messages: SchemaMessages = {}): string {
-  const { at, reason } = describeError(err, messages);
-  return `${at}: ${reason}`;
 }
 
 /** The JSON path (shortened) and the reason of one ajv error. */

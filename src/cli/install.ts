@@ -30,6 +30,7 @@ interface Flags {
   logFile?: string;
   logLevel?: string;
   ociRuntime?: string;
+  serviceConfig?: boolean;
 }
 
 function common(cmd: Command, mode: Option): Command {
@@ -52,7 +53,11 @@ export function registerInstall(program: Command): void {
       'shim: the runtime handler (RuntimeClass envhook); nri: the resident NRI plugin (containerd >= 1.7)',
     ).default('shim'),
   )
-    .option('--config <file>', 'containerd: its root config file (containerd --config); CRI-O, Podman: the drop-in file to write')
+    .option(
+      '--config <file>',
+      'containerd: its root config file (default /etc/containerd/config.toml; another only with --service-config); CRI-O, Podman: the drop-in file to write (in the directory the runtime reads)',
+    )
+    .option('--service-config', "containerd: --config is the file containerd's service starts it with (containerd --config FILE)")
     .option('--index <NN>', 'nri: the plugin index, two digits (the NN of NN-envhook)', '50')
     .option(
       '--nri-required',

@@ -8,6 +8,7 @@
 // stay lazy (each module is evaluated on first import), so this holds there too.
 import type { Command } from 'commander';
 import { describeError } from '../errors.ts';
+import { endQuietlyOnClosedPipe } from './closed-pipe.ts';
 
 type Register = (program: Command) => void;
 
@@ -36,7 +37,14 @@ export async function buildProgram(only?: string): Promise<Command> {
     .exitOverride()
     .configureOutput({
       writeErr: (s) => process.stderr.write(s),
-      outputError: (s, write) => write(`envhook: ${s.replace(/^error: /, '').trimEnd()}\n`),
+      // One line: commander's suggestion ("(Did you mean install?)") joins the error's line.
+      outputError: (s, write) =>
+        write(
+          `envhook: ${s
+            .replace(/^error: /, '')
+            .trim()
+            .replace(/\s*\n\s*/g, ' ')}\n`,
+        ),
     });
   // `--version` is the version command's option: only that command is loaded for it
   const one = only === '--version' ? 'version' : only;
@@ -46,13 +54,14 @@ export async function buildProgram(only?: string): Promise<Command> {
 }
 
 export async function main(argv: string[] = process.argv): Promise<number> {
+  endQuietlyOnClosedPipe();
   try {
     // runc's argv is never seen by commander: `envhook shim <runc argv>` (from hooks/envhook-runtime).
-    if (argv[2] === 'shim') {
-      const { runShim } = await import('../shim/shim.ts');
-      runShim(argv.slice(3));
-      return 0;
-    }
+    if (argv[2] === 'shim') return await shim(argv.slice(3));
+    if (argv[2] === 'help' && argv[3] === 'shim') return await shim(['--help']);
+    // `help NAME` of no command is refused as `NAME` itself is (commander would print the whole help).
+    const named = argv[2] === 'help' && argv[3] !== undefined && !argv[3].startsWith('-') ? argv[3] : undefined;
+    if (named !== undefined && !Object.hasOwn(COMMANDS, named)) argv = [...argv.slice(0, 2), named];
     await (await buildProgram(argv[2])).parseAsync(argv);
     // A command that ran to its end but found problems (lint) sets process.exitCode itself.
     return Number(process.exitCode ?? 0);
@@ -67,6 +76,18 @@ export async function main(argv: string[] = process.argv): Promise<number> {
   }
 }
 
-main().then((code) => {
+async function shim(runcArgv: string[]): Promise<number> {
+  // As runc itself: no arguments, or only --help, print the usage.
+  if (runcArgv.length === 0 || (runcArgv.length === 1 && (runcArgv[0] === '--help' || runcArgv[0] === '-h'))) {
+    process.stdout.write((await import('./shim-usage.ts')).SHIM_USAGE);
+    return 0;
+  }
+  const { runShim } = await import('../shim/shim.ts');
+  runShim(runcArgv);
+  return 0;
+}
+
+// main() never rejects: every error ends in its catch, as one line and a status.
+void main().then((code) => {
   process.exitCode = code;
 });

@@ -9,6 +9,7 @@ import { pairFor, podFacts } from '../manifest/pod-facts.ts';
 import { offsetOf } from '../manifest/nodes.ts';
 import { readPodAnnotations } from '../lint/read-annotations.ts';
 import { formatFinding } from '../lint/finding.ts';
+import { crossCheck } from '../lint/cross.ts';
 import { toNative } from './to-native.ts';
 import { toAnnotations } from './to-annotations.ts';
 import type { Note } from './note.ts';
@@ -30,12 +31,16 @@ export function convertManifest(m: Manifest, to: Target): { text: string; notes:
     for (const ref of podsOf(doc)) {
       const facts = podFacts(ref);
       const { values, problems } = readPodAnnotations(facts);
-      const bad = problems.find((p) => p.severity === 'error');
-      if (bad) {
+      // Converting what lint rejects (an annotation the node would refuse, a volume or container
+      // the pod lacks) would only move the mistake: the same checks as lint's, the runtime
+      // class aside (it depends on the node's mode, and a converted pod may not need it).
+      const errors = [...problems, ...crossCheck(facts, values)].filter((p) => p.severity === 'error');
+      if (errors.length > 0) {
+        const bad = errors[0]!;
         const where = positionAt(m, offsetOf(pairFor(facts, bad.key)));
-        // Converting an annotation the node would refuse would only move the mistake.
+        const fix = errors.length > 1 ? `and ${errors.length - 1} more: fix them first: envhook lint` : 'fix it first: envhook lint';
         throw new EnvhookError(
-          `${formatFinding({ file: m.file, ...where, severity: 'error', annotation: bad.key, path: bad.path, message: bad.message })} (fix it first: envhook lint)`,
+          `${formatFinding({ file: m.file, ...where, severity: 'error', annotation: bad.key, path: bad.path, message: bad.message })} (${fix})`,
         );
       }
       const note = (annotation: string, path: string, message: string, offset?: number) =>

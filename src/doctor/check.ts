@@ -19,7 +19,6 @@ export const problem = (check: string, what: string, todo?: string): CheckResult
   what,
   ...(todo ? { todo } : {}),
 });
-export const skipped = (check: string, why: string): CheckResult => ({ check, state: 'skipped', what: why });
 
 /** `ok <check>: <what>`, `problem <check>: <what> — <todo>`, `skipped <check>: <why>`. */
 export function checkLine(r: CheckResult): string {

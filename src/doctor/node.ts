@@ -40,7 +40,7 @@ export interface NodeView {
 }
 
 /** Refuses a --root that is not a directory (nothing would be found there, and nothing is a finding). */
-export function nodeRoot(root: string): string {
+function nodeRoot(root: string): string {
   const abs = path.resolve(root);
   if (!fs.statSync(abs, { throwIfNoEntry: false })?.isDirectory()) throw new EnvhookError(`--root ${root}: not a directory`);
   return abs;

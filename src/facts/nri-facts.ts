@@ -13,7 +13,7 @@ export interface NriMount {
   options: string[];
 }
 
-export interface NriIdMapping {
+interface NriIdMapping {
   containerId: number;
   hostId: number;
   size: number;

@@ -1,9 +1,12 @@
 // Atomic replacement of a file: a temporary file in the same directory, written, fsynced,
 // renamed over the target, then the directory fsynced. A crash leaves the old or the new
-// file, never a torn one. An existing file's mode and owner are kept.
+// file, never a torn one. An existing file's mode and owner are kept. A crash before the
+// rename leaves the temporary file (for config.json: the resolved env, values included): the
+// next write of the same file removes it (stale-temp.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
+import { removeStaleTemps, tempName } from './stale-temp.ts';
 
 /** The points of atomicWrite where a crash leaves a different state on disk. */
 export type WriteStep = 'opened' | 'written' | 'synced' | 'renamed' | 'dir-synced';
@@ -40,7 +43,8 @@ export function atomicWrite(
   if (mkdir) fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
   // Unique among live processes by pid and clock; O_EXCL refuses any file already there. (No
   // node:crypto for a random suffix: loading it would cost every container start.)
-  const tmp = path.join(dir, `.${path.basename(file)}.envhook-${process.pid}-${process.hrtime.bigint().toString(36)}`);
+  const tmp = path.join(dir, tempName(path.basename(file), process.hrtime.bigint().toString(36)));
+  removeStaleTemps(dir, path.basename(file));
   let fd: number | undefined;
   try {
     const st = fs.statSync(file, { throwIfNoEntry: false });

@@ -76,11 +76,16 @@ export function withCwdAt<T>(fn: (enter: (dirFd: number) => void) => T): T {
     return fn(enter);
   } finally {
     cwdFd = undefined;
-    try {
-      process.chdir(home);
-    } catch (cause) {
-      throw new EnvhookError(`cannot return to the working directory ${home}`, { cause });
-    }
+    // Not back home, the process would go on in a volume's directory: that error wins over fn's.
+    returnTo(home);
+  }
+}
+
+function returnTo(home: string): void {
+  try {
+    process.chdir(home);
+  } catch (cause) {
+    throw new EnvhookError(`cannot return to the working directory ${home}`, { cause });
   }
 }
 

@@ -81,7 +81,7 @@ export function closeDataDir(d: DataDir): void {
   fs.closeSync(d.fd);
 }
 
-export function reasonOf(err: unknown): string {
+function reasonOf(err: unknown): string {
   if (err instanceof ConfinedError) return err.reason;
   throw err;
 }

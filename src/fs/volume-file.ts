@@ -54,7 +54,7 @@ export interface DirLimits {
 }
 
 /** A regular file of a volume directory and its bytes (the caller zeroes them). */
-export interface DirFile {
+interface DirFile {
   name: string;
   bytes: Buffer;
 }

@@ -3,8 +3,8 @@
 // what install added.
 import { EnvhookError } from '../errors.ts';
 
-export const BEGIN = '# BEGIN envhook';
-export const END = '# END envhook';
+const BEGIN = '# BEGIN envhook';
+const END = '# END envhook';
 
 export interface Split {
   /** The file without our block (and without the blank line install put before it). */

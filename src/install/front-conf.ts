@@ -1,14 +1,13 @@
 // <prefix>/envhook-runtime.conf: what the sh front needs from install, as data it reads with
 // `read`, never sources: the real runtime it execs. Resolved here once (the front then does no
 // PATH search and reads no JSON): the `runtime` setting (--oci-runtime, else config.json's,
-// else runc) as a path, or that name on install's PATH under --root, skipping any envhook front.
+// else runc) as a path, or that name as the node finds it under --root (oci/runtime-binary.ts:
+// PATH inside the root, then the usual directories), skipping any envhook front.
 // A name found nowhere stays a name: the front execs it from the runtime's PATH (a test root, a
 // runtime only the container runtime's PATH has). The envhook executable is not in the file:
 // the front runs the one beside it, so an installed tree works wherever it is seen from.
-import fs from 'node:fs';
-import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
-import { carriesMarker } from '../shim/runtime.ts';
+import { findRuntimeBinary, USUAL_DIRS } from '../oci/runtime-binary.ts';
 import type { Layout } from './layout.ts';
 import type { Target } from './targets.ts';
 
@@ -20,7 +19,12 @@ export interface FrontConf {
 
 export function frontConfTarget(layout: Layout, setting: string, envPath = process.env.PATH ?? ''): FrontConf {
   if (setting.includes('\n')) throw new EnvhookError('the runtime setting must be one line');
-  const found = setting.includes('/') ? setting : onHostPath(layout, setting, envPath);
+  // the file holds an absolute path: relative PATH entries are not searched
+  const absPath = envPath
+    .split(':')
+    .filter((d) => d.startsWith('/'))
+    .join(':');
+  const found = setting.includes('/') ? setting : findRuntimeBinary(setting, { root: layout.root, envPath: absPath, usual: true })?.path;
   const text = [
     `runtime=${found ?? setting}`,
     `# Written by envhook install: the real runtime ${layout.front} execs (ENVHOOK_RUNTIME`,
@@ -28,7 +32,9 @@ export function frontConfTarget(layout: Layout, setting: string, envPath = proce
     '',
   ].join('\n');
   const under = layout.root === '/' ? '' : ' under --root'; // not the path: an installer in a pod (--root /host) prints what one on the host prints
-  const note = found ? undefined : `runtime "${setting}" not found on PATH${under}: the front looks it up on the container runtime's PATH`;
+  const note = found
+    ? undefined
+    : `runtime "${setting}" not found on PATH${under}, nor in ${USUAL_DIRS.join(', ')}: the front looks it up on the container runtime's PATH`;
   return { target: { file: layout.conf, content: Buffer.from(text), mode: 0o644 }, ...(note ? { note } : {}) };
 }
 
@@ -41,21 +47,4 @@ export function runtimeSetting(settingsText: Buffer | undefined): string | undef
   } catch {
     return undefined;
   }
-}
-
-/** `name` in the first directory of PATH that holds it as an executable file under --root, fronts skipped. */
-function onHostPath(layout: Layout, name: string, envPath: string): string | undefined {
-  for (const dir of envPath.split(':')) {
-    if (!path.posix.isAbsolute(dir)) continue;
-    const file = path.posix.join(dir, name);
-    const real = layout.real(file);
-    try {
-      if (!fs.statSync(real).isFile()) continue;
-      fs.accessSync(real, fs.constants.X_OK);
-    } catch {
-      continue;
-    }
-    if (!carriesMarker(real)) return file;
-  }
-  return undefined;
 }

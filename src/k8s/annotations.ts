@@ -16,7 +16,7 @@ import { ENV_FROM_KEY, ENV_KEY, SERVICE_LINKS_KEY } from './annotation-keys.ts';
 /** Kubernetes caps all annotations of an object at 256 KiB together: no real pod exceeds it. */
 export const ANNOTATION_LIMIT = 256 * 1024;
 
-export interface FileKeyRef {
+interface FileKeyRef {
   volumeName: string;
   path: string;
   key: string;

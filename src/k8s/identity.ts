@@ -1,8 +1,8 @@
 // Who this container is, from the annotations the runtime (CRI-O or containerd) put in the spec.
 // These are runtime-made, unlike envhook.io/* which the pod author writes.
 
-export const CONTAINER_NAME_KEYS = ['io.kubernetes.container.name', 'io.kubernetes.cri.container-name'] as const;
-export const POD_UID_KEYS = ['io.kubernetes.pod.uid', 'io.kubernetes.cri.sandbox-uid'] as const;
+const CONTAINER_NAME_KEYS = ['io.kubernetes.container.name', 'io.kubernetes.cri.container-name'] as const;
+const POD_UID_KEYS = ['io.kubernetes.pod.uid', 'io.kubernetes.cri.sandbox-uid'] as const;
 const SANDBOX_KEYS: Record<string, string> = {
   'io.kubernetes.cri.container-type': 'sandbox',
   'io.kubernetes.cri-o.ContainerType': 'sandbox',

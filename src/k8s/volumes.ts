@@ -24,10 +24,10 @@ const KIND_TEXT: Record<VolumeKind, string> = {
   env: 'an emptyDir, configMap, secret, projected, downwardAPI or CSI volume',
 };
 /** Kubernetes volume names are DNS labels: this also keeps `/`, `..` and NUL out. */
-export const VOLUME_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const VOLUME_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /** A volume env is read from (docs/design.md#env-from-other-volumes). */
-export interface EnvVolume {
+interface EnvVolume {
   /** Its files' directory; for a CSI volume it may be missing (not mounted yet). */
   dir: string;
   /**
@@ -57,7 +57,7 @@ export function findVolume(sources: VolumeSources, name: string, kind: VolumeKin
   return lookup(sources, name, kind).dir;
 }
 
-export function findEnvVolume(sources: VolumeSources, name: string): EnvVolume {
+function findEnvVolume(sources: VolumeSources, name: string): EnvVolume {
   const { dir, plugin } = lookup(sources, name, 'env');
   if (plugin === CSI) return { dir: path.join(dir, 'mount'), viaData: true };
   return { dir, viaData: plugin !== EMPTY_DIR };
@@ -77,8 +77,15 @@ function lookup({ pod, overrides }: VolumeSources, name: string, kind: VolumeKin
     if (isRealDir(dir)) return { dir, plugin };
   }
   if (foundElsewhere(pod.dir, name)) throw new EnvhookError(`volume "${name}" is not ${KIND_TEXT[kind]}`);
+  // The likely cause for an env source: no container mounts the volume (envhook's containers
+  // need not), and the kubelet sets up only the volumes some container of the pod mounts.
+  if (kind === 'env') throw new EnvhookError(`volume "${name}" not found in the pod: ${NOT_SET_UP}`);
   throw new EnvhookError(`volume "${name}" not found`);
 }
+
+/** Why an env source's volume is not in the pod directory, and what to do (lint says the same). */
+export const NOT_SET_UP =
+  "the kubelet sets up only volumes that a container of the pod mounts; mount it in one of the pod's containers (the init container is enough)";
 
 function isRealDir(dir: string): boolean {
   return fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() === true;

@@ -6,6 +6,7 @@ import { ATOMIC_TYPES, normalPath, type PodFacts, type VolumeFact } from '../man
 import { getSeq, getStr, mapsOf, ptr } from '../manifest/nodes.ts';
 import type { AnnotationProblem, PodAnnotations } from './read-annotations.ts';
 import { didYouMean } from './nearest.ts';
+import { NOT_SET_UP } from '../k8s/volumes.ts';
 import { ENV_FROM_KEY, ENV_KEY, SERVICE_LINKS_KEY, VOLUME_OWNERS } from '../k8s/annotation-keys.ts';
 
 /** Volume sources the node reads env from; `csi` is an inline CSI volume (a PVC's is not). */
@@ -15,6 +16,7 @@ export function crossCheck(facts: PodFacts, a: PodAnnotations): AnnotationProble
   const out: AnnotationProblem[] = [];
   const names = facts.containers.map((c) => c.name);
   const volumes = new Map(facts.volumes.map((v) => [v.name, v]));
+  const mounted = mountedVolumes(facts);
   const error = (key: string, path: string, message: string) => out.push({ key, path, message, severity: 'error' });
   const warn = (key: string, path: string, message: string) => out.push({ key, path, message, severity: 'warning' });
 
@@ -54,6 +56,10 @@ export function crossCheck(facts: PodFacts, a: PodAnnotations): AnnotationProble
         `volume ${JSON.stringify(name)} is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume (${typeName(v)})`,
       );
     }
+    // The kubelet sets up only the volumes some container mounts: on the node, the volume of an
+    // env source no container mounts is not there, and every start fails.
+    if (!mounted.has(name))
+      return void error(key, ptr(...at, 'volumeName'), `volume ${JSON.stringify(name)} is mounted by no container: ${NOT_SET_UP}`);
     if (!v.complete || ref.path === undefined || !(ATOMIC_TYPES as readonly (string | undefined)[]).includes(v.type)) return;
     const p = normalPath(ref.path);
     const listed = v.files.map((f) => normalPath(f.path));
@@ -137,6 +143,20 @@ export function crossCheck(facts: PodFacts, a: PodAnnotations): AnnotationProble
     }
   }
   return out;
+}
+
+/** Names of the volumes a container or init container of the pod mounts (or uses as a block device). */
+function mountedVolumes(facts: PodFacts): Set<string> {
+  const names = new Set<string>();
+  for (const c of facts.containers) {
+    for (const list of ['volumeMounts', 'volumeDevices']) {
+      for (const [m] of mapsOf(getSeq(c.node, list))) {
+        const name = getStr(m, 'name');
+        if (name !== undefined) names.add(name);
+      }
+    }
+  }
+  return names;
 }
 
 function typeName(v: VolumeFact): string {

@@ -12,7 +12,7 @@ import { crossCheck } from './cross.ts';
 import { ENVHOOK_PREFIX, EVICT_KEY } from '../k8s/annotation-keys.ts';
 
 export type Mode = 'shim' | 'nri';
-export const RUNTIME_CLASS = 'envhook';
+const RUNTIME_CLASS = 'envhook';
 
 export interface LintOptions {
   mode: Mode;

@@ -10,13 +10,13 @@ import { ENVHOOK_PREFIX } from '../k8s/annotation-keys.ts';
 /** Volume types whose files the kubelet's atomic writer lays out (KEP-5936). */
 export const ATOMIC_TYPES = ['configMap', 'secret', 'projected', 'downwardAPI'] as const;
 
-export interface AnnotationFact {
+interface AnnotationFact {
   /** The annotation's value as the manifest has it: a string, or whatever else was written. */
   value: unknown;
   pair: Pair;
 }
 
-export interface ContainerFact {
+interface ContainerFact {
   name: string;
   node: YAMLMap;
   /** Index in spec.containers or spec.initContainers. */
@@ -25,7 +25,7 @@ export interface ContainerFact {
 }
 
 /** A file a volume lists, and the node that would carry its KEP-5936 `user`. */
-export interface ListedFile {
+interface ListedFile {
   path: string;
   /** undefined where one `user` covers several files (podCertificate): no per-path owner. */
   node: YAMLMap | undefined;

@@ -15,9 +15,9 @@ import type { MissedContainer } from './missed.ts';
 import type { NriObserver } from './observer.ts';
 
 /** At most this many evictions a Synchronize: a node where envhook was away long is not emptied at once. */
-export const MAX_PER_SYNC = 20;
+const MAX_PER_SYNC = 20;
 /** One StopContainer may take this long (the runtime kills at once and waits for the exit). */
-export const STOP_DEADLINE_MS = 10_000;
+const STOP_DEADLINE_MS = 10_000;
 
 export interface EvictorOptions {
   log: Logger;

@@ -33,7 +33,7 @@ export interface DaemonOptions {
   timer?: (ms: number, fn: () => void) => () => void;
 }
 
-export type DaemonEnd = 'stopped' | 'runtime-gone';
+type DaemonEnd = 'stopped' | 'runtime-gone';
 
 export interface Daemon {
   /** Resolves when the daemon has ended: stop() was called, or a pre-installed plugin's runtime is gone. */

@@ -81,7 +81,7 @@ const statusLine = (err: unknown): string => `envhook: ${describeError(err)}`;
  * RemovePodSandbox is not needed: the kubelet stops a sandbox before it removes it, and a stop
  * missed while disconnected shows in the next Synchronize.
  */
-export const subscribedEvents = (watching: boolean, postCreate: boolean): number =>
+const subscribedEvents = (watching: boolean, postCreate: boolean): number =>
   eventMask(EVENT_CREATE_CONTAINER, ...(postCreate ? [EVENT_POST_CREATE_CONTAINER] : []), ...(watching ? [EVENT_STOP_POD_SANDBOX] : []));
 
 /** The containers this session adjusted, whose PostCreateContainer needs no check (bounded). */
@@ -201,7 +201,7 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
   );
 
   const runtime = new TtrpcClient(mux.open(RUNTIME_CONN));
-  mux.closed.then((reason) => runtime.abort(reason));
+  void mux.closed.then((reason) => runtime.abort(reason)); // closed only ever resolves
 
   const registered = (async () => {
     let timer: NodeJS.Timeout | undefined;

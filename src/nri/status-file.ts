@@ -77,7 +77,7 @@ export interface NriStatus {
   updatedAt: string;
 }
 
-export const STATUS_FILE = 'nri-status.json';
+const STATUS_FILE = 'nri-status.json';
 /** A status file is a few hundred bytes; anything past this is not one. */
 const MAX_STATUS_BYTES = 64 * 1024;
 

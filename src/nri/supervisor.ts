@@ -18,11 +18,11 @@ import { BEAT_MS, type WorkerMessage } from './worker-link.ts';
  * timeout drops it. Not less: on a starved node (load 20 on 2 cores) healthy workers went silent
  * for just over 1 s (the kill-churn test), and each false kill is an outage of its own.
  */
-export const HANG_MS = 1500;
+const HANG_MS = 1500;
 /** A worker the kernel says is stopped (SIGSTOP: state T) is hung for sure: sooner. */
-export const STOPPED_MS = 500;
+const STOPPED_MS = 500;
 /** How long a new worker may take to send its first beat (Node's start on a loaded node). */
-export const FIRST_BEAT_MS = 15_000;
+const FIRST_BEAT_MS = 15_000;
 
 export interface SupervisorOptions {
   name: string;
@@ -43,7 +43,7 @@ export interface SupervisorOptions {
   firstBeatMs?: number;
 }
 
-export type SupervisorEnd = 'stopped' | 'runtime-gone';
+type SupervisorEnd = 'stopped' | 'runtime-gone';
 
 export interface Supervisor {
   done: Promise<SupervisorEnd>;

@@ -10,7 +10,7 @@ import type { OwnerWatchStats } from './status-file.ts';
 /** How often the worker beats; the supervisor calls a worker silent for its hang limit hung. */
 export const BEAT_MS = 200;
 
-export interface BeatDeltas {
+interface BeatDeltas {
   adjusted: number;
   empty: number;
   refused: number;

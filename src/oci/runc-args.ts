@@ -6,9 +6,9 @@
 import { EnvhookError } from '../errors.ts';
 
 /** Global options that take a value (runc's, plus crun's `--log-level`, `--cgroup-manager`). */
-export const GLOBAL_VALUE_OPTIONS = ['root', 'log', 'log-format', 'criu', 'rootless', 'log-level', 'cgroup-manager'] as const;
+const GLOBAL_VALUE_OPTIONS = ['root', 'log', 'log-format', 'criu', 'rootless', 'log-level', 'cgroup-manager'] as const;
 /** Global flags that make runc print help or its version instead of running a subcommand. */
-export const GLOBAL_INFO_FLAGS = ['help', 'h', 'version', 'v'] as const;
+const GLOBAL_INFO_FLAGS = ['help', 'h', 'version', 'v'] as const;
 
 const CREATE_VALUE_OPTIONS = new Set(['bundle', 'b', 'console-socket', 'pid-file', 'preserve-fds']);
 const CREATE_BOOLEAN_OPTIONS = new Set(['no-pivot', 'no-new-keyring']);

@@ -9,7 +9,7 @@ import { parseLossless, stringifyLossless, type JsonObject, type JsonValue } fro
 import { validateSpec } from '../schema.ts';
 
 /** The fields envhook reads; every other field is carried through untouched. */
-export interface Spec extends JsonObject {}
+export type Spec = JsonObject;
 
 /** How a config.json was laid out, so that it is written back the same way. */
 export interface Layout {

@@ -48,7 +48,7 @@ export function releaseOwners(prepared: readonly PreparedVolume[]): void {
   for (const p of prepared) closeDataDir(p.data);
 }
 
-export function prepareVolume(entry: VolumeOwner, volumes: VolumeLocator, mounts: MountFacts): PreparedVolume {
+function prepareVolume(entry: VolumeOwner, volumes: VolumeLocator, mounts: MountFacts): PreparedVolume {
   const { volume } = entry;
   const dir = volumes.find(volume, 'atomic');
   const translation = volumeTranslation(mounts, dir);
@@ -68,7 +68,7 @@ export function prepareVolume(entry: VolumeOwner, volumes: VolumeLocator, mounts
 }
 
 /** The item's path, resolved in the data directory without following links, is a regular file. */
-export function checkItem(volume: string, dataFd: number, item: OwnerItem): void {
+function checkItem(volume: string, dataFd: number, item: OwnerItem): void {
   const at = `volume "${volume}": item path ${JSON.stringify(item.path)}`;
   const notIn = () => new EnvhookError(`${at} is not in the volume`);
   let dirFd: number;

@@ -19,8 +19,8 @@ import { describeDir, describeFile, EnvFiles, type ParseEnvFile } from './files.
  * such a start fails here with a clear message instead of as E2BIG in the runtime, and a pod
  * author cannot make envhook build (and write) hundreds of MiB through $(VAR) expansion.
  */
-export const MAX_ENV_ENTRY_BYTES = 128 * 1024 - 1;
-export const MAX_ENV_TOTAL_BYTES = 6 * 1024 * 1024;
+const MAX_ENV_ENTRY_BYTES = 128 * 1024 - 1;
+const MAX_ENV_TOTAL_BYTES = 6 * 1024 * 1024;
 
 export interface EnvRequest {
   env: readonly EnvVar[];
@@ -29,7 +29,7 @@ export interface EnvRequest {
 }
 
 /** Names and sources only: this is what logs and --dry-run show. */
-export interface EnvSource {
+interface EnvSource {
   name: string;
   source: string;
   /** A volumeRef file whose name is no variable name (skipped; `name` is JSON-quoted). */

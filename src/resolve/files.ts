@@ -29,9 +29,9 @@ function entryPath(ref: VolumeRef, name: string): string {
 }
 
 /** At most this many names in a volumeRef directory: a Secret of more keys is not a real one. */
-export const MAX_DIR_ENTRIES = 1024;
+const MAX_DIR_ENTRIES = 1024;
 /** At most this many bytes of a volumeRef's files together: a Secret's or ConfigMap's limit. */
-export const MAX_DIR_BYTES = 1024 * 1024;
+const MAX_DIR_BYTES = 1024 * 1024;
 
 /** The relaxed Kubernetes rule (docs/design.md#annotations), on bytes: printable ASCII without `=`. */
 function isVariableName(prefix: string, name: Buffer): boolean {

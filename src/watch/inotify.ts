@@ -14,7 +14,7 @@ export type WatchListener = (event: string, name: string | null) => void;
 export type WatchFn = (dir: string, listener: WatchListener) => fs.FSWatcher;
 
 /** Not persistent: the watches never keep a process alive on their own (the daemon decides). */
-export const defaultWatch: WatchFn = (dir, listener) => fs.watch(dir, { persistent: false, encoding: 'utf8' }, listener);
+const defaultWatch: WatchFn = (dir, listener) => fs.watch(dir, { persistent: false, encoding: 'utf8' }, listener);
 
 const KERNEL_LIMITS: Record<string, string> = {
   ENOSPC: 'fs.inotify.max_user_watches',
@@ -23,8 +23,8 @@ const KERNEL_LIMITS: Record<string, string> = {
 };
 
 /** Default bounds: a volume takes 1 watch, plus 1 (and its subdirectories) per new directory while the kubelet writes it. */
-export const DEFAULT_MAX_WATCHES = 4096;
-export const DEFAULT_MAX_POD_WATCHES = 64;
+const DEFAULT_MAX_WATCHES = 4096;
+const DEFAULT_MAX_POD_WATCHES = 64;
 
 /** An established watch: close() is idempotent. */
 export interface Watch {

@@ -12,7 +12,7 @@ import { podUidOfRecord, readOwnersRecord, recordVolume, watchVolumesOf, writeOw
 import type { WatchVolume } from './registry.ts';
 import { ensureRunDir, NRI_RECORDS, recordsDir } from './run-dir.ts';
 
-export interface RestoredPod {
+interface RestoredPod {
   podUid: string;
   sandbox: string;
   podDir: string;

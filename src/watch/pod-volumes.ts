@@ -11,7 +11,7 @@ import { readVolumeOwners } from '../ownership/annotation.ts';
 import { volumeTranslation, type MountFacts } from '../ownership/uidmap.ts';
 import type { WatchVolume } from './registry.ts';
 
-export interface SkippedVolume {
+interface SkippedVolume {
   volume: string;
   /** envhook's message: why it is not watched (names and paths only). */
   reason: string;

@@ -39,7 +39,7 @@ export interface RegistryOptions {
   onVolumeGone?: (podUid: string, dir: string) => void;
 }
 
-export interface RegistryStats {
+interface RegistryStats {
   pods: number;
   volumes: number;
   /** inotify watches open. */

@@ -56,3 +56,41 @@ t.test('--write rewrites changed files in place; failures leave all files as the
   t.equal(r.status, 1);
   t.match(r.stderr, /^envhook: required option '--to <form>' not specified/);
 });
+
+// Valid annotations, but lint rejects the pod: a container and a volume it does not have, and a
+// volume no container mounts (the kubelet would not set it up).
+const LINT_REJECTS = `kind: Pod
+metadata:
+  annotations:
+    envhook.io/env: '{"mian": [{"name": "A", "value": "1"}], "main": [{"name": "B", "valueFrom": {"fileKeyRef": {"volumeName": "cfg", "path": "a.env", "key": "B"}}}]}'
+    envhook.io/serviceLinks: '{"*": false}'
+spec:
+  containers: [{name: main}]
+  volumes: [{name: cfg, emptyDir: {}}]
+`;
+
+t.test('a manifest lint rejects: convert refuses in both directions, with lint first line, and writes nothing', async (t) => {
+  const dir = t.testdir({ 'pod.yaml': LINT_REJECTS });
+  const file = path.join(dir, 'pod.yaml');
+  const lint = spawnSync(NODE, [path.join(root, 'dist/envhook.cjs'), 'lint', file], { encoding: 'utf8', timeout: 120_000 });
+  t.equal(lint.status, 1, 'lint rejects it');
+  const first = lint.stdout.split('\n')[0];
+  t.equal(first, `${file}:4:5: envhook.io/env /mian: container "mian" is not in the pod (did you mean "main"?)`);
+  for (const to of ['native', 'annotations']) {
+    let r = envhook(['--to', to, file]);
+    t.equal(r.status, 1, to);
+    t.equal(r.stdout, '');
+    t.equal(r.stderr, `envhook: ${first} (and 1 more: fix them first: envhook lint)\n`);
+    r = envhook(['--to', to, '--write', file]);
+    t.equal(r.status, 1);
+    t.equal(fs.readFileSync(file, 'utf8'), LINT_REJECTS, 'the file is left as it was');
+  }
+  // With the volume mounted, one error is left.
+  const mounted = LINT_REJECTS.replace('{name: main}', '{name: main, volumeMounts: [{name: cfg, mountPath: /c}]}');
+  const r = envhook(['--to', 'native', '-'], mounted);
+  t.equal(r.status, 1);
+  t.equal(
+    r.stderr,
+    `envhook: <stdin>:4:5: envhook.io/env /mian: container "mian" is not in the pod (did you mean "main"?) (fix it first: envhook lint)\n`,
+  );
+});

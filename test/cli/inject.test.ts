@@ -3,6 +3,7 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { envhook } from '../helpers/bundle.ts';
 
 const CANARY = 'canary-value-9f3e';
@@ -118,4 +119,16 @@ t.test('a bidi override in an annotation key or path: escaped on stderr and in t
   const log = fs.readFileSync(path.join(b.dir, 'log'), 'utf8');
   t.notMatch(log, /[\u202e\u2066\u200b]/u, 'no raw format character in the log');
   t.match(log, /x\\\\u2066y\\\\u200b/);
+});
+
+t.test('a temporary config.json a crashed envhook left (values included) is removed by the next inject', async (t) => {
+  const b = bundle(t);
+  const dead = spawnSync('true').pid!;
+  const ns = /^pid:\[(\d+)\]$/.exec(fs.readlinkSync('/proc/self/ns/pid'))![1];
+  const leftover = path.join(b.dir, 'bundle', `.config.json.envhook-${dead}-${ns}-1kq2`);
+  fs.writeFileSync(leftover, `{"process":{"env":["SECRET=${CANARY}"]}}`, { mode: 0o600 });
+  const r = b.run('--volume', b.vol, '--container', 'app');
+  t.equal(r.status, 0, r.stderr);
+  t.equal(r.stderr, '');
+  t.same(fs.readdirSync(path.join(b.dir, 'bundle')), ['config.json'], 'the leftover is gone, and no new one');
 });

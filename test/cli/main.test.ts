@@ -6,6 +6,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { builtCli } from '../helpers/nri-process.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const NODE = path.join(root, 'node_modules/.bin/node');
@@ -65,4 +66,18 @@ t.test('the built CLI bundle holds no yaml code; lint and convert run from the t
     t.equal(convert.status, 0, `${what}: convert ${convert.stderr}`);
     t.match(convert.stdout, /fileKeyRef:\n/);
   }
+});
+
+t.test('an unknown command, typed or asked help for: one line, exit 1', async (t) => {
+  for (const args of [['help', 'foo'], ['foo'], ['help', 'instal'], ['instal']]) {
+    const r = spawnSync(NODE, [builtCli(), ...args], { encoding: 'utf8', timeout: 60_000 });
+    const name = args.at(-1);
+    const suggestion = name === 'instal' ? ' (Did you mean install?)' : ' (Did you mean hook?)';
+    t.equal(r.stderr, `envhook: unknown command '${name}'${suggestion}\n`, `envhook ${args.join(' ')}`);
+    t.equal(r.stdout, '');
+    t.equal(r.status, 1);
+  }
+  const known = spawnSync(NODE, [builtCli(), 'help', 'check'], { encoding: 'utf8', timeout: 60_000 });
+  t.equal(known.status, 0, 'help of a command still prints its help');
+  t.match(known.stdout, /^Usage: envhook check \[options\] <file>\n/);
 });

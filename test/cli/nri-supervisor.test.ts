@@ -3,7 +3,6 @@
 // instance per socket (takeover), stderr logs, containers missed while away reported once, the
 // metrics and health endpoint, and what install and uninstall do to a running plugin.
 import t from 'tap';
-import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { spawn } from 'node:child_process';

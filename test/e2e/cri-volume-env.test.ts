@@ -8,7 +8,7 @@
 // ExecSync; a missing file, a symlink out of the volume, a FIFO and a too-large file each fail
 // the start with envhook's line; no canary value in any error or log. The cases are
 // test/helpers/volume-env-cases.ts.
-import t, { type Test } from 'tap';
+import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { prepareWithEnvhook } from '../helpers/cri-envhook.ts';

@@ -10,7 +10,6 @@
 //   DaemonSet's requests come from it); it stops within the grace period.
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { REPO } from '../helpers/bundle.ts';

@@ -8,6 +8,9 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { missingForRunc, parseEnvOutput, runcRun } from '../helpers/bundle.ts';
 import { inject, ref, setup, type InjectSetup } from '../helpers/inject.ts';
+// What a volume that is not in the pod directory is refused with, as the user reads it.
+const NOT_SET_UP =
+  "the kubelet sets up only volumes that a container of the pod mounts; mount it in one of the pod's containers (the init container is enough)";
 
 const missing = missingForRunc();
 const CANARY = 'CANARY-3f9e1c7d-do-not-leak';
@@ -31,7 +34,7 @@ const rows: [string, Record<string, unknown>, string][] = [
   [
     'volume not found',
     { 'envhook.io/env': { app: [{ name: 'X', valueFrom: { fileKeyRef: { volumeName: 'nope', path: 'a', key: 'A', optional: true } } }] } },
-    'volume "nope" not found',
+    `volume "nope" not found in the pod: ${NOT_SET_UP}`,
   ],
   [
     'volume is not one env is read from',

@@ -6,7 +6,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { NODE, REPO } from '../helpers/bundle.ts';
-import { containerd2Binary, missingNriContainerd, startNriContainerd } from '../helpers/containerd-nri.ts';
+import { missingNriContainerd, startNriContainerd } from '../helpers/containerd-nri.ts';
 import { startNriProcess } from '../helpers/nri-process.ts';
 import { NRI_CONNECTED } from '../helpers/cri-containerd.ts';
 

@@ -21,9 +21,9 @@ function which(cmd: string): string | undefined {
   }
 }
 export const BASH = which('bash');
-export const ENV = which('env');
+const ENV = which('env');
 
-export function parseEnv0(out: Buffer): Map<string, Buffer> {
+function parseEnv0(out: Buffer): Map<string, Buffer> {
   const vars = new Map<string, Buffer>();
   let start = 0;
   for (let end = out.indexOf(0, start); end >= 0; start = end + 1, end = out.indexOf(0, start)) {

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { MAX_FILE_BYTES, Reason } from '../../src/envfile/envfile.ts';
 
 const enc = new TextEncoder();
-export const bytesOf = (...parts: (string | Uint8Array | readonly number[])[]): Uint8Array =>
+const bytesOf = (...parts: (string | Uint8Array | readonly number[])[]): Uint8Array =>
   Buffer.concat(parts.map((p) => (typeof p === 'string' ? enc.encode(p) : Uint8Array.from(p))));
 
 // Names bash gives a meaning of its own: assigning them changes the shell (PATH, IFS, LC_*,
@@ -22,7 +22,7 @@ const BASH_SPECIAL = new Set(
     'HOSTFILE CHILD_MAX COPROC MAPFILE TMPDIR auto_resume histchars'
   ).split(' '),
 );
-export const isBashSpecial = (name: string): boolean => BASH_SPECIAL.has(name) || /^(BASH|COMP_|LC_|READLINE_|HIST|PS[0-4]$)/.test(name);
+const isBashSpecial = (name: string): boolean => BASH_SPECIAL.has(name) || /^(BASH|COMP_|LC_|READLINE_|HIST|PS[0-4]$)/.test(name);
 
 const chars = (s: string) => fc.constantFrom(...s);
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_';
@@ -174,7 +174,7 @@ export function model(items: Item[]): Map<string, string> {
  * rejection is envhook's policy (limits, quoting rules, encodings) and bash agrees with the
  * naive reading.
  */
-export interface Defect {
+interface Defect {
   kind: string;
   line: Uint8Array;
   reason: Reason;
@@ -200,7 +200,7 @@ const d = (
   diverges,
   atEnd,
 });
-export const defect: fc.Arbitrary<Defect> = fc.oneof(
+const defect: fc.Arbitrary<Defect> = fc.oneof(
   fc.tuple(blanks(1), v).map(([b, x]) => d('blank before =', bytesOf(N, b, "='", x, "'"), Reason.BlankBeforeEquals, [N, x], true)),
   fc.tuple(blanks(1), v).map(([b, x]) => d('blank after =', bytesOf(N, '=', b, "'", x, "'"), Reason.NotQuoted, [N, x], true)),
   safe.map((x) => d('unquoted', bytesOf(N, '=', x), Reason.NotQuoted, [N, x], false)),
@@ -235,7 +235,7 @@ export const defect: fc.Arbitrary<Defect> = fc.oneof(
     .map(([x, bad]) => d('invalid UTF-8', bytesOf(N, "='", x, bad, x, "'"), Reason.InvalidUtf8, [N, bytesOf(x, bad, x)], false)),
 );
 
-export interface RejectedFile {
+interface RejectedFile {
   kind: string;
   bytes: Uint8Array;
   line: number;

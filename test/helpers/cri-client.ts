@@ -4,10 +4,9 @@
 // the decoded messages. cri-api ≥ 0.33 made KeyValue.value bytes: give Buffers there.
 import * as grpc from '@grpc/grpc-js';
 import { create, fromBinary, toBinary, type DescMessage, type MessageShape } from '@bufbuild/protobuf';
-import { criMessage, criRegistry } from './cri-proto.ts';
+import { criRegistry } from './cri-proto.ts';
 
 // Message shapes are dynamic (from a descriptor set read at test time): fields by JSON name.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type CriMessage = Record<string, any>;
 
 /** runtime.v1 enum values the tests use (numbers as on the wire). */
@@ -56,9 +55,4 @@ export class CriClient {
   close(): void {
     this.#client.close();
   }
-}
-
-/** A message of runtime.v1 made from an init object (for tests that build one by hand). */
-export function criCreate(name: string, init: CriMessage): CriMessage {
-  return create(criMessage(name), init as never) as CriMessage;
 }

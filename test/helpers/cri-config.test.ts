@@ -14,7 +14,6 @@ import { CONTAINERD } from './bundle.ts';
 const bin = (v: ContainerdVersion) =>
   v === '1.6' ? CONTAINERD! : path.join(debianPackages(SUITE_OF[v], ['containerd']).containerd, 'usr/bin/containerd');
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 function dump(t: Test, v: ContainerdVersion, nri = false): Record<string, any> {
   const dir = t.testdir({});
   const file = criPaths(dir).config;

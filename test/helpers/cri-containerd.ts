@@ -22,7 +22,7 @@ import { writeImageTar } from './oci-image.ts';
 
 export type { ContainerdVersion } from './cri-config.ts';
 
-export const PAUSE_IMAGE = 'docker.io/envhook/pause:test';
+const PAUSE_IMAGE = 'docker.io/envhook/pause:test';
 /**
  * containerd's log line for the plugin (index 50) once it is registered: `connected and
  * synchronized` from NRI 0.8.0 (containerd 1.7.26, 2.x), `connected` alone from NRI 0.6.1
@@ -143,6 +143,7 @@ export function prepareCriContainerd(opts: CriContainerdOptions): CriContainerd 
       c.kill('SIGKILL');
       throw new Error(
         `containerd ${opts.version} did not serve CRI: ${(err as Error).message}\n${fs.readFileSync(paths.log, 'utf8').slice(-3000)}`,
+        { cause: err },
       );
     }
   };
@@ -198,7 +199,7 @@ export function prepareCriContainerd(opts: CriContainerdOptions): CriContainerd 
 }
 
 /** What the kubelet does when pods go: stop and remove every container, then every sandbox. */
-export async function removeAllPods(cri: CriClient): Promise<void> {
+async function removeAllPods(cri: CriClient): Promise<void> {
   const { containers = [] } = await cri.call('ListContainers', {});
   for (const c of containers) {
     await cri.call('StopContainer', { containerId: c.id, timeout: 0n }).catch(() => undefined);

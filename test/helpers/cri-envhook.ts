@@ -47,6 +47,7 @@ export function prepareWithEnvhook(opts: CriContainerdOptions & { countRuns?: bo
     extra: [
       '--config',
       containerd.paths.config,
+      '--service-config',
       '--prefix',
       prefix,
       '--containerd',

@@ -11,9 +11,9 @@ import { HOST_NETWORK, layOutPod, type PodOptions } from './cri-pod-layout.ts';
 import type { Pod } from '../../scripts/kubelet-pod.ts';
 import { waitExeced } from './proc.ts';
 
-export { layOutPod, type PodLayout, type PodOptions } from './cri-pod-layout.ts';
+export { layOutPod, type PodOptions } from './cri-pod-layout.ts';
 
-export interface ContainerOptions {
+interface ContainerOptions {
   name: string;
   command?: string[];
   args?: string[];

@@ -10,7 +10,7 @@ import { FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
 import { sidPackage } from '../../scripts/debian-sid.mjs';
 import { whichSync } from './bundle.ts';
 
-export const CRI_API_PACKAGE = 'golang-k8s-cri-api-dev';
+const CRI_API_PACKAGE = 'golang-k8s-cri-api-dev';
 const PROTO_DIR = 'usr/share/gocode/src/k8s.io/cri-api/pkg/apis/runtime/v1';
 
 /** Why the CRI client cannot be built here, or undefined (protoc present; the sid package fetched on demand). */

@@ -11,7 +11,7 @@ import { PODMAN, REPO, RUNC } from './bundle.ts';
 import { missingForPodman, privatePodman, RUN_LIMITS } from './podman.ts';
 import { writeImageContext } from '../../scripts/image-context.ts';
 
-export const IMAGE = 'localhost/envhook:test';
+const IMAGE = 'localhost/envhook:test';
 
 /** Why the image cannot be built here, or undefined. */
 export function missingForImage(): string | undefined {
@@ -23,7 +23,7 @@ export function missingForImage(): string | undefined {
   return undefined;
 }
 
-export interface ImageRun {
+interface ImageRun {
   /** podman run options: volumes, network, user... (each its own argv word). */
   options?: string[];
   /** Replaces the image's ENTRYPOINT (a Kubernetes `command`). */

@@ -140,7 +140,7 @@ export function withSettingsFile(wrapper: string, settings: string): string {
  */
 export function nriInstallArgs(o: { config: string; prefix: string; containerd: string; nriLog?: string }): string[] {
   return [
-    ...['--mode', 'nri', '--config', o.config, '--prefix', o.prefix, '--containerd', o.containerd],
+    ...['--mode', 'nri', '--config', o.config, '--service-config', '--prefix', o.prefix, '--containerd', o.containerd],
     ...(o.nriLog ? ['--nri-log', o.nriLog] : []),
   ];
 }

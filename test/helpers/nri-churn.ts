@@ -12,7 +12,7 @@ import type { CriContainerd } from './cri-containerd.ts';
 import { runPod, type KubeletPod } from './cri-pod.ts';
 import { procEnviron } from './proc.ts';
 
-export const INTERVAL_MS = 100;
+const INTERVAL_MS = 100;
 /** The variable the churn pods ask for, and its value from DB_FILES. */
 const VARIABLE = ['DB', 'db.internal'] as const;
 const ANNOTATIONS = raw({

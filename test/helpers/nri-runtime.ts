@@ -104,7 +104,7 @@ async function accept(socket: net.Socket, sync: Record<string, unknown>[], opts:
     },
   });
   const client = new TtrpcClient(mux.open(PLUGIN_CONN));
-  mux.closed.then((reason) => client.abort(reason));
+  void mux.closed.then((reason) => client.abort(reason));
   const call = (method: string, payload: Uint8Array, timeoutMs = 2000) => client.call(PLUGIN_SERVICE, method, payload, timeoutMs);
   const { pluginName: name, pluginIdx: index, NRIVersion: nriVersion } = await reg;
   const configure = {

@@ -44,7 +44,7 @@ export function otherUidDir(t: Test, prefix: string): string {
  * otherwise). The npm `node` package's binary loads only the system's libc, libstdc++ and
  * libgcc (no RUNPATH), which every user can read.
  */
-export function nodeIn(dir: string): string {
+function nodeIn(dir: string): string {
   const node = path.join(dir, 'node');
   if (fs.existsSync(node)) return node;
   const real = fs.realpathSync(NODE);

@@ -27,7 +27,7 @@ export function hooksDir(dir: string, template: HookTemplate, envhook: string, l
 }
 
 /** pflag reads --annotation as CSV: quote a JSON value so its commas and quotes survive. */
-export function annotationArg(key: string, value: string): string {
+function annotationArg(key: string, value: string): string {
   return `"${`${key}=${value}`.replace(/"/g, '""')}"`;
 }
 

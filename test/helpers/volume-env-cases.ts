@@ -16,8 +16,8 @@ export const VOLUMES = {
   projected: { proj: { 'token.env': "TOKEN_KIND='projected'\n", token: `${CANARY}-token` } },
   csi: { vault: { 'db.env': "VAULT_ADDR='https://vault:8200'\n", 'db-password': `${CANARY}-vault\n` } },
 };
-export const key = (volumeName: string, p: string, k: string) => ({ fileKeyRef: { volumeName, path: p, key: k } });
-export const file = (volumeName: string, p: string) => ({ fileRef: { volumeName, path: p } });
+const key = (volumeName: string, p: string, k: string) => ({ fileKeyRef: { volumeName, path: p, key: k } });
+const file = (volumeName: string, p: string) => ({ fileRef: { volumeName, path: p } });
 export const ANNOTATIONS = {
   'envhook.io/env': {
     app: [
@@ -42,7 +42,7 @@ export const ANNOTATIONS = {
     ],
   },
 };
-export const EXPECTED: Record<string, string> = {
+const EXPECTED: Record<string, string> = {
   S_USER: `app-${CANARY}`,
   S_PW: `${CANARY}-pw`,
   C_MODE: 'prod',

@@ -136,4 +136,4 @@ export function checkSettled(t: Test, label: string, r: ReaderResult, rewrites: 
 const CHRT = findChrt();
 
 /** Why the SCHED_FIFO runs are skipped, or false. */
-export const fifoMissing = (): string | false => (CHRT ? false : 'chrt (util-linux) not installed');
+const fifoMissing = (): string | false => (CHRT ? false : 'chrt (util-linux) not installed');

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { frontConfTarget, runtimeSetting } from '../../src/install/front-conf.ts';
 import { makeLayout } from '../../src/install/layout.ts';
-import { FRONT_MARKER } from '../../src/shim/runtime.ts';
+import { FRONT_MARKER } from '../../src/oci/runtime-binary.ts';
 import { fakeSource, hostFiles, install, snapshot, uninstall } from '../helpers/install.ts';
 
 const PATH = '/usr/local/bin:/usr/sbin:/usr/bin:relative';
@@ -38,7 +38,10 @@ t.test('a name: the first executable file of that name on PATH under --root, fro
   );
   const crun = frontConfTarget(layout, 'crun', PATH);
   t.equal(runtimeLine(crun.target.content), 'runtime=crun', 'a directory of that name is no runtime: the name stays');
-  t.equal(crun.note, `runtime "crun" not found on PATH under --root: the front looks it up on the container runtime's PATH`);
+  t.equal(
+    crun.note,
+    `runtime "crun" not found on PATH under --root, nor in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin: the front looks it up on the container runtime's PATH`,
+  );
   fs.chmodSync(path.join(r, 'usr/sbin/runc'), 0o644);
   t.equal(runtimeLine(frontConfTarget(layout, 'runc', PATH).target.content), 'runtime=/usr/bin/runc', 'not executable: skipped');
   t.equal(runtimeLine(frontConfTarget(layout, '/opt/runc/runc', PATH).target.content), 'runtime=/opt/runc/runc', 'a path as given');
@@ -72,7 +75,7 @@ t.test('install writes it from --oci-runtime, else config.json, else runc; unins
   res = install({ runtime: 'containerd', root: r, source, env, extra: ['--oci-runtime', 'crun'] });
   t.equal(res.status, 0, res.stderr);
   t.equal(conf(), 'runtime=/usr/bin/crun', '--oci-runtime');
-  res = install({ runtime: 'containerd', root: r, source, env });
+  t.equal(install({ runtime: 'containerd', root: r, source, env }).status, 0);
   t.equal(conf(), 'runtime=/usr/bin/crun', "a reinstall without it: config.json's, which install wrote");
   t.equal(uninstall({ runtime: 'containerd', root: r }).status, 0);
   t.same(snapshot(r), original, 'nothing left');

@@ -2,8 +2,6 @@
 // written as a change (removed once no install is left), and the questions install and
 // uninstall ask of it.
 import t, { type Test } from 'tap';
-import fs from 'node:fs';
-import path from 'node:path';
 import { makeLayout } from '../../src/install/layout.ts';
 import {
   markedFiles,

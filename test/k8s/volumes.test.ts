@@ -47,7 +47,12 @@ t.test('env sources: emptyDir as it is, atomic-writer volumes through ..data, CS
     () => volumes.envSource('share'),
     new EnvhookError('volume "share" is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume'),
   );
-  t.throws(() => volumes.envSource('nope'), new EnvhookError('volume "nope" not found'));
+  t.throws(
+    () => volumes.envSource('nope'),
+    new EnvhookError(
+      'volume "nope" not found in the pod: the kubelet sets up only volumes that a container of the pod mounts; mount it in one of the pod\'s containers (the init container is enough)',
+    ),
+  );
 });
 
 t.test('overrides win and need no pod; no pod at all', async (t) => {

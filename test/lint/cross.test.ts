@@ -22,7 +22,7 @@ t.test('a consistent pod has no problems', async (t) => {
         },
         'envhook.io/serviceLinks': { '*': false },
       },
-      `  containers: [{name: app, env: [{name: OWN, value: x}]}]\n  volumes: [{name: cfg, emptyDir: {}}]\n`,
+      `  containers: [{name: app, env: [{name: OWN, value: x}], volumeMounts: [{name: cfg, mountPath: /c}]}]\n  volumes: [{name: cfg, emptyDir: {}}]\n`,
     ),
     [],
   );
@@ -47,7 +47,7 @@ t.test('env source volumes: missing, of a type the node does not read, and an un
         ],
       },
     },
-    `  containers: [{name: app}]
+    `  containers: [{name: app, volumeMounts: [{name: cm, mountPath: /c}]}]
   volumes:
     - {name: cfg, emptyDir: {}}
     - {name: host, hostPath: {path: /x}}
@@ -63,12 +63,32 @@ t.test('env source volumes: missing, of a type the node does not read, and an un
 });
 
 t.test('envFrom volumeRef: a directory of the listed files passes, another path does not', async (t) => {
-  const spec = `  containers: [{name: app}]\n  volumes: [{name: s, secret: {secretName: s, items: [{key: k, path: d/one}]}}]\n`;
+  const spec = `  containers: [{name: app, volumeMounts: [{name: s, mountPath: /s}]}]\n  volumes: [{name: s, secret: {secretName: s, items: [{key: k, path: d/one}]}}]\n`;
   t.same(check({ 'envhook.io/envFrom': { app: [{ volumeRef: { volumeName: 's', path: 'd' } }] } }, spec), []);
   t.same(check({ 'envhook.io/envFrom': { app: [{ volumeRef: { volumeName: 's', path: 'e' } }] } }, spec), [
     'error envhook.io/envFrom /app/0/volumeRef/path: not among the directories of the files volume "s" lists in its items',
   ]);
 });
+
+t.test(
+  'an env source volume no container mounts: the kubelet does not set it up; an init container or a block device is enough',
+  async (t) => {
+    const env = {
+      'envhook.io/env': { app: [{ name: 'A', ...ref('creds') }] },
+      'envhook.io/envFrom': { app: [{ volumeRef: { volumeName: 'creds', optional: true } }] },
+    };
+    const volumes = `  volumes: [{name: creds, secret: {secretName: creds}}]\n`;
+    const why =
+      "is mounted by no container: the kubelet sets up only volumes that a container of the pod mounts; mount it in one of the pod's containers (the init container is enough)";
+    t.same(check(env, `  containers: [{name: app, volumeMounts: [{name: other, mountPath: /o}]}]\n${volumes}`), [
+      `error envhook.io/env /app/0/valueFrom/fileKeyRef/volumeName: volume "creds" ${why}`,
+      `error envhook.io/envFrom /app/0/volumeRef/volumeName: volume "creds" ${why}`,
+    ]);
+    const init = `  initContainers: [{name: init, volumeMounts: [{name: creds, mountPath: /c}]}]\n  containers: [{name: app}]\n`;
+    t.same(check(env, init + volumes), [], 'mounted by the init container');
+    t.same(check(env, `  containers: [{name: app}, {name: side, volumeDevices: [{name: creds, devicePath: /dev/x}]}]\n${volumes}`), []);
+  },
+);
 
 t.test('volumeOwners: missing volume, non-atomic volume, unlisted item path', async (t) => {
   const r = check(

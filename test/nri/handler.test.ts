@@ -15,6 +15,9 @@ import { makeAtomicVolume } from '../../scripts/kubelet-pod.ts';
 import { CANARY, ENV_ANNOTATIONS, FAILING_ANNOTATIONS, FAILING_MESSAGE, FILES, raw } from '../helpers/injected.ts';
 import { applyAdjustment, nriRequest } from '../helpers/nri.ts';
 import { APPLIED_KEY } from '../../src/k8s/annotation-keys.ts';
+// What a volume that is not in the pod directory is refused with, as the user reads it.
+const NOT_SET_UP =
+  "the kubelet sets up only volumes that a container of the pod mounts; mount it in one of the pod's containers (the init container is enough)";
 
 const SERVICES = ['KUBERNETES_SERVICE_HOST=10.96.0.1', 'REDIS_SERVICE_HOST=10.96.0.9', 'REDIS_PORT=tcp://10.96.0.9:6379'];
 
@@ -115,7 +118,7 @@ t.test("failures: the shim's one-line messages, as EnvhookError; nothing chowned
     [
       'volume not found',
       { 'envhook.io/env': { app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'nope', path: 'a', key: 'A' } } }] } },
-      'volume "nope" not found',
+      `volume "nope" not found in the pod: ${NOT_SET_UP}`,
     ],
     [
       'not a volume env is read from',
@@ -140,7 +143,7 @@ t.test("failures: the shim's one-line messages, as EnvhookError; nothing chowned
   );
   t.match(
     s.log(),
-    /"pod":"web","namespace":"default","podUid":"[^"]+","container":"app","id":"ctr-app","reason":"volume \\"nope\\" not found","msg":"nri: CreateContainer refused"/,
+    /"pod":"web","namespace":"default","podUid":"[^"]+","container":"app","id":"ctr-app","reason":"volume \\"nope\\" not found in the pod: [^"]+","msg":"nri: CreateContainer refused"/,
     'a refusal: one warn line, pod by name, its UID as podUid',
   );
   t.notMatch(s.log(), /CreateContainer failed/, 'a refusal is not an internal failure');
@@ -192,7 +195,7 @@ t.test('owners: the user namespace and idmapped mounts of the request', async (t
   t.equal(s.handler(nriRequest(s.pod, 'app', { annotations, uidMappings: userns })), EMPTY_ADJUSTMENT, 'owners only: nothing to adjust');
   t.equal(fs.statSync(path.join(s.tsDir, 'tls.key')).uid, 101000, 'mapped through the user namespace');
   const idmapped = [...s.pod.mounts('app'), { destination: '/keys', source: s.keys, type: 'bind', options: ['rbind', 'ro', 'idmap'] }];
-  s.handler(nriRequest(s.pod, 'app', { annotations, uidMappings: userns, mounts: idmapped }));
+  t.equal(s.handler(nriRequest(s.pod, 'app', { annotations, uidMappings: userns, mounts: idmapped })), EMPTY_ADJUSTMENT);
   t.equal(fs.statSync(path.join(s.tsDir, 'tls.key')).uid, 1000, 'an idmapped mount: the container UID as is');
   t.throws(
     () =>

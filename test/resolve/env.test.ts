@@ -6,6 +6,9 @@ import { resolveEnv, type EnvRequest } from '../../src/resolve/env.ts';
 import { parseEnvFile } from '../../src/envfile/envfile.ts';
 import { createVolumeLocator, type VolumeLocator } from '../../src/k8s/volumes.ts';
 import type { EnvVar } from '../../src/k8s/annotations.ts';
+// What a volume that is not in the pod directory is refused with, as the user reads it.
+const NOT_SET_UP =
+  "the kubelet sets up only volumes that a container of the pod mounts; mount it in one of the pod's containers (the init container is enough)";
 
 const CANARY = 'CANARY-7f3a9c-secret';
 
@@ -121,7 +124,7 @@ t.test('fileKeyRef: one key; optional covers a missing file and a missing key on
   const missingVolume: EnvVar = { name: 'A', valueFrom: { fileKeyRef: { volumeName: 'other', path: 'a', key: 'A', optional: true } } };
   t.equal(
     message(() => resolve([], { env: [missingVolume] }, v)),
-    'volume "other" not found',
+    `volume "other" not found in the pod: ${NOT_SET_UP}`,
     'optional does not cover a missing volume',
   );
   const secret: EnvVar = { name: 'A', valueFrom: { fileKeyRef: { volumeName: 'keys', path: 'a', key: 'A' } } };
@@ -262,7 +265,7 @@ t.test('envFrom volumeRef: each regular file a variable, prefixed; invalid names
   );
   t.equal(
     message(() => resolve([], { envFrom: [{ volumeRef: { volumeName: 'other', optional: true } }] }, v)),
-    'volume "other" not found',
+    `volume "other" not found in the pod: ${NOT_SET_UP}`,
     'optional does not cover a missing volume',
   );
 });

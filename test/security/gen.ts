@@ -8,7 +8,7 @@ import fc from 'fast-check';
 /** The tag every canary starts with: any output containing it leaked a canary. */
 export const TAG = 'CNRY';
 
-export const NAMES = ['A', 'B', 'DB_URL', '_x', 'TOKEN', 'path2'];
+const NAMES = ['A', 'B', 'DB_URL', '_x', 'TOKEN', 'path2'];
 
 const name = fc.constantFrom(...NAMES);
 const blanks = fc.constantFrom('', ' ', '\t', '  \t');
@@ -19,12 +19,12 @@ const noise = fc.oneof(
 );
 
 /** A string with the canary somewhere in it. */
-export function withCanary(canary: string): fc.Arbitrary<string> {
+function withCanary(canary: string): fc.Arbitrary<string> {
   return fc.tuple(noise, noise).map(([a, b]) => `${a}${canary}${b}`);
 }
 
 /** A line bash and envhook accept, with the canary in its value or comment. */
-export function acceptedLine(canary: string): fc.Arbitrary<string> {
+function acceptedLine(canary: string): fc.Arbitrary<string> {
   const quotedSafe = fc.string({ maxLength: 8 }).map((s) => s.replace(/'/g, ''));
   return fc.oneof(
     fc.tuple(blanks, name, quotedSafe).map(([b, n, v]) => `${b}${n}='${v}${canary}${v}'`),
@@ -35,7 +35,7 @@ export function acceptedLine(canary: string): fc.Arbitrary<string> {
 }
 
 /** One line (or a few physical lines) of an env file with the canary in some position. */
-export function hostileLine(canary: string): fc.Arbitrary<string> {
+function hostileLine(canary: string): fc.Arbitrary<string> {
   const c = withCanary(canary);
   return fc.oneof(
     acceptedLine(canary),
@@ -96,7 +96,7 @@ const PREFIXES = ['P_', 'CFG_'];
 const KEYS = NAMES;
 
 /** One EnvVar-like entry: valid with the canary in `value`, or hostile with it anywhere. */
-export function hostileEnvVar(canary: string): fc.Arbitrary<unknown> {
+function hostileEnvVar(canary: string): fc.Arbitrary<unknown> {
   const c = withCanary(canary);
   const ref = fc.record({
     volumeName: fc.constantFrom('cfg', 'cfg', 'cfg', 'nope', 'Bad/Name', '../x'),
@@ -138,7 +138,7 @@ export function hostileEnvVar(canary: string): fc.Arbitrary<unknown> {
 }
 
 /** envFrom entries with prefixes from a fixed pool (prefixed names are printed by plans). */
-export function hostileEnvFrom(canary: string): fc.Arbitrary<unknown> {
+function hostileEnvFrom(canary: string): fc.Arbitrary<unknown> {
   return fc.oneof(
     {
       arbitrary: fc.record({

@@ -102,7 +102,7 @@ export function tempFiles(bundle: string): string[] {
   return fs.readdirSync(bundle).filter((n) => n.includes('.envhook-'));
 }
 
-export const REPO = path.resolve(import.meta.dirname, '../..');
+const REPO = path.resolve(import.meta.dirname, '../..');
 
 /** Runs `jobs` with at most `parallel` at once (the suite targets 2 cores). */
 export async function pool<T>(jobs: (() => Promise<T>)[], parallel = 2): Promise<T[]> {

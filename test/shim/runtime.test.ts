@@ -2,7 +2,8 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { FRONT_MARKER, resolveRuntime } from '../../src/shim/runtime.ts';
+import { resolveRuntime } from '../../src/shim/runtime.ts';
+import { FRONT_MARKER } from '../../src/oci/runtime-binary.ts';
 import { EnvhookError } from '../../src/errors.ts';
 
 function exe(file: string, text = '#!/bin/sh\nexit 0\n'): string {

@@ -16,8 +16,8 @@ export interface HandlerExpectation {
 }
 
 /** A line for the admin when containerd agrees; throws with what is missing otherwise. */
-export function checkContainerd(bin: ContainerdBinary, rootHost: string, rootReal: string, cwd: string, want: HandlerExpectation): string {
-  const dump = configDump(bin, rootReal, cwd);
+export function checkContainerd(bin: ContainerdBinary, rootHost: string, rootArg: string, cwd: string, want: HandlerExpectation): string {
+  const dump = configDump(bin, rootArg, cwd);
   const runtimes = tableAt(dump, 'plugins', bin.family === '1.x' ? CRI_V2 : CRI_V3, 'containerd', 'runtimes');
   const h = tableAt(runtimes, HANDLER);
   const problems: string[] = [];

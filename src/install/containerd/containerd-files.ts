@@ -71,7 +71,7 @@ function importsOf(doc: Table, file: string): string[] {
   return v as string[];
 }
 
-export function resolveImports(parent: string, imports: string[], family: Family, list: ListDir): string[] {
+function resolveImports(parent: string, imports: string[], family: Family, list: ListDir): string[] {
   const out: string[] = [];
   const joined = (p: string) => (path.posix.isAbsolute(p) ? path.posix.normalize(p) : path.posix.join(path.posix.dirname(parent), p));
   for (const imp of imports) {

@@ -13,7 +13,7 @@ import { withBlock } from '../block.ts';
 import { applyEdit, planKeyEdit, type KeyEdit } from '../key-edit.ts';
 
 export const NRI_PLUGIN = 'io.containerd.nri.v1.nri';
-export const ENABLE_NRI = '--enable-nri';
+const ENABLE_NRI = '--enable-nri';
 
 export interface NriSwitch {
   block?: BlockTarget;

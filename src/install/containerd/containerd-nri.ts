@@ -11,6 +11,8 @@ import type { BlockTarget, RuntimePlan } from '../targets.ts';
 import { blockBody, blockFile, NRI_PLUGIN, switchNriOn } from './containerd-nri-enable.ts';
 import type { KeyEdit } from '../key-edit.ts';
 import { configDump, findContainerd, type ContainerdBinary } from './containerd-binary.ts';
+import { missingBinary, pathFor } from '../../oci/runtime-binary.ts';
+import { refuseUnloadedRoot } from '../config-read.ts';
 import { readContainerdConfig, type ContainerdConfig } from './containerd-config.ts';
 import type { ConfigFile } from './containerd-files.ts';
 import { mergePlugins } from './containerd-merge.ts';
@@ -20,11 +22,13 @@ import { names, olderThan, refuseWithoutValidator, REQUIRED_PLUGIN, requiredNote
 import { NRI_DEFAULT_LOG, NRI_DEFAULT_SOCKET, nriIndex, pluginWrapper, redialNote } from '../nri-plugin.ts';
 
 /** containerd's own defaults for the NRI plugin's table. */
-export const NRI_DEFAULT_PLUGIN_PATH = '/opt/nri/plugins';
+const NRI_DEFAULT_PLUGIN_PATH = '/opt/nri/plugins';
 
 export interface ContainerdNriOptions {
   containerd?: string | undefined;
   dropIn?: string | undefined;
+  /** --config is the file containerd's service starts it with. */
+  serviceConfig?: boolean | undefined;
   /** The plugin's two-digit index (the NN of NN-envhook). */
   index?: string | undefined;
   /** Where the plugin's stderr goes (default NRI_DEFAULT_LOG). */
@@ -39,7 +43,8 @@ export interface ContainerdNriOptions {
 
 export function containerdNriPlan(layout: Layout, opts: ContainerdNriOptions): RuntimePlan {
   const index = nriIndex(opts.index);
-  const binary = findContainerd(opts.containerd);
+  refuseUnloadedRoot(layout, opts.serviceConfig);
+  const binary = findContainerd(opts.containerd, layout.root);
   refuseWithoutNri(binary);
   if (opts.nriRequired) refuseWithoutValidator('containerd', binary?.version);
   const dropIn = opts.dropIn === undefined ? undefined : absolute(opts.dropIn, '--drop-in');
@@ -76,14 +81,26 @@ export function containerdNriPlan(layout: Layout, opts: ContainerdNriOptions): R
   }
   notes.push(`plugin ${plugin}: containerd starts it and hands it the connection; its log: ${opts.nriLog ?? NRI_DEFAULT_LOG}`);
   notes.push(redialNote('containerd', socket, nriTable?.disable_connections === true));
+  const check = nriCheck(layout, binary, pluginDir, !!opts.nriRequired);
   return {
     files: [{ file: plugin, content: pluginWrapper(layout, { socket, log: opts.nriLog ?? NRI_DEFAULT_LOG }), mode: 0o755 }],
     blocks,
     edits: on.edits,
     next: ['restart containerd: systemctl restart containerd (containerd starts its pre-installed NRI plugins when it starts)'],
-    notes,
-    ...(binary ? { verify: () => checkNri(binary, layout, pluginDir, !!opts.nriRequired) } : {}),
+    notes: [...notes, ...(check.notes ?? [])],
+    ...(check.verify ? { verify: check.verify } : {}),
   };
+}
+
+/** The check, or the note saying why there is none. */
+function nriCheck(
+  layout: Layout,
+  binary: ContainerdBinary | undefined,
+  pluginDir: string,
+  required: boolean,
+): Pick<RuntimePlan, 'verify' | 'notes'> {
+  if (binary) return { verify: () => checkNri(binary, layout, pluginDir, required) };
+  return { notes: [`not checked with containerd: ${missingBinary('containerd', layout.root)} (--containerd PATH names one)`] };
 }
 
 function refuseWithoutNri(binary: ContainerdBinary | undefined): void {
@@ -135,7 +152,7 @@ function requiredBlock(config: ContainerdConfig, dropIn: string | undefined): Bl
 
 /** containerd's own reading after install: NRI on, reading plugins from the directory used (and requiring envhook). */
 export function checkNri(binary: ContainerdBinary, layout: Layout, pluginDir: string, required: boolean): string {
-  const dump: Table = configDump(binary, layout.real(layout.config), layout.root);
+  const dump: Table = configDump(binary, pathFor(binary, layout.root, layout.config), layout.root);
   const nri = tableAt(dump, 'plugins', NRI_PLUGIN);
   const problems: string[] = [];
   if (!nri) problems.push(`no [plugins."${NRI_PLUGIN}"]`);

@@ -6,21 +6,26 @@ import { absolute, DEFAULT_CONFIG, makeLayout, type Layout } from '../layout.ts'
 import { runtimeClass, type RuntimePlan } from '../targets.ts';
 import { containerdBlock, inheritedOptions } from './containerd-block.ts';
 import { findContainerd, type ContainerdBinary } from './containerd-binary.ts';
+import { missingBinary, pathFor } from '../../oci/runtime-binary.ts';
 import { readContainerdConfig, type ContainerdConfig } from './containerd-config.ts';
 import { placeBlock } from './containerd-place.ts';
 import { checkContainerd } from './containerd-check.ts';
+import { refuseUnloadedRoot } from '../config-read.ts';
 
 export interface ContainerdOptions {
   /** The containerd binary to ask (version, config dump); default: containerd on PATH. */
   containerd?: string | undefined;
   /** Write the block into this file, which the root file imports. */
   dropIn?: string | undefined;
+  /** --config is the file containerd's service starts it with. */
+  serviceConfig?: boolean | undefined;
 }
 
 export function containerdPlan(layout: Layout, opts: ContainerdOptions): RuntimePlan {
-  const binary = findContainerd(opts.containerd);
+  const binary = findContainerd(opts.containerd, layout.root);
   const dropIn = opts.dropIn === undefined ? undefined : absolute(opts.dropIn, '--drop-in');
   refuseImportedRoot(layout, binary);
+  refuseUnloadedRoot(layout, opts.serviceConfig);
   const config = readContainerdConfig(layout, { root: layout.config, binary, newFile: dropIn });
   const place = placeBlock(config, dropIn);
   const block = containerdBlock(layout, place);
@@ -36,13 +41,14 @@ export function containerdPlan(layout: Layout, opts: ContainerdOptions): Runtime
   };
   const skip = checkSkipped(layout, config, binary);
   if (skip) plan.notes!.push(skip);
-  else plan.verify = () => checkContainerd(binary!, layout.config, layout.real(layout.config), layout.root, want);
+  else plan.verify = () => checkContainerd(binary!, layout.config, pathFor(binary!, layout.root, layout.config), layout.root, want);
   return plan;
 }
 
 function checkSkipped(layout: Layout, config: ContainerdConfig, binary: ContainerdBinary | undefined): string | undefined {
-  if (!binary) return 'not checked with containerd: no containerd on PATH (--containerd PATH names one)';
-  // containerd reads absolute imports on this machine, not under --root
+  if (!binary) return `not checked with containerd: ${missingBinary('containerd', layout.root)} (--containerd PATH names one)`;
+  if (binary.root === layout.root) return undefined; // run inside the root: it reads what the node's containerd reads
+  // a --containerd of this machine reads absolute imports on this machine, not under --root
   const absoluteImports = config.readings[0]!.files.some(
     (f) => Array.isArray(f.doc.imports) && f.doc.imports.some((i) => typeof i === 'string' && i.startsWith('/')),
   );
@@ -56,7 +62,7 @@ function refuseImportedRoot(layout: Layout, binary: ContainerdBinary | undefined
   const main = DEFAULT_CONFIG.containerd;
   if (layout.config === main) return;
   const mainLayout = makeLayout('containerd', { root: layout.root, prefix: layout.prefix, config: main });
-  let imported = false;
+  let imported: boolean;
   try {
     const cfg = readContainerdConfig(mainLayout, { root: main, binary });
     imported =

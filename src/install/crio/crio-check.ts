@@ -2,36 +2,36 @@
 // configuration CRI-O would run with (the options equal to CRI-O's defaults commented out: read
 // by crio-render.ts); it must show the envhook handler running the front, and a hooks_dir that
 // holds the directory the createRuntime file went to.
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import { EnvhookError } from '../../errors.ts';
 import { HANDLER, type Layout } from '../layout.ts';
 import { tableAt, type Table } from '../toml.ts';
 import { readCrioConfig } from './crio-render.ts';
-import { versionMatch } from '../which.ts';
+import { CRIO_DROP_IN_DIR } from '../config-read.ts';
+import { pathFor, runRuntimeBinary, versionMatch, type RuntimeBinary } from '../../oci/runtime-binary.ts';
 
 export const CRIO_MAIN_CONFIG = '/etc/crio/crio.conf';
 
 /** The version `bin --version` prints (crio version 1.34.0). */
-export function crioVersion(bin: string): string {
+export function crioVersion(bin: RuntimeBinary): string {
   return versionMatch(bin, 'CRI-O', /\bv?(\d+\.\d+\.\d+)\S*/)[1]!;
 }
 
 /** The configuration CRI-O would run with, as `crio config` prints it (the drop-in's directory included), defaults included. */
-export function crioConfigDump(bin: string, layout: Layout): Table {
+export function crioConfigDump(bin: RuntimeBinary, layout: Layout): Table {
   const args: string[] = [];
-  if (fs.existsSync(layout.real(CRIO_MAIN_CONFIG))) args.push('--config', layout.real(CRIO_MAIN_CONFIG));
-  args.push('--config-dir', layout.real(path.posix.dirname(layout.config)), 'config');
-  const r = spawnSync(bin, args, { encoding: 'utf8', cwd: layout.root, timeout: 60_000, maxBuffer: 16 << 20 });
+  const at = (p: string) => pathFor(bin, layout.root, p);
+  if (fs.existsSync(layout.real(CRIO_MAIN_CONFIG))) args.push('--config', at(CRIO_MAIN_CONFIG));
+  args.push('--config-dir', at(CRIO_DROP_IN_DIR), 'config');
+  const r = runRuntimeBinary(bin, args, { cwd: layout.root });
   if (r.status !== 0) {
     const last = (r.stderr ?? '').trim().split('\n').at(-1)?.slice(0, 300) || `exit ${r.status ?? r.signal}`;
-    throw new EnvhookError(`${bin} ${args.join(' ')} failed: ${last}`);
+    throw new EnvhookError(`${bin.path} ${args.join(' ')} failed: ${last}`);
   }
-  return readCrioConfig(r.stdout, `the output of ${bin} config`);
+  return readCrioConfig(r.stdout, `the output of ${bin.path} config`);
 }
 
-export function checkCrio(bin: string, layout: Layout, hooksDir: string): string {
+export function checkCrio(bin: RuntimeBinary, layout: Layout, hooksDir: string): string {
   const runtime = tableAt(crioConfigDump(bin, layout), 'crio', 'runtime');
   const h = tableAt(runtime, 'runtimes', HANDLER);
   const problems: string[] = [];

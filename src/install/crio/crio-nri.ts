@@ -10,10 +10,11 @@ import { absolute, type Layout } from '../layout.ts';
 import { readHost } from '../fsops.ts';
 import type { RuntimePlan } from '../targets.ts';
 import { parseToml, tableAt, type Table } from '../toml.ts';
+import { CRIO_DROP_IN_DIR } from '../config-read.ts';
 import { CRIO_MAIN_CONFIG, crioConfigDump, crioVersion } from './crio-check.ts';
 import { names, refuseWithoutValidator, REQUIRED_PLUGIN, requiredNote, tomlList, withRequired } from '../nri-required.ts';
 import { NRI_DEFAULT_LOG, NRI_DEFAULT_SOCKET, pluginWrapper, redialNote } from '../nri-plugin.ts';
-import { onPath } from '../which.ts';
+import { findNodeBinary, missingBinary, type RuntimeBinary } from '../../oci/runtime-binary.ts';
 
 export const CRIO_NRI_DROP_IN = '/etc/crio/crio.conf.d/50-envhook-nri.conf';
 const NRI_DEFAULT_PLUGIN_DIR = '/opt/nri/plugins';
@@ -40,10 +41,9 @@ export function crioNriDropIn(required?: string[]): string {
 }
 
 export function crioNriPlan(layout: Layout, index: string, crio?: string, required = false, nriLog = NRI_DEFAULT_LOG): RuntimePlan {
-  const bin = crio ? path.resolve(crio) : onPath('crio');
+  const bin = findNodeBinary('crio', crio, layout.root);
   if (required) refuseWithoutValidator('crio', bin && crioVersion(bin));
-  const dir = path.posix.dirname(layout.config);
-  const files = [CRIO_MAIN_CONFIG, ...dropIns(layout, dir)];
+  const files = [CRIO_MAIN_CONFIG, ...dropIns(layout, CRIO_DROP_IN_DIR)];
   let pluginDir = NRI_DEFAULT_PLUGIN_DIR;
   let socket = NRI_DEFAULT_SOCKET;
   let noConnections = false;
@@ -80,7 +80,7 @@ export function crioNriPlan(layout: Layout, index: string, crio?: string, requir
         : [`envhook is already a required plugin of NRI's default validator as CRI-O reads its files: nothing written for --nri-required`]),
       requiredNote('CRI-O'),
     );
-  if (!bin) notes.push('not checked with CRI-O: no crio on PATH (--crio PATH names one)');
+  if (!bin) notes.push(`not checked with CRI-O: ${missingBinary('crio', layout.root)} (--crio PATH names one)`);
   return {
     files: [
       { file: plugin, content: pluginWrapper(layout, { socket, log: nriLog }), mode: 0o755 },
@@ -146,7 +146,7 @@ function walksBefore(a: string, b: string): boolean {
   return x.length < y.length;
 }
 
-export function checkCrioNri(bin: string, layout: Layout, pluginDir: string, required: boolean): string {
+export function checkCrioNri(bin: RuntimeBinary, layout: Layout, pluginDir: string, required: boolean): string {
   const nri = tableAt(crioConfigDump(bin, layout), 'crio', 'nri');
   if (!nri) throw new EnvhookError('crio config: no [crio.nri] table: CRI-O 1.26 or later has NRI');
   const problems: string[] = [];

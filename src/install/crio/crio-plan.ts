@@ -7,7 +7,7 @@ import path from 'node:path';
 import { HANDLER, HOOK_FILES, SHARED_HOOKS_DIR, type Layout } from '../layout.ts';
 import { hookFile, runtimeClass, type HookTemplates, type RuntimePlan } from '../targets.ts';
 import { parseToml } from '../toml.ts';
-import { onPath } from '../which.ts';
+import { findNodeBinary, missingBinary } from '../../oci/runtime-binary.ts';
 import { checkCrio } from './crio-check.ts';
 
 export function crioDropIn(layout: Layout): string {
@@ -25,7 +25,7 @@ export function crioDropIn(layout: Layout): string {
 export function crioPlan(layout: Layout, templates: HookTemplates, hooksDir = SHARED_HOOKS_DIR, crio?: string): RuntimePlan {
   const dropIn = crioDropIn(layout);
   parseToml(dropIn, layout.config); // a path with odd characters must still make valid TOML
-  const bin = crio ? path.resolve(crio) : onPath('crio');
+  const bin = findNodeBinary('crio', crio, layout.root);
   return {
     files: [
       {
@@ -45,6 +45,6 @@ export function crioPlan(layout: Layout, templates: HookTemplates, hooksDir = SH
     ],
     ...(bin
       ? { verify: () => checkCrio(bin, layout, hooksDir) }
-      : { notes: ['not checked with CRI-O: no crio on PATH (--crio PATH names one)'] }),
+      : { notes: [`not checked with CRI-O: ${missingBinary('crio', layout.root)} (--crio PATH names one)`] }),
   };
 }

@@ -19,6 +19,7 @@ import { absolute } from '../layout.ts';
 import { CRIO_NRI_DROP_IN, crioNriPlan } from '../crio/crio-nri.ts';
 import { installKey, type InstallMode } from '../mode.ts';
 import { EnvhookError } from '../../errors.ts';
+import { refuseBadRoot, refuseUnreadConfig } from '../config-read.ts';
 
 export interface InstallOptions extends SourceOptions, ContainerdOptions, SettingsFlags {
   runtime: Runtime;
@@ -39,6 +40,8 @@ export interface InstallOptions extends SourceOptions, ContainerdOptions, Settin
   enableNri?: boolean | undefined;
   /** nri: the file the pre-installed plugin's stderr goes to. */
   nriLog?: string | undefined;
+  /** containerd: --config is the file its service starts it with (containerd --config FILE). */
+  serviceConfig?: boolean | undefined;
 }
 
 export interface Plan {
@@ -58,6 +61,8 @@ export interface Plan {
 
 export function planInstall(opts: InstallOptions): Plan {
   const layout = makeLayout(opts.runtime, nriDefaults(opts));
+  refuseBadRoot(layout.root);
+  refuseUnreadConfig(layout, opts.runtime, opts.serviceConfig);
   const key = installKey(opts.runtime, opts.mode);
   const state = readState(layout);
   const stateBefore = readHost(layout, layout.state);

@@ -4,6 +4,7 @@
 // Nothing runnable is left pointing at what uninstall removes: a file envhook placed and the admin
 // edited since is kept as the admin's, but when it is executable or names a removed file (the NRI
 // plugin wrapper, a hooks.d file), it is moved out of the runtime's reach, not executable.
+import { refuseBadRoot } from '../config-read.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { backupPath, makeLayout, type Layout } from '../layout.ts';
@@ -16,6 +17,7 @@ import { NRI_DEFAULT_SOCKET } from '../nri-plugin.ts';
 
 export function planUninstall(opts: Pick<InstallOptions, 'runtime' | 'root' | 'prefix' | 'mode'>): Plan {
   const layout = makeLayout(opts.runtime, opts);
+  refuseBadRoot(layout.root);
   const state = readState(layout);
   const stateBefore = readHost(layout, layout.state);
   const keys = opts.mode ? [installKey(opts.runtime, opts.mode)] : [installKey(opts.runtime, 'nri'), installKey(opts.runtime, 'shim')];

@@ -91,7 +91,7 @@ export const Msg = {
 } as const;
 
 // The shapes @bufbuild/protobuf gives these generic messages (fields by their local names).
-export interface KeyValueShape {
+interface KeyValueShape {
   key: string;
   value: string;
 }
@@ -163,7 +163,7 @@ export interface RequestShape {
   timeoutNano: bigint;
   metadata: KeyValueShape[];
 }
-export interface StatusShape {
+interface StatusShape {
   code: number;
   message: string;
 }

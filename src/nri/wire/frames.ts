@@ -12,7 +12,7 @@ export class ProtocolError extends EnvhookError {
 }
 
 export const MUX_HEADER = 8;
-export const TTRPC_HEADER = 10;
+const TTRPC_HEADER = 10;
 export const TTRPC_MAX = 4 << 20;
 /** The multiplexer's largest payload: one ttRPC header and a message of the maximum size. */
 export const MUX_MAX = TTRPC_HEADER + TTRPC_MAX;

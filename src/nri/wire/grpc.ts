@@ -8,7 +8,7 @@ import http2 from 'node:http2';
 import net from 'node:net';
 
 /** gRPC status codes by number, as the gRPC protocol numbers them. */
-export const GRPC_CODES = [
+const GRPC_CODES = [
   'OK',
   'CANCELLED',
   'UNKNOWN',

@@ -5,11 +5,11 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { configDump, defaultConfigVersion, findContainerd } from '../../../src/install/containerd/containerd-binary.ts';
-import { onPath } from '../../../src/install/which.ts';
+import { findRuntimeBinary, missingBinary } from '../../../src/oci/runtime-binary.ts';
 import { containerd2ForInstall } from '../../helpers/containerd-nri.ts';
 
 const { c2, skip2 } = containerd2ForInstall();
-const c1 = onPath('containerd');
+const c1 = findRuntimeBinary('containerd')?.path;
 const onPath1 = c1 ? findContainerd(c1) : undefined;
 const skip1 = !onPath1 ? 'no containerd on PATH' : onPath1.family !== '1.x' ? `containerd on PATH is ${onPath1.version}, not 1.x` : false;
 
@@ -43,12 +43,14 @@ t.test('the containerd on PATH (1.x): family 1.x, config default version 2', { s
   t.equal(defaultConfigVersion(bin), 2);
 });
 
-t.test('none on PATH and none named: undefined; a program that prints no version: refused', async (t) => {
-  const saved = process.env.PATH;
-  process.env.PATH = '/nonexistent';
-  t.teardown(() => void (process.env.PATH = saved));
-  t.equal(findContainerd(undefined), undefined);
-  const dir = t.testdir();
+t.test('none under the root and none named: undefined, and why; a program that prints no version: refused', async (t) => {
+  const dir = t.testdir({ root: {} });
+  const root = path.join(dir, 'root');
+  t.equal(findContainerd(undefined, root), undefined);
+  t.equal(
+    missingBinary('containerd', root),
+    `no containerd under --root ${root} on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin`,
+  );
   const fake = path.join(dir, 'containerd');
   fs.writeFileSync(fake, '#!/bin/sh\necho "flag provided but not defined: -version" >&2; exit 2\n', { mode: 0o755 });
   t.throws(() => findContainerd(fake), { message: `${fake} --version did not print a containerd version (exit 2)` });
@@ -57,7 +59,7 @@ t.test('none on PATH and none named: undefined; a program that prints no version
   t.throws(() => findContainerd(fake), { message: `${fake} --version did not print a containerd version (exit 0)` });
   // The lines containerd 1.x and 2.x print (a Debian build's, and a release's with a v).
   fs.writeFileSync(fake, '#!/bin/sh\necho "containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+b1"\n', { mode: 0o755 });
-  t.same(findContainerd(fake), { path: fake, version: '1.6.20~ds1', family: '1.x' });
+  t.same(findContainerd(fake), { path: fake, root: '/', version: '1.6.20~ds1', family: '1.x' });
   fs.writeFileSync(fake, '#!/bin/sh\necho "containerd containerd.io v2.2.7 5fd8ab1b"\n', { mode: 0o755 });
-  t.same(findContainerd(fake), { path: fake, version: '2.2.7', family: '2.x' });
+  t.same(findContainerd(fake), { path: fake, root: '/', version: '2.2.7', family: '2.x' });
 });

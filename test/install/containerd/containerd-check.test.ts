@@ -6,6 +6,11 @@ import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fakeContainerd, fakeSource, hostFiles, install, snapshot } from '../../helpers/install.ts';
+import { containerd2ForInstall } from '../../helpers/containerd-nri.ts';
+import { addToRoot } from '../../helpers/node-root.ts';
+import { findContainerd } from '../../../src/install/containerd/containerd-binary.ts';
+
+const { c2, skip2 } = containerd2ForInstall();
 
 const ADMIN = "version = 3\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]\n  SystemdCgroup = true\n";
 const FRONT = '/usr/local/lib/envhook/envhook-runtime';
@@ -81,6 +86,30 @@ t.test('no containerd at all: the install says it was not checked', async (t) =>
   hostFiles(root, { 'etc/containerd/config.toml': ADMIN });
   const r = install({ runtime: 'containerd', root, source: fakeSource(path.join(dir, 'src')), env: { PATH: '/nonexistent' } });
   t.equal(r.status, 0, r.stderr);
-  t.match(r.stdout, /^note: not checked with containerd: no containerd on PATH \(--containerd PATH names one\)$/m);
+  t.match(
+    r.stdout,
+    `\nnote: not checked with containerd: no containerd under --root ${root} on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin (--containerd PATH names one)\n`,
+  );
   t.match(r.stdout, /^note: config version 3, from the root file$/m);
 });
+
+t.test(
+  '--root is the node: its containerd (in a usual place, PATH empty) reads its files inside the root, absolute imports included',
+  { skip: skip2 || (process.getuid?.() !== 0 && 'chroot needs root') },
+  async (t) => {
+    const dir = t.testdir({});
+    const root = path.join(dir, 'root');
+    hostFiles(root, {
+      'etc/containerd/config.toml': `version = 3\nimports = ["/etc/containerd/conf.d/*.toml"]\n`,
+      'etc/containerd/conf.d/10-runc.toml': ADMIN,
+    });
+    addToRoot(root, { '/usr/bin/containerd': c2! });
+    const r = install({ runtime: 'containerd', root, source: fakeSource(path.join(dir, 'src')), env: { PATH: '' } });
+    t.equal(r.status, 0, r.stderr);
+    t.match(
+      r.stdout,
+      `\nchecked: containerd ${findContainerd(c2)!.version} config dump of /etc/containerd/config.toml shows the runtime handler "envhook" with BinaryName ${FRONT} and SystemdCgroup from "runc"\n`,
+    );
+    t.notMatch(r.stdout, 'not checked');
+  },
+);

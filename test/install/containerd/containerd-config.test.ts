@@ -91,7 +91,7 @@ t.test('version 1 and unknown versions: refused', async (t) => {
 
 t.test('containerd 1.x named: a version 3 file refused', async (t) => {
   // what findContainerd returns for Debian bookworm's containerd (no process is run for this check)
-  const one: ContainerdBinary = { path: '/usr/bin/containerd', version: '1.6.20~ds1', family: '1.x' };
+  const one: ContainerdBinary = { path: '/usr/bin/containerd', root: '/', version: '1.6.20~ds1', family: '1.x' };
   const layout = layoutWith(t, { 'etc/containerd/config.toml': 'version = 3\n' });
   t.throws(() => readContainerdConfig(layout, { root: ROOT, binary: one }), {
     message: `${ROOT} is a version 3 config, which containerd 1.6.20~ds1 cannot read (1.x reads version 2)`,

@@ -14,7 +14,7 @@ const D = '/etc/containerd/conf.d';
 const V2 = 'io.containerd.grpc.v1.cri';
 const V3 = 'io.containerd.cri.v1.runtime';
 // a 1.x binary as findContainerd describes Debian bookworm's (placement never runs it for a non-empty root)
-const one: ContainerdBinary = { path: '/usr/bin/containerd', version: '1.6.20~ds1', family: '1.x' };
+const one: ContainerdBinary = { path: '/usr/bin/containerd', root: '/', version: '1.6.20~ds1', family: '1.x' };
 
 function place(t: Test, files: Record<string, string>, opts: { binary?: ContainerdBinary; dropIn?: string } = {}) {
   const root = path.join(t.testdir({}), 'root');

@@ -25,7 +25,8 @@ t.test('no containerd to ask: the block, the RuntimeClass, the next steps, the c
   const saved = process.env.PATH;
   process.env.PATH = '/nonexistent';
   t.teardown(() => void (process.env.PATH = saved));
-  const plan = containerdPlan(layoutWith(t, { [ROOT.slice(1)]: 'version = 2\n' }), {});
+  const layout = layoutWith(t, { [ROOT.slice(1)]: 'version = 2\n' });
+  const plan = containerdPlan(layout, {});
   t.same(
     plan.files.map((f) => [f.file, f.mode.toString(8)]),
     [['/opt/eh/runtimeclass.yaml', '644']],
@@ -37,7 +38,7 @@ t.test('no containerd to ask: the block, the RuntimeClass, the next steps, the c
   t.match(plan.blocks[0]!.body, /\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.envhook\]/);
   t.same(plan.notes, [
     'config version 2, from the root file',
-    'not checked with containerd: no containerd on PATH (--containerd PATH names one)',
+    `not checked with containerd: no containerd under --root ${layout.root} on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin (--containerd PATH names one)`,
   ]);
   t.equal(plan.verify, undefined);
   t.same(plan.next, [
@@ -60,8 +61,10 @@ t.test('--config naming a file the default root imports: refused, naming --drop-
       message: `${config} is imported by ${ROOT}: --config names containerd's root file; name this file with --drop-in ${config}`,
     });
   }
-  // a root of its own that the default root does not import stands
-  const other = containerdPlan(layoutWith(t, { ...files, 'srv/c.toml': 'version = 2\n' }, '/srv/c.toml'), {});
+  // a root of its own that the default root does not import: refused unless the service loads it
+  const own = layoutWith(t, { ...files, 'srv/c.toml': 'version = 2\n' }, '/srv/c.toml');
+  t.throws(() => containerdPlan(own, {}), { message: /^--config \/srv\/c\.toml: containerd loads \/etc\/containerd\/config\.toml unless/ });
+  const other = containerdPlan(own, { serviceConfig: true });
   t.same(
     other.blocks.map((b) => b.file),
     ['/srv/c.toml'],

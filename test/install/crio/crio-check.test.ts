@@ -1,5 +1,5 @@
 // The check after a CRI-O install. CRI-O is not installable on this machine: the `crio` double
-// of test/helpers/crio.ts on PATH records its arguments and prints `crio config` from the files as
+// of test/helpers/crio.ts (--crio) records its arguments and prints `crio config` from the files as
 // CRI-O does (defaults commented out); the tests show which arguments install passes, that a
 // reading with the handler is accepted, and that a reading with another handler (or with a
 // hooks_dir, set or CRI-O's default, that misses envhook's file) is refused with every file put
@@ -12,19 +12,19 @@ import { crioDouble } from '../../helpers/crio.ts';
 
 const FRONT = '/usr/local/lib/envhook/envhook-runtime';
 
-/** A host root holding `files` and the crio double on PATH. */
+/** A host root holding `files`, and the crio double of this machine named with --crio. */
 function setup(t: Test, files: Record<string, string> = {}) {
   const dir = t.testdir({ bin: {} });
   const root = path.join(dir, 'root');
   hostFiles(root, { 'etc/crio/crio.conf': '[crio]\n', ...files });
   const crio = crioDouble(path.join(dir, 'bin'));
-  const env = { PATH: `${path.join(dir, 'bin')}:${process.env.PATH}` };
+  const env = ['--crio', crio.bin];
   return { root, env, source: fakeSource(path.join(dir, 'src')), original: snapshot(root), args: crio.args };
 }
 
 t.test('crio config shows the handler: said; the next step is a restart', async (t) => {
   const { root, env, source, args } = setup(t);
-  const r = install({ runtime: 'crio', root, source, env });
+  const r = install({ runtime: 'crio', root, source, extra: env });
   t.equal(r.status, 0, r.stderr);
   t.same(args(), ['--config', path.join(root, 'etc/crio/crio.conf'), '--config-dir', path.join(root, 'etc/crio/crio.conf.d'), 'config']);
   t.match(r.stdout, `checked: crio config shows the runtime handler "envhook" with runtime_path ${FRONT}\n`);
@@ -39,7 +39,7 @@ t.test('a later drop-in replacing the handler: refused, every file back', async 
   const { root, env, source, original } = setup(t, {
     'etc/crio/crio.conf.d/90-admin.conf': '[crio.runtime.runtimes.envhook]\nruntime_path = "/usr/sbin/runc"\n',
   });
-  const r = install({ runtime: 'crio', root, source, env });
+  const r = install({ runtime: 'crio', root, source, extra: env });
   t.equal(r.status, 1);
   t.equal(r.stderr, `envhook: crio config: runtime_path is not ${FRONT}; every file is back as it was\n`);
   t.same(snapshot(root), original);
@@ -49,7 +49,7 @@ t.test('a hooks_dir without the directory the createRuntime file went to: refuse
   const { root, env, source, original } = setup(t, {
     'etc/crio/crio.conf': '[crio.runtime]\nhooks_dir = ["/etc/containers/oci/hooks.d"]\n',
   });
-  const r = install({ runtime: 'crio', root, source, env });
+  const r = install({ runtime: 'crio', root, source, extra: env });
   t.equal(r.status, 1);
   t.equal(
     r.stderr,
@@ -60,7 +60,7 @@ t.test('a hooks_dir without the directory the createRuntime file went to: refuse
 
 t.test("CRI-O's default hooks_dir (printed commented out) is read: --hooks-dir naming another directory refused", async (t) => {
   const { root, env, source, original } = setup(t);
-  const r = install({ runtime: 'crio', root, source, env, extra: ['--hooks-dir', '/etc/containers/oci/hooks.d'] });
+  const r = install({ runtime: 'crio', root, source, extra: [...env, '--hooks-dir', '/etc/containers/oci/hooks.d'] });
   t.equal(r.status, 1);
   t.equal(
     r.stderr,
@@ -75,5 +75,8 @@ t.test('no crio: not checked, and said', async (t) => {
   fs.mkdirSync(root);
   const r = install({ runtime: 'crio', root, source: fakeSource(path.join(dir, 'src')), env: { PATH: '/nonexistent' } });
   t.equal(r.status, 0, r.stderr);
-  t.match(r.stdout, /^note: not checked with CRI-O: no crio on PATH \(--crio PATH names one\)$/m);
+  t.match(
+    r.stdout,
+    `\nnote: not checked with CRI-O: no crio under --root ${root} on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin (--crio PATH names one)\n`,
+  );
 });

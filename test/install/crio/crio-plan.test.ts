@@ -40,7 +40,9 @@ t.test('the files, in order; no crio: the check said to be skipped', async (t) =
   t.equal(plan.files[1]!.content.toString(), crioDropIn(layout));
   t.same(plan.blocks, []);
   t.equal(plan.verify, undefined);
-  t.same(plan.notes, ['not checked with CRI-O: no crio on PATH (--crio PATH names one)']);
+  t.same(plan.notes, [
+    'not checked with CRI-O: no crio on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin (--crio PATH names one)',
+  ]);
   t.match(plan.next[0], /^restart CRI-O to load the handler: systemctl restart crio /);
   t.equal(plan.next[1], 'kubectl apply -f /opt/eh/runtimeclass.yaml');
   t.equal(crioPlan(layout, {}, '/etc/containers/oci/hooks.d').files[0]!.file, '/etc/containers/oci/hooks.d/envhook-createruntime.json');

@@ -96,11 +96,14 @@ t.test('the bundle installed before, a single executable now: the bundle files r
 });
 
 t.test('the runtime not found under the root: a note, the name kept', async (t) => {
-  const { opts } = setup(t);
+  const { root, opts } = setup(t);
+  fs.rmSync(path.join(root, 'usr/bin/runc'));
   process.env.PATH = '/nowhere';
   t.teardown(() => void (process.env.PATH = '/usr/bin'));
   const plan = planInstall(opts());
-  t.same(plan.notes, ['runtime "runc" not found on PATH under --root: the front looks it up on the container runtime\'s PATH']);
+  t.same(plan.notes, [
+    'runtime "runc" not found on PATH under --root, nor in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin: the front looks it up on the container runtime\'s PATH',
+  ]);
   t.match(plan.changes[1]!.after!.toString(), /^runtime=runc\n/);
 });
 

@@ -5,7 +5,6 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import http2 from 'node:http2';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';

@@ -54,7 +54,7 @@ t.test('a deadline: DeadlineExceeded; the connection closing: calls in flight fa
   const [a, b] = await pair(t);
   new TtrpcServer(b.open(1), { 'svc/Hang': () => new Promise<Uint8Array>(() => {}) });
   const client = new TtrpcClient(a.open(1));
-  a.closed.then((reason) => client.abort(reason));
+  void a.closed.then((reason) => client.abort(reason));
   const e1 = (await client.call('svc', 'Hang', new Uint8Array(), 50).catch((e: unknown) => e)) as RpcError;
   t.equal(e1.code, Code.DeadlineExceeded);
   const pending = client.call('svc', 'Hang', new Uint8Array(), 60_000).catch((e: unknown) => e);

@@ -1,0 +1,138 @@
+// The one place that finds a runtime's executable — containerd, crio, runc, the OCI runtime the
+// front execs — and runs it. Used by install (its checks), the shim (the runtime it execs) and
+// status. "Not a front": a file carrying the front's marker line is never taken for a real
+// runtime, so a misconfiguration fails instead of looping.
+//
+// A root is the node (`--root`, /host in the installer DaemonSet): a binary is looked up under it
+// (PATH's directories inside the root, then the usual places) and run inside it with chroot(1),
+// so it reads the node's files, absolute imports and shared libraries exactly as on the node
+// (docs/install.md, "Checked with the runtime's own reading").
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { EnvhookError } from '../errors.ts';
+
+/** A line every envhook front carries (hooks/envhook-runtime). */
+export const FRONT_MARKER = 'envhook-runtime-front:';
+
+/** Where a node keeps its programs when PATH does not say (a root's PATH is not this process's). */
+export const USUAL_DIRS = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
+
+export interface RuntimeBinary {
+  /** The path as the node sees it (inside `root`). */
+  path: string;
+  /** The node it belongs to: `/`, or a root it is run inside with chroot. */
+  root: string;
+}
+
+export interface FindOptions {
+  /** The node's root (default /). */
+  root?: string | undefined;
+  /** The PATH whose directories are searched (under the root); default this process's. */
+  envPath?: string | undefined;
+  /** Also the usual directories after PATH (install, status); the shim searches PATH only. */
+  usual?: boolean | undefined;
+  /** A front to skip besides every file carrying the marker (the front that started us). */
+  front?: string | undefined;
+}
+
+/** `name` as a shell of the node would find it, fronts skipped; undefined when there is none. */
+export function findRuntimeBinary(name: string, opts: FindOptions = {}): RuntimeBinary | undefined {
+  const root = path.resolve(opts.root ?? '/');
+  const front = opts.front ? realpathOr(opts.front) : undefined;
+  // under another root a relative PATH entry means nothing (the node's working directory is not ours)
+  const pathDirs = (opts.envPath ?? process.env.PATH ?? '').split(':').filter((d) => root === '/' || path.posix.isAbsolute(d));
+  for (const dir of [...pathDirs, ...(opts.usual ? USUAL_DIRS : [])]) {
+    const file = path.join(dir || '.', name);
+    const real = root === '/' ? file : path.join(root, file);
+    if (isExecutableFile(real) && realpathOr(real) !== front && !carriesMarker(real)) return { path: file, root };
+  }
+  return undefined;
+}
+
+/**
+ * The runtime's own binary to ask (containerd, crio): `explicit` (--containerd, --crio: a binary
+ * of this machine, run here), else the node's under `root` (run inside it); undefined when there
+ * is none to run (missingBinary says why).
+ */
+export function findNodeBinary(name: string, explicit: string | undefined, root: string): RuntimeBinary | undefined {
+  const bin = explicit ? { path: path.resolve(explicit), root: '/' } : findRuntimeBinary(name, { root, usual: true });
+  return bin && !cannotRun(bin) ? bin : undefined;
+}
+
+/** Why findNodeBinary found no `name` to run under `root`. */
+export function missingBinary(name: string, root: string): string {
+  const r = path.resolve(root);
+  const bin = findRuntimeBinary(name, { root: r, usual: true });
+  if (bin) return cannotRun(bin) ?? `${name} found`;
+  return `no ${name}${r === '/' ? '' : ` under --root ${r}`} on PATH or in ${USUAL_DIRS.join(', ')}`;
+}
+
+/** A path of the node as `bin` must be given it: as is inside its root, else under `nodeRoot`. */
+export function pathFor(bin: RuntimeBinary, nodeRoot: string, nodePath: string): string {
+  return bin.root === path.resolve(nodeRoot) ? nodePath : path.join(nodeRoot, nodePath);
+}
+
+export interface RunOptions {
+  /** The working directory when run on this machine (inside a root: its /, as under systemd). */
+  cwd?: string | undefined;
+  timeout?: number | undefined;
+  maxBuffer?: number | undefined;
+}
+
+/** Runs `bin args`: directly for the root /, else `chroot ROOT PATH args` (chroot from this machine). */
+export function runRuntimeBinary(bin: RuntimeBinary, args: string[], opts: RunOptions = {}): SpawnSyncReturns<string> {
+  const o = { encoding: 'utf8' as const, timeout: opts.timeout ?? 60_000, maxBuffer: opts.maxBuffer ?? 16 << 20 };
+  if (bin.root === '/') return spawnSync(bin.path, args, { ...o, cwd: opts.cwd ?? '/' });
+  const chroot = findRuntimeBinary('chroot', { usual: true });
+  if (!chroot) return { pid: 0, output: [], stdout: '', stderr: '', status: null, signal: null, error: new Error('no chroot') };
+  return spawnSync(chroot.path, [bin.root, bin.path, ...args], { ...o, cwd: '/' });
+}
+
+/** Why `bin` cannot be run here (inside a root without chroot on this machine), or undefined. */
+function cannotRun(bin: RuntimeBinary): string | undefined {
+  if (bin.root === '/' || findRuntimeBinary('chroot', { usual: true })) return undefined;
+  return `no chroot on this machine's PATH to run ${bin.path} inside --root ${bin.root}`;
+}
+
+/** The match of `pattern` in what `bin --version` prints; exiting non-zero or no match is an error naming `what`. */
+export function versionMatch(bin: RuntimeBinary, what: string, pattern: RegExp): RegExpExecArray {
+  const r = runRuntimeBinary(bin, ['--version'], { timeout: 30_000 });
+  const m = pattern.exec(r.stdout ?? '');
+  if (r.status !== 0 || !m)
+    throw new EnvhookError(`${bin.path} --version did not print a ${what} version (exit ${r.status ?? r.signal ?? r.error?.message})`);
+  return m;
+}
+
+export function isExecutableFile(file: string): boolean {
+  try {
+    if (!fs.statSync(file).isFile()) return false;
+    fs.accessSync(file, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function realpathOr(file: string): string {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return path.resolve(file);
+  }
+}
+
+/** Looks at the first 1 KiB only: a front is a short script, a real runtime a large binary. */
+export function carriesMarker(file: string): boolean {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(file, 'r');
+    const buf = Buffer.alloc(1024);
+    const n = fs.readSync(fd, buf, 0, buf.length, 0);
+    return buf.subarray(0, n).includes(FRONT_MARKER);
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}

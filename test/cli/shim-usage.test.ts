@@ -1,0 +1,17 @@
+// `envhook shim --help` (and `envhook help shim`, and `envhook shim` alone, as runc with no
+// arguments): the usage on stdout, exit 0. The shim's argv is runc's, so commander never sees it.
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { NODE } from '../helpers/bundle.ts';
+import { builtCli } from '../helpers/nri-process.ts';
+import { SHIM_USAGE } from '../../src/cli/shim-usage.ts';
+
+t.test('the usage, exit 0', async (t) => {
+  t.match(SHIM_USAGE, /^Usage: envhook shim <runc arguments>\n\n/);
+  for (const args of [['shim', '--help'], ['shim', '-h'], ['shim'], ['help', 'shim']]) {
+    const r = spawnSync(NODE, [builtCli(), ...args], { encoding: 'utf8', timeout: 60_000 });
+    t.equal(r.stdout, SHIM_USAGE, `envhook ${args.join(' ')}`);
+    t.equal(r.stderr, '');
+    t.equal(r.status, 0);
+  }
+});
