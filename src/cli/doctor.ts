@@ -1,27 +1,19 @@
 // `envhook doctor [--json]`: the node end to end, one line a check (src/doctor/), then a count;
 // exit status 1, with the problems' checks named on stderr, when any check found a problem.
 import type { Command } from 'commander';
-import { DEFAULT_PREFIX } from '../install/layout.ts';
+import { addNodeFlags } from './options.ts';
+import type { NodeOptions } from '../doctor/node.ts';
 import { checkLine } from '../doctor/check.ts';
 import { doctor } from '../doctor/doctor.ts';
 
-interface DoctorOptions {
-  json?: boolean;
-  root: string;
-  prefix: string;
-  runDir?: string;
-}
+type DoctorOptions = NodeOptions & { json?: boolean };
 
 export function registerDoctor(program: Command): void {
-  program
-    .command('doctor')
+  addNodeFlags(program.command('doctor'))
     .description(
       "check the node end to end: settings, kubelet root, installs as the runtime reads them, the front's runtime, the NRI plugin, the owner watcher",
     )
     .option('--json', 'print one JSON object (keys: docs/nri-status.md, "envhook doctor")')
-    .option('--root <dir>', "the node's root: every path, the runtime's binaries and /proc are taken under it", '/')
-    .option('--prefix <dir>', "envhook's own directory on the node (install --prefix)", DEFAULT_PREFIX)
-    .option('--run-dir <dir>', 'envhook nri status file and owners records (default /run/envhook)')
     .action((opts: DoctorOptions) => {
       const report = doctor(opts);
       const { ok, problem, skipped } = report.counts;

@@ -8,7 +8,8 @@
 // on stderr, on any problem.
 import type { Command } from 'commander';
 import { oneLine } from '../errors.ts';
-import { DEFAULT_PREFIX } from '../install/layout.ts';
+import { addNodeFlags } from './options.ts';
+import type { NodeOptions } from '../doctor/node.ts';
 import type { NriStatus, RunsAs } from '../nri/status-file.ts';
 import { checkLine, type CheckResult } from '../doctor/check.ts';
 import { readNode, type NodeView } from '../doctor/node.ts';
@@ -17,12 +18,7 @@ import { settingsCheck } from '../doctor/settings-check.ts';
 import { installChecks } from '../doctor/install-check.ts';
 import { runtimeChecks } from '../doctor/runtime-check.ts';
 
-interface StatusOptions {
-  json?: boolean;
-  root: string;
-  prefix: string;
-  runDir?: string;
-}
+type StatusOptions = NodeOptions & { json?: boolean };
 
 export type { PluginState };
 
@@ -46,15 +42,11 @@ export interface StatusReport {
 }
 
 export function registerStatus(program: Command): void {
-  program
-    .command('status')
+  addNodeFlags(program.command('status'))
     .description(
       'is envhook installed and read by the runtime; is its NRI plugin connected, how it runs, since when, to what; what it adjusted, refused, missed',
     )
     .option('--json', 'print one JSON object (keys: docs/nri-status.md)')
-    .option('--root <dir>', 'host root: the install state, the settings file, the status file and /proc are read under it', '/')
-    .option('--prefix <dir>', "envhook's own directory on the host (install --prefix)", DEFAULT_PREFIX)
-    .option('--run-dir <dir>', 'where envhook nri writes nri-status.json (default /run/envhook)')
     .action((opts: StatusOptions) => {
       const report = statusReport(opts);
       process.stdout.write(opts.json ? JSON.stringify(report, null, 2) + '\n' : renderReport(report, Date.now()));

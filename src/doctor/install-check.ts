@@ -13,6 +13,7 @@ import { checkCrio } from '../install/crio/crio-check.ts';
 import { checkCrioNri } from '../install/crio/crio-nri.ts';
 import { DEFAULT_PREFIX, HOOK_FILES, makeLayout, type Layout } from '../install/layout.ts';
 import { currentHooksDirs } from '../install/podman/podman-plan.ts';
+import { pathFor } from '../oci/runtime-binary.ts';
 import { ok, problem, skipped, type CheckResult } from './check.ts';
 import type { NodeView, RecordedInstall } from './node.ts';
 import { runtimeBinary } from './runtime-binary.ts';
@@ -22,12 +23,12 @@ export function installChecks(node: NodeView): CheckResult[] {
 }
 
 /** The check's name: what the runtime must read. */
-export function checkName(i: RecordedInstall): string {
+function checkName(i: RecordedInstall): string {
   return i.mode === 'nri' ? 'nri-plugin' : i.runtime === 'podman' ? 'hooks' : 'handler';
 }
 
 /** The command that writes this install again. */
-export function reinstall(node: NodeView, i: RecordedInstall): string {
+function reinstall(node: NodeView, i: RecordedInstall): string {
   const prefix = node.layout.prefix === DEFAULT_PREFIX ? '' : ` --prefix ${node.layout.prefix}`;
   return `re-run envhook install --runtime ${i.runtime}${i.mode === 'nri' ? ' --mode nri' : ''}${prefix} with the flags it was installed with`;
 }
@@ -45,13 +46,14 @@ function installCheck(node: NodeView, i: RecordedInstall): CheckResult {
   try {
     let line: string;
     if (i.mode === 'shim' && b.containerd) {
-      line = checkContainerd(b.containerd, i.record.config, layout.real(i.record.config), node.root, { front: layout.front, options: {} });
+      const config = pathFor(b.containerd, node.root, i.record.config);
+      line = checkContainerd(b.containerd, i.record.config, config, node.root, { front: layout.front, options: {} });
     } else if (i.mode === 'shim') {
-      line = checkCrio(b.path, layout, path.posix.dirname(file(`/${HOOK_FILES.createRuntime}`)!));
+      line = checkCrio(b.bin, layout, path.posix.dirname(file(`/${HOOK_FILES.createRuntime}`)!));
     } else {
       const pluginDir = path.posix.dirname(Object.keys(i.record.files).find((f) => /\/[0-9]{2}-envhook$/.test(f))!);
       const required = askedRequired(layout, i);
-      line = b.containerd ? checkNri(b.containerd, layout, pluginDir, required) : checkCrioNri(b.path, layout, pluginDir, required);
+      line = b.containerd ? checkNri(b.containerd, layout, pluginDir, required) : checkCrioNri(b.bin, layout, pluginDir, required);
     }
     return ok(name, line.replace(/^checked: /, ''));
   } catch (err) {

@@ -9,6 +9,7 @@ import { crioConfigDump } from '../install/crio/crio-check.ts';
 import { makeLayout } from '../install/layout.ts';
 import { NRI_DEFAULT_SOCKET } from '../install/nri-plugin.ts';
 import { tableAt } from '../install/toml.ts';
+import { pathFor } from '../oci/runtime-binary.ts';
 import { ok, problem, skipped, type CheckResult } from './check.ts';
 import type { NodeView, RecordedInstall } from './node.ts';
 import type { PluginView } from './plugin-state.ts';
@@ -31,8 +32,8 @@ function installedSocket(node: NodeView, i: RecordedInstall): CheckResult {
   let socket: unknown;
   try {
     socket = b.containerd
-      ? tableAt(configDump(b.containerd, layout.real(i.record.config), node.root), 'plugins', NRI_PLUGIN)?.socket_path
-      : tableAt(crioConfigDump(b.path, layout), 'crio', 'nri')?.nri_listen;
+      ? tableAt(configDump(b.containerd, pathFor(b.containerd, node.root, i.record.config), node.root), 'plugins', NRI_PLUGIN)?.socket_path
+      : tableAt(crioConfigDump(b.bin, layout), 'crio', 'nri')?.nri_listen;
   } catch (err) {
     if (!(err instanceof EnvhookError)) throw err;
     return problem(CHECK, err.message, 'fix the file the runtime cannot read');

@@ -20,5 +20,5 @@ function runtimeCheck(node: NodeView, runtime: Runtime): CheckResult {
   const b = runtimeBinary(node, runtime);
   if ('missing' in b)
     return problem('runtime', `${runtime}: ${b.missing}`, `install ${runtime}, or check --root (it is the node's root: ${node.root})`);
-  return ok('runtime', `${runtime} ${b.version} (${b.path})`);
+  return ok('runtime', `${runtime} ${b.version} (${b.bin.path}${b.bin.root === node.root ? '' : ', named by a flag'})`);
 }

@@ -15,9 +15,10 @@ import { renderReport, type StatusReport } from '../../src/cli/status.ts';
 import { startFakeRuntime } from '../helpers/nri-runtime.ts';
 import { startNriProcess } from '../helpers/nri-process.ts';
 import { crioDouble } from '../helpers/crio.ts';
-import { CONTAINERD } from '../helpers/bundle.ts';
+import { CONTAINERD, PODMAN } from '../helpers/bundle.ts';
 import { uninstall } from '../helpers/install.ts';
 import { findContainerd } from '../../src/install/containerd/containerd-binary.ts';
+import { addToRoot } from '../helpers/node-root.ts';
 
 t.setTimeout(600_000);
 const NO_CRIO = { ...process.env, PATH: '/nonexistent' };
@@ -25,15 +26,14 @@ const FILE = '/run/envhook/nri-status.json';
 
 /**
  * A host root (its /proc the real one, as a DaemonSet's rbind mount of / shows it), with CRI-O's
- * `crio` (the double) in its /usr/bin, NRI mode installed or not.
+ * `crio` (the double, beside the root: status is given it with --crio), NRI mode installed or not.
  */
 function hostRoot(t: Test, nri: boolean): string {
   const { root, source } = installRoot(t, {
     'var/lib/kubelet/pods/u1/volumes/kubernetes.io~empty-dir/env/app.env': 'TOKEN=CANARY-VALUE\n',
   });
   fs.symlinkSync('/proc', path.join(root, 'proc'));
-  fs.mkdirSync(path.join(root, 'usr/bin'), { recursive: true });
-  crioDouble(path.join(root, 'usr/bin'));
+  withCrio(root);
   if (nri) {
     const r = install({ runtime: 'crio', root, source, extra: ['--mode', 'nri'], env: NO_CRIO });
     t.equal(r.status, 0, r.stderr);
@@ -41,10 +41,15 @@ function hostRoot(t: Test, nri: boolean): string {
   return root;
 }
 
-// the runtime's binaries of the root: its /usr/bin first on PATH
+/** CRI-O's `crio` for a root: the double, beside it. */
+const crioOf = (root: string) => path.join(path.dirname(root), 'crio-bin', 'crio');
+function withCrio(root: string): void {
+  fs.mkdirSync(path.dirname(crioOf(root)), { recursive: true });
+  crioDouble(path.dirname(crioOf(root)));
+}
 const status = (root: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}) =>
-  envhook(['status', '--root', root, ...extra], {
-    env: { ENVHOOK_CONFIG: '', PATH: `${path.join(root, 'usr/bin')}:${process.env.PATH}`, ...env },
+  envhook(['status', '--root', root, ...(fs.existsSync(crioOf(root)) ? ['--crio', crioOf(root)] : []), ...extra], {
+    env: { ENVHOOK_CONFIG: '', ...env },
   });
 const put = (root: string, s: NriStatus) => writeStatus(path.join(root, 'run/envhook'), s);
 const deadPid = (): number => spawnSync('true').pid!;
@@ -73,10 +78,13 @@ t.test('nothing installed, nothing running: exit 0, no word of a status file', a
 
 t.test('a --root that is not a directory is refused: one line, nothing on stdout', async (t) => {
   const dir = t.testdir({ file: '' });
-  for (const root of [path.join(dir, 'nonexistent'), path.join(dir, 'file')]) {
-    const r = status(root);
+  for (const [root, why] of [
+    [path.join(dir, 'nonexistent'), "does not exist: name the node's root directory (the installer DaemonSet mounts it at /host)"],
+    [path.join(dir, 'file'), "is not a directory: name the node's root directory"],
+  ]) {
+    const r = status(root!);
     t.equal(r.status, 1);
-    t.equal(r.stderr, `envhook: --root ${root}: not a directory\n`);
+    t.equal(r.stderr, `envhook: --root ${root} ${why}\n`);
     t.equal(r.stdout, '');
   }
 });
@@ -111,11 +119,11 @@ t.test('a settings file that is not JSON, or not valid settings: a problem with 
   t.equal(status(root).status, 0, 'a valid file: nothing to say');
 });
 
-t.test('shim-only and Podman installs: no word of the NRI status file', async (t) => {
+t.test('shim-only and Podman installs: no word of the NRI status file', { skip: PODMAN ? false : 'podman not installed' }, async (t) => {
   for (const runtime of ['podman', 'crio'] as const) {
     const { root, source } = installRoot(t, {});
-    fs.mkdirSync(path.join(root, 'usr/bin'), { recursive: true });
-    crioDouble(path.join(root, 'usr/bin'));
+    withCrio(root);
+    if (runtime === 'podman') addToRoot(root, { '/usr/bin/podman': PODMAN! });
     const r0 = install({ runtime, root, source, env: NO_CRIO });
     t.equal(r0.status, 0, r0.stderr);
     const r = status(root);
@@ -146,7 +154,7 @@ t.test('NRI mode installed: exit 1 unless connected, the reason on stderr', asyn
   t.match(r.stdout, /^ {2}last error: 2026-11-26T10:01:00\.000Z NRI connection closed: protocol error$/m);
   const j = JSON.parse(status(root, ['--json']).stdout);
   const checks = [
-    { check: 'runtime', state: 'ok', what: `crio 1.36.3 (${path.join(root, 'usr/bin/crio')})` },
+    { check: 'runtime', state: 'ok', what: `crio 1.36.3 (${crioOf(root)}, named by a flag)` },
     { check: 'nri-plugin', state: 'ok', what: 'crio config shows NRI on, with plugins from /opt/nri/plugins' },
   ];
   t.same(j, { ...EMPTY, installed: { crio: ['nri'] }, nri: 'connected', checks, status: connected }, 'the file, whole');
@@ -320,6 +328,7 @@ t.test('how the plugin runs: a DaemonSet is an install (exit 0 when connected), 
   ];
   for (const c of cases) {
     const p = startNriProcess(['--socket', rt.socketPath], { dir, env: c.env });
+    t.teardown(() => p.stop());
     await rt.nextPlugin();
     await p.waitForStatus((s) => s.connected);
     const args = ['--prefix', path.join(dir, 'prefix'), '--run-dir', p.runDir];
@@ -345,9 +354,15 @@ t.test('how the plugin runs: a DaemonSet is an install (exit 0 when connected), 
 const C = CONTAINERD ? findContainerd(CONTAINERD) : undefined;
 const noContainerd = { skip: C ? false : 'containerd not installed' };
 const CONFIG = '/etc/containerd/config.toml';
+/** A node's root with Debian's containerd in its /usr/bin (run there with chroot, as on the node). */
+function containerdRoot(t: Test) {
+  const r = installRoot(t, { 'etc/containerd/config.toml': 'version = 2\n' });
+  addToRoot(r.root, { '/usr/bin/containerd': C!.path });
+  return r;
+}
 
 t.test("the runtime's own reading: an admin's config without the handler is drift, exit 1, with what to do", noContainerd, async (t) => {
-  const { root, source } = installRoot(t, { 'etc/containerd/config.toml': 'version = 2\n' });
+  const { root, source } = containerdRoot(t);
   t.equal(install({ runtime: 'containerd', root, source }).status, 0);
   let r = status(root);
   t.equal(r.status, 0, r.stderr);
@@ -355,7 +370,7 @@ t.test("the runtime's own reading: an admin's config without the handler is drif
     r.stdout,
     [
       'installed: containerd (shim)',
-      `  ok runtime: containerd ${C!.version} (${C!.path})`,
+      `  ok runtime: containerd ${C!.version} (/usr/bin/containerd)`,
       `  ok handler: containerd ${C!.version} config dump of ${CONFIG} shows the runtime handler "envhook" with BinaryName /usr/local/lib/envhook/envhook-runtime`,
       '',
     ].join('\n'),
@@ -381,7 +396,7 @@ t.test(
   'two installs with different --prefix: the one left after the other is uninstalled is checked, not trusted',
   noContainerd,
   async (t) => {
-    const { root, source } = installRoot(t, { 'etc/containerd/config.toml': 'version = 2\n' });
+    const { root, source } = containerdRoot(t);
     const [a, b] = ['/opt/envhook-a', '/opt/envhook-b'];
     t.equal(install({ runtime: 'containerd', root, source, extra: ['--prefix', a] }).status, 0);
     const second = install({ runtime: 'containerd', root, source, extra: ['--prefix', b] });
@@ -411,9 +426,10 @@ t.test(
 
 t.test("the runtime's own binary missing: a problem, and the reading it would give not claimed", async (t) => {
   const root = hostRoot(t, true);
-  fs.rmSync(path.join(root, 'usr/bin/crio'));
-  const r = status(root, [], { PATH: '/nonexistent' });
+  fs.rmSync(crioOf(root));
+  const r = status(root);
+  const missing = `no crio under --root ${root} on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin`;
   t.equal(r.status, 1);
-  t.match(r.stdout, /^ {2}problem runtime: crio: no crio on PATH — /m);
-  t.match(r.stdout, /^ {2}skipped nri-plugin: crio: not checked with the runtime's own reading: no crio on PATH$/m);
+  t.equal(r.stdout.split('\n')[1], `  problem runtime: crio: ${missing} — install crio, or check --root (it is the node's root: ${root})`);
+  t.equal(r.stdout.split('\n')[2], `  skipped nri-plugin: crio: not checked with the runtime's own reading: ${missing}`);
 });
