@@ -13,6 +13,16 @@ export interface FolderCycle {
   folders: string[];
   imports: Import[];
 }
+export interface FileCircle {
+  files: string[];
+  imports: Import[];
+}
+export interface FunctionLength {
+  file: string;
+  name: string;
+  line: number;
+  lines: number;
+}
 export interface CodebaseStats {
   files: number;
   medianLines: number;
@@ -20,6 +30,8 @@ export interface CodebaseStats {
   unassigned: string[];
   backArrows: BackArrow[];
   folderCycles: FolderCycle[];
+  fileCircles: FileCircle[];
+  functions: FunctionLength[];
   withLogic: number;
   mirrored: number;
   untested: string[];
@@ -29,4 +41,6 @@ export function layerOf(rel: string): number;
 export function sourceFiles(root: string): string[];
 export function importsOf(root: string, files: readonly string[]): Import[];
 export function folderCycles(edges: readonly Import[]): FolderCycle[];
+export function fileCircles(edges: readonly Import[]): FileCircle[];
+export function functionLengths(rel: string, text: string): FunctionLength[];
 export function analyze(root: string): CodebaseStats;

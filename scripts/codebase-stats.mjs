@@ -1,12 +1,14 @@
 // The shape of src/ from its own imports: each file's layer, the imports that run against the
-// layer order (back arrows), folder cycles, and the figures the structure check measures (source
-// files, median lines per file, source files with logic that have a mirrored test, README
-// bytes). `node scripts/codebase-stats.mjs` prints them; test/scripts/codebase-stats.test.ts
-// fails on any back arrow or folder cycle, with LAYERS below as the one definition of the order.
+// layer order (back arrows), folder cycles and file circles, and the figures the structure check
+// measures (source files, median lines per file, source files with logic that have a mirrored
+// test, the longest functions, README bytes). `node scripts/codebase-stats.mjs` prints them;
+// test/scripts/codebase-stats.test.ts fails on any back arrow, folder cycle or file circle, with
+// LAYERS below as the one definition of the order.
 import fs from 'node:fs';
 import { stripTypeScriptTypes } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import ts from 'typescript';
 
 /**
  * The layers, lowest first: a file may import its own layer or a lower one, never a higher one.
@@ -30,7 +32,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
  * - bundle: the config.json path end to end: the pipeline on a spec, its flush, the exec sidecar.
  * - tools: lint and convert's manifest reading, checks and rewrites (off the start path).
  * - wire: NRI's and CRI's protocols (framing, ttRPC, gRPC, message tables, codecs).
- * - daemons: the shim, the NRI plugin and supervisor, install.
+ * - nri → install → shim: the resident NRI plugin (supervisor and worker); install, which knows
+ *   how the plugin is started (nri/process.ts) but nothing of the shim's code (the runtime's
+ *   binary is found by oci/runtime-binary.ts, below both); the Node side of the runtime shim.
+ *   Each its own layer, so that an import sideways between them shows as a back arrow.
  * - doctor: the node's checks that `envhook status` and `envhook doctor` print, over install's
  *   and the NRI plugin's own readings.
  * - entry: the commands (cli/), the library and the tools bundle.
@@ -52,7 +57,9 @@ export const LAYERS = [
   ['bundle', ['bundle/']],
   ['tools', ['manifest/', 'lint/', 'convert/']],
   ['wire', ['nri/wire/']],
-  ['daemons', ['shim/', 'nri/', 'install/']],
+  ['nri', ['nri/']],
+  ['install', ['install/']],
+  ['shim', ['shim/']],
   ['doctor', ['doctor/']],
   ['entry', ['cli/', 'index.ts', 'tools.ts']],
 ];
@@ -107,9 +114,19 @@ const folderOf = (rel) => (rel.includes('/') ? path.posix.dirname(rel) : rel);
 
 /** Strongly connected components of more than one folder (Tarjan). */
 export function folderCycles(edges) {
+  return cyclesOf(edges, folderOf).map(({ nodes, imports }) => ({ folders: nodes, imports }));
+}
+
+/** Files that import each other, directly or round about (an import cycle between files). */
+export function fileCircles(edges) {
+  return cyclesOf(edges, (rel) => rel).map(({ nodes, imports }) => ({ files: nodes, imports }));
+}
+
+/** Strongly connected components of more than one node of the import graph (Tarjan), `nodeOf` a file's node. */
+function cyclesOf(edges, nodeOf) {
   const next = new Map();
   for (const { from, to } of edges) {
-    const [a, b] = [folderOf(from), folderOf(to)];
+    const [a, b] = [nodeOf(from), nodeOf(to)];
     if (a === b) continue;
     if (!next.has(a)) next.set(a, new Set());
     if (!next.has(b)) next.set(b, new Set());
@@ -144,11 +161,11 @@ export function folderCycles(edges) {
   };
   for (const v of [...next.keys()].sort()) if (!idx.has(v)) visit(v);
   // Each cycle as its shortest round, one import a hop, so a failure says what to change.
-  return cycles.map((folders) => ({ folders, imports: shortestRound(folders, next, edges) }));
+  return cycles.map((nodes) => ({ nodes, imports: shortestRound(nodes, next, edges, nodeOf) }));
 }
 
-/** The shortest round through the folders of one cycle, as one import per hop. */
-function shortestRound(folders, next, edges) {
+/** The shortest round through the nodes of one cycle, as one import per hop. */
+function shortestRound(folders, next, edges, nodeOf) {
   let best;
   for (const start of folders) {
     const back = new Map([[start, undefined]]);
@@ -174,7 +191,7 @@ function shortestRound(folders, next, edges) {
   }
   return best.map((a, i) => {
     const b = best[(i + 1) % best.length];
-    return edges.find(({ from, to }) => folderOf(from) === a && folderOf(to) === b);
+    return edges.find(({ from, to }) => nodeOf(from) === a && nodeOf(to) === b);
   });
 }
 
@@ -193,6 +210,37 @@ function hasLogic(text) {
   }
 }
 
+/**
+ * Every function of a file with its length in lines (first to last line of its declaration, the
+ * body included): declarations, methods, accessors, constructors, function expressions and arrow
+ * functions with a block body. A nested function counts in its parent's length as well.
+ */
+export function functionLengths(rel, text) {
+  const file = ts.createSourceFile(rel, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const out = [];
+  const visit = (node) => {
+    const fn = ts.isFunctionLike(node) && node.body && (!ts.isArrowFunction(node) || ts.isBlock(node.body));
+    if (fn) {
+      const first = file.getLineAndCharacterOfPosition(node.getStart(file)).line;
+      const last = file.getLineAndCharacterOfPosition(node.end).line;
+      out.push({ file: rel, name: functionName(node, file), line: first + 1, lines: last - first + 1 });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return out;
+}
+
+/** A function's name, or that of what it is assigned to (`const f = () => {}`, `{ m: function () {} }`). */
+function functionName(node, file) {
+  if (node.name) return node.name.getText(file);
+  if (ts.isConstructorDeclaration(node)) return 'constructor';
+  const p = node.parent;
+  if ((ts.isVariableDeclaration(p) || ts.isPropertyAssignment(p) || ts.isPropertyDeclaration(p)) && p.name) return p.name.getText(file);
+  if (ts.isCallExpression(p)) return `(argument of ${p.expression.getText(file).slice(0, 40)})`;
+  return '(anonymous)';
+}
+
 export function analyze(root) {
   const files = sourceFiles(root);
   const text = new Map(files.map((f) => [f, fs.readFileSync(path.join(root, 'src', f), 'utf8')]));
@@ -207,6 +255,10 @@ export function analyze(root) {
   const withLogic = files.filter((f) => !f.endsWith('.d.ts') && hasLogic(text.get(f)));
   const untested = withLogic.filter((f) => !fs.existsSync(path.join(root, 'test', f.replace(/\.ts$/, '.test.ts'))));
   const readme = path.join(root, 'README.md');
+  const functions = files
+    .filter((f) => !f.endsWith('.d.ts'))
+    .flatMap((f) => functionLengths(f, text.get(f)))
+    .sort((a, b) => b.lines - a.lines || a.file.localeCompare(b.file) || a.line - b.line);
   return {
     files: files.length,
     medianLines: median,
@@ -214,12 +266,16 @@ export function analyze(root) {
     unassigned,
     backArrows,
     folderCycles: folderCycles(edges),
+    fileCircles: fileCircles(edges),
+    functions,
     withLogic: withLogic.length,
     mirrored: withLogic.length - untested.length,
     untested,
     readmeBytes: fs.existsSync(readme) ? fs.statSync(readme).size : 0,
   };
 }
+
+const over = (s, n) => s.functions.filter((f) => f.lines > n).length;
 
 function report(s) {
   const out = [
@@ -230,6 +286,10 @@ function report(s) {
     ...s.backArrows.map((b) => `  ${b.from} (${b.fromLayer}) -> ${b.to} (${b.toLayer})`),
     `folder cycles: ${s.folderCycles.length}`,
     ...s.folderCycles.flatMap((c) => [`  ${c.folders.join(' <-> ')}`, ...c.imports.map((e) => `    ${e.from} -> ${e.to}`)]),
+    `file circles: ${s.fileCircles.length}`,
+    ...s.fileCircles.flatMap((c) => [`  ${c.files.join(' <-> ')}`, ...c.imports.map((e) => `    ${e.from} -> ${e.to}`)]),
+    `functions: ${s.functions.length}, over 80 lines: ${over(s, 80)}, over 120 lines: ${over(s, 120)}; the longest:`,
+    ...s.functions.slice(0, 10).map((f) => `  ${f.lines} ${f.file}:${f.line} ${f.name}`),
     `mirrored tests: ${s.mirrored} of ${s.withLogic} source files with logic`,
     ...s.untested.map((f) => `  no test/${f.replace(/\.ts$/, '.test.ts')}`),
     `README.md: ${s.readmeBytes} bytes`,

@@ -23,6 +23,7 @@ t.test('the config examples are what envhook install writes', async (t) => {
   }
   const installed = (runtime: 'containerd' | 'crio' | 'podman', name: string, files: Record<string, string> = {}) => {
     const root = path.join(dir, name);
+    fs.mkdirSync(root, { recursive: true }); // install refuses a --root that is not a directory
     hostFiles(root, files);
     // no runtime binary on PATH: the examples are what install writes from the files alone
     const r = install({ runtime, root, source, env: { PATH: '/nonexistent' } });
@@ -83,10 +84,7 @@ t.test('every example manifest parses; every envhook.io/* value is valid against
         const name = VALIDATOR[key];
         t.ok(name, `${rel}: ${key} is an envhook annotation`);
         const validate = (validators as Record<string, any>)[name!];
-        if (!validate) {
-          t.todo(`${rel}: ${key}: schema ${name} not on this branch yet`, async () => {});
-          continue;
-        }
+        if (!t.ok(validate, `${rel}: ${key}: the build compiles schema ${name}`)) continue;
         const ok = validate(JSON.parse(annotations[key]!));
         t.ok(ok, `${rel}: ${key} ${ok ? '' : JSON.stringify(validate.errors?.[0])}`);
       }
@@ -101,17 +99,13 @@ t.test('every path the Dockerfile names exists, or is built by a script it runs'
   const scripts = JSON.parse(read('package.json')).scripts as Record<string, string>;
   for (const m of dockerfile.matchAll(/^RUN npm run (\S+)(?: && npm run (\S+))?/gm)) {
     for (const s of [m[1], m[2]].filter(Boolean)) {
-      if (scripts[s!]) t.pass(`npm run ${s} exists`);
-      else if (s === 'build:sea') t.todo('npm run build:sea: the single-executable build is not on this branch yet', async () => {});
-      else t.fail(`npm run ${s} does not exist`);
+      t.ok(scripts[s!], `npm run ${s} exists`);
     }
   }
-  const frontMerged = fs.existsSync(path.join(REPO, 'hooks/envhook-runtime'));
   for (const m of dockerfile.matchAll(/^COPY --from=build (.+) (\S+)$/gm)) {
     for (const src of m[1]!.split(/\s+/)) {
       const rel = path.relative('/src', src);
       if (rel.startsWith('dist/')) t.ok(rel === 'dist/envhook' && /build:sea/.test(dockerfile), `${rel} is built by npm run build:sea`);
-      else if (rel.startsWith('hooks/') && !frontMerged) t.todo(`${rel}: the runtime front is not on this branch yet`, async () => {});
       else t.ok(fs.existsSync(path.join(REPO, rel)), `${rel} exists`);
     }
   }

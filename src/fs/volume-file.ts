@@ -6,6 +6,7 @@
 // without blocking, at most `limit` bytes.
 import fs from 'node:fs';
 import { closeDataDir, openDataDirAt, type DataDir } from './datadir.ts';
+import { listBounded } from './bounded-dir.ts';
 import {
   ConfinedError,
   fdPath,
@@ -102,8 +103,8 @@ export function readVolumeDir(dir: string, viaData: boolean, rel: string | undef
 }
 
 function readEntries(dirFd: number, plain: boolean, opts: DirLimits, out: DirFiles): void {
-  const entries = fs.readdirSync(fdPath(dirFd, '.'), { withFileTypes: true, encoding: 'buffer' });
-  if (entries.length > opts.maxEntries) throw new ConfinedError(`has more than ${opts.maxEntries} entries`);
+  // Read one at a time and no further than the limit: the pod decides how many there are.
+  const entries = listBounded(fdPath(dirFd, '.'), opts.maxEntries);
   entries.sort((a, b) => Buffer.compare(a.name, b.name));
   let total = 0;
   for (const e of entries) {

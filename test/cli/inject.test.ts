@@ -132,3 +132,18 @@ t.test('a temporary config.json a crashed envhook left (values included) is remo
   t.equal(r.stderr, '');
   t.same(fs.readdirSync(path.join(b.dir, 'bundle')), ['config.json'], 'the leftover is gone, and no new one');
 });
+
+t.test('envFrom volumeRef on a directory of 20,000 files: refused with the limit, exit 1, config.json intact', async (t) => {
+  const b = bundle(t);
+  const many = path.join(b.dir, 'many');
+  fs.mkdirSync(many);
+  for (let i = 0; i < 20_000; i++) fs.closeSync(fs.openSync(path.join(many, `F${i}`), 'w'));
+  const spec = JSON.parse(b.read());
+  spec.annotations['envhook.io/envFrom'] = JSON.stringify({ app: [{ volumeRef: { volumeName: 'many' } }] });
+  fs.writeFileSync(path.join(b.dir, 'bundle/config.json'), JSON.stringify(spec));
+  const before = b.read();
+  const r = b.run('--volume', b.vol, '--volume', `many=${many}`, '--container', 'app');
+  t.equal(r.status, 1);
+  t.equal(r.stderr, 'envhook: volume "many": directory ".": has more than 1024 entries\n');
+  t.equal(b.read(), before);
+});

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { envhook, REPO } from '../helpers/bundle.ts';
 import { loadSettings } from '../../src/settings.ts';
-import { INSTALLER_DAEMONSET, NRI_DAEMONSET, PENDING_NRI_FLAGS, readManifest } from '../helpers/daemonset.ts';
+import { INSTALLER_DAEMONSET, NRI_DAEMONSET, readManifest } from '../helpers/daemonset.ts';
 import { IMAGE_FILES } from '../../scripts/image-context.ts';
 
 const ds = readManifest(NRI_DAEMONSET);
@@ -82,12 +82,8 @@ t.test('the command: envhook nri on the host socket, flags envhook nri has, logs
   t.notOk(c.args, 'the whole command in `command`');
   const help = envhook(['nri', '--help']);
   t.equal(help.status, 0, help.stderr);
-  for (const flag of c.command.filter((a: string) => a.startsWith('--'))) {
-    if (flag in PENDING_NRI_FLAGS) {
-      t.notMatch(help.stdout, new RegExp(`\\s${flag} `), `${flag} is pending; once envhook nri has it, delete it from PENDING_NRI_FLAGS`);
-      t.todo(`${flag}: not in envhook nri on this branch yet (${PENDING_NRI_FLAGS[flag]})`, async () => {});
-    } else t.match(help.stdout, new RegExp(`\\s${flag} `), `envhook nri ${flag}`);
-  }
+  for (const flag of c.command.filter((a: string) => a.startsWith('--')))
+    t.match(help.stdout, new RegExp(`\\s${flag} `), `envhook nri ${flag}`);
 });
 
 t.test('mounts: the NRI socket directory, the kubelet pods directory at its own path, /run/envhook', async (t) => {

@@ -10,17 +10,6 @@ import { REPO } from './bundle.ts';
 export const NRI_DAEMONSET = 'examples/nri-daemonset.yaml';
 export const INSTALLER_DAEMONSET = 'examples/daemonset.yaml';
 
-/**
- * What examples/nri-daemonset.yaml asks of `envhook nri` that this branch does not have yet
- * (docs/nri-status.md): flag → what hangs on it. Their checks are todos; a test fails once a
- * flag shows in `envhook nri --help` while still listed here, so enabling them is deleting the
- * entry (test/e2e/image.test.ts then probes /readyz and /healthz).
- */
-export const PENDING_NRI_FLAGS: Readonly<Record<string, string>> = {};
-
-/** Logs on stderr by default (kubectl logs): pending like the flags above, enabled by setting it to undefined. */
-export const PENDING_STDERR_LOG: string | undefined = undefined;
-
 /** The first document of a manifest under the repository, as plain data. */
 export function readManifest(rel: string): any {
   const doc = parseAllDocuments(fs.readFileSync(path.join(REPO, rel), 'utf8'))[0];
@@ -83,14 +72,4 @@ export function podmanRunOf(spec: any, container: any, node: NodePaths): { optio
   }
   const args = (a?: string[]) => a?.map(inside);
   return { options, command: args(container.command), args: args(container.args) };
-}
-
-/** The command without the pending flags (PENDING_NRI_FLAGS) and their values. */
-export function withoutPending(command: string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < command.length; i++) {
-    if (command[i]! in PENDING_NRI_FLAGS) i++;
-    else out.push(command[i]!);
-  }
-  return out;
 }

@@ -23,6 +23,7 @@ spec:
 ${spec}  initContainers:
     - name: init
       image: busybox
+      volumeMounts: [{name: config, mountPath: /c}, {name: keys, mountPath: /k}, {name: token, mountPath: /t}, {name: data, mountPath: /d}]
   containers:
     - name: main
       image: busybox
