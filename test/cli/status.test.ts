@@ -428,7 +428,7 @@ t.test("the runtime's own binary missing: a problem, and the reading it would gi
   const root = hostRoot(t, true);
   fs.rmSync(crioOf(root));
   const r = status(root);
-  const missing = `no crio under --root ${root} on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin`;
+  const missing = 'no crio under --root on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin';
   t.equal(r.status, 1);
   t.equal(r.stdout.split('\n')[1], `  problem runtime: crio: ${missing} — install crio, or check --root (it is the node's root: ${root})`);
   t.equal(r.stdout.split('\n')[2], `  skipped nri-plugin: crio: not checked with the runtime's own reading: ${missing}`);
