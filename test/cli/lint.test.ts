@@ -103,7 +103,7 @@ for (const entry of ['src/cli/main.ts', 'dist/envhook.cjs']) {
 
     r = envhook(entry, ['lint', f('missing.yaml')]);
     t.equal(r.status, 1);
-    t.equal(r.stderr, `envhook: cannot read ${f('missing.yaml')}: ENOENT\n`);
+    t.equal(r.stderr, `envhook: cannot read ${f('missing.yaml')}: no such file or directory (ENOENT)\n`);
     t.equal(r.stdout, '');
 
     r = envhook(entry, ['lint', '--mode', 'both', f('good.yaml')]);
