@@ -20,13 +20,13 @@ type Identity = Pick<Facts, 'annotations' | 'container'>;
  * serviceLinks: true count too): the runtime shim or precreate stage must then have run, and
  * left APPLIED_KEY = appliedDigest(facts). Throws EnvhookError on an invalid annotation.
  */
+export function envRequested(facts: Identity): boolean {
+  return envRequest(facts) !== undefined;
+}
+
 /** The pod carries an env annotation at all, for this container or another. */
 export function envAnnotated(facts: Identity): boolean {
   return ENV_KEYS.some((k) => facts.annotations[k] !== undefined);
-}
-
-export function envRequested(facts: Identity): boolean {
-  return envRequest(facts) !== undefined;
 }
 
 /**
