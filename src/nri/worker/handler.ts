@@ -2,17 +2,17 @@
 // applier. A sandbox, or a pod with no envhook.io/ annotation, gets the empty adjustment before
 // anything else runs: no file I/O. A failure throws EnvhookError; the protocol layer returns
 // its one-line message, so CreateContainer fails with it.
-import { describeError, EnvhookError } from '../errors.ts';
-import { isSandbox } from '../k8s/identity.ts';
-import { APPLIED_KEY, ENVHOOK_PREFIX } from '../k8s/annotation-keys.ts';
-import type { Logger } from '../log.ts';
-import type { Settings } from '../settings.ts';
-import { factsFromNri } from '../facts/nri-facts.ts';
-import { run } from '../pipeline.ts';
-import { toNriAdjustment } from '../apply/nri-adjustment.ts';
-import type { NriCreateRequest } from '../facts/nri-facts.ts';
-import { EMPTY_ADJUSTMENT, type NriAdjustment } from '../apply/nri-adjustment.ts';
-import type { NriCallContext, NriCreateHandler } from './types.ts';
+import { describeError, EnvhookError } from '../../errors.ts';
+import { isSandbox } from '../../k8s/identity.ts';
+import { APPLIED_KEY, ENVHOOK_PREFIX } from '../../k8s/annotation-keys.ts';
+import type { Logger } from '../../log.ts';
+import type { Settings } from '../../settings.ts';
+import { factsFromNri } from '../../facts/nri-facts.ts';
+import { run } from '../../pipeline.ts';
+import { toNriAdjustment } from '../../apply/nri-adjustment.ts';
+import type { NriCreateRequest } from '../../facts/nri-facts.ts';
+import { EMPTY_ADJUSTMENT, type NriAdjustment } from '../../apply/nri-adjustment.ts';
+import { GUARD_HANDLER, type NriCallContext, type NriCreateHandler } from './types.ts';
 
 export interface NriHandlerOptions {
   settings: Pick<Settings, 'kubeletRoot'>;
@@ -25,9 +25,6 @@ export interface NriHandlerOptions {
    */
   runDir?: string | undefined;
 }
-
-/** The runtime handler `envhook install --runtime containerd` registers (the guard). */
-export const GUARD_HANDLER = 'envhook';
 
 export function createNriHandler({ settings, log, removeEnv, runDir }: NriHandlerOptions): NriCreateHandler {
   // NRI's Mount has no ID mappings: an idmapped mount keeps the chown in place (ownership/copy-plan.ts).

@@ -3,8 +3,8 @@
 // output need no client library in the resident process). Every family has HELP and TYPE;
 // counters end in _total, durations and times are in seconds. Label values are runtime names
 // and versions and fixed results, never anything from a pod.
-import type { NriStatus } from './status-file.ts';
-import { LATENCY_BUCKETS } from '../watch/latency.ts';
+import type { NriStatus } from '../status-file.ts';
+import { LATENCY_BUCKETS } from '../../watch/latency.ts';
 
 /**
  * Upper bounds in seconds: fine buckets below a millisecond and up to tens of milliseconds,

@@ -5,14 +5,14 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createNriHandler } from '../../src/nri/handler.ts';
-import type { NriAdjustment } from '../../src/apply/nri-adjustment.ts';
-import { createLogger } from '../../src/log.ts';
-import { inject, ref, setup } from '../helpers/inject.ts';
-import { makeAtomicVolume } from '../../scripts/kubelet-pod.ts';
-import { CANARY, ENV_ANNOTATIONS, FILES } from '../helpers/injected.ts';
-import { applyAdjustment, nriRequest } from '../helpers/nri.ts';
-import { missingForRunc } from '../helpers/bundle.ts';
+import { createNriHandler } from '../../../src/nri/worker/handler.ts';
+import type { NriAdjustment } from '../../../src/apply/nri-adjustment.ts';
+import { createLogger } from '../../../src/log.ts';
+import { inject, ref, setup } from '../../helpers/inject.ts';
+import { makeAtomicVolume } from '../../../scripts/kubelet-pod.ts';
+import { CANARY, ENV_ANNOTATIONS, FILES } from '../../helpers/injected.ts';
+import { applyAdjustment, nriRequest } from '../../helpers/nri.ts';
+import { missingForRunc } from '../../helpers/bundle.ts';
 
 const SERVICES = [
   'KUBERNETES_SERVICE_HOST=10.96.0.1',

@@ -4,17 +4,17 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createNriHandler } from '../../src/nri/handler.ts';
-import type { NriCreateRequest } from '../../src/facts/nri-facts.ts';
-import { EMPTY_ADJUSTMENT, type NriAdjustment } from '../../src/apply/nri-adjustment.ts';
-import { EnvhookError } from '../../src/errors.ts';
-import { createLogger } from '../../src/log.ts';
-import { appliedDigest } from '../../src/plan/mark.ts';
-import { makePod, type Pod } from '../../scripts/kubelet-pod.ts';
-import { makeAtomicVolume } from '../../scripts/kubelet-pod.ts';
-import { CANARY, ENV_ANNOTATIONS, FAILING_ANNOTATIONS, FAILING_MESSAGE, FILES, raw } from '../helpers/injected.ts';
-import { applyAdjustment, nriRequest } from '../helpers/nri.ts';
-import { APPLIED_KEY } from '../../src/k8s/annotation-keys.ts';
+import { createNriHandler } from '../../../src/nri/worker/handler.ts';
+import type { NriCreateRequest } from '../../../src/facts/nri-facts.ts';
+import { EMPTY_ADJUSTMENT, type NriAdjustment } from '../../../src/apply/nri-adjustment.ts';
+import { EnvhookError } from '../../../src/errors.ts';
+import { createLogger } from '../../../src/log.ts';
+import { appliedDigest } from '../../../src/plan/mark.ts';
+import { makePod, type Pod } from '../../../scripts/kubelet-pod.ts';
+import { makeAtomicVolume } from '../../../scripts/kubelet-pod.ts';
+import { CANARY, ENV_ANNOTATIONS, FAILING_ANNOTATIONS, FAILING_MESSAGE, FILES, raw } from '../../helpers/injected.ts';
+import { applyAdjustment, nriRequest } from '../../helpers/nri.ts';
+import { APPLIED_KEY } from '../../../src/k8s/annotation-keys.ts';
 // What a volume that is not in the pod directory is refused with, as the user reads it.
 const NOT_SET_UP =
   "the kubelet sets up only volumes that a container of the pod mounts; mount it in one of the pod's containers (the init container is enough)";

@@ -6,11 +6,11 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createLogger } from '../../src/log.ts';
-import { createEvictor, type EvictorOptions } from '../../src/nri/evict.ts';
-import type { MissedContainer } from '../../src/nri/missed.ts';
-import { missingForCriProto } from '../helpers/cri-proto.ts';
-import { startCriServer } from '../helpers/cri-server.ts';
+import { createLogger } from '../../../src/log.ts';
+import { createEvictor, type EvictorOptions } from '../../../src/nri/worker/evict.ts';
+import type { MissedContainer } from '../../../src/nri/worker-messages.ts';
+import { missingForCriProto } from '../../helpers/cri-proto.ts';
+import { startCriServer } from '../../helpers/cri-server.ts';
 
 const skip = missingForCriProto();
 

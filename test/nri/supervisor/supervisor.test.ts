@@ -3,10 +3,10 @@
 // a spawn that fails is tried again, counts and the status it publishes.
 import t from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { silentLogger } from '../../src/log.ts';
-import { startSupervisor } from '../../src/nri/supervisor.ts';
-import type { NriStatus } from '../../src/nri/status-file.ts';
-import { NODE } from '../helpers/bundle.ts';
+import { silentLogger } from '../../../src/log.ts';
+import { startSupervisor } from '../../../src/nri/supervisor/supervisor.ts';
+import type { NriStatus } from '../../../src/nri/status-file.ts';
+import { NODE } from '../../helpers/bundle.ts';
 
 /** A worker that beats and says `registered`, or exits at once (`crash`). */
 const worker = (mode: 'ok' | 'crash'): ChildProcess =>

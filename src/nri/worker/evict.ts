@@ -7,11 +7,11 @@
 // what containerd and CRI-O do for an NRI eviction. Off the NRI request path: the work starts
 // after Synchronize is answered, one container at a time, each call bounded, at most
 // MAX_PER_SYNC a Synchronize. Names and ids only in its lines, never a value.
-import { describeError } from '../errors.ts';
-import type { Logger } from '../log.ts';
-import { CRI_SOCKETS, criClient, defaultCriSocket, type CriClient } from './wire/cri-client.ts';
-import { GrpcError } from './wire/grpc.ts';
-import type { MissedContainer } from './missed.ts';
+import { describeError } from '../../errors.ts';
+import type { Logger } from '../../log.ts';
+import { CRI_SOCKETS, criClient, defaultCriSocket, type CriClient } from '../wire/cri-client.ts';
+import { GrpcError } from '../wire/grpc.ts';
+import type { MissedContainer } from '../worker-messages.ts';
 import type { NriObserver } from './observer.ts';
 
 /** At most this many evictions a Synchronize: a node where envhook was away long is not emptied at once. */

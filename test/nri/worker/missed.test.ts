@@ -1,11 +1,11 @@
 // Which containers of a Synchronize ran without envhook: pods asking env for them, not stopped,
 // not sandboxes, not under the guard handler, without the applied mark for these annotations.
 import t from 'tap';
-import { findMissed } from '../../src/nri/missed.ts';
-import { appliedDigest } from '../../src/plan/mark.ts';
-import type { NriPod } from '../../src/facts/nri-facts.ts';
-import type { NriSyncContainer } from '../../src/nri/wire/plain-data.ts';
-import { APPLIED_KEY, EVICT_KEY } from '../../src/k8s/annotation-keys.ts';
+import { findMissed } from '../../../src/nri/worker/missed.ts';
+import { appliedDigest } from '../../../src/plan/mark.ts';
+import type { NriPod } from '../../../src/facts/nri-facts.ts';
+import type { NriSyncContainer } from '../../../src/nri/wire/plain-data.ts';
+import { APPLIED_KEY, EVICT_KEY } from '../../../src/k8s/annotation-keys.ts';
 
 const ENV = JSON.stringify({ app: [{ name: 'A', value: 'canary-missed' }] });
 const pod = (id: string, annotations: Record<string, string>, runtimeHandler?: string): NriPod => ({

@@ -6,27 +6,27 @@ import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { EnvhookError } from '../../src/errors.ts';
-import { createLogger } from '../../src/log.ts';
-import { encode, Msg } from '../../src/nri/wire/descriptors.ts';
-import { encodeMux, encodeTtrpc, MessageType, MUX_MAX, PLUGIN_CONN, RUNTIME_CONN, TTRPC_MAX } from '../../src/nri/wire/frames.ts';
-import { silentObserver, type RequestResult } from '../../src/nri/observer.ts';
-import { startPlugin, type PluginSession } from '../../src/nri/plugin.ts';
-import { Code, RpcError } from '../../src/nri/wire/ttrpc.ts';
-import type { NriCreateRequest } from '../../src/facts/nri-facts.ts';
-import { EMPTY_ADJUSTMENT } from '../../src/apply/nri-adjustment.ts';
-import type { NriCreateHandler, NriPodEvents } from '../../src/nri/types.ts';
+import { EnvhookError } from '../../../src/errors.ts';
+import { createLogger } from '../../../src/log.ts';
+import { encode, Msg } from '../../../src/nri/wire/descriptors.ts';
+import { encodeMux, encodeTtrpc, MessageType, MUX_MAX, PLUGIN_CONN, RUNTIME_CONN, TTRPC_MAX } from '../../../src/nri/wire/frames.ts';
+import { silentObserver, type RequestResult } from '../../../src/nri/worker/observer.ts';
+import { startPlugin, type PluginSession } from '../../../src/nri/worker/plugin.ts';
+import { Code, RpcError } from '../../../src/nri/wire/ttrpc.ts';
+import type { NriCreateRequest } from '../../../src/facts/nri-facts.ts';
+import { EMPTY_ADJUSTMENT } from '../../../src/apply/nri-adjustment.ts';
+import type { NriCreateHandler, NriPodEvents } from '../../../src/nri/worker/types.ts';
 import {
   EVENT_CREATE_CONTAINER,
   EVENT_POST_CREATE_CONTAINER,
   EVENT_REMOVE_POD_SANDBOX,
   EVENT_STOP_POD_SANDBOX,
   PLUGIN_METHODS,
-} from '../../src/nri/wire/nri-schema.ts';
-import type { MissedContainer } from '../../src/nri/missed.ts';
-import { APPLIED_KEY } from '../../src/k8s/annotation-keys.ts';
-import { appliedDigest } from '../../src/plan/mark.ts';
-import { startFakeRuntime, type FakeRuntime, type FakeRuntimeOptions, type PeerPlugin } from '../helpers/nri-runtime.ts';
+} from '../../../src/nri/wire/nri-schema.ts';
+import type { MissedContainer } from '../../../src/nri/worker-messages.ts';
+import { APPLIED_KEY } from '../../../src/k8s/annotation-keys.ts';
+import { appliedDigest } from '../../../src/plan/mark.ts';
+import { startFakeRuntime, type FakeRuntime, type FakeRuntimeOptions, type PeerPlugin } from '../../helpers/nri-runtime.ts';
 
 const CANARY = 'canary-7f3a9c-value';
 

@@ -10,9 +10,9 @@
 // that was gone while this one registered, and it reached the runtime's store only after this
 // plugin's Synchronize. Evicting them is the worker's, over CRI (evict.ts).
 import type { Duplex } from 'node:stream';
-import { describeError, EnvhookError } from '../errors.ts';
-import type { Logger } from '../log.ts';
-import { fromAdjustment, toCreateRequest, toPod, toSyncContainer } from './wire/plain-data.ts';
+import { describeError, EnvhookError } from '../../errors.ts';
+import type { Logger } from '../../log.ts';
+import { fromAdjustment, toCreateRequest, toPod, toSyncContainer } from '../wire/plain-data.ts';
 import {
   decode,
   encode,
@@ -25,12 +25,13 @@ import {
   type PodSandboxShape,
   type StateChangeEventShape,
   type SynchronizeRequestShape,
-} from './wire/descriptors.ts';
-import { PLUGIN_CONN, RUNTIME_CONN } from './wire/frames.ts';
+} from '../wire/descriptors.ts';
+import { PLUGIN_CONN, RUNTIME_CONN } from '../wire/frames.ts';
 import { findMissed } from './missed.ts';
 import { needsPostCreateCheck } from './sync-block.ts';
-import { MuxConnection } from './wire/mux.ts';
-import { silentObserver, type NriObserver, type RegisteredInfo, type RequestResult } from './observer.ts';
+import { MuxConnection } from '../wire/mux.ts';
+import { silentObserver, type NriObserver, type RequestResult } from './observer.ts';
+import type { RegisteredInfo } from '../worker-messages.ts';
 import {
   EVENT_CREATE_CONTAINER,
   EVENT_POST_CREATE_CONTAINER,
@@ -40,12 +41,12 @@ import {
   NRI_API_VERSION,
   PLUGIN_SERVICE,
   RUNTIME_SERVICE,
-} from './wire/nri-schema.ts';
-import { TtrpcClient, TtrpcServer } from './wire/ttrpc.ts';
-import type { NriPod } from '../facts/nri-facts.ts';
-import { EMPTY_ADJUSTMENT } from '../apply/nri-adjustment.ts';
+} from '../wire/nri-schema.ts';
+import { TtrpcClient, TtrpcServer } from '../wire/ttrpc.ts';
+import type { NriPod } from '../../facts/nri-facts.ts';
+import { EMPTY_ADJUSTMENT } from '../../apply/nri-adjustment.ts';
 import type { NriCreateHandler, NriPodEvents } from './types.ts';
-import type { NriSyncContainer } from './wire/plain-data.ts';
+import type { NriSyncContainer } from '../wire/plain-data.ts';
 
 export interface PluginOptions {
   name: string;

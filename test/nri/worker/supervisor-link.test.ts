@@ -1,6 +1,7 @@
 // The worker's heartbeat: counts and durations batched per beat, state changes at once.
 import t from 'tap';
-import { linkToSupervisor, type WorkerMessage } from '../../src/nri/worker-link.ts';
+import { linkToSupervisor } from '../../../src/nri/worker/supervisor-link.ts';
+import type { WorkerMessage } from '../../../src/nri/worker-messages.ts';
 
 t.test('beats carry what happened since the last beat; state changes go at once', async (t) => {
   const sent: WorkerMessage[] = [];

@@ -3,34 +3,9 @@
 // refusal's line), and at once what changes the status: registered, disconnected, missed
 // containers, evictions, the end. No message carries a value: only names, counts and envhook's
 // own one-line messages.
-import type { MissedContainer } from './missed.ts';
-import type { NriObserver, RegisteredInfo } from './observer.ts';
-import type { OwnerWatchStats } from './status-file.ts';
-
-/** How often the worker beats; the supervisor calls a worker silent for its hang limit hung. */
-export const BEAT_MS = 200;
-
-interface BeatDeltas {
-  adjusted: number;
-  empty: number;
-  refused: number;
-  errors: number;
-  /** Seconds each CreateContainer took envhook, since the last beat. */
-  durations: number[];
-  /** The last refusal's or fault's one line, if any since the last beat. */
-  lastError?: string;
-}
-
-export type WorkerMessage =
-  /** `o`: the owner watcher's figures since the worker started, on the first beat after they changed. */
-  | { t: 'beat'; d?: BeatDeltas; o?: OwnerWatchStats }
-  | ({ t: 'registered'; socket?: string | undefined } & RegisteredInfo)
-  | { t: 'disconnected'; reason: string }
-  | { t: 'missed'; containers: MissedContainer[] }
-  | { t: 'evicted'; ids: string[]; failed: string[] }
-  | { t: 'end'; why: 'runtime-gone' };
-
-export type Send = (m: WorkerMessage) => void;
+import type { NriObserver } from './observer.ts';
+import type { OwnerWatchStats } from '../status-file.ts';
+import { BEAT_MS, type BeatDeltas, type Send, type WorkerMessage } from '../worker-messages.ts';
 
 const empty = (): BeatDeltas => ({ adjusted: 0, empty: 0, refused: 0, errors: 0, durations: [] });
 

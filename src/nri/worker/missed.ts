@@ -2,28 +2,15 @@
 // envhook, the container is not stopped, and it lacks envhook's applied mark for these very
 // annotations. Found in the runtime's Synchronize, which lists every pod and container at each
 // registration. Pure: names and ids only, never an annotation value.
-import { describeError } from '../errors.ts';
-import { isSandbox } from '../k8s/identity.ts';
-import { GUARD_HANDLER } from './handler.ts';
-import { appliedDigest, envRequested } from '../plan/mark.ts';
-import { CONTAINER_STOPPED } from './wire/nri-schema.ts';
-import type { NriPod } from '../facts/nri-facts.ts';
-import type { NriSyncContainer } from './wire/plain-data.ts';
-import { APPLIED_KEY, EVICT_KEY } from '../k8s/annotation-keys.ts';
-
-// The pod annotation that asks for eviction of its missed containers (or --evict-unapplied).
-
-export interface MissedContainer {
-  id: string;
-  name: string;
-  pod: string;
-  namespace: string;
-  podUid: string;
-  /** The pod asks for eviction (EVICT_KEY "true"). */
-  podEvicts: boolean;
-  /** Why the annotations could not be read, when they could not (the create would have been refused). */
-  invalid?: string;
-}
+import { describeError } from '../../errors.ts';
+import { isSandbox } from '../../k8s/identity.ts';
+import { GUARD_HANDLER } from './types.ts';
+import { appliedDigest, envRequested } from '../../plan/mark.ts';
+import { CONTAINER_STOPPED } from '../wire/nri-schema.ts';
+import type { NriPod } from '../../facts/nri-facts.ts';
+import type { NriSyncContainer } from '../wire/plain-data.ts';
+import { APPLIED_KEY, EVICT_KEY } from '../../k8s/annotation-keys.ts';
+import type { MissedContainer } from '../worker-messages.ts';
 
 export function findMissed(pods: readonly NriPod[], containers: readonly NriSyncContainer[]): MissedContainer[] {
   const byId = new Map(pods.map((p) => [p.id, p]));

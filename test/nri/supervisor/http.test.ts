@@ -4,12 +4,12 @@
 import t, { type Test } from 'tap';
 import http from 'node:http';
 import net from 'node:net';
-import { parseAddress, startHealthServer, METRICS_CONTENT_TYPE, type HealthServer } from '../../src/nri/http.ts';
-import { DurationHistogram, renderMetrics } from '../../src/nri/metrics.ts';
-import { EnvhookError } from '../../src/errors.ts';
-import { silentLogger, type Logger } from '../../src/log.ts';
-import type { NriStatus } from '../../src/nri/status-file.ts';
-import { sampleStatus } from '../helpers/nri-status.ts';
+import { parseAddress, startHealthServer, METRICS_CONTENT_TYPE, type HealthServer } from '../../../src/nri/supervisor/http.ts';
+import { DurationHistogram, renderMetrics } from '../../../src/nri/supervisor/metrics.ts';
+import { EnvhookError } from '../../../src/errors.ts';
+import { silentLogger, type Logger } from '../../../src/log.ts';
+import type { NriStatus } from '../../../src/nri/status-file.ts';
+import { sampleStatus } from '../../helpers/nri-status.ts';
 
 t.setTimeout(60_000);
 

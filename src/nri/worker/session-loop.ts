@@ -6,8 +6,7 @@
 // ends ('runtime-gone'), as NRI's own stub does, and the runtime starts it again at its start.
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
-import { EnvhookError } from '../errors.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../../log.ts';
 import { silentObserver, type NriObserver } from './observer.ts';
 import { startPlugin } from './plugin.ts';
 import type { NriCreateHandler, NriPodEvents } from './types.ts';
@@ -172,12 +171,4 @@ function dial(socketPath: string): Promise<net.Socket> {
     });
     socket.once('error', reject);
   });
-}
-
-/** The fd in NRI_PLUGIN_SOCKET, or undefined when it is not set. */
-export function inheritedFd(env: NodeJS.ProcessEnv): number | undefined {
-  const v = env.NRI_PLUGIN_SOCKET;
-  if (v === undefined || v === '') return undefined;
-  if (!/^[0-9]{1,9}$/.test(v)) throw new EnvhookError('NRI_PLUGIN_SOCKET is not a file descriptor number');
-  return Number(v);
 }

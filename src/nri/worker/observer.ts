@@ -1,17 +1,10 @@
-// What the NRI worker tells whoever keeps its status (the supervisor, nri/supervisor.ts): the
+// What the NRI worker tells whoever keeps its status (the supervisor, nri/supervisor/supervisor.ts): the
 // session's life and a result per CreateContainer. Names, counts, durations and envhook's own
 // one-line messages only: never an annotation value, env entry or anything read from a file.
-import type { MissedContainer } from './missed.ts';
+import type { MissedContainer, RegisteredInfo } from '../worker-messages.ts';
 
 /** How one CreateContainer ended: an adjustment, nothing to do, envhook's refusal, a fault. */
 export type RequestResult = 'adjusted' | 'empty' | 'refused' | 'error';
-
-export interface RegisteredInfo {
-  runtimeName: string;
-  runtimeVersion: string;
-  /** The NRI version the runtime's Configure gave, when it gives one. */
-  nriVersion?: string | undefined;
-}
 
 export interface NriObserver {
   /** Registered and configured: on the runtime's fd, or dialled on `socket`. */

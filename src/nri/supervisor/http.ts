@@ -7,11 +7,11 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { Socket } from 'node:net';
-import { EnvhookError, errnoReason } from '../errors.ts';
-import type { Logger } from '../log.ts';
-import { METRICS_ADDRESS_FORMS } from '../schema.ts';
+import { EnvhookError, errnoReason } from '../../errors.ts';
+import type { Logger } from '../../log.ts';
+import { METRICS_ADDRESS_FORMS } from '../../schema.ts';
 import { renderMetrics, type DurationHistogram } from './metrics.ts';
-import type { NriStatus } from './status-file.ts';
+import type { NriStatus } from '../status-file.ts';
 
 export interface ListenAddress {
   /** undefined: every interface (IPv6 and IPv4 where the host has both). */

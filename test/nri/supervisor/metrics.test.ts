@@ -2,8 +2,8 @@
 // every sample belongs to a family with one HELP and one TYPE before it, names and label names
 // are valid, counters end in _total, a histogram's buckets are cumulative with +Inf = _count.
 import t from 'tap';
-import { DURATION_BUCKETS, DurationHistogram, renderMetrics } from '../../src/nri/metrics.ts';
-import { sampleStatus } from '../helpers/nri-status.ts';
+import { DURATION_BUCKETS, DurationHistogram, renderMetrics } from '../../../src/nri/supervisor/metrics.ts';
+import { sampleStatus } from '../../helpers/nri-status.ts';
 
 interface Sample {
   name: string;

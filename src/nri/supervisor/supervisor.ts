@@ -7,11 +7,10 @@
 // The supervisor also keeps the status the worker reports (status file, metrics): it outlives
 // its workers, so counts and "since" survive a restart.
 import type { ChildProcess } from 'node:child_process';
-import type { Logger } from '../log.ts';
-import type { MissedContainer } from './missed.ts';
-import { procStat } from './proc-stat.ts';
-import { emptyCounts, type NriCounts, type NriStatus, type OwnerWatchStats, type RunsAs } from './status-file.ts';
-import { BEAT_MS, type WorkerMessage } from './worker-link.ts';
+import type { Logger } from '../../log.ts';
+import { procStat } from '../proc-stat.ts';
+import { emptyCounts, type NriCounts, type NriStatus, type OwnerWatchStats, type RunsAs } from '../status-file.ts';
+import { BEAT_MS, type MissedContainer, type WorkerMessage } from '../worker-messages.ts';
 
 /**
  * A worker silent this long is hung: killed and replaced, before the runtime's own 2 s request

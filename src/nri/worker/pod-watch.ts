@@ -14,21 +14,21 @@
 // followed into the copy; the pod's copies are removed when the pod ends (StopPodSandbox or
 // RemovePodSandbox of the sandbox watched, a pod not running at Synchronize, its directory gone).
 import fs from 'node:fs';
-import { describeError } from '../errors.ts';
-import { factsFromNri } from '../facts/nri-facts.ts';
-import { isSandbox } from '../k8s/identity.ts';
-import { podDirOfUid } from '../k8s/pod.ts';
-import type { Logger } from '../log.ts';
-import type { MountFacts, MountLike } from '../ownership/uidmap.ts';
-import { podWatchVolumes } from '../watch/pod-volumes.ts';
-import { createPodRecords } from '../watch/pod-records.ts';
-import { createRegistry, type Registry, type RegistryOptions } from '../watch/registry.ts';
-import { CONTAINER_STOPPED } from './wire/nri-schema.ts';
-import type { NriPod } from '../facts/nri-facts.ts';
+import { describeError } from '../../errors.ts';
+import { factsFromNri } from '../../facts/nri-facts.ts';
+import { isSandbox } from '../../k8s/identity.ts';
+import { podDirOfUid } from '../../k8s/pod.ts';
+import type { Logger } from '../../log.ts';
+import type { MountFacts, MountLike } from '../../ownership/uidmap.ts';
+import { podWatchVolumes } from '../../watch/pod-volumes.ts';
+import { createPodRecords } from '../../watch/pod-records.ts';
+import { createRegistry, type Registry, type RegistryOptions } from '../../watch/registry.ts';
+import { CONTAINER_STOPPED } from '../wire/nri-schema.ts';
+import type { NriPod } from '../../facts/nri-facts.ts';
 import type { NriPodEvents } from './types.ts';
-import { VOLUME_OWNERS } from '../k8s/annotation-keys.ts';
-import type { NriAdjustment } from '../apply/nri-adjustment.ts';
-import { podsWithCopies, removePodCopies } from '../mirror/remove.ts';
+import { VOLUME_OWNERS } from '../../k8s/annotation-keys.ts';
+import type { NriAdjustment } from '../../apply/nri-adjustment.ts';
+import { podsWithCopies, removePodCopies } from '../../mirror/remove.ts';
 
 export interface PodWatcherOptions {
   kubeletRoot: string;

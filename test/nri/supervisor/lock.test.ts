@@ -2,7 +2,7 @@
 // holder to stop and binds once it has; `stop` from uninstall; a holder that does not answer.
 import t from 'tap';
 import net from 'node:net';
-import { acquireLock, ask, lockName } from '../../src/nri/lock.ts';
+import { acquireLock, ask, lockName } from '../../../src/nri/supervisor/lock.ts';
 
 const unique = () => `/run/test-${process.pid}-${Math.random().toString(16).slice(2)}/nri.sock`;
 

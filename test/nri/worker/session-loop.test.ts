@@ -5,12 +5,12 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { createLogger } from '../../src/log.ts';
-import { encodeMux, encodeTtrpc, MessageType, RUNTIME_CONN } from '../../src/nri/wire/frames.ts';
-import { encode, Msg } from '../../src/nri/wire/descriptors.ts';
-import { inheritedFd, startDaemon } from '../../src/nri/nri-daemon.ts';
-import { EMPTY_ADJUSTMENT } from '../../src/apply/nri-adjustment.ts';
-import type { NriCreateHandler } from '../../src/nri/types.ts';
+import { createLogger } from '../../../src/log.ts';
+import { encodeMux, encodeTtrpc, MessageType, RUNTIME_CONN } from '../../../src/nri/wire/frames.ts';
+import { encode, Msg } from '../../../src/nri/wire/descriptors.ts';
+import { startDaemon } from '../../../src/nri/worker/session-loop.ts';
+import { EMPTY_ADJUSTMENT } from '../../../src/apply/nri-adjustment.ts';
+import type { NriCreateHandler } from '../../../src/nri/worker/types.ts';
 
 // The daemon's tests are about the connection: a handler that changes nothing.
 const emptyAdjustmentHandler: NriCreateHandler = () => EMPTY_ADJUSTMENT;
@@ -114,12 +114,4 @@ t.test('a runtime refusing the registration: closed, then tried again after a de
     'a refused registration does not reset the delay',
   );
   t.match(fs.readFileSync(logFile, 'utf8'), /"reason":"invalid plugin index".*"msg":"nri: registration failed"/);
-});
-
-t.test('NRI_PLUGIN_SOCKET: a number or nothing', async (t) => {
-  t.equal(inheritedFd({}), undefined);
-  t.equal(inheritedFd({ NRI_PLUGIN_SOCKET: '' }), undefined);
-  t.equal(inheritedFd({ NRI_PLUGIN_SOCKET: '3' }), 3);
-  t.throws(() => inheritedFd({ NRI_PLUGIN_SOCKET: '-1' }), /not a file descriptor number/);
-  t.throws(() => inheritedFd({ NRI_PLUGIN_SOCKET: '3 ' }), /not a file descriptor number/);
 });

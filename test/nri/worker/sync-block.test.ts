@@ -1,7 +1,7 @@
 // Which runtimes hold plugin syncs back while they create a container (containerd's source: the
 // release that first calls NRI's BlockPluginSync in its CRI plugin).
 import t from 'tap';
-import { needsPostCreateCheck } from '../../src/nri/sync-block.ts';
+import { needsPostCreateCheck } from '../../../src/nri/worker/sync-block.ts';
 
 t.test('containerd from 1.7.26 and 2.0.3 on: no check needed', async (t) => {
   for (const v of ['1.7.26', '1.7.34', '2.0.3', '2.0.9', '2.1.9+unknown', '2.1.0', 'v2.2.7', '2.4.0-beta.0', '3.0.0'])

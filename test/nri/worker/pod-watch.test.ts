@@ -4,14 +4,14 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createLogger } from '../../src/log.ts';
-import { createPodWatcher } from '../../src/nri/pod-watch.ts';
-import { CONTAINER_STOPPED } from '../../src/nri/wire/nri-schema.ts';
-import type { NriPod } from '../../src/facts/nri-facts.ts';
-import type { NriSyncContainer } from '../../src/nri/wire/plain-data.ts';
-import { atomicWrite, makeAtomicVolume, makePod, type Pod } from '../../scripts/kubelet-pod.ts';
-import { nriRequest } from '../helpers/nri.ts';
-import { inotifyWatches, waitFor } from '../helpers/inotify.ts';
+import { createLogger } from '../../../src/log.ts';
+import { createPodWatcher } from '../../../src/nri/worker/pod-watch.ts';
+import { CONTAINER_STOPPED } from '../../../src/nri/wire/nri-schema.ts';
+import type { NriPod } from '../../../src/facts/nri-facts.ts';
+import type { NriSyncContainer } from '../../../src/nri/wire/plain-data.ts';
+import { atomicWrite, makeAtomicVolume, makePod, type Pod } from '../../../scripts/kubelet-pod.ts';
+import { nriRequest } from '../../helpers/nri.ts';
+import { inotifyWatches, waitFor } from '../../helpers/inotify.ts';
 
 const CANARY = 'CANARY-pod-watch-4b1e-never-logged';
 const RUNNING = 3; // NRI's CONTAINER_RUNNING
@@ -373,7 +373,7 @@ t.test('restore(): a records directory others can write is not read', async (t) 
 });
 
 t.test("owned copies: CreateContainer's copy followed after each rewrite, recorded, restored; removed when the pod ends", async (t) => {
-  const { createNriHandler } = await import('../../src/nri/handler.ts');
+  const { createNriHandler } = await import('../../../src/nri/worker/handler.ts');
   const dir = t.testdir();
   const root = path.join(dir, 'kubelet');
   const runDir = path.join(dir, 'run');

@@ -3,12 +3,15 @@
 // The session turns a CreateContainer request into facts' NriCreateRequest (facts/nri-facts.ts),
 // calls the handler, and turns its NriAdjustment (apply/nri-adjustment.ts) or its thrown
 // EnvhookError into the response.
-import type { NriCreateRequest, NriPod } from '../facts/nri-facts.ts';
-import type { NriSyncContainer } from './wire/plain-data.ts';
-import type { NriAdjustment } from '../apply/nri-adjustment.ts';
+import type { NriCreateRequest, NriPod } from '../../facts/nri-facts.ts';
+import type { NriSyncContainer } from '../wire/plain-data.ts';
+import type { NriAdjustment } from '../../apply/nri-adjustment.ts';
+
+/** The runtime handler `envhook install --runtime containerd` registers (the guard): its pods' env is the runtime front's. */
+export const GUARD_HANDLER = 'envhook';
 
 /**
- * What the plugin tells the resident owner watcher (nri/pod-watch.ts), beside CreateContainer's
+ * What the plugin tells the resident owner watcher (nri/worker/pod-watch.ts), beside CreateContainer's
  * handler. Called in the plugin's turn: each must return quickly and never throw.
  */
 export interface NriPodEvents {

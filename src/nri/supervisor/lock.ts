@@ -8,8 +8,8 @@
 // `envhook uninstall` asks the holder to stop the same way.
 import net from 'node:net';
 import path from 'node:path';
-import { EnvhookError, errnoReason } from '../errors.ts';
-import { sha256Hex } from '../plan/sha256.ts';
+import { EnvhookError, errnoReason } from '../../errors.ts';
+import { sha256Hex } from '../../plan/sha256.ts';
 
 /** takeover: a newer instance; stop: uninstall; ping: who holds it (install's note), nothing stops. */
 export type LockRequest = 'takeover' | 'stop' | 'ping';
