@@ -36,7 +36,7 @@ t.test('no file circle', async (t) => {
 });
 
 // The functions over 120 lines that are still to be split; the list only shrinks.
-const LONG_FUNCTIONS = ['lint/cross.ts crossCheck', 'nri/supervisor/supervisor.ts startSupervisor', 'nri/worker/plugin.ts startPlugin'];
+const LONG_FUNCTIONS = ['lint/cross.ts crossCheck', 'nri/supervisor/supervisor.ts startSupervisor'];
 
 t.test('no function of src/ over 120 lines but the ones still to be split', async (t) => {
   const long = analyze(root)

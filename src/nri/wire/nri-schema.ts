@@ -196,6 +196,9 @@ export const PLUGIN_METHODS = {
   PostCreateContainer: { request: 'PostCreateContainerRequest', response: 'PostCreateContainerResponse', since: 'v0.12.0' },
 } as const satisfies Record<string, MethodFact>;
 
+/** A Plugin method's name: the worker's method table has one function for each (worker/methods.ts). */
+export type NriMethod = keyof typeof PLUGIN_METHODS;
+
 /** The Runtime methods envhook calls. */
 export const RUNTIME_METHODS = {
   RegisterPlugin: { request: 'RegisterPluginRequest', response: 'Empty' },
