@@ -2,7 +2,7 @@
 // `localhost:9901`, `:9901` (every interface). An IPv4 address may be in brackets too
 // (`[127.0.0.1]:9901`, as Go's net.SplitHostPort takes it), so that `[$(HOST_IP)]:9901` is an
 // address with a port whichever family the node's IP is (docs/nri-status.md#metrics-and-health-endpoint).
-// Pure: the settings check (schema.ts) and the server (nri/http.ts) read it the same way. No
+// Pure: the settings check (schema.ts) and the server (nri/supervisor/http.ts) read it the same way. No
 // node:net: every envhook start checks its settings file, and a container start loads no more
 // than it needs (test/build.test.ts).
 

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { envhook, REPO } from '../helpers/bundle.ts';
 import { loadSettings } from '../../src/settings.ts';
-import { parseAddress } from '../../src/nri/http.ts';
+import { parseAddress } from '../../src/nri/supervisor/http.ts';
 import { INSTALLER_DAEMONSET, NRI_DAEMONSET, readManifest } from '../helpers/daemonset.ts';
 import { IMAGE_FILES } from '../../scripts/image-context.ts';
 
