@@ -60,7 +60,7 @@ function writeOwnedCopy(p: PreparedVolume, { dryRun, log, stage }: Omit<ChownOpt
     if (o) owned.push({ volume: p.volume, path: e.rel, uid: o.uid, hostUid: o.hostUid });
   }
   if (!dryRun) {
-    writeCopy(copy.place, copy.snapshot);
+    writeCopy(copy.place, copy.snapshot, copy.source);
     warnOnDisk(copy.place.runDir, log);
   }
   const ms = Math.round(Number(process.hrtime.bigint() - start) / 1e5) / 10;
