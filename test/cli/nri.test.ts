@@ -9,7 +9,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { envhook, NODE } from '../helpers/bundle.ts';
 import { leftoverProcesses } from '../helpers/leftovers.ts';
-import { lockName } from '../../src/nri/lock.ts';
+import { lockName } from '../../src/nri/supervisor/lock.ts';
 import { startFakeRuntime } from '../helpers/nri-runtime.ts';
 import { builtCli, startNriProcess } from '../helpers/nri-process.ts';
 import { DAEMON_NODE_OPTION } from '../../src/nri/process.ts';

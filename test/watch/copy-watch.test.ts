@@ -12,6 +12,7 @@ import { normalize } from '../../src/ownership/annotation.ts';
 import { copyDir } from '../../src/mirror/layout.ts';
 import { copyVolume } from '../../src/mirror/copy.ts';
 import { waitFor } from '../helpers/inotify.ts';
+import { contentAndOwner } from '../helpers/volume-reader.ts';
 
 t.test('each rewrite copied, owned; a hard link refused and counted, the last good copy kept; the volume gone', async (t) => {
   const dir = t.testdir({});
@@ -26,13 +27,7 @@ t.test('each rewrite copied, owned; a hard link refused and counted, the last go
   reg.add('p1', [
     { dir: kubelet, owners: normalize([{ volume: 'keys', defaultUser: 1000 }])[0]!, uidMapping: { kind: 'none' }, copy: place },
   ]);
-  const view = () => {
-    try {
-      return `${fs.readFileSync(path.join(copy, 'key'), 'utf8')}:${fs.statSync(path.join(copy, 'key')).uid}`;
-    } catch {
-      return '';
-    }
-  };
+  const view = () => contentAndOwner(path.join(copy, 'key'));
   await waitFor(() => view() === 'v0:1000', 5000, 'the first copy');
   for (let i = 1; i <= 20; i++) {
     atomicWrite(kubelet, { key: { data: `v${i}`, mode: 0o400 } });
