@@ -41,6 +41,8 @@ export interface CopiedMount {
 export interface PlannedCopy {
   place: CopyPlace;
   dir: string;
+  /** The kubelet's timestamped directory read (the copy's own takes its name when free: mirror/build.ts). */
+  source: string;
   snapshot: Snapshot;
   mounts: CopiedMount[];
 }
@@ -73,7 +75,7 @@ export function planCopy(v: CopyInput, mounts: readonly MountLike[], s: CopySett
     releaseSnapshot(snapshot);
     return undefined;
   }
-  return { place, dir, snapshot, mounts: copied };
+  return { place, dir, source: v.data.timestamped, snapshot, mounts: copied };
 }
 
 /**

@@ -4,7 +4,7 @@
 // of the pod writes the same volumes, so the last create wins. Read back, it is checked as
 // untrusted input: schema, size, and each volume directory must be the kubelet's layout under
 // the record's pod directory. The NRI plugin keeps the same records of the pods it watches in
-// `<runDir>/nri-owners/`, with the sandbox that started the watch (nri/pod-watch.ts).
+// `<runDir>/nri-owners/`, with the sandbox that started the watch (nri/worker/pod-watch.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
