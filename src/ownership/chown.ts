@@ -65,7 +65,7 @@ function writeOwnedCopy(p: PreparedVolume, { dryRun, log, stage }: Omit<ChownOpt
     if (o) owned.push({ volume: p.volume, path: e.rel, uid: o.uid, hostUid: o.hostUid });
   }
   if (!dryRun) {
-    writeCopy(copy.place, copy.snapshot);
+    writeCopy(copy.place, copy.snapshot, copy.source);
     catchUp(p, log);
     warnOnDisk(copy.place.runDir, log);
   }

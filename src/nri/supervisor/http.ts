@@ -5,35 +5,20 @@
 // (headers, time, connections), a bad request is answered 400/408/431 and its socket destroyed,
 // and nothing a peer sends can end the process.
 import http from 'node:http';
-import net from 'node:net';
-import type { Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { EnvhookError, errnoReason } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
+import { listenAddress, type ListenAddress } from '../../listen-address.ts';
 import { METRICS_ADDRESS_FORMS } from '../../schema.ts';
 import { renderMetrics, type DurationHistogram } from './metrics.ts';
 import type { NriStatus } from '../status-file.ts';
 
-export interface ListenAddress {
-  /** undefined: every interface (IPv6 and IPv4 where the host has both). */
-  host: string | undefined;
-  port: number;
-}
-
-const ADDRESS = /^(?:\[([^\]]*)\]|([^:[\]]*)):([0-9]{1,5})$/;
-const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
-
-/** `127.0.0.1:9901`, `[::1]:9901`, `localhost:9901`, or `:9901` for every interface. */
+/** `127.0.0.1:9901`, `[::1]:9901`, `[127.0.0.1]:9901`, `localhost:9901`, or `:9901` for every interface (listen-address.ts). */
 export function parseAddress(address: string): ListenAddress {
-  const m = ADDRESS.exec(address);
-  const port = m ? Number(m[3]) : NaN;
-  const v6 = m?.[1];
-  const name = m?.[2];
-  const hostOk = v6 !== undefined ? net.isIPv6(v6) : name === '' || net.isIPv4(name!) || HOSTNAME.test(name!);
-  if (!m || !hostOk || port > 65535) {
-    const shown = JSON.stringify(address.length > 100 ? address.slice(0, 100) + '…' : address);
-    throw new EnvhookError(`metrics address ${shown}: ${METRICS_ADDRESS_FORMS}`);
-  }
-  return { host: v6 ?? (name === '' ? undefined : name), port };
+  const a = listenAddress(address);
+  if (a) return a;
+  const shown = JSON.stringify(address.length > 100 ? address.slice(0, 100) + '…' : address);
+  throw new EnvhookError(`metrics address ${shown}: ${METRICS_ADDRESS_FORMS}`);
 }
 
 export interface HealthServerOptions {
@@ -82,7 +67,7 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
   });
   // After listen, an error of the server itself (not of a peer) is logged, never thrown.
   server.on('error', (err) => opts.log.warn({ err }, 'metrics server error'));
-  const bound = server.address() as net.AddressInfo;
+  const bound = server.address() as AddressInfo;
   opts.log.info({ address: bound.address, port: bound.port }, 'metrics listening');
   return {
     address: { host: bound.address, port: bound.port },

@@ -57,8 +57,8 @@ async function until(cond: () => boolean | Promise<boolean>): Promise<void> {
   while (!(await cond())) await new Promise((r) => setTimeout(r, 20));
 }
 
-async function start(t: Test, status: () => NriStatus, log: Logger = silentLogger): Promise<HealthServer> {
-  const server = await startHealthServer({ address: '127.0.0.1:0', status, histogram: new DurationHistogram(), log });
+async function start(t: Test, status: () => NriStatus, log: Logger = silentLogger, address = '127.0.0.1:0'): Promise<HealthServer> {
+  const server = await startHealthServer({ address, status, histogram: new DurationHistogram(), log });
   t.teardown(() => server.close());
   return server;
 }
@@ -66,6 +66,9 @@ async function start(t: Test, status: () => NriStatus, log: Logger = silentLogge
 t.test('addresses', async (t) => {
   t.same(parseAddress('127.0.0.1:9901'), { host: '127.0.0.1', port: 9901 });
   t.same(parseAddress('[::1]:9901'), { host: '::1', port: 9901 });
+  // an IP of either family in brackets: `[$(HOST_IP)]:9901` with the node's IPv4 or IPv6 address
+  t.same(parseAddress('[192.0.2.10]:9901'), { host: '192.0.2.10', port: 9901 });
+  t.same(parseAddress('[2001:db8::10]:9901'), { host: '2001:db8::10', port: 9901 });
   t.same(parseAddress(':9901'), { host: undefined, port: 9901 });
   t.same(parseAddress('localhost:80'), { host: 'localhost', port: 80 });
   t.same(parseAddress('node-1.example:0'), { host: 'node-1.example', port: 0 });
@@ -74,6 +77,9 @@ t.test('addresses', async (t) => {
     '::1:9901',
     '[::1]',
     '[nope]:1',
+    '[localhost]:1',
+    '[192.0.2.300]:1',
+    '2001:db8::10:9901',
     '127.0.0.1:65536',
     '127.0.0.1:',
     'a b:1',
@@ -84,7 +90,9 @@ t.test('addresses', async (t) => {
   ]) {
     t.throws(
       () => parseAddress(bad),
-      new EnvhookError(`metrics address ${JSON.stringify(bad)}: expected host:port, [IPv6]:port or :port (every interface), port 0-65535`),
+      new EnvhookError(
+        `metrics address ${JSON.stringify(bad)}: expected host:port, [IPv6 or IPv4]:port or :port (every interface), port 0-65535`,
+      ),
       bad,
     );
   }
@@ -92,6 +100,12 @@ t.test('addresses', async (t) => {
     startHealthServer({ address: 'x', status: () => sampleStatus(), histogram: new DurationHistogram(), log: silentLogger }),
     { message: /^metrics address "x": expected/ },
   );
+});
+
+t.test('an IPv4 address in brackets is listened on as that address', async (t) => {
+  const server = await start(t, () => sampleStatus(), silentLogger, '[127.0.0.1]:0');
+  t.equal(server.address.host, '127.0.0.1');
+  t.equal((await request(server.address.port, '/healthz')).status, 200);
 });
 
 t.test('/healthz, /readyz, /metrics; anything else refused', async (t) => {
@@ -239,13 +253,7 @@ const V6 = await startHealthServer({
 );
 
 t.test('IPv6 loopback', { skip: V6 }, async (t) => {
-  const server = await startHealthServer({
-    address: '[::1]:0',
-    status: () => sampleStatus(),
-    histogram: new DurationHistogram(),
-    log: silentLogger,
-  });
-  t.teardown(() => server.close());
+  const server = await start(t, () => sampleStatus(), silentLogger, '[::1]:0');
   t.equal(server.address.host, '::1');
   t.equal((await request(server.address.port, '/healthz', 'GET', '::1')).status, 200);
 });
