@@ -5,10 +5,11 @@ import path from 'node:path';
 import { Command, Option } from 'commander';
 import { DEFAULT_PREFIX, RUNTIMES, type Runtime } from '../install/layout.ts';
 import { MODES, type InstallMode } from '../install/mode.ts';
-import { applyChanges, changed, describeChanges, missingDirs, pruneEmptyDirs, removeEmptyDirs, revertChanges } from '../install/fsops.ts';
+import { applyChanges, changed, missingDirs, pruneEmptyDirs, removeEmptyDirs, revertChanges } from '../install/fsops.ts';
 import { planInstall, type Plan } from '../install/plan/install-plan.ts';
 import { planUninstall, wrapperSocket } from '../install/plan/uninstall.ts';
 import { EnvhookError } from '../errors.ts';
+import { outcomeJson, outcomeText, type Outcome } from './install-report.ts';
 
 interface Flags {
   runtime: Runtime;
@@ -33,6 +34,7 @@ interface Flags {
   ociRuntime?: string;
   serviceConfig?: boolean;
   takeOver?: boolean;
+  json?: boolean;
 }
 
 function common(cmd: Command, mode: Option): Command {
@@ -44,7 +46,8 @@ function common(cmd: Command, mode: Option): Command {
       "print what would change (a diff of each config file, the size and sha256 of envhook's own files) and change nothing",
     )
     .option('--root <dir>', "the node's root: every path, and the runtime's own binaries, are taken under it (DaemonSet: /host)", '/')
-    .option('--prefix <dir>', "envhook's own directory on the host", DEFAULT_PREFIX);
+    .option('--prefix <dir>', "envhook's own directory on the host", DEFAULT_PREFIX)
+    .option('--json', 'print one JSON object of what changed (or would change) instead of the lines (keys: docs/install.md#json-output)');
 }
 
 export function registerInstall(program: Command): void {
@@ -101,8 +104,9 @@ export function registerInstall(program: Command): void {
     .option('--node <path>', 'Node 24 on the host, used only when there is no single executable to install')
     .action(async (flags: Flags) => {
       const plan = planInstall(flags);
-      run(plan, flags, false);
-      if (!flags.dryRun && flags.mode === 'nri' && plan.changes.some(changed)) await noteRunning(plan, flags.runtime);
+      const o = run(plan, flags, 'install');
+      if (!flags.dryRun && flags.mode === 'nri' && plan.changes.some(changed)) await noteRunning(plan, o);
+      print(o, flags);
     });
 }
 
@@ -112,13 +116,18 @@ export function registerUninstall(program: Command): void {
     new Option('--mode <mode>', 'remove only this install (default: every install recorded for the runtime, handler and NRI plugin)'),
   ).action(async (flags: Flags) => {
     const plan = planUninstall(flags);
-    run(plan, flags, true);
-    if (!flags.dryRun) for (const socket of plan.stopPlugins ?? []) await stopRunning(socket);
+    const o = run(plan, flags, 'uninstall');
+    if (!flags.dryRun) for (const socket of plan.stopPlugins ?? []) await stopRunning(socket, o);
+    print(o, flags);
   });
 }
 
-function run(plan: Plan, flags: Flags, uninstall: boolean): void {
-  const described = describeChanges(plan.layout, plan.changes, { dryRun: !!flags.dryRun, diffs: !!flags.dryRun });
+function print(o: Outcome, flags: Flags): void {
+  process.stdout.write(flags.json ? outcomeJson(o) : outcomeText(o));
+}
+
+/** Writes the plan's files (not with --dry-run), checks them with the runtime, and says what it did. */
+function run(plan: Plan, flags: Flags, command: Outcome['command']): Outcome {
   const any = plan.changes.some(changed);
   let checked: string | undefined;
   // what the dry run prints; the real run prints those of them it removed (the prefix's own
@@ -127,7 +136,7 @@ function run(plan: Plan, flags: Flags, uninstall: boolean): void {
   if (!flags.dryRun) {
     const dirs = missingDirs(plan.layout, plan.changes);
     const backups = applyChanges(plan.layout, plan.changes);
-    if (uninstall) pruneEmptyDirs(plan.layout, plan.layout.prefix);
+    if (command === 'uninstall') pruneEmptyDirs(plan.layout, plan.layout.prefix);
     removeEmptyDirs(plan.layout, plan.dirs ?? [], plan.changes, false);
     removed = removed.filter((d) => !fs.existsSync(plan.layout.real(d)));
     try {
@@ -139,17 +148,23 @@ function run(plan: Plan, flags: Flags, uninstall: boolean): void {
       throw new EnvhookError(`${(err as Error).message}; every file is back as it was`, { cause: err });
     }
   }
-  const out = [described, ...removed.map((d) => `${flags.dryRun ? 'would ' : ''}remove directory ${d} (install created it)`)]
-    .filter((l) => l !== '')
-    .join('\n');
-  if (out) process.stdout.write(out + '\n');
-  if (any) for (const n of plan.notes) process.stdout.write(`note: ${n}\n`);
-  if (checked) process.stdout.write(checked + '\n');
-  if (!any)
-    process.stdout.write(
-      `nothing changed: ${plan.nothing ?? `envhook is ${uninstall ? 'not' : 'already'} installed for ${flags.runtime}${flags.mode === 'nri' ? ' (NRI plugin)' : ''} under ${plan.layout.prefix}`}\n`,
-    );
-  else if (!flags.dryRun && plan.next.length) process.stdout.write(`next:\n${plan.next.map((l) => `  ${l}`).join('\n')}\n`);
+  const nothing = `envhook is ${command === 'uninstall' ? 'not' : 'already'} installed for ${flags.runtime}${flags.mode === 'nri' ? ' (NRI plugin)' : ''} under ${plan.layout.prefix}`;
+  return {
+    command,
+    runtime: flags.runtime,
+    mode: flags.mode ?? null,
+    root: flags.root ?? '/',
+    dryRun: !!flags.dryRun,
+    layout: plan.layout,
+    changes: plan.changes,
+    removedDirs: removed,
+    notes: any ? plan.notes : [],
+    checked: checked ?? null,
+    nothing: any ? null : (plan.nothing ?? nothing),
+    next: any && !flags.dryRun ? plan.next : [],
+    plugins: [],
+    warnings: [],
+  };
 }
 
 /**
@@ -158,13 +173,13 @@ function run(plan: Plan, flags: Flags, uninstall: boolean): void {
  * envhook is left running. A plugin that does not answer is a warning, not a failure: the files
  * are already gone.
  */
-async function stopRunning(socket: string): Promise<void> {
+async function stopRunning(socket: string, o: Outcome): Promise<void> {
   const { ask } = await import('../nri/supervisor/lock.ts');
   try {
     const pid = await ask(socket, 'stop', 10_000);
-    if (pid !== undefined) process.stdout.write(`stopped the running envhook nri for ${socket} (pid ${pid})\n`);
+    if (pid !== undefined) o.plugins.push({ socket, pid, state: 'stopped' });
   } catch (err) {
-    process.stdout.write(`warning: ${(err as Error).message}: stop it by hand (kill the envhook nri process)\n`);
+    o.warnings.push(`${(err as Error).message}: stop it by hand (kill the envhook nri process)`);
   }
 }
 
@@ -173,15 +188,10 @@ async function stopRunning(socket: string): Promise<void> {
  * and keeps it; the new version runs from the runtime's next start (it starts its pre-installed
  * plugins then, and the new one takes over from the old: nri/supervisor/lock.ts). Says so with its pid.
  */
-async function noteRunning(plan: Plan, runtime: string): Promise<void> {
+async function noteRunning(plan: Plan, o: Outcome): Promise<void> {
   const { ask } = await import('../nri/supervisor/lock.ts');
   const wrapper = plan.changes.find((c) => /^[0-9]{2}-envhook$/.test(path.posix.basename(c.file)) && c.after !== undefined);
   const socket = wrapperSocket(wrapper?.after);
   const pid = await ask(socket, 'ping', 2000).catch(() => undefined);
-  if (pid === undefined) return;
-  const service = runtime === 'crio' ? 'crio' : 'containerd';
-  process.stdout.write(
-    `note: envhook nri (pid ${pid}) is running for ${socket} from the files before this install: it goes on until ${service} restarts ` +
-      `(systemctl restart ${service}); the new one then takes over from it (docs/nri-guarantees.md, "Upgrades")\n`,
-  );
+  if (pid !== undefined) o.plugins.push({ socket, pid, state: 'running-previous-files' });
 }

@@ -89,13 +89,20 @@ export function describeChanges(layout: Layout, changes: Change[], { dryRun = fa
   const out: string[] = [];
   for (const c of changes) {
     if (!changed(c) && !c.note) continue;
-    const verb = c.after === undefined ? 'remove' : c.before === undefined ? 'create' : c.before.equals(c.after) ? 'keep' : 'update';
+    const verb = changeVerb(c);
     const extra = c.backup && c.before !== undefined ? ` (original saved as ${backupPath(layout, c.file)})` : '';
     out.push(`${dryRun ? 'would ' : ''}${verb} ${c.file}${extra}`);
     if (c.note) out.push(`  note: ${c.note}`);
     if (diffs && changed(c)) out.push(ownFiles(layout).includes(c.file) ? ownSummary(c) : diffOf(c));
   }
   return out.filter((l) => l !== '').join('\n');
+}
+
+/** What a change does to its file, as describeChanges and install --json say it. */
+export function changeVerb(c: Change): 'create' | 'update' | 'keep' | 'remove' {
+  if (c.after === undefined) return 'remove';
+  if (c.before === undefined) return 'create';
+  return c.before.equals(c.after) ? 'keep' : 'update';
 }
 
 /** envhook's own files: the executables install copies (or writes to run the bundle), and its record. */

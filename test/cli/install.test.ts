@@ -119,3 +119,55 @@ t.test('uninstall --dry-run prints exactly the lines the real uninstall prints, 
     'the prefix, which the real one did not say',
   );
 });
+
+t.test('--json: one object with the same changes as the lines; nothing on stderr; an error is still the one line', async (t) => {
+  const { root, source } = installRoot(t, {});
+  const parse = (r: { status: number | null; stdout: string; stderr: string }) => {
+    t.equal(r.status, 0, r.stderr);
+    t.equal(r.stderr, '');
+    return JSON.parse(r.stdout) as Record<string, unknown> & { files: { path: string; action: string; bytes: number | null }[] };
+  };
+  const lines = install({ runtime: 'podman', root, source, extra: ['--dry-run'] });
+  const wouldCreate = [...lines.stdout.matchAll(/^would create (\S+)/gm)].map((m) => m[1]);
+
+  const dry = parse(install({ runtime: 'podman', root, source, extra: ['--dry-run', '--json'] }));
+  t.same(
+    dry.files.map((f) => f.path),
+    wouldCreate,
+    'the files the lines name, in their order',
+  );
+  t.ok(dry.files.every((f) => f.action === 'create' && typeof f.bytes === 'number'));
+  t.match(dry, { command: 'install', runtime: 'podman', mode: 'shim', root, dryRun: true, changed: true, nothing: null, next: [] });
+  t.same(fs.readdirSync(root), [], 'the dry run wrote nothing');
+
+  const real = parse(install({ runtime: 'podman', root, source, extra: ['--json'] }));
+  t.match(real, { dryRun: false, changed: true, checked: null, plugins: [], warnings: [] });
+  t.equal((real.next as string[]).length, 1, 'the next step, as the lines say it');
+  t.ok(fs.existsSync(path.join(root, 'usr/local/lib/envhook/state.json')));
+
+  const again = parse(install({ runtime: 'podman', root, source, extra: ['--json'] }));
+  t.match(again, { changed: false, files: [], nothing: 'envhook is already installed for podman under /usr/local/lib/envhook' });
+
+  const unLines = uninstall({ runtime: 'podman', root, extra: ['--dry-run'] }).stdout;
+  const unDry = parse(uninstall({ runtime: 'podman', root, extra: ['--dry-run', '--json'] }));
+  t.same(
+    unDry.removedDirectories,
+    [...unLines.matchAll(/^would remove directory (\S+)/gm)].map((m) => m[1]),
+    'the directories the lines name',
+  );
+  const un = parse(uninstall({ runtime: 'podman', root, extra: ['--json'] }));
+  t.match(un, { command: 'uninstall', mode: null, dryRun: false, changed: true });
+  t.same(
+    un.files.map((f) => f.path),
+    [...unLines.matchAll(/^would remove (\/\S+)$/gm)].map((m) => m[1]),
+    'the files the lines name',
+  );
+  t.ok(un.files.every((f) => f.action === 'remove' && f.bytes === null));
+  t.same(un.removedDirectories, unDry.removedDirectories);
+  t.same(fs.readdirSync(root), [], 'uninstall put the root back');
+
+  const bad = install({ runtime: 'podman', root: path.join(root, 'missing'), source, extra: ['--json'] });
+  t.equal(bad.status, 1);
+  t.equal(bad.stdout, '', 'no JSON for a refusal');
+  t.match(bad.stderr, /^envhook: [^\n]*--root[^\n]*\n$/);
+});

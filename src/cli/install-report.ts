@@ -1,0 +1,87 @@
+// What `envhook install` / `uninstall` did (with --dry-run: would do), as the admin reads it: the
+// lines on stdout, or with --json one object (docs/install.md#json-output). Paths, verbs, sizes and
+// hashes only: install writes no env file content, and none is read here.
+import { backupPath, type Layout } from '../install/layout.ts';
+import { changed, changeVerb, describeChanges, sha256, type Change } from '../install/fsops.ts';
+
+/** The running envhook nri the command spoke to after the files: stopped (uninstall), or still on the old files (install). */
+export interface PluginSeen {
+  socket: string;
+  pid: number;
+  state: 'stopped' | 'running-previous-files';
+}
+
+export interface Outcome {
+  command: 'install' | 'uninstall';
+  runtime: string;
+  mode: string | null;
+  root: string;
+  dryRun: boolean;
+  layout: Layout;
+  changes: Change[];
+  removedDirs: string[];
+  notes: string[];
+  checked: string | null;
+  nothing: string | null;
+  next: string[];
+  plugins: PluginSeen[];
+  warnings: string[];
+}
+
+/** The lines install has always printed, in their order. */
+export function outcomeText(o: Outcome): string {
+  const would = o.dryRun ? 'would ' : '';
+  const lines = [
+    describeChanges(o.layout, o.changes, { dryRun: o.dryRun, diffs: o.dryRun }),
+    ...o.removedDirs.map((d) => `${would}remove directory ${d} (install created it)`),
+    ...o.notes.map((n) => `note: ${n}`),
+    o.checked ?? '',
+    o.nothing !== null ? `nothing changed: ${o.nothing}` : '',
+    o.next.length ? `next:\n${o.next.map((l) => `  ${l}`).join('\n')}` : '',
+    ...o.plugins.map((p) => pluginLine(p, o.runtime)),
+    ...o.warnings.map((w) => `warning: ${w}`),
+  ].filter((l) => l !== '');
+  return lines.length ? lines.join('\n') + '\n' : '';
+}
+
+function pluginLine(p: PluginSeen, runtime: string): string {
+  if (p.state === 'stopped') return `stopped the running envhook nri for ${p.socket} (pid ${p.pid})`;
+  // install over a running plugin: it goes on from the previous files until the runtime restarts
+  const service = runtime === 'crio' ? 'crio' : 'containerd';
+  return (
+    `note: envhook nri (pid ${p.pid}) is running for ${p.socket} from the files before this install: it goes on until ${service} restarts ` +
+    `(systemctl restart ${service}); the new one then takes over from it (docs/nri-guarantees.md, "Upgrades")`
+  );
+}
+
+/** install --json / uninstall --json: every key always present (null or [] where there is nothing). */
+export function outcomeJson(o: Outcome): string {
+  const files = o.changes
+    .filter((c) => changed(c) || c.note)
+    .map((c) => ({
+      path: c.file,
+      action: changeVerb(c),
+      backup: c.backup && c.before !== undefined ? backupPath(o.layout, c.file) : null,
+      bytes: c.after?.length ?? null,
+      sha256: c.after ? sha256(c.after) : null,
+      note: c.note ?? null,
+    }));
+  const report = {
+    command: o.command,
+    runtime: o.runtime,
+    mode: o.mode,
+    root: o.root,
+    prefix: o.layout.prefix,
+    dryRun: o.dryRun,
+    changed: o.nothing === null,
+    files,
+    removedDirectories: o.removedDirs,
+    notes: o.notes,
+    checked: o.checked,
+    nothing: o.nothing,
+    next: o.next,
+    plugins: o.plugins,
+    warnings: o.warnings,
+  };
+  return JSON.stringify(report, null, 2) + '\n';
+}
