@@ -12,7 +12,7 @@ import { atomicWrite, makeAtomicVolume, makePod } from '../../scripts/kubelet-po
 import { startFakeRuntime, type FakeRuntime } from '../helpers/nri-runtime.ts';
 import { startNriProcess, type NriProcess } from '../helpers/nri-process.ts';
 import { nriRequest } from '../helpers/nri.ts';
-import { waitFor } from '../helpers/inotify.ts';
+import { sleep, waitFor } from '../helpers/wait.ts';
 
 const CANARY = 'CANARY-nri-watch-91d2-never-logged';
 const OWNERS = JSON.stringify([{ volume: 'keys', defaultUser: 1000 }]);
@@ -93,7 +93,7 @@ t.test('Synchronize restores the watches on every (re)connect and after a daemon
   await peer.stateChange(EVENT_STOP_POD_SANDBOX, { id: nriPod.id, uid: pod.uid, name: 'web', namespace: 'default' });
   await p.waitForLog(/"why":"StopPodSandbox".*nri: pod no longer watched/);
   rewrite();
-  await new Promise((r) => setTimeout(r, 500));
+  await sleep(500);
   t.equal(owner(), 0, 'after StopPodSandbox a rewrite is left alone');
 
   const lines = p
@@ -142,7 +142,7 @@ t.test('CreateContainer: chowned by the start, then watched; a pod without owner
   const plain = makePod(root, {}, 'pod-plain');
   await peer.createContainer(wire(nriRequest(plain, 'app', { annotations: { 'envhook.io/env': JSON.stringify({ app: [] }) } })));
   await peer.createContainer(req); // a second start of the same container: no second watch
-  await new Promise((r) => setTimeout(r, 200));
+  await sleep(200);
   t.equal(
     p
       .log()

@@ -8,6 +8,7 @@ import { envhook } from '../helpers/bundle.ts';
 import { startFakeRuntime } from '../helpers/nri-runtime.ts';
 import { startNriProcess } from '../helpers/nri-process.ts';
 import { DAEMON_NODE_OPTION } from '../../src/nri/process.ts';
+import { sleep } from '../helpers/wait.ts';
 
 t.setTimeout(600_000);
 
@@ -120,7 +121,7 @@ t.test('the runtime restarts: the plugin dials again and registers anew', async 
     void rt.close().then(r);
   });
   fs.mkdirSync(sockDir, { recursive: true });
-  await new Promise((r) => setTimeout(r, 700));
+  await sleep(700);
   rt = await startFakeRuntime({ dir: sockDir });
   const back = Date.now();
   const peer = await rt.nextPlugin();

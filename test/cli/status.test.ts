@@ -14,6 +14,7 @@ import { writeStatus, type NriStatus } from '../../src/nri/status-file.ts';
 import { renderReport, type StatusReport } from '../../src/cli/status.ts';
 import { startFakeRuntime } from '../helpers/nri-runtime.ts';
 import { startNriProcess } from '../helpers/nri-process.ts';
+import { refused } from '../helpers/refusal.ts';
 
 t.setTimeout(180_000);
 const NO_CRIO = { ...process.env, PATH: '/nonexistent' };
@@ -63,8 +64,7 @@ t.test('a --root that is not a directory is refused: one line, nothing on stdout
   const dir = t.testdir({ file: '' });
   for (const root of [path.join(dir, 'nonexistent'), path.join(dir, 'file')]) {
     const r = status(root);
-    t.equal(r.status, 1);
-    t.equal(r.stderr, `envhook: --root ${root}: not a directory\n`);
+    refused(t, r, `envhook: --root ${root}: not a directory\n`);
     t.equal(r.stdout, '');
   }
 });
@@ -113,8 +113,7 @@ t.test('shim-only and Podman installs: no word of the NRI status file', async (t
 t.test('NRI mode installed: exit 1 unless connected, the reason on stderr', async (t) => {
   const root = hostRoot(t, true);
   let r = status(root);
-  t.equal(r.status, 1);
-  t.equal(r.stderr, `envhook: NRI plugin installed but not running: no status file ${FILE}\n`);
+  refused(t, r, `envhook: NRI plugin installed but not running: no status file ${FILE}\n`);
   t.match(r.stdout, /^installed: crio \(nri\)\nnri plugin: not running/);
 
   const connected = sampleStatus({ lastError: { at: '2026-11-26T10:01:00.000Z', message: 'NRI connection closed: protocol error' } });
@@ -131,15 +130,13 @@ t.test('NRI mode installed: exit 1 unless connected, the reason on stderr', asyn
 
   put(root, sampleStatus({ connected: false, since: '2026-11-26T10:02:00.000Z' }));
   r = status(root, ['--json']);
-  t.equal(r.status, 1);
-  t.equal(r.stderr, 'envhook: NRI plugin not connected since 2026-11-26T10:02:00.000Z\n');
+  refused(t, r, 'envhook: NRI plugin not connected since 2026-11-26T10:02:00.000Z\n');
   t.match(JSON.parse(r.stdout), { nri: 'disconnected', ok: false, problem: 'NRI plugin not connected since 2026-11-26T10:02:00.000Z' });
 
   const pid = deadPid();
   put(root, sampleStatus({ pid }));
   r = status(root);
-  t.equal(r.status, 1);
-  t.equal(r.stderr, `envhook: NRI plugin installed but not running: its supervisor (pid ${pid}) is gone\n`);
+  refused(t, r, `envhook: NRI plugin installed but not running: its supervisor (pid ${pid}) is gone\n`);
   t.match(r.stdout, `nri plugin: 50-envhook not running: supervisor pid ${pid} is gone (last known below)`);
 });
 
@@ -152,8 +149,7 @@ t.test('a pid given to another process after the supervisor died is the supervis
   t.equal(r.status, 0, `the recorded start time: running (${r.stderr})`);
   put(root, sampleStatus({ pid: process.pid, pidStartTicks: ticks + 1 }));
   r = status(root, ['--json']);
-  t.equal(r.status, 1);
-  t.equal(r.stderr, `envhook: NRI plugin installed but not running: its supervisor (pid ${process.pid}) is gone\n`);
+  refused(t, r, `envhook: NRI plugin installed but not running: its supervisor (pid ${process.pid}) is gone\n`);
   t.match(JSON.parse(r.stdout), { nri: 'stale', ok: false });
   t.match(status(root).stdout, `nri plugin: 50-envhook not running: supervisor pid ${process.pid} is gone (last known below)`);
 });
@@ -173,8 +169,7 @@ t.test('a malformed status file: one line, exit 1, nothing on stdout', async (t)
   fs.mkdirSync(path.join(root, 'run/envhook'), { recursive: true });
   fs.writeFileSync(path.join(root, FILE), '{"plugin": "CANARY-VALUE');
   const r = status(root);
-  t.equal(r.status, 1);
-  t.equal(r.stderr, `envhook: status file ${path.join(root, FILE)} is not valid JSON\n`, 'named as read, under the root');
+  refused(t, r, `envhook: status file ${path.join(root, FILE)} is not valid JSON\n`, 'named as read, under the root');
   t.equal(r.stdout, '');
 });
 

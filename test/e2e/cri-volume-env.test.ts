@@ -15,9 +15,9 @@ import { prepareWithEnvhook } from '../helpers/cri-envhook.ts';
 import { missingForCri, NRI_CONNECTED } from '../helpers/cri-containerd.ts';
 import { runPod, type KubeletPod } from '../helpers/cri-pod.ts';
 import { startNriProcess, type NriProcess } from '../helpers/nri-process.ts';
-import { waitFor } from '../helpers/inotify.ts';
 import { onPid1AndExec, raw } from '../helpers/cri-cases.ts';
 import { ANNOTATIONS, CANARY, check, FAILURES, HOSTILE, makeHostile, VOLUMES } from '../helpers/volume-env-cases.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 t.setTimeout(900_000);
 const CONTAINER = { name: 'app', command: ['sleep', '3600'], env: { POD_ENV: 'kept' } };

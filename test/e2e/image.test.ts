@@ -21,7 +21,7 @@ import { missingForCri, prepareCriContainerd } from '../helpers/cri-containerd.t
 import { runPod } from '../helpers/cri-pod.ts';
 import { procEnviron } from '../helpers/proc.ts';
 import { APP_ANNOTATIONS, APP_CHECKS, CANARY, DB_FILES, SERVICE_ENV, raw } from '../helpers/cri-cases.ts';
-import { waitFor } from '../helpers/inotify.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 t.setTimeout(600_000);
 

@@ -21,11 +21,11 @@ import path from 'node:path';
 import { missingForCri, NRI_CONNECTED, prepareCriContainerd, type CriContainerd } from '../helpers/cri-containerd.ts';
 import { runPod } from '../helpers/cri-pod.ts';
 import { startNriProcess, type NriProcess } from '../helpers/nri-process.ts';
-import { waitFor } from '../helpers/inotify.ts';
 import { checkSettled, churnWithReader, describeReader, eachPhase, readerScript } from '../helpers/volume-reader.ts';
 import { schedPolicy } from '../../src/nri/realtime.ts';
 import { threadPolicies } from '../helpers/proc.ts';
 import { atomicVolumeDir, atomicWrite } from '../../scripts/kubelet-pod.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 t.setTimeout(900_000);
 const REWRITES = Number(process.env.ENVHOOK_WATCH_REWRITES) || 300;

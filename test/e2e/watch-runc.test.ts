@@ -14,10 +14,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { containerId, envhook, makeBundle, makeRootfs, missingForRunc, RUNC, spawnEnvhook } from '../helpers/bundle.ts';
 import { makePod } from '../../scripts/kubelet-pod.ts';
 import { atomicWrite, makeAtomicVolume } from '../../scripts/kubelet-pod.ts';
-import { waitFor } from '../helpers/inotify.ts';
 import { checkSettled, churnWithReader, describeReader, eachPhase, readerScript, type ReaderResult } from '../helpers/volume-reader.ts';
 import { schedPolicy } from '../../src/nri/realtime.ts';
 import { writeOwnersRecord } from '../../src/watch/record.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 t.setTimeout(900_000); // the file's own limit (tap's default is for the whole file)
 const REWRITES = Number(process.env.ENVHOOK_WATCH_REWRITES) || 300;

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { sidPackage } from '../../scripts/debian-sid.mjs';
+import { sleep } from './wait.ts';
 
 export interface NriContainerd {
   dir: string;
@@ -84,7 +85,7 @@ export async function startNriContainerd(): Promise<NriContainerd> {
       const m = log().slice(from).match(re);
       if (m) return m;
       if (Date.now() > end) throw new Error(`containerd log never matched ${re}: ${log().slice(-1500)}`);
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
     }
   }
 

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { CONTAINERD, CTR } from './bundle.ts';
+import { sleep } from './wait.ts';
 
 export interface Containerd {
   dir: string;
@@ -59,7 +60,7 @@ export async function startContainerd(env: NodeJS.ProcessEnv): Promise<Container
       child.kill('SIGKILL');
       throw new Error(`containerd did not start: ${fs.readFileSync(path.join(dir, 'containerd.log'), 'utf8').slice(-2000)}`);
     }
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   return {
     dir,

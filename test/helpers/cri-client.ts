@@ -5,6 +5,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { create, fromBinary, toBinary, type DescMessage, type MessageShape } from '@bufbuild/protobuf';
 import { criRegistry } from './cri-proto.ts';
+import { sleep } from './wait.ts';
 
 // Message shapes are dynamic (from a descriptor set read at test time): fields by JSON name.
 export type CriMessage = Record<string, any>;
@@ -47,7 +48,7 @@ export class CriClient {
         return await this.call('Version', {}, { timeoutMs: 2_000 });
       } catch (err) {
         if (Date.now() > end) throw err;
-        await new Promise((r) => setTimeout(r, 100));
+        await sleep(100);
       }
     }
   }

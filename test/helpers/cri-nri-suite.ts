@@ -14,10 +14,10 @@ import type { Leftovers } from './leftovers.ts';
 import { runPod, type KubeletPod } from './cri-pod.ts';
 import { procEnviron } from './proc.ts';
 import { startNriProcess, type NriProcess } from './nri-process.ts';
-import { waitFor } from './inotify.ts';
 import { parseEnvOutput } from './bundle.ts';
 import { atomicVolumeDir } from '../../scripts/kubelet-pod.ts';
 import { APP_ANNOTATIONS, APP_CHECKS, CANARY, DB_FILES, FAILING, onPid1AndExec, raw, SERVICE_ENV } from './cri-cases.ts';
+import { waitFor } from './wait.ts';
 
 // NRI cannot remove variables on this runtime (the plugin refuses a removal): the env cases
 // without the service-link switch, which gets its own case.

@@ -19,12 +19,3 @@ export function inotifyWatches(): number {
   }
   return n;
 }
-
-/** Resolves when `cond()` holds; rejects after `ms`. */
-export async function waitFor(cond: () => boolean, ms = 5000, what = 'condition'): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}

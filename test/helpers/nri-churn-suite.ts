@@ -16,6 +16,7 @@ import { missingForCri, prepareCriContainerd, type CriContainerd } from './cri-c
 import { confineInstalledPlugin, install, nriInstallArgs, realSource, uninstall } from './install.ts';
 import { nriLogEvents, overlaps, percentile, startChurn, type Churn, type ChurnContainer } from './nri-churn.ts';
 import { alive, startNriProcess, type NriStatusFile } from './nri-process.ts';
+import { sleep, waitFor } from './wait.ts';
 
 /** What a case needs of the plugin, however it was started. */
 interface Plugin {
@@ -27,8 +28,6 @@ interface Plugin {
   /** The plugin's JSON log lines (the log file, or stderr). */
   log(): string;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function statusOf(p: Plugin): NriStatusFile | undefined {
   try {
@@ -48,13 +47,8 @@ async function waitStatus(p: Plugin, ok: (s: NriStatusFile) => boolean, what: st
   }
 }
 
-async function waitUntil(cond: () => boolean, what: string, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
+/** waitFor, named as this suite reads: what, then how long (30 s by default). */
+const waitUntil = (cond: () => boolean, what: string, ms = 30_000): Promise<void> => waitFor(cond, ms, what, 20);
 
 const metricsBase = (p: Plugin): string =>
   `http://${/"address":"([^"]+)","msg":"nri: metrics and health endpoint listening"/.exec(p.log())![1]}`;

@@ -11,6 +11,7 @@ import { DB_FILES, raw } from './cri-cases.ts';
 import type { CriContainerd } from './cri-containerd.ts';
 import { runPod, type KubeletPod } from './cri-pod.ts';
 import { procEnviron } from './proc.ts';
+import { sleep } from './wait.ts';
 
 const INTERVAL_MS = 100;
 /** The variable the churn pods ask for, and its value from DB_FILES. */
@@ -46,8 +47,6 @@ export interface Churn {
   /** No more launches; every pod removed. */
   stop(): Promise<void>;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Starts the churn; at most `cap` pods at once (a machine that cannot keep up makes the gaps longer: see gaps()). */
 export function startChurn(c: CriContainerd, kubeletRoot: string, { intervalMs = INTERVAL_MS, cap = 24 } = {}): Churn {

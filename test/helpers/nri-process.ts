@@ -4,6 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { NODE, REPO } from './bundle.ts';
+import { sleep } from './wait.ts';
 
 export interface NriProcess {
   child: ChildProcess;
@@ -61,7 +62,7 @@ export function startNriProcess(
         const s = status();
         if (s && ok(s)) return s;
         if (Date.now() > end) throw new Error(`envhook nri status never as expected: ${JSON.stringify(s)}`);
-        await new Promise((r) => setTimeout(r, 20));
+        await sleep(20);
       }
     },
     stderr: () => err,
@@ -71,7 +72,7 @@ export function startNriProcess(
       while (!re.test(log())) {
         if (Date.now() > end) throw new Error(`envhook nri log never matched ${re}: ${log().slice(-1500)} ${err}`);
         if (child.exitCode !== null) throw new Error(`envhook nri exited (${child.exitCode}): ${err}`);
-        await new Promise((r) => setTimeout(r, 20));
+        await sleep(20);
       }
     },
     exited,

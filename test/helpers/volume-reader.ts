@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startBurners } from '../../scripts/cpu-burners.ts';
 import { findChrt } from '../../src/nri/realtime.ts';
-import { waitFor } from './inotify.ts';
+import { sleep, waitFor } from './wait.ts';
 
 /** The reader's shell script for files (container paths) in phase `phase`. */
 export function readerScript(files: readonly string[], phase: string): string {
@@ -67,7 +67,7 @@ export async function churnWithReader(o: ChurnOptions): Promise<ReaderResult> {
   try {
     for (let i = 1; i <= o.rewrites; i++) {
       o.rewrite(i);
-      await new Promise((r) => setTimeout(r, INTERVAL_MS));
+      await sleep(INTERVAL_MS);
       if (o.owned()) continue;
       waited++;
       await waitFor(o.owned, 5000, `rewrite ${i} owned`).catch(() => neverOwned++);
@@ -76,9 +76,9 @@ export async function churnWithReader(o: ChurnOptions): Promise<ReaderResult> {
     stop();
   }
   const seconds = (Date.now() - started) / 1000;
-  await new Promise((r) => setTimeout(r, 200));
+  await sleep(200);
   fs.writeFileSync(mark('settled'), '');
-  await new Promise((r) => setTimeout(r, 500));
+  await sleep(500);
   fs.writeFileSync(mark('stop'), '');
   await waitFor(() => fs.existsSync(mark('result')), 60_000, `reader ${o.phase} result`);
   const text = fs.readFileSync(mark('result'), 'utf8');

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { atomicWrite } from '../../scripts/kubelet-pod.ts';
 import { copyVolume } from '../../src/mirror/copy.ts';
 import { copyDir } from '../../src/mirror/layout.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const owners = { defaultOwner: { hostUid: 1000 }, items: new Map([['tls/key', { hostUid: 1001 }]]) };
 
@@ -46,7 +47,7 @@ t.test('an update: a new directory, every file owned before ..data points at it;
   });
   atomicWrite(kubelet, { b: 'B2', c: 'C' });
   const second = copyVolume(place, kubelet, owners);
-  await new Promise((r) => setTimeout(r, 100));
+  await sleep(100);
   w.close();
   t.not(second.timestamped, first.timestamped);
   t.notOk(fs.existsSync(path.join(copy, first.timestamped)), 'the old directory is removed');

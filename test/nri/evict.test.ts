@@ -11,6 +11,7 @@ import { createEvictor, type EvictorOptions } from '../../src/nri/evict.ts';
 import type { MissedContainer } from '../../src/nri/missed.ts';
 import { missingForCriProto } from '../helpers/cri-proto.ts';
 import { startCriServer } from '../helpers/cri-server.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const skip = missingForCriProto();
 
@@ -152,7 +153,7 @@ t.test('close: the queue is dropped', { skip }, async (t) => {
   t.teardown(() => server.close());
   const { evictor } = setup(t, { criSocket: server.socket, all: true });
   evictor.missed([missed('a'), missed('b'), missed('c')]);
-  await new Promise((r) => setTimeout(r, 30));
+  await sleep(30);
   evictor.close();
   await evictor.idle();
   t.ok(server.stops.length <= 1, `${server.stops.length} asked before the close, none after`);
