@@ -86,13 +86,22 @@ const lazyChildProcess = {
     });
   },
 };
+/**
+ * What `envhook install` writes besides the executable, built into the CLI bundle (and so into the
+ * single executable): an installed envhook installs, upgrades and uninstalls with no checkout
+ * beside it (src/install/artifacts.ts).
+ */
+function installFiles() {
+  const read = (f) => fs.readFileSync(path.join('hooks', f), 'utf8');
+  return { front: read('envhook-runtime'), precreate: read('envhook-precreate.json'), createRuntime: read('envhook-createruntime.json') };
+}
 await build({
   ...common,
   entryPoints: ['src/cli/main.ts'],
   outfile: 'dist/envhook-main.cjs',
   banner: shebang,
   plugins: [lazyChildProcess, lazyRequires],
-  define: { ...common.define, __ENVHOOK_BUNDLE__: 'true' },
+  define: { ...common.define, __ENVHOOK_BUNDLE__: 'true', __ENVHOOK_INSTALL_FILES__: JSON.stringify(installFiles()) },
 });
 // lint and convert (src/tools.ts) with the yaml package: a bundle of their own, loaded only by
 // those commands, so the CLI bundle every container start loads stays as small as before.

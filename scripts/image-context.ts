@@ -4,8 +4,9 @@
 // one list for both), and exactly the shared libraries the executable loads, as this machine's
 // dynamic loader resolves them (`ldd`), each at the path the loader looks for it. A Containerfile
 // alone cannot do this: COPY cannot follow ldd, and `FROM scratch` has no shell to RUN one.
-//   npm run build && node scripts/image-context.ts /tmp/envhook-image
+//   npm run build && npm run image-context -- /tmp/envhook-image
 //   podman build -t envhook:0.1.0 /tmp/envhook-image
+// (npm runs it with the checkout's Node 24; a machine's own Node 20 cannot run TypeScript.)
 // The libraries come from the machine that runs this: build where the image's glibc should come
 // from (Debian bookworm for the Dockerfile's image).
 // TypeScript with erasable syntax only: Node 24 runs it as it is.
@@ -24,6 +25,12 @@ export const IMAGE_FILES: Readonly<Record<string, string>> = {
 };
 
 export const CONTAINERFILE = path.join(REPO, 'Containerfile.scratch');
+
+/**
+ * Programs only the scratch image needs (the Dockerfile's Debian image has them): chroot, with
+ * which install runs the node's own containerd or crio inside --root /host (src/oci/runtime-binary.ts).
+ */
+export const SCRATCH_PROGRAMS: readonly string[] = ['/usr/sbin/chroot'];
 
 /**
  * The shared objects `exe` loads, as absolute paths the loader resolves them to (the program
@@ -55,7 +62,12 @@ export function writeImageContext(dir: string): Map<string, string> {
   }
   // The libraries' bytes, not their symlinks (/lib64/ld-linux-x86-64.so.2 is one on Debian):
   // the image has none of the directories those point into.
-  for (const lib of sharedLibraries(path.join(REPO, IMAGE_FILES['/opt/envhook/dist/envhook']!))) files.set(lib, fs.realpathSync(lib));
+  for (const program of SCRATCH_PROGRAMS) {
+    if (!fs.existsSync(program)) throw new Error(`${program} missing on this machine (Debian: coreutils)`);
+    files.set(program, program);
+  }
+  for (const exe of [path.join(REPO, IMAGE_FILES['/opt/envhook/dist/envhook']!), ...SCRATCH_PROGRAMS])
+    for (const lib of sharedLibraries(exe)) files.set(lib, fs.realpathSync(lib));
   const rootfs = path.join(dir, 'rootfs');
   for (const [to, from] of files) {
     const dest = path.join(rootfs, to);
@@ -70,7 +82,7 @@ export function writeImageContext(dir: string): Map<string, string> {
 if (import.meta.main) {
   const dir = process.argv[2];
   if (!dir) {
-    console.error('usage: node scripts/image-context.ts <dir>');
+    console.error('usage: npm run image-context -- <dir>');
     process.exit(2);
   }
   const files = writeImageContext(path.resolve(dir));

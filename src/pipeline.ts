@@ -8,7 +8,7 @@
 import type { Settings } from './settings.ts';
 import type { Logger } from './log.ts';
 import type { Facts } from './facts/facts.ts';
-import { planChanges } from './plan/plan-changes.ts';
+import { planChanges, type PlanOptions } from './plan/plan-changes.ts';
 import { summarize, type Changes, type Plan } from './plan/changes.ts';
 import { chownVolumes } from './ownership/chown.ts';
 import { releaseOwners, type PreparedVolume } from './ownership/prepare.ts';
@@ -22,6 +22,8 @@ export interface RunOptions {
   log: Logger;
   /** Plan only: no chown, and the caller does not flush. */
   dryRun?: boolean | undefined;
+  /** Owned copies where the entry point points mounts at them (NRI, the shim's create); undefined: chown in place. */
+  copies?: PlanOptions['copies'];
   /** The chown gives up with an error past this process.hrtime.bigint() (NRI's request timeout). */
   deadline?: bigint | undefined;
   /**
@@ -39,6 +41,7 @@ export function run<T>(facts: Facts, options: RunOptions, apply: (changes: Chang
     env: stage === 'hook' ? 'verify' : 'resolve',
     log,
     stage,
+    copies: options.copies,
   });
   try {
     // Applied before the chown: an applier that refuses the changes (NRI cannot remove env)

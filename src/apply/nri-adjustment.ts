@@ -11,6 +11,7 @@
 // empty adjustment, no applied mark, so its front runs the shim pipeline, which can remove.
 import { EnvhookError } from '../errors.ts';
 import type { Changes } from '../plan/changes.ts';
+import type { NriMount } from '../facts/nri-facts.ts';
 import { APPLIED_KEY, SERVICE_LINKS_KEY } from '../k8s/annotation-keys.ts';
 
 /** The applier's output; the NRI session turns it into NRI's ContainerAdjustment. */
@@ -21,6 +22,8 @@ export interface NriAdjustment {
   removeEnv: string[];
   /** Annotations to add or replace on the container. */
   annotations: Record<string, string>;
+  /** Mounts that replace the container's mount of the same destination: volumes read through envhook's owned copy. */
+  mounts?: NriMount[];
 }
 
 export const EMPTY_ADJUSTMENT: NriAdjustment = Object.freeze({ env: [], removeEnv: [], annotations: {} }) as NriAdjustment;
@@ -34,16 +37,31 @@ export interface NriApplyOptions {
 
 export function toNriAdjustment(changes: Changes, options: NriApplyOptions = {}): NriAdjustment {
   const { env, mark } = changes;
-  if (env === undefined || mark === undefined) return EMPTY_ADJUSTMENT;
+  // The copies are written whatever happens to the env: the container must read them.
+  const mounts = copiedMounts(changes);
+  const onlyMounts = (): NriAdjustment => (mounts.length === 0 ? EMPTY_ADJUSTMENT : { env: [], removeEnv: [], annotations: {}, mounts });
+  if (env === undefined || mark === undefined) return onlyMounts();
   if (env.removed.length > 0 && options.removeEnv !== true) {
-    if (options.guarded) return EMPTY_ADJUSTMENT;
+    if (options.guarded) return onlyMounts();
     throw removalUnsupported(changes.container, env.removed.length);
   }
   return {
     env: [...env.values].map(([key, value]) => ({ key, value })),
     removeEnv: [...env.removed],
     annotations: { [APPLIED_KEY]: mark },
+    ...(mounts.length > 0 ? { mounts } : {}),
   };
+}
+
+/**
+ * Each mount of a copied volume again, for the same destination with the same type and options
+ * (`ro`, `rbind`, propagation), its source the owned copy: NRI replaces a container's mount by
+ * the adjustment's mount of the same destination.
+ */
+function copiedMounts(changes: Changes): NriMount[] {
+  return changes.owners.flatMap((p) =>
+    (p.copy?.mounts ?? []).map((m) => ({ destination: m.destination, source: m.source, type: m.type, options: [...m.options] })),
+  );
 }
 
 function removalUnsupported(container: string | undefined, count: number): EnvhookError {

@@ -41,7 +41,7 @@ function common(cmd: Command, mode: Option): Command {
       '--dry-run',
       "print what would change (a diff of each config file, the size and sha256 of envhook's own files) and change nothing",
     )
-    .option('--root <dir>', 'host root: every path is taken under it (DaemonSet: /host)', '/')
+    .option('--root <dir>', "the node's root: every path, and the runtime's own binaries, are taken under it (DaemonSet: /host)", '/')
     .option('--prefix <dir>', "envhook's own directory on the host", DEFAULT_PREFIX);
 }
 
@@ -50,7 +50,7 @@ export function registerInstall(program: Command): void {
     program.command('install').description('install envhook for a container runtime and register it'),
     new Option(
       '--mode <mode>',
-      'shim: the runtime handler (RuntimeClass envhook); nri: the resident NRI plugin (containerd >= 1.7)',
+      'shim: the runtime handler (RuntimeClass envhook); nri: the resident NRI plugin (containerd >= 1.7, CRI-O >= 1.26)',
     ).default('shim'),
   )
     .option(
@@ -72,14 +72,23 @@ export function registerInstall(program: Command): void {
       "nri: the file the pre-installed plugin's log lines (its stderr) are appended to (default /var/log/envhook-nri.log)",
     )
     .option('--drop-in <file>', 'containerd: write the handler into this file, which the root config imports')
-    .option('--containerd <path>', 'containerd: the binary to ask for its version and config dump (default: containerd on PATH)')
-    .option('--crio <path>', 'CRI-O: the binary to ask for its config after install (default: crio on PATH)')
+    .option(
+      '--containerd <path>',
+      "containerd: a binary of this machine to ask for its version and config dump (default: the node's containerd, found and run under --root)",
+    )
+    .option(
+      '--crio <path>',
+      "CRI-O: a binary of this machine to ask for its config after install (default: the node's crio, found and run under --root)",
+    )
     .option('--hooks-dir <dir>', 'CRI-O: the hooks directory CRI-O reads (default /usr/share/containers/oci/hooks.d)')
     .option('--kubelet-root <dir>', "write kubeletRoot into /etc/envhook/config.json (the kubelet's --root-dir)")
     .option('--log-file <file>', 'write logFile into /etc/envhook/config.json')
     .option('--log-level <level>', 'write logLevel into /etc/envhook/config.json')
-    .option('--oci-runtime <path>', 'write runtime (the real OCI runtime, default runc on PATH) into /etc/envhook/config.json')
-    .option('--source <dir>', 'directory holding dist/ and hooks/ (default: found from this executable)')
+    .option('--oci-runtime <path>', 'write runtime (the real OCI runtime, default runc as the node finds it) into /etc/envhook/config.json')
+    .option(
+      '--source <dir>',
+      "a checkout (dist/ and hooks/) or an installed envhook's directory (default: the checkout above this executable, else the directory it runs from)",
+    )
     .option('--node <path>', 'Node 24 on the host, used only when there is no single executable to install')
     .action(async (flags: Flags) => {
       const plan = planInstall(flags);

@@ -53,7 +53,9 @@ export async function buildProgram(only?: string): Promise<Command> {
 }
 
 export async function main(argv: string[] = process.argv): Promise<number> {
-  endQuietlyOnClosedPipe();
+  // Not for the shim's create: touching process.stdout on a pipe loads node:net, on every
+  // container start (test/build.test.ts); its usage output sets the handlers itself.
+  if (argv[2] !== 'shim') endQuietlyOnClosedPipe();
   try {
     // runc's argv is never seen by commander: `envhook shim <runc argv>` (from hooks/envhook-runtime).
     if (argv[2] === 'shim') return await shim(argv.slice(3));
@@ -78,6 +80,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
 async function shim(runcArgv: string[]): Promise<number> {
   // As runc itself: no arguments, or only --help, print the usage.
   if (runcArgv.length === 0 || (runcArgv.length === 1 && (runcArgv[0] === '--help' || runcArgv[0] === '-h'))) {
+    endQuietlyOnClosedPipe();
     process.stdout.write((await import('./shim-usage.ts')).SHIM_USAGE);
     return 0;
   }

@@ -257,7 +257,7 @@ async function runWorker(opts: NriOptions, env: NodeJS.ProcessEnv, role: WorkerR
     preinstalled: role.preinstalled,
     name: role.name,
     index: role.index,
-    handler: createNriHandler({ settings, log }),
+    handler: createNriHandler({ settings, log, runDir: settings.runDir }),
     pods,
     observer,
     log,

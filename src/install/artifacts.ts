@@ -11,51 +11,14 @@ import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
 import type { Layout } from './layout.ts';
 import type { HookTemplates, Target } from './targets.ts';
-import { HOOK_FILES } from './layout.ts';
 import { shQuote } from '../sh-quote.ts';
-
-export interface SourceOptions {
-  /** Directory holding dist/ and hooks/ (a checkout, the npm package, or the image's /opt/envhook). */
-  source?: string | undefined;
-  node?: string | undefined;
-}
-
-export function findSource(explicit?: string): string {
-  if (explicit) {
-    const dir = path.resolve(explicit);
-    if (!isSource(dir))
-      throw new EnvhookError(`${dir}: no hooks/envhook-runtime and dist/envhook (or dist/envhook.cjs with dist/envhook-main.cjs) here`);
-    return dir;
-  }
-  // a single executable lives at <source>/dist/envhook; the bundle at <source>/dist/envhook{,-main}.cjs;
-  // from a checkout the CLI runs as <source>/src/cli/main.ts
-  const isSea = seaFromModule();
-  let dir = path.dirname(fs.realpathSync(isSea ? process.execPath : (process.argv[1] ?? process.execPath)));
-  for (let i = 0; i < 4; i++, dir = path.dirname(dir)) if (isSource(dir)) return dir;
-  throw new EnvhookError('cannot find the files to install (hooks/envhook-runtime, dist/envhook): pass --source DIR');
-}
-
-function seaFromModule(): boolean {
-  try {
-    return (process.getBuiltinModule('node:sea') as { isSea?: () => boolean } | undefined)?.isSea?.() ?? false;
-  } catch {
-    return false;
-  }
-}
-
-function isSource(dir: string): boolean {
-  const has = (p: string) => fs.existsSync(path.join(dir, p));
-  return has('hooks/envhook-runtime') && (has('dist/envhook') || (has('dist/envhook.cjs') && has('dist/envhook-main.cjs')));
-}
+import { findSource, type SourceOptions } from './source.ts';
 
 /** The executables, in install order: envhook first, then the front's data file `conf`, then the front that reads it and runs envhook. */
 export function executableTargets(layout: Layout, opts: SourceOptions, conf: Target): Target[] {
   const src = findSource(opts.source);
-  const read = (p: string) => fs.readFileSync(path.join(src, p));
-  const front: Target = { file: layout.front, content: read('hooks/envhook-runtime'), mode: 0o755 };
-  if (fs.existsSync(path.join(src, 'dist/envhook'))) {
-    return [{ file: layout.bin, content: read('dist/envhook'), mode: 0o755 }, conf, front];
-  }
+  const front: Target = { file: layout.front, content: src.front, mode: 0o755 };
+  if (src.sea) return [{ file: layout.bin, content: fs.readFileSync(src.sea), mode: 0o755 }, conf, front];
   const node = opts.node ?? fs.realpathSync(process.execPath);
   // an explicit --node is trusted under a --root that is not the host (a test root, say)
   const onHost = fs.existsSync(layout.real(node)) || (opts.node !== undefined && layout.root !== '/');
@@ -71,21 +34,15 @@ export function executableTargets(layout: Layout, opts: SourceOptions, conf: Tar
   ].join('\n');
   return [
     // the launcher requires ./envhook-main.cjs: both, the loaded one first
-    { file: layout.libMain, content: read('dist/envhook-main.cjs'), mode: 0o644 },
-    { file: layout.lib, content: read('dist/envhook.cjs'), mode: 0o644 },
+    { file: layout.libMain, content: fs.readFileSync(src.libMain), mode: 0o644 },
+    { file: layout.lib, content: fs.readFileSync(src.lib), mode: 0o644 },
     { file: layout.bin, content: Buffer.from(wrapper), mode: 0o755 },
     conf,
     front,
   ];
 }
 
-/** The hooks.d templates the source ships (hooks/envhook-precreate.json, …), if any. */
+/** The hooks.d templates the source ships (hooks/envhook-precreate.json, …, or the ones built in), if any. */
 export function hookTemplates(opts: SourceOptions): HookTemplates {
-  const src = findSource(opts.source);
-  const out: HookTemplates = {};
-  for (const [stage, name] of Object.entries(HOOK_FILES) as [keyof HookTemplates, string][]) {
-    const p = path.join(src, 'hooks', name);
-    if (fs.existsSync(p)) out[stage] = fs.readFileSync(p);
-  }
-  return out;
+  return findSource(opts.source).hooks;
 }

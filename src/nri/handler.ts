@@ -4,7 +4,7 @@
 // its one-line message, so CreateContainer fails with it.
 import { describeError, EnvhookError } from '../errors.ts';
 import { isSandbox } from '../k8s/identity.ts';
-import { ENVHOOK_PREFIX } from '../k8s/annotation-keys.ts';
+import { APPLIED_KEY, ENVHOOK_PREFIX } from '../k8s/annotation-keys.ts';
 import type { Logger } from '../log.ts';
 import type { Settings } from '../settings.ts';
 import { factsFromNri } from '../facts/nri-facts.ts';
@@ -19,12 +19,19 @@ export interface NriHandlerOptions {
   log: Logger;
   /** See apply/nri-adjustment.ts: false until a runtime is proven to apply removals. */
   removeEnv?: boolean | undefined;
+  /**
+   * Where the owned copies live (`<runDir>/volumes/`): a mounted volume with owners is read
+   * through a copy the worker keeps in step (docs/ownership.md). Undefined: chowned in place.
+   */
+  runDir?: string | undefined;
 }
 
 /** The runtime handler `envhook install --runtime containerd` registers (the guard). */
 export const GUARD_HANDLER = 'envhook';
 
-export function createNriHandler({ settings, log, removeEnv }: NriHandlerOptions): NriCreateHandler {
+export function createNriHandler({ settings, log, removeEnv, runDir }: NriHandlerOptions): NriCreateHandler {
+  // NRI's Mount has no ID mappings: an idmapped mount keeps the chown in place (ownership/copy-plan.ts).
+  const copies = runDir === undefined ? undefined : { runDir, keepsIdMappings: false };
   return (request: NriCreateRequest, context?: NriCallContext): NriAdjustment => {
     if (isSandbox(request.container.annotations) || !asksEnvhook(request.pod.annotations)) return EMPTY_ADJUSTMENT;
     const where = {
@@ -36,14 +43,15 @@ export function createNriHandler({ settings, log, removeEnv }: NriHandlerOptions
     };
     try {
       const guarded = request.pod.runtimeHandler === GUARD_HANDLER;
-      const { output, plan } = run(factsFromNri(request), { settings, stage: 'nri', log, deadline: context?.deadline }, (changes) =>
+      const { output, plan } = run(factsFromNri(request), { settings, stage: 'nri', log, deadline: context?.deadline, copies }, (changes) =>
         toNriAdjustment(changes, { removeEnv, guarded }),
       );
-      if (guarded && output === EMPTY_ADJUSTMENT && plan.removed.length > 0) {
+      if (guarded && output.annotations[APPLIED_KEY] === undefined && plan.removed.length > 0) {
         log.info({ ...where, removed: plan.removed }, `nri: left to the ${GUARD_HANDLER} runtime handler (service-link removal)`);
         return output;
       }
-      log.info({ ...where, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length }, 'nri: adjusted');
+      const copied = output.mounts?.map((m) => m.destination) ?? [];
+      log.info({ ...where, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length, copied }, 'nri: adjusted');
       return output;
     } catch (err) {
       // A refusal is the pod's problem (warn); anything else is envhook's (error). Logged here only.

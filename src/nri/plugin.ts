@@ -188,7 +188,7 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
             adjusted.add(request.container.id);
           }
           observer.request(adjustment === EMPTY_ADJUSTMENT ? 'empty' : 'adjusted', seconds());
-          if (pods) notify('CreateContainer', () => pods.created(request));
+          if (pods) notify('CreateContainer', () => pods.created(request, adjustment));
           return encode(Msg.CreateContainerResponse, { adjust: fromAdjustment(adjustment) });
         } catch (err) {
           const result: RequestResult = err instanceof EnvhookError ? 'refused' : 'error';

@@ -10,6 +10,9 @@
 // restore() watches the recorded pods again: a plugin process that containerd 1.7 (NRI 0.6.1)
 // started after its restart gets no Synchronize, so the records are all it knows. Where a
 // Synchronize does come, it decides: a restored pod that is not running is dropped then.
+// Owned copies (docs/ownership.md): a volume a container reads through envhook's copy is
+// followed into the copy; the pod's copies are removed when the pod ends (StopPodSandbox or
+// RemovePodSandbox of the sandbox watched, a pod not running at Synchronize, its directory gone).
 import fs from 'node:fs';
 import { describeError } from '../errors.ts';
 import { factsFromNri } from '../facts/nri-facts.ts';
@@ -24,6 +27,8 @@ import { CONTAINER_STOPPED } from './wire/nri-schema.ts';
 import type { NriPod } from '../facts/nri-facts.ts';
 import type { NriPodEvents } from './types.ts';
 import { VOLUME_OWNERS } from '../k8s/annotation-keys.ts';
+import type { NriAdjustment } from '../apply/nri-adjustment.ts';
+import { podsWithCopies, removePodCopies } from '../mirror/remove.ts';
 
 export interface PodWatcherOptions {
   kubeletRoot: string;
@@ -53,7 +58,17 @@ export function createPodWatcher(opts: PodWatcherOptions): PodWatcher {
   const registry = createRegistry({ ...opts.registry, log, onVolumeGone: (uid) => check(uid) });
   const records = opts.runDir === undefined ? undefined : createPodRecords(opts.runDir, kubeletRoot, log);
 
-  const forget = (uid: string, why: string): void => {
+  const dropCopies = (uid: string, why: string): void => {
+    if (opts.runDir === undefined) return;
+    try {
+      if (removePodCopies(opts.runDir, uid)) log.info({ podUid: uid, why }, "nri: pod's owned copies removed");
+    } catch (err) {
+      log.warn({ podUid: uid, err }, `nri: owned copies not removed: ${describeError(err)}`);
+    }
+  };
+  /** `ended`: the pod is gone (its copies go too), not only its watch. */
+  const forget = (uid: string, why: string, ended = true): void => {
+    if (ended) dropCopies(uid, why);
     if (!watched.delete(uid)) return;
     registry.remove(uid);
     records?.remove(uid);
@@ -69,19 +84,20 @@ export function createPodWatcher(opts: PodWatcherOptions): PodWatcher {
     const where = { podUid: pod.uid, pod: pod.name, namespace: pod.namespace };
     try {
       const podDir = podDirOfUid(pod.uid, kubeletRoot).dir;
-      const { volumes, skipped } = podWatchVolumes(podDir, pod.annotations, mounts);
+      const copies = opts.runDir === undefined ? undefined : { runDir: opts.runDir, podUid: pod.uid };
+      const { volumes, skipped } = podWatchVolumes(podDir, pod.annotations, mounts, copies);
       for (const s of skipped) log.info({ ...where, volume: s.volume, reason: s.reason }, 'nri: volume not watched');
       const key = JSON.stringify([pod.id, pod.annotations[VOLUME_OWNERS], volumes.map((v) => [v.dir, v.uidMapping])]);
       if (!always && watched.get(pod.uid)?.key === key) return;
       registry.add(pod.uid, volumes);
-      if (!registry.has(pod.uid)) return forget(pod.uid, 'no volume to watch');
+      if (!registry.has(pod.uid)) return forget(pod.uid, 'no volume to watch', false);
       watched.set(pod.uid, { sandbox: pod.id, podDir, key });
       records?.save(pod.uid, pod.id, podDir, volumes);
       log.info({ ...where, sandbox: pod.id, volumes: volumes.length, why }, 'nri: watching pod volume owners');
     } catch (err) {
       // The start reports a bad annotation or a missing pod directory; the watcher only says why not.
       log.warn({ ...where, err }, `nri: pod not watched: ${describeError(err)}`);
-      forget(pod.uid, 'not watchable');
+      forget(pod.uid, 'not watchable', false);
     }
   };
 
@@ -117,21 +133,24 @@ export function createPodWatcher(opts: PodWatcherOptions): PodWatcher {
         watch(pod, { mounts, uidMappings: undefined }, 'Synchronize', true);
       }
       for (const uid of [...watched.keys()]) if (!keep.has(uid)) forget(uid, 'not running at Synchronize');
+      // Copies of pods no container runs in (ended while envhook was away), watched or not.
+      if (opts.runDir !== undefined)
+        for (const uid of podsWithCopies(opts.runDir)) if (!keep.has(uid)) dropCopies(uid, 'not running at Synchronize');
       const { volumes, watches, polled } = registry.stats();
       log.info(
         { runtimePods: pods.length, containers: containers.length, watchedPods: watched.size, volumes, watches, polled },
         'nri: synchronized owner watches',
       );
     },
-    created(request) {
+    created(request, adjustment) {
       if (request.pod.annotations[VOLUME_OWNERS] === undefined || isSandbox(request.container.annotations)) return;
       const facts = factsFromNri(request);
-      watch(request.pod, { mounts: facts.mounts, uidMappings: facts.uidMappings }, 'CreateContainer', false);
+      watch(request.pod, { mounts: adjustedMounts(facts.mounts, adjustment), uidMappings: facts.uidMappings }, 'CreateContainer', false);
     },
     podEnded(pod, event) {
       const w = watched.get(pod.uid);
-      if (w === undefined) return;
       const why = event === 'stop' ? 'StopPodSandbox' : 'RemovePodSandbox';
+      if (w === undefined) return dropCopies(pod.uid, why); // copies made but never watched (a start that failed after them)
       if (w.sandbox !== pod.id)
         return log.debug({ podUid: pod.uid, sandbox: pod.id, why }, 'nri: an earlier sandbox of a watched pod ended');
       forget(pod.uid, why);
@@ -141,4 +160,10 @@ export function createPodWatcher(opts: PodWatcherOptions): PodWatcher {
       registry.close();
     },
   };
+}
+
+/** The container's mounts as the runtime makes them: an adjustment's mount replaces the one of its destination. */
+function adjustedMounts(mounts: readonly MountLike[], adjustment: NriAdjustment | undefined): MountLike[] {
+  const replaced = new Map((adjustment?.mounts ?? []).map((m) => [m.destination, m]));
+  return mounts.map((m) => replaced.get((m as { destination?: string }).destination ?? '') ?? m);
 }

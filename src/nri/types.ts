@@ -14,8 +14,8 @@ import type { NriAdjustment } from '../apply/nri-adjustment.ts';
 export interface NriPodEvents {
   /** The runtime's pods and containers, on every (re)connect (all parts of a Synchronize). */
   synchronized(pods: readonly NriPod[], containers: readonly NriSyncContainer[]): void;
-  /** A container was created with the handler's changes (its owners chowned). */
-  created(request: NriCreateRequest): void;
+  /** A container was created with the handler's changes (its owners chowned or copied; the adjustment points mounts at copies). */
+  created(request: NriCreateRequest, adjustment?: NriAdjustment): void;
   /** StopPodSandbox or RemovePodSandbox. */
   podEnded(pod: NriPod, event: 'stop' | 'remove'): void;
 }

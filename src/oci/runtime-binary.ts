@@ -7,7 +7,7 @@
 // (PATH's directories inside the root, then the usual places) and run inside it with chroot(1),
 // so it reads the node's files, absolute imports and shared libraries exactly as on the node
 // (docs/install.md, "Checked with the runtime's own reading").
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import type { SpawnSyncReturns } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
@@ -65,7 +65,8 @@ export function missingBinary(name: string, root: string): string {
   const r = path.resolve(root);
   const bin = findRuntimeBinary(name, { root: r, usual: true });
   if (bin) return cannotRun(bin) ?? `${name} found`;
-  return `no ${name}${r === '/' ? '' : ` under --root ${r}`} on PATH or in ${USUAL_DIRS.join(', ')}`;
+  // not the root's path: an installer in a pod (--root /host) prints what one on the host prints
+  return `no ${name}${r === '/' ? '' : ' under --root'} on PATH or in ${USUAL_DIRS.join(', ')}`;
 }
 
 /** A path of the node as `bin` must be given it: as is inside its root, else under `nodeRoot`. */
@@ -82,6 +83,9 @@ export interface RunOptions {
 
 /** Runs `bin args`: directly for the root /, else `chroot ROOT PATH args` (chroot from this machine). */
 export function runRuntimeBinary(bin: RuntimeBinary, args: string[], opts: RunOptions = {}): SpawnSyncReturns<string> {
+  // Loaded here, not at the top: the shim's create imports this module, and node:child_process
+  // (with net and the stream stack) would add to every container start (test/build.test.ts).
+  const { spawnSync } = process.getBuiltinModule('node:child_process');
   const o = { encoding: 'utf8' as const, timeout: opts.timeout ?? 60_000, maxBuffer: opts.maxBuffer ?? 16 << 20 };
   if (bin.root === '/') return spawnSync(bin.path, args, { ...o, cwd: opts.cwd ?? '/' });
   const chroot = findRuntimeBinary('chroot', { usual: true });
@@ -92,7 +96,7 @@ export function runRuntimeBinary(bin: RuntimeBinary, args: string[], opts: RunOp
 /** Why `bin` cannot be run here (inside a root without chroot on this machine), or undefined. */
 function cannotRun(bin: RuntimeBinary): string | undefined {
   if (bin.root === '/' || findRuntimeBinary('chroot', { usual: true })) return undefined;
-  return `no chroot on this machine's PATH to run ${bin.path} inside --root ${bin.root}`;
+  return `no chroot on this machine's PATH to run ${bin.path} inside --root`;
 }
 
 /** The match of `pattern` in what `bin --version` prints; exiting non-zero or no match is an error naming `what`. */

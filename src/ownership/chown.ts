@@ -3,7 +3,11 @@
 // createRuntime hook (where it is the main work) and NRI's CreateContainer. Idempotent: a file
 // whose owner is already right costs one lstat, so the shim and the hook may both run it for
 // one container. In a dry run nothing changes; the files that would get an owner are listed.
+// A volume the plan gave an owned copy (copy-plan.ts) is not chowned: its copy is written here
+// instead, each file with its owner before the copy's `..data` is swapped (mirror/build.ts).
 import type { Logger } from '../log.ts';
+import { writeCopy } from '../mirror/build.ts';
+import { inMemory } from '../mirror/layout.ts';
 import type { OwnedFile, PreparedVolume } from './prepare.ts';
 import { chownTree } from './walk.ts';
 
@@ -19,6 +23,10 @@ export interface ChownOptions {
 export function chownVolumes(prepared: readonly PreparedVolume[], { dryRun, log, stage, deadline }: ChownOptions): OwnedFile[] {
   const owned: OwnedFile[] = [];
   for (const p of prepared) {
+    if (p.copy) {
+      owned.push(...writeOwnedCopy(p, { dryRun, log, stage }));
+      continue;
+    }
     if (p.defaultOwner === undefined && p.items.size === 0) continue;
     // process.hrtime, not performance.now(): the global `performance` loads node:perf_hooks
     // on first use, a cost to every container start.
@@ -40,4 +48,40 @@ export function chownVolumes(prepared: readonly PreparedVolume[], { dryRun, log,
     );
   }
   return owned;
+}
+
+/** The copy written and swapped in (none in a dry run); its files that got an owner listed. */
+function writeOwnedCopy(p: PreparedVolume, { dryRun, log, stage }: Omit<ChownOptions, 'deadline'>): OwnedFile[] {
+  const copy = p.copy!;
+  const start = process.hrtime.bigint();
+  const owned: OwnedFile[] = [];
+  for (const e of copy.snapshot.entries) {
+    const o = e.kind === 'file' ? (p.items.get(e.rel) ?? p.defaultOwner) : undefined;
+    if (o) owned.push({ volume: p.volume, path: e.rel, uid: o.uid, hostUid: o.hostUid });
+  }
+  if (!dryRun) {
+    writeCopy(copy.place, copy.snapshot);
+    warnOnDisk(copy.place.runDir, log);
+  }
+  const ms = Math.round(Number(process.hrtime.bigint() - start) / 1e5) / 10;
+  const { files, bytes } = copy.snapshot;
+  log.info(
+    { stage, volume: p.volume, uidMapping: p.translation.kind, layout: 'copy', files, bytes, dir: copy.dir, dryRun, ms },
+    'volume owners',
+  );
+  return owned;
+}
+
+const checkedRunDirs = new Set<string>();
+
+/**
+ * The copies hold secrets: they belong in memory, as the kubelet keeps secret volumes. A run
+ * directory on disk is warned about once per process, not refused: the kubelet itself keeps
+ * configMap volumes on disk, and a node whose /run is not tmpfs would otherwise lose owners.
+ */
+function warnOnDisk(runDir: string, log: Logger): void {
+  if (checkedRunDirs.has(runDir)) return;
+  checkedRunDirs.add(runDir);
+  if (!inMemory(runDir))
+    log.warn({ runDir }, `run directory ${runDir} is not on tmpfs: owned copies of secret volumes are kept on disk (mount a tmpfs there)`);
 }

@@ -12,6 +12,8 @@ import { closeDataDir, openDataDir, type DataDir } from '../fs/datadir.ts';
 import { ownersOf } from './owners.ts';
 import { volumeTranslation, type MountFacts, type UidTranslation } from './uidmap.ts';
 import type { Owner } from './walk.ts';
+import { planCopy, type CopySettings, type PlannedCopy } from './copy-plan.ts';
+import { releaseSnapshot } from '../mirror/snapshot.ts';
 
 export interface PreparedVolume {
   /** The annotation's entry (the owners record of `envhook watch` restates it). */
@@ -22,6 +24,8 @@ export interface PreparedVolume {
   translation: UidTranslation;
   defaultOwner: Owner | undefined;
   items: Map<string, Owner>;
+  /** Read through envhook's owned copy (read and checked whole already); undefined: chowned in place. */
+  copy?: PlannedCopy | undefined;
 }
 
 /** One data file of a prepared volume that got (or, in a dry run, would get) an owner: what the chown reports. */
@@ -33,10 +37,19 @@ export interface OwnedFile {
 }
 
 /** Every entry checked and opened, or none: on a failure the volumes opened so far are closed. */
-export function prepareOwners(entries: readonly VolumeOwner[], volumes: VolumeLocator, mounts: MountFacts): PreparedVolume[] {
+export function prepareOwners(
+  entries: readonly VolumeOwner[],
+  volumes: VolumeLocator,
+  mounts: MountFacts,
+  copies?: CopySettings | undefined,
+): PreparedVolume[] {
   const prepared: PreparedVolume[] = [];
   try {
-    for (const entry of entries) prepared.push(prepareVolume(entry, volumes, mounts));
+    for (const entry of entries) {
+      const p = prepareVolume(entry, volumes, mounts);
+      prepared.push(p);
+      p.copy = planCopy(p, mounts.mounts, copies);
+    }
   } catch (err) {
     releaseOwners(prepared);
     throw err;
@@ -45,7 +58,10 @@ export function prepareOwners(entries: readonly VolumeOwner[], volumes: VolumeLo
 }
 
 export function releaseOwners(prepared: readonly PreparedVolume[]): void {
-  for (const p of prepared) closeDataDir(p.data);
+  for (const p of prepared) {
+    closeDataDir(p.data);
+    if (p.copy) releaseSnapshot(p.copy.snapshot);
+  }
 }
 
 function prepareVolume(entry: VolumeOwner, volumes: VolumeLocator, mounts: MountFacts): PreparedVolume {

@@ -9,6 +9,7 @@ import { createVolumeLocator, type VolumeLocator } from '../k8s/volumes.ts';
 import { parseEnvFile } from '../envfile/envfile.ts';
 import { resolveEnv, type EnvRequest, type ResolvedEnv } from '../resolve/env.ts';
 import { prepareOwners } from '../ownership/prepare.ts';
+import type { CopySettings } from '../ownership/copy-plan.ts';
 import { envRequest, ownersRequest, podVolumes } from './request.ts';
 import { appliedDigest, checkApplied } from './mark.ts';
 import type { Changes } from './changes.ts';
@@ -23,6 +24,8 @@ export interface PlanOptions {
   log: Logger;
   /** For log lines: which entry point runs. */
   stage: string;
+  /** Owned copies (ownership/copy-plan.ts) where the entry point points mounts at them; undefined: chown in place. */
+  copies?: Omit<CopySettings, 'podUid'> | undefined;
 }
 
 export function planChanges(facts: Facts, o: PlanOptions): Changes {
@@ -43,7 +46,7 @@ export function planChanges(facts: Facts, o: PlanOptions): Changes {
     container,
     sandbox: false,
     env: resolved,
-    owners: prepareOwners(owners, volumes, facts),
+    owners: prepareOwners(owners, volumes, facts, o.copies && { ...o.copies, podUid: pod?.from === 'flag' ? undefined : pod?.uid }),
     mark: resolved === undefined ? undefined : appliedDigest(facts),
   };
 }

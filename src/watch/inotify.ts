@@ -132,3 +132,19 @@ export function createInotify(log: Logger, watchFn: WatchFn = defaultWatch, poll
     },
   };
 }
+
+/**
+ * The watch of a volume's own directory for `task` (its events' names to `name`), and a first
+ * turn of the task; when the watch is refused, `lost` runs (the task polls instead).
+ */
+export function startRootWatch(
+  env: { inotify: Inotify; scheduler: { mark(task: never): void } },
+  task: { podUid: string; target: { dir: string } },
+  cb: { name: (name: string | null) => void; lost: () => void },
+): Watch | undefined {
+  const w = env.inotify.watch(task.target.dir, (_e, name) => cb.name(name), cb.lost, task.podUid);
+  const root = typeof w === 'string' ? undefined : w;
+  if (root === undefined) cb.lost();
+  env.scheduler.mark(task as never);
+  return root;
+}

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describeError, EnvhookError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { podUidOfRecord, readOwnersRecord, recordVolume, watchVolumesOf, writeOwnersRecord } from './record.ts';
+import { podUidOfRecord, readOwnersRecord, recordVolumes, watchVolumesOf, writeOwnersRecord } from './record.ts';
 import type { WatchVolume } from './registry.ts';
 import { ensureRunDir, NRI_RECORDS, recordsDir } from './run-dir.ts';
 
@@ -42,16 +42,12 @@ export function createPodRecords(runDir: string, kubeletRoot: string, log: Logge
       throw new EnvhookError(`owners record of pod ${JSON.stringify(podUid)}: /podDir: is not ${expected} (kubelet root ${kubeletRoot})`);
     if (record.sandbox === undefined) throw new EnvhookError(`owners record of pod ${JSON.stringify(podUid)}: no sandbox`);
     if (!fs.existsSync(record.podDir)) return undefined;
-    return { podUid, sandbox: record.sandbox, podDir: record.podDir, volumes: watchVolumesOf(record) };
+    return { podUid, sandbox: record.sandbox, podDir: record.podDir, volumes: watchVolumesOf(record, runDir) };
   };
   return {
     save(podUid, sandbox, podDir, volumes) {
       try {
-        writeOwnersRecord(
-          runDir,
-          { podUid, podDir, sandbox, volumes: volumes.map((v) => recordVolume(v.owners, v.dir, v.uidMapping)) },
-          NRI_RECORDS,
-        );
+        writeOwnersRecord(runDir, { podUid, podDir, sandbox, volumes: recordVolumes(volumes) }, NRI_RECORDS);
       } catch (err) {
         // The watch goes on; only a plugin process started after a runtime restart will miss it.
         log.warn({ podUid, err }, `nri: owners record not written: ${describeError(err)}`);

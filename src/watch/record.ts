@@ -25,6 +25,13 @@ export interface RecordVolume {
   defaultUser?: number;
   items?: { path: string; user: number }[];
   uidMapping: UidTranslation;
+  /**
+   * A container reads envhook's owned copy `<runDir>/volumes/<podUid>/<volume>` (the record's run
+   * directory): rewrites are copied there. `inPlace`: another container mounts the kubelet's own
+   * files, chowned in place (created before owned copies).
+   */
+  copy?: boolean;
+  inPlace?: boolean;
 }
 
 export interface OwnersRecord {
@@ -124,8 +131,24 @@ function checkRecord(data: unknown, where: string): void {
   });
 }
 
-/** The registry's input; item paths are checked as in the annotation (relative, no `..`). */
-export function watchVolumesOf(record: OwnersRecord): WatchVolume[] {
+/** The record's entries of watched volumes: one a volume, a copy and a chown in place of it merged. */
+export function recordVolumes(volumes: readonly WatchVolume[]): RecordVolume[] {
+  const byName = new Map<string, { r: RecordVolume; copy: boolean; plain: boolean }>();
+  for (const v of volumes) {
+    const name = v.owners.volume;
+    const e = byName.get(name) ?? { r: recordVolume(v.owners, v.dir, v.uidMapping), copy: false, plain: false };
+    byName.set(name, e);
+    if (v.copy) e.copy = true;
+    else e.plain = true;
+  }
+  return [...byName.values()].map(({ r, copy, plain }) => (copy ? { ...r, copy: true, ...(plain ? { inPlace: true } : {}) } : r));
+}
+
+/**
+ * The registry's input; item paths are checked as in the annotation (relative, no `..`). A
+ * copied volume's copy is in `runDir`, the directory the record was read from.
+ */
+export function watchVolumesOf(record: OwnersRecord, runDir?: string): WatchVolume[] {
   let owners: VolumeOwner[];
   try {
     owners = normalize(record.volumes.map(({ volume, defaultUser, items }) => ({ volume, defaultUser, items })));
@@ -133,5 +156,10 @@ export function watchVolumesOf(record: OwnersRecord): WatchVolume[] {
     // normalize() speaks of the annotation the record was made from.
     throw new EnvhookError(`owners record of pod ${JSON.stringify(record.podUid)}: ${(err as Error).message}`, { cause: err });
   }
-  return record.volumes.map((v, i) => ({ dir: v.dir, owners: owners[i]!, uidMapping: v.uidMapping }));
+  return record.volumes.flatMap((v, i) => {
+    const plain = { dir: v.dir, owners: owners[i]!, uidMapping: v.uidMapping };
+    if (!v.copy || runDir === undefined) return [plain];
+    const copied = { ...plain, copy: { runDir, podUid: record.podUid, volume: v.volume } };
+    return v.inPlace ? [copied, plain] : [copied];
+  });
 }

@@ -11,6 +11,9 @@ import type { UidTranslation } from '../ownership/uidmap.ts';
 import { createInotify, type WatchFn } from './inotify.ts';
 import { createScheduler } from './scheduler.ts';
 import { VolumeWatch } from './volume.ts';
+import { CopyWatch } from './copy-watch.ts';
+import { copyDir, type CopyPlace } from '../mirror/layout.ts';
+import { createLatency, type Latency } from './latency.ts';
 
 export interface WatchVolume {
   /** The volume's directory: `<pod>/volumes/kubernetes.io~<plugin>/<name>`. */
@@ -19,7 +22,14 @@ export interface WatchVolume {
   owners: VolumeOwner;
   /** How its UIDs reach the disk, as at start (ownership/uidmap.ts). */
   uidMapping: UidTranslation;
+  /** The container reads envhook's owned copy there: rewrites are copied, the kubelet's files left alone. */
+  copy?: CopyPlace | undefined;
 }
+
+type Watched = VolumeWatch | CopyWatch;
+
+/** A volume's key in its pod: a copy and a chown in place of the same kubelet volume are two watches. */
+const keyOf = (v: { dir: string; copy?: CopyPlace | undefined }): string => (v.copy ? copyDir(v.copy) : v.dir);
 
 export interface RegistryOptions {
   log: Logger;
@@ -56,6 +66,13 @@ interface RegistryStats {
   ownedBeforeSwap: number;
   /** Files given their owner after `..data` pointed at them (a reader could find them root's), since the start. */
   ownedAfterSwap: number;
+  /** Volumes read through an owned copy now. */
+  copies: number;
+  /** Copies swapped in after a kubelet rewrite (or a pass), since the start, and those that failed. */
+  copyUpdates: number;
+  copyFailures: number;
+  /** Seconds from the kubelet's swap to the copy's, as histogram buckets (cumulative counts), sum and count. */
+  copyLatency: ReturnType<Latency['snapshot']>;
 }
 
 export interface Registry {
@@ -72,11 +89,12 @@ export function createRegistry(opts: RegistryOptions): Registry {
   const { log, pollMs = 1000, safetyMs = 60_000, maxPending = 2, preSwap = true } = opts;
   const scheduler = createScheduler();
   const inotify = createInotify(log, opts.watch, pollMs, { maxWatches: opts.maxWatches, maxPodWatches: opts.maxPodWatches });
-  const pods = new Map<string, Map<string, VolumeWatch>>();
-  const onGone = (v: VolumeWatch): void => {
+  const pods = new Map<string, Map<string, Watched>>();
+  const onGone = (v: Watched): void => {
     const vols = pods.get(v.podUid);
-    if (vols?.get(v.target.dir) !== v) return;
-    vols.delete(v.target.dir);
+    const key = v instanceof CopyWatch ? copyDir(v.place) : v.target.dir;
+    if (vols?.get(key) !== v) return;
+    vols.delete(key);
     if (vols.size === 0) pods.delete(v.podUid);
     log.info({ podUid: v.podUid, volume: v.target.volume, dir: v.target.dir }, 'watched volume is gone');
     opts.onVolumeGone?.(v.podUid, v.target.dir);
@@ -88,6 +106,20 @@ export function createRegistry(opts: RegistryOptions): Registry {
     else ownedAfterSwap += files;
   };
   const env = { log, scheduler, inotify, maxPending, preSwap, onGone, owned };
+  const latency = createLatency();
+  let copyUpdates = 0;
+  let copyFailures = 0;
+  const copyEnv = {
+    log,
+    scheduler,
+    inotify,
+    onGone,
+    copied: (seconds: number) => {
+      copyUpdates++;
+      latency.observe(seconds);
+    },
+    failed: () => void copyFailures++,
+  };
   let ticks = 0;
   const timer = setInterval(() => {
     const all = ++ticks * pollMs >= safetyMs;
@@ -95,13 +127,13 @@ export function createRegistry(opts: RegistryOptions): Registry {
     for (const vols of pods.values()) for (const v of vols.values()) if (all || v.degraded) v.poll();
   }, pollMs).unref();
 
-  const each = (fn: (v: VolumeWatch) => void) => {
+  const each = (fn: (v: Watched) => void) => {
     for (const vols of pods.values()) for (const v of vols.values()) fn(v);
   };
   return {
     add(podUid, volumes) {
-      const old = pods.get(podUid) ?? new Map<string, VolumeWatch>();
-      const next = new Map<string, VolumeWatch>();
+      const old = pods.get(podUid) ?? new Map<string, Watched>();
+      const next = new Map<string, Watched>();
       for (const vol of volumes) {
         let owners;
         try {
@@ -111,16 +143,18 @@ export function createRegistry(opts: RegistryOptions): Registry {
           continue;
         }
         const target = { volume: vol.owners.volume, dir: vol.dir, ...owners };
-        const known = old.get(vol.dir) ?? next.get(vol.dir);
+        const key = keyOf(vol);
+        const known = old.get(key) ?? next.get(key);
         if (known) {
           known.update(target);
-          next.set(vol.dir, known);
+          next.set(key, known);
           continue;
         }
-        const v = new VolumeWatch(podUid, target, env);
-        next.set(vol.dir, v);
+        const v = vol.copy ? new CopyWatch(podUid, target, vol.copy, copyEnv) : new VolumeWatch(podUid, target, env);
+        next.set(key, v);
         v.start();
-        log.info({ podUid, volume: target.volume, dir: vol.dir, polled: v.degraded }, 'watching volume owners');
+        const copy = vol.copy ? copyDir(vol.copy) : undefined;
+        log.info({ podUid, volume: target.volume, dir: vol.dir, copy, polled: v.degraded }, 'watching volume owners');
       }
       for (const [dir, v] of old) if (next.get(dir) !== v) v.close();
       if (next.size > 0) pods.set(podUid, next);
@@ -145,9 +179,11 @@ export function createRegistry(opts: RegistryOptions): Registry {
     stats() {
       let volumes = 0;
       let polled = 0;
+      let copies = 0;
       each((v) => {
         volumes++;
         if (v.degraded) polled++;
+        if (v instanceof CopyWatch) copies++;
       });
       return {
         pods: pods.size,
@@ -159,6 +195,10 @@ export function createRegistry(opts: RegistryOptions): Registry {
         refusedByBound: inotify.refusedByBound,
         ownedBeforeSwap,
         ownedAfterSwap,
+        copies,
+        copyUpdates,
+        copyFailures,
+        copyLatency: latency.snapshot(),
       };
     },
   };

@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import { describeError, EnvhookError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { DATA_LINK } from '../fs/datadir.ts';
-import type { Inotify, Watch } from './inotify.ts';
+import { startRootWatch, type Inotify, type Watch } from './inotify.ts';
 import { PendingDirs } from './pending.ts';
 import {
   isKubeletTimestamped,
@@ -81,15 +81,7 @@ export class VolumeWatch implements Task {
   }
 
   start(): void {
-    const w = this.#env.inotify.watch(
-      this.target.dir,
-      (_e, name) => this.#onRoot(name),
-      () => this.#degrade(),
-      this.podUid,
-    );
-    if (typeof w === 'string') this.#degrade();
-    else this.#root = w;
-    this.#env.scheduler.mark(this);
+    this.#root = startRootWatch(this.#env, this, { name: (n) => this.#onRoot(n), lost: () => this.#degrade() });
   }
 
   /** New owners (the pod was added again): a full pass is due. */

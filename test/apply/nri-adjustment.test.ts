@@ -53,3 +53,21 @@ t.test('removals: refused by default, with what to do; given when the runtime ap
   t.same(toNriAdjustment(changes(['X_SERVICE_HOST', 'X_PORT']), { removeEnv: true }).removeEnv, ['X_SERVICE_HOST', 'X_PORT']);
   t.equal(toNriAdjustment(changes(['X_SERVICE_HOST']), { guarded: true }), EMPTY_ADJUSTMENT, 'guarded: left to the runtime handler');
 });
+
+t.test('owned copies: each mount of a copied volume again, same destination and options, the copy as source', async (t) => {
+  const copy = {
+    place: { runDir: '/run/envhook', podUid: 'p', volume: 'keys' },
+    dir: '/run/envhook/volumes/p/keys',
+    snapshot: { volume: 'keys', root: { mode: 0o755, uid: 0, gid: 0 }, entries: [], visible: [], files: 0, bytes: 0 },
+    mounts: [{ destination: '/keys', source: '/run/envhook/volumes/p/keys', type: 'bind', options: ['rbind', 'ro'], original: {} }],
+  };
+  const owners = [{ copy }] as unknown as Changes['owners'];
+  const mounts = [{ destination: '/keys', source: '/run/envhook/volumes/p/keys', type: 'bind', options: ['rbind', 'ro'] }];
+  t.same(toNriAdjustment({ ...changes(), env: undefined, mark: undefined, owners }), { env: [], removeEnv: [], annotations: {}, mounts });
+  t.same(toNriAdjustment({ ...changes(), owners }).mounts, mounts, 'beside the env');
+  t.same(
+    toNriAdjustment({ ...changes(['DB_PORT']), owners }, { guarded: true }),
+    { env: [], removeEnv: [], annotations: {}, mounts },
+    "left to the guard's front: the mounts still point at the copies",
+  );
+});

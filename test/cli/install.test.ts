@@ -71,3 +71,32 @@ t.test('install, again, uninstall, again: the lines each prints, and the root as
   t.equal(unAgain.status, 0, unAgain.stderr);
   t.equal(unAgain.stdout, 'nothing changed: envhook is not installed for podman under /usr/local/lib/envhook\n');
 });
+
+t.test('docs/install.md#flags lists every flag of install --help and uninstall --help, and no other', async (t) => {
+  const help = (cmd: string) => {
+    const r = envhook([cmd, '--help']);
+    t.equal(r.status, 0);
+    return [...r.stdout.matchAll(/^ {2}(?:-\w, )?(--[a-z-]+)/gm)].map((m) => m[1]!).filter((f) => f !== '--help');
+  };
+  const flags = new Set([...help('install'), ...help('uninstall')]);
+  const doc = fs.readFileSync(path.join(import.meta.dirname, '../../docs/install.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('\n## Flags\n'), doc.indexOf('\n## ', doc.indexOf('\n## Flags\n') + 1));
+  const rows = section.split('\n').filter((l) => l.startsWith('| `'));
+  const documented = new Set(rows.flatMap((l) => [...l.split(' | ')[0]!.matchAll(/`(--[a-z-]+)/g)].map((m) => m[1]!)));
+  t.same(
+    [...flags].filter((f) => !documented.has(f)),
+    [],
+    'in --help, not in docs/install.md#flags',
+  );
+  t.same(
+    [...documented].filter((f) => !flags.has(f)),
+    [],
+    'in docs/install.md#flags, not in --help',
+  );
+  t.ok(flags.size >= 20, `${flags.size} flags read from --help`);
+});
+
+t.test('install --help: --mode nri names both runtimes that have NRI', async (t) => {
+  const r = envhook(['install', '--help']);
+  t.match(r.stdout.replace(/\s+/g, ' '), 'nri: the resident NRI plugin (containerd >= 1.7, CRI-O >= 1.26)');
+});

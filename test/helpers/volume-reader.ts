@@ -50,8 +50,10 @@ export interface ChurnOptions {
   busy: boolean;
   /** Rewrite i (the kubelet's operations). */
   rewrite(i: number): void;
-  /** Every file of every rewritten volume carries its owner. */
+  /** Every file of every rewritten volume carries its owner (and, where the test checks it, the rewrite's content). */
   owned(): boolean;
+  /** How long a rewrite may take to be owned before it counts as never owned. Default 5000 ms. */
+  ownedWithinMs?: number;
 }
 
 const INTERVAL_MS = 10; // about 100 rewrites a second (less when a rewrite waits for its owner)
@@ -70,7 +72,7 @@ export async function churnWithReader(o: ChurnOptions): Promise<ReaderResult> {
       await sleep(INTERVAL_MS);
       if (o.owned()) continue;
       waited++;
-      await waitFor(o.owned, 5000, `rewrite ${i} owned`).catch(() => neverOwned++);
+      await waitFor(o.owned, o.ownedWithinMs ?? 5000, `rewrite ${i} owned`).catch(() => neverOwned++);
     }
   } finally {
     stop();

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { makeLayout } from '../../src/install/layout.ts';
-import { executableTargets, findSource, hookTemplates } from '../../src/install/artifacts.ts';
+import { executableTargets, hookTemplates } from '../../src/install/artifacts.ts';
 import type { Target } from '../../src/install/targets.ts';
 
 const FRONT = '#!/bin/sh\n# front\n';
@@ -14,16 +14,6 @@ const conf: Target = { file: '/opt/eh/envhook-runtime.conf', content: Buffer.fro
 const bundle = { hooks: { 'envhook-runtime': FRONT }, dist: { 'envhook.cjs': '// launcher\n', 'envhook-main.cjs': '// main\n' } };
 const sea = { hooks: { 'envhook-runtime': FRONT }, dist: { envhook: '\0ELF single executable' } };
 const summary = (ts: Target[]) => ts.map((x) => [x.file, x.mode.toString(8)]);
-
-t.test('findSource: a directory with the front and a build; anything else named in one line', async (t) => {
-  const dir = t.testdir({ sea, bundle, half: { hooks: { 'envhook-runtime': FRONT }, dist: { 'envhook.cjs': '' } }, none: {} });
-  t.equal(findSource(path.join(dir, 'sea')), path.join(dir, 'sea'));
-  t.equal(findSource(path.join(dir, 'bundle/../bundle')), path.join(dir, 'bundle'));
-  for (const bad of ['half', 'none'])
-    t.throws(() => findSource(path.join(dir, bad)), {
-      message: `${path.join(dir, bad)}: no hooks/envhook-runtime and dist/envhook (or dist/envhook.cjs with dist/envhook-main.cjs) here`,
-    });
-});
 
 t.test('a single executable: envhook, then the front data file, then the front', async (t) => {
   const dir = t.testdir({ sea });

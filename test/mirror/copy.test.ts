@@ -7,7 +7,7 @@ import path from 'node:path';
 import { atomicWrite } from '../../scripts/kubelet-pod.ts';
 import { copyVolume } from '../../src/mirror/copy.ts';
 import { copyDir } from '../../src/mirror/layout.ts';
-import { sleep } from '../helpers/wait.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const owners = { defaultOwner: { hostUid: 1000 }, items: new Map([['tls/key', { hostUid: 1001 }]]) };
 
@@ -47,7 +47,7 @@ t.test('an update: a new directory, every file owned before ..data points at it;
   });
   atomicWrite(kubelet, { b: 'B2', c: 'C' });
   const second = copyVolume(place, kubelet, owners);
-  await sleep(100);
+  await waitFor(() => seen.length > 0, 5000, 'the swap seen');
   w.close();
   t.not(second.timestamped, first.timestamped);
   t.notOk(fs.existsSync(path.join(copy, first.timestamped)), 'the old directory is removed');

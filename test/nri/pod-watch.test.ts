@@ -372,3 +372,55 @@ t.test('restore(): a records directory others can write is not read', async (t) 
     )} must be owned by root and not writable by group or others`,
   );
 });
+
+t.test("owned copies: CreateContainer's copy followed after each rewrite, recorded, restored; removed when the pod ends", async (t) => {
+  const { createNriHandler } = await import('../../src/nri/handler.ts');
+  const dir = t.testdir();
+  const root = path.join(dir, 'kubelet');
+  const runDir = path.join(dir, 'run');
+  const logFile = path.join(dir, 'envhook.log');
+  const log = createLogger(logFile, 'debug');
+  const handler = createNriHandler({ settings: { kubeletRoot: root }, log, runDir });
+  const watcher = createPodWatcher({ kubeletRoot: root, log, runDir });
+  t.teardown(() => watcher.close());
+  const pod = makePod(root, {}, 'pod-c');
+  const vol = makeAtomicVolume(pod, 'secret', 'keys', { key: { data: `${CANARY}0`, mode: 0o400 } });
+  const req = nriRequest(pod, 'app', {
+    annotations: { 'envhook.io/volumeOwners': OWNERS },
+    mounts: [...pod.mounts('app'), { destination: '/keys', source: vol, type: 'bind', options: ['rbind', 'ro'] }],
+  });
+  const adjustment = await handler(req);
+  const copy = path.join(runDir, 'volumes', 'pod-c', 'keys');
+  t.same(
+    adjustment.mounts,
+    [{ destination: '/keys', source: copy, type: 'bind', options: ['rbind', 'ro'] }],
+    'the mount pointed at the copy',
+  );
+  t.equal(fs.statSync(path.join(copy, 'key')).uid, 1000, 'the copy is owned before the container exists');
+  watcher.created(req, adjustment);
+  const view = () => `${fs.readFileSync(path.join(copy, 'key'), 'utf8')}:${fs.statSync(path.join(copy, 'key')).uid}`;
+  rewrite(vol, 1);
+  await waitFor(() => view() === `${CANARY}1:1000`, 5000, 'a rewrite copied');
+  t.equal(ownerOf(vol), 0, "the kubelet's file is left root's");
+  const record = JSON.parse(fs.readFileSync(path.join(runDir, 'nri-owners', 'pod-c.json'), 'utf8'));
+  t.match(record.volumes, [{ volume: 'keys', copy: true }], 'recorded as copied');
+  t.notOk('inPlace' in record.volumes[0], 'and not chowned in place');
+  watcher.close();
+
+  // A new process: the recorded copy is followed again.
+  const second = createPodWatcher({ kubeletRoot: root, log, runDir });
+  t.teardown(() => second.close());
+  second.restore();
+  rewrite(vol, 2);
+  await waitFor(() => view() === `${CANARY}2:1000`, 5000, 'a rewrite after the restore copied');
+  t.match(second.registry.stats(), { copies: 1 });
+  second.podEnded(req.pod, 'stop');
+  t.notOk(fs.existsSync(path.dirname(copy)), "StopPodSandbox removes the pod's copies");
+
+  // Copies of a pod no container runs in are removed at Synchronize.
+  await handler(req);
+  t.ok(fs.existsSync(copy));
+  second.synchronized([], []);
+  t.notOk(fs.existsSync(path.dirname(copy)), 'a pod not running at Synchronize: its copies removed');
+  t.notMatch(fs.readFileSync(logFile, 'utf8'), CANARY, 'no content logged');
+});

@@ -65,7 +65,7 @@ t.test('under a root: PATH inside it (absolute entries only), then the usual pla
   );
   t.equal(
     missingBinary('crio', root),
-    `no crio under --root ${root} on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin`,
+    `no crio under --root on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin`,
   );
 });
 

@@ -5,7 +5,7 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { REPO, whichSync } from '../helpers/bundle.ts';
 import { imageDirectives } from '../helpers/daemonset.ts';
 import { CONTAINERFILE, IMAGE_FILES, sharedLibraries } from '../../scripts/image-context.ts';
@@ -68,3 +68,23 @@ t.test('the libraries: what readelf says the executable needs, as ldd resolves t
   t.ok(interp && libs.includes(interp), `the program interpreter ${interp} at its own path`);
   for (const l of libs) t.ok(path.isAbsolute(l) && fs.existsSync(l), `${l} exists here`);
 });
+
+// docs/install.md's step, run as a fresh machine runs it: Debian's Node 20 and npm on PATH, the
+// checkout after `npm ci` and `npm run build` (npm runs the script with the checkout's Node 24).
+const STEP = 'npm run image-context -- /tmp/envhook-image';
+const systemNpm = ['/usr/bin/npm', '/usr/local/bin/npm'].find((p) => fs.existsSync(p));
+
+t.test(
+  `the documented step (${STEP}) runs with the machine's own Node and npm`,
+  { skip: missing || (!systemNpm && 'no npm on this machine') },
+  async (t) => {
+    t.match(fs.readFileSync(path.join(REPO, 'docs/install.md'), 'utf8'), `\n  ${STEP} `, 'the step docs/install.md gives');
+    const dir = path.join(t.testdir(), 'context');
+    const env = { HOME: process.env.HOME ?? '/root', PATH: `${path.dirname(systemNpm!)}:/usr/bin:/bin` };
+    const r = spawnSync(systemNpm!, ['run', '-s', 'image-context', '--', dir], { cwd: REPO, env, encoding: 'utf8', timeout: 120_000 });
+    t.equal(r.status, 0, r.stderr);
+    t.match(r.stderr, new RegExp(`^wrote ${dir}: Containerfile and rootfs/ \\(/opt/envhook/dist/envhook, `));
+    for (const f of ['Containerfile', 'rootfs/opt/envhook/dist/envhook', 'rootfs/usr/sbin/chroot'])
+      t.ok(fs.existsSync(path.join(dir, f)), `${f} written`);
+  },
+);

@@ -76,6 +76,10 @@ t.test(
         refusedByBound: 0,
         ownedBeforeSwap: 0,
         ownedAfterSwap: 0,
+        copies: 0,
+        copyUpdates: 0,
+        copyFailures: 0,
+        copyLatency: { buckets: Array(12).fill(0), sum: 0, count: 0 },
       },
       'the volume is polled for want of a watch; the refusal is counted',
     );

@@ -54,3 +54,45 @@ t.test('skipped with a reason: a missing volume, an emptyDir, mixed idmapped mou
     [['keys', { kind: 'idmapped' }]],
   );
 });
+
+t.test(
+  'a volume some container reads through its owned copy is watched to be copied; one mounted from the kubelet too, also in place',
+  async (t) => {
+    const pod = makePod(path.join(t.testdir(), 'kubelet'));
+    const keys = makeAtomicVolume(pod, 'secret', 'keys', { key: 'k' });
+    const conf = makeAtomicVolume(pod, 'configmap', 'conf', { a: 'a' });
+    const annotations = {
+      'envhook.io/volumeOwners': JSON.stringify([
+        { volume: 'keys', defaultUser: 1000 },
+        { volume: 'conf', defaultUser: 7 },
+      ]),
+    };
+    const copies = { runDir: '/run/envhook', podUid: pod.uid };
+    const mounts = {
+      mounts: [
+        { destination: '/keys', source: `/run/envhook/volumes/${pod.uid}/keys`, options: ['ro'] },
+        { destination: '/conf', source: `/run/envhook/volumes/${pod.uid}/conf`, options: ['ro'] },
+        { destination: '/old-conf', source: conf, options: ['ro'] },
+      ],
+      uidMappings: undefined,
+    };
+    const r = podWatchVolumes(pod.dir, annotations, mounts, copies);
+    t.same(
+      r.volumes.map((v) => [v.dir, v.owners.volume, v.copy]),
+      [
+        [keys, 'keys', { runDir: '/run/envhook', podUid: pod.uid, volume: 'keys' }],
+        [conf, 'conf', { runDir: '/run/envhook', podUid: pod.uid, volume: 'conf' }],
+        [conf, 'conf', undefined],
+      ],
+    );
+    const other = podWatchVolumes(pod.dir, annotations, mounts, { runDir: '/elsewhere', podUid: pod.uid });
+    t.same(
+      other.volumes.map((v) => [v.owners.volume, v.copy]),
+      [
+        ['keys', undefined],
+        ['conf', undefined],
+      ],
+      'copies of another run directory are not known: chowned in place as before',
+    );
+  },
+);

@@ -6,7 +6,8 @@ import { createdDirs, deepestFirst, readHost, sha256, type Change } from '../fso
 import { markedFiles, ownedByOther, readState, recordedHash, stateChange, type RuntimeRecord, type State } from '../state.ts';
 import { adminFileChange } from '../admin-file.ts';
 import { removeFile } from '../remove-file.ts';
-import { executableTargets, hookTemplates, type SourceOptions } from '../artifacts.ts';
+import { executableTargets, hookTemplates } from '../artifacts.ts';
+import type { SourceOptions } from '../source.ts';
 import type { RuntimePlan } from '../targets.ts';
 import { containerdPlan, type ContainerdOptions } from '../containerd/containerd-plan.ts';
 import { crioPlan } from '../crio/crio-plan.ts';

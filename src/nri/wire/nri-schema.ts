@@ -118,6 +118,8 @@ export const NRI_FILE: FileFact = {
     ],
     ContainerAdjustment: [
       { name: 'annotations', number: 2, type: 'map' },
+      // A mount for a destination the container has replaces that mount (owned copies).
+      { name: 'mounts', number: 3, type: `${N}.Mount`, repeated: true },
       { name: 'env', number: 4, type: `${N}.KeyValue`, repeated: true },
     ],
     KeyValue: [

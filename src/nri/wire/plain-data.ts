@@ -63,9 +63,14 @@ export function toCreateRequest(msg: CreateContainerRequestShape): NriCreateRequ
  * whose key is the name prefixed with `-`; removals come first so that a name both removed
  * and set ends up set.
  */
-export function fromAdjustment(adj: NriAdjustment): { annotations: Record<string, string>; env: { key: string; value: string }[] } {
+export function fromAdjustment(adj: NriAdjustment): {
+  annotations: Record<string, string>;
+  env: { key: string; value: string }[];
+  mounts?: MountShape[];
+} {
   return {
     annotations: { ...adj.annotations },
     env: [...adj.removeEnv.map((name) => ({ key: `-${name}`, value: '' })), ...adj.env.map(({ key, value }) => ({ key, value }))],
+    ...(adj.mounts?.length ? { mounts: adj.mounts.map((m) => ({ ...m, options: [...m.options] })) } : {}),
   };
 }

@@ -49,7 +49,7 @@ t.test('none under the root and none named: undefined, and why; a program that p
   t.equal(findContainerd(undefined, root), undefined);
   t.equal(
     missingBinary('containerd', root),
-    `no containerd under --root ${root} on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin`,
+    `no containerd under --root on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin`,
   );
   const fake = path.join(dir, 'containerd');
   fs.writeFileSync(fake, '#!/bin/sh\necho "flag provided but not defined: -version" >&2; exit 2\n', { mode: 0o755 });

@@ -38,7 +38,7 @@ t.test('no containerd to ask: the block, the RuntimeClass, the next steps, the c
   t.match(plan.blocks[0]!.body, /\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.envhook\]/);
   t.same(plan.notes, [
     'config version 2, from the root file',
-    `not checked with containerd: no containerd under --root ${layout.root} on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin (--containerd PATH names one)`,
+    `not checked with containerd: no containerd under --root on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin (--containerd PATH names one)`,
   ]);
   t.equal(plan.verify, undefined);
   t.same(plan.next, [

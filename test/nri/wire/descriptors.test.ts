@@ -95,13 +95,14 @@ t.test('StopPodSandbox and RemovePodSandbox requests carry the pod; their respon
   }
 });
 
-t.test('CreateContainerResponse: the adjustment env list and annotations', async (t) => {
+t.test('CreateContainerResponse: the adjustment env list, annotations and mounts', async (t) => {
   const adjust = {
     env: [
       { key: '-OLD', value: '' },
       { key: 'NEW', value: 'v' },
     ],
     annotations: { 'envhook.io/applied': '1' },
+    mounts: [{ destination: '/keys', type: 'bind', source: '/run/envhook/volumes/p/keys', options: ['rbind', 'ro'] }],
   };
   const back = decode<{ adjust: typeof adjust }>(Msg.CreateContainerResponse, encode(Msg.CreateContainerResponse, { adjust }));
   t.same(plain(back.adjust), adjust);

@@ -1,0 +1,141 @@
+// One volume read through envhook's owned copy (src/mirror/): the kubelet's volume directory is
+// watched, and each swap of its `..data` (the kubelet's rewrite) is followed at once, inside the
+// event's callback, by a new copy: the payload read whole and checked, written with its owners
+// and swapped in. Nothing of the kubelet's is changed. The container never sees a file before it
+// is owned, so there is no race to win here; the delay from the kubelet's swap to the copy's is
+// only how long the copy takes (measured: `latency`). Polls, the minute's pass and a lost watch
+// (inotify limit) only compare the kubelet's `..data` target with the one copied last, and copy
+// when it moved. A failure (a hard link planted in the volume, the run directory full) is logged
+// once per distinct message and counted; the copy keeps the last good payload.
+import fs from 'node:fs';
+import { describeError, EnvhookError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { DATA_LINK } from '../fs/datadir.ts';
+import { copyVolume } from '../mirror/copy.ts';
+import type { CopyPlace } from '../mirror/layout.ts';
+import { startRootWatch, type Inotify, type Watch } from './inotify.ts';
+import type { PassTarget } from './pass.ts';
+import type { Scheduler, Task } from './scheduler.ts';
+
+export interface CopyEnv {
+  log: Logger;
+  scheduler: Scheduler;
+  inotify: Inotify;
+  /** The kubelet's volume directory is gone (the pod's volumes were torn down). */
+  onGone(v: CopyWatch): void;
+  /** A copy was swapped in: seconds from the kubelet's swap (its `..data` ctime) to the copy's. */
+  copied(seconds: number): void;
+  failed(): void;
+}
+
+const MAX_WARNINGS = 8;
+
+export class CopyWatch implements Task {
+  readonly podUid: string;
+  target: PassTarget;
+  readonly place: CopyPlace;
+  degraded = false;
+  readonly #env: CopyEnv;
+  #root: Watch | undefined;
+  #closed = false;
+  #copied: string | undefined; // the kubelet's timestamped directory copied last
+  #force = true;
+  #warned = new Set<string>();
+
+  constructor(podUid: string, target: PassTarget, place: CopyPlace, env: CopyEnv) {
+    this.podUid = podUid;
+    this.target = target;
+    this.place = place;
+    this.#env = env;
+  }
+
+  start(): void {
+    this.#root = startRootWatch(this.#env, this, { name: (n) => this.#onRoot(n), lost: () => this.#degrade() });
+  }
+
+  /** New owners: the copy is made again. */
+  update(target: PassTarget): void {
+    this.target = target;
+    this.#force = true;
+    this.#env.scheduler.mark(this);
+  }
+
+  poll(): void {
+    this.#env.scheduler.mark(this);
+  }
+
+  get watches(): number {
+    return this.#root ? 1 : 0;
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#env.scheduler.cancel(this);
+    this.#root?.close();
+    this.#root = undefined;
+  }
+
+  run(): void {
+    if (!this.#closed && !this.#goneAway()) this.#sync();
+  }
+
+  /** The kubelet's volume directory is gone: the watch ends and says so. */
+  #goneAway(): boolean {
+    if (fs.existsSync(this.target.dir)) return false;
+    this.close();
+    this.#env.onGone(this);
+    return true;
+  }
+
+  #onRoot(name: string | null): void {
+    if (this.#closed) return;
+    if (name === DATA_LINK)
+      this.#sync(); // now: the kubelet has swapped, the container still sees the old copy
+    else if (name === null) this.#env.scheduler.mark(this); // an event the kernel did not name (queue overflow)
+  }
+
+  #degrade(): void {
+    this.#root?.close();
+    this.#root = undefined;
+    this.degraded = true;
+    this.#env.scheduler.mark(this);
+  }
+
+  /** A new copy when the kubelet's `..data` moved since the last one (or one is due anyway). */
+  #sync(): void {
+    let target: string;
+    let swappedMs: number;
+    try {
+      target = fs.readlinkSync(`${this.target.dir}/${DATA_LINK}`);
+      swappedMs = fs.lstatSync(`${this.target.dir}/${DATA_LINK}`).ctimeMs;
+    } catch {
+      return; // between a kubelet's steps, or the volume is going: the next event or pass decides
+    }
+    if (!this.#force && target === this.#copied) return;
+    const start = process.hrtime.bigint();
+    try {
+      const r = copyVolume(this.place, this.target.dir, this.target);
+      this.#copied = r.source;
+      this.#force = false;
+      this.#env.copied(Math.max(0, Date.now() - swappedMs) / 1000);
+      const ms = Number(process.hrtime.bigint() - start) / 1e6;
+      this.#env.log.debug({ podUid: this.podUid, volume: this.place.volume, files: r.files, bytes: r.bytes, ms }, 'owned copy updated');
+    } catch (err) {
+      if (isGoneMeanwhile(err)) return; // the kubelet swapped again while we read: its event follows
+      this.#env.failed();
+      this.#warn(err);
+    }
+  }
+
+  #warn(err: unknown): void {
+    const message = err instanceof EnvhookError ? err.message : describeError(err);
+    if (this.#warned.has(message)) return;
+    if (this.#warned.size < MAX_WARNINGS) this.#warned.add(message);
+    this.#env.log.warn({ podUid: this.podUid, volume: this.place.volume, err }, `owned copy not updated: ${message}`);
+  }
+}
+
+/** The kubelet removed the directory being read (a newer rewrite): not a failure of the volume. */
+function isGoneMeanwhile(err: unknown): boolean {
+  return err instanceof EnvhookError && /(not found|went away while being copied)$/.test(err.message);
+}

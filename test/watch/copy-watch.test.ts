@@ -1,0 +1,57 @@
+// The watcher of a volume read through an owned copy (src/watch/copy-watch.ts), on real files and
+// real inotify: each kubelet rewrite is copied with its owners, the kubelet's files untouched;
+// a refused payload keeps the last good copy and is counted once per rewrite; a volume gone is
+// reported.
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { atomicWrite } from '../../scripts/kubelet-pod.ts';
+import { createRegistry } from '../../src/watch/registry.ts';
+import { createLogger } from '../../src/log.ts';
+import { normalize } from '../../src/ownership/annotation.ts';
+import { copyDir } from '../../src/mirror/layout.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+t.test('each rewrite copied, owned; a hard link refused and counted, the last good copy kept; the volume gone', async (t) => {
+  const dir = t.testdir({});
+  const kubelet = path.join(dir, 'kubelet', 'keys');
+  atomicWrite(kubelet, { key: { data: 'v0', mode: 0o400 } });
+  const log = path.join(dir, 'log');
+  const gone: string[] = [];
+  const reg = createRegistry({ log: createLogger(log, 'debug'), onVolumeGone: (uid) => gone.push(uid) });
+  t.teardown(() => reg.close());
+  const place = { runDir: path.join(dir, 'run'), podUid: 'p1', volume: 'keys' };
+  const copy = copyDir(place);
+  reg.add('p1', [
+    { dir: kubelet, owners: normalize([{ volume: 'keys', defaultUser: 1000 }])[0]!, uidMapping: { kind: 'none' }, copy: place },
+  ]);
+  const view = () => {
+    try {
+      return `${fs.readFileSync(path.join(copy, 'key'), 'utf8')}:${fs.statSync(path.join(copy, 'key')).uid}`;
+    } catch {
+      return '';
+    }
+  };
+  await waitFor(() => view() === 'v0:1000', 5000, 'the first copy');
+  for (let i = 1; i <= 20; i++) {
+    atomicWrite(kubelet, { key: { data: `v${i}`, mode: 0o400 } });
+    await waitFor(() => view() === `v${i}:1000`, 5000, `rewrite ${i} copied`);
+  }
+  t.equal(fs.statSync(path.join(kubelet, 'key')).uid, 0, "the kubelet's file is left root's");
+  t.match(reg.stats(), { copies: 1, volumes: 1, copyFailures: 0, watches: 1 });
+  t.ok(reg.stats().copyUpdates >= 21 && reg.stats().copyLatency.count === reg.stats().copyUpdates, 'every copy counted with its latency');
+
+  const ts = atomicWrite(kubelet, { key: { data: 'bad', mode: 0o400 }, other: 'x' });
+  fs.linkSync(path.join(ts, 'other'), path.join(dir, 'outside'));
+  await waitFor(() => reg.stats().copyFailures === 1, 5000, 'the failure counted');
+  t.equal(view(), 'v20:1000', 'the container keeps reading the last good copy');
+  t.match(
+    fs.readFileSync(log, 'utf8'),
+    'owned copy not updated: volume \\"keys\\": file \\"other\\" has 2 hard links; refusing to copy it',
+  );
+  t.notMatch(fs.readFileSync(log, 'utf8'), /"bad"|v20/, 'no content in the log');
+
+  fs.rmSync(kubelet, { recursive: true });
+  await waitFor(() => gone.length === 1, 70_000, 'the volume reported gone');
+  t.equal(reg.stats().copies, 0);
+});
