@@ -41,15 +41,79 @@ export class SchemaError extends EnvhookError {
 
 /**
  * The one line printed after `envhook: `. Messages of foreign errors are not trusted
- * (V8's JSON.parse quotes its input, for one), so only their name and code are shown.
+ * (V8's JSON.parse quotes its input, for one), so only their name and code are shown; a system
+ * error (a code such as ENOENT) is said in words with its call and path.
  */
 export function describeError(err: unknown): string {
   if (err instanceof EnvhookError) return oneLine(err.message);
   if (err instanceof Error) {
-    const code = (err as NodeJS.ErrnoException).code;
-    return `internal error (${err.name}${code ? ` ${code}` : ''})`;
+    const e = err as NodeJS.ErrnoException;
+    if (typeof e.code === 'string' && /^E[A-Z0-9]+$/.test(e.code)) return oneLine(`${systemCall(e)}: ${errnoReason(e)}`);
+    return `internal error (${err.name}${e.code ? ` ${e.code}` : ''})`;
   }
   return 'internal error';
+}
+
+/** What a system error was doing: `cannot run PATH`, `mkdir PATH`, or the call alone. */
+function systemCall(e: NodeJS.ErrnoException): string {
+  const path = typeof e.path === 'string' ? e.path : undefined;
+  if (e.syscall?.startsWith('spawn')) return `cannot run ${path ?? e.syscall.replace(/^spawn(Sync)? /, '')}`;
+  const call = e.syscall ?? 'system call';
+  return path === undefined ? call : `${call} ${path}`;
+}
+
+/**
+ * System error codes in words: the one translation every message uses (`cannot read FILE: …`),
+ * so no code reaches the admin alone. Where one thing helps, it is said.
+ */
+const ERRNO_WORDS: Readonly<Record<string, string>> = {
+  ENOENT: 'no such file or directory',
+  ENOTDIR: 'a part of the path is not a directory',
+  EISDIR: 'is a directory, not a file',
+  ERR_FS_EISDIR: 'is a directory, not a file',
+  EEXIST: 'already exists',
+  ENOTEMPTY: 'directory not empty',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'read-only file system',
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'disk quota exceeded',
+  ELOOP: 'a symbolic link where none is followed, or too many of them',
+  ENAMETOOLONG: 'name too long',
+  EMFILE: 'too many open files in this process',
+  ENFILE: 'too many open files in the system',
+  EBUSY: 'device or resource busy',
+  EXDEV: 'on another file system',
+  EIO: 'input/output error',
+  ENXIO: 'no such device or address (a FIFO without a reader, or a socket)',
+  ENOEXEC: 'not an executable this system can run',
+  EADDRINUSE: 'address already in use',
+  EADDRNOTAVAIL: 'not an address of this host',
+  ENOTFOUND: 'host name not found',
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset by the peer',
+  ETIMEDOUT: 'timed out',
+  EPIPE: 'broken pipe',
+  EAGAIN: 'resource temporarily unavailable',
+  EINVAL: 'invalid argument',
+};
+
+/** What to do, where one thing helps whatever the call was. */
+const ERRNO_ADVICE: Readonly<Record<string, string>> = {
+  EADDRINUSE: 'another process listens there; choose a free port or stop that process',
+  EADDRNOTAVAIL: 'choose an address of this host',
+  ECONNREFUSED: 'nothing listens there',
+};
+
+/** A system error's reason, for a message we write: words and the code (`no such file or directory (ENOENT)`), and what to do. */
+export function errnoReason(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException | null | undefined)?.code;
+  if (typeof code !== 'string' || code === '') return 'failed';
+  const said = `${ERRNO_WORDS[code] ?? 'failed'} (${code})`;
+  // Not root where root is needed: that is what to do. As root, the words alone (a read-only mount, a policy).
+  if ((code === 'EACCES' || code === 'EPERM') && process.geteuid?.() !== 0) return `${said}: run as root`;
+  const advice = ERRNO_ADVICE[code];
+  return advice === undefined ? said : `${said}: ${advice}`;
 }
 
 /** Safe, structured form of an error chain for the log file: names, codes, syscalls, paths. */

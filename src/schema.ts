@@ -2,7 +2,8 @@
 // this module turns the outermost ajv error into one safe line naming the input and the JSON path.
 // Messages carry schema facts (types, allowed names), never the data itself (no `verbose`).
 // Validators stop at the first failing keyword (allErrors: false), and a failing oneOf/anyOf
-// lists its branches' errors before its own: so the last error is the one to report.
+// lists its branches' errors before its own: so the last error is the one to report. Lint's
+// validators (allErrors) report every error: allSchemaErrors.
 import { EnvhookError, SchemaError } from './errors.ts';
 import * as validators from './generated/validators.js';
 import type { ValidateFunction, ValidationError } from './generated/validators.js';
@@ -32,6 +33,29 @@ export function check(validate: ValidateFunction, data: unknown, where: string, 
   throw new SchemaError(where, at, reason);
 }
 
+/**
+ * Every error of `data` against a validator compiled with allErrors (generated/validators-all.js:
+ * `envhook lint`, which lists them all), one SchemaError each, as check() words its one: the
+ * errors inside a oneOf/anyOf branch or a propertyNames subschema give way to the combinator's
+ * own (which has the human message), a combinator that failed on the data's type to that type
+ * error, and the same line is given once.
+ */
+export function allSchemaErrors(validate: ValidateFunction, data: unknown, where: string, messages: SchemaMessages = {}): SchemaError[] {
+  if (validate(data)) return [];
+  const errors = (validate.errors ?? []).filter((e) => e.propertyName === undefined && !/\/(oneOf|anyOf)\/\d+\//.test(e.schemaPath));
+  const typeAt = new Set(errors.filter((e) => e.keyword === 'type').map((e) => e.instancePath));
+  const seen = new Set<string>();
+  const out: SchemaError[] = [];
+  for (const e of errors) {
+    if ((e.keyword === 'oneOf' || e.keyword === 'anyOf') && typeAt.has(e.instancePath)) continue;
+    const { at, reason } = describeError(e, messages);
+    if (seen.has(`${at}: ${reason}`)) continue;
+    seen.add(`${at}: ${reason}`);
+    out.push(new SchemaError(where, at, reason));
+  }
+  return out;
+}
+
 /** The JSON path (shortened) and the reason of one ajv error. */
 function describeError(err: ValidationError, messages: SchemaMessages): { at: string; reason: string } {
   let at = err.instancePath;
@@ -53,6 +77,8 @@ function genericReason(err: ValidationError): string {
   if (err.keyword === 'required' && typeof p.missingProperty === 'string') return `missing field ${quoteName(p.missingProperty)}`;
   if (err.keyword === 'additionalProperties' && typeof p.additionalProperty === 'string')
     return `unknown field ${quoteName(p.additionalProperty)}`;
+  // A regex says nothing to an admin: the inputs whose form matters have their reason in `messages`.
+  if (err.keyword === 'pattern') return 'not in the form allowed here';
   if (err.keyword === 'enum' && Array.isArray(p.allowedValues))
     return `must be one of ${p.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
   return err.message ?? err.keyword;
@@ -75,6 +101,13 @@ export function validateState(state: unknown, where: string): void {
   check(validators.validateOciState, state, where);
 }
 
+/** The settings' patterns in words: an admin is never shown a regex. */
+export const METRICS_ADDRESS_FORMS = 'expected host:port, [IPv6]:port or :port (every interface), port 0-65535';
+const SETTINGS_MESSAGES: SchemaMessages = {
+  'pattern:nriIndex': 'must be two digits, 00 to 99 (the order among NRI plugins)',
+  'pattern:metricsAddress': METRICS_ADDRESS_FORMS,
+};
+
 export function validateSettingsFile(settings: unknown, where: string): void {
-  check(validators.validateSettings, settings, where);
+  check(validators.validateSettings, settings, where, SETTINGS_MESSAGES);
 }

@@ -1,7 +1,7 @@
 // Settings: flag, then environment, then JSON config file (/etc/envhook/config.json or
 // $ENVHOOK_CONFIG), then default (docs/design.md#settings). The runtime shim passes no flags.
 import fs from 'node:fs';
-import { EnvhookError, SchemaError } from './errors.ts';
+import { EnvhookError, errnoReason, SchemaError } from './errors.ts';
 import { jsonKeyAt, jsonSyntaxErrorAt } from './oci/json-position.ts';
 import { validateSettingsFile } from './schema.ts';
 import type { LogLevel } from './log.ts';
@@ -83,14 +83,14 @@ export function loadSettings(
   if (fromEnv.fifoPriority !== undefined) fromEnv.fifoPriority = fifoNumber(String(fromEnv.fifoPriority), ENV_NAMES.fifoPriority) as never;
   // Values that the schema constrains are checked wherever they come from.
   for (const key of ['logLevel', 'nriIndex', 'metricsAddress'] as const) {
-    if (fromEnv[key] !== undefined) validateSettingsFile({ [key]: fromEnv[key] }, ENV_NAMES[key]);
+    if (fromEnv[key] !== undefined) checkValue(key, fromEnv[key], ENV_NAMES[key]);
   }
   const pick = <K extends keyof AllSettings>(k: K): AllSettings[K] =>
     (flags[k] ?? (fromEnv[k] as AllSettings[K] | undefined) ?? (file[k] as AllSettings[K] | undefined) ?? DEFAULTS[k]) as AllSettings[K];
-  if (flags.logLevel !== undefined) validateSettingsFile({ logLevel: flags.logLevel }, '--log-level');
-  if (flags.nriIndex !== undefined) validateSettingsFile({ nriIndex: flags.nriIndex }, '--index');
-  if (flags.metricsAddress !== undefined) validateSettingsFile({ metricsAddress: flags.metricsAddress }, '--metrics-address');
-  if (flags.fifoPriority !== undefined) validateSettingsFile({ fifoPriority: flags.fifoPriority }, '--fifo-priority');
+  if (flags.logLevel !== undefined) checkValue('logLevel', flags.logLevel, '--log-level');
+  if (flags.nriIndex !== undefined) checkValue('nriIndex', flags.nriIndex, '--index');
+  if (flags.metricsAddress !== undefined) checkValue('metricsAddress', flags.metricsAddress, '--metrics-address');
+  if (flags.fifoPriority !== undefined) checkValue('fifoPriority', flags.fifoPriority, '--fifo-priority');
   return {
     kubeletRoot: pick('kubeletRoot'),
     runtime: pick('runtime'),
@@ -104,6 +104,20 @@ export function loadSettings(
     evictUnapplied: pick('evictUnapplied'),
     fifoPriority: pick('fifoPriority'),
   };
+}
+
+/**
+ * A flag's or variable's value checked by the config file's schema: `NAME "value": reason`, the
+ * reason in words (schema.ts), no JSON path (there is no file to point into).
+ */
+function checkValue(key: keyof AllSettings, value: unknown, name: string): void {
+  try {
+    validateSettingsFile({ [key]: value }, name);
+  } catch (err) {
+    if (!(err instanceof SchemaError)) throw err;
+    const text = String(value);
+    throw new EnvhookError(`${name} ${JSON.stringify(text.length > 100 ? text.slice(0, 100) + '…' : text)}: ${err.reason}`);
+  }
 }
 
 /** A priority from the environment or a flag: 1 to 99, written as an integer (the file's is checked by its schema). */
@@ -121,7 +135,7 @@ function readConfigFile(env: NodeJS.ProcessEnv): Partial<AllSettings> {
     text = fs.readFileSync(file, 'utf8');
   } catch (cause) {
     if (!named && (cause as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new EnvhookError(`cannot read config file ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
+    throw new EnvhookError(`cannot read config file ${file}: ${errnoReason(cause)}`, { cause });
   }
   return parseSettingsFile(text, file);
 }

@@ -1,12 +1,26 @@
 // What envhook prints after `envhook: `: its own messages on one line, never a foreign message.
 import t from 'tap';
-import { describeError, EnvFileError, EnvhookError, oneLine, serializeCause } from '../src/errors.ts';
+import { describeError, EnvFileError, EnvhookError, errnoReason, oneLine, serializeCause } from '../src/errors.ts';
 
 t.test('describeError', async (t) => {
   t.equal(describeError(new EnvhookError('volume "v" not found')), 'volume "v" not found');
   t.equal(describeError(new EnvhookError('a\nb\r\nc\u001b[31m\u2028')), 'a b c\\u001b[31m\\u2028', 'one line, control characters escaped');
   const foreign = Object.assign(new Error('secret value here'), { code: 'EACCES' });
-  t.equal(describeError(foreign), 'internal error (Error EACCES)');
+  // A system error: its call and path, the code in words; as root, no advice to become root.
+  const root = process.geteuid?.() === 0;
+  t.equal(
+    describeError(foreign),
+    root ? 'system call: permission denied (EACCES)' : 'system call: permission denied (EACCES): run as root',
+  );
+  const open = Object.assign(new Error('secret'), { code: 'EISDIR', syscall: 'open', path: '/etc/envhook' });
+  t.equal(describeError(open), 'open /etc/envhook: is a directory, not a file (EISDIR)');
+  const spawn = Object.assign(new Error('spawnSync /x ENOENT'), { code: 'ENOENT', syscall: 'spawnSync /x', path: '/x' });
+  t.equal(describeError(spawn), 'cannot run /x: no such file or directory (ENOENT)');
+  t.equal(describeError(Object.assign(new Error('x'), { code: 'EWHATEVER' })), 'system call: failed (EWHATEVER)');
+  t.equal(
+    describeError(Object.assign(new TypeError('x'), { code: 'ERR_INVALID_ARG_TYPE' })),
+    'internal error (TypeError ERR_INVALID_ARG_TYPE)',
+  );
   t.equal(describeError(new SyntaxError('Unexpected token s in "secret"')), 'internal error (SyntaxError)');
   t.equal(describeError('text'), 'internal error');
 });
@@ -49,4 +63,22 @@ t.test('serializeCause: the message and path of the log escaped too', async (t) 
     message: 'volume "v": file "a\\u202egpj.exe": not found',
     cause: { name: 'Error', code: 'ENOENT', path: '/proc/self/fd/3/a\\u2066b' },
   });
+});
+
+t.test('errnoReason: words and the code; not root where root is needed: run as root', async (t) => {
+  t.equal(errnoReason(Object.assign(new Error(), { code: 'ENOENT' })), 'no such file or directory (ENOENT)');
+  t.equal(
+    errnoReason(Object.assign(new Error(), { code: 'EADDRINUSE' })),
+    'address already in use (EADDRINUSE): another process listens there; choose a free port or stop that process',
+  );
+  t.equal(errnoReason(new Error('no code')), 'failed');
+  t.equal(errnoReason(undefined), 'failed');
+  const eacces = Object.assign(new Error(), { code: 'EACCES' });
+  const was = process.geteuid;
+  t.teardown(() => void (process.geteuid = was));
+  process.geteuid = () => 1000;
+  t.equal(errnoReason(eacces), 'permission denied (EACCES): run as root');
+  t.equal(errnoReason(Object.assign(new Error(), { code: 'EPERM' })), 'operation not permitted (EPERM): run as root');
+  process.geteuid = () => 0;
+  t.equal(errnoReason(eacces), 'permission denied (EACCES)', 'root already: the code, no advice');
 });

@@ -5,7 +5,7 @@
 // runtime with its adjustment (nri/handler.ts).
 import fs from 'node:fs';
 import path from 'node:path';
-import { EnvhookError } from '../errors.ts';
+import { EnvhookError, errnoReason } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { JsonObject } from '../oci/json.ts';
 import { flushSpec, layoutOf, serializeSpec, type LoadedSpec, type Spec } from '../oci/spec.ts';
@@ -46,7 +46,7 @@ function removeSidecar(bundle: string): void {
   try {
     fs.rmSync(file, { force: true });
   } catch (cause) {
-    throw new EnvhookError(`cannot remove ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
+    throw new EnvhookError(`cannot remove ${file}: ${errnoReason(cause)}`, { cause });
   }
 }
 

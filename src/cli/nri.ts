@@ -12,6 +12,7 @@ import { createLogger, type Logger } from '../log.ts';
 import { DAEMON_NODE_OPTION, daemonJitTiers, hasPoolSize, reexecAsDaemon } from '../nri/process.ts';
 import type { NriObserver } from '../nri/observer.ts';
 import type { NriStatus } from '../nri/status-file.ts';
+import { checkRunDirUsable, DEFAULT_RUN_DIR } from '../watch/run-dir.ts';
 
 interface NriOptions extends SettingOptions {
   socket?: string;
@@ -54,7 +55,7 @@ export function registerNri(program: Command): void {
       '--fifo-priority <1-99>',
       'run the worker under SCHED_FIFO at this priority, so that it owns rewritten volume files before a reader can find them (default: ordinary)',
     );
-  addSettingFlags(cmd).action((opts: NriOptions) => runNri(opts));
+  addSettingFlags(cmd, { daemon: true }).action((opts: NriOptions) => runNri(opts));
 }
 
 function nriSettings(opts: NriOptions, env: NodeJS.ProcessEnv) {
@@ -85,14 +86,8 @@ async function runSupervisor(opts: NriOptions, env: NodeJS.ProcessEnv): Promise<
   const { writeStatus } = await import('../nri/status-file.ts');
   const { DurationHistogram } = await import('../nri/metrics.ts');
   const settings = nriSettings(opts, env);
-  // Linux's sun_path: 108 bytes with the NUL. Longer, every dial fails (EINVAL): say so once, now.
-  for (const [what, p] of [
-    ['NRI', settings.nriSocket],
-    ['CRI', settings.criSocket],
-  ] as const) {
-    if (p !== undefined && Buffer.byteLength(p) > 107)
-      throw new EnvhookError(`${what} socket path is ${Buffer.byteLength(p)} bytes: a unix socket path has at most 107`);
-  }
+  const runDir = settings.runDir ?? DEFAULT_RUN_DIR;
+  await checkStart(settings, runDir);
   const fd = inheritedFd(env);
   const log = createLogger(settings.logFile, settings.logLevel, { stderr: true });
   // NRI kills the process it started (SIGKILL) once that plugin's connection has closed (its
@@ -105,8 +100,6 @@ async function runSupervisor(opts: NriOptions, env: NodeJS.ProcessEnv): Promise<
   const name = (fd !== undefined && env.NRI_PLUGIN_NAME) || PLUGIN_NAME;
   const index = (fd !== undefined && env.NRI_PLUGIN_IDX) || settings.nriIndex;
   const plugin = `${index}-${name}`;
-  const runDir = settings.runDir ?? '/run/envhook';
-  log.info({ cmd: 'nri', plugin, socket: settings.nriSocket, fd }, 'nri: start');
 
   let supervisor: ReturnType<typeof startSupervisor> | undefined;
   const lock = await acquireLock({
@@ -118,15 +111,11 @@ async function runSupervisor(opts: NriOptions, env: NodeJS.ProcessEnv): Promise<
     },
   });
   const role: WorkerRole = { name, index, preinstalled: fd !== undefined };
-  const { setFifo } = await import('../nri/realtime.ts');
-  let fifoWarned = false;
-  const fifo = (pid: number, priority: number) => {
-    const why = setFifo(pid, priority);
-    if (why === undefined) return log.debug({ workerPid: pid, fifoPriority: priority }, 'nri: worker under SCHED_FIFO');
-    if (!fifoWarned) log.warn({ workerPid: pid, fifoPriority: priority }, `nri: worker left at ordinary priority: ${why}`);
-    fifoWarned = true;
-  };
+  const fifo = await fifoSetter(log);
   const histogram = new DurationHistogram();
+  const health = await startHealth(settings.metricsAddress, () => supervisor!.status(), histogram, log, lock);
+  // Started: every start-up check passed (a failure before here is the one line `envhook: …` alone).
+  log.info({ cmd: 'nri', plugin, socket: settings.nriSocket, fd }, 'nri: start');
   let first = true;
   supervisor = startSupervisor({
     name,
@@ -148,11 +137,6 @@ async function runSupervisor(opts: NriOptions, env: NodeJS.ProcessEnv): Promise<
       for (const s of seconds) histogram.observe(s);
     },
   });
-  // The endpoint lives in the supervisor: it answers while a worker is replaced.
-  const health =
-    settings.metricsAddress === undefined
-      ? undefined
-      : await startHealth(settings.metricsAddress, () => supervisor!.status(), histogram, log, supervisor);
   const stop = (signal: NodeJS.Signals) => void supervisor?.stop(signal);
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
@@ -280,21 +264,56 @@ async function runWorker(opts: NriOptions, env: NodeJS.ProcessEnv, role: WorkerR
   }
 }
 
-/** The metrics and health endpoint; a bad address stops the supervisor and fails the command. */
+/**
+ * What can fail at start, checked before anything starts (no worker, no status file, no lock):
+ * socket paths, the metrics address's form, the run directory. Each a one-line EnvhookError.
+ */
+async function checkStart(settings: ReturnType<typeof nriSettings>, runDir: string): Promise<void> {
+  // Linux's sun_path: 108 bytes with the NUL. Longer, every dial fails (EINVAL): say so once, now.
+  for (const [what, p] of [
+    ['NRI', settings.nriSocket],
+    ['CRI', settings.criSocket],
+  ] as const) {
+    if (p !== undefined && Buffer.byteLength(p) > 107)
+      throw new EnvhookError(`${what} socket path is ${Buffer.byteLength(p)} bytes: a unix socket path has at most 107`);
+  }
+  if (settings.metricsAddress !== undefined) (await import('../nri/http.ts')).parseAddress(settings.metricsAddress);
+  checkRunDirUsable(runDir);
+}
+
+/**
+ * The metrics and health endpoint, when asked for. It lives in the supervisor, so it answers
+ * while a worker is replaced; it is bound before the first worker starts, so an address that
+ * cannot be used (busy, not this host's) ends the command with one line, the lock released and
+ * nothing started.
+ */
 async function startHealth(
-  address: string,
+  address: string | undefined,
   status: () => NriStatus,
   histogram: InstanceType<typeof import('../nri/metrics.ts').DurationHistogram>,
   log: Logger,
-  supervisor: { stop(reason: string): Promise<void> },
+  lock: { release(): Promise<void> },
 ) {
+  if (address === undefined) return undefined;
   const { startHealthServer } = await import('../nri/http.ts');
   try {
     const server = await startHealthServer({ address, status, histogram, log });
     log.info({ address: `${server.address.host}:${server.address.port}` }, 'nri: metrics and health endpoint listening');
     return server;
   } catch (err) {
-    await supervisor.stop('the metrics address cannot be used');
+    await lock.release();
     throw err;
   }
+}
+
+/** Puts a worker under SCHED_FIFO; the first failure is a warning, later ones are not repeated. */
+async function fifoSetter(log: Logger): Promise<(pid: number, priority: number) => void> {
+  const { setFifo } = await import('../nri/realtime.ts');
+  let warned = false;
+  return (pid, priority) => {
+    const why = setFifo(pid, priority);
+    if (why === undefined) return log.debug({ workerPid: pid, fifoPriority: priority }, 'nri: worker under SCHED_FIFO');
+    if (!warned) log.warn({ workerPid: pid, fifoPriority: priority }, `nri: worker left at ordinary priority: ${why}`);
+    warned = true;
+  };
 }

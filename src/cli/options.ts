@@ -11,10 +11,11 @@ export interface SettingOptions {
   runDir?: string;
 }
 
-export function addSettingFlags(cmd: Command, { runtime = false } = {}): Command {
+/** `daemon`: without a log file the command logs to stderr (`nri`, `watch`). */
+export function addSettingFlags(cmd: Command, { runtime = false, daemon = false } = {}): Command {
   cmd
     .option('--kubelet-root <dir>', 'kubelet root directory (default /var/lib/kubelet)')
-    .option('--log-file <file>', 'structured JSON log file')
+    .option('--log-file <file>', daemon ? 'structured JSON log file (default: JSON lines on stderr)' : 'structured JSON log file')
     .option('--log-level <level>', 'log level: fatal, error, warn, info, debug, trace, silent');
   if (runtime) cmd.option('--runtime <path>', 'the real OCI runtime (default runc on PATH)');
   return cmd;

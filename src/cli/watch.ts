@@ -1,10 +1,13 @@
 // `envhook watch`: on nodes that run the shim (no NRI daemon), applies volume owners again after
 // every atomic rewrite of the kubelet, from the records the shim writes at create in the run
-// directory (src/watch/). Runs in the foreground until SIGTERM or SIGINT; logs to the log file
-// only (names, paths, counts; never a file's content). With a FIFO priority (flag, environment
+// directory (src/watch/). Runs in the foreground until SIGTERM or SIGINT; logs JSON lines to
+// stderr, as `envhook nri` does (the journal under systemd, `kubectl logs` in a DaemonSet), or to
+// the log file (names, paths, counts; never a file's content). With a FIFO priority (flag, environment
 // or config file, as `envhook nri`'s) the whole process runs under SCHED_FIFO, so it owns a
 // rewritten file before a reader can find it (docs/ownership.md).
+import fs from 'node:fs';
 import type { Command } from 'commander';
+import { EnvhookError, errnoReason } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import { fifoNumber } from '../settings.ts';
 import { DEFAULT_RUN_DIR } from '../watch/run-dir.ts';
@@ -23,11 +26,12 @@ export function registerWatch(program: Command): void {
       '--fifo-priority <1-99>',
       'run under SCHED_FIFO at this priority, so that rewritten volume files are owned before a reader can find them (default: ordinary)',
     );
-  addSettingFlags(cmd).action(async (opts: WatchOptions) => {
+  addSettingFlags(cmd, { daemon: true }).action(async (opts: WatchOptions) => {
     const settings = settingsFrom(opts, {
       fifoPriority: opts.fifoPriority === undefined ? undefined : fifoNumber(opts.fifoPriority, '--fifo-priority'),
     });
-    const log = createLogger(settings.logFile, settings.logLevel);
+    checkKubeletRoot(settings.kubeletRoot);
+    const log = createLogger(settings.logFile, settings.logLevel, { stderr: true });
     if (settings.fifoPriority !== undefined) {
       const { setFifo } = await import('../nri/realtime.ts');
       const why = setFifo(process.pid, settings.fifoPriority);
@@ -44,4 +48,17 @@ export function registerWatch(program: Command): void {
     log.info({ signal }, 'signal');
     daemon.stop();
   });
+}
+
+/** The records name pods under the kubelet root: a root that is not there would watch nothing, silently. */
+function checkKubeletRoot(dir: string): void {
+  let st: fs.Stats | undefined;
+  try {
+    st = fs.statSync(dir, { throwIfNoEntry: false });
+  } catch (cause) {
+    throw new EnvhookError(`kubelet root ${dir}: ${errnoReason(cause)}`, { cause });
+  }
+  const fix = "set --kubelet-root (ENVHOOK_KUBELET_ROOT, kubeletRoot) to the kubelet's --root-dir";
+  if (st === undefined) throw new EnvhookError(`kubelet root ${dir} does not exist: ${fix}`);
+  if (!st.isDirectory()) throw new EnvhookError(`kubelet root ${dir} is not a directory: ${fix}`);
 }

@@ -3,7 +3,7 @@
 // the settings in force, the installs recorded in <prefix>/state.json, and the NRI status file.
 import fs from 'node:fs';
 import path from 'node:path';
-import { EnvhookError } from '../errors.ts';
+import { EnvhookError, errnoReason } from '../errors.ts';
 import { DEFAULT_CONFIG_FILE, loadSettings, parseSettingsFile, type AllSettings } from '../settings.ts';
 import { makeLayout, RUNTIMES, type Layout, type Runtime } from '../install/layout.ts';
 import { readState, type RuntimeRecord } from '../install/state.ts';
@@ -58,7 +58,7 @@ export function readNode(opts: NodeOptions, env: NodeJS.ProcessEnv = process.env
     text = fs.readFileSync(realSettings, 'utf8');
   } catch (cause) {
     const code = (cause as NodeJS.ErrnoException).code;
-    if (named || code !== 'ENOENT') view.settingsProblem = `cannot read config file ${settingsFile}: ${code ?? 'error'}`;
+    if (named || code !== 'ENOENT') view.settingsProblem = `cannot read config file ${settingsFile}: ${errnoReason(cause)}`;
   }
   if (text !== undefined) {
     try {

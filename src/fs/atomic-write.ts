@@ -5,7 +5,7 @@
 // next write of the same file removes it (stale-temp.ts).
 import fs from 'node:fs';
 import path from 'node:path';
-import { EnvhookError } from '../errors.ts';
+import { EnvhookError, errnoReason } from '../errors.ts';
 import { removeStaleTemps, tempName } from './stale-temp.ts';
 
 /** The points of atomicWrite where a crash leaves a different state on disk. */
@@ -64,7 +64,7 @@ export function atomicWrite(
   } catch (cause) {
     if (fd !== undefined) fs.closeSync(fd);
     fs.rmSync(tmp, { force: true });
-    throw new EnvhookError(`cannot write ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
+    throw new EnvhookError(`cannot write ${file}: ${errnoReason(cause)}`, { cause });
   }
   if (durable) fsyncDir(dir);
   faultAt?.('dir-synced');
@@ -92,6 +92,6 @@ function fsyncDir(dir: string): void {
       fs.closeSync(fd);
     }
   } catch (cause) {
-    throw new EnvhookError(`cannot sync directory ${dir}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
+    throw new EnvhookError(`cannot sync directory ${dir}: ${errnoReason(cause)}`, { cause });
   }
 }

@@ -4,7 +4,7 @@
 // resolves the magic link to the already-open directory and looks up one name in it, so a
 // rename or symlink swap elsewhere cannot redirect the walk.
 import fs from 'node:fs';
-import { EnvhookError } from '../errors.ts';
+import { EnvhookError, errnoReason } from '../errors.ts';
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = fs.constants;
 const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NOCTTY;
@@ -269,7 +269,7 @@ function fromErrno(cause: unknown, what: 'file' | 'directory'): ConfinedError {
     case 'EISDIR':
       return new ConfinedError('is a directory', code, cause);
     default:
-      return new ConfinedError(`cannot open (${code ?? 'error'})`, code, cause);
+      return new ConfinedError(`cannot open: ${errnoReason(cause)}`, code, cause);
   }
 }
 

@@ -3,14 +3,14 @@
 // hang; fstat on the open descriptor then refuses it, and devices, directories and sockets,
 // without a race. Symlinks are followed: the file is named by the person running the command.
 import fs from 'node:fs';
-import { EnvhookError } from '../errors.ts';
+import { EnvhookError, errnoReason } from '../errors.ts';
 
 export function readRegularFile(file: string, limit: number): Uint8Array {
   let fd: number;
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   } catch (cause) {
-    throw new EnvhookError(`cannot read ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
+    throw new EnvhookError(`cannot read ${file}: ${errnoReason(cause)}`, { cause });
   }
   try {
     if (!fs.fstatSync(fd).isFile()) throw new EnvhookError(`${file}: not a regular file`);
@@ -22,7 +22,7 @@ export function readRegularFile(file: string, limit: number): Uint8Array {
     return buf.subarray(0, size);
   } catch (cause) {
     if (cause instanceof EnvhookError) throw cause;
-    throw new EnvhookError(`cannot read ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
+    throw new EnvhookError(`cannot read ${file}: ${errnoReason(cause)}`, { cause });
   } finally {
     fs.closeSync(fd);
   }

@@ -1,6 +1,6 @@
 // All of stdin, bounded: a hook's state, Podman's config, a manifest on `envhook lint -`.
 import fs from 'node:fs';
-import { EnvhookError } from '../errors.ts';
+import { EnvhookError, errnoReason } from '../errors.ts';
 
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
@@ -21,7 +21,7 @@ export function readStdin(limit: number, what: string): string {
         continue;
       }
       if (code === 'EOF') break;
-      throw new EnvhookError(`cannot read ${what} from stdin: ${code ?? 'error'}`, { cause });
+      throw new EnvhookError(`cannot read ${what} from stdin: ${errnoReason(cause)}`, { cause });
     }
     if (n === 0) break;
     size += n;

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { EnvhookError } from '../errors.ts';
+import { EnvhookError, errnoReason } from '../errors.ts';
 import { backupPath, type Layout } from './layout.ts';
 import { unifiedDiff } from './diff.ts';
 import { atomicWrite } from '../fs/atomic-write.ts';
@@ -33,7 +33,7 @@ export function readHost(layout: Layout, file: string): Buffer | undefined {
   try {
     st = fs.lstatSync(real, { throwIfNoEntry: false });
   } catch (cause) {
-    throw new EnvhookError(`cannot read ${real}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
+    throw new EnvhookError(`cannot read ${real}: ${errnoReason(cause)}`, { cause });
   }
   if (!st) return undefined;
   if (!st.isFile()) throw new EnvhookError(`${real}: not a regular file`);

@@ -2,7 +2,7 @@
 // that, a file shared by two runtimes (the executables) stays until the last one goes, and a
 // reinstall can tell envhook's previous files (replaced freely) from an admin's (backed up).
 import fs from 'node:fs';
-import { EnvhookError } from '../errors.ts';
+import { EnvhookError, errnoReason } from '../errors.ts';
 import type { Layout } from './layout.ts';
 import type { InstallKey } from './mode.ts';
 import type { Change } from './fsops.ts';
@@ -32,7 +32,7 @@ export function readState(layout: Layout): State {
     text = fs.readFileSync(layout.real(layout.state), 'utf8');
   } catch (cause) {
     if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, runtimes: {} };
-    throw new EnvhookError(`cannot read ${layout.state}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
+    throw new EnvhookError(`cannot read ${layout.state}: ${errnoReason(cause)}`, { cause });
   }
   try {
     const state = JSON.parse(text) as State;

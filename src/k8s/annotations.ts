@@ -72,6 +72,14 @@ const MESSAGES: SchemaMessages = {
 const ENV_FROM_MESSAGES: SchemaMessages = { ...MESSAGES, oneOf: 'must have exactly one of "fileRef" or "volumeRef"' };
 const SERVICE_LINKS_MESSAGES: SchemaMessages = { propertyNames: `container name must be "*" or ${DNS_LABEL}` };
 
+/** The human reasons for schema errors of annotation `key` (lint words its errors the same way). */
+export function schemaMessages(key: string): SchemaMessages {
+  if (key === ENV_KEY) return MESSAGES;
+  if (key === ENV_FROM_KEY) return ENV_FROM_MESSAGES;
+  if (key === SERVICE_LINKS_KEY) return SERVICE_LINKS_MESSAGES;
+  return {};
+}
+
 /** Parsed annotation value; undefined when the annotation is absent. Throws EnvhookError. */
 export function readAnnotation(
   annotations: Annotations,

@@ -5,6 +5,7 @@ import { readEnv, readEnvFrom, readServiceLinks, type EnvFromSource, type EnvVar
 import { readVolumeOwners, type VolumeOwner } from '../ownership/annotation.ts';
 import type { PodFacts } from '../manifest/pod-facts.ts';
 import { didYouMean } from './nearest.ts';
+import { everySchemaError } from './schema-errors.ts';
 import {
   APPLIED_KEY,
   ENV_FROM_KEY,
@@ -68,7 +69,10 @@ export function readPodAnnotations(facts: PodFacts): { values: PodAnnotations; p
         problems.push({ key, path: '', severity: 'error', message: `not an envhook annotation${didYouMean(key, POD_AUTHOR_KEYS)}` });
       }
     } catch (err) {
-      problems.push(describe(key, err));
+      // The reader stops at the first schema error; lint lists every one of the annotation.
+      const all = err instanceof SchemaError && typeof value === 'string' ? everySchemaError(key, value) : [];
+      if (all.length > 0) problems.push(...all.map((e) => describe(key, e)));
+      else problems.push(describe(key, err));
     }
   }
   return { values, problems };

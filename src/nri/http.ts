@@ -7,8 +7,9 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { Socket } from 'node:net';
-import { EnvhookError } from '../errors.ts';
+import { EnvhookError, errnoReason } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { METRICS_ADDRESS_FORMS } from '../schema.ts';
 import { renderMetrics, type DurationHistogram } from './metrics.ts';
 import type { NriStatus } from './status-file.ts';
 
@@ -30,7 +31,7 @@ export function parseAddress(address: string): ListenAddress {
   const hostOk = v6 !== undefined ? net.isIPv6(v6) : name === '' || net.isIPv4(name!) || HOSTNAME.test(name!);
   if (!m || !hostOk || port > 65535) {
     const shown = JSON.stringify(address.length > 100 ? address.slice(0, 100) + '…' : address);
-    throw new EnvhookError(`metrics address ${shown}: expected host:port, [IPv6]:port or :port (every interface), port 0-65535`);
+    throw new EnvhookError(`metrics address ${shown}: ${METRICS_ADDRESS_FORMS}`);
   }
   return { host: v6 ?? (name === '' ? undefined : name), port };
 }
@@ -72,7 +73,7 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => refuse(err, socket, opts.log));
   await new Promise<void>((resolve, reject) => {
     const failed = (cause: NodeJS.ErrnoException) =>
-      reject(new EnvhookError(`cannot listen on metrics address ${opts.address}: ${cause.code ?? 'error'}`, { cause }));
+      reject(new EnvhookError(`cannot listen on metrics address ${opts.address}: ${errnoReason(cause)}`, { cause }));
     server.once('error', failed);
     server.listen({ host, port }, () => {
       server.off('error', failed);

@@ -8,7 +8,7 @@
 // `envhook uninstall` asks the holder to stop the same way.
 import net from 'node:net';
 import path from 'node:path';
-import { EnvhookError } from '../errors.ts';
+import { EnvhookError, errnoReason } from '../errors.ts';
 import { sha256Hex } from '../plan/sha256.ts';
 
 /** takeover: a newer instance; stop: uninstall; ping: who holds it (install's note), nothing stops. */
@@ -45,7 +45,7 @@ export async function acquireLock(opts: LockOptions): Promise<Lock> {
   for (;;) {
     const server = await listen(address(opts.socketPath)).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'EADDRINUSE')
-        throw new EnvhookError(`cannot take the instance lock for ${opts.socketPath}: ${err.code ?? 'error'}`, { cause: err });
+        throw new EnvhookError(`cannot take the instance lock for ${opts.socketPath}: ${errnoReason(err)}`, { cause: err });
       return undefined;
     });
     if (server) return serve(server, opts);
@@ -81,7 +81,7 @@ export function ask(socketPath: string, request: LockRequest, timeoutMs: number,
       clearTimeout(timer);
       // Nobody holds it (any more): the caller binds.
       if (err.code === 'ECONNREFUSED' || err.code === 'ENOENT') resolve(undefined);
-      else reject(new EnvhookError(`cannot reach the envhook nri holding ${socketPath}: ${err.code ?? 'error'}`, { cause: err }));
+      else reject(new EnvhookError(`cannot reach the envhook nri holding ${socketPath}: ${errnoReason(err)}`, { cause: err }));
     });
     conn.on('close', () => {
       clearTimeout(timer);

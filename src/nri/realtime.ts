@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { procStat } from './proc-stat.ts';
+import { errnoReason } from '../errors.ts';
 
 const CHRT_PATHS = ['/usr/bin/chrt', '/bin/chrt'];
 
@@ -30,7 +31,7 @@ export function findChrt(envPath = process.env.PATH ?? ''): string | undefined {
 export function setFifo(pid: number, priority: number, chrt = findChrt()): string | undefined {
   if (chrt === undefined) return 'no chrt (util-linux) at /usr/bin/chrt, /bin/chrt or on PATH';
   const r = spawnSync(chrt, ['-a', '-f', '-p', String(priority), String(pid)], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
-  if (r.error) return `${chrt}: ${(r.error as NodeJS.ErrnoException).code ?? 'failed'}`;
+  if (r.error) return `${chrt}: ${errnoReason(r.error)}`;
   // chrt's own message: a pid and the errno text (EPERM without CAP_SYS_NICE), never a value.
   if (r.status !== 0) return `${chrt} exited ${r.status}: ${r.stderr.trim().split('\n')[0] ?? ''}`;
   return undefined;

@@ -10,7 +10,7 @@
 import type { SpawnSyncReturns } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { EnvhookError } from '../errors.ts';
+import { EnvhookError, errnoReason } from '../errors.ts';
 
 /** A line every envhook front carries (hooks/envhook-runtime). */
 export const FRONT_MARKER = 'envhook-runtime-front:';
@@ -103,8 +103,8 @@ function cannotRun(bin: RuntimeBinary): string | undefined {
 export function versionMatch(bin: RuntimeBinary, what: string, pattern: RegExp): RegExpExecArray {
   const r = runRuntimeBinary(bin, ['--version'], { timeout: 30_000 });
   const m = pattern.exec(r.stdout ?? '');
-  if (r.status !== 0 || !m)
-    throw new EnvhookError(`${bin.path} --version did not print a ${what} version (exit ${r.status ?? r.signal ?? r.error?.message})`);
+  if (r.error) throw new EnvhookError(`cannot run ${bin.path} --version: ${errnoReason(r.error)}`, { cause: r.error });
+  if (r.status !== 0 || !m) throw new EnvhookError(`${bin.path} --version did not print a ${what} version (exit ${r.status ?? r.signal})`);
   return m;
 }
 

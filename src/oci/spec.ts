@@ -3,7 +3,7 @@
 // file atomically: temp file in the bundle, fsync, rename, fsync the directory.
 import fs from 'node:fs';
 import path from 'node:path';
-import { EnvhookError } from '../errors.ts';
+import { EnvhookError, errnoReason } from '../errors.ts';
 import { atomicWrite } from '../fs/atomic-write.ts';
 import { parseLossless, stringifyLossless, type JsonObject, type JsonValue } from './json.ts';
 import { validateSpec } from '../schema.ts';
@@ -44,7 +44,7 @@ export function loadSpec(bundle: string): LoadedSpec {
     original = fs.readFileSync(file, 'utf8');
   } catch (cause) {
     if (cause instanceof EnvhookError) throw cause;
-    throw new EnvhookError(`cannot read ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
+    throw new EnvhookError(`cannot read ${file}: ${errnoReason(cause)}`, { cause });
   }
   return { path: file, original, spec: parseSpec(original, file), ...layoutOf(original) };
 }

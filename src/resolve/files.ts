@@ -3,7 +3,7 @@
 // emptyDir, an atomic-writer volume or a CSI volume (docs/design.md#env-from-other-volumes); every read goes through the
 // confined reader (no symlink but the atomic writer's `..data`, regular file, non-blocking,
 // bounded). Errors name the volume, the path, the key and the line — never a byte of the file.
-import { EnvhookError, EnvFileError } from '../errors.ts';
+import { EnvFileError, EnvhookError, errnoReason } from '../errors.ts';
 import { ConfinedError } from '../fs/confined.ts';
 import { EntryError, readVolumeDir, readVolumeFile, type DirFiles } from '../fs/volume-file.ts';
 import { MAX_FILE_BYTES } from '../envfile/envfile.ts';
@@ -112,7 +112,7 @@ export class EnvFiles {
         throw new EnvhookError(`${describeDir(ref)}: not found`, { cause: err });
       }
       if (err instanceof ConfinedError) throw new EnvhookError(`${describeDir(ref)}: ${err.reason}`, { cause: err });
-      throw new EnvhookError(`${describeDir(ref)}: cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });
+      throw new EnvhookError(`${describeDir(ref)}: cannot read: ${errnoReason(err)}`, { cause: err });
     }
     const vars = new Map<string, string>();
     try {
@@ -154,7 +154,7 @@ export class EnvFiles {
     } catch (err) {
       if (err instanceof ConfinedError && err.notFound) return undefined;
       if (err instanceof ConfinedError) throw new EnvhookError(`${describeFile(ref)}: ${err.reason}`, { cause: err });
-      throw new EnvhookError(`${describeFile(ref)}: cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });
+      throw new EnvhookError(`${describeFile(ref)}: cannot read: ${errnoReason(err)}`, { cause: err });
     }
   }
 }

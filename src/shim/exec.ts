@@ -6,7 +6,7 @@
 // process from config.json itself, which already has the env: nothing to do.
 import fs from 'node:fs';
 import path from 'node:path';
-import { EnvhookError } from '../errors.ts';
+import { EnvhookError, errnoReason } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { atomicWrite } from '../fs/atomic-write.ts';
 import { parseLossless, type JsonObject } from '../oci/json.ts';
@@ -98,7 +98,7 @@ function realFile(file: string): string {
   try {
     return fs.realpathSync(file);
   } catch (cause) {
-    throw new EnvhookError(`cannot read process file ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
+    throw new EnvhookError(`cannot read process file ${file}: ${errnoReason(cause)}`, { cause });
   }
 }
 
@@ -110,7 +110,7 @@ function readProcessFile(file: string): string {
     return fs.readFileSync(file, 'utf8');
   } catch (cause) {
     if (cause instanceof EnvhookError) throw cause;
-    throw new EnvhookError(`cannot read process file ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { cause });
+    throw new EnvhookError(`cannot read process file ${file}: ${errnoReason(cause)}`, { cause });
   }
 }
 

@@ -41,6 +41,9 @@ for (const entry of ['src/cli/main.ts', 'dist/envhook.cjs']) {
         `    envhook.io/env: '{"main": [{"name": "A", "value": "${CANARY}", "valueFrom": "${CANARY}"}], "${CANARY}": [${CANARY}'`,
       ),
       'norc.yaml': POD(`    envhook.io/serviceLinks: '{"*": false}'`, '""'),
+      'three.yaml': POD(
+        `    envhook.io/env: '{"main": [{"name": "A"}, {"name": "B=${CANARY}", "value": "${CANARY}"}, {"name": "C", "valueFrom": {"fileKeyRef": {"volumeName": "config", "path": "a.env", "key": "${CANARY}-1"}}}]}'`,
+      ),
     });
     const f = (n: string) => path.join(dir, n);
 
@@ -65,6 +68,20 @@ for (const entry of ['src/cli/main.ts', 'dist/envhook.cjs']) {
     t.equal(r.status, 1, 'an error: exit 1');
     t.equal(r.stdout.split('\n')[0], `${f('bad.yaml')}:6:5: envhook.io/env: is not valid JSON`);
     t.equal(r.stderr, '1 error, 1 warning\n');
+
+    // Every schema error of an annotation, one line each (the node stops at the first).
+    r = envhook(entry, ['lint', f('three.yaml')]);
+    t.equal(r.status, 1);
+    t.equal(
+      r.stdout,
+      [
+        `${f('three.yaml')}:6:5: envhook.io/env /main/0: must have exactly one of "value" or "valueFrom"`,
+        `${f('three.yaml')}:6:5: envhook.io/env /main/1/name: must be printable ASCII without '='`,
+        `${f('three.yaml')}:6:5: envhook.io/env /main/2/valueFrom/fileKeyRef/key: must be a variable name ([A-Za-z_][A-Za-z0-9_]*)`,
+        '',
+      ].join('\n'),
+    );
+    t.equal(r.stderr, '3 errors, 0 warnings\n');
 
     r = envhook(entry, ['lint', '--format', 'json', '-'], fs.readFileSync(f('norc.yaml'), 'utf8'));
     t.equal(r.status, 1);

@@ -3,10 +3,15 @@
 // The supervisor's own cases: nri-supervisor.test.ts.
 import t from 'tap';
 import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
-import { envhook } from '../helpers/bundle.ts';
+import { spawn } from 'node:child_process';
+import { envhook, NODE } from '../helpers/bundle.ts';
+import { leftoverProcesses } from '../helpers/leftovers.ts';
+import { lockName } from '../../src/nri/lock.ts';
 import { startFakeRuntime } from '../helpers/nri-runtime.ts';
-import { startNriProcess } from '../helpers/nri-process.ts';
+import { builtCli, startNriProcess } from '../helpers/nri-process.ts';
 import { DAEMON_NODE_OPTION } from '../../src/nri/process.ts';
 import { sleep } from '../helpers/wait.ts';
 
@@ -86,9 +91,9 @@ t.test('a bad index or fd: one line, exit 1, nothing started', async (t) => {
   const dir = t.testdir({ 'config.json': '{}' });
   const env = { ENVHOOK_CONFIG: path.join(dir, 'config.json') };
   const cases: [string[], NodeJS.ProcessEnv, RegExp][] = [
-    [['nri', '--index', '5'], env, /^envhook: --index: .*\n$/],
-    [['nri', '--index', '5x'], env, /^envhook: --index: /],
-    [['nri'], { ...env, ENVHOOK_NRI_INDEX: '100' }, /^envhook: ENVHOOK_NRI_INDEX: /],
+    [['nri', '--index', '5'], env, /^envhook: --index "5": must be two digits, 00 to 99 \(the order among NRI plugins\)\n$/],
+    [['nri', '--index', '5x'], env, /^envhook: --index "5x": /],
+    [['nri'], { ...env, ENVHOOK_NRI_INDEX: '100' }, /^envhook: ENVHOOK_NRI_INDEX "100": /],
     [['nri'], { ...env, NRI_PLUGIN_SOCKET: 'three' }, /^envhook: NRI_PLUGIN_SOCKET is not a file descriptor number\n$/],
   ];
   for (const [args, e, re] of cases) {
@@ -147,4 +152,69 @@ t.test('a bad peer: logged, connection closed, the daemon dials again and serves
   const next = await rt.nextPlugin();
   t.match(await next.createContainer({ container: { name: 'c' } }), { adjust: {} }, 'the next session works');
   t.equal(p.child.exitCode, null, 'still running');
+});
+
+/** `envhook nri ARGS` from the built CLI until it exits (at most `ms`; then it is killed and the test fails). */
+async function nriUntilExit(args: string[], env: NodeJS.ProcessEnv, ms = 30_000) {
+  const child = spawn(NODE, [builtCli(), 'nri', ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), ms);
+  const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => child.once('close', (c, s) => resolve([c, s])));
+  clearTimeout(timer);
+  return { status: signal === 'SIGKILL' ? `still running after ${ms} ms` : code, stdout, stderr };
+}
+
+t.test('any start-up failure: one line naming the setting or file and what is wrong, exit 1, nothing left running', async (t) => {
+  const dir = t.testdir({ 'config.json': '{}', 'bad.json': '{\n  "nriIndex": "50",\n}\n', file: 'x', open: {} });
+  fs.chmodSync(path.join(dir, 'open'), 0o777);
+  const busy = net.createServer();
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => busy.close());
+  const port = (busy.address() as net.AddressInfo).port;
+  // a unix socket path is short: not under the test's directory
+  const sockDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-nri-'));
+  t.teardown(() => fs.rmSync(sockDir, { recursive: true, force: true }));
+  const socket = path.join(sockDir, 'nri.sock');
+  const runDir = path.join(dir, 'run');
+  const forms = 'expected host:port, [IPv6]:port or :port (every interface), port 0-65535';
+  const config = { ENVHOOK_CONFIG: path.join(dir, 'config.json') };
+  const cases: [string[], NodeJS.ProcessEnv, string][] = [
+    [['--metrics-address', '127.0.0.1:99999'], config, `--metrics-address "127.0.0.1:99999": ${forms}`],
+    [['--metrics-address', 'foo'], config, `--metrics-address "foo": ${forms}`],
+    [[], { ...config, ENVHOOK_METRICS_ADDRESS: ':70000' }, `ENVHOOK_METRICS_ADDRESS ":70000": ${forms}`],
+    [
+      ['--metrics-address', `127.0.0.1:${port}`],
+      config,
+      `cannot listen on metrics address 127.0.0.1:${port}: address already in use (EADDRINUSE): another process listens there; choose a free port or stop that process`,
+    ],
+    [['--index', '5'], config, '--index "5": must be two digits, 00 to 99 (the order among NRI plugins)'],
+    [[], { ENVHOOK_CONFIG: path.join(dir, 'bad.json') }, `config file ${path.join(dir, 'bad.json')}:3:1: not valid JSON`],
+    [['--run-dir', path.join(dir, 'file')], config, `run directory ${path.join(dir, 'file')} is not a directory`],
+    [
+      ['--run-dir', '/proc/envhook-test/run'],
+      config,
+      'cannot create run directory /proc/envhook-test/run: no such file or directory (ENOENT)',
+    ],
+    [
+      ['--run-dir', path.join(dir, 'open')],
+      config,
+      `run directory ${path.join(dir, 'open')} must be owned by root and not writable by group or others`,
+    ],
+  ];
+  for (const [args, env, line] of cases) {
+    const r = await nriUntilExit(['--socket', socket, '--run-dir', runDir, ...args], env);
+    const what = `envhook nri ${args.join(' ')}${env.ENVHOOK_METRICS_ADDRESS ? ` (ENVHOOK_METRICS_ADDRESS)` : ''}`;
+    t.equal(r.status, 1, `${what}: exit 1`);
+    t.equal(r.stderr, `envhook: ${line}\n`, `${what}: the one line`);
+    t.equal(r.stdout, '');
+    t.same(leftoverProcesses(socket), [], `${what}: no supervisor, no worker`);
+    t.notOk(fs.existsSync(path.join(runDir, 'nri-status.json')), `${what}: no status file`);
+    // the instance lock is free again: the abstract socket can be bound
+    const lock = net.createServer();
+    await new Promise<void>((resolve, reject) => lock.once('error', reject).listen(`\0${lockName(socket)}`, resolve));
+    await new Promise<void>((resolve) => lock.close(() => resolve()));
+  }
 });

@@ -2,7 +2,9 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { envhook, spawnEnvhook } from '../helpers/bundle.ts';
+import { spawn, spawnSync } from 'node:child_process';
+import { envhook, NODE, spawnEnvhook } from '../helpers/bundle.ts';
+import { builtCli } from '../helpers/nri-process.ts';
 import { atomicWrite, makeAtomicVolume, makePod } from '../../scripts/kubelet-pod.ts';
 import { writeOwnersRecord } from '../../src/watch/record.ts';
 import { findChrt } from '../../src/nri/realtime.ts';
@@ -49,14 +51,15 @@ t.test('a run directory others can write: one line, exit 1', async (t) => {
   const runDir = path.join(t.testdir({}), 'run');
   fs.mkdirSync(runDir);
   fs.chmodSync(runDir, 0o777);
-  const r = envhook(['watch', '--run-dir', runDir]);
+  const kubeletRoot = { ENVHOOK_KUBELET_ROOT: path.dirname(runDir) };
+  const r = envhook(['watch', '--run-dir', runDir], { env: kubeletRoot });
   refused(t, r, `envhook: run directory ${runDir} must be owned by root and not writable by group or others\n`);
   t.equal(r.stdout, '');
-  const env = envhook(['watch'], { env: { ENVHOOK_RUN_DIR: runDir } });
+  const env = envhook(['watch'], { env: { ...kubeletRoot, ENVHOOK_RUN_DIR: runDir } });
   t.equal(env.stderr, r.stderr, 'ENVHOOK_RUN_DIR is read');
   const config = path.join(path.dirname(runDir), 'config.json');
   fs.writeFileSync(config, JSON.stringify({ runDir }));
-  t.equal(envhook(['watch'], { env: { ENVHOOK_CONFIG: config } }).stderr, r.stderr, 'runDir in the config file is read');
+  t.equal(envhook(['watch'], { env: { ...kubeletRoot, ENVHOOK_CONFIG: config } }).stderr, r.stderr, 'runDir in the config file is read');
 });
 
 t.test(
@@ -69,6 +72,8 @@ t.test(
       'watch',
       '--run-dir',
       path.join(dir, 'run'),
+      '--kubelet-root',
+      dir,
       '--fifo-priority',
       '10',
       '--log-file',
@@ -96,4 +101,46 @@ t.test(
 t.test('--fifo-priority out of range: one line, exit 1', async (t) => {
   const r = envhook(['watch', '--run-dir', t.testdir({}), '--fifo-priority', '0']);
   refused(t, r, 'envhook: --fifo-priority: must be a SCHED_FIFO priority, 1 to 99\n');
+});
+
+t.test('logs JSON lines to stderr without a log file, as envhook nri does; stdout stays empty', async (t) => {
+  const dir = t.testdir({ kubelet: {} });
+  const child = spawn(NODE, [builtCli(), 'watch', '--run-dir', path.join(dir, 'run'), '--kubelet-root', path.join(dir, 'kubelet')], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (err += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  t.teardown(() => child.kill('SIGKILL'));
+  await waitFor(() => err.includes('"msg":"watching owners records"'), 20_000, 'the start line on stderr');
+  child.kill('SIGTERM');
+  t.equal(await exited, 0);
+  const lines = err.trimEnd().split('\n');
+  t.ok(
+    lines.every((l) => typeof JSON.parse(l).msg === 'string'),
+    'every line is a JSON log line',
+  );
+  t.match(err, /"level":30,.*"signal":"SIGTERM","msg":"signal"/);
+  t.equal(out, '', 'nothing on stdout');
+});
+
+t.test('a kubelet root that is not there, or not a directory: one line, exit 1', async (t) => {
+  const dir = t.testdir({ file: 'x' });
+  const fix = "set --kubelet-root (ENVHOOK_KUBELET_ROOT, kubeletRoot) to the kubelet's --root-dir";
+  const cases: [string[], NodeJS.ProcessEnv, string][] = [
+    [['--kubelet-root', '/nonexistent'], {}, `envhook: kubelet root /nonexistent does not exist: ${fix}\n`],
+    [[], { ENVHOOK_KUBELET_ROOT: path.join(dir, 'file') }, `envhook: kubelet root ${path.join(dir, 'file')} is not a directory: ${fix}\n`],
+  ];
+  for (const [args, env, line] of cases) {
+    const r = spawnSync(NODE, [builtCli(), 'watch', '--run-dir', path.join(dir, 'run'), ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, ...env },
+      timeout: 60_000,
+    });
+    t.equal(r.stderr, line);
+    t.equal(r.status, 1);
+    t.equal(r.stdout, '');
+  }
 });

@@ -23,7 +23,10 @@ t.test('a new file: its mode, parents made on request', async (t) => {
   const file = path.join(dir, 'a/b/f');
   atomicWrite(file, Buffer.from('x'), { mkdir: true, newFileMode: 0o600 });
   t.equal(fs.statSync(file).mode & 0o777, 0o600);
-  t.throws(() => atomicWrite(path.join(dir, 'missing/f'), 'x'), new EnvhookError(`cannot write ${path.join(dir, 'missing/f')}: ENOENT`));
+  t.throws(
+    () => atomicWrite(path.join(dir, 'missing/f'), 'x'),
+    new EnvhookError(`cannot write ${path.join(dir, 'missing/f')}: no such file or directory (ENOENT)`),
+  );
   t.same(fs.readdirSync(dir), ['a']);
 });
 

@@ -28,9 +28,9 @@ t.test('not a regular file: one line, nothing read, nothing blocking', async (t)
 
 t.test('missing: the errno code, never a foreign message', async (t) => {
   const missing = path.join(t.testdir(), 'none.yaml');
-  t.throws(() => readRegularFile(missing, 100), { message: `cannot read ${missing}: ENOENT` });
+  t.throws(() => readRegularFile(missing, 100), { message: `cannot read ${missing}: no such file or directory (ENOENT)` });
   const notDir = path.join(t.testdir({ f: 'x' }), 'f', 'x.yaml');
-  t.throws(() => readRegularFile(notDir, 100), { message: `cannot read ${notDir}: ENOTDIR` });
+  t.throws(() => readRegularFile(notDir, 100), { message: `cannot read ${notDir}: a part of the path is not a directory (ENOTDIR)` });
 });
 
 t.test('every descriptor it opens is closed, on success and on failure', async (t) => {

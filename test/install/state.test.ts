@@ -60,7 +60,9 @@ t.test('readState: anything but our shape is refused in one line, naming the fil
     );
   }
   const root = t.testdir({ opt: { eh: { 'state.json': {} } } });
-  t.throws(() => readState(makeLayout('crio', { root, prefix: '/opt/eh' })), { message: 'cannot read /opt/eh/state.json: EISDIR' });
+  t.throws(() => readState(makeLayout('crio', { root, prefix: '/opt/eh' })), {
+    message: 'cannot read /opt/eh/state.json: is a directory, not a file (EISDIR)',
+  });
 });
 
 t.test('stateChange: the state as indented JSON, or removed when no runtime is left', async (t) => {

@@ -50,5 +50,7 @@ t.test('a file: read under its own name; too large, a directory or missing: one 
   fs.truncateSync(big, MAX_MANIFEST_BYTES + 1);
   t.throws(() => readManifest(big), { message: `${big}: larger than ${MAX_MANIFEST_BYTES} bytes` });
   t.throws(() => readManifest(path.join(dir, 'sub')), { message: `${path.join(dir, 'sub')}: not a regular file` });
-  t.throws(() => readManifest(path.join(dir, 'none.yaml')), { message: `cannot read ${path.join(dir, 'none.yaml')}: ENOENT` });
+  t.throws(() => readManifest(path.join(dir, 'none.yaml')), {
+    message: `cannot read ${path.join(dir, 'none.yaml')}: no such file or directory (ENOENT)`,
+  });
 });

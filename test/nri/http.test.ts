@@ -218,7 +218,9 @@ t.test('close() ends open connections; a port in use is one line', async (t) => 
       histogram: new DurationHistogram(),
       log: silentLogger,
     }),
-    new EnvhookError(`cannot listen on metrics address 127.0.0.1:${port}: EADDRINUSE`),
+    new EnvhookError(
+      `cannot listen on metrics address 127.0.0.1:${port}: address already in use (EADDRINUSE): another process listens there; choose a free port or stop that process`,
+    ),
   );
   await server.close();
   keep.destroy();

@@ -21,5 +21,5 @@ t.test(
 );
 
 t.test('no chrt, or one that cannot run: the reason, never a throw', async (t) => {
-  t.equal(setFifo(process.pid, 10, '/nonexistent/chrt'), '/nonexistent/chrt: ENOENT');
+  t.equal(setFifo(process.pid, 10, '/nonexistent/chrt'), '/nonexistent/chrt: no such file or directory (ENOENT)');
 });

@@ -53,7 +53,7 @@ t.test('a file that is not a status: one line naming the file, never its content
     [
       'a time that is not one',
       JSON.stringify({ ...sampleStatus(), since: 'CANARY-VALUE' }),
-      /^status file \S+: \/since: must match pattern/,
+      /^status file \S+: \/since: not in the form allowed here$/,
     ],
     ['too large', 'x'.repeat(64 * 1024 + 1), /^status file \S+ is larger than 65536 bytes$/],
     ['a directory', null, /^\S+: not a regular file$/],

@@ -94,6 +94,6 @@ t.test('versionMatch: the match in what --version prints; a failure names the pr
   t.throws(() => versionMatch(at(bad), 'bad', /version/), { message: `${bad} --version did not print a bad version (exit 3)` });
   const missing = path.join(d, 'missing');
   t.throws(() => versionMatch(at(missing), 'x', /./), {
-    message: `${missing} --version did not print a x version (exit spawnSync ${missing} ENOENT)`,
+    message: `cannot run ${missing} --version: no such file or directory (ENOENT)`,
   });
 });

@@ -38,7 +38,7 @@ t.test('an unchanged spec is not rewritten', async (t) => {
 
 t.test('bad config.json: one clear message each', async (t) => {
   const cases: [string, string | null, RegExp][] = [
-    ['missing', null, /^cannot read .*config\.json: ENOENT$/],
+    ['missing', null, /^cannot read .*config\.json: no such file or directory \(ENOENT\)$/],
     ['truncated', '{"process":', /config\.json is not valid JSON \(truncated\)$/],
     ['not an object', '[1,2]', /config\.json: not a JSON object$/],
     ['env not strings', '{"process":{"env":[1]}}', /config\.json: \/process\/env\/0: must be string$/],

@@ -91,7 +91,7 @@ t.test('config.json: every truncation of a realistic spec is refused cleanly', a
 t.test('config.json: hostile shapes, through loadSpec, file byte-identical', async (t) => {
   const deep = (n: number) => '{"x":' + '['.repeat(n) + ']'.repeat(n) + '}';
   const cases: [string, string | Buffer | null, RegExp][] = [
-    ['missing', null, /^cannot read \S+config\.json: ENOENT$/],
+    ['missing', null, /^cannot read \S+config\.json: no such file or directory \(ENOENT\)$/],
     ['empty', '', /config\.json is not valid JSON \(empty\)$/],
     ['blank', ' \n\t', /config\.json is not valid JSON \(empty\)$/],
     ['truncated', '{"process":{"env":["A=' + canary, /config\.json is not valid JSON \((truncated|at offset \d+)\)$/],
@@ -233,7 +233,7 @@ t.test('envhook inject on hostile input: one clear line, status 1, config.json b
   const deepArray = '['.repeat(10_000) + ']'.repeat(10_000);
   // [name, annotations (or null: no config.json), raw config.json text, expected stderr]
   const cases: [string, Record<string, string> | null, string | undefined, RegExp][] = [
-    ['config.json missing', null, undefined, /^envhook: cannot read \S+\/config\.json: ENOENT$/],
+    ['config.json missing', null, undefined, /^envhook: cannot read \S+\/config\.json: no such file or directory \(ENOENT\)$/],
     [
       'config.json truncated',
       null,
@@ -564,7 +564,7 @@ t.test('runtime entry points on hostile input: hook state, precreate stdin, shim
     [
       'hook: bundle does not exist',
       (b) => hookRun(b, state({ bundle: path.join(b.dir, 'nope') })),
-      /^envhook: cannot read \S+\/nope\/config\.json: ENOENT$/,
+      /^envhook: cannot read \S+\/nope\/config\.json: no such file or directory \(ENOENT\)$/,
     ],
     [
       'hook: env requested, not applied',
@@ -596,7 +596,7 @@ t.test('runtime entry points on hostile input: hook state, precreate stdin, shim
         fs.rmSync(b.config);
         return shimChecked(b);
       },
-      /^envhook: cannot read \S+\/config\.json: ENOENT$/,
+      /^envhook: cannot read \S+\/config\.json: no such file or directory \(ENOENT\)$/,
     ],
     // The front hands envhook only a config.json that may hold an envhook.io/ key (a broken one
     // without it is the runtime's to report): these carry the key before the damage.

@@ -164,8 +164,16 @@ t.test('failures: one line, a --log line, the process file intact, no value', as
       (s) => fs.writeFileSync(s.processFile, `{"env":"${CANARY}"}`),
       /^\S+runc-process1: "env" is not a list of strings$/,
     ],
-    ['no process file', (s) => fs.rmSync(s.processFile), /^cannot read process file \S+runc-process1: ENOENT$/],
-    ['a vanished bundle', (s) => fs.rmSync(s.bundle, { recursive: true }), /^cannot read \S+\/bundle\/config\.json: ENOENT$/],
+    [
+      'no process file',
+      (s) => fs.rmSync(s.processFile),
+      /^cannot read process file \S+runc-process1: no such file or directory \(ENOENT\)$/,
+    ],
+    [
+      'a vanished bundle',
+      (s) => fs.rmSync(s.bundle, { recursive: true }),
+      /^cannot read \S+\/bundle\/config\.json: no such file or directory \(ENOENT\)$/,
+    ],
     [
       'a broken config.json',
       (s) => fs.writeFileSync(path.join(s.bundle, 'config.json'), `{"x": ${CANARY}`),

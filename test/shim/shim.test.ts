@@ -83,7 +83,7 @@ t.test('the exec sidecar: none where nothing changed, a stale one removed', asyn
   const before = fs.readFileSync(odd.config);
   t.throws(
     () => runShim(['create', '--bundle', odd.bundle, 'x'], odd.where),
-    { message: `cannot remove ${path.join(odd.bundle, EXEC_SIDECAR)}: ERR_FS_EISDIR` },
+    { message: `cannot remove ${path.join(odd.bundle, EXEC_SIDECAR)}: is a directory, not a file (ERR_FS_EISDIR)` },
     'a directory in its place: one line, the create fails',
   );
   t.same(fs.readFileSync(odd.config), before, 'config.json unchanged');
@@ -137,7 +137,12 @@ t.test('failures: thrown, config.json unchanged, error line appended to --log', 
       (s) => (fs.writeFileSync(s.config, `{"ociVersion": "1.0.2", "x": ${CANARY}}`), ['create', '-b', s.bundle, 'x']),
       /config\.json is not valid JSON/,
     ],
-    ['no config.json', ENV, (s) => ['create', '-b', path.join(s.dir, 'nope'), 'x'], /^cannot read \S+nope\/config\.json: ENOENT$/],
+    [
+      'no config.json',
+      ENV,
+      (s) => ['create', '-b', path.join(s.dir, 'nope'), 'x'],
+      /^cannot read \S+nope\/config\.json: no such file or directory \(ENOENT\)$/,
+    ],
     ['unknown option', ENV, (s) => ['create', '-b', s.bundle, '--frobnicate', 'x'], /^runc create: unknown option "--frobnicate"$/],
     [
       'runtime is a front',

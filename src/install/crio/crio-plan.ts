@@ -10,20 +10,32 @@ import { parseToml } from '../toml.ts';
 import { findNodeBinary, missingBinary } from '../../oci/runtime-binary.ts';
 import { checkCrio } from './crio-check.ts';
 
-export function crioDropIn(layout: Layout): string {
+/** The drop-in; `ociRuntime` (the `runtime` setting, a name or a path) is what the front execs: its state lives under /run/<name>. */
+export function crioDropIn(layout: Layout, ociRuntime = 'runc'): string {
+  const name = path.posix.basename(ociRuntime);
   return [
     '# Written by envhook install; removed by envhook uninstall.',
-    '# The envhook runtime handler: runc behind envhook-runtime (select it with RuntimeClass "envhook").',
+    `# The envhook runtime handler: ${name} behind envhook-runtime (select it with RuntimeClass "envhook").`,
     `[crio.runtime.runtimes.${HANDLER}]`,
     `runtime_path = ${JSON.stringify(layout.front)}`,
     'runtime_type = "oci"',
-    'runtime_root = "/run/runc"',
+    `runtime_root = ${JSON.stringify(`/run/${name}`)}`,
     '',
   ].join('\n');
 }
 
-export function crioPlan(layout: Layout, templates: HookTemplates, hooksDir = SHARED_HOOKS_DIR, crio?: string): RuntimePlan {
-  const dropIn = crioDropIn(layout);
+export interface CrioPlanOptions {
+  /** The hooks directory CRI-O reads (default /usr/share/containers/oci/hooks.d). */
+  hooksDir?: string | undefined;
+  /** A crio binary of this machine to ask (default: the node's). */
+  crio?: string | undefined;
+  /** The real OCI runtime the front execs (default runc). */
+  ociRuntime?: string | undefined;
+}
+
+export function crioPlan(layout: Layout, templates: HookTemplates, opts: CrioPlanOptions = {}): RuntimePlan {
+  const { hooksDir = SHARED_HOOKS_DIR, crio } = opts;
+  const dropIn = crioDropIn(layout, opts.ociRuntime);
   parseToml(dropIn, layout.config); // a path with odd characters must still make valid TOML
   const bin = findNodeBinary('crio', crio, layout.root);
   return {

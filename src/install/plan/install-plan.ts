@@ -67,10 +67,11 @@ export function planInstall(opts: InstallOptions): Plan {
   const key = installKey(opts.runtime, opts.mode);
   const state = readState(layout);
   const stateBefore = readHost(layout, layout.state);
-  const rp = runtimePlan(layout, opts, state.runtimes[key]);
   // the settings before the registration that makes the runtime run the front
   const settings = settingsTarget(layout, opts, state);
-  const conf = frontConfTarget(layout, opts.ociRuntime ?? runtimeSetting(settings?.content ?? readHost(layout, SETTINGS_FILE)) ?? 'runc');
+  const ociRuntime = opts.ociRuntime ?? runtimeSetting(settings?.content ?? readHost(layout, SETTINGS_FILE)) ?? 'runc';
+  const rp = runtimePlan(layout, opts, state.runtimes[key], ociRuntime);
+  const conf = frontConfTarget(layout, ociRuntime);
   const files = [...executableTargets(layout, opts, conf.target), ...(settings ? [settings] : []), ...rp.files];
   const changes: Change[] = files.map((t): Change => {
     const before = readHost(layout, t.file);
@@ -119,7 +120,7 @@ export function planInstall(opts: InstallOptions): Plan {
   return { layout, changes, next: rp.next, notes: [...(rp.notes ?? []), ...(conf.note ? [conf.note] : [])], verify: rp.verify };
 }
 
-function runtimePlan(layout: Layout, opts: InstallOptions, previous: RuntimeRecord | undefined): RuntimePlan {
+function runtimePlan(layout: Layout, opts: InstallOptions, previous: RuntimeRecord | undefined, ociRuntime: string): RuntimePlan {
   if (opts.nriLog !== undefined && opts.mode !== 'nri')
     throw new EnvhookError('--nri-log is only valid with --mode nri (the pre-installed plugin writes it)');
   if (opts.nriLog !== undefined) absolute(opts.nriLog, '--nri-log');
@@ -136,7 +137,7 @@ function runtimePlan(layout: Layout, opts: InstallOptions, previous: RuntimeReco
     case 'containerd':
       return containerdPlan(layout, opts);
     case 'crio':
-      return crioPlan(layout, hookTemplates(opts), opts.hooksDir, opts.crio);
+      return crioPlan(layout, hookTemplates(opts), { hooksDir: opts.hooksDir, crio: opts.crio, ociRuntime });
     case 'podman':
       return podmanPlan(layout, hookTemplates(opts));
   }

@@ -9,7 +9,7 @@ import { makeLayout } from '../../../src/install/layout.ts';
 import { crioDropIn, crioPlan } from '../../../src/install/crio/crio-plan.ts';
 import { parseToml } from '../../../src/install/toml.ts';
 import { crioDouble } from '../../helpers/crio.ts';
-import { hostFiles } from '../../helpers/install.ts';
+import { hostFiles, install, installRoot } from '../../helpers/install.ts';
 
 t.test('the drop-in: the handler running the front, valid TOML for an odd prefix', async (t) => {
   const layout = makeLayout('crio', { prefix: '/opt/my "envhook"\\x' });
@@ -45,7 +45,10 @@ t.test('the files, in order; no crio: the check said to be skipped', async (t) =
   ]);
   t.match(plan.next[0], /^restart CRI-O to load the handler: systemctl restart crio /);
   t.equal(plan.next[1], 'kubectl apply -f /opt/eh/runtimeclass.yaml');
-  t.equal(crioPlan(layout, {}, '/etc/containers/oci/hooks.d').files[0]!.file, '/etc/containers/oci/hooks.d/envhook-createruntime.json');
+  t.equal(
+    crioPlan(layout, {}, { hooksDir: '/etc/containers/oci/hooks.d' }).files[0]!.file,
+    '/etc/containers/oci/hooks.d/envhook-createruntime.json',
+  );
   const tpl = Buffer.from(
     JSON.stringify({ hook: { path: '/x' }, when: { annotations: { '^envhook\\.io/': '.*' } }, stages: ['createRuntime'], extra: 1 }),
   );
@@ -58,10 +61,29 @@ t.test("with crio: the check is CRI-O's reading of the written files", async (t)
   hostFiles(root, { 'etc/crio/crio.conf': '[crio]\n' });
   const crio = crioDouble(path.join(dir, 'bin'));
   const layout = makeLayout('crio', { root, prefix: '/opt/eh' });
-  const plan = crioPlan(layout, {}, undefined, crio.bin);
+  const plan = crioPlan(layout, {}, { crio: crio.bin });
   t.equal(plan.notes, undefined);
   t.throws(() => plan.verify!(), { message: 'crio config: no runtime handler "envhook"' }, 'nothing written yet');
   for (const f of plan.files) hostFiles(root, { [f.file.slice(1)]: f.content.toString() });
   t.equal(plan.verify!(), 'checked: crio config shows the runtime handler "envhook" with runtime_path /opt/eh/envhook-runtime');
   t.ok(fs.existsSync(path.join(root, 'usr/share/containers/oci/hooks.d/envhook-createruntime.json')));
+});
+
+t.test('--oci-runtime crun: the drop-in says crun, its comment and its runtime_root', async (t) => {
+  const { root, source } = installRoot(t, {});
+  const r = install({ runtime: 'crio', root, source, extra: ['--oci-runtime', 'crun'], env: { PATH: '/nonexistent' } });
+  t.equal(r.status, 0, r.stderr);
+  t.equal(
+    fs.readFileSync(path.join(root, 'etc/crio/crio.conf.d/50-envhook.conf'), 'utf8'),
+    [
+      '# Written by envhook install; removed by envhook uninstall.',
+      '# The envhook runtime handler: crun behind envhook-runtime (select it with RuntimeClass "envhook").',
+      '[crio.runtime.runtimes.envhook]',
+      'runtime_path = "/usr/local/lib/envhook/envhook-runtime"',
+      'runtime_type = "oci"',
+      'runtime_root = "/run/crun"',
+      '',
+    ].join('\n'),
+  );
+  t.equal(crioDropIn(makeLayout('crio', {}), '/usr/local/bin/crun').split('\n')[5], 'runtime_root = "/run/crun"', 'a path: its name');
 });
