@@ -7,7 +7,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { parseAllDocuments } from 'yaml';
 import * as validators from '../src/generated/validators.js';
-import { CONTAINERD, REPO } from './helpers/bundle.ts';
+import { CONTAINERD, envhook as envhookCli, REPO } from './helpers/bundle.ts';
 import { hostFiles, install } from './helpers/install.ts';
 
 const ex = (p: string) => path.join(REPO, 'examples', p);
@@ -134,6 +134,25 @@ t.test('every repository path the README and docs name exists', async (t) => {
     // A path is not the tail of another: `test/hooks/x.test.ts` is one path, not `hooks/x.test.ts` (`../examples/` counts).
     for (const m of read(doc).matchAll(/(?<![\w-])(?<![\w-]\/)((?:examples|docs|hooks|bench|test|src\/schemas)\/[\w./-]*\w)/g)) {
       t.ok(fs.existsSync(path.join(REPO, m[1]!)), `${doc}: ${m[1]}`);
+    }
+  }
+});
+
+t.test('every envhook command an example comment tells the admin to run is one envhook has, with those flags', async (t) => {
+  for (const file of yamlFiles(path.join(REPO, 'examples'))) {
+    const rel = path.relative(REPO, file);
+    const comments = fs
+      .readFileSync(file, 'utf8')
+      .split('\n')
+      .flatMap((l) => (/#(.*)$/.exec(l)?.[1] ? [/#(.*)$/.exec(l)![1]!] : []));
+    for (const line of comments) {
+      // a command as typed: `envhook install --root /host`, /usr/local/lib/envhook/envhook doctor
+      for (const m of line.matchAll(/(?:`|\/(?:envhook|dist)\/)envhook ([a-z]+)((?: --[a-z-]+(?: [^\s`;)]+)?)*)/g)) {
+        const [command, flags] = [m[1]!, [...m[2]!.matchAll(/--[a-z-]+/g)].map((f) => f[0])];
+        const help = envhookCli([command, '--help']);
+        t.equal(help.status, 0, `${rel}: envhook ${command} is a command`);
+        for (const f of flags) t.match(help.stdout, new RegExp(`\\s${f}\\b`), `${rel}: envhook ${command} ${f}`);
+      }
     }
   }
 });

@@ -40,7 +40,9 @@ export function toNriAdjustment(changes: Changes, options: NriApplyOptions = {})
   // The copies are written whatever happens to the env: the container must read them.
   const mounts = copiedMounts(changes);
   const onlyMounts = (): NriAdjustment => (mounts.length === 0 ? EMPTY_ADJUSTMENT : { env: [], removeEnv: [], annotations: {}, mounts });
-  if (env === undefined || mark === undefined) return onlyMounts();
+  if (mark === undefined) return onlyMounts();
+  // Nothing asked for this container, but its pod asks for env: the mark alone says it was answered.
+  if (env === undefined) return { env: [], removeEnv: [], annotations: { [APPLIED_KEY]: mark }, ...(mounts.length > 0 ? { mounts } : {}) };
   if (env.removed.length > 0 && options.removeEnv !== true) {
     if (options.guarded) return onlyMounts();
     throw removalUnsupported(changes.container, env.removed.length);

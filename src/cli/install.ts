@@ -1,5 +1,6 @@
 // `envhook install` and `envhook uninstall` (docs/design.md#modes): place the executables, the sh front and
 // the hooks.d files, and register them with containerd, CRI-O or Podman.
+import fs from 'node:fs';
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import { DEFAULT_PREFIX, RUNTIMES, type Runtime } from '../install/layout.ts';
@@ -112,12 +113,15 @@ function run(plan: Plan, flags: Flags, uninstall: boolean): void {
   const described = describeChanges(plan.layout, plan.changes, { dryRun: !!flags.dryRun, diffs: !!flags.dryRun });
   const any = plan.changes.some(changed);
   let checked: string | undefined;
-  let removed = flags.dryRun ? removeEmptyDirs(plan.layout, plan.dirs ?? [], plan.changes, true) : [];
+  // what the dry run prints; the real run prints those of them it removed (the prefix's own
+  // directories go with pruneEmptyDirs), so both print the same lines
+  let removed = removeEmptyDirs(plan.layout, plan.dirs ?? [], plan.changes, true);
   if (!flags.dryRun) {
     const dirs = missingDirs(plan.layout, plan.changes);
     const backups = applyChanges(plan.layout, plan.changes);
     if (uninstall) pruneEmptyDirs(plan.layout, plan.layout.prefix);
-    removed = removeEmptyDirs(plan.layout, plan.dirs ?? [], plan.changes, false);
+    removeEmptyDirs(plan.layout, plan.dirs ?? [], plan.changes, false);
+    removed = removed.filter((d) => !fs.existsSync(plan.layout.real(d)));
     try {
       if (any) checked = plan.verify?.();
     } catch (err) {

@@ -26,6 +26,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   convert: async () => (await import('./convert.ts')).registerConvert,
   nri: async () => (await import('./nri.ts')).registerNri,
   status: async () => (await import('./status.ts')).registerStatus,
+  doctor: async () => (await import('./doctor.ts')).registerDoctor,
 };
 
 /** The program with every command, or only `only` when it names one. */

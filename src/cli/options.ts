@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { loadSettings, type SettingFlags } from '../settings.ts';
 import type { LogLevel } from '../log.ts';
+import { DEFAULT_PREFIX } from '../install/layout.ts';
 
 export interface SettingOptions {
   kubeletRoot?: string;
@@ -34,4 +35,18 @@ export function settingsFrom(opts: SettingOptions, extra: SettingFlags = {}, env
     },
     env,
   );
+}
+
+/** The node `envhook status` and `envhook doctor` look at (src/doctor/node.ts): its root, envhook's prefix, the runtimes' binaries, the run directory. */
+export function addNodeFlags(cmd: Command): Command {
+  return cmd
+    .option(
+      '--root <dir>',
+      "the node's root: the install state, the settings file, the status file, /proc and the runtime's binaries are taken under it",
+      '/',
+    )
+    .option('--prefix <dir>', "envhook's own directory on the node (install --prefix)", DEFAULT_PREFIX)
+    .option('--containerd <path>', "the containerd to ask for its reading (default: the node's, under --root)")
+    .option('--crio <path>', "the crio to ask for its reading (default: the node's, under --root)")
+    .option('--run-dir <dir>', 'where envhook nri writes nri-status.json (default /run/envhook)');
 }

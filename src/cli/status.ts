@@ -8,19 +8,17 @@
 // on stderr, on any problem.
 import type { Command } from 'commander';
 import { oneLine } from '../errors.ts';
-import { DEFAULT_PREFIX } from '../install/layout.ts';
+import { addNodeFlags } from './options.ts';
+import type { NodeOptions } from '../doctor/node.ts';
 import type { NriStatus, RunsAs } from '../nri/status-file.ts';
 import { checkLine, type CheckResult } from '../doctor/check.ts';
 import { readNode, type NodeView } from '../doctor/node.ts';
 import { pluginView, RUNS_AS_TEXT, type PluginState } from '../doctor/plugin-state.ts';
 import { settingsCheck } from '../doctor/settings-check.ts';
+import { installChecks } from '../doctor/install-check.ts';
+import { runtimeChecks } from '../doctor/runtime-check.ts';
 
-interface StatusOptions {
-  json?: boolean;
-  root: string;
-  prefix: string;
-  runDir?: string;
-}
+type StatusOptions = NodeOptions & { json?: boolean };
 
 export type { PluginState };
 
@@ -32,7 +30,7 @@ export interface StatusReport {
   nri: PluginState;
   /** How the running plugin was started: pre-installed, external, daemonset; null when none runs. */
   runsAs: RunsAs | null;
-  /** The checks run (doctor's lines): the settings file, and only when it has a problem. */
+  /** The checks run (doctor's lines): each recorded install's runtime and its own reading; the settings file when it has a problem. */
   checks: CheckResult[];
   ok: boolean;
   /** Every problem, one line each (`<check>: <what> — <what to do>`, or the plugin's); the first, or null. */
@@ -44,15 +42,11 @@ export interface StatusReport {
 }
 
 export function registerStatus(program: Command): void {
-  program
-    .command('status')
+  addNodeFlags(program.command('status'))
     .description(
       'is envhook installed and read by the runtime; is its NRI plugin connected, how it runs, since when, to what; what it adjusted, refused, missed',
     )
     .option('--json', 'print one JSON object (keys: docs/nri-status.md)')
-    .option('--root <dir>', 'host root: the install state, the settings file, the status file and /proc are read under it', '/')
-    .option('--prefix <dir>', "envhook's own directory on the host (install --prefix)", DEFAULT_PREFIX)
-    .option('--run-dir <dir>', 'where envhook nri writes nri-status.json (default /run/envhook)')
     .action((opts: StatusOptions) => {
       const report = statusReport(opts);
       process.stdout.write(opts.json ? JSON.stringify(report, null, 2) + '\n' : renderReport(report, Date.now()));
@@ -67,7 +61,8 @@ export function registerStatus(program: Command): void {
 export function statusReport(opts: StatusOptions): StatusReport {
   const node = readNode(opts);
   const plugin = pluginView(node);
-  const checks = [settingsCheck(node)].filter((c) => c.state !== 'ok');
+  // the runtime's own reading of every recorded install; the settings file when it has a problem
+  const checks = [...[settingsCheck(node)].filter((c) => c.state !== 'ok'), ...runtimeChecks(node), ...installChecks(node)];
   const problems = [
     ...checks.filter((c) => c.state === 'problem').map((c) => checkLine(c).slice('problem '.length)),
     ...(plugin.problem ? [plugin.problem] : []),
@@ -136,6 +131,11 @@ export function renderReport(r: StatusReport, now: number): string {
     lines.push(
       `  volume owners: ${o.pods} pods, ${o.volumes} volumes watched (${o.watches} inotify watches${o.polled ? `, ${o.polled} volumes polled` : ''}); files owned ${o.ownedBeforeSwap} before the swap, ${o.ownedAfterSwap} after it${refused ? `; watches refused: ${o.refusedByKernel} by the kernel, ${o.refusedByBound} by envhook's bounds` : ''}`,
     );
+  }
+  if (o?.copies !== undefined) {
+    const l = o.copyLatency;
+    const mean = l && l.count > 0 ? `, ${((1000 * l.sum) / l.count).toFixed(1)} ms after the kubelet's swap on average` : '';
+    lines.push(`  owned copies: ${o.copies} volumes, ${o.copyUpdates ?? 0} updates${mean}, ${o.copyFailures ?? 0} failed`);
   }
   if (s.lastError) lines.push(`  last error: ${s.lastError.at} ${oneLine(s.lastError.message)}`);
   lines.push(`  updated: ${s.updatedAt}`);

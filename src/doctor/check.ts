@@ -20,6 +20,8 @@ export const problem = (check: string, what: string, todo?: string): CheckResult
   ...(todo ? { todo } : {}),
 });
 
+export const skipped = (check: string, why: string): CheckResult => ({ check, state: 'skipped', what: why });
+
 /** `ok <check>: <what>`, `problem <check>: <what> — <todo>`, `skipped <check>: <why>`. */
 export function checkLine(r: CheckResult): string {
   return `${r.state} ${r.check}: ${r.what}${r.todo ? ` — ${r.todo}` : ''}`;

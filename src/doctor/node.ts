@@ -7,6 +7,7 @@ import { EnvhookError, errnoReason } from '../errors.ts';
 import { DEFAULT_CONFIG_FILE, loadSettings, parseSettingsFile, type AllSettings } from '../settings.ts';
 import { makeLayout, RUNTIMES, type Layout, type Runtime } from '../install/layout.ts';
 import { readState, type RuntimeRecord } from '../install/state.ts';
+import { refuseBadRoot } from '../install/config-read.ts';
 import { installKey } from '../install/mode.ts';
 import { readStatus, statusPath, type NriStatus } from '../nri/status-file.ts';
 
@@ -14,6 +15,9 @@ export interface NodeOptions {
   root: string;
   prefix: string;
   runDir?: string | undefined;
+  /** The runtimes' binaries to ask (--containerd, --crio: run on this machine); default the node's under the root. */
+  containerd?: string | undefined;
+  crio?: string | undefined;
 }
 
 export interface RecordedInstall {
@@ -34,25 +38,21 @@ export interface NodeView {
   /** In force: flags, environment, the file (when valid), defaults. */
   settings: AllSettings;
   installs: RecordedInstall[];
+  binaries: { containerd?: string | undefined; crio?: string | undefined };
   statusFile: string;
   status: NriStatus | undefined;
   real(hostPath: string): string;
 }
 
-/** Refuses a --root that is not a directory (nothing would be found there, and nothing is a finding). */
-function nodeRoot(root: string): string {
-  const abs = path.resolve(root);
-  if (!fs.statSync(abs, { throwIfNoEntry: false })?.isDirectory()) throw new EnvhookError(`--root ${root}: not a directory`);
-  return abs;
-}
-
 export function readNode(opts: NodeOptions, env: NodeJS.ProcessEnv = process.env): NodeView {
-  const root = nodeRoot(opts.root);
+  const root = path.resolve(opts.root);
+  refuseBadRoot(root);
   const layout = makeLayout('containerd', { root, prefix: opts.prefix });
   const named = env.ENVHOOK_CONFIG;
   const settingsFile = named || DEFAULT_CONFIG_FILE;
   const realSettings = named ? named : layout.real(DEFAULT_CONFIG_FILE);
-  const view: Partial<NodeView> = { root, layout, settingsFile, real: layout.real };
+  const binaries = { containerd: opts.containerd, crio: opts.crio };
+  const view: Partial<NodeView> = { root, layout, settingsFile, binaries, real: layout.real };
   let text: string | undefined;
   try {
     text = fs.readFileSync(realSettings, 'utf8');

@@ -4,6 +4,7 @@
 // counters end in _total, durations and times are in seconds. Label values are runtime names
 // and versions and fixed results, never anything from a pod.
 import type { NriStatus } from './status-file.ts';
+import { LATENCY_BUCKETS } from '../watch/latency.ts';
 
 /**
  * Upper bounds in seconds: fine buckets below a millisecond and up to tens of milliseconds,
@@ -139,6 +140,7 @@ export function renderMetrics(status: NriStatus, histogram: DurationHistogram): 
       },
     );
   }
+  if (o?.copies !== undefined) families.push(...copyFamilies(o));
   if (status.runtime) {
     const labels: Labels = { runtime: status.runtime.name, version: status.runtime.version };
     if (status.nriVersion !== undefined) labels.nri_version = status.nriVersion;
@@ -150,6 +152,30 @@ export function renderMetrics(status: NriStatus, histogram: DurationHistogram): 
     });
   }
   return families.map(renderFamily).join('');
+}
+
+/** The owned copies (docs/ownership.md): held now, updated, failed, and how long after the kubelet's swap. */
+function copyFamilies(o: NonNullable<NriStatus['owners']>): Family[] {
+  const gauge = (name: string, help: string, value: number): Family => ({ name, type: 'gauge', help, samples: [['', {}, value]] });
+  const counter = (name: string, help: string, value: number): Family => ({ name, type: 'counter', help, samples: [['', {}, value]] });
+  const l = o.copyLatency ?? { buckets: [], sum: 0, count: 0 };
+  const samples: Sample[] = LATENCY_BUCKETS.map((le, i) => ['_bucket', { le: formatValue(le) }, l.buckets[i] ?? 0]);
+  samples.push(['_bucket', { le: '+Inf' }, l.count], ['_sum', {}, l.sum], ['_count', {}, l.count]);
+  return [
+    gauge('envhook_owner_copies', "Volumes containers read through envhook's owned copy now.", o.copies ?? 0),
+    counter('envhook_owner_copy_updates_total', "Owned copies swapped in after the kubelet's rewrites.", o.copyUpdates ?? 0),
+    counter(
+      'envhook_owner_copy_failures_total',
+      'Owned copies not made after a rewrite (the container keeps reading the last good copy).',
+      o.copyFailures ?? 0,
+    ),
+    {
+      name: 'envhook_owner_copy_update_latency_seconds',
+      type: 'histogram',
+      help: "Time from the kubelet's ..data swap to the owned copy's.",
+      samples,
+    },
+  ];
 }
 
 function histogramFamily(name: string, help: string, h: DurationHistogram): Family {

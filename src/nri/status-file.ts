@@ -38,6 +38,13 @@ export interface OwnerWatchStats {
   /** Watches the kernel refused at its inotify limit, and those refused at envhook's own bounds. */
   refusedByKernel: number;
   refusedByBound: number;
+  /** Volumes read through envhook's owned copy now (docs/ownership.md). */
+  copies?: number;
+  /** Copies swapped in after a kubelet rewrite, and those that failed (the last good copy kept). */
+  copyUpdates?: number;
+  copyFailures?: number;
+  /** Seconds from the kubelet's swap to the copy's: cumulative counts per bound of watch/latency.ts, sum, count. */
+  copyLatency?: { buckets: number[]; sum: number; count: number };
 }
 
 /**

@@ -195,8 +195,14 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
   function ownersReported(o: OwnerWatchStats): void {
     const was = workerOwners;
     workerOwners = o;
-    const delta = (k: 'ownedBeforeSwap' | 'ownedAfterSwap' | 'refusedByKernel' | 'refusedByBound') => Math.max(0, o[k] - (was?.[k] ?? 0));
-    const sum = status.owners ?? { ownedBeforeSwap: 0, ownedAfterSwap: 0, refusedByKernel: 0, refusedByBound: 0 };
+    type Counter = 'ownedBeforeSwap' | 'ownedAfterSwap' | 'refusedByKernel' | 'refusedByBound' | 'copyUpdates' | 'copyFailures';
+    const delta = (k: Counter) => Math.max(0, (o[k] ?? 0) - (was?.[k] ?? 0));
+    const sum: Partial<OwnerWatchStats> & Pick<OwnerWatchStats, Counter & keyof OwnerWatchStats> = status.owners ?? {
+      ownedBeforeSwap: 0,
+      ownedAfterSwap: 0,
+      refusedByKernel: 0,
+      refusedByBound: 0,
+    };
     const owned = delta('ownedBeforeSwap') + delta('ownedAfterSwap');
     counts.ownerRechowns += owned;
     status = {
@@ -210,6 +216,15 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
         ownedAfterSwap: sum.ownedAfterSwap + delta('ownedAfterSwap'),
         refusedByKernel: sum.refusedByKernel + delta('refusedByKernel'),
         refusedByBound: sum.refusedByBound + delta('refusedByBound'),
+        // A worker that keeps owned copies reports them (every worker of this build does).
+        ...(o.copies === undefined
+          ? {}
+          : {
+              copies: o.copies,
+              copyUpdates: (sum.copyUpdates ?? 0) + delta('copyUpdates'),
+              copyFailures: (sum.copyFailures ?? 0) + delta('copyFailures'),
+              copyLatency: addLatency(sum.copyLatency, o.copyLatency, was?.copyLatency),
+            }),
       },
     };
   }
@@ -299,5 +314,19 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
       clearTimeout(publishTimer);
       publishNow();
     },
+  };
+}
+
+type LatencyCounts = NonNullable<OwnerWatchStats['copyLatency']>;
+
+/** The supervisor's histogram plus what the worker observed since its last report (a new worker starts at 0). */
+function addLatency(total: LatencyCounts | undefined, now: LatencyCounts | undefined, was: LatencyCounts | undefined): LatencyCounts {
+  const base = total ?? { buckets: [], sum: 0, count: 0 };
+  if (now === undefined) return base;
+  const prev = was !== undefined && was.count <= now.count ? was : { buckets: [], sum: 0, count: 0 };
+  return {
+    buckets: now.buckets.map((c, i) => (base.buckets[i] ?? 0) + Math.max(0, c - (prev.buckets[i] ?? 0))),
+    sum: base.sum + Math.max(0, now.sum - prev.sum),
+    count: base.count + Math.max(0, now.count - prev.count),
   };
 }

@@ -24,6 +24,11 @@ export function envRequested(facts: Identity): boolean {
   return envRequest(facts) !== undefined;
 }
 
+/** The pod carries an env annotation at all, for this container or another. */
+export function envAnnotated(facts: Identity): boolean {
+  return ENV_KEYS.some((k) => facts.annotations[k] !== undefined);
+}
+
 /**
  * The value of APPLIED_KEY: a digest of the container name and the three annotations' raw text,
  * so the hook can tell that the applied mark belongs to these very annotations. It is a

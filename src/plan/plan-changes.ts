@@ -11,7 +11,7 @@ import { resolveEnv, type EnvRequest, type ResolvedEnv } from '../resolve/env.ts
 import { prepareOwners } from '../ownership/prepare.ts';
 import type { CopySettings } from '../ownership/copy-plan.ts';
 import { envRequest, ownersRequest, podVolumes } from './request.ts';
-import { appliedDigest, checkApplied } from './mark.ts';
+import { appliedDigest, checkApplied, envAnnotated } from './mark.ts';
 import type { Changes } from './changes.ts';
 
 export interface PlanOptions {
@@ -47,7 +47,9 @@ export function planChanges(facts: Facts, o: PlanOptions): Changes {
     sandbox: false,
     env: resolved,
     owners: prepareOwners(owners, volumes, facts, o.copies && { ...o.copies, podUid: pod?.from === 'flag' ? undefined : pod?.uid }),
-    mark: resolved === undefined ? undefined : appliedDigest(facts),
+    // Every container of a pod that asks for env gets the mark, even with no entry of its own (an
+    // init container): the guard's front then sees it answered and execs the runtime at once.
+    mark: resolved !== undefined || envAnnotated(facts) ? appliedDigest(facts) : undefined,
   };
 }
 

@@ -85,7 +85,11 @@ for (const entry of ENTRIES) {
       ],
       ['a directory', [f('sub')], { status: 1, signal: null, stdout: '', stderr: `envhook: ${f('sub')}: not a regular file\n` }],
       ['a character device', ['/dev/zero'], { status: 1, signal: null, stdout: '', stderr: 'envhook: /dev/zero: not a regular file\n' }],
-      ['missing file', [f('nope.env')], { status: 1, signal: null, stdout: '', stderr: `envhook: cannot read ${f('nope.env')}: ENOENT\n` }],
+      [
+        'missing file',
+        [f('nope.env')],
+        { status: 1, signal: null, stdout: '', stderr: `envhook: cannot read ${f('nope.env')}: no such file or directory (ENOENT)\n` },
+      ],
       ['no file argument', [], { status: 1, signal: null, stdout: '', stderr: "envhook: missing required argument 'file'\n" }],
     ];
     for (const [name, args, expected] of cases) {

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { envhook } from '../helpers/bundle.ts';
 import { install, installRoot, snapshot, uninstall } from '../helpers/install.ts';
+import { refused } from '../helpers/refusal.ts';
 
 t.test('flags: --runtime mandatory, --runtime and --mode among their choices; nothing written', async (t) => {
   const { root } = installRoot(t, {});
@@ -23,8 +24,7 @@ t.test('flags: --runtime mandatory, --runtime and --mode among their choices; no
   ];
   for (const [args, stderr] of cases) {
     const r = envhook([...args, '--root', root]);
-    t.equal(r.status, 1, args.join(' '));
-    t.equal(r.stderr, stderr, args.join(' '));
+    refused(t, r, stderr, args.join(' '));
   }
   t.same(fs.readdirSync(root), []);
 });
@@ -99,4 +99,23 @@ t.test('docs/install.md#flags lists every flag of install --help and uninstall -
 t.test('install --help: --mode nri names both runtimes that have NRI', async (t) => {
   const r = envhook(['install', '--help']);
   t.match(r.stdout.replace(/\s+/g, ' '), 'nri: the resident NRI plugin (containerd >= 1.7, CRI-O >= 1.26)');
+});
+
+t.test('uninstall --dry-run prints exactly the lines the real uninstall prints, with "would"', async (t) => {
+  const { root, source } = installRoot(t, {});
+  t.equal(install({ runtime: 'podman', root, source }).status, 0);
+  const dry = uninstall({ runtime: 'podman', root, extra: ['--dry-run'] });
+  t.equal(dry.status, 0, dry.stderr);
+  const real = uninstall({ runtime: 'podman', root });
+  t.equal(real.status, 0, real.stderr);
+  const lines = (out: string) => out.split('\n').filter((l) => /^(would )?remove /.test(l));
+  t.same(
+    lines(dry.stdout).map((l) => l.replace(/^would /, '')),
+    lines(real.stdout),
+  );
+  t.match(
+    real.stdout,
+    /^remove directory \/usr\/local\/lib\/envhook \(install created it\)$/m,
+    'the prefix, which the real one did not say',
+  );
 });

@@ -103,7 +103,7 @@ for (const entry of ['src/cli/main.ts', 'dist/envhook.cjs']) {
     t.equal(r.status, 0, 'nri mode: no runtime class needed');
 
     r = envhook(entry, ['lint', f('missing.yaml')]);
-    refused(t, r, `envhook: cannot read ${f('missing.yaml')}: ENOENT\n`);
+    refused(t, r, `envhook: cannot read ${f('missing.yaml')}: no such file or directory (ENOENT)\n`);
     t.equal(r.stdout, '');
 
     r = envhook(entry, ['lint', '--mode', 'both', f('good.yaml')]);

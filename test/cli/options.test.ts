@@ -42,5 +42,5 @@ t.test('settingsFrom: a flag wins over the config file; what no flag gives comes
 t.test('settingsFrom: a bad --log-level is an EnvhookError naming the flag', async (t) => {
   const err = t.throws(() => settingsFrom(parse(['--log-level', 'loud']))) as Error;
   t.ok(err instanceof EnvhookError);
-  t.equal(err.message, '--log-level: /logLevel: must be one of "fatal", "error", "warn", "info", "debug", "trace", "silent"');
+  t.equal(err.message, '--log-level "loud": must be one of "fatal", "error", "warn", "info", "debug", "trace", "silent"');
 });

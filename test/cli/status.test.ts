@@ -14,18 +14,27 @@ import { writeStatus, type NriStatus } from '../../src/nri/status-file.ts';
 import { renderReport, type StatusReport } from '../../src/cli/status.ts';
 import { startFakeRuntime } from '../helpers/nri-runtime.ts';
 import { startNriProcess } from '../helpers/nri-process.ts';
+import { crioDouble } from '../helpers/crio.ts';
+import { CONTAINERD, PODMAN } from '../helpers/bundle.ts';
+import { uninstall } from '../helpers/install.ts';
+import { findContainerd } from '../../src/install/containerd/containerd-binary.ts';
+import { addToRoot } from '../helpers/node-root.ts';
 import { refused } from '../helpers/refusal.ts';
 
-t.setTimeout(180_000);
+t.setTimeout(600_000);
 const NO_CRIO = { ...process.env, PATH: '/nonexistent' };
 const FILE = '/run/envhook/nri-status.json';
 
-/** A host root (its /proc the real one, as a DaemonSet's rbind mount of / shows it), NRI mode installed or not. */
+/**
+ * A host root (its /proc the real one, as a DaemonSet's rbind mount of / shows it), with CRI-O's
+ * `crio` (the double, beside the root: status is given it with --crio), NRI mode installed or not.
+ */
 function hostRoot(t: Test, nri: boolean): string {
   const { root, source } = installRoot(t, {
     'var/lib/kubelet/pods/u1/volumes/kubernetes.io~empty-dir/env/app.env': 'TOKEN=CANARY-VALUE\n',
   });
   fs.symlinkSync('/proc', path.join(root, 'proc'));
+  withCrio(root);
   if (nri) {
     const r = install({ runtime: 'crio', root, source, extra: ['--mode', 'nri'], env: NO_CRIO });
     t.equal(r.status, 0, r.stderr);
@@ -33,8 +42,16 @@ function hostRoot(t: Test, nri: boolean): string {
   return root;
 }
 
+/** CRI-O's `crio` for a root: the double, beside it. */
+const crioOf = (root: string) => path.join(path.dirname(root), 'crio-bin', 'crio');
+function withCrio(root: string): void {
+  fs.mkdirSync(path.dirname(crioOf(root)), { recursive: true });
+  crioDouble(path.dirname(crioOf(root)));
+}
 const status = (root: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}) =>
-  envhook(['status', '--root', root, ...extra], { env: { ENVHOOK_CONFIG: '', ...env } });
+  envhook(['status', '--root', root, ...(fs.existsSync(crioOf(root)) ? ['--crio', crioOf(root)] : []), ...extra], {
+    env: { ENVHOOK_CONFIG: '', ...env },
+  });
 const put = (root: string, s: NriStatus) => writeStatus(path.join(root, 'run/envhook'), s);
 const deadPid = (): number => spawnSync('true').pid!;
 
@@ -62,9 +79,12 @@ t.test('nothing installed, nothing running: exit 0, no word of a status file', a
 
 t.test('a --root that is not a directory is refused: one line, nothing on stdout', async (t) => {
   const dir = t.testdir({ file: '' });
-  for (const root of [path.join(dir, 'nonexistent'), path.join(dir, 'file')]) {
-    const r = status(root);
-    refused(t, r, `envhook: --root ${root}: not a directory\n`);
+  for (const [root, why] of [
+    [path.join(dir, 'nonexistent'), "does not exist: name the node's root directory (the installer DaemonSet mounts it at /host)"],
+    [path.join(dir, 'file'), "is not a directory: name the node's root directory"],
+  ]) {
+    const r = status(root!);
+    refused(t, r, `envhook: --root ${root} ${why}\n`);
     t.equal(r.stdout, '');
   }
 });
@@ -87,9 +107,8 @@ t.test('a settings file that is not JSON, or not valid settings: a problem with 
   for (const [text, what] of cases) {
     fs.writeFileSync(file, text);
     const r = status(root);
-    t.equal(r.status, 1, what);
+    refused(t, r, `envhook: settings: ${what} — ${todo}\n`, what);
     t.equal(r.stdout, `installed: nothing\n  problem settings: ${what} — ${todo}\n`);
-    t.equal(r.stderr, `envhook: settings: ${what} — ${todo}\n`);
     t.notMatch(r.stdout + r.stderr, 'CANARY', 'no byte of the file');
     const j = JSON.parse(status(root, ['--json']).stdout);
     t.same(j.checks, [{ check: 'settings', state: 'problem', what, todo }]);
@@ -99,13 +118,16 @@ t.test('a settings file that is not JSON, or not valid settings: a problem with 
   t.equal(status(root).status, 0, 'a valid file: nothing to say');
 });
 
-t.test('shim-only and Podman installs: no word of the NRI status file', async (t) => {
+t.test('shim-only and Podman installs: no word of the NRI status file', { skip: PODMAN ? false : 'podman not installed' }, async (t) => {
   for (const runtime of ['podman', 'crio'] as const) {
     const { root, source } = installRoot(t, {});
+    withCrio(root);
+    if (runtime === 'podman') addToRoot(root, { '/usr/bin/podman': PODMAN! });
     const r0 = install({ runtime, root, source, env: NO_CRIO });
     t.equal(r0.status, 0, r0.stderr);
     const r = status(root);
-    t.notMatch(r.stdout, /nri|status file/i, `${runtime}: ${r.stdout}`);
+    t.notMatch(r.stdout, /nri plugin|nri-status\.json/i, `${runtime}: ${r.stdout}`);
+    t.equal(r.status, 0, r.stderr);
     t.match(r.stdout, new RegExp(`^installed: ${runtime} \\(shim\\)$`, 'm'));
   }
 });
@@ -114,7 +136,10 @@ t.test('NRI mode installed: exit 1 unless connected, the reason on stderr', asyn
   const root = hostRoot(t, true);
   let r = status(root);
   refused(t, r, `envhook: NRI plugin installed but not running: no status file ${FILE}\n`);
-  t.match(r.stdout, /^installed: crio \(nri\)\nnri plugin: not running/);
+  t.match(
+    r.stdout,
+    /^installed: crio \(nri\)\n {2}ok runtime: crio 1\.36\.3 \(.*\)\n {2}ok nri-plugin: crio config shows NRI on, with plugins from \/opt\/nri\/plugins\nnri plugin: not running/,
+  );
 
   const connected = sampleStatus({ lastError: { at: '2026-11-26T10:01:00.000Z', message: 'NRI connection closed: protocol error' } });
   put(root, connected);
@@ -126,7 +151,11 @@ t.test('NRI mode installed: exit 1 unless connected, the reason on stderr', asyn
   t.match(r.stdout, /^ {2}containers: 3 adjusted, 12 without envhook, 0 refused, 0 errors, 0 missed, 0 evicted$/m);
   t.match(r.stdout, /^ {2}last error: 2026-11-26T10:01:00\.000Z NRI connection closed: protocol error$/m);
   const j = JSON.parse(status(root, ['--json']).stdout);
-  t.same(j, { ...EMPTY, installed: { crio: ['nri'] }, nri: 'connected', status: connected }, 'the file, whole');
+  const checks = [
+    { check: 'runtime', state: 'ok', what: `crio 1.36.3 (${crioOf(root)}, named by a flag)` },
+    { check: 'nri-plugin', state: 'ok', what: 'crio config shows NRI on, with plugins from /opt/nri/plugins' },
+  ];
+  t.same(j, { ...EMPTY, installed: { crio: ['nri'] }, nri: 'connected', checks, status: connected }, 'the file, whole');
 
   put(root, sampleStatus({ connected: false, since: '2026-11-26T10:02:00.000Z' }));
   r = status(root, ['--json']);
@@ -293,6 +322,7 @@ t.test('how the plugin runs: a DaemonSet is an install (exit 0 when connected), 
   ];
   for (const c of cases) {
     const p = startNriProcess(['--socket', rt.socketPath], { dir, env: c.env });
+    t.teardown(() => p.stop());
     await rt.nextPlugin();
     await p.waitForStatus((s) => s.connected);
     const args = ['--prefix', path.join(dir, 'prefix'), '--run-dir', p.runDir];
@@ -313,4 +343,87 @@ t.test('how the plugin runs: a DaemonSet is an install (exit 0 when connected), 
     t.match(j, { runsAs: c.runsAs, ok: true, installed: c.runsAs === 'daemonset' ? { containerd: ['daemonset'] } : {} });
     t.equal(await p.stop(), 0);
   }
+});
+
+const C = CONTAINERD ? findContainerd(CONTAINERD) : undefined;
+const noContainerd = { skip: C ? false : 'containerd not installed' };
+const CONFIG = '/etc/containerd/config.toml';
+/** A node's root with Debian's containerd in its /usr/bin (run there with chroot, as on the node). */
+function containerdRoot(t: Test) {
+  const r = installRoot(t, { 'etc/containerd/config.toml': 'version = 2\n' });
+  addToRoot(r.root, { '/usr/bin/containerd': C!.path });
+  return r;
+}
+
+t.test("the runtime's own reading: an admin's config without the handler is drift, exit 1, with what to do", noContainerd, async (t) => {
+  const { root, source } = containerdRoot(t);
+  t.equal(install({ runtime: 'containerd', root, source }).status, 0);
+  let r = status(root);
+  t.equal(r.status, 0, r.stderr);
+  t.equal(
+    r.stdout,
+    [
+      'installed: containerd (shim)',
+      `  ok runtime: containerd ${C!.version} (/usr/bin/containerd)`,
+      `  ok handler: containerd ${C!.version} config dump of ${CONFIG} shows the runtime handler "envhook" with BinaryName /usr/local/lib/envhook/envhook-runtime`,
+      '',
+    ].join('\n'),
+  );
+  // the admin writes the file anew, the handler lost
+  fs.writeFileSync(path.join(root, CONFIG), 'version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd]\n  snapshotter = "overlayfs"\n');
+  r = status(root);
+  const what = `containerd ${C!.version} config dump of ${CONFIG}: no runtime handler "envhook"`;
+  const todo = 're-run envhook install --runtime containerd with the flags it was installed with';
+  refused(t, r, `envhook: handler: ${what} — ${todo}\n`);
+  t.equal(r.stdout.split('\n')[2], `  problem handler: ${what} — ${todo}`);
+  t.match(JSON.parse(status(root, ['--json']).stdout), {
+    ok: false,
+    checks: [
+      { check: 'runtime', state: 'ok' },
+      { check: 'handler', state: 'problem', what, todo },
+    ],
+  });
+});
+
+t.test(
+  'two installs with different --prefix: the one left after the other is uninstalled is checked, not trusted',
+  noContainerd,
+  async (t) => {
+    const { root, source } = containerdRoot(t);
+    const [a, b] = ['/opt/envhook-a', '/opt/envhook-b'];
+    t.equal(install({ runtime: 'containerd', root, source, extra: ['--prefix', a] }).status, 0);
+    const second = install({ runtime: 'containerd', root, source, extra: ['--prefix', b] });
+    if (second.status !== 0) {
+      // install refuses a second prefix: the first stays as it was
+      t.match(second.stderr, a, 'install names the first prefix');
+      t.equal(status(root, ['--prefix', a]).status, 0);
+      return;
+    }
+    // the second took the block over: the first's handler now runs the second's front
+    let r = status(root, ['--prefix', a]);
+    refused(
+      t,
+      r,
+      `envhook: handler: containerd ${C!.version} config dump of ${CONFIG}: options.BinaryName is not ${a}/envhook-runtime — re-run envhook install --runtime containerd --prefix ${a} with the flags it was installed with\n`,
+    );
+    t.equal(uninstall({ runtime: 'containerd', root, extra: ['--prefix', a] }).status, 0);
+    r = status(root, ['--prefix', b]);
+    refused(
+      t,
+      r,
+      `envhook: handler: containerd ${C!.version} config dump of ${CONFIG}: no runtime handler "envhook" — re-run envhook install --runtime containerd --prefix ${b} with the flags it was installed with\n`,
+      'the block went with the first uninstall',
+    );
+    t.match(r.stdout, /^installed: containerd \(shim\)$/m);
+  },
+);
+
+t.test("the runtime's own binary missing: a problem, and the reading it would give not claimed", async (t) => {
+  const root = hostRoot(t, true);
+  fs.rmSync(crioOf(root));
+  const r = status(root);
+  const missing = 'no crio under --root on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin';
+  t.equal(r.status, 1);
+  t.equal(r.stdout.split('\n')[1], `  problem runtime: crio: ${missing} — install crio, or check --root (it is the node's root: ${root})`);
+  t.equal(r.stdout.split('\n')[2], `  skipped nri-plugin: crio: not checked with the runtime's own reading: ${missing}`);
 });

@@ -171,7 +171,7 @@ t.test('failures: a broken process file, a vanished bundle: one line, a --log li
   const good = h.processFile('good.json', { args: ['env'] });
   fs.renameSync(h.bundle, `${h.bundle}.moved`);
   try {
-    check('a vanished bundle', good, /^envhook: cannot read \S+\/bundle\/config\.json: ENOENT\n$/);
+    check('a vanished bundle', good, /^envhook: cannot read \S+\/bundle\/config\.json: no such file or directory \(ENOENT\)\n$/);
   } finally {
     fs.renameSync(`${h.bundle}.moved`, h.bundle);
   }

@@ -422,3 +422,26 @@ t.test('the worst files of the largest size parse to the right result', async (t
   t.equal(two.get('A')!.length, 32768);
   t.equal(two.get('B')!.length, 32740);
 });
+
+t.test("every difference from the kubelet's parser docs/pods.md lists, envhook's side of each", async (t) => {
+  const parse = (text: string) => {
+    try {
+      return Object.fromEntries(parseEnvFile(Buffer.from(text, 'latin1')));
+    } catch (err) {
+      return (err as EnvFileError).message;
+    }
+  };
+  t.same(parse("A='1'\nA='2'\n"), { A: '2' }, 'the last duplicate wins');
+  t.same(parse("A=''\n"), { A: '' }, "NAME='' is an empty variable");
+  t.equal(parse("A='1'\r\n"), 'line 1: carriage return outside quotes', 'CRLF line ends');
+  t.equal(parse("A='1'#c\n"), 'line 1: text after closing quote', 'a comment without a blank');
+  t.equal(parse("A= '1'\n"), 'line 1: value must be single-quoted', 'a blank after =');
+  t.equal(parse("my.key='1'\n"), 'line 1: invalid variable name', 'a name bash rejects');
+  t.same(parse("A='x\r\ny'\n"), { A: 'x\r\ny' }, 'CRLF inside a quoted value: the CR kept');
+  t.equal(parse("A='x\0y'\n"), 'line 1: NUL byte', 'a NUL byte');
+  t.equal(parse("\xef\xbb\xbfA='1'\n"), 'line 1: byte-order mark', 'a byte-order mark');
+  t.equal(parse("A='\xff'\n"), 'line 1: value is not valid UTF-8', 'invalid UTF-8');
+  t.equal(parse(`A='${'x'.repeat(32769)}'\n`), 'line 1: value longer than 32768 bytes');
+  t.equal(parse(`#${'x'.repeat(65536)}\n`), 'file larger than 65536 bytes');
+  t.equal(parse(`${'A'.repeat(129)}='1'\n`), 'line 1: name longer than 128 characters');
+});

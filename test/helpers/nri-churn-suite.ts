@@ -233,7 +233,7 @@ async function killUnderChurnChecked(t: Test, p: Plugin, kills: number): Promise
   const s = await waitStatus(p, (x) => x.connected && x.counts.missed === missed.length, 'final');
   const expected = { registrations, workerRestarts: kills + hangs, hangs, missed: missed.length };
   for (const [k, v] of Object.entries(expected)) t.equal(s.counts[k], v, `status counts.${k}`);
-  const st = envhook(['status', '--json', '--run-dir', p.runDir, '--prefix', p.prefix]);
+  const st = envhook(['status', '--json', '--run-dir', p.runDir, '--prefix', p.prefix, '--containerd', p.c.bin.containerd]);
   t.equal(st.status, 0, `envhook status: exit 0 (${st.stderr})`);
   const json = JSON.parse(st.stdout) as { nri: string; ok: boolean; status: NriStatusFile };
   t.equal(json.nri, 'connected');
@@ -396,7 +396,7 @@ export function churnSuite(version: '1.7' | '2.1', kills: { preinstalled: number
         t.equal(ready.status, 503, '/readyz: 503');
         t.match(await ready.text(), /^not connected since /);
         t.equal(metric(await (await fetch(`${base}/metrics`)).text(), 'envhook_nri_connected'), 0, 'metrics: not connected');
-        const st = envhook(['status', '--run-dir', p.runDir, '--prefix', p.prefix]);
+        const st = envhook(['status', '--run-dir', p.runDir, '--prefix', p.prefix, '--containerd', p.c.bin.containerd]);
         t.equal(st.status, 1, 'envhook status: exit 1');
         t.match(st.stderr, /^envhook: NRI plugin not connected since /);
         t.equal(await nri.stop(), 0, 'SIGTERM: exit 0');

@@ -4,7 +4,7 @@
 import type { Test } from 'tap';
 
 interface Result {
-  status: number | null;
+  status: number | string | null; // a string: why there is no exit status (still running)
   stderr: string;
   stdout?: string;
 }

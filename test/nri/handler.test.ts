@@ -81,7 +81,12 @@ t.test('no envhook annotation, a sandbox, or nothing for this container: the emp
   const others = raw({
     'envhook.io/env': { other: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'config', path: 'a.env', key: 'A' } } }] },
   });
-  t.equal(handler(nriRequest(gone, 'app', { annotations: others })), EMPTY_ADJUSTMENT, 'entries for another container only');
+  // Answered with the mark alone (no file read): the guard's front sees it and execs the runtime at once.
+  t.same(
+    handler(nriRequest(gone, 'app', { annotations: others })),
+    { env: [], removeEnv: [], annotations: { [APPLIED_KEY]: appliedDigest({ container: 'app', annotations: others }) } },
+    'entries for another container only: the applied mark, nothing else',
+  );
   t.throws(
     () => handler(nriRequest(gone, 'other', { annotations: others })),
     new EnvhookError('pod directory /nonexistent/kubelet/pods/no-such-pod not found'),

@@ -243,3 +243,28 @@ t.test('label values are escaped', async (t) => {
   );
   t.equal(value(fams, 'envhook_nri_runtime_info', { runtime: 'cri-o', version: odd }), 1, 'read back as given');
 });
+
+t.test('owned copies: held, updated, failed, and the update latency as a histogram in seconds', async (t) => {
+  const status = sampleStatus({
+    owners: {
+      ...{ pods: 1, volumes: 2, watches: 2, polled: 0, ownedBeforeSwap: 0, ownedAfterSwap: 0, refusedByKernel: 0, refusedByBound: 0 },
+      copies: 2,
+      copyUpdates: 40,
+      copyFailures: 1,
+      copyLatency: { buckets: [3, 30, 38, 40, 40, 40, 40, 40, 40, 40, 40, 40], sum: 0.12, count: 40 },
+    },
+  });
+  const fams = parseExposition(renderMetrics(status, new DurationHistogram()));
+  t.match(fams.get('envhook_owner_copies'), { type: 'gauge' });
+  t.match(fams.get('envhook_owner_copy_updates_total'), { type: 'counter' });
+  t.match(fams.get('envhook_owner_copy_failures_total'), { type: 'counter' });
+  t.match(fams.get('envhook_owner_copy_update_latency_seconds'), { type: 'histogram' });
+  const text = renderMetrics(status, new DurationHistogram());
+  t.match(text, 'envhook_owner_copies 2\n');
+  t.match(text, 'envhook_owner_copy_updates_total 40\n');
+  t.match(text, 'envhook_owner_copy_failures_total 1\n');
+  t.match(text, 'envhook_owner_copy_update_latency_seconds_bucket{le="0.0025"} 30\n');
+  t.match(text, 'envhook_owner_copy_update_latency_seconds_bucket{le="+Inf"} 40\n');
+  t.match(text, 'envhook_owner_copy_update_latency_seconds_count 40\n');
+  t.notMatch(renderMetrics(sampleStatus({}), new DurationHistogram()), 'envhook_owner_copies', 'none before a worker reported copies');
+});

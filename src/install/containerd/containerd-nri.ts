@@ -151,7 +151,7 @@ function requiredBlock(config: ContainerdConfig, dropIn: string | undefined): Bl
 }
 
 /** containerd's own reading after install: NRI on, reading plugins from the directory used (and requiring envhook). */
-function checkNri(binary: ContainerdBinary, layout: Layout, pluginDir: string, required: boolean): string {
+export function checkNri(binary: ContainerdBinary, layout: Layout, pluginDir: string, required: boolean): string {
   const dump: Table = configDump(binary, pathFor(binary, layout.root, layout.config), layout.root);
   const nri = tableAt(dump, 'plugins', NRI_PLUGIN);
   const problems: string[] = [];

@@ -146,7 +146,7 @@ function walksBefore(a: string, b: string): boolean {
   return x.length < y.length;
 }
 
-function checkCrioNri(bin: RuntimeBinary, layout: Layout, pluginDir: string, required: boolean): string {
+export function checkCrioNri(bin: RuntimeBinary, layout: Layout, pluginDir: string, required: boolean): string {
   const nri = tableAt(crioConfigDump(bin, layout), 'crio', 'nri');
   if (!nri) throw new EnvhookError('crio config: no [crio.nri] table: CRI-O 1.26 or later has NRI');
   const problems: string[] = [];

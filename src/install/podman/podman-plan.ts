@@ -43,8 +43,8 @@ export function podmanPlan(layout: Layout, templates: HookTemplates): RuntimePla
   };
 }
 
-/** hooks_dir as Podman would load it (main files, then drop-ins in name order), ours excluded. */
-function currentHooksDirs(layout: Layout): string[] {
+/** hooks_dir as Podman would load it (main files, then drop-ins in name order), the file `skip` (ours, by default; null: none) left out. */
+export function currentHooksDirs(layout: Layout, skip: string | null = layout.config): string[] {
   const files = [...PODMAN_MAIN_CONFIGS];
   for (const main of PODMAN_MAIN_CONFIGS) {
     const dir = `${main}.d`;
@@ -61,7 +61,7 @@ function currentHooksDirs(layout: Layout): string[] {
   }
   let dirs = PODMAN_DEFAULT_HOOKS_DIRS;
   for (const f of files) {
-    if (f === layout.config) continue;
+    if (f === skip) continue;
     let text: string;
     try {
       text = fs.readFileSync(layout.real(f), 'utf8');

@@ -1,0 +1,24 @@
+// Each runtime envhook is installed for: found, and its version. A runtime known only from the
+// NRI plugin's registration (a DaemonSet's pod holds no runtime binary) is said so.
+import type { Runtime } from '../install/layout.ts';
+import { ok, problem, type CheckResult } from './check.ts';
+import type { NodeView } from './node.ts';
+import type { PluginView } from './plugin-state.ts';
+import { runtimeBinary } from './runtime-binary.ts';
+
+/** The runtimes of the recorded installs; with `plugin`, else the one the running plugin registered with. */
+export function runtimeChecks(node: NodeView, plugin?: PluginView): CheckResult[] {
+  const runtimes = [...new Set(node.installs.map((i) => i.runtime))];
+  const out = runtimes.map((r) => runtimeCheck(node, r));
+  const registered = node.status?.runtime;
+  if (runtimes.length === 0 && plugin?.state === 'connected' && registered)
+    out.push(ok('runtime', `${registered.name} ${registered.version}, as it registered the NRI plugin`));
+  return out;
+}
+
+function runtimeCheck(node: NodeView, runtime: Runtime): CheckResult {
+  const b = runtimeBinary(node, runtime);
+  if ('missing' in b)
+    return problem('runtime', `${runtime}: ${b.missing}`, `install ${runtime}, or check --root (it is the node's root: ${node.root})`);
+  return ok('runtime', `${runtime} ${b.version} (${b.bin.path}${b.bin.root === node.root ? '' : ', named by a flag'})`);
+}

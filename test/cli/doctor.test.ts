@@ -1,0 +1,153 @@
+// `envhook doctor` as an admin runs it: the built CLI on a node's root (Debian's containerd and
+// runc inside it, run there with chroot; CRI-O's double named with --crio), one line a check,
+// the exit status, the line on stderr; a healthy node, then the same node broken in each way a
+// check is for.
+import t, { type Test } from 'tap';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { CONTAINERD, envhook, RUNC } from '../helpers/bundle.ts';
+import { fakeSource, hostFiles, install, installRoot } from '../helpers/install.ts';
+import { addToRoot } from '../helpers/node-root.ts';
+import { crioDouble } from '../helpers/crio.ts';
+import { sampleStatus } from '../helpers/nri-status.ts';
+import { findContainerd } from '../../src/install/containerd/containerd-binary.ts';
+import { procStat } from '../../src/nri/proc-stat.ts';
+import { writeStatus } from '../../src/nri/status-file.ts';
+
+t.setTimeout(600_000);
+const C = CONTAINERD ? findContainerd(CONTAINERD) : undefined;
+const doctor = (root: string, extra: string[] = []) => envhook(['doctor', '--root', root, ...extra], { env: { ENVHOOK_CONFIG: '' } });
+const FRONT = '/usr/local/lib/envhook/envhook-runtime';
+
+function shimNode(t: Test): string {
+  const { root, source } = installRoot(t, { 'etc/containerd/config.toml': 'version = 2\n', 'var/lib/kubelet/pods/.keep': '' });
+  addToRoot(root, { '/usr/bin/containerd': C!.path, '/usr/sbin/runc': RUNC! });
+  const r = install({ runtime: 'containerd', root, source });
+  t.equal(r.status, 0, r.stderr);
+  return root;
+}
+
+t.test(
+  'a healthy shim node: every check ok or skipped with why, exit 0',
+  { skip: C && RUNC ? false : 'containerd or runc not installed' },
+  async (t) => {
+    const root = shimNode(t);
+    const r = doctor(root);
+    t.equal(r.status, 0, r.stderr);
+    t.equal(r.stderr, '');
+    t.equal(
+      r.stdout,
+      [
+        'ok settings: no /etc/envhook/config.json: the defaults',
+        'ok kubelet-root: /var/lib/kubelet/pods exists',
+        'ok installed: containerd (runtime handler)',
+        `ok runtime: containerd ${C!.version} (/usr/bin/containerd)`,
+        `ok handler: containerd ${C!.version} config dump of /etc/containerd/config.toml shows the runtime handler "envhook" with BinaryName ${FRONT}`,
+        'skipped nri-socket: no NRI plugin installed or running',
+        `ok front: ${FRONT} execs /usr/sbin/runc`,
+        'skipped plugin: no NRI plugin installed or running',
+        'ok owner-watcher: no pod recorded volume owners in /run/envhook/owners: envhook watch not needed yet',
+        'doctor: 7 ok, 0 problems, 2 skipped (not checked: see the skipped lines)',
+        '',
+      ].join('\n'),
+    );
+    const j = JSON.parse(doctor(root, ['--json']).stdout);
+    t.same(j.counts, { ok: 7, problem: 0, skipped: 2 });
+    t.equal(j.ok, true);
+    t.same(j.checks[0], { check: 'settings', state: 'ok', what: 'no /etc/envhook/config.json: the defaults' });
+  },
+);
+
+t.test(
+  'the same node broken: one problem line each, with what to do; exit 1, the checks named on stderr',
+  { skip: C && RUNC ? false : 'containerd or runc not installed' },
+  async (t) => {
+    const root = shimNode(t);
+    const put = (rel: string, text: string) => {
+      fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+      fs.writeFileSync(path.join(root, rel), text);
+    };
+    put('etc/envhook/config.json', '{\n  "kubeletRoot": "/var/lib/kubelet",\n  "logLevel": loud\n}\n');
+    fs.rmSync(path.join(root, 'var/lib/kubelet'), { recursive: true });
+    put('etc/containerd/config.toml', 'version = 2\n'); // the admin's rewrite: the handler lost
+    put('usr/local/lib/envhook/envhook-runtime.conf', 'runtime=/usr/sbin/crun\n');
+    put('run/envhook/owners/6f1c0000-0000-4000-8000-000000000001.json', '{}');
+    const r = doctor(root);
+    t.equal(r.status, 1);
+    const lines = r.stdout.split('\n');
+    t.same(
+      lines.filter((l) => l.startsWith('problem ')),
+      [
+        'problem settings: config file /etc/envhook/config.json:3:15: not valid JSON — fix or remove the file: every envhook the runtime starts (shim, hooks, NRI plugin) reads it and fails while it is not valid',
+        "problem kubelet-root: /var/lib/kubelet is not a directory — set kubeletRoot in /etc/envhook/config.json to the kubelet's --root-dir (envhook install --kubelet-root DIR writes it)",
+        `problem handler: containerd ${C!.version} config dump of /etc/containerd/config.toml: no runtime handler "envhook" — re-run envhook install --runtime containerd with the flags it was installed with`,
+        'problem front: runtime /usr/sbin/crun is missing or not executable — name the real runtime: envhook install --runtime RUNTIME --oci-runtime PATH',
+        "problem owner-watcher: 1 pods recorded volume owners in /run/envhook/owners but no envhook watch runs: their files go back to root at the kubelet's next rewrite — run envhook watch as a service of the node (docs/ownership.md)",
+      ],
+    );
+    t.equal(lines.at(-2), 'doctor: 2 ok, 5 problems, 2 skipped (not checked: see the skipped lines)');
+    t.equal(r.stderr, 'envhook: doctor: 5 problems (settings, kubelet-root, handler, front, owner-watcher): see the problem lines\n');
+    t.notMatch(r.stdout + r.stderr, 'loud', 'no byte of the settings file');
+  },
+);
+
+t.test('an NRI node (CRI-O): the plugin in the runtime reading, its socket, connected; and each missing', async (t) => {
+  // a short root: the NRI socket's path must fit a unix socket's 107 bytes
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-doctor-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const root = path.join(dir, 'root');
+  hostFiles(root, { 'var/lib/kubelet/pods/.keep': '' });
+  const source = fakeSource(path.join(dir, 'src'));
+  fs.symlinkSync('/proc', path.join(root, 'proc'));
+  const crio = crioDouble(t.testdir()).bin;
+  t.equal(install({ runtime: 'crio', root, source, extra: ['--mode', 'nri', '--crio', crio] }).status, 0);
+  const socket = path.join(root, 'var/run/nri/nri.sock');
+  fs.mkdirSync(path.dirname(socket), { recursive: true });
+  const server = net.createServer().listen(socket);
+  t.teardown(() => server.close());
+  await new Promise((r) => server.once('listening', r));
+  // this test's process plays the supervisor, pre-installed, connected
+  const ticks = procStat(process.pid)!.startTicks;
+  writeStatus(path.join(root, 'run/envhook'), sampleStatus({ pidStartTicks: ticks, runsAs: 'pre-installed', socket: undefined }));
+  let r = doctor(root, ['--crio', crio]);
+  t.equal(r.status, 0, r.stderr);
+  const lines = r.stdout.split('\n');
+  for (const line of [
+    'ok installed: crio (NRI plugin)',
+    `ok runtime: crio 1.36.3 (${crio}, named by a flag)`,
+    'ok nri-plugin: crio config shows NRI on, with plugins from /opt/nri/plugins',
+    "ok nri-socket: crio's NRI socket /var/run/nri/nri.sock is there",
+    'skipped front: no runtime handler installed (the front runs only under it)',
+    'ok plugin: 50-envhook connected to containerd 2.1.9 since 2026-11-26T10:00:00.250Z; pre-installed: started by the runtime from its plugin directory',
+    'ok owner-watcher: the NRI plugin watches volume owners',
+  ])
+    t.ok(lines.includes(line), line);
+  server.close();
+  fs.rmSync(socket, { force: true });
+  fs.rmSync(path.join(root, 'etc/crio/crio.conf.d/50-envhook-nri.conf'));
+  writeStatus(path.join(root, 'run/envhook'), sampleStatus({ pidStartTicks: ticks, connected: false }));
+  r = doctor(root, ['--crio', crio]);
+  t.equal(r.status, 1);
+  t.same(
+    r.stdout.split('\n').filter((l) => l.startsWith('problem ')),
+    [
+      "problem nri-plugin: crio: envhook's /etc/crio/crio.conf.d/50-envhook-nri.conf is gone — re-run envhook install --runtime crio --mode nri with the flags it was installed with",
+      "problem nri-socket: crio's NRI socket /var/run/nri/nri.sock is not there: the runtime has not started NRI (off, or not restarted since install) — restart the runtime (systemctl restart containerd, or crio)",
+      'problem plugin: NRI plugin not connected since 2026-11-26T10:00:00.250Z — restart the runtime, which starts its pre-installed plugins (systemctl restart containerd, or crio); its log: /var/log/envhook-nri.log',
+    ],
+  );
+  t.match(r.stdout, /^skipped owner-watcher: the NRI plugin, which watches volume owners in NRI mode, is not connected \(see plugin\)$/m);
+});
+
+t.test('a --root that is not a directory: one line, exit 1, nothing on stdout', async (t) => {
+  const root = path.join(t.testdir(), 'nonexistent');
+  const r = doctor(root);
+  t.equal(r.status, 1);
+  t.equal(r.stdout, '');
+  t.equal(
+    r.stderr,
+    `envhook: --root ${root} does not exist: name the node's root directory (the installer DaemonSet mounts it at /host)\n`,
+  );
+});
