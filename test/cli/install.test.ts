@@ -5,7 +5,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { envhook } from '../helpers/bundle.ts';
-import { install, installRoot, snapshot, uninstall } from '../helpers/install.ts';
+import { install, installRoot, snapshot, uninstall } from '../helpers/install/install.ts';
 import { refused } from '../helpers/refusal.ts';
 
 t.test('flags: --runtime mandatory, --runtime and --mode among their choices; nothing written', async (t) => {

@@ -6,8 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { REPO } from '../helpers/bundle.ts';
 import { nodeAsOther, otherUidDir } from '../helpers/other-uid.ts';
-import { builtCli } from '../helpers/nri-process.ts';
-import { HAS_SEA, realSource } from '../helpers/install.ts';
+import { builtCli } from '../helpers/nri/process.ts';
+import { HAS_SEA, realSource } from '../helpers/install/install.ts';
 
 const NOBODY = 65534;
 const skip = process.getuid?.() === 0 ? false : 'needs root (to run as nobody)';

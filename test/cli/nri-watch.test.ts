@@ -9,9 +9,9 @@ import path from 'node:path';
 import { EVENT_STOP_POD_SANDBOX } from '../../src/nri/wire/nri-schema.ts';
 import type { NriCreateRequest } from '../../src/facts/nri-facts.ts';
 import { atomicWrite, makeAtomicVolume, makePod } from '../../scripts/kubelet-pod.ts';
-import { startFakeRuntime, type FakeRuntime } from '../helpers/nri-runtime.ts';
-import { startNriProcess, type NriProcess } from '../helpers/nri-process.ts';
-import { nriRequest } from '../helpers/nri.ts';
+import { startFakeRuntime, type FakeRuntime } from '../helpers/nri/runtime.ts';
+import { startNriProcess, type NriProcess } from '../helpers/nri/process.ts';
+import { nriRequest } from '../helpers/nri/requests.ts';
 import { sleep, waitFor } from '../helpers/wait.ts';
 
 const CANARY = 'CANARY-nri-watch-91d2-never-logged';

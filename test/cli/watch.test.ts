@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { envhook, NODE, spawnEnvhook } from '../helpers/bundle.ts';
-import { builtCli } from '../helpers/nri-process.ts';
+import { builtCli } from '../helpers/nri/process.ts';
 import { atomicWrite, makeAtomicVolume, makePod } from '../../scripts/kubelet-pod.ts';
 import { writeOwnersRecord } from '../../src/watch/record.ts';
 import { findChrt } from '../../src/nri/realtime.ts';

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { missingForRunc, parseEnvOutput, runcRun } from '../helpers/bundle.ts';
-import { inject, ref, setup, type InjectSetup } from '../helpers/inject.ts';
+import { inject, ref, setup, type InjectSetup } from '../helpers/shim/inject.ts';
 import { refused } from '../helpers/refusal.ts';
 // What a volume that is not in the pod directory is refused with, as the user reads it.
 const NOT_SET_UP =

@@ -6,9 +6,9 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { NODE, REPO } from '../helpers/bundle.ts';
-import { missingNriContainerd, startNriContainerd } from '../helpers/containerd-nri.ts';
-import { startNriProcess } from '../helpers/nri-process.ts';
-import { NRI_CONNECTED } from '../helpers/cri-containerd.ts';
+import { missingNriContainerd, startNriContainerd } from '../helpers/nri/containerd.ts';
+import { startNriProcess } from '../helpers/nri/process.ts';
+import { NRI_CONNECTED } from '../helpers/cri/containerd.ts';
 import { sleep } from '../helpers/wait.ts';
 
 const skip = missingNriContainerd();

@@ -6,9 +6,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
 import { containerId, makeBundle, missingForRunc, parseEnvOutput, RUNC, REPO } from '../helpers/bundle.ts';
-import { envhookWrapper, FRONT } from '../helpers/front.ts';
-import { setup, sharedRootfs } from '../helpers/inject.ts';
-import { CANARY, checkInjected, ENV_ANNOTATIONS, FAILING_ANNOTATIONS, FAILING_MESSAGE, FILES } from '../helpers/injected.ts';
+import { envhookWrapper, FRONT } from '../helpers/shim/front.ts';
+import { setup, sharedRootfs } from '../helpers/shim/inject.ts';
+import { CANARY, checkInjected, ENV_ANNOTATIONS, FAILING_ANNOTATIONS, FAILING_MESSAGE, FILES } from '../helpers/shim/injected.ts';
 import { sleep } from '../helpers/wait.ts';
 
 const missing = missingForRunc();

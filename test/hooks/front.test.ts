@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { BUSYBOX, whichSync } from '../helpers/bundle.ts';
-import { FRONT, fakeExecutable, runFront } from '../helpers/front.ts';
+import { FRONT, fakeExecutable, runFront } from '../helpers/shim/front.ts';
 import { RUNC_ARGV_CASES } from '../oci/runc-args.cases.ts';
 import { refused } from '../helpers/refusal.ts';
 

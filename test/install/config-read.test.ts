@@ -5,7 +5,7 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fakeSource, hostFiles, install, snapshot, uninstall } from '../helpers/install.ts';
+import { fakeSource, hostFiles, install, snapshot, uninstall } from '../helpers/install/install.ts';
 import { refused } from '../helpers/refusal.ts';
 
 const NOWHERE = { PATH: '/nonexistent' };

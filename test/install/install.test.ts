@@ -4,7 +4,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { installRoot, install, realSource, REAL_NODE, snapshot, uninstall } from '../helpers/install.ts';
+import { installRoot, install, realSource, REAL_NODE, snapshot, uninstall } from '../helpers/install/install.ts';
 import { refused } from '../helpers/refusal.ts';
 
 // every install asks the containerd on PATH (version, config dump): room for a busy machine

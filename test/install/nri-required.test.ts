@@ -1,16 +1,16 @@
 // install --mode nri --nri-required: envhook a required plugin of NRI's default validator.
 // containerd 2.2 is not in the cache and CRI-O is not installable here: stand-ins report the
 // version and print the config dump (the check after install); for CRI-O, the double of
-// test/helpers/crio.ts, which prints `crio config` from the files as CRI-O does. The exact text written, the
+// test/helpers/install/crio.ts, which prints `crio config` from the files as CRI-O does. The exact text written, the
 // refusals (containerd 2.1.9, CRI-O 1.33, no binary, --mode shim), the union with a list another
 // file sets, a list a later file would replace refused, a second install writing nothing, and
 // uninstall byte for byte.
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fakeContainerd, install, installRoot, snapshot, uninstall, type InstallArgs } from '../helpers/install.ts';
+import { fakeContainerd, install, installRoot, snapshot, uninstall, type InstallArgs } from '../helpers/install/install.ts';
 import { crioNriDropIn } from '../../src/install/crio/crio-nri.ts';
-import { crioDouble } from '../helpers/crio.ts';
+import { crioDouble } from '../helpers/install/crio.ts';
 import { refused } from '../helpers/refusal.ts';
 
 t.setTimeout(120_000);

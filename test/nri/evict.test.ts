@@ -1,5 +1,5 @@
 // The evictor: which missed containers it stops (pods that ask, or all with the setting), over
-// a real gRPC server reading cri-api's StopContainerRequest (test/helpers/cri-server.ts);
+// a real gRPC server reading cri-api's StopContainerRequest (test/helpers/cri/server.ts);
 // off the caller's turn, one at a time, at most N a Synchronize, each once while it is pending;
 // a socket that cannot be used is one line and every container counted failed; one line per
 // eviction with names and ids, never a value.
@@ -9,8 +9,8 @@ import path from 'node:path';
 import { createLogger } from '../../src/log.ts';
 import { createEvictor, type EvictorOptions } from '../../src/nri/evict.ts';
 import type { MissedContainer } from '../../src/nri/missed.ts';
-import { missingForCriProto } from '../helpers/cri-proto.ts';
-import { startCriServer } from '../helpers/cri-server.ts';
+import { missingForCriProto } from '../helpers/cri/proto.ts';
+import { startCriServer } from '../helpers/cri/server.ts';
 import { sleep } from '../helpers/wait.ts';
 
 const skip = missingForCriProto();

@@ -9,7 +9,7 @@ import { DurationHistogram, renderMetrics } from '../../src/nri/metrics.ts';
 import { EnvhookError } from '../../src/errors.ts';
 import { silentLogger, type Logger } from '../../src/log.ts';
 import type { NriStatus } from '../../src/nri/status-file.ts';
-import { sampleStatus } from '../helpers/nri-status.ts';
+import { sampleStatus } from '../helpers/nri/status.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 t.setTimeout(60_000);

@@ -1,4 +1,4 @@
-// A plugin session against a test peer playing containerd's side (test/helpers/nri-runtime.ts):
+// A plugin session against a test peer playing containerd's side (test/helpers/nri/runtime.ts):
 // RegisterPlugin → Configure → Synchronize → CreateContainer, handler errors as ttRPC status,
 // and malformed, oversized or unknown input on a live connection: one log line, the
 // connection closed, the process unharmed.
@@ -26,7 +26,7 @@ import {
 import type { MissedContainer } from '../../src/nri/missed.ts';
 import { APPLIED_KEY } from '../../src/k8s/annotation-keys.ts';
 import { appliedDigest } from '../../src/plan/mark.ts';
-import { startFakeRuntime, type FakeRuntime, type FakeRuntimeOptions, type PeerPlugin } from '../helpers/nri-runtime.ts';
+import { startFakeRuntime, type FakeRuntime, type FakeRuntimeOptions, type PeerPlugin } from '../helpers/nri/runtime.ts';
 import { sleep } from '../helpers/wait.ts';
 
 const CANARY = 'canary-7f3a9c-value';

@@ -10,8 +10,8 @@ import { CONTAINER_STOPPED } from '../../src/nri/wire/nri-schema.ts';
 import type { NriPod } from '../../src/facts/nri-facts.ts';
 import type { NriSyncContainer } from '../../src/nri/wire/plain-data.ts';
 import { atomicWrite, makeAtomicVolume, makePod, type Pod } from '../../scripts/kubelet-pod.ts';
-import { nriRequest } from '../helpers/nri.ts';
-import { inotifyWatches } from '../helpers/inotify.ts';
+import { nriRequest } from '../helpers/nri/requests.ts';
+import { inotifyWatches } from '../helpers/watch/inotify.ts';
 import { sleep, waitFor } from '../helpers/wait.ts';
 
 const CANARY = 'CANARY-pod-watch-4b1e-never-logged';

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { startNriContainerd } from '../helpers/containerd-nri.ts';
+import { startNriContainerd } from '../helpers/nri/containerd.ts';
 import { NODE, REPO } from '../helpers/bundle.ts';
 import { sidVersion } from '../../scripts/debian-sid.mjs';
 import { sleep } from '../helpers/wait.ts';

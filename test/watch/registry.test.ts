@@ -8,7 +8,7 @@ import { createLogger } from '../../src/log.ts';
 import { normalize } from '../../src/ownership/annotation.ts';
 import type { UidTranslation } from '../../src/ownership/uidmap.ts';
 import { atomicWrite, atomicWriteSteps } from '../../scripts/kubelet-pod.ts';
-import { inotifyWatches } from '../helpers/inotify.ts';
+import { inotifyWatches } from '../helpers/watch/inotify.ts';
 import { sleep, waitFor } from '../helpers/wait.ts';
 
 const CANARY = 'CANARY-5e1f-value-never-logged';

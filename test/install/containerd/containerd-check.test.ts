@@ -5,9 +5,9 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fakeContainerd, fakeSource, hostFiles, install, snapshot } from '../../helpers/install.ts';
-import { containerd2ForInstall } from '../../helpers/containerd-nri.ts';
-import { addToRoot } from '../../helpers/node-root.ts';
+import { fakeContainerd, fakeSource, hostFiles, install, snapshot } from '../../helpers/install/install.ts';
+import { containerd2ForInstall } from '../../helpers/nri/containerd.ts';
+import { addToRoot } from '../../helpers/install/node-root.ts';
 import { findContainerd } from '../../../src/install/containerd/containerd-binary.ts';
 import { refused } from '../../helpers/refusal.ts';
 

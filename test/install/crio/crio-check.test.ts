@@ -1,5 +1,5 @@
 // The check after a CRI-O install. CRI-O is not installable on this machine: the `crio` double
-// of test/helpers/crio.ts (--crio) records its arguments and prints `crio config` from the files as
+// of test/helpers/install/crio.ts (--crio) records its arguments and prints `crio config` from the files as
 // CRI-O does (defaults commented out); the tests show which arguments install passes, that a
 // reading with the handler is accepted, and that a reading with another handler (or with a
 // hooks_dir, set or CRI-O's default, that misses envhook's file) is refused with every file put
@@ -7,8 +7,8 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fakeSource, hostFiles, install, snapshot } from '../../helpers/install.ts';
-import { crioDouble } from '../../helpers/crio.ts';
+import { fakeSource, hostFiles, install, snapshot } from '../../helpers/install/install.ts';
+import { crioDouble } from '../../helpers/install/crio.ts';
 import { refused } from '../../helpers/refusal.ts';
 
 const FRONT = '/usr/local/lib/envhook/envhook-runtime';

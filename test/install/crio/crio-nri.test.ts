@@ -1,14 +1,14 @@
 // install --runtime crio --mode nri into a temporary host root: the plugin in the nri_plugin_dir
 // CRI-O would use (crio.conf, then the drop-ins in name order), a drop-in of its own switching NRI
 // on, a later drop-in turning it off refused, the check with the `crio` double of
-// test/helpers/crio.ts (CRI-O is not installable here; it prints `crio config` from the files as
+// test/helpers/install/crio.ts (CRI-O is not installable here; it prints `crio config` from the files as
 // CRI-O does, defaults commented out), uninstall byte for byte.
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { installRoot, install, snapshot, uninstall } from '../../helpers/install.ts';
+import { installRoot, install, snapshot, uninstall } from '../../helpers/install/install.ts';
 import { crioNriDropIn } from '../../../src/install/crio/crio-nri.ts';
-import { crioDouble } from '../../helpers/crio.ts';
+import { crioDouble } from '../../helpers/install/crio.ts';
 import { refused } from '../../helpers/refusal.ts';
 
 t.setTimeout(120_000);

@@ -5,8 +5,8 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { hostFiles, installRoot, install, snapshot, uninstall } from '../../helpers/install.ts';
-import { containerd2ForInstall } from '../../helpers/containerd-nri.ts';
+import { hostFiles, installRoot, install, snapshot, uninstall } from '../../helpers/install/install.ts';
+import { containerd2ForInstall } from '../../helpers/nri/containerd.ts';
 import { refused } from '../../helpers/refusal.ts';
 
 t.setTimeout(300_000);
