@@ -63,10 +63,15 @@ function installCheck(node: NodeView, i: RecordedInstall): CheckResult {
 }
 
 /**
- * Whether this install was asked for --nri-required: envhook's own lines still say so (its block
- * in containerd's file, its CRI-O drop-in). Once those are gone the plugin check fails anyway.
+ * Whether this install was asked for --nri-required: as state.json records it. A state file from
+ * before it was recorded: envhook's own lines still say so (its block in containerd's file, its
+ * CRI-O drop-in); once those are gone the plugin check fails anyway.
  */
 function askedRequired(layout: Layout, i: RecordedInstall): boolean {
+  return i.record.nriRequired ?? requiredInFiles(layout, i);
+}
+
+function requiredInFiles(layout: Layout, i: RecordedInstall): boolean {
   const text = (f: string) => {
     try {
       return fs.readFileSync(layout.real(f), 'utf8');

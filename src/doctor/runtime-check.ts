@@ -16,8 +16,17 @@ export function runtimeChecks(node: NodeView, plugin?: PluginView): CheckResult[
   return out;
 }
 
+const ROOT_ONLY = ': run as root';
+
 function runtimeCheck(node: NodeView, runtime: Runtime): CheckResult {
   const b = runtimeBinary(node, runtime);
+  // not root: the binary is there, but only root may run it inside --root (chroot)
+  if ('missing' in b && b.missing.endsWith(ROOT_ONLY))
+    return problem(
+      'runtime',
+      `${runtime}: ${b.missing.slice(0, -ROOT_ONLY.length)}`,
+      "run as root (the node's runtime is run inside --root with chroot)",
+    );
   if ('missing' in b)
     return problem('runtime', `${runtime}: ${b.missing}`, `install ${runtime}, or check --root (it is the node's root: ${node.root})`);
   return ok('runtime', `${runtime} ${b.version} (${b.bin.path}${b.bin.root === node.root ? '' : ', named by a flag'})`);

@@ -11,6 +11,8 @@ export interface NriMount {
   source: string;
   type: string;
   options: string[];
+  /** Idmapped by the runtime though NRI cannot say so: the container has a user namespace (nri/wire/plain-data.ts). */
+  idmapped?: boolean;
 }
 
 interface NriIdMapping {

@@ -19,6 +19,8 @@ export interface RuntimeRecord {
   edits?: KeyEdit[];
   /** Directories install created (host paths): removed by uninstall when they are empty. */
   dirs?: string[];
+  /** NRI mode: whether install was asked --nri-required (absent in state files written before it was recorded). */
+  nriRequired?: boolean;
 }
 
 export interface State {
@@ -60,6 +62,7 @@ function validRecord(rec: unknown): boolean {
     r.files !== null &&
     strings(r.blocks) &&
     (r.dirs === undefined || strings(r.dirs)) &&
+    (r.nriRequired === undefined || typeof r.nriRequired === 'boolean') &&
     (r.edits === undefined || (Array.isArray(r.edits) && r.edits.every(edit)))
   );
 }

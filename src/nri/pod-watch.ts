@@ -129,7 +129,7 @@ export function createPodWatcher(opts: PodWatcherOptions): PodWatcher {
         const mounts = running.get(pod.id);
         if (mounts === undefined || pod.annotations[VOLUME_OWNERS] === undefined) continue;
         keep.add(pod.uid);
-        // NRI 0.8.0 gives a container no user-namespace mappings (wire/plain-data.ts).
+        // NRI gives a container no user-namespace mappings; in a user namespace its mounts come marked idmapped (wire/plain-data.ts).
         watch(pod, { mounts, uidMappings: undefined }, 'Synchronize', true);
       }
       for (const uid of [...watched.keys()]) if (!keep.has(uid)) forget(uid, 'not running at Synchronize');

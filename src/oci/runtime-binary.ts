@@ -89,8 +89,14 @@ export function runRuntimeBinary(bin: RuntimeBinary, args: string[], opts: RunOp
   const o = { encoding: 'utf8' as const, timeout: opts.timeout ?? 60_000, maxBuffer: opts.maxBuffer ?? 16 << 20 };
   if (bin.root === '/') return spawnSync(bin.path, args, { ...o, cwd: opts.cwd ?? '/' });
   const chroot = findRuntimeBinary('chroot', { usual: true });
-  if (!chroot) return { pid: 0, output: [], stdout: '', stderr: '', status: null, signal: null, error: new Error('no chroot') };
+  if (!chroot) return notRun(new Error('no chroot'));
+  // chroot(2) is root's: as another user chroot(1) would exit 125, which says nothing of why
+  if (process.geteuid?.() !== 0) return notRun(Object.assign(new Error('chroot needs root'), { code: 'EPERM', syscall: 'chroot' }));
   return spawnSync(chroot.path, [bin.root, bin.path, ...args], { ...o, cwd: '/' });
+}
+
+function notRun(error: Error): SpawnSyncReturns<string> {
+  return { pid: 0, output: [], stdout: '', stderr: '', status: null, signal: null, error };
 }
 
 /** Why `bin` cannot be run here (inside a root without chroot on this machine), or undefined. */

@@ -7,7 +7,8 @@
 // (the resident process). Left to the chown in place: a volume mounted only by subPath (the
 // kubelet's bind mount of the file itself, never updated), one not laid out by the atomic
 // writer (a --volume directory), and for NRI an idmapped mount (NRI's mount carries no ID
-// mappings, so the replacement would lose them).
+// mappings, so the replacement would lose them), which is every mount of a container in a user
+// namespace (nri/wire/plain-data.ts).
 import path from 'node:path';
 import type { DataDir } from '../fs/datadir.ts';
 import { copyDir, type CopyPlace } from '../mirror/layout.ts';

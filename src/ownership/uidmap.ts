@@ -1,6 +1,7 @@
 // Which UID goes to disk (docs/design.md#ownership). The annotation names the user inside the container:
-// - the volume's mount is idmapped (mount `uidMappings` or the `idmap`/`ridmap` option): the
-//   kernel maps on access, so the container UID is written as is;
+// - the volume's mount is idmapped (mount `uidMappings` or the `idmap`/`ridmap` option; under
+//   NRI, any mount of a container in a user namespace): the kernel maps on access, so the
+//   container UID is written as is;
 // - else the container has a user namespace (`linux.uidMappings`): mapped through it, and a
 //   UID outside every range cannot be written (it would show as the overflow UID inside);
 // - else as is.
@@ -40,6 +41,8 @@ export interface MountLike {
   source?: unknown;
   options?: unknown;
   uidMappings?: unknown;
+  /** NRI's mounts of a container in a user namespace (nri/wire/plain-data.ts). */
+  idmapped?: unknown;
 }
 
 /** What decides how a volume's UIDs reach the disk. */
@@ -49,7 +52,7 @@ export interface MountFacts {
 }
 
 export function isIdmappedMount(m: MountLike): boolean {
-  if (Array.isArray(m.uidMappings) && m.uidMappings.length > 0) return true;
+  if (m.idmapped === true || (Array.isArray(m.uidMappings) && m.uidMappings.length > 0)) return true;
   return Array.isArray(m.options) && m.options.some((o) => o === 'idmap' || o === 'ridmap');
 }
 

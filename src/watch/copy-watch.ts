@@ -5,9 +5,12 @@
 // is owned, so there is no race to win here; the delay from the kubelet's swap to the copy's is
 // only how long the copy takes (measured: `latency`). Polls, the minute's pass and a lost watch
 // (inotify limit) only compare the kubelet's `..data` target with the one copied last, and copy
-// when it moved. A failure (a hard link planted in the volume, the run directory full) is logged
-// once per distinct message and counted; the copy keeps the last good payload.
+// when it moved. The kubelet's directory removed (the pod's volumes torn down; `rm -r` takes
+// `..data` first) ends the watch at the directory's own event, not at the next pass. A failure
+// (a hard link planted in the volume, the run directory full) is logged once per distinct
+// message and counted; the copy keeps the last good payload.
 import fs from 'node:fs';
+import path from 'node:path';
 import { describeError, EnvhookError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { DATA_LINK } from '../fs/datadir.ts';
@@ -89,9 +92,13 @@ export class CopyWatch implements Task {
 
   #onRoot(name: string | null): void {
     if (this.#closed) return;
-    if (name === DATA_LINK)
+    if (name === DATA_LINK) {
       this.#sync(); // now: the kubelet has swapped, the container still sees the old copy
-    else if (name === null) this.#env.scheduler.mark(this); // an event the kernel did not name (queue overflow)
+      return;
+    }
+    // The kernel's events for the directory itself (IN_DELETE_SELF, IN_IGNORED: libuv names them
+    // by its base name) and a queue overflow (no name): a run checks whether it is gone.
+    if (name === null || name === path.basename(this.target.dir)) this.#env.scheduler.mark(this);
   }
 
   #degrade(): void {

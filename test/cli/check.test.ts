@@ -17,8 +17,8 @@ interface Run {
   stderr: string;
 }
 
-function envhook(entry: string, args: string[]): Run {
-  const r = spawnSync(NODE, [path.join(root, entry), ...args], { encoding: 'utf8', timeout: 15_000, cwd: root });
+function envhook(entry: string, args: string[], input?: string): Run {
+  const r = spawnSync(NODE, [path.join(root, entry), ...args], { encoding: 'utf8', timeout: 15_000, cwd: root, input: input ?? '' });
   return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -97,5 +97,66 @@ for (const entry of ENTRIES) {
       t.same(got, expected, name);
       t.notOk(got.stdout.includes(CANARY) || got.stderr.includes(CANARY), `${name}: no canary`);
     }
+  });
+}
+
+for (const entry of ENTRIES) {
+  t.test(`${entry}: check - reads the env file from stdin`, async (t) => {
+    const cases: [string, string, string[], Run][] = [
+      ['valid', `A='${CANARY}'\nB='x'\n`, ['--names'], { status: 0, signal: null, stdout: '2 variables\nA\nB\n', stderr: '' }],
+      ['empty stdin', '', [], { status: 0, signal: null, stdout: '0 variables\n', stderr: '' }],
+      [
+        'an error names <stdin> and the line',
+        `OK='x'\nBAD=${CANARY}\n`,
+        [],
+        { status: 1, signal: null, stdout: '', stderr: 'envhook: <stdin>: line 2: value must be single-quoted\n' },
+      ],
+      [
+        'over 64 KiB: the parser message, not all of stdin read',
+        `A='${CANARY}'\n`.repeat(700_000),
+        [],
+        { status: 1, signal: null, stdout: '', stderr: 'envhook: <stdin>: file larger than 65536 bytes\n' },
+      ],
+    ];
+    for (const [name, input, args, expected] of cases) {
+      const got = envhook(entry, ['check', '-', ...args], input);
+      t.same(got, expected, name);
+      t.notOk(got.stdout.includes(CANARY) || got.stderr.includes(CANARY), `${name}: no canary`);
+    }
+  });
+
+  t.test(`${entry}: check --json prints one object, the file's error in it`, async (t) => {
+    const dir = t.testdir({ 'good.env': `A='${CANARY}'\nB='y'\nA='z'\n`, 'bad.env': `OK='x'\n\nBAD=${CANARY}\n` });
+    const f = (name: string) => path.join(dir, name);
+    const json = (args: string[], input?: string) => {
+      const r = envhook(entry, ['check', '--json', ...args], input);
+      t.notOk(r.stdout.includes(CANARY) || r.stderr.includes(CANARY), `${args.join(' ')}: no canary`);
+      return { ...r, doc: r.stdout ? JSON.parse(r.stdout) : undefined };
+    };
+    const good = json([f('good.env')]);
+    t.same([good.status, good.stderr], [0, '']);
+    t.same(good.doc, { file: f('good.env'), ok: true, variables: 2, names: ['A', 'B'], error: null });
+    const bad = json([f('bad.env')]);
+    t.same([bad.status, bad.stderr], [1, ''], 'an invalid file: exit 1, nothing on stderr (as lint --format json)');
+    t.same(bad.doc, {
+      file: f('bad.env'),
+      ok: false,
+      variables: null,
+      names: null,
+      error: { line: 3, message: 'value must be single-quoted' },
+    });
+    const stdin = json(['-'], `BAD=${CANARY}\n`);
+    t.same(
+      [stdin.status, stdin.doc],
+      [1, { file: '<stdin>', ok: false, variables: null, names: null, error: { line: 1, message: 'value must be single-quoted' } }],
+    );
+    const big = json(['-'], `# ${CANARY}\n`.repeat(6000));
+    t.same(big.doc?.error, { line: null, message: 'file larger than 65536 bytes' }, 'a whole-file error has no line');
+    const missing = json([f('nope.env')]);
+    t.same(
+      [missing.status, missing.stdout, missing.stderr],
+      [1, '', `envhook: cannot read ${f('nope.env')}: no such file or directory (ENOENT)\n`],
+      'a file that cannot be read: the one line, nothing on stdout (as lint)',
+    );
   });
 }

@@ -151,3 +151,37 @@ t.test('a --root that is not a directory: one line, exit 1, nothing on stdout', 
     `envhook: --root ${root} does not exist: name the node's root directory (the installer DaemonSet mounts it at /host)\n`,
   );
 });
+
+t.test(
+  '--nri-required is what state.json records: an admin who drops the validator lines is told; an older state file is read',
+  async (t) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-doctor-'));
+    t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const root = path.join(dir, 'root');
+    hostFiles(root, { 'var/lib/kubelet/pods/.keep': '' });
+    const source = fakeSource(path.join(dir, 'src'));
+    const crio = crioDouble(t.testdir()).bin;
+    t.equal(install({ runtime: 'crio', root, source, extra: ['--mode', 'nri', '--nri-required', '--crio', crio] }).status, 0);
+    const stateFile = path.join(root, 'usr/local/lib/envhook/state.json');
+    const state = JSON.parse(fs.readFileSync(stateFile, 'utf8'));
+    t.equal(state.runtimes['crio-nri'].nriRequired, true, 'recorded at install');
+    const line = (r: { stdout: string }) => r.stdout.split('\n').find((l) => / nri-plugin: /.test(l));
+    const required = 'ok nri-plugin: crio config shows NRI on, with plugins from /opt/nri/plugins, "envhook" required';
+    t.equal(line(doctor(root, ['--crio', crio])), required);
+    // the admin keeps envhook's drop-in but takes its validator lines out
+    const dropIn = path.join(root, 'etc/crio/crio.conf.d/50-envhook-nri.conf');
+    const written = fs.readFileSync(dropIn, 'utf8');
+    fs.writeFileSync(dropIn, written.slice(0, written.indexOf('\n\n')) + '\n');
+    const r = doctor(root, ['--crio', crio]);
+    t.equal(r.status, 1);
+    t.equal(
+      line(r),
+      'problem nri-plugin: crio config: [crio.nri.default_validator] does not require "envhook" — re-run envhook install --runtime crio --mode nri with the flags it was installed with',
+    );
+    // a state file written before nriRequired was recorded: the drop-in's own lines say it
+    fs.writeFileSync(dropIn, written);
+    delete state.runtimes['crio-nri'].nriRequired;
+    fs.writeFileSync(stateFile, JSON.stringify(state));
+    t.equal(line(doctor(root, ['--crio', crio])), required);
+  },
+);

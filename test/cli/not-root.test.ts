@@ -8,6 +8,8 @@ import { REPO } from '../helpers/bundle.ts';
 import { nodeAsOther, otherUidDir } from '../helpers/other-uid.ts';
 import { builtCli } from '../helpers/nri/process.ts';
 import { HAS_SEA, realSource } from '../helpers/install/install.ts';
+import { CONTAINERD } from '../helpers/bundle.ts';
+import { addToRoot } from '../helpers/install/node-root.ts';
 
 const NOBODY = 65534;
 const skip = process.getuid?.() === 0 ? false : 'needs root (to run as nobody)';
@@ -40,10 +42,31 @@ t.test('as nobody: one line that says run as root, exit 1', { skip }, async (t) 
     const args = ['install', '--runtime', 'podman', '--root', host, '--source', source];
     cases.push([args, `mkdir ${path.join(host, 'usr/local/lib/envhook')}: ${denied}`]);
   }
+  if (CONTAINERD) {
+    // the node's containerd is run inside --root with chroot, which is root's (it said: --version
+    // did not print a containerd version (exit 125))
+    addToRoot(host, { '/usr/bin/containerd': CONTAINERD });
+    fs.mkdirSync(path.join(host, 'etc/containerd'), { recursive: true });
+    fs.writeFileSync(path.join(host, 'etc/containerd/config.toml'), 'version = 2\n');
+    const args = ['install', '--runtime', 'containerd', '--root', host];
+    cases.push([args, 'cannot run /usr/bin/containerd --version: operation not permitted (EPERM): run as root']);
+  }
   for (const [args, line] of cases) {
     const r = nodeAsOther(dir, NOBODY, [path.join(dir, 'envhook.cjs'), ...args], 60_000);
     t.equal(r.stderr, `envhook: ${line}\n`, `envhook ${args[0]}`);
     t.equal(r.status, 1);
     t.equal(r.stdout, '');
+  }
+  if (CONTAINERD) {
+    // status of a containerd install as nobody: the runtime check says what to do
+    const state = { version: 1, runtimes: { containerd: { config: '/etc/containerd/config.toml', files: {}, blocks: [] } } };
+    fs.mkdirSync(path.join(host, 'usr/local/lib/envhook'), { recursive: true });
+    fs.writeFileSync(path.join(host, 'usr/local/lib/envhook/state.json'), JSON.stringify(state));
+    const r = nodeAsOther(dir, NOBODY, [path.join(dir, 'envhook.cjs'), 'status', '--root', host], 60_000);
+    const problem =
+      "runtime: containerd: cannot run /usr/bin/containerd --version: operation not permitted (EPERM) — run as root (the node's runtime is run inside --root with chroot)";
+    t.equal(r.stderr, `envhook: ${problem}\n`, 'envhook status');
+    t.equal(r.status, 1);
+    t.match(r.stdout, `\n  problem ${problem}\n`);
   }
 });

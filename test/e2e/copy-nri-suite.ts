@@ -159,7 +159,7 @@ export function copyNriSuite(version: ContainerdVersion): void {
       if (fs.existsSync(copies)) {
         // No StopPodSandbox (a runtime that sends none for this pod): the copies go with the pod directory.
         fs.rmSync(pod.pod.dir, { recursive: true, force: true });
-        await waitFor(() => !fs.existsSync(copies), 70_000, "the pod's copies removed with its directory");
+        await waitFor(() => !fs.existsSync(copies), 5000, "the pod's copies removed with its directory, at its event");
       }
       t.pass("the pod's copies are removed with the pod");
       t.notMatch(plugin.log(), CANARY, 'no file content in the log');

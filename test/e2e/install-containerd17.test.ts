@@ -106,12 +106,13 @@ t.test('containerd 1.7.24: install --mode nri, a pod, a containerd restart, unin
       // plugin: with a pre-installed plugin alone it stops none of the pods it had.
       t.notMatch(pluginLog(), /nri: pod no longer watched/, 'no StopPodSandbox came');
       fs.rmSync(pod.pod.dir, { recursive: true }); // what the kubelet does once the pod's volumes are torn down
-      // A volume read through an owned copy notices its kubelet directory gone at the registry's
-      // next pass (a minute at most), not at an event: rm -r takes `..data` before the directory.
+      // A volume read through an owned copy notices its kubelet directory gone at the directory's
+      // own inotify event (rm -r takes `..data` first, the directory last), not at the registry's
+      // minute pass.
       await waitFor(
         () => /"why":"its volumes are gone".*nri: pod no longer watched/.test(pluginLog()),
-        75_000,
-        'the watch ended with the pod directory',
+        5000,
+        'the watch ended with the pod directory, at its event',
       );
       t.same(fs.readdirSync(path.join(c.dir, 'run/nri-owners')), [], 'and its record is removed');
     },

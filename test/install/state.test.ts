@@ -40,6 +40,8 @@ t.test('readState: no file is an empty state; a valid one reads back', async (t)
     runtimes: { containerd: rec({ '/opt/eh/envhook': 'ab' }, ['/etc/containerd/config.toml'], { edits: [edit], dirs: ['/opt/eh'] }) },
   };
   t.same(readState(layoutWith(t, JSON.stringify(s))), s);
+  const nri: State = { version: 1, runtimes: { 'crio-nri': rec({}, [], { nriRequired: true }), 'containerd-nri': rec({}) } };
+  t.same(readState(layoutWith(t, JSON.stringify(nri))), nri, 'nriRequired recorded, or absent (a state file from before it was)');
 });
 
 t.test('readState: anything but our shape is refused in one line, naming the file only', async (t) => {
@@ -50,6 +52,7 @@ t.test('readState: anything but our shape is refused in one line, naming the fil
     '{"version":1,"runtimes":{"crio":{"files":{},"blocks":"x"}}}',
     '{"version":1,"runtimes":{"crio":{"files":null,"blocks":[]}}}',
     '{"version":1,"runtimes":{"crio":{"files":{},"blocks":[],"dirs":[1]}}}',
+    '{"version":1,"runtimes":{"crio-nri":{"files":{},"blocks":[],"nriRequired":"yes"}}}',
     '{"version":1,"runtimes":{"crio":{"files":{},"blocks":[],"edits":[{"file":"/f","table":[],"key":"k","to":"x"}]}}}',
   ];
   for (const text of bad) {

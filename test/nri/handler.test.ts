@@ -202,6 +202,21 @@ t.test('owners: the user namespace and idmapped mounts of the request', async (t
   const idmapped = [...s.pod.mounts('app'), { destination: '/keys', source: s.keys, type: 'bind', options: ['rbind', 'ro', 'idmap'] }];
   t.equal(s.handler(nriRequest(s.pod, 'app', { annotations, uidMappings: userns, mounts: idmapped })), EMPTY_ADJUSTMENT);
   t.equal(fs.statSync(path.join(s.tsDir, 'tls.key')).uid, 1000, 'an idmapped mount: the container UID as is');
+  // A container in a user namespace as NRI gives it (wire/plain-data.ts): its mounts marked idmapped, no mappings.
+  const runDir = path.join(s.dir, 'run');
+  const copying = createNriHandler({ settings: { kubeletRoot: s.pod.kubeletRoot }, log: createLogger(s.logFile, 'debug'), runDir });
+  fs.chownSync(path.join(s.tsDir, 'tls.key'), 0, 0);
+  const inUserns = [
+    ...s.pod.mounts('app'),
+    { destination: '/keys', source: s.keys, type: 'bind', options: ['rbind', 'ro'], idmapped: true },
+  ];
+  t.equal(
+    copying(nriRequest(s.pod, 'app', { annotations, mounts: inUserns })),
+    EMPTY_ADJUSTMENT,
+    'no mount replaced: the idmapped one kept',
+  );
+  t.equal(fs.statSync(path.join(s.tsDir, 'tls.key')).uid, 1000, 'chowned in place, the container UID as is');
+  t.notOk(fs.existsSync(path.join(runDir, 'volumes')), 'no owned copy');
   t.throws(
     () =>
       s.handler(

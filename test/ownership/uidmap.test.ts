@@ -30,6 +30,8 @@ t.test('idmapped mounts: uidMappings or the idmap/ridmap option', async (t) => {
   t.ok(isIdmappedMount({ options: ['ridmap'] }));
   t.ok(isIdmappedMount({ uidMappings: USERNS }));
   t.notOk(isIdmappedMount({ uidMappings: [] }));
+  t.ok(isIdmappedMount({ idmapped: true }), "NRI's mount of a container in a user namespace (nri/wire/plain-data.ts)");
+  t.notOk(isIdmappedMount({ idmapped: 'yes' }));
   t.notOk(isIdmappedMount({ options: ['rbind', 'ro'] }));
   t.notOk(isIdmappedMount({}));
 });

@@ -115,6 +115,7 @@ export function planInstall(opts: InstallOptions): Plan {
     blocks: rp.blocks.map((b) => b.file),
     ...(edits.length ? { edits } : {}),
     ...(dirs.length ? { dirs } : {}),
+    ...(opts.mode === 'nri' ? { nriRequired: !!opts.nriRequired } : {}),
   };
   changes.push(stateChange(layout, next, stateBefore));
   return { layout, changes, next: rp.next, notes: [...(rp.notes ?? []), ...(conf.note ? [conf.note] : [])], verify: rp.verify };

@@ -118,6 +118,7 @@ export interface ContainerShape {
   annotations: Record<string, string>;
   env: string[];
   mounts: MountShape[];
+  linux?: { namespaces: { type: string; path: string }[] } | undefined;
 }
 export interface CreateContainerRequestShape {
   pod?: PodSandboxShape | undefined;

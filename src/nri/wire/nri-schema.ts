@@ -109,6 +109,13 @@ export const NRI_FILE: FileFact = {
       { name: 'annotations', number: 6, type: 'map' },
       { name: 'env', number: 8, type: 'string', repeated: true },
       { name: 'mounts', number: 9, type: `${N}.Mount`, repeated: true },
+      // Its namespaces: a user namespace means the kubelet's mounts are idmapped (plain-data.ts).
+      { name: 'linux', number: 11, type: `${N}.LinuxContainer` },
+    ],
+    LinuxContainer: [{ name: 'namespaces', number: 1, type: `${N}.LinuxNamespace`, repeated: true }],
+    LinuxNamespace: [
+      { name: 'type', number: 1, type: 'string' },
+      { name: 'path', number: 2, type: 'string' },
     ],
     Mount: [
       { name: 'destination', number: 1, type: 'string' },

@@ -35,12 +35,27 @@ export function toSyncContainer(c: ContainerShape): NriSyncContainer {
     podSandboxId: c.podSandboxId,
     annotations: { ...c.annotations },
     state: c.state,
-    mounts: toMounts(c.mounts),
+    mounts: toMounts(c),
   };
 }
 
-const toMounts = (mounts: readonly MountShape[] | undefined): NriMount[] =>
-  (mounts ?? []).map((m) => ({ destination: m.destination, source: m.source, type: m.type, options: m.options }));
+/**
+ * The container's mounts. A container in a user namespace (a pod with `hostUsers: false`) has
+ * every mount idmapped: the kubelet gives each mount the pod's ID mappings and the runtime
+ * idmaps it. NRI's Mount carries no mappings (up to 0.12), so such mounts are marked here: the
+ * start then writes UIDs as is (ownership/uidmap.ts) and keeps the kubelet's mount, since a
+ * replacement by NRI's adjustment would lose the mappings (ownership/copy-plan.ts).
+ */
+function toMounts(c: Pick<ContainerShape, 'mounts' | 'linux'> | undefined): NriMount[] {
+  const idmapped = c?.linux?.namespaces.some((ns) => ns.type === 'user') === true;
+  return (c?.mounts ?? []).map((m) => ({
+    destination: m.destination,
+    source: m.source,
+    type: m.type,
+    options: m.options,
+    ...(idmapped ? { idmapped } : {}),
+  }));
+}
 
 export function toCreateRequest(msg: CreateContainerRequestShape): NriCreateRequest {
   const c = msg.container;
@@ -51,8 +66,8 @@ export function toCreateRequest(msg: CreateContainerRequestShape): NriCreateRequ
       name: c?.name ?? '',
       annotations: { ...c?.annotations },
       env: c?.env ?? [],
-      mounts: toMounts(c?.mounts),
-      // NRI 0.8.0's Container carries no user-namespace mappings.
+      mounts: toMounts(c),
+      // NRI's Container carries no user-namespace mappings (a user namespace marks the mounts idmapped: toMounts).
       uidMappings: undefined,
     },
   };

@@ -45,6 +45,8 @@ export interface CriContainerdOptions {
   imports?: string[];
   /** Files written under the temporary directory before anything reads the config (drop-ins). */
   files?: Record<string, string>;
+  /** The runc the runc handler runs (default: the machine's). */
+  runc?: string;
 }
 
 export interface CriContainerd {
@@ -108,7 +110,7 @@ export function prepareCriContainerd(opts: CriContainerdOptions): CriContainerd 
     criConfig({
       version: opts.version,
       dir,
-      runc: bin.runc,
+      runc: opts.runc ?? bin.runc,
       sandboxImage: PAUSE_IMAGE,
       nri: opts.nri,
       extra: opts.extraConfig,

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { atomicVolumeDir, atomicWrite, makeAtomicVolume, makePod, type Pod, type Projection } from '../../../scripts/kubelet-pod.ts';
 
 /** Host network, as a pod with hostNetwork: true: the node's network namespace, no CNI. */
-export const HOST_NETWORK = { network: NamespaceMode.NODE, pid: NamespaceMode.CONTAINER, ipc: NamespaceMode.POD };
+const HOST_NETWORK = { network: NamespaceMode.NODE, pid: NamespaceMode.CONTAINER, ipc: NamespaceMode.POD };
 
 export interface PodOptions {
   name: string;
@@ -25,6 +25,25 @@ export interface PodOptions {
   csi?: Record<string, Record<string, Projection>>;
   /** Secret and projected volumes on a tmpfs of their own, as the kubelet mounts them (root only). */
   tmpfs?: boolean;
+  /** `hostUsers: false`: the pod's user namespace, its UIDs and GIDs mapped as the kubelet maps them (one range each). */
+  userns?: IdMapping;
+}
+
+/** One ID range of a user namespace, as CRI's IDMapping. */
+export interface IdMapping {
+  hostId: number;
+  containerId: number;
+  length: number;
+}
+
+/**
+ * The sandbox's and each container's namespace options: host network; a pod in a user namespace
+ * has a network namespace of its own instead (containerd pins the user namespace through it:
+ * the runtime needs a CNI configuration, test/helpers/cri/cni-stub.ts).
+ */
+export function namespaceOptions(userns: IdMapping | undefined): CriMessage {
+  if (userns === undefined) return HOST_NETWORK;
+  return { ...HOST_NETWORK, network: NamespaceMode.POD, usernsOptions: { mode: NamespaceMode.POD, uids: [userns], gids: [userns] } };
 }
 
 export interface PodLayout {
@@ -80,7 +99,7 @@ export function layOutPod(kubeletRoot: string, o: Omit<PodOptions, 'handler'>): 
     dnsConfig: {},
     labels,
     annotations: { 'kubernetes.io/config.source': 'api', ...o.annotations },
-    linux: { securityContext: { namespaceOptions: HOST_NETWORK } },
+    linux: { securityContext: { namespaceOptions: namespaceOptions(o.userns) } },
   };
   return { uid, pod, config, volumes, tmpfsMounts };
 }

@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { ContainerState, type CriClient, type CriMessage } from './client.ts';
 import { BUSYBOX_IMAGE, type CriContainerd } from './containerd.ts';
-import { HOST_NETWORK, layOutPod, type PodOptions } from './pod-layout.ts';
+import { layOutPod, namespaceOptions, type PodOptions } from './pod-layout.ts';
 import type { Pod } from '../../../scripts/kubelet-pod.ts';
 import { waitExeced } from '../proc.ts';
 
@@ -72,6 +72,8 @@ export async function runPod(c: CriContainerd, kubeletRoot: string, o: PodOption
       for (const m of pod.mounts(k.name, crypto.randomBytes(4).toString('hex'))) {
         mounts.push({ containerPath: m.destination, hostPath: m.source, readonly: m.options.includes('ro') });
       }
+      // A pod in a user namespace: the kubelet gives every mount the pod's mappings (the runtime idmaps it).
+      const idmapped = o.userns ? mounts.map((m) => ({ ...m, uidMappings: [o.userns], gidMappings: [o.userns] })) : mounts;
       const request = {
         podSandboxId: id,
         sandboxConfig: config,
@@ -82,7 +84,7 @@ export async function runPod(c: CriContainerd, kubeletRoot: string, o: PodOption
           args: k.args ?? [],
           // cri-api ≥ 0.33: KeyValue.value is bytes (wire-compatible with 1.6's string)
           envs: Object.entries(k.env ?? {}).map(([key, value]) => ({ key, value: Buffer.from(value) })),
-          mounts,
+          mounts: idmapped,
           labels: { ...labels, 'io.kubernetes.container.name': k.name },
           annotations: {
             'io.kubernetes.container.restartCount': String(k.attempt ?? 0),
@@ -92,7 +94,7 @@ export async function runPod(c: CriContainerd, kubeletRoot: string, o: PodOption
           logPath: `${k.name}/${k.attempt ?? 0}.log`,
           linux: {
             securityContext: {
-              namespaceOptions: HOST_NETWORK,
+              namespaceOptions: namespaceOptions(o.userns),
               ...(k.user === undefined ? {} : { runAsUser: { value: BigInt(k.user) }, runAsGroup: { value: BigInt(k.user) } }),
             },
           },

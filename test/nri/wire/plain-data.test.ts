@@ -84,3 +84,35 @@ t.test("Synchronize's pods and containers: the watcher's and the missed check's 
   ]);
   t.notMatch(JSON.stringify(c), 'canary-sync');
 });
+
+t.test('a container in a user namespace: every mount taken as idmapped (the kubelet maps them; NRI cannot say so)', async (t) => {
+  const mount = {
+    destination: '/keys',
+    source: '/var/lib/kubelet/pods/u/volumes/kubernetes.io~secret/keys',
+    type: 'bind',
+    options: ['ro'],
+  };
+  const container = (namespaces: { type: string; path: string }[]) => ({
+    id: 'c1',
+    podSandboxId: 's1',
+    name: 'app',
+    mounts: [mount],
+    linux: { namespaces },
+  });
+  const wire = (namespaces: { type: string; path: string }[]) =>
+    decode<Parameters<typeof toCreateRequest>[0]>(
+      Msg.CreateContainerRequest,
+      encode(Msg.CreateContainerRequest, { pod: { id: 's1' }, container: container(namespaces) }),
+    );
+  const userns = [
+    { type: 'pid', path: '' },
+    { type: 'user', path: '/proc/4242/ns/user' },
+  ];
+  t.same(toCreateRequest(wire(userns)).container.mounts, [{ ...mount, idmapped: true }], 'CreateContainer');
+  t.same(toCreateRequest(wire([{ type: 'network', path: '/var/run/netns/x' }])).container.mounts, [mount], 'no user namespace: as sent');
+  const sync = decode<SynchronizeRequestShape>(
+    Msg.SynchronizeRequest,
+    encode(Msg.SynchronizeRequest, { pods: [], containers: [container(userns)], more: false }),
+  );
+  t.same(sync.containers.map(toSyncContainer)[0]?.mounts, [{ ...mount, idmapped: true }], "Synchronize's containers too");
+});
