@@ -86,7 +86,7 @@ export async function nriWatchRow() {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     // --trace-gc lines on the daemon's stdout (it prints nothing else there): the last full GC's
-    // heap. Only the supervisor's reach this pipe: its worker's stdout goes nowhere (cli/nri.ts).
+    // heap. Only the supervisor's reach this pipe: its worker's stdout goes nowhere (src/nri/supervisor/spawn.ts).
     let fullGc;
     let gcText = '';
     envhook.stdout.on('data', (d) => {

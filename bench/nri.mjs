@@ -5,7 +5,7 @@
 // load hits all alike. Reports round-trip p50/p99 of each, the plugin's own time (p50 minus the
 // floor's), and the memory of envhook's worker and supervisor (and the Go plugin's) at idle and
 // every 1,000 requests, beside Node's own idle floor. The handler is the pipeline's
-// (src/nri/handler.ts), reading the typical pod's files from a kubelet root of the bench's own.
+// (src/nri/worker/handler.ts), reading the typical pod's files from a kubelet root of the bench's own.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -232,7 +232,7 @@ async function nriRowsOf(daemon, goBin) {
     const plugin = await Promise.race([rt.nextPlugin(), died]);
     died.catch(() => {});
     // `envhook nri` is a supervisor (the pid started) and its worker, which holds the connection
-    // and does the work (src/nri/supervisor.ts): the worker's pid from the status file.
+    // and does the work (src/nri/supervisor/supervisor.ts): the worker's pid from the status file.
     const statusFile = path.join(runDir, 'nri-status.json');
     const workerPid = await waitFor(() => {
       try {

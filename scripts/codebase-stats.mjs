@@ -43,7 +43,20 @@ import ts from 'typescript';
 export const LAYERS = [
   [
     'base',
-    ['errors.ts', 'log.ts', 'schema.ts', 'generated/', 'settings.ts', 'version.ts', 'sh-quote.ts', 'types/', 'oci/', 'fs/', 'envfile/'],
+    [
+      'errors.ts',
+      'log.ts',
+      'schema.ts',
+      'listen-address.ts',
+      'generated/',
+      'settings.ts',
+      'version.ts',
+      'sh-quote.ts',
+      'types/',
+      'oci/',
+      'fs/',
+      'envfile/',
+    ],
   ],
   ['k8s', ['k8s/', 'ownership/annotation.ts', 'ownership/uidmap.ts']],
   ['facts', ['facts/']],

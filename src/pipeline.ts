@@ -4,7 +4,7 @@
 //   →  chown (ownership/chown.ts: the one side effect)  →  flush (the caller: bundle/flush.ts
 //   writes config.json or prints it (precreate), the hook drops it, NRI answers the runtime).
 // The caller brings the facts and the applier: bundle/spec-pipeline.ts for a config.json,
-// nri/handler.ts for an NRI request.
+// nri/worker/handler.ts for an NRI request.
 import type { Settings } from './settings.ts';
 import type { Logger } from './log.ts';
 import type { Facts } from './facts/facts.ts';

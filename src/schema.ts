@@ -5,6 +5,7 @@
 // lists its branches' errors before its own: so the last error is the one to report. Lint's
 // validators (allErrors) report every error: allSchemaErrors.
 import { EnvhookError, SchemaError } from './errors.ts';
+import { listenAddress } from './listen-address.ts';
 import * as validators from './generated/validators.js';
 import type { ValidateFunction, ValidationError } from './generated/validators.js';
 
@@ -102,7 +103,7 @@ export function validateState(state: unknown, where: string): void {
 }
 
 /** The settings' patterns in words: an admin is never shown a regex. */
-export const METRICS_ADDRESS_FORMS = 'expected host:port, [IPv6]:port or :port (every interface), port 0-65535';
+export const METRICS_ADDRESS_FORMS = 'expected host:port, [IPv6 or IPv4]:port or :port (every interface), port 0-65535';
 const SETTINGS_MESSAGES: SchemaMessages = {
   'pattern:nriIndex': 'must be two digits, 00 to 99 (the order among NRI plugins)',
   'pattern:metricsAddress': METRICS_ADDRESS_FORMS,
@@ -110,4 +111,8 @@ const SETTINGS_MESSAGES: SchemaMessages = {
 
 export function validateSettingsFile(settings: unknown, where: string): void {
   check(validators.validateSettings, settings, where, SETTINGS_MESSAGES);
+  // the pattern takes the shape; the host (an IP in brackets, a host name) is checked here, so a
+  // bad one is refused naming the flag, variable or file as the pattern's refusals are
+  const address = (settings as { metricsAddress?: unknown }).metricsAddress;
+  if (typeof address === 'string' && !listenAddress(address)) throw new SchemaError(where, '/metricsAddress', METRICS_ADDRESS_FORMS);
 }

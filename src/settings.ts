@@ -21,7 +21,7 @@ export interface NriSettings {
   nriSocket: string;
   /** The plugin index NRI orders plugins by: two digits. */
   nriIndex: string;
-  /** host:port of the metrics and health endpoint (src/nri/http.ts); off when undefined. */
+  /** host:port of the metrics and health endpoint (src/nri/supervisor/http.ts); off when undefined. */
   metricsAddress: string | undefined;
   /** The runtime's CRI socket, for evictions; undefined: the registered runtime's own (nri/wire/cri-client.ts). */
   criSocket: string | undefined;

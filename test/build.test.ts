@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { ref, setup } from './helpers/shim/inject.ts';
+import { makeAtomicVolume } from '../scripts/kubelet-pod.ts';
 
 const outputs: [string, string[]][] = [
   ['dist/envhook.cjs', [process.execPath, 'dist/envhook.cjs']],
@@ -23,7 +24,7 @@ for (const [file, [cmd, ...args]] of outputs) {
 // never uses (scripts/build.mjs makes pino's worker_threads and assert lazy; shim/exec.ts loads
 // child_process only for the exec it cannot serve). Each of these cost start-up on every create.
 t.test(
-  'dist/envhook-main.cjs: `shim create` with a log file loads no child_process, worker_threads or assert',
+  'dist/envhook-main.cjs: `shim create` with a log file and an owned copy loads no child_process, worker_threads, assert or net',
   {
     skip: fs.existsSync('dist/envhook-main.cjs') ? false : 'not built',
   },
@@ -33,8 +34,16 @@ t.test(
       {
         'config.env': "CONFIG_VAR='HELLO'\n",
       },
-      { 'envhook.io/env': { app: [{ name: 'X', valueFrom: ref('CONFIG_VAR', 'config.env') }] } },
+      {
+        'envhook.io/env': { app: [{ name: 'X', valueFrom: ref('CONFIG_VAR', 'config.env') }] },
+        'envhook.io/volumeOwners': [{ volume: 'keys', defaultUser: 1000 }],
+      },
     );
+    // A mounted secret with owners: the create makes its owned copy (src/mirror/) too.
+    const vol = makeAtomicVolume(s.pod, 'secret', 'keys', { key: { data: 'k\n', mode: 0o400 } });
+    const spec = JSON.parse(fs.readFileSync(s.config, 'utf8'));
+    spec.mounts.push({ destination: '/keys', source: vol, type: 'bind', options: ['rbind', 'ro'] });
+    fs.writeFileSync(s.config, JSON.stringify(spec));
     const list = path.join(s.dir, 'modules.txt');
     const hook = path.join(s.dir, 'list-modules.cjs');
     fs.writeFileSync(
@@ -60,7 +69,13 @@ t.test(
       s.bundle,
       'id1',
     ]);
-    t.ok(JSON.parse(fs.readFileSync(s.config, 'utf8')).process.env.includes('X=HELLO'), 'the create did its work');
+    const created = JSON.parse(fs.readFileSync(s.config, 'utf8'));
+    t.ok(created.process.env.includes('X=HELLO'), 'the create did its work');
+    t.equal(
+      created.mounts.at(-1).source,
+      path.join(s.dir, 'run/volumes', s.pod.uid, 'keys'),
+      "and pointed the secret's mount at its owned copy",
+    );
     t.match(fs.readFileSync(s.log, 'utf8'), /"msg":"applied; runtime next"/, 'and logged it through pino');
     const loaded = fs.readFileSync(list, 'utf8').split('\n');
     for (const m of ['child_process', 'worker_threads', 'assert', 'net']) t.notOk(loaded.includes(`NativeModule ${m}`), `${m} not loaded`);

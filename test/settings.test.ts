@@ -101,7 +101,7 @@ t.test('evictUnapplied and criSocket: flag over environment over config file; a 
 const pick = (s: ReturnType<typeof loadSettings>) => [s.evictUnapplied, s.criSocket];
 
 t.test('metricsAddress: off by default, from each source, its shape checked wherever it comes from', async (t) => {
-  const FORMS = 'expected host:port, [IPv6]:port or :port (every interface), port 0-65535';
+  const FORMS = 'expected host:port, [IPv6 or IPv4]:port or :port (every interface), port 0-65535';
   const dir = t.testdir({
     'c.json': JSON.stringify({ metricsAddress: '127.0.0.1:9901' }),
     'bad.json': JSON.stringify({ metricsAddress: '9901' }),
@@ -152,6 +152,15 @@ t.test('metricsAddress: off by default, from each source, its shape checked wher
       ),
     { message: `--metrics-address "::1:9901": ${FORMS}` },
   );
+  // the node's IP in brackets, either family (examples/nri-daemonset.yaml's [$(HOST_IP)]:9901)
+  for (const a of ['[192.0.2.10]:9901', '[2001:db8::10]:9901'])
+    t.equal(loadSettings({ metricsAddress: a }, { ENVHOOK_CONFIG: '' }).metricsAddress, a);
+  // a host the pattern lets by but that is no address: refused naming where it came from
+  t.throws(() => loadSettings({ metricsAddress: '[192.0.2.300]:9901' }, { ENVHOOK_CONFIG: '' }), {
+    message: `--metrics-address "[192.0.2.300]:9901": ${FORMS}`,
+  });
+  const file = path.join(t.testdir({ 'host.json': '{"logLevel": "info",\n "metricsAddress": "-x:1"}' }), 'host.json');
+  t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: file }), { message: `config file ${file}:2:2: /metricsAddress: ${FORMS}` });
 });
 
 t.test('fifoPriority: 1 to 99 from the environment, the file or a flag; anything else one line', async (t) => {
@@ -182,7 +191,7 @@ t.test('a flag or variable of the wrong form: its name, its value and what is al
     ],
     [
       () => loadSettings({ metricsAddress: '127.0.0.1:99999' }, none),
-      '--metrics-address "127.0.0.1:99999": expected host:port, [IPv6]:port or :port (every interface), port 0-65535',
+      '--metrics-address "127.0.0.1:99999": expected host:port, [IPv6 or IPv4]:port or :port (every interface), port 0-65535',
     ],
     [
       () => loadSettings({ logLevel: 'loud' as never }, none),

@@ -2,7 +2,7 @@
 // succeeded. inject and the shim's create write config.json atomically (flushSpec); the create
 // also renews the bundle's exec sidecar (exec-sidecar.ts); precreate prints the spec for Podman.
 // The hook has nothing to flush (the runtime already read config.json), and NRI answers the
-// runtime with its adjustment (nri/handler.ts).
+// runtime with its adjustment (nri/worker/handler.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 import { EnvhookError, errnoReason } from '../errors.ts';

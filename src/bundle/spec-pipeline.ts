@@ -8,7 +8,7 @@ import { applyToSpec } from '../apply/spec-applier.ts';
 import type { Plan } from '../plan/changes.ts';
 import type { PreparedVolume } from '../ownership/prepare.ts';
 import { run, type RunOptions } from '../pipeline.ts';
-import { ownersRecordOf, writeOwnersRecord } from '../watch/record.ts';
+import { mergeRecords, ownersRecordOf, readOwnersRecord, writeOwnersRecord, type OwnersRecord } from '../watch/record.ts';
 
 export interface PipelineOptions extends Omit<RunOptions, 'afterChown'> {
   /**
@@ -41,12 +41,22 @@ export function runPipeline(spec: Spec, options: PipelineOptions): PipelineResul
  * directory someone else owns) costs the pod its owners after a rewrite, not its start.
  */
 function recordOwners(runDir: string, owners: readonly PreparedVolume[], log: Logger): void {
-  const record = ownersRecordOf(owners);
-  if (record === undefined) return;
+  const next = ownersRecordOf(owners);
+  if (next === undefined) return;
   try {
+    const record = mergeRecords(readRecordIfAny(runDir, next.podUid), next);
     writeOwnersRecord(runDir, record);
     log.debug({ pod: record.podUid, volumes: record.volumes.length }, 'owners recorded for envhook watch');
   } catch (err) {
-    log.warn({ err, pod: record.podUid }, 'owners not recorded for envhook watch');
+    log.warn({ err, pod: next.podUid }, 'owners not recorded for envhook watch');
+  }
+}
+
+/** The pod's record as the pod's earlier creates left it; none (or one refused): this create's alone. */
+function readRecordIfAny(runDir: string, podUid: string): OwnersRecord | undefined {
+  try {
+    return readOwnersRecord(runDir, `${podUid}.json`);
+  } catch {
+    return undefined;
   }
 }

@@ -146,12 +146,12 @@ function run(plan: Plan, flags: Flags, uninstall: boolean): void {
 
 /**
  * Uninstall of the NRI plugin: the runtime would go on running the plugin it started until it
- * restarts; envhook nri is asked to stop through its instance lock (nri/lock.ts), so nothing of
+ * restarts; envhook nri is asked to stop through its instance lock (nri/supervisor/lock.ts), so nothing of
  * envhook is left running. A plugin that does not answer is a warning, not a failure: the files
  * are already gone.
  */
 async function stopRunning(socket: string): Promise<void> {
-  const { ask } = await import('../nri/lock.ts');
+  const { ask } = await import('../nri/supervisor/lock.ts');
   try {
     const pid = await ask(socket, 'stop', 10_000);
     if (pid !== undefined) process.stdout.write(`stopped the running envhook nri for ${socket} (pid ${pid})\n`);
@@ -163,10 +163,10 @@ async function stopRunning(socket: string): Promise<void> {
 /**
  * Install over a running envhook nri (an upgrade): the runtime started it from the previous files
  * and keeps it; the new version runs from the runtime's next start (it starts its pre-installed
- * plugins then, and the new one takes over from the old: nri/lock.ts). Says so with its pid.
+ * plugins then, and the new one takes over from the old: nri/supervisor/lock.ts). Says so with its pid.
  */
 async function noteRunning(plan: Plan, runtime: string): Promise<void> {
-  const { ask } = await import('../nri/lock.ts');
+  const { ask } = await import('../nri/supervisor/lock.ts');
   const wrapper = plan.changes.find((c) => /^[0-9]{2}-envhook$/.test(path.posix.basename(c.file)) && c.after !== undefined);
   const socket = wrapperSocket(wrapper?.after);
   const pid = await ask(socket, 'ping', 2000).catch(() => undefined);

@@ -4,7 +4,7 @@
 import { isSandbox } from '../k8s/identity.ts';
 import type { Facts } from './facts.ts';
 
-// NRI's CreateContainer request as plain data: the NRI session (nri/plugin.ts) makes it from the
+// NRI's CreateContainer request as plain data: the NRI session (nri/worker/plugin.ts) makes it from the
 // protobuf message, and it is all the facts read of it.
 export interface NriMount {
   destination: string;

@@ -5,7 +5,10 @@
 // reader in the container therefore sees the old payload or the new one, each file already
 // owned: never a file it may not read. After the swap the visible links are made (missing ones)
 // or removed (names the payload lost) and the old directory is removed. A failure before the
-// swap removes what it wrote: the copy stays as it was.
+// swap removes what it wrote: the copy stays as it was. The new directory takes the name of the
+// kubelet's directory it copies when that name is free, so the copy's `..data` says which payload
+// it holds: a watcher that starts (after CreateContainer, or a restart) copies only if the
+// kubelet has moved on since (watch/copy-watch.ts).
 import fs from 'node:fs';
 import crypto from 'node:crypto';
 import { EnvhookError } from '../errors.ts';
@@ -28,12 +31,12 @@ export interface WrittenCopy {
   bytes: number;
 }
 
-/** Writes `snap` into the copy at `place` (opened and checked by copy-dir.ts) and swaps it in. */
-export function writeCopy(place: CopyPlace, snap: Snapshot): WrittenCopy {
+/** Writes `snap` (of the kubelet's directory `source`) into the copy at `place` (opened and checked by copy-dir.ts) and swaps it in. */
+export function writeCopy(place: CopyPlace, snap: Snapshot, source?: string): WrittenCopy {
   const dir = copyDir(place);
   const destFd = openCopyDir(place);
   try {
-    const name = writeTimestamped(destFd, snap);
+    const name = writeTimestamped(destFd, snap, source);
     const old = swapData(destFd, name);
     syncLinks(destFd, snap.visible);
     removeOld(destFd, name, old);
@@ -43,9 +46,10 @@ export function writeCopy(place: CopyPlace, snap: Snapshot): WrittenCopy {
   }
 }
 
-function writeTimestamped(destFd: number, snap: Snapshot): string {
-  let name = timestampedName();
-  while (fs.lstatSync(fdPath(destFd, name), { throwIfNoEntry: false })) name = timestampedName();
+function writeTimestamped(destFd: number, snap: Snapshot, source: string | undefined): string {
+  const taken = (n: string) => fs.lstatSync(fdPath(destFd, n), { throwIfNoEntry: false }) !== undefined;
+  let name = source !== undefined && isTimestampedName(source) && !taken(source) ? source : timestampedName();
+  while (taken(name)) name = timestampedName();
   try {
     fs.mkdirSync(fdPath(destFd, name), { mode: 0o700 });
   } catch (cause) {

@@ -21,7 +21,7 @@ export function copyVolume(place: CopyPlace, kubeletDir: string, owners: CopyOwn
       throw new EnvhookError(`volume "${place.volume}": ${kubeletDir} has no ..data: not laid out by the kubelet's atomic writer`);
     const snap = readSnapshot(place.volume, data.fd, owners, limits);
     try {
-      return { ...writeCopy(place, snap), source: data.timestamped };
+      return { ...writeCopy(place, snap, data.timestamped), source: data.timestamped };
     } finally {
       releaseSnapshot(snap);
     }

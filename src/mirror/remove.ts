@@ -1,4 +1,4 @@
-// A pod's copies go when the pod does (the resident process decides when: nri/pod-watch.ts,
+// A pod's copies go when the pod does (the resident process decides when: nri/worker/pod-watch.ts,
 // watch/watch-daemon.ts). Removal is by the checked names of layout.ts only, without following
 // a symlink (fs.rmSync unlinks links, never their targets).
 import fs from 'node:fs';

@@ -5,8 +5,13 @@
 // one container. In a dry run nothing changes; the files that would get an owner are listed.
 // A volume the plan gave an owned copy (copy-plan.ts) is not chowned: its copy is written here
 // instead, each file with its owner before the copy's `..data` is swapped (mirror/build.ts).
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Logger } from '../log.ts';
+import { describeError } from '../errors.ts';
+import { DATA_LINK } from '../fs/datadir.ts';
 import { writeCopy } from '../mirror/build.ts';
+import { copyVolume } from '../mirror/copy.ts';
 import { inMemory } from '../mirror/layout.ts';
 import type { OwnedFile, PreparedVolume } from './prepare.ts';
 import { chownTree } from './walk.ts';
@@ -60,7 +65,8 @@ function writeOwnedCopy(p: PreparedVolume, { dryRun, log, stage }: Omit<ChownOpt
     if (o) owned.push({ volume: p.volume, path: e.rel, uid: o.uid, hostUid: o.hostUid });
   }
   if (!dryRun) {
-    writeCopy(copy.place, copy.snapshot);
+    writeCopy(copy.place, copy.snapshot, copy.source);
+    catchUp(p, log);
     warnOnDisk(copy.place.runDir, log);
   }
   const ms = Math.round(Number(process.hrtime.bigint() - start) / 1e5) / 10;
@@ -70,6 +76,34 @@ function writeOwnedCopy(p: PreparedVolume, { dryRun, log, stage }: Omit<ChownOpt
     'volume owners',
   );
   return owned;
+}
+
+const CATCH_UP = 3;
+
+/**
+ * The kubelet may have swapped `..data` since the plan read it, and another process (the shim's
+ * `envhook watch`) may have copied the newer payload before this swap put the older one back:
+ * the copy follows the kubelet's current `..data` before the start goes on. Not a failure of the
+ * start when it cannot (the copy holds a whole, owned, older payload; the watcher follows the
+ * next rewrite).
+ */
+function catchUp(p: PreparedVolume, log: Logger): void {
+  let copied = p.data.timestamped;
+  for (let i = 0; i < CATCH_UP; i++) {
+    let now: string | undefined;
+    try {
+      now = fs.readlinkSync(path.join(p.dir, DATA_LINK));
+    } catch {
+      return;
+    }
+    if (now === copied) return;
+    try {
+      copied = copyVolume(p.copy!.place, p.dir, p).source;
+    } catch (err) {
+      log.warn({ volume: p.volume, err }, `owned copy not brought up to the kubelet's rewrite: ${describeError(err)}`);
+      return;
+    }
+  }
 }
 
 const checkedRunDirs = new Set<string>();

@@ -40,6 +40,8 @@ export interface CopiedMount {
 export interface PlannedCopy {
   place: CopyPlace;
   dir: string;
+  /** The kubelet's timestamped directory read (the copy's own takes its name when free: mirror/build.ts). */
+  source: string;
   snapshot: Snapshot;
   mounts: CopiedMount[];
 }
@@ -62,7 +64,7 @@ export function planCopy(v: CopyInput, mounts: readonly MountLike[], s: CopySett
   const place = { runDir: s.runDir, podUid: s.podUid, volume: v.volume };
   const dir = copyDir(place);
   const snapshot = readSnapshot(v.volume, v.data.fd, { defaultOwner: v.defaultOwner, items: v.items }, s.limits);
-  return { place, dir, snapshot, mounts: own.map((m) => copiedMount(m, v.dir, dir)) };
+  return { place, dir, source: v.data.timestamped, snapshot, mounts: own.map((m) => copiedMount(m, v.dir, dir)) };
 }
 
 function copiedMount(m: MountLike, kubeletDir: string, dir: string): CopiedMount {

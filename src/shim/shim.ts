@@ -60,7 +60,10 @@ export function runShim(argv: readonly string[], where: ShimEnv = { env: process
       log.info(about, 'already applied; runtime next');
       return;
     }
-    const { spec, plan } = runPipeline(loaded.spec, { settings, stage: 'create', log, recordOwnersIn: settings.runDir });
+    // Volumes with owners are read through envhook's owned copies, which `envhook watch` keeps in
+    // step with the kubelet's rewrites (docs/ownership.md); config.json keeps a mount's ID mappings.
+    const copies = settings.runDir === undefined ? undefined : { runDir: settings.runDir, keepsIdMappings: true };
+    const { spec, plan } = runPipeline(loaded.spec, { settings, stage: 'create', log, recordOwnersIn: settings.runDir, copies });
     flushBundle(loaded, spec, { id: create.id, log, about });
     log.info(
       { ...about, sandbox: plan.sandbox, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length },

@@ -15,7 +15,7 @@ import { describeError, EnvhookError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { DATA_LINK } from '../fs/datadir.ts';
 import { copyVolume } from '../mirror/copy.ts';
-import type { CopyPlace } from '../mirror/layout.ts';
+import { copyDir, type CopyPlace } from '../mirror/layout.ts';
 import { startRootWatch, type Inotify, type Watch } from './inotify.ts';
 import type { PassTarget } from './pass.ts';
 import type { Scheduler, Task } from './scheduler.ts';
@@ -42,7 +42,7 @@ export class CopyWatch implements Task {
   #root: Watch | undefined;
   #closed = false;
   #copied: string | undefined; // the kubelet's timestamped directory copied last
-  #force = true;
+  #force = false;
   #warned = new Set<string>();
 
   constructor(podUid: string, target: PassTarget, place: CopyPlace, env: CopyEnv) {
@@ -118,6 +118,8 @@ export class CopyWatch implements Task {
     } catch {
       return; // between a kubelet's steps, or the volume is going: the next event or pass decides
     }
+    // A watch that starts (after CreateContainer, a restart) takes what the copy holds as copied.
+    this.#copied ??= this.#inCopy();
     if (!this.#force && target === this.#copied) return;
     const start = process.hrtime.bigint();
     try {
@@ -131,6 +133,15 @@ export class CopyWatch implements Task {
       if (isGoneMeanwhile(err)) return; // the kubelet swapped again while we read: its event follows
       this.#env.failed();
       this.#warn(err);
+    }
+  }
+
+  /** The kubelet's directory the copy holds (the copy's own takes its name: mirror/build.ts), if it is there. */
+  #inCopy(): string | undefined {
+    try {
+      return fs.readlinkSync(`${copyDir(this.place)}/${DATA_LINK}`);
+    } catch {
+      return undefined;
     }
   }
 

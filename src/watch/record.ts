@@ -4,7 +4,7 @@
 // of the pod writes the same volumes, so the last create wins. Read back, it is checked as
 // untrusted input: schema, size, and each volume directory must be the kubelet's layout under
 // the record's pod directory. The NRI plugin keeps the same records of the pods it watches in
-// `<runDir>/nri-owners/`, with the sandbox that started the watch (nri/pod-watch.ts).
+// `<runDir>/nri-owners/`, with the sandbox that started the watch (nri/worker/pod-watch.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
@@ -64,7 +64,9 @@ export function ownersRecordOf(prepared: readonly PreparedVolume[]): OwnersRecor
   const record: OwnersRecord = {
     podUid: path.basename(podDir),
     podDir,
-    volumes: prepared.map((p) => recordVolume(p.entry, p.dir, p.translation)),
+    // inPlace given (false): a record of this version, whose containers that mount the kubelet's
+    // files say so; a record without it predates owned copies (mergeRecords).
+    volumes: prepared.map((p) => ({ ...recordVolume(p.entry, p.dir, p.translation), ...(p.copy ? { copy: true } : {}), inPlace: false })),
   };
   try {
     checkRecord({ version: 1, ...record }, 'owners record');
@@ -72,6 +74,25 @@ export function ownersRecordOf(prepared: readonly PreparedVolume[]): OwnersRecor
     return undefined;
   }
   return record;
+}
+
+/**
+ * A create's record over the pod's record already there (its other containers'): a volume is
+ * copied when any container reads the copy, and also chowned in place when any container mounts
+ * the kubelet's files, which a record written before owned copies (no `inPlace`, no `copy`) says
+ * of all its volumes: a container created before the upgrade keeps its owners.
+ */
+export function mergeRecords(old: OwnersRecord | undefined, next: OwnersRecord): OwnersRecord {
+  if (old === undefined || old.podDir !== next.podDir) return next;
+  const before = new Map(old.volumes.map((v) => [v.dir, v]));
+  const volumes = next.volumes.map((v) => {
+    const o = before.get(v.dir);
+    if (o === undefined) return v;
+    const copy = v.copy === true || o.copy === true;
+    const inPlace = v.inPlace === true || o.inPlace === true || (o.inPlace === undefined && o.copy !== true);
+    return { ...v, ...(copy ? { copy } : {}), inPlace };
+  });
+  return { ...next, volumes };
 }
 
 /** Writes (replaces) the pod's record; creates the run directory 0700 where missing. */

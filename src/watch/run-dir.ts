@@ -1,6 +1,6 @@
 // The run directory (a setting, docs/design.md#settings: `runDir`, default /run/envhook) holds one owners
 // record a pod: `owners/`, the shim's for `envhook watch`, and `nri-owners/`, the pods the
-// resident NRI plugin watches, for the next plugin process (nri/pod-watch.ts). Whoever can write there chooses which files get which owner, so it must be
+// resident NRI plugin watches, for the next plugin process (nri/worker/pod-watch.ts). Whoever can write there chooses which files get which owner, so it must be
 // root's alone: owned by this process's user (root), no write for group or others, not a
 // symlink. The shim creates it 0700; the watcher refuses one that is not so.
 import fs from 'node:fs';

@@ -1,8 +1,10 @@
 // `envhook watch`'s loop, for nodes on the shim (no NRI daemon): the records in the run
 // directory (one a pod, written by the shim at create) feed the registry. New and changed
 // records are picked up by inotify on the records directory, and by a rescan every `rescanMs`
-// for anything inotify missed. A pod whose directory is gone is dropped and its record deleted:
-// the kubelet removes the directory when the pod's volumes are torn down.
+// for anything inotify missed. A pod whose directory is gone is dropped, its record deleted and
+// its owned copies removed (`<runDir>/volumes/<pod uid>/`, which the shim made at create and the
+// watcher keeps in step): the kubelet removes the directory when the pod's volumes are torn
+// down. Copies of a pod with no record whose directory is gone are removed at each rescan too.
 import fs from 'node:fs';
 import path from 'node:path';
 import { describeError, EnvhookError } from '../errors.ts';
@@ -10,6 +12,7 @@ import type { Logger } from '../log.ts';
 import { podUidOfRecord, readOwnersRecord, watchVolumesOf } from './record.ts';
 import { createRegistry, type Registry, type RegistryOptions } from './registry.ts';
 import { ensureRunDir } from './run-dir.ts';
+import { podsWithCopies, removePodCopies } from '../mirror/remove.ts';
 
 export interface DaemonOptions {
   runDir: string;
@@ -46,11 +49,25 @@ export function startWatchDaemon(opts: DaemonOptions): WatchDaemon {
     registry.remove(uid);
     log.info({ podUid: uid, why }, 'pod dropped');
   };
+  const dropCopies = (uid: string): void => {
+    try {
+      if (removePodCopies(runDir, uid)) log.info({ podUid: uid }, "pod's owned copies removed");
+    } catch (err) {
+      log.warn({ podUid: uid, err }, `owned copies not removed: ${describeError(err)}`);
+    }
+  };
   const checkPod = (uid: string): void => {
     const k = known.get(uid);
     if (!k || fs.existsSync(k.podDir)) return;
     fs.rmSync(path.join(dir, `${uid}.json`), { force: true });
     drop(uid, 'pod directory is gone');
+    dropCopies(uid);
+  };
+  /** Copies whose pod directory is gone (a pod the watcher never knew, or knew before a restart). */
+  const sweepCopies = (): void => {
+    for (const uid of podsWithCopies(runDir)) {
+      if (!known.has(uid) && !fs.existsSync(path.join(opts.kubeletRoot, 'pods', uid))) dropCopies(uid);
+    }
   };
   const load = (uid: string, name: string, version: string): void => {
     try {
@@ -60,7 +77,7 @@ export function startWatchDaemon(opts: DaemonOptions): WatchDaemon {
         throw new EnvhookError(
           `owners record of pod ${JSON.stringify(uid)}: /podDir: is not ${expected} (kubelet root ${opts.kubeletRoot})`,
         );
-      registry.add(uid, watchVolumesOf(record));
+      registry.add(uid, watchVolumesOf(record, runDir));
       known.set(uid, { podDir: record.podDir, version });
       checkPod(uid);
     } catch (err) {
@@ -107,8 +124,10 @@ export function startWatchDaemon(opts: DaemonOptions): WatchDaemon {
   const timer = setInterval(() => {
     sync();
     for (const uid of [...known.keys()]) checkPod(uid);
+    sweepCopies();
   }, opts.rescanMs ?? 5000);
   sync();
+  sweepCopies();
   log.info({ runDir, ...registry.stats() }, 'watching owners records');
   return {
     registry,

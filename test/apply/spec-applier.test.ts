@@ -34,3 +34,24 @@ t.test('the setters make new objects and keep every other field', async (t) => {
   env.push('B=2');
   t.same((out.process as { env: string[] }).env, ['A=1'], 'the env list is copied');
 });
+
+t.test('mounts of copied volumes: the source is the owned copy, every other field kept; the input unchanged', async (t) => {
+  const keys = {
+    destination: '/keys',
+    source: '/k/pods/u/volumes/kubernetes.io~secret/keys',
+    type: 'bind',
+    options: ['rbind', 'ro'],
+    uidMappings: [],
+  };
+  const hosts = { destination: '/etc/hosts', source: '/k/pods/u/etc-hosts', type: 'bind', options: ['rbind', 'ro'] };
+  const withMounts: Spec = { ...spec, mounts: [hosts, keys] };
+  const copied = {
+    copy: { mounts: [{ destination: '/keys', source: '/run/envhook/volumes/u/keys', type: 'bind', options: [], original: keys }] },
+  };
+  const c = { ...changes(undefined), owners: [copied] } as unknown as Changes;
+  const out = applyToSpec(withMounts, c);
+  t.same(out.mounts, [hosts, { ...keys, source: '/run/envhook/volumes/u/keys' }]);
+  t.equal((out.mounts as unknown[])[0], hosts, 'another mount: the same object');
+  t.equal(keys.source, '/k/pods/u/volumes/kubernetes.io~secret/keys', 'the input mount unchanged');
+  t.same(out.annotations, spec.annotations, 'no env: no mark');
+});

@@ -10,13 +10,16 @@ import { EVENT_STOP_POD_SANDBOX } from '../../src/nri/wire/nri-schema.ts';
 import type { NriCreateRequest } from '../../src/facts/nri-facts.ts';
 import { atomicWrite, makeAtomicVolume, makePod } from '../../scripts/kubelet-pod.ts';
 import { startFakeRuntime, type FakeRuntime } from '../helpers/nri/runtime.ts';
-import { startNriProcess, type NriProcess } from '../helpers/nri/process.ts';
+import { freePort, startNriProcess, type NriProcess } from '../helpers/nri/process.ts';
+import { envhook } from '../helpers/bundle.ts';
 import { nriRequest } from '../helpers/nri/requests.ts';
 import { sleep, waitFor } from '../helpers/wait.ts';
 
 const CANARY = 'CANARY-nri-watch-91d2-never-logged';
 const OWNERS = JSON.stringify([{ volume: 'keys', defaultUser: 1000 }]);
 const RUNNING = 3;
+
+t.setTimeout(300_000); // three daemons and a status CLI on a shared machine
 /** The handler's plain request as the peer sends it on the wire (same field names). */
 const wire = (r: NriCreateRequest): Record<string, unknown> => ({ pod: r.pod, container: r.container });
 
@@ -153,3 +156,78 @@ t.test('CreateContainer: chowned by the start, then watched; a pod without owner
   );
   t.notMatch(p.log(), CANARY);
 });
+
+t.test(
+  "owned copies counted as they happen: /metrics and envhook status show the copies held, each rewrite's update, a refused payload's failure",
+  async (t) => {
+    const dir = t.testdir();
+    const root = path.join(dir, 'kubelet');
+    const rt = await startFakeRuntime();
+    const port = await freePort();
+    const p = startNriProcess(['--socket', rt.socketPath, '--kubelet-root', root, '--metrics-address', `127.0.0.1:${port}`], { dir });
+    t.teardown(async () => {
+      await p.stop();
+      await rt.close();
+    });
+    const peer = await rt.nextPlugin();
+    const pod = makePod(root, {}, 'pod-copied');
+    const vol = makeAtomicVolume(pod, 'secret', 'keys', { key: { data: `${CANARY}-0`, mode: 0o400 } });
+    const mounts = [...pod.mounts('app'), { destination: '/keys', source: vol, type: 'bind', options: ['rbind', 'ro'] }];
+    const res = await peer.createContainer(wire(nriRequest(pod, 'app', { annotations: { 'envhook.io/volumeOwners': OWNERS }, mounts })));
+    const copy = path.join(p.runDir, 'volumes', pod.uid, 'keys');
+    t.match(res, { adjust: { mounts: [{ destination: '/keys', source: copy }] } }, "the container's /keys is the owned copy");
+    type Owners = { copies?: number; copyUpdates?: number; copyFailures?: number; copyLatency?: { count: number } };
+    const owners = (s = p.status()) => (s?.owners ?? {}) as Owners;
+    await p.waitForStatus((s) => owners(s).copies === 1);
+    await p.waitForLog(/"why":"CreateContainer".*nri: watching pod volume owners/);
+    await new Promise((r) => setTimeout(r, 300)); // the watch's first run (it finds the copy current)
+    t.match(
+      owners(),
+      { copyUpdates: 0, copyLatency: { count: 0 } },
+      "the copy CreateContainer made holds the kubelet's payload: no update, no latency",
+    );
+    const inCopy = () => fs.readFileSync(path.join(copy, 'key'), 'utf8');
+    for (let i = 1; i <= 5; i++) {
+      atomicWrite(vol, { key: { data: `${CANARY}-${i}`, mode: 0o400 } });
+      await waitFor(() => inCopy() === `${CANARY}-${i}`, 10_000, `rewrite ${i} in the copy`);
+    }
+    await p.waitForStatus((s) => owners(s).copyUpdates === 5);
+    // A payload the copy refuses (a hard link): counted, the copy keeps the last good payload.
+    const outside = path.join(dir, 'outside');
+    fs.writeFileSync(outside, 'x');
+    atomicWrite(
+      vol,
+      { key: { data: `${CANARY}-6`, mode: 0o400 } },
+      { beforeRename: (ts) => fs.linkSync(outside, path.join(ts, 'linked')) },
+    );
+    await p.waitForStatus((s) => owners(s).copyFailures === 1);
+    t.equal(inCopy(), `${CANARY}-5`, 'the refused rewrite left the last good copy');
+    atomicWrite(vol, { key: { data: `${CANARY}-7`, mode: 0o400 } });
+    await waitFor(() => inCopy() === `${CANARY}-7`, 10_000, 'the next clean rewrite in the copy');
+    const s = await p.waitForStatus((s) => owners(s).copyUpdates === 6);
+    t.match(owners(s), { copies: 1, copyUpdates: 6, copyFailures: 1, copyLatency: { count: 6 } }, 'the status file');
+
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    t.match(metrics, /^envhook_owner_copies 1$/m, '/metrics: one copy held');
+    t.match(metrics, new RegExp(`^envhook_owner_copy_updates_total 6$`, 'm'), '/metrics: every clean rewrite an update');
+    t.match(metrics, /^envhook_owner_copy_failures_total 1$/m, '/metrics: the refused one a failure');
+    t.match(metrics, new RegExp(`^envhook_owner_copy_update_latency_seconds_count 6$`, 'm'), '/metrics: one latency each');
+    const st = envhook(['status', '--root', '/', '--prefix', path.join(dir, 'none'), '--run-dir', p.runDir]);
+    t.match(
+      st.stdout,
+      new RegExp(`^  owned copies: 1 volumes, 6 updates, [\\d.]+ ms after the kubelet's swap on average, 1 failed$`, 'm'),
+      'envhook status: the same counts',
+    );
+
+    await peer.stateChange(EVENT_STOP_POD_SANDBOX, {
+      id: `sandbox-${pod.uid.slice(0, 8)}`,
+      uid: pod.uid,
+      name: 'web',
+      namespace: 'default',
+    });
+    await p.waitForStatus((s) => owners(s).copies === 0);
+    t.notOk(fs.existsSync(copy), 'the pod ended: its copy removed, none held');
+    t.match(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text(), /^envhook_owner_copies 0$/m);
+    t.notMatch(p.log() + st.stdout + metrics, CANARY, 'no file content in the log, status or metrics');
+  },
+);

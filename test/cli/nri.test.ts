@@ -9,7 +9,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { envhook, NODE } from '../helpers/bundle.ts';
 import { leftoverProcesses } from '../helpers/leftovers.ts';
-import { lockName } from '../../src/nri/lock.ts';
+import { lockName } from '../../src/nri/supervisor/lock.ts';
 import { startFakeRuntime } from '../helpers/nri/runtime.ts';
 import { builtCli, startNriProcess } from '../helpers/nri/process.ts';
 import { DAEMON_NODE_OPTION } from '../../src/nri/process.ts';
@@ -182,11 +182,12 @@ t.test('any start-up failure: one line naming the setting or file and what is wr
   t.teardown(() => fs.rmSync(sockDir, { recursive: true, force: true }));
   const socket = path.join(sockDir, 'nri.sock');
   const runDir = path.join(dir, 'run');
-  const forms = 'expected host:port, [IPv6]:port or :port (every interface), port 0-65535';
+  const forms = 'expected host:port, [IPv6 or IPv4]:port or :port (every interface), port 0-65535';
   const config = { ENVHOOK_CONFIG: path.join(dir, 'config.json') };
   const cases: [string[], NodeJS.ProcessEnv, string][] = [
     [['--metrics-address', '127.0.0.1:99999'], config, `--metrics-address "127.0.0.1:99999": ${forms}`],
     [['--metrics-address', 'foo'], config, `--metrics-address "foo": ${forms}`],
+    [['--metrics-address', '[192.0.2.300]:9901'], config, `--metrics-address "[192.0.2.300]:9901": ${forms}`],
     [[], { ...config, ENVHOOK_METRICS_ADDRESS: ':70000' }, `ENVHOOK_METRICS_ADDRESS ":70000": ${forms}`],
     [
       ['--metrics-address', `127.0.0.1:${port}`],

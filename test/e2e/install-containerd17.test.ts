@@ -3,7 +3,7 @@
 // containerd restarts → the volume's owners are kept → uninstall leaves config.toml byte for
 // byte. containerd 1.7.24 starts a pre-installed plugin without a Synchronize, so the plugin
 // started after the restart knows the running pod only from its records in the run directory
-// (nri/pod-watch.ts restore()). NRI is on by the config's own `disable = false` (a file install
+// (nri/worker/pod-watch.ts restore()). NRI is on by the config's own `disable = false` (a file install
 // leaves as it is); containerd passes a pre-installed plugin no environment, so the test gives it
 // its settings as an admin does today: a line added to the installed wrapper, taken out again
 // before uninstall.

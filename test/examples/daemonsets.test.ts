@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { envhook, REPO } from '../helpers/bundle.ts';
 import { loadSettings } from '../../src/settings.ts';
+import { parseAddress } from '../../src/nri/supervisor/http.ts';
 import { INSTALLER_DAEMONSET, NRI_DAEMONSET, readManifest } from '../helpers/install/daemonset.ts';
 import { IMAGE_FILES } from '../../scripts/image-context.ts';
 
@@ -45,15 +46,19 @@ t.test('resources: requests for cpu and memory, no limits', async (t) => {
 
 t.test("metrics on the node's internal address from the downward API, never every interface", async (t) => {
   const address = arg('--metrics-address') ?? '';
-  t.equal(address, '$(HOST_IP):9901', 'the node address the kubelet expands into the command');
+  t.equal(address, '[$(HOST_IP)]:9901', 'the node address the kubelet expands into the command, in brackets');
   t.same(
     c.env?.find((e: any) => e.name === 'HOST_IP'),
     { name: 'HOST_IP', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } },
     'HOST_IP is the node IP (downward API)',
   );
-  // what envhook nri gets once the kubelet has expanded $(HOST_IP): a valid address, and not :PORT
-  const expanded = address.replace('$(HOST_IP)', '192.0.2.10');
-  t.doesNotThrow(() => loadSettings({ metricsAddress: expanded }, { ENVHOOK_CONFIG: '' }, {}), expanded);
+  // what envhook nri gets once the kubelet has expanded $(HOST_IP), on an IPv4 node and an IPv6
+  // one: the node's address and the port, never :PORT
+  for (const hostIP of ['192.0.2.10', '2001:db8::10']) {
+    const expanded = address.replace('$(HOST_IP)', hostIP);
+    t.equal(loadSettings({ metricsAddress: expanded }, { ENVHOOK_CONFIG: '' }, {}).metricsAddress, expanded);
+    t.same(parseAddress(expanded), { host: hostIP, port: 9901 }, expanded);
+  }
   t.notMatch(address, /^:|^0\.0\.0\.0:|^\[::\]:/, 'not every interface');
   t.match(read(NRI_DAEMONSET), /status\.hostIP/, 'the comment says where metrics are served');
 });

@@ -37,3 +37,18 @@ t.test('owner, group and mode as planned, set-id bits kept; the old directory an
   t.same(fs.readdirSync(first.dir).sort(), ['..data', second.timestamped, path.basename(fresh), 'd', 'run'].sort());
   t.equal(fs.readFileSync(path.join(first.dir, 'run'), 'utf8'), 'two');
 });
+
+t.test(
+  "the copy's directory takes the kubelet's name when free (its ..data then says which payload it holds), else a fresh one",
+  async (t) => {
+    const place = { runDir: path.join(t.testdir({}), 'run'), podUid: 'p', volume: 'v' };
+    const kubelet = '..2026_11_27_09_30_00.1803941377';
+    const first = writeCopy(place, snapshot('one'), kubelet);
+    t.equal(first.timestamped, kubelet);
+    t.equal(fs.readlinkSync(path.join(first.dir, '..data')), kubelet);
+    const again = writeCopy(place, snapshot('two'), kubelet); // another container's start, same payload: the name is taken
+    t.not(again.timestamped, kubelet);
+    t.equal(fs.readFileSync(path.join(first.dir, 'run'), 'utf8'), 'two');
+    t.not(writeCopy(place, snapshot('three'), '../escape').timestamped, '../escape', 'not a kubelet name: a fresh one');
+  },
+);

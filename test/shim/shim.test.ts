@@ -9,6 +9,7 @@ import { resolveRuntime } from '../../src/shim/runtime.ts';
 import { EXEC_SIDECAR } from '../../src/bundle/exec-sidecar.ts';
 import { fakeExecutable, FRONT } from '../helpers/shim/front.ts';
 import { ref, setup as podSetup, type InjectSetup } from '../helpers/shim/inject.ts';
+import { makeAtomicVolume, type Projection } from '../../scripts/kubelet-pod.ts';
 
 const CANARY = 'CANARY-shim-5b2e';
 const FILES = { 'config.env': `CONFIG_VAR='HELLO'\nSECRET='${CANARY}'\n` };
@@ -252,4 +253,50 @@ t.test('already applied by an earlier stage (NRI, an earlier create): passed thr
   t.doesNotThrow(() => runShim(['create', '-b', s.bundle, 'x'], { ...s.where, env: { ...s.where.env, ENVHOOK_LOG_FILE: s.log } }));
   t.same(fs.readFileSync(s.config), before, 'config.json byte for byte');
   t.match(JSON.parse(fs.readFileSync(s.log, 'utf8').trimEnd()), { msg: 'already applied; runtime next', id: 'x', container: 'app' });
+});
+
+/** A create whose pod asks owners for secret `keys`, mounted at /keys (ro), with the run directory under the test's. */
+function ownersSetup(t: Test, payload: Record<string, Projection>) {
+  const s = setup(t, {
+    'envhook.io/volumeOwners': [{ volume: 'keys', defaultUser: 1000, items: [{ path: 'tls/server.key', user: 1001 }] }],
+  });
+  const vol = makeAtomicVolume(s.pod, 'secret', 'keys', payload);
+  const spec = specOf(s);
+  spec.mounts.push({ destination: '/keys', source: vol, type: 'bind', options: ['rbind', 'ro'], uidMappings: [] });
+  fs.writeFileSync(s.config, JSON.stringify(spec));
+  const runDir = path.join(s.dir, 'run');
+  const where = { ...s.where, env: { ...s.where.env, ENVHOOK_RUN_DIR: runDir, ENVHOOK_LOG_FILE: s.log } };
+  return { s, vol, runDir, where, copy: path.join(runDir, 'volumes', s.pod.uid, 'keys') };
+}
+
+t.test("create with volume owners: the mount's source is envhook's owned copy, the kubelet's files are left alone", async (t) => {
+  const { s, vol, runDir, where, copy } = ownersSetup(t, {
+    key: { data: `${CANARY}\n`, mode: 0o400 },
+    'tls/server.key': { data: 'k\n', mode: 0o440 },
+  });
+  runShim(['create', '--bundle', s.bundle, 'id1'], where);
+  const mount = specOf(s).mounts.find((m: { destination: string }) => m.destination === '/keys');
+  t.same(mount, { destination: '/keys', source: copy, type: 'bind', options: ['rbind', 'ro'], uidMappings: [] }, 'only the source changed');
+  t.equal(fs.statSync(path.join(copy, 'key')).uid, 1000, 'the copy: defaultUser');
+  t.equal(fs.statSync(path.join(copy, 'tls/server.key')).uid, 1001, 'the item');
+  t.equal(fs.statSync(path.join(copy, 'tls/server.key')).mode & 0o777, 0o440, "the kubelet's mode");
+  t.equal(fs.readFileSync(path.join(copy, 'key'), 'utf8'), `${CANARY}\n`);
+  t.equal(fs.lstatSync(path.join(vol, '..data/key')).uid, 0, "the kubelet's file stays root's");
+  t.equal(fs.statSync(path.dirname(copy)).mode & 0o777, 0o700, 'root-only above the copy');
+  const record = JSON.parse(fs.readFileSync(path.join(runDir, 'owners', `${s.pod.uid}.json`), 'utf8'));
+  t.match(record.volumes, [{ volume: 'keys', dir: vol, copy: true, inPlace: false }], 'recorded for envhook watch as a copy');
+  t.notMatch(fs.readFileSync(s.log, 'utf8'), CANARY, 'no content in the log');
+});
+
+t.test('create with volume owners: a payload that cannot be copied fails the create with one line, nothing written', async (t) => {
+  const { s, vol, runDir, where, copy } = ownersSetup(t, { key: { data: 'v\n', mode: 0o400 }, 'tls/server.key': 'k\n', other: 'x' });
+  fs.linkSync(path.join(vol, '..data/other'), path.join(s.dir, 'outside'));
+  const before = fs.readFileSync(s.config);
+  t.throws(() => runShim(['--log', path.join(s.dir, 'log.json'), 'create', '--bundle', s.bundle, 'id1'], where), {
+    message: 'volume "keys": file "other" has 2 hard links; refusing to copy it',
+  });
+  t.same(fs.readFileSync(s.config), before, 'config.json unchanged');
+  t.notOk(fs.existsSync(path.join(copy, '..data')), 'no copy made visible');
+  t.notOk(fs.existsSync(path.join(runDir, 'owners', `${s.pod.uid}.json`)), 'nothing recorded');
+  t.equal(fs.lstatSync(path.join(vol, '..data/key')).uid, 0, 'no file chowned before the failure');
 });

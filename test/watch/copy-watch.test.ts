@@ -10,6 +10,8 @@ import { createRegistry } from '../../src/watch/registry.ts';
 import { createLogger } from '../../src/log.ts';
 import { normalize } from '../../src/ownership/annotation.ts';
 import { copyDir } from '../../src/mirror/layout.ts';
+import { copyVolume } from '../../src/mirror/copy.ts';
+import { contentAndOwner } from '../helpers/watch/volume-reader.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 t.test('each rewrite copied, owned; a hard link refused and counted, the last good copy kept; the volume gone', async (t) => {
@@ -25,13 +27,7 @@ t.test('each rewrite copied, owned; a hard link refused and counted, the last go
   reg.add('p1', [
     { dir: kubelet, owners: normalize([{ volume: 'keys', defaultUser: 1000 }])[0]!, uidMapping: { kind: 'none' }, copy: place },
   ]);
-  const view = () => {
-    try {
-      return `${fs.readFileSync(path.join(copy, 'key'), 'utf8')}:${fs.statSync(path.join(copy, 'key')).uid}`;
-    } catch {
-      return '';
-    }
-  };
+  const view = () => contentAndOwner(path.join(copy, 'key'));
   await waitFor(() => view() === 'v0:1000', 5000, 'the first copy');
   for (let i = 1; i <= 20; i++) {
     atomicWrite(kubelet, { key: { data: `v${i}`, mode: 0o400 } });
@@ -57,3 +53,23 @@ t.test('each rewrite copied, owned; a hard link refused and counted, the last go
   await waitFor(() => gone.length === 1, 5000, 'the volume reported gone at its own event');
   t.equal(reg.stats().copies, 0);
 });
+
+t.test(
+  "a watch that starts on a copy already holding the kubelet's payload (CreateContainer's, or before a restart) makes none",
+  async (t) => {
+    const dir = t.testdir({});
+    const kubelet = path.join(dir, 'kubelet', 'keys');
+    atomicWrite(kubelet, { key: { data: 'v0', mode: 0o400 } });
+    const place = { runDir: path.join(dir, 'run'), podUid: 'p1', volume: 'keys' };
+    const owners = normalize([{ volume: 'keys', defaultUser: 1000 }])[0]!;
+    copyVolume(place, kubelet, { defaultOwner: { hostUid: 1000 }, items: new Map() }); // as the start makes it
+    const reg = createRegistry({ log: createLogger(path.join(dir, 'log'), 'debug') });
+    t.teardown(() => reg.close());
+    reg.add('p1', [{ dir: kubelet, owners, uidMapping: { kind: 'none' }, copy: place }]);
+    await new Promise((r) => setTimeout(r, 300));
+    t.match(reg.stats(), { copies: 1, copyUpdates: 0, copyLatency: { count: 0 } }, 'no update: nothing was rewritten');
+    atomicWrite(kubelet, { key: { data: 'v1', mode: 0o400 } });
+    await waitFor(() => fs.readFileSync(path.join(copyDir(place), 'key'), 'utf8') === 'v1', 5000, 'the rewrite copied');
+    t.match(reg.stats(), { copyUpdates: 1, copyLatency: { count: 1 } }, 'the rewrite: one update, one latency');
+  },
+);

@@ -3,6 +3,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
+  mergeRecords,
   podUidOfRecord,
   readOwnersRecord,
   recordVolume,
@@ -123,4 +124,42 @@ t.test('refused: a shared run directory, a bad record, a path outside the kubele
   t.throws(() => watchVolumesOf(readOwnersRecord(runDir, 'dots.json')), {
     message: `owners record of pod "dots": annotation "envhook.io/volumeOwners": /0/items/0/path: path must not contain '..'`,
   });
+});
+
+t.test("mergeRecords: a create's record over the pod's earlier ones", async (t) => {
+  const v = record().volumes[0]!;
+  const next = (copy: boolean) => record({ volumes: [{ ...v, ...(copy ? { copy: true } : {}), inPlace: false }] });
+  const flags = (r: OwnersRecord) => r.volumes.map(({ copy, inPlace }) => ({ copy, inPlace }));
+  t.same(flags(mergeRecords(undefined, next(true))), [{ copy: true, inPlace: false }], 'the first create: its own');
+  t.same(
+    flags(mergeRecords(record(), next(true))),
+    [{ copy: true, inPlace: true }],
+    "a record from before owned copies: its containers' files stay chowned in place",
+  );
+  t.same(
+    flags(mergeRecords(next(false), next(true))),
+    [{ copy: true, inPlace: false }],
+    'an earlier container that did not mount it (an init container): not in place',
+  );
+  t.same(
+    flags(mergeRecords(next(true), next(false))),
+    [{ copy: true, inPlace: false }],
+    'a later container without it: the copy stays followed',
+  );
+  t.same(
+    flags(mergeRecords(record({ podDir: '/elsewhere' }), next(true))),
+    [{ copy: true, inPlace: false }],
+    'another pod directory: not merged',
+  );
+  const runDir = '/run/envhook';
+  t.same(
+    watchVolumesOf(mergeRecords(record(), next(true)), runDir).map((w) => w.copy?.volume ?? 'in place'),
+    ['keys', 'in place'],
+    'read back: copied, and chowned in place',
+  );
+  t.same(
+    watchVolumesOf(next(false), runDir).map((w) => w.copy?.volume ?? 'in place'),
+    ['in place'],
+    'no copy: in place, as at its start',
+  );
 });

@@ -7,6 +7,7 @@ import { writeOwnersRecord, type OwnersRecord } from '../../src/watch/record.ts'
 import { createLogger } from '../../src/log.ts';
 import { makePod } from '../../scripts/kubelet-pod.ts';
 import { atomicWrite, makeAtomicVolume } from '../../scripts/kubelet-pod.ts';
+import { contentAndOwner } from '../helpers/watch/volume-reader.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 function setup(t: Test, uid = '11111111-2222-3333-4444-555555555555') {
@@ -85,4 +86,26 @@ t.test('a run directory others can write is refused', async (t) => {
   fs.mkdirSync(s.runDir, { mode: 0o700 });
   fs.chmodSync(s.runDir, 0o770);
   t.throws(() => s.start(), { message: `run directory ${s.runDir} must be owned by root and not writable by group or others` });
+});
+
+t.test("a copied volume: each rewrite copied with its owners, the kubelet's files left alone; the copies go with the pod", async (t) => {
+  const s = setup(t);
+  const copy = path.join(s.runDir, 'volumes', s.pod.uid, 'keys');
+  const orphan = path.join(s.runDir, 'volumes', '99999999-2222-3333-4444-555555555555', 'keys');
+  fs.mkdirSync(orphan, { recursive: true, mode: 0o700 });
+  writeOwnersRecord(s.runDir, { ...s.record, volumes: [{ ...s.record.volumes[0]!, copy: true, inPlace: false }] });
+  const d = s.start();
+  const view = () => contentAndOwner(path.join(copy, 'key'));
+  await waitFor(() => view() === 'CANARY-daemon:1000', 5000, 'copied at start');
+  t.notOk(fs.existsSync(path.dirname(orphan)), 'the copies of a pod whose directory is gone are removed at start');
+  for (let i = 1; i <= 5; i++) {
+    atomicWrite(s.vol, { key: { data: `CANARY-daemon-${i}`, mode: 0o400 } });
+    await waitFor(() => view() === `CANARY-daemon-${i}:1000`, 5000, `rewrite ${i} copied`);
+  }
+  t.equal(s.owner(), 0, "the kubelet's file is left root's");
+  t.match(d.registry.stats(), { copies: 1, volumes: 1 });
+  fs.rmSync(s.pod.dir, { recursive: true });
+  await waitFor(() => !fs.existsSync(path.dirname(copy)), 5000, "the pod's copies removed");
+  t.match(s.log(), '"why":"pod directory is gone"');
+  t.notMatch(s.log(), 'CANARY');
 });

@@ -64,7 +64,7 @@ export const NRI_FILE: FileFact = {
       { name: 'NRI_version', number: 6, type: 'string', since: 'v0.12.0' },
     ],
     ConfigureResponse: [{ name: 'events', number: 2, type: 'int32' }],
-    // The running pods and containers: the owner watcher's starting point (nri/pod-watch.ts).
+    // The running pods and containers: the owner watcher's starting point (nri/worker/pod-watch.ts).
     SynchronizeRequest: [
       { name: 'pods', number: 1, type: `${N}.PodSandbox`, repeated: true },
       { name: 'containers', number: 2, type: `${N}.Container`, repeated: true },
@@ -202,6 +202,9 @@ export const PLUGIN_METHODS = {
   RemovePodSandbox: { request: 'RemovePodSandboxRequest', response: 'RemovePodSandboxResponse', since: 'v0.12.0' },
   PostCreateContainer: { request: 'PostCreateContainerRequest', response: 'PostCreateContainerResponse', since: 'v0.12.0' },
 } as const satisfies Record<string, MethodFact>;
+
+/** A Plugin method's name: the worker's method table has one function for each (worker/methods.ts). */
+export type NriMethod = keyof typeof PLUGIN_METHODS;
 
 /** The Runtime methods envhook calls. */
 export const RUNTIME_METHODS = {

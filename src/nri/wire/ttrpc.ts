@@ -1,5 +1,5 @@
-// ttRPC unary calls over one logical connection: a server that answers Requests by
-// `service/method`, and a client that sends them. Streams (Data frames) are not part of NRI
+// ttRPC unary calls over one logical connection: a server that answers Requests from a table
+// of its services' method tables (service → method → function), and a client that sends them. Streams (Data frames) are not part of NRI
 // and are a protocol error, as is a frame of the wrong direction or for an unknown stream.
 import { EnvhookError, describeError } from '../../errors.ts';
 import { decode, encode, Msg, type RequestShape, type ResponseShape } from './descriptors.ts';
@@ -19,33 +19,51 @@ export class RpcError extends EnvhookError {
   }
 }
 
-export type Method = (payload: Buffer) => Uint8Array | Promise<Uint8Array>;
+/** One method: the request's payload and the server's context in, the response's payload out. */
+export type Method<C = void> = (payload: Buffer, context: C) => Uint8Array | Promise<Uint8Array>;
 
-export class TtrpcServer {
-  private readonly channel: Channel;
-  private readonly methods: Record<string, Method>;
+/** Each service's methods by name, as a Request names them. */
+export type Services<C = void> = Readonly<Record<string, Readonly<Record<string, Method<C>>>>>;
+
+export interface ServerOptions<C> {
+  /** Passed to every method (the session's state); none for a server of `Method<void>`. */
+  context?: C;
   /** Turns a thrown error into the status message sent back. */
+  describe?: (err: unknown) => string;
+}
+
+export class TtrpcServer<C = void> {
+  private readonly channel: Channel;
+  private readonly services: Services<C>;
+  private readonly context: C;
   private readonly describe: (err: unknown) => string;
 
-  constructor(channel: Channel, methods: Record<string, Method>, describe: (err: unknown) => string = describeError) {
+  constructor(channel: Channel, services: Services<C>, options: ServerOptions<C> = {}) {
     this.channel = channel;
-    this.methods = methods;
-    this.describe = describe;
+    this.services = services;
+    this.context = options.context as C;
+    this.describe = options.describe ?? describeError;
     channel.onFrame = (frame) => this.receive(frame);
+  }
+
+  /** The method a Request names: own entries of the tables only (never an Object.prototype name). */
+  private method(service: string, method: string): Method<C> | undefined {
+    const methods = Object.hasOwn(this.services, service) ? this.services[service] : undefined;
+    return methods && Object.hasOwn(methods, method) ? methods[method] : undefined;
   }
 
   private receive(frame: TtrpcFrame): void {
     if (frame.type !== MessageType.Request) throw new ProtocolError(`unexpected ttRPC message type ${frame.type} on the server side`);
     if (frame.streamId % 2 !== 1) throw new ProtocolError(`ttRPC request on even stream ${frame.streamId}`);
     const req = decode<RequestShape>(Msg.Request, frame.payload);
-    const method = this.methods[`${req.service}/${req.method}`];
+    const method = this.method(req.service, req.method);
     if (!method) {
       this.reply(frame.streamId, new RpcError(Code.Unimplemented, `method ${req.service}/${req.method} not implemented`));
       return;
     }
     let result: Uint8Array | Promise<Uint8Array>;
     try {
-      result = method(Buffer.from(req.payload.buffer, req.payload.byteOffset, req.payload.byteLength));
+      result = method(Buffer.from(req.payload.buffer, req.payload.byteOffset, req.payload.byteLength), this.context);
     } catch (err) {
       this.reply(frame.streamId, err);
       return;

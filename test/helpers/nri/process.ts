@@ -41,7 +41,7 @@ export function startNriProcess(
   if (!fs.existsSync(config)) fs.writeFileSync(config, '{}');
   const logArgs = opts.logToStderr ? [] : ['--log-file', logFile];
   const child = spawn(NODE, [builtCli(), 'nri', ...logArgs, '--log-level', 'debug', ...args], {
-    // The status file and the owners records (nri/pod-watch.ts) in the test's directory, not the host's /run/envhook.
+    // The status file and the owners records (nri/worker/pod-watch.ts) in the test's directory, not the host's /run/envhook.
     env: { PATH: process.env.PATH, ENVHOOK_CONFIG: config, ENVHOOK_RUN_DIR: runDir, ...opts.env },
     stdio: opts.stdio ?? ['ignore', 'ignore', 'pipe'],
   });

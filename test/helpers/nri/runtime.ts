@@ -98,9 +98,11 @@ async function accept(socket: net.Socket, sync: Record<string, unknown>[], opts:
   let registered!: (r: RegisterPluginRequestShape) => void;
   const reg = new Promise<RegisterPluginRequestShape>((resolve) => (registered = resolve));
   new TtrpcServer(mux.open(RUNTIME_CONN), {
-    [`${RUNTIME_SERVICE}/RegisterPlugin`]: (payload) => {
-      registered(decode<RegisterPluginRequestShape>(Msg.RegisterPluginRequest, payload));
-      return encode(Msg.Empty, {});
+    [RUNTIME_SERVICE]: {
+      RegisterPlugin: (payload) => {
+        registered(decode<RegisterPluginRequestShape>(Msg.RegisterPluginRequest, payload));
+        return encode(Msg.Empty, {});
+      },
     },
   });
   const client = new TtrpcClient(mux.open(PLUGIN_CONN));

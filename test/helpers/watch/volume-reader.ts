@@ -139,3 +139,12 @@ const CHRT = findChrt();
 
 /** Why the SCHED_FIFO runs are skipped, or false. */
 const fifoMissing = (): string | false => (CHRT ? false : 'chrt (util-linux) not installed');
+
+/** `<content>:<owner uid>` of a file as a reader finds it, or '' while it cannot be read. */
+export function contentAndOwner(file: string): string {
+  try {
+    return `${fs.readFileSync(file, 'utf8')}:${fs.statSync(file).uid}`;
+  } catch {
+    return '';
+  }
+}

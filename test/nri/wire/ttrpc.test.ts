@@ -15,9 +15,11 @@ async function pair(t: { teardown(f: () => unknown): void }): Promise<[MuxConnec
 t.test('calls, concurrent and answered out of order, each to its own stream', async (t) => {
   const [a, b] = await pair(t);
   new TtrpcServer(b.open(1), {
-    'svc/Echo': async (p) => {
-      await sleep(p[0]!);
-      return p;
+    svc: {
+      Echo: async (p) => {
+        await sleep(p[0]!);
+        return p;
+      },
     },
   });
   const client = new TtrpcClient(a.open(1));
@@ -35,11 +37,13 @@ t.test('calls, concurrent and answered out of order, each to its own stream', as
 t.test('error status: code and message cross the wire; an EnvhookError keeps its code Unknown', async (t) => {
   const [a, b] = await pair(t);
   new TtrpcServer(b.open(1), {
-    'svc/Fail': () => {
-      throw new EnvhookError('no such volume');
-    },
-    'svc/Exhausted': () => {
-      throw new RpcError(Code.ResourceExhausted, 'too big');
+    svc: {
+      Fail: () => {
+        throw new EnvhookError('no such volume');
+      },
+      Exhausted: () => {
+        throw new RpcError(Code.ResourceExhausted, 'too big');
+      },
     },
   });
   const client = new TtrpcClient(a.open(1));
@@ -49,11 +53,21 @@ t.test('error status: code and message cross the wire; an EnvhookError keeps its
   t.same([e2.code, e2.message], [Code.ResourceExhausted, 'too big']);
   const e3 = (await client.call('svc', 'Nope', new Uint8Array(), 1000).catch((e: unknown) => e)) as RpcError;
   t.same([e3.code, e3.message], [Code.Unimplemented, 'method svc/Nope not implemented']);
+  // A name every object has is not a method: only the table's own entries are.
+  for (const [service, method] of [
+    ['svc', 'constructor'],
+    ['svc', 'toString'],
+    ['constructor', 'name'],
+    ['__proto__', 'Fail'],
+  ]) {
+    const e = (await client.call(service!, method!, new Uint8Array(), 1000).catch((e: unknown) => e)) as RpcError;
+    t.same([e.code, e.message], [Code.Unimplemented, `method ${service}/${method} not implemented`], `${service}/${method}`);
+  }
 });
 
 t.test('a deadline: DeadlineExceeded; the connection closing: calls in flight fail at once', async (t) => {
   const [a, b] = await pair(t);
-  new TtrpcServer(b.open(1), { 'svc/Hang': () => new Promise<Uint8Array>(() => {}) });
+  new TtrpcServer(b.open(1), { svc: { Hang: () => new Promise<Uint8Array>(() => {}) } });
   const client = new TtrpcClient(a.open(1));
   void a.closed.then((reason) => client.abort(reason));
   const e1 = (await client.call('svc', 'Hang', new Uint8Array(), 50).catch((e: unknown) => e)) as RpcError;

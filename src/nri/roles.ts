@@ -1,0 +1,47 @@
+// Which process of `envhook nri` this is, and what it was handed: the supervisor starts its
+// worker as the same executable with ENVHOOK_NRI_WORKER (internal: its role, JSON); a process
+// the runtime started (pre-installed) gets the runtime's connection as NRI_PLUGIN_SOCKET and
+// hands it to a supervisor of its own with ENVHOOK_NRI_HANDED (internal too).
+import { EnvhookError } from '../errors.ts';
+
+const PLUGIN_NAME = 'envhook';
+export const WORKER_ENV = 'ENVHOOK_NRI_WORKER';
+/** Internal: set on the supervisor the runtime-started process hands the runtime's connection to. */
+export const HANDED_ENV = 'ENVHOOK_NRI_HANDED';
+/** What the runtime sets on a plugin it starts (NRI's stub reads the same). */
+export const RUNTIME_FD_ENV = ['NRI_PLUGIN_SOCKET', 'NRI_PLUGIN_NAME', 'NRI_PLUGIN_IDX'];
+
+/** What the supervisor tells its worker (ENVHOOK_NRI_WORKER, JSON). */
+export interface WorkerRole {
+  name: string;
+  index: string;
+  /** The runtime started envhook (pre-installed): end when its socket is gone. */
+  preinstalled: boolean;
+}
+
+export function parseRole(text: string): WorkerRole {
+  try {
+    const r = JSON.parse(text) as WorkerRole;
+    if (typeof r.name === 'string' && /^[0-9]{2}$/.test(r.index) && typeof r.preinstalled === 'boolean') return r;
+  } catch {
+    // the message below
+  }
+  throw notForAdmins();
+}
+
+export const notForAdmins = (): EnvhookError => new EnvhookError(`${WORKER_ENV} is internal to envhook nri (its worker's role): unset it`);
+
+/** The fd in NRI_PLUGIN_SOCKET, or undefined when it is not set. */
+export function inheritedFd(env: NodeJS.ProcessEnv): number | undefined {
+  const v = env.NRI_PLUGIN_SOCKET;
+  if (v === undefined || v === '') return undefined;
+  if (!/^[0-9]{1,9}$/.test(v)) throw new EnvhookError('NRI_PLUGIN_SOCKET is not a file descriptor number');
+  return Number(v);
+}
+
+/** The worker's role: a pre-installed plugin is named by the runtime (NN-name of its file), as NRI's stub does. */
+export function roleOf(fd: number | undefined, env: NodeJS.ProcessEnv, nriIndex: string): WorkerRole {
+  const name = (fd !== undefined && env.NRI_PLUGIN_NAME) || PLUGIN_NAME;
+  const index = (fd !== undefined && env.NRI_PLUGIN_IDX) || nriIndex;
+  return { name, index, preinstalled: fd !== undefined };
+}

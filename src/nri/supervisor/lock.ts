@@ -1,0 +1,139 @@
+// One envhook registration per runtime socket. The lock is a Linux abstract unix socket named
+// after the runtime's NRI socket: the kernel frees it when its holder dies (no stale file), and
+// it is per network namespace (a DaemonSet pod shares it with the host only with hostNetwork).
+// The newest instance wins: it connects and asks the holder to stop; the holder stops its
+// worker (the runtime sees that connection close) and exits, and only then does the newcomer
+// bind and start its own. So a runtime restart (which starts its pre-installed plugin anew), an
+// upgrade or a second registration method never leaves two envhooks registered at once.
+// `envhook uninstall` asks the holder to stop the same way.
+import net from 'node:net';
+import path from 'node:path';
+import { EnvhookError, errnoReason } from '../../errors.ts';
+import { sha256Hex } from '../../plan/sha256.ts';
+
+/** takeover: a newer instance; stop: uninstall; ping: who holds it (install's note), nothing stops. */
+export type LockRequest = 'takeover' | 'stop' | 'ping';
+
+export interface Lock {
+  /** Stops answering and frees the name. */
+  release(): Promise<void>;
+}
+
+export interface LockOptions {
+  /** The runtime's NRI socket the plugin registers on. */
+  socketPath: string;
+  /** Another instance asks: stop serving (the worker gone), then resolve; the lock is released after. */
+  onRequest(request: Exclude<LockRequest, 'ping'>, pid: number): Promise<void>;
+  /** How long the holder may take to answer and stop (default 10 s). */
+  timeoutMs?: number;
+  /** Heard with the holder's pid when one had to be asked to stop. */
+  onTakeover?(pid: number): void;
+}
+
+/** The abstract socket name for a runtime socket (without the leading NUL). */
+export function lockName(socketPath: string): string {
+  const abs = path.resolve(socketPath);
+  return abs.length <= 80 ? `envhook-nri:${abs}` : `envhook-nri:sha256:${sha256Hex(abs).slice(0, 32)}`;
+}
+
+const address = (socketPath: string): string => `\0${lockName(socketPath)}`;
+
+/** Takes the lock, asking a holder to stop first. Rejects with a one-line EnvhookError. */
+export async function acquireLock(opts: LockOptions): Promise<Lock> {
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const server = await listen(address(opts.socketPath)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EADDRINUSE')
+        throw new EnvhookError(`cannot take the instance lock for ${opts.socketPath}: ${errnoReason(err)}`, { cause: err });
+      return undefined;
+    });
+    if (server) return serve(server, opts);
+    const left = deadline - Date.now();
+    if (left <= 0) throw new EnvhookError(`another envhook nri for ${opts.socketPath} did not stop within ${timeoutMs} ms`);
+    const pid = await ask(opts.socketPath, 'takeover', left, timeoutMs);
+    if (pid !== undefined) opts.onTakeover?.(pid);
+  }
+}
+
+/**
+ * Asks the instance holding the lock for `socketPath` to stop, and resolves with its pid once it
+ * has stopped (its connection closed), or undefined when none holds it. Used by takeover and
+ * by uninstall; `ping` only learns the holder's pid.
+ */
+export function ask(socketPath: string, request: LockRequest, timeoutMs: number, sayMs = timeoutMs): Promise<number | undefined> {
+  return new Promise((resolve, reject) => {
+    const conn = net.createConnection(address(socketPath));
+    let pid: number | undefined;
+    let text = '';
+    const timer = setTimeout(() => {
+      conn.destroy();
+      reject(new EnvhookError(`another envhook nri for ${socketPath}${pid ? ` (pid ${pid})` : ''} did not stop within ${sayMs} ms`));
+    }, timeoutMs);
+    conn.setEncoding('utf8');
+    conn.on('connect', () => conn.write(`${request} ${process.pid}\n`));
+    conn.on('data', (chunk: string) => {
+      text += chunk;
+      const m = /^ok ([0-9]+)\n/.exec(text);
+      if (m) pid = Number(m[1]);
+    });
+    conn.on('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      // Nobody holds it (any more): the caller binds.
+      if (err.code === 'ECONNREFUSED' || err.code === 'ENOENT') resolve(undefined);
+      else reject(new EnvhookError(`cannot reach the envhook nri holding ${socketPath}: ${errnoReason(err)}`, { cause: err }));
+    });
+    conn.on('close', () => {
+      clearTimeout(timer);
+      resolve(pid);
+    });
+  });
+}
+
+function listen(addr: string): Promise<net.Server> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(addr, () => {
+      server.removeListener('error', reject);
+      resolve(server);
+    });
+  });
+}
+
+/** Answers requests on the held lock: `ok <pid>`, then the holder stops, then the connection closes. */
+function serve(server: net.Server, opts: LockOptions): Lock {
+  let busy = false;
+  const waiting = new Set<net.Socket>();
+  server.on('connection', (conn) => {
+    waiting.add(conn);
+    conn.on('close', () => waiting.delete(conn));
+    conn.setEncoding('utf8');
+    let text = '';
+    conn.on('error', () => conn.destroy());
+    conn.on('data', (chunk: string) => {
+      text += chunk;
+      if (text.length > 64) return conn.destroy();
+      const m = /^(takeover|stop|ping) ([0-9]{1,10})\n/.exec(text);
+      if (!m) return;
+      if (m[1] === 'ping') {
+        conn.end(`ok ${process.pid}\n`);
+        return;
+      }
+      if (busy) return;
+      busy = true;
+      conn.write(`ok ${process.pid}\n`);
+      // Everyone who asked meanwhile hears the close too, and tries to bind.
+      void opts.onRequest(m[1] as 'takeover' | 'stop', Number(m[2])).finally(() => {
+        server.close();
+        for (const c of waiting) c.end();
+      });
+    });
+  });
+  return {
+    release: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,153 @@
+// Eviction of missed containers (missed.ts) over CRI, so that the kubelet creates them again,
+// this time through envhook: those of pods with `envhook.io/evictUnapplied: "true"`, or all of
+// them with the node's `evictUnapplied` setting. A container is stopped with CRI StopContainer
+// and a timeout of 0: the runtime kills it at once (SIGKILL), so it always exits 137, and the
+// kubelet's decision does not depend on how the program would have ended on SIGTERM (an exit 0
+// would leave an OnFailure container completed, and count a Never pod as succeeded); it is also
+// what containerd and CRI-O do for an NRI eviction. Off the NRI request path: the work starts
+// after Synchronize is answered, one container at a time, each call bounded, at most
+// MAX_PER_SYNC a Synchronize. Names and ids only in its lines, never a value.
+import { describeError } from '../../errors.ts';
+import type { Logger } from '../../log.ts';
+import { CRI_SOCKETS, criClient, defaultCriSocket, type CriClient } from '../wire/cri-client.ts';
+import { GrpcError } from '../wire/grpc.ts';
+import type { MissedContainer } from '../worker-messages.ts';
+import type { NriObserver } from './observer.ts';
+
+/** At most this many evictions a Synchronize: a node where envhook was away long is not emptied at once. */
+const MAX_PER_SYNC = 20;
+/** One StopContainer may take this long (the runtime kills at once and waits for the exit). */
+const STOP_DEADLINE_MS = 10_000;
+
+export interface EvictorOptions {
+  log: Logger;
+  observer: Pick<NriObserver, 'evicted'>;
+  /** The node's setting: evict every missed container, not only those of pods that ask. */
+  all: boolean;
+  /** The CRI socket setting; else the registered runtime's (wire/cri-client.ts). */
+  criSocket?: string | undefined;
+  maxPerSync?: number;
+  deadlineMs?: number;
+  /** For tests: where a socket path would be looked for. */
+  exists?: (path: string) => boolean;
+}
+
+export interface Evictor {
+  /** The runtime now registered (its name picks the default CRI socket). */
+  registered(runtimeName: string): void;
+  /** Missed containers found at a Synchronize: those to evict are queued. */
+  missed(list: readonly MissedContainer[]): void;
+  /** Resolves when the queue is empty (tests, and stop). */
+  idle(): Promise<void>;
+  /** Drops the queue and the connection. */
+  close(): void;
+}
+
+const names = (c: MissedContainer) => ({ container: c.name, id: c.id, pod: c.pod, namespace: c.namespace, podUid: c.podUid });
+
+export function createEvictor(opts: EvictorOptions): Evictor {
+  const { log, observer } = opts;
+  const max = opts.maxPerSync ?? MAX_PER_SYNC;
+  const deadlineMs = opts.deadlineMs ?? STOP_DEADLINE_MS;
+  let runtimeName: string | undefined;
+  const queue: MissedContainer[] = [];
+  /** Queued or being stopped: a second Synchronize does not queue them again. */
+  const pending = new Set<string>();
+  let running: Promise<void> | undefined;
+  let closed = false;
+  let client: { socket: string; cri: CriClient } | undefined;
+
+  const socketPath = () => opts.criSocket ?? defaultCriSocket(runtimeName, opts.exists);
+
+  async function run(): Promise<void> {
+    // After Synchronize is answered: its handler returns before any of this runs.
+    await new Promise((resolve) => setImmediate(resolve));
+    while (queue.length > 0 && !closed) {
+      const batch = queue.splice(0);
+      const socket = socketPath();
+      if (socket === undefined) {
+        log.warn(
+          { count: batch.length, ids: batch.map((c) => c.id), looked: Object.values(CRI_SOCKETS) },
+          'nri: eviction failed: no CRI socket found (set criSocket)',
+        );
+        finish(batch, []);
+        continue;
+      }
+      if (client?.socket !== socket) {
+        client?.cri.close();
+        client = { socket, cri: criClient(socket) };
+      }
+      for (let i = 0; i < batch.length && !closed; i++) {
+        const c = batch[i]!;
+        try {
+          await client.cri.stopContainer(c.id, 0, deadlineMs);
+          log.info({ ...names(c), socket }, 'nri: evicted: stopped over CRI so that the kubelet creates it again with its env');
+          finish([], [c]);
+        } catch (err) {
+          if (err instanceof GrpcError && err.kind === 'unreachable') {
+            // The socket cannot be used: one line for the rest of the batch, not one per container.
+            const rest = batch.slice(i);
+            log.warn(
+              { socket, reason: err.message, count: rest.length, ids: rest.map((x) => x.id) },
+              'nri: eviction failed: the CRI socket cannot be used',
+            );
+            finish(rest, []);
+            break;
+          }
+          log.warn({ ...names(c), socket, reason: err instanceof GrpcError ? err.message : describeError(err) }, 'nri: eviction failed');
+          finish([c], []);
+        }
+      }
+    }
+  }
+
+  const kick = (): void => {
+    if (running) return;
+    running = run()
+      .catch((err: unknown) => log.error({ err }, 'nri: eviction stopped by an internal error'))
+      .finally(() => {
+        running = undefined;
+        if (queue.length > 0 && !closed) kick();
+      });
+  };
+
+  const finish = (failed: readonly MissedContainer[], evicted: readonly MissedContainer[]): void => {
+    for (const c of [...failed, ...evicted]) pending.delete(c.id);
+    observer.evicted(
+      evicted.map((c) => c.id),
+      failed.map((c) => c.id),
+    );
+  };
+
+  return {
+    registered(name) {
+      runtimeName = name;
+    },
+    missed(list) {
+      if (closed) return;
+      const wanted = list.filter((c) => (opts.all || c.podEvicts) && !pending.has(c.id));
+      const now = wanted.slice(0, max);
+      if (wanted.length > now.length) {
+        const left = wanted.slice(max);
+        log.warn(
+          { count: left.length, ids: left.map((c) => c.id), max },
+          `nri: not evicted: at most ${max} evictions a Synchronize; left running without their env`,
+        );
+      }
+      if (now.length === 0) return;
+      for (const c of now) pending.add(c.id);
+      queue.push(...now);
+      kick();
+    },
+    idle: async () => {
+      while (running) await running;
+    },
+    close() {
+      closed = true;
+      queue.length = 0;
+      pending.clear();
+      client?.cri.close();
+      client = undefined;
+    },
+  };
+}

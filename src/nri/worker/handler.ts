@@ -1,0 +1,66 @@
+// The NRI CreateContainer handler (docs/design.md#nri-mode): the one pipeline with NRI's facts and the NRI
+// applier. A sandbox, or a pod with no envhook.io/ annotation, gets the empty adjustment before
+// anything else runs: no file I/O. A failure throws EnvhookError; the protocol layer returns
+// its one-line message, so CreateContainer fails with it.
+import { describeError, EnvhookError } from '../../errors.ts';
+import { isSandbox } from '../../k8s/identity.ts';
+import { APPLIED_KEY, ENVHOOK_PREFIX } from '../../k8s/annotation-keys.ts';
+import type { Logger } from '../../log.ts';
+import type { Settings } from '../../settings.ts';
+import { factsFromNri } from '../../facts/nri-facts.ts';
+import { run } from '../../pipeline.ts';
+import { toNriAdjustment } from '../../apply/nri-adjustment.ts';
+import type { NriCreateRequest } from '../../facts/nri-facts.ts';
+import { EMPTY_ADJUSTMENT, type NriAdjustment } from '../../apply/nri-adjustment.ts';
+import { GUARD_HANDLER, type NriCallContext, type NriCreateHandler } from './types.ts';
+
+export interface NriHandlerOptions {
+  settings: Pick<Settings, 'kubeletRoot'>;
+  log: Logger;
+  /** See apply/nri-adjustment.ts: false until a runtime is proven to apply removals. */
+  removeEnv?: boolean | undefined;
+  /**
+   * Where the owned copies live (`<runDir>/volumes/`): a mounted volume with owners is read
+   * through a copy the worker keeps in step (docs/ownership.md). Undefined: chowned in place.
+   */
+  runDir?: string | undefined;
+}
+
+export function createNriHandler({ settings, log, removeEnv, runDir }: NriHandlerOptions): NriCreateHandler {
+  // NRI's Mount has no ID mappings: an idmapped mount keeps the chown in place (ownership/copy-plan.ts).
+  const copies = runDir === undefined ? undefined : { runDir, keepsIdMappings: false };
+  return (request: NriCreateRequest, context?: NriCallContext): NriAdjustment => {
+    if (isSandbox(request.container.annotations) || !asksEnvhook(request.pod.annotations)) return EMPTY_ADJUSTMENT;
+    const where = {
+      pod: request.pod.name,
+      namespace: request.pod.namespace,
+      podUid: request.pod.uid,
+      container: request.container.name,
+      id: request.container.id,
+    };
+    try {
+      const guarded = request.pod.runtimeHandler === GUARD_HANDLER;
+      const { output, plan } = run(factsFromNri(request), { settings, stage: 'nri', log, deadline: context?.deadline, copies }, (changes) =>
+        toNriAdjustment(changes, { removeEnv, guarded }),
+      );
+      if (guarded && output.annotations[APPLIED_KEY] === undefined && plan.removed.length > 0) {
+        log.info({ ...where, removed: plan.removed }, `nri: left to the ${GUARD_HANDLER} runtime handler (service-link removal)`);
+        return output;
+      }
+      const copied = output.mounts?.map((m) => m.destination) ?? [];
+      log.info({ ...where, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length, copied }, 'nri: adjusted');
+      return output;
+    } catch (err) {
+      // A refusal is the pod's problem (warn); anything else is envhook's (error). Logged here only.
+      if (err instanceof EnvhookError) log.warn({ ...where, reason: describeError(err) }, 'nri: CreateContainer refused');
+      else log.error({ ...where, err }, 'nri: CreateContainer failed');
+      throw err;
+    }
+  };
+}
+
+/** True when any pod annotation key is envhook's: keys only, never a value. */
+function asksEnvhook(annotations: Readonly<Record<string, string>>): boolean {
+  for (const key in annotations) if (key.startsWith(ENVHOOK_PREFIX)) return true;
+  return false;
+}

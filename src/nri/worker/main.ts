@@ -1,0 +1,91 @@
+// `envhook nri`'s worker, top to bottom (docs/design.md#nri-mode): the heartbeat to the
+// supervisor (supervisor-link.ts), the owner watcher (pod-watch.ts), the evictor of missed
+// containers (evict.ts), the CreateContainer handler (handler.ts), then the session loop
+// (session-loop.ts), whose sessions register with the runtime and serve its calls (plugin.ts),
+// until the runtime is gone, SIGTERM or SIGINT, or the supervisor is.
+import { createLogger } from '../../log.ts';
+import type { AllSettings } from '../../settings.ts';
+import { daemonJitTiers } from '../process.ts';
+import { inheritedFd, notForAdmins, type WorkerRole } from '../roles.ts';
+import { createEvictor, type Evictor } from './evict.ts';
+import { createNriHandler } from './handler.ts';
+import type { NriObserver } from './observer.ts';
+import { createPodWatcher } from './pod-watch.ts';
+import { startDaemon, type Daemon } from './session-loop.ts';
+import { linkToSupervisor, type SupervisorLink } from './supervisor-link.ts';
+
+export async function runWorker(settings: AllSettings, env: NodeJS.ProcessEnv, role: WorkerRole): Promise<void> {
+  const send = process.send?.bind(process);
+  if (!send) throw notForAdmins();
+  daemonJitTiers();
+  // The heartbeat starts once everything is loaded: until its first beat, the supervisor allows
+  // FIRST_BEAT_MS for the start; after it, HANG_MS of silence (STOPPED_MS when stopped) is a hang.
+  const link = linkToSupervisor((m) => {
+    if (process.connected) send(m);
+  });
+  const fd = inheritedFd(env);
+  const log = createLogger(settings.logFile, settings.logLevel, { stderr: true });
+  log.debug({ plugin: `${role.index}-${role.name}`, fd, socket: settings.nriSocket }, 'nri: worker start');
+  // Owners survive the kubelet's rewrites: the watcher lives as long as the worker, across sessions.
+  const pods = createPodWatcher({ kubeletRoot: settings.kubeletRoot, log, runDir: settings.runDir });
+  // The watches of before (this worker's predecessor, or before a runtime restart): a runtime
+  // that sends no Synchronize to its pre-installed plugin (containerd 1.7) tells nothing else.
+  pods.restore();
+  link.watchOwners(() => {
+    const { queued: _, ...stats } = pods.registry.stats();
+    return stats;
+  });
+  const evictor = createEvictor({ log, observer: link.observer, all: settings.evictUnapplied, criSocket: settings.criSocket });
+  const daemon = startDaemon({
+    socketPath: settings.nriSocket,
+    fd,
+    preinstalled: role.preinstalled,
+    name: role.name,
+    index: role.index,
+    handler: createNriHandler({ settings, log, runDir: settings.runDir }),
+    pods,
+    observer: evictingObserver(link, evictor),
+    log,
+  });
+  try {
+    const end = await untilEnded(daemon);
+    if (end === 'runtime-gone' && process.connected) send({ t: 'end', why: end });
+  } finally {
+    pods.close();
+    evictor.close();
+    link.stop();
+    if (process.connected) process.disconnect();
+  }
+}
+
+/**
+ * Missed containers go to the supervisor (reported once, counted) and to the evictor, which
+ * stops those it should over CRI once Synchronize is answered.
+ */
+function evictingObserver(link: SupervisorLink, evictor: Evictor): NriObserver {
+  return {
+    ...link.observer,
+    registered(info) {
+      evictor.registered(info.runtimeName);
+      link.observer.registered(info);
+    },
+    missed(list) {
+      link.observer.missed(list);
+      evictor.missed(list);
+    },
+  };
+}
+
+/** Waits for the session loop's end; SIGTERM, SIGINT and the supervisor's end (killed: a worker never runs without one) stop it. */
+async function untilEnded(daemon: Daemon): Daemon['done'] {
+  const stop = () => daemon.stop();
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('disconnect', stop);
+  try {
+    return await daemon.done;
+  } finally {
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
+  }
+}

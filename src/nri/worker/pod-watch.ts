@@ -1,0 +1,169 @@
+// The owner watcher of the resident NRI daemon: which pods' volumes src/watch/ watches, from
+// what NRI says. Synchronize (every (re)connect) gives the running pods: each with
+// `envhook.io/volumeOwners` and a container not stopped is watched, and gets one pass at once
+// (the kubelet may have rewritten its volumes while nobody watched); a pod watched before but
+// no longer running is dropped. CreateContainer, after the chown, starts or updates the pod's
+// watches. StopPodSandbox of the sandbox that started them ends them (a stop of an earlier
+// sandbox of the same pod UID does not). A pod whose directory is gone is dropped too.
+// One session after another share this watcher: watches go on while the runtime restarts.
+// With a run directory, each watched pod is also recorded there (watch/pod-records.ts), and
+// restore() watches the recorded pods again: a plugin process that containerd 1.7 (NRI 0.6.1)
+// started after its restart gets no Synchronize, so the records are all it knows. Where a
+// Synchronize does come, it decides: a restored pod that is not running is dropped then.
+// Owned copies (docs/ownership.md): a volume a container reads through envhook's copy is
+// followed into the copy; the pod's copies are removed when the pod ends (StopPodSandbox or
+// RemovePodSandbox of the sandbox watched, a pod not running at Synchronize, its directory gone).
+import fs from 'node:fs';
+import { describeError } from '../../errors.ts';
+import { factsFromNri } from '../../facts/nri-facts.ts';
+import { isSandbox } from '../../k8s/identity.ts';
+import { podDirOfUid } from '../../k8s/pod.ts';
+import type { Logger } from '../../log.ts';
+import type { MountFacts, MountLike } from '../../ownership/uidmap.ts';
+import { podWatchVolumes } from '../../watch/pod-volumes.ts';
+import { createPodRecords } from '../../watch/pod-records.ts';
+import { createRegistry, type Registry, type RegistryOptions } from '../../watch/registry.ts';
+import { CONTAINER_STOPPED } from '../wire/nri-schema.ts';
+import type { NriPod } from '../../facts/nri-facts.ts';
+import type { NriPodEvents } from './types.ts';
+import { VOLUME_OWNERS } from '../../k8s/annotation-keys.ts';
+import type { NriAdjustment } from '../../apply/nri-adjustment.ts';
+import { podsWithCopies, removePodCopies } from '../../mirror/remove.ts';
+
+export interface PodWatcherOptions {
+  kubeletRoot: string;
+  log: Logger;
+  /** Where the watched pods are recorded for the next process (settings' runDir); none: not recorded. */
+  runDir?: string | undefined;
+  registry?: Omit<RegistryOptions, 'log' | 'onVolumeGone'>;
+}
+
+export interface PodWatcher extends NriPodEvents {
+  registry: Registry;
+  /** Watches the pods recorded in the run directory that are not watched yet (call before the first session). */
+  restore(): void;
+  close(): void;
+}
+
+interface Watched {
+  sandbox: string;
+  podDir: string;
+  /** Sandbox, annotation and volumes as last added: a CreateContainer that changes none is a no-op. */
+  key: string;
+}
+
+export function createPodWatcher(opts: PodWatcherOptions): PodWatcher {
+  const { log, kubeletRoot } = opts;
+  const watched = new Map<string, Watched>(); // pod UID →
+  const registry = createRegistry({ ...opts.registry, log, onVolumeGone: (uid) => check(uid) });
+  const records = opts.runDir === undefined ? undefined : createPodRecords(opts.runDir, kubeletRoot, log);
+
+  const dropCopies = (uid: string, why: string): void => {
+    if (opts.runDir === undefined) return;
+    try {
+      if (removePodCopies(opts.runDir, uid)) log.info({ podUid: uid, why }, "nri: pod's owned copies removed");
+    } catch (err) {
+      log.warn({ podUid: uid, err }, `nri: owned copies not removed: ${describeError(err)}`);
+    }
+  };
+  /** `ended`: the pod is gone (its copies go too), not only its watch. */
+  const forget = (uid: string, why: string, ended = true): void => {
+    if (ended) dropCopies(uid, why);
+    if (!watched.delete(uid)) return;
+    registry.remove(uid);
+    records?.remove(uid);
+    log.info({ podUid: uid, why }, 'nri: pod no longer watched');
+  };
+  const check = (uid: string): void => {
+    const w = watched.get(uid);
+    if (w && (!registry.has(uid) || !fs.existsSync(w.podDir))) forget(uid, 'its volumes are gone');
+  };
+
+  /** Adds or refreshes the pod's watches; `always`: a pass even when nothing changed. */
+  const watch = (pod: NriPod, mounts: MountFacts, why: 'Synchronize' | 'CreateContainer', always: boolean): void => {
+    const where = { podUid: pod.uid, pod: pod.name, namespace: pod.namespace };
+    try {
+      const podDir = podDirOfUid(pod.uid, kubeletRoot).dir;
+      const copies = opts.runDir === undefined ? undefined : { runDir: opts.runDir, podUid: pod.uid };
+      const { volumes, skipped } = podWatchVolumes(podDir, pod.annotations, mounts, copies);
+      for (const s of skipped) log.info({ ...where, volume: s.volume, reason: s.reason }, 'nri: volume not watched');
+      const key = JSON.stringify([pod.id, pod.annotations[VOLUME_OWNERS], volumes.map((v) => [v.dir, v.uidMapping])]);
+      if (!always && watched.get(pod.uid)?.key === key) return;
+      registry.add(pod.uid, volumes);
+      if (!registry.has(pod.uid)) return forget(pod.uid, 'no volume to watch', false);
+      watched.set(pod.uid, { sandbox: pod.id, podDir, key });
+      records?.save(pod.uid, pod.id, podDir, volumes);
+      log.info({ ...where, sandbox: pod.id, volumes: volumes.length, why }, 'nri: watching pod volume owners');
+    } catch (err) {
+      // The start reports a bad annotation or a missing pod directory; the watcher only says why not.
+      log.warn({ ...where, err }, `nri: pod not watched: ${describeError(err)}`);
+      forget(pod.uid, 'not watchable', false);
+    }
+  };
+
+  return {
+    registry,
+    restore() {
+      for (const r of records?.load() ?? []) {
+        if (watched.has(r.podUid)) continue;
+        registry.add(r.podUid, r.volumes);
+        if (!registry.has(r.podUid)) {
+          records?.remove(r.podUid);
+          continue;
+        }
+        // An empty key: the pod's next CreateContainer refreshes the watch from NRI's facts.
+        watched.set(r.podUid, { sandbox: r.sandbox, podDir: r.podDir, key: '' });
+        log.info({ podUid: r.podUid, sandbox: r.sandbox, volumes: r.volumes.length, why: 'restore' }, 'nri: watching pod volume owners');
+      }
+    },
+    synchronized(pods, containers) {
+      const running = new Map<string, MountLike[]>(); // sandbox id → mounts of its containers not stopped
+      for (const c of containers) {
+        if (c.state === CONTAINER_STOPPED) continue;
+        const mounts = running.get(c.podSandboxId) ?? [];
+        mounts.push(...c.mounts);
+        running.set(c.podSandboxId, mounts);
+      }
+      const keep = new Set<string>();
+      for (const pod of pods) {
+        const mounts = running.get(pod.id);
+        if (mounts === undefined || pod.annotations[VOLUME_OWNERS] === undefined) continue;
+        keep.add(pod.uid);
+        // NRI gives a container no user-namespace mappings; in a user namespace its mounts come marked idmapped (wire/plain-data.ts).
+        watch(pod, { mounts, uidMappings: undefined }, 'Synchronize', true);
+      }
+      for (const uid of [...watched.keys()]) if (!keep.has(uid)) forget(uid, 'not running at Synchronize');
+      // Copies of pods no container runs in (ended while envhook was away), watched or not.
+      if (opts.runDir !== undefined)
+        for (const uid of podsWithCopies(opts.runDir)) if (!keep.has(uid)) dropCopies(uid, 'not running at Synchronize');
+      const { volumes, watches, polled } = registry.stats();
+      log.info(
+        { runtimePods: pods.length, containers: containers.length, watchedPods: watched.size, volumes, watches, polled },
+        'nri: synchronized owner watches',
+      );
+    },
+    created(request, adjustment) {
+      if (request.pod.annotations[VOLUME_OWNERS] === undefined || isSandbox(request.container.annotations)) return;
+      const facts = factsFromNri(request);
+      watch(request.pod, { mounts: adjustedMounts(facts.mounts, adjustment), uidMappings: facts.uidMappings }, 'CreateContainer', false);
+    },
+    podEnded(pod, event) {
+      const w = watched.get(pod.uid);
+      const why = event === 'stop' ? 'StopPodSandbox' : 'RemovePodSandbox';
+      if (w === undefined) return dropCopies(pod.uid, why); // copies made but never watched (a start that failed after them)
+      if (w.sandbox !== pod.id)
+        return log.debug({ podUid: pod.uid, sandbox: pod.id, why }, 'nri: an earlier sandbox of a watched pod ended');
+      forget(pod.uid, why);
+    },
+    close() {
+      watched.clear();
+      registry.close();
+    },
+  };
+}
+
+/** The container's mounts as the runtime makes them: an adjustment's mount replaces the one of its destination. */
+function adjustedMounts(mounts: readonly MountLike[], adjustment: NriAdjustment | undefined): MountLike[] {
+  const replaced = new Map((adjustment?.mounts ?? []).map((m) => [m.destination, m]));
+  return mounts.map((m) => replaced.get((m as { destination?: string }).destination ?? '') ?? m);
+}
