@@ -28,8 +28,8 @@ const ere = (s: string): string => s.replace(/[.[\]\\()*+?{}|^$]/g, '\\$&');
 export function escapesOf(text: string): string {
   const byHigh = new Map<string, Set<string>>();
   for (const c of new Set(text)) {
+    if (c.charCodeAt(0) > 0x7f) throw new Error(`escapesOf: ${JSON.stringify(c)} is not ASCII`);
     const hex = c.charCodeAt(0).toString(16).padStart(2, '0');
-    if (hex.length !== 2) throw new Error(`escapesOf: ${JSON.stringify(c)} is not ASCII`);
     const lows = byHigh.get(hex[0]!) ?? new Set<string>();
     byHigh.set(hex[0]!, lows.add(hex[1]!));
   }
