@@ -30,6 +30,7 @@ import { missingForCri, prepareCriContainerd } from '../test/helpers/cri/contain
 import { runPod } from '../test/helpers/cri/pod.ts';
 import { atomicVolumeDir, atomicWrite } from '../scripts/kubelet-pod.ts';
 import { startBurners } from '../scripts/cpu-burners.ts';
+import { LATENCY_BUCKETS } from '../src/watch/latency.ts';
 
 const START = '<!-- row 12: owned copies -->';
 const END = '<!-- end of row 12 -->';
@@ -115,8 +116,24 @@ function churn(vol, pid, n, count, owned) {
   return out;
 }
 
+/**
+ * What the worker says of a phase's rewrites (status before and after): its CPU ms per rewrite,
+ * and its own delay (the kubelet's `..data` ctime to its copy's swap) as cumulative bucket counts.
+ */
+function workerSide(plugin) {
+  const pid = plugin.workerPid();
+  if (!pid) return () => undefined;
+  const at = () => ({ ticks: cpuTicks(pid), l: plugin.status().owners?.copyLatency ?? { buckets: [], count: 0 } });
+  const t0 = at();
+  return (rewrites) => {
+    const t1 = at();
+    const buckets = t1.l.buckets.map((b, i) => b - (t0.l.buckets[i] ?? 0));
+    return { n: rewrites, copies: t1.l.count - t0.l.count, cpuMs: ((t1.ticks - t0.ticks) * 10) / rewrites, buckets };
+  };
+}
+
 /** One block's freshness: a running UID-1000 container, quiet and busy halves. */
-async function freshnessBlock(c, kubeletRoot, block, n, into) {
+async function freshnessBlock(c, kubeletRoot, plugin, block, n, into) {
   const pod = await runPod(c, kubeletRoot, {
     name: `copy-fresh-${n}`,
     handler: '',
@@ -133,8 +150,13 @@ async function freshnessBlock(c, kubeletRoot, block, n, into) {
   for (const busy of block.busyFirst ? [true, false] : [false, true]) {
     const stop = busy ? startBurners() : () => {};
     await sleep(200);
+    const load = busy ? 'busy' : 'quiet';
     try {
-      into[busy ? 'busy' : 'quiet'].push(...churn(vol, pid, (n += half), half, owned));
+      const worker = workerSide(plugin);
+      into[load].push(...churn(vol, pid, (n += half), half, owned));
+      await sleep(100); // the status file follows the worker's heartbeat
+      const w = worker(half);
+      if (w) (into.worker ??= { quiet: [], busy: [] })[load].push(w);
     } finally {
       stop();
     }
@@ -185,20 +207,17 @@ async function run() {
   const kubeletRoot = path.join(c.dir, 'kubelet');
   const fresh = {};
   const creates = {};
-  const copyMeans = [];
   let n = 0;
   try {
     for (const block of BLOCKS) {
       const plugin = await pluginOn(c, kubeletRoot, block.side);
       try {
         fresh[block.side] ??= { quiet: [], busy: [] };
-        n = await freshnessBlock(c, kubeletRoot, block, n + 1000, fresh[block.side]);
+        n = await freshnessBlock(c, kubeletRoot, plugin, block, n + 1000, fresh[block.side]);
         for (const k of CASES) {
           const into = ((creates[k.name] ??= {})[block.side] ??= { create: [], start: [], cpuMs: [] });
           await createBlock(c, kubeletRoot, plugin, k, `copy-create-${n++}`, into);
         }
-        const l = plugin.status()?.owners?.copyLatency;
-        if (block.side === 'after' && l?.count) copyMeans.push((1000 * l.sum) / l.count);
       } finally {
         await plugin.stop();
       }
@@ -207,7 +226,7 @@ async function run() {
     const left = await c.stop();
     if (left.processes.length || left.mounts.length) console.error(`row 12: containerd left ${JSON.stringify(left)}`);
   }
-  return { fresh, creates, copyMeans, label: c.label };
+  return { fresh, creates, label: c.label };
 }
 
 const f1 = (x) => (x === undefined ? '–' : Number.isFinite(x) ? x.toFixed(1) : '> 2000');
@@ -235,6 +254,29 @@ function freshnessTable(r) {
       rows.push(
         `| ${load === 'busy' ? 'both CPUs busy' : 'quiet'} | ${SIDE[side]} | ${xs.length} | ${f1(pct(xs, 50))} | ${f1(pct(xs, 99))} | ${f1(Math.max(...xs))} | ${late}${vs} |`,
       );
+    }
+  }
+  return rows.join('\n');
+}
+
+/** The upper bound (ms) of the bucket holding the p-th percentile of summed cumulative bucket counts. */
+function bucketPct(buckets, n, p) {
+  const i = buckets.findIndex((c) => c >= (p / 100) * n);
+  return i < 0 ? '> 5000' : `≤ ${LATENCY_BUCKETS[i] * 1000}`;
+}
+
+function workerTable(r) {
+  const rows = [];
+  for (const side of ['after', 'before']) {
+    for (const load of ['quiet', 'busy']) {
+      const ws = r.fresh[side]?.worker?.[load];
+      if (!ws?.length) continue;
+      const n = ws.reduce((a, w) => a + w.n, 0);
+      const cpu = ws.reduce((a, w) => a + w.cpuMs * w.n, 0) / Math.max(1, n);
+      const buckets = LATENCY_BUCKETS.map((_, i) => ws.reduce((a, w) => a + (w.buckets[i] ?? 0), 0));
+      const copies = ws.reduce((a, w) => a + w.copies, 0);
+      const own = side === 'after' ? [bucketPct(buckets, copies, 50), bucketPct(buckets, copies, 99)] : ['–', '–'];
+      rows.push(`| ${load === 'busy' ? 'both CPUs busy' : 'quiet'} | ${side} | ${n} | ${cpu.toFixed(2)} | ${own[0]} | ${own[1]} |`);
     }
   }
   return rows.join('\n');
@@ -269,7 +311,13 @@ Aim: p99 ≤ 50 ms with both CPUs busy.
 |---|---|---|---|---|---|---|---|
 ${freshnessTable(r)}
 
-envhook's own figure for the same rewrites (the worker's \`..data\`-ctime-to-swap mean, \`envhook status\`), per block: ${r.copyMeans.map((x) => `${x.toFixed(1)} ms`).join(', ') || '–'}.
+What the worker (the process that copies) says of the same rewrites, from its status file before and
+after each phase: its CPU time per rewrite, and its own delay from the kubelet's \`..data\` change time to
+its copy's swap (\`envhook_owner_copy_update_latency_seconds\`: the bucket holding the 50th and 99th percentile):
+
+| load | side | rewrites | worker CPU ms per rewrite | own delay p50 | own delay p99 |
+|---|---|---|---|---|---|
+${workerTable(r)}
 
 CreateContainer of a pod with \`envhook.io/volumeOwners\` (defaultUser 1000) on the volume its container mounts, the kubelet's files reset to root before each; median ms:
 

@@ -1,4 +1,4 @@
-// The marked sections of bench/RESULTS.md that a script of its own writes (rows 10 and 11):
+// The marked sections of bench/RESULTS.md that a script of its own writes (rows 10, 11 and 12):
 // each between its start and end markers, replaced in place, or put before bench/watch.ts's
 // section (which owns the file's end); `npm run bench` keeps them when it rewrites the file.
 import fs from 'node:fs';
@@ -11,6 +11,7 @@ const WATCH = '<!-- bench/watch.ts -->';
 export const OWN_SECTIONS = [
   ['<!-- row 10: CRI with NRI -->', '<!-- end of row 10 -->'],
   ['<!-- row 11: NRI restart -->', '<!-- end of row 11 -->'],
+  ['<!-- row 12: owned copies -->', '<!-- end of row 12 -->'],
 ];
 
 export function replaceMarkedSection(start, end, section) {
