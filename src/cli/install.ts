@@ -32,6 +32,7 @@ interface Flags {
   logLevel?: string;
   ociRuntime?: string;
   serviceConfig?: boolean;
+  takeOver?: boolean;
 }
 
 function common(cmd: Command, mode: Option): Command {
@@ -59,6 +60,10 @@ export function registerInstall(program: Command): void {
       'containerd: its root config file (default /etc/containerd/config.toml; another only with --service-config); CRI-O, Podman: the drop-in file to write (in the directory the runtime reads)',
     )
     .option('--service-config', "containerd: --config is the file containerd's service starts it with (containerd --config FILE)")
+    .option(
+      '--take-over',
+      'move the runtime registration of this runtime and mode from an install under another --prefix to this one (refused without it)',
+    )
     .option('--index <NN>', 'nri: the plugin index, two digits (the NN of NN-envhook)', '50')
     .option(
       '--nri-required',

@@ -54,8 +54,10 @@ export function adminFileChange(
   if (add?.block) text = withBlock(text, add.block.body, file);
   const mode = add?.block?.mode ?? 0o644;
   if (text === original && !add?.block) {
-    // the file is gone: a backup nothing will put back is dropped with it
-    const stale = before === undefined && !keep.some((rec) => marks(rec, file)) && readHost(layout, backupPath(layout, file)) !== undefined;
+    // the file is gone, or already as its backup (another install, which took this one over, took
+    // its block out): a backup nothing will put back is dropped
+    const backup = keep.some((rec) => marks(rec, file)) ? undefined : readHost(layout, backupPath(layout, file));
+    const stale = backup !== undefined && (before === undefined || backup.equals(before));
     return { file, before, after: before, mode, ...(stale ? { dropBackup: true } : {}), ...note(notes) };
   }
 

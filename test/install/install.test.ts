@@ -152,11 +152,11 @@ t.test('containerd: --dry-run prints a diff; an admin edit after install survive
   t.ok(after.startsWith(ADMIN_CONTAINERD));
 });
 
-t.test('containerd: reinstall after an upgrade rewrites only the block', async (t) => {
+t.test('containerd: another prefix taking the install over (--take-over) rewrites only the block', async (t) => {
   const { root, source } = setup(t, cases.containerd.files);
   t.equal(install({ runtime: 'containerd', root, source }).status, 0);
   fs.writeFileSync(path.join(source, 'hooks/envhook-runtime'), '#!/bin/sh\n# v2\nexec runc "$@"\n');
-  const r = install({ runtime: 'containerd', root, source, extra: ['--prefix', '/opt/eh2'] });
+  const r = install({ runtime: 'containerd', root, source, extra: ['--prefix', '/opt/eh2', '--take-over'] });
   t.equal(r.status, 0, r.stderr);
   t.match(r.stdout, /^update \/etc\/containerd\/config\.toml$/m, 'no second backup');
   t.match(fs.readFileSync(path.join(root, 'etc/containerd/config.toml'), 'utf8'), 'BinaryName = "/opt/eh2/envhook-runtime"');

@@ -21,6 +21,7 @@ import { CRIO_NRI_DROP_IN, crioNriPlan } from '../crio/crio-nri.ts';
 import { installKey, type InstallMode } from '../mode.ts';
 import { EnvhookError } from '../../errors.ts';
 import { refuseBadRoot, refuseUnreadConfig } from '../config-read.ts';
+import { takeOver } from '../claim.ts';
 
 export interface InstallOptions extends SourceOptions, ContainerdOptions, SettingsFlags {
   runtime: Runtime;
@@ -43,6 +44,8 @@ export interface InstallOptions extends SourceOptions, ContainerdOptions, Settin
   nriLog?: string | undefined;
   /** containerd: --config is the file its service starts it with (containerd --config FILE). */
   serviceConfig?: boolean | undefined;
+  /** Take the runtime's registration over from an install under another prefix (claim.ts). */
+  takeOver?: boolean | undefined;
 }
 
 export interface Plan {
@@ -71,12 +74,15 @@ export function planInstall(opts: InstallOptions): Plan {
   const settings = settingsTarget(layout, opts, state);
   const ociRuntime = opts.ociRuntime ?? runtimeSetting(settings?.content ?? readHost(layout, SETTINGS_FILE)) ?? 'runc';
   const rp = runtimePlan(layout, opts, state.runtimes[key], ociRuntime);
+  const took = takeOver(layout, opts.runtime, key, rp, !!opts.takeOver);
   const conf = frontConfTarget(layout, ociRuntime);
   const files = [...executableTargets(layout, opts, conf.target), ...(settings ? [settings] : []), ...rp.files];
   const changes: Change[] = files.map((t): Change => {
     const before = readHost(layout, t.file);
     // an existing file that envhook did not write (or that was edited since) is the admin's
-    const foreign = before !== undefined && !before.equals(t.content) && !recordedHash(state, t.file).includes(sha256(before));
+    // (a file of an install taken over is envhook's too: nothing to back up)
+    const known = [...recordedHash(state, t.file), took?.hashes[t.file]];
+    const foreign = before !== undefined && !before.equals(t.content) && !known.includes(sha256(before));
     return {
       file: t.file,
       before,
@@ -107,6 +113,7 @@ export function planInstall(opts: InstallOptions): Plan {
     if (files.some((t) => t.file === file) || ownedByOther(state, key, file)) continue;
     changes.push(removeFile(layout, file, hash, []));
   }
+  changes.push(...(took?.leftovers ?? []));
   const next: State = { version: 1, runtimes: { ...state.runtimes } };
   const dirs = deepestFirst([...(prev?.dirs ?? []).filter((d) => fs.existsSync(layout.real(d))), ...createdDirs(layout, changes)]);
   next.runtimes[key] = {
@@ -118,7 +125,13 @@ export function planInstall(opts: InstallOptions): Plan {
     ...(opts.mode === 'nri' ? { nriRequired: !!opts.nriRequired } : {}),
   };
   changes.push(stateChange(layout, next, stateBefore));
-  return { layout, changes, next: rp.next, notes: [...(rp.notes ?? []), ...(conf.note ? [conf.note] : [])], verify: rp.verify };
+  return {
+    layout,
+    changes,
+    next: rp.next,
+    notes: [...(took ? [took.note] : []), ...(rp.notes ?? []), ...(conf.note ? [conf.note] : [])],
+    verify: rp.verify,
+  };
 }
 
 function runtimePlan(layout: Layout, opts: InstallOptions, previous: RuntimeRecord | undefined, ociRuntime: string): RuntimePlan {

@@ -14,6 +14,7 @@ import { adminFileChange } from '../admin-file.ts';
 import { installKey, type InstallKey } from '../mode.ts';
 import type { InstallOptions, Plan } from './install-plan.ts';
 import { NRI_DEFAULT_SOCKET } from '../nri-plugin.ts';
+import { refuseTakenOver } from '../claim.ts';
 
 export function planUninstall(opts: Pick<InstallOptions, 'runtime' | 'root' | 'prefix' | 'mode'>): Plan {
   const layout = makeLayout(opts.runtime, opts);
@@ -24,6 +25,8 @@ export function planUninstall(opts: Pick<InstallOptions, 'runtime' | 'root' | 'p
   const removed = keys.filter((k) => state.runtimes[k] !== undefined);
   if (removed.length === 0) return { layout, changes: [], next: [], notes: [], ...otherMode(layout, opts, state) };
   const records = removed.map((k) => state.runtimes[k]!);
+  for (const k of removed)
+    refuseTakenOver(layout, opts.runtime, k, [...Object.keys(state.runtimes[k]!.files), ...markedFiles(state.runtimes[k]!)]);
   const next: State = { version: 1, runtimes: { ...state.runtimes } };
   for (const k of removed) delete next.runtimes[k];
   const kept = Object.values(next.runtimes).filter((r) => r !== undefined);
