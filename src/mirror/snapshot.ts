@@ -38,6 +38,8 @@ export interface SnapshotEntry {
   mode: number;
   uid: number;
   gid: number;
+  /** The kubelet's inode (a subPath mount is a bind mount of it: ownership/copy-plan.ts finds it by this). */
+  ino?: number;
   /** A file's content (undefined for a directory). */
   data?: Buffer;
 }
@@ -46,6 +48,8 @@ export interface Snapshot {
   volume: string;
   /** The timestamped directory itself: its mode, owner and group. */
   root: { mode: number; uid: number; gid: number };
+  /** The file system the payload is on (with SnapshotEntry.ino, names an inode). */
+  dev: number;
   entries: SnapshotEntry[];
   /** Top-level names (the visible links of the volume). */
   visible: string[];
@@ -69,6 +73,7 @@ export function readSnapshot(volume: string, dataFd: number, owners: CopyOwners,
   const out: Snapshot = {
     volume,
     root: { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid },
+    dev: st.dev,
     entries: [],
     visible: [],
     files: 0,
@@ -101,7 +106,7 @@ function walkDir(w: Walk, dirFd: number, prefix: string, depth: number, enter: (
     if (st.isDirectory()) {
       if (depth + 1 >= MAX_DEPTH) throw fail(w, `directory ${JSON.stringify(rel)} is nested deeper than ${MAX_DEPTH} levels`);
       const sub = openSubdir(w, dirFd, name, rel);
-      w.out.entries.push({ rel, kind: 'dir', mode: st.mode & 0o7777, uid: st.uid, gid: st.gid });
+      w.out.entries.push({ rel, kind: 'dir', mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, ino: st.ino });
       try {
         walkDir(w, sub, rel + '/', depth + 1, enter);
       } finally {
@@ -154,7 +159,7 @@ function readFile(w: Walk, dirFd: number, name: string, rel: string): SnapshotEn
     w.out.bytes += data.length;
     w.out.files++;
     const owner = w.owners.items.get(rel) ?? w.owners.defaultOwner;
-    return { rel, kind: 'file', mode: stat.mode & 0o7777, uid: owner?.hostUid ?? stat.uid, gid: stat.gid, data };
+    return { rel, kind: 'file', mode: stat.mode & 0o7777, uid: owner?.hostUid ?? stat.uid, gid: stat.gid, ino: stat.ino, data };
   } finally {
     fs.closeSync(file.fd);
   }

@@ -9,6 +9,7 @@ import type { Snapshot } from '../../src/mirror/snapshot.ts';
 const snapshot = (data: string): Snapshot => ({
   volume: 'v',
   root: { mode: 0o755, uid: 0, gid: 0 },
+  dev: 0,
   entries: [
     { rel: 'run', kind: 'file', mode: 0o4750, uid: 1000, gid: 44, data: Buffer.from(data) },
     { rel: 'd', kind: 'dir', mode: 0o750, uid: 0, gid: 44 },

@@ -4,6 +4,7 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { runShim, type ShimEnv } from '../../src/shim/shim.ts';
 import { resolveRuntime } from '../../src/shim/runtime.ts';
 import { EXEC_SIDECAR } from '../../src/bundle/exec-sidecar.ts';
@@ -299,4 +300,25 @@ t.test('create with volume owners: a payload that cannot be copied fails the cre
   t.notOk(fs.existsSync(path.join(copy, '..data')), 'no copy made visible');
   t.notOk(fs.existsSync(path.join(runDir, 'owners', `${s.pod.uid}.json`)), 'nothing recorded');
   t.equal(fs.lstatSync(path.join(vol, '..data/key')).uid, 0, 'no file chowned before the failure');
+});
+
+t.test('create with volume owners: a subPath mount of the volume reads the same file of the owned copy', async (t) => {
+  const { s, vol, where, copy } = ownersSetup(t, { key: { data: 'v\n', mode: 0o400 }, 'tls/server.key': { data: 'k\n', mode: 0o400 } });
+  // The kubelet's bind mount for `subPath: tls/server.key` (volume-subpaths/<volume>/<container>/<index>).
+  const sub = path.join(s.pod.dir, 'volume-subpaths/keys/app/2');
+  fs.mkdirSync(path.dirname(sub), { recursive: true });
+  fs.writeFileSync(sub, '');
+  execFileSync('mount', ['--bind', fs.realpathSync(path.join(vol, 'tls/server.key')), sub]);
+  try {
+    const spec = specOf(s);
+    spec.mounts.push({ destination: '/etc/server.key', source: sub, type: 'bind', options: ['rbind', 'ro'] });
+    fs.writeFileSync(s.config, JSON.stringify(spec));
+    runShim(['create', '--bundle', s.bundle, 'id1'], where);
+    const source = specOf(s).mounts.find((m: { destination: string }) => m.destination === '/etc/server.key').source;
+    t.equal(source, path.join(copy, '..data/tls/server.key'), "the mount's source: the entry in the copy");
+    t.equal(fs.statSync(source).uid, 1001, 'owned by the item');
+    t.equal(fs.statSync(sub).uid, 0, "the kubelet's file left root's");
+  } finally {
+    execFileSync('umount', [sub]); // before tap removes the test's directory
+  }
 });

@@ -6,6 +6,7 @@
 // never read: errors carry the status code and envhook's own words only.
 import http2 from 'node:http2';
 import net from 'node:net';
+import { errnoReason } from '../../errors.ts';
 
 /** gRPC status codes by number, as the gRPC protocol numbers them. */
 const GRPC_CODES = [
@@ -79,7 +80,8 @@ export function grpcChannel(socketPath: string): GrpcChannel {
         sock.once('connect', () => (connected = true));
         // Before the session hears of it: a call on a socket that never connected asked nothing.
         sock.once('error', (err: NodeJS.ErrnoException) => {
-          if (!connected) sessionError = err.code ?? 'error';
+          // in words with its code (`no such file or directory (ENOENT)`), never the code alone
+          if (!connected) sessionError = errnoReason(err);
         });
         return sock;
       },

@@ -4,7 +4,7 @@
 // the owner learns it from `closed`.
 import type { Duplex } from 'node:stream';
 import { encodeMux, MuxDecoder, ProtocolError, TtrpcDecoder, type TtrpcFrame } from './frames.ts';
-import { describeError } from '../../errors.ts';
+import { describeError, errnoReason } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 
 export interface Channel {
@@ -28,7 +28,7 @@ export class MuxConnection {
     this.log = log;
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
-    socket.on('error', (err: NodeJS.ErrnoException) => this.close(`socket error ${err.code ?? err.name}`));
+    socket.on('error', (err: NodeJS.ErrnoException) => this.close(`socket error: ${errnoReason(err)}`));
     socket.on('close', () => this.close('closed by the peer'));
     socket.on('end', () => this.close('closed by the peer'));
   }

@@ -129,7 +129,15 @@ t.test('a CRI socket that cannot be used: one line, every container failed, noth
   const warn = lines().filter((l) => l.level === 40);
   t.same(
     warn.map((l) => [l.msg, l.socket, l.reason, l.count, l.ids]),
-    [['nri: eviction failed: the CRI socket cannot be used', absent, `CRI socket ${absent}: ENOENT`, 3, ['a', 'b', 'c']]],
+    [
+      [
+        'nri: eviction failed: the CRI socket cannot be used',
+        absent,
+        `CRI socket ${absent}: no such file or directory (ENOENT)`,
+        3,
+        ['a', 'b', 'c'],
+      ],
+    ],
   );
   // The next Synchronize tries again (they were not left pending).
   evictor.missed([missed('a')]);
