@@ -12,87 +12,117 @@ import { ENV_FROM_KEY, ENV_KEY, SERVICE_LINKS_KEY, VOLUME_OWNERS } from '../k8s/
 /** Volume sources the node reads env from; `csi` is an inline CSI volume (a PVC's is not). */
 const ENV_SOURCE_TYPES = ['emptyDir', ...ATOMIC_TYPES, 'csi'] as const;
 
-export function crossCheck(facts: PodFacts, a: PodAnnotations): AnnotationProblem[] {
-  const out: AnnotationProblem[] = [];
-  const names = facts.containers.map((c) => c.name);
-  const volumes = new Map(facts.volumes.map((v) => [v.name, v]));
-  const mounted = mountedVolumes(facts);
-  const error = (key: string, path: string, message: string) => out.push({ key, path, message, severity: 'error' });
-  const warn = (key: string, path: string, message: string) => out.push({ key, path, message, severity: 'warning' });
+/** What every check of one pod reads, and where its problems go. */
+interface CrossCheck {
+  facts: PodFacts;
+  a: PodAnnotations;
+  volumes: Map<string, VolumeFact>;
+  /** The volumes some container mounts. */
+  mounted: Set<string>;
+  out: AnnotationProblem[];
+}
 
-  // Every container an annotation names is in the pod.
+export function crossCheck(facts: PodFacts, a: PodAnnotations): AnnotationProblem[] {
+  const c: CrossCheck = { facts, a, volumes: new Map(facts.volumes.map((v) => [v.name, v])), mounted: mountedVolumes(facts), out: [] };
+  containersNamed(c);
+  envSources(c);
+  ownerVolumes(c);
+  envNames(c);
+  serviceLinks(c);
+  return c.out;
+}
+
+const error = (c: CrossCheck, key: string, path: string, message: string) => c.out.push({ key, path, message, severity: 'error' });
+const warn = (c: CrossCheck, key: string, path: string, message: string) => c.out.push({ key, path, message, severity: 'warning' });
+
+/** Every container an annotation names is in the pod. */
+function containersNamed(c: CrossCheck): void {
+  const names = c.facts.containers.map((x) => x.name);
   for (const [key, value] of [
-    [ENV_KEY, a.env],
-    [ENV_FROM_KEY, a.envFrom],
-    [SERVICE_LINKS_KEY, a.serviceLinks],
+    [ENV_KEY, c.a.env],
+    [ENV_FROM_KEY, c.a.envFrom],
+    [SERVICE_LINKS_KEY, c.a.serviceLinks],
   ] as const) {
     for (const container of Object.keys(value ?? {})) {
       if (container === '*' || names.includes(container)) continue;
-      error(key, ptr(container), `container ${JSON.stringify(container)} is not in the pod${didYouMean(container, names)}`);
+      error(c, key, ptr(container), `container ${JSON.stringify(container)} is not in the pod${didYouMean(container, names)}`);
     }
   }
+}
 
-  // fileKeyRef, fileRef and envFrom (fileRef, volumeRef) volumes: in the pod, and of a type the node reads env from (docs/design.md#env-from-other-volumes).
-  // Where the volume lists all its files (items), a path must be one of them, or for a
-  // volumeRef a directory of them: any other is missing on the node, every start.
-  const source = (
-    key: string,
-    at: string[],
-    ref: { volumeName: string; path?: string | undefined; optional?: boolean | undefined },
-    dir: boolean,
-  ) => {
-    const name = ref.volumeName;
-    const v = volumes.get(name);
-    if (!v)
-      return void error(
-        key,
-        ptr(...at, 'volumeName'),
-        `volume ${JSON.stringify(name)} is not in the pod${didYouMean(name, volumes.keys())}`,
-      );
-    if (!(ENV_SOURCE_TYPES as readonly (string | undefined)[]).includes(v.type)) {
-      return void error(
-        key,
-        ptr(...at, 'volumeName'),
-        `volume ${JSON.stringify(name)} is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume (${typeName(v)})`,
-      );
-    }
-    // The kubelet sets up only the volumes some container mounts: on the node, the volume of an
-    // env source no container mounts is not there, and every start fails.
-    if (!mounted.has(name))
-      return void error(key, ptr(...at, 'volumeName'), `volume ${JSON.stringify(name)} is mounted by no container: ${NOT_SET_UP}`);
-    if (!v.complete || ref.path === undefined || !(ATOMIC_TYPES as readonly (string | undefined)[]).includes(v.type)) return;
-    const p = normalPath(ref.path);
-    const listed = v.files.map((f) => normalPath(f.path));
-    if (dir ? listed.some((f) => f.startsWith(`${p}/`)) : listed.includes(p)) return;
-    const what = `not among the ${dir ? 'directories of the ' : ''}files volume ${JSON.stringify(name)} lists in its items`;
-    if (ref.optional) warn(key, ptr(...at, 'path'), `${what}: never set (optional)`);
-    else error(key, ptr(...at, 'path'), what);
-  };
-  for (const [c, list] of Object.entries(a.env ?? {})) {
+/** fileKeyRef, fileRef and envFrom (fileRef, volumeRef) volumes (docs/design.md#env-from-other-volumes). */
+function envSources(c: CrossCheck): void {
+  for (const [name, list] of Object.entries(c.a.env ?? {})) {
     list.forEach((e, i) => {
       if (!e.valueFrom) return;
       const { field, ref } = valueSource(e.valueFrom);
-      source(ENV_KEY, [c, String(i), 'valueFrom', field], ref, false);
+      envSource(c, ENV_KEY, [name, String(i), 'valueFrom', field], ref, false);
     });
   }
-  for (const [c, list] of Object.entries(a.envFrom ?? {})) {
+  for (const [name, list] of Object.entries(c.a.envFrom ?? {})) {
     list.forEach((e, i) => {
       const { field, ref } = fromSource(e);
-      source(ENV_FROM_KEY, [c, String(i), field], ref, field === 'volumeRef');
+      envSource(c, ENV_FROM_KEY, [name, String(i), field], ref, field === 'volumeRef');
     });
   }
+}
 
-  // volumeOwners volumes: in the pod, of an atomic-writer type, item paths among its files.
-  a.owners?.forEach((o, i) => {
-    const v = volumes.get(o.volume);
+/**
+ * An env source's volume: in the pod, and of a type the node reads env from. Where the volume
+ * lists all its files (items), a path must be one of them, or for a volumeRef (`dir`) a
+ * directory of them: any other is missing on the node, every start.
+ */
+function envSource(
+  c: CrossCheck,
+  key: string,
+  at: string[],
+  ref: { volumeName: string; path?: string | undefined; optional?: boolean | undefined },
+  dir: boolean,
+): void {
+  const name = ref.volumeName;
+  const v = c.volumes.get(name);
+  if (!v)
+    return void error(
+      c,
+      key,
+      ptr(...at, 'volumeName'),
+      `volume ${JSON.stringify(name)} is not in the pod${didYouMean(name, c.volumes.keys())}`,
+    );
+  if (!(ENV_SOURCE_TYPES as readonly (string | undefined)[]).includes(v.type)) {
+    return void error(
+      c,
+      key,
+      ptr(...at, 'volumeName'),
+      `volume ${JSON.stringify(name)} is not an emptyDir, configMap, secret, projected, downwardAPI or CSI volume (${typeName(v)})`,
+    );
+  }
+  // The kubelet sets up only the volumes some container mounts: on the node, the volume of an
+  // env source no container mounts is not there, and every start fails.
+  if (!c.mounted.has(name))
+    return void error(c, key, ptr(...at, 'volumeName'), `volume ${JSON.stringify(name)} is mounted by no container: ${NOT_SET_UP}`);
+  if (!v.complete || ref.path === undefined || !(ATOMIC_TYPES as readonly (string | undefined)[]).includes(v.type)) return;
+  const p = normalPath(ref.path);
+  const listed = v.files.map((f) => normalPath(f.path));
+  if (dir ? listed.some((f) => f.startsWith(`${p}/`)) : listed.includes(p)) return;
+  const what = `not among the ${dir ? 'directories of the ' : ''}files volume ${JSON.stringify(name)} lists in its items`;
+  if (ref.optional) warn(c, key, ptr(...at, 'path'), `${what}: never set (optional)`);
+  else error(c, key, ptr(...at, 'path'), what);
+}
+
+/** volumeOwners volumes: in the pod, of an atomic-writer type, item paths among its files. */
+function ownerVolumes(c: CrossCheck): void {
+  c.a.owners?.forEach((o, i) => {
+    const v = c.volumes.get(o.volume);
     if (!v)
       return void error(
+        c,
         VOLUME_OWNERS,
         ptr(i, 'volume'),
-        `volume ${JSON.stringify(o.volume)} is not in the pod${didYouMean(o.volume, volumes.keys())}`,
+        `volume ${JSON.stringify(o.volume)} is not in the pod${didYouMean(o.volume, c.volumes.keys())}`,
       );
     if (!(ATOMIC_TYPES as readonly (string | undefined)[]).includes(v.type)) {
       return void error(
+        c,
         VOLUME_OWNERS,
         ptr(i, 'volume'),
         `volume ${JSON.stringify(o.volume)} is not a configMap, secret, projected or downwardAPI volume (${typeName(v)})`,
@@ -102,47 +132,50 @@ export function crossCheck(facts: PodFacts, a: PodAnnotations): AnnotationProble
     const listed = new Set(v.files.map((f) => normalPath(f.path)));
     o.items.forEach((item, j) => {
       if (!listed.has(item.key))
-        error(VOLUME_OWNERS, ptr(i, 'items', j, 'path'), `not among the files volume ${JSON.stringify(o.volume)} lists in its items`);
+        error(c, VOLUME_OWNERS, ptr(i, 'items', j, 'path'), `not among the files volume ${JSON.stringify(o.volume)} lists in its items`);
     });
   });
+}
 
-  // Names defined twice, and $(VAR) references to names defined nowhere earlier.
-  for (const [c, list] of Object.entries(a.env ?? {})) {
+/** Names defined twice, and $(VAR) references to names defined nowhere earlier. */
+function envNames(c: CrossCheck): void {
+  for (const [name, list] of Object.entries(c.a.env ?? {})) {
     const first = new Map<string, number>();
-    const known = knownNames(facts, a, c);
+    const known = knownNames(c.facts, c.a, name);
     list.forEach((e, i) => {
       if (e.value !== undefined) {
         const refs: string[] = [];
-        expand(e.value, (name) => void refs.push(name));
-        refs.forEach((name, k) => {
-          if (!first.has(name) && !known(name)) {
+        expand(e.value, (ref) => void refs.push(ref));
+        refs.forEach((ref, k) => {
+          if (!first.has(ref) && !known(ref)) {
             warn(
+              c,
               ENV_KEY,
-              ptr(c, i, 'value'),
+              ptr(name, i, 'value'),
               `$(…) reference ${k + 1} names a variable defined nowhere earlier in the pod (only the image could define it); it stays as written`,
             );
           }
         });
       }
       const at = first.get(e.name);
-      if (at !== undefined) warn(ENV_KEY, ptr(c, i, 'name'), `name defined again (first at ${ptr(c, at)}): the last one wins`);
+      if (at !== undefined) warn(c, ENV_KEY, ptr(name, i, 'name'), `name defined again (first at ${ptr(name, at)}): the last one wins`);
       else first.set(e.name, i);
     });
   }
+}
 
-  // serviceLinks true cannot bring back what the pod's enableServiceLinks: false left out.
-  const podLinks = facts.spec?.get('enableServiceLinks');
-  if (podLinks === false) {
-    for (const [c, on] of Object.entries(a.serviceLinks ?? {})) {
-      if (on)
-        warn(
-          SERVICE_LINKS_KEY,
-          ptr(c),
-          'true has no effect: the pod sets enableServiceLinks: false, so the kubelet makes no service variables',
-        );
-    }
+/** serviceLinks true cannot bring back what the pod's enableServiceLinks: false left out. */
+function serviceLinks(c: CrossCheck): void {
+  if (c.facts.spec?.get('enableServiceLinks') !== false) return;
+  for (const [name, on] of Object.entries(c.a.serviceLinks ?? {})) {
+    if (on)
+      warn(
+        c,
+        SERVICE_LINKS_KEY,
+        ptr(name),
+        'true has no effect: the pod sets enableServiceLinks: false, so the kubelet makes no service variables',
+      );
   }
-  return out;
 }
 
 /** Names of the volumes a container or init container of the pod mounts (or uses as a block device). */

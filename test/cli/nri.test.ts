@@ -1,6 +1,6 @@
 // `envhook nri` as a process: settings (flag, environment, config file), reconnecting with
 // backoff, surviving a bad peer, a clean exit on SIGTERM, the V8 option of supervisor and worker.
-// The supervisor's own cases: nri-supervisor.test.ts.
+// The supervisor's own cases: test/nri/supervisor/main.test.ts.
 import t from 'tap';
 import fs from 'node:fs';
 import net from 'node:net';

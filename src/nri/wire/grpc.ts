@@ -92,79 +92,97 @@ export function grpcChannel(socketPath: string): GrpcChannel {
     session = s;
     return s;
   };
-
-  const call = (path: string, message: Uint8Array, timeoutMs: number): Promise<Buffer> =>
-    new Promise((resolve, reject) => {
-      const s = open();
-      let settled = false;
-      let responded = false;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      const done = (err: GrpcError | undefined, value?: Buffer) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        if (!req.closed) req.close(http2.constants.NGHTTP2_CANCEL);
-        if (err) reject(err);
-        else resolve(value!);
-      };
-      // The deadline for the whole call, the connection included; the peer is told it too.
-      const timer = setTimeout(() => done(new GrpcError(`no answer within ${timeoutMs} ms`, 'timeout')), timeoutMs);
-      const req = s.request({
-        ':method': 'POST',
-        ':path': path,
-        'content-type': 'application/grpc',
-        te: 'trailers',
-        'grpc-timeout': `${Math.max(1, Math.ceil(timeoutMs))}m`,
-      });
-      const status = (headers: http2.IncomingHttpHeaders): void => {
-        const raw = headers['grpc-status'];
-        if (raw === undefined) return;
-        const code = Number(raw);
-        if (!Number.isInteger(code) || code < 0) return done(new GrpcError('the answer has no valid grpc-status', 'protocol'));
-        if (code !== 0)
-          return done(new GrpcError(`the runtime answered ${GRPC_CODES[code] ?? 'status'} (gRPC status ${code})`, 'status', code));
-        try {
-          done(undefined, unframe(Buffer.concat(chunks)));
-        } catch (err) {
-          done(err as GrpcError);
-        }
-      };
-      req.on('response', (headers) => {
-        responded = true;
-        const type = String(headers['content-type'] ?? '');
-        if (headers[':status'] !== 200 || !type.startsWith('application/grpc')) {
-          return done(
-            new GrpcError(
-              `not a gRPC answer (HTTP status ${headers[':status']}, content-type ${JSON.stringify(type.slice(0, 40))})`,
-              'protocol',
-            ),
-          );
-        }
-        status(headers);
-      });
-      req.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > MAX_ANSWER) return done(new GrpcError(`the answer is larger than ${MAX_ANSWER} bytes`, 'protocol'));
-        chunks.push(chunk);
-      });
-      req.on('trailers', status);
-      req.on('error', () => {});
-      req.on('close', () => {
-        if (settled) return;
-        // No status: the connection failed before an answer (nothing asked), or the stream ended without one.
-        if (!responded && sessionError !== undefined)
-          return done(new GrpcError(`CRI socket ${socketPath}: ${sessionError}`, 'unreachable'));
-        done(new GrpcError(responded ? 'the answer ended without a grpc-status' : 'the connection closed without an answer', 'protocol'));
-      });
-      req.end(grpcFrame(message));
-    });
+  const unreachable = () =>
+    sessionError === undefined ? undefined : new GrpcError(`CRI socket ${socketPath}: ${sessionError}`, 'unreachable');
 
   return {
-    call,
+    call: (path, message, timeoutMs) => unaryCall(open(), { path, message, timeoutMs }, unreachable),
     close() {
       session?.destroy();
       session = undefined;
     },
   };
+}
+
+/**
+ * One unary call on the session, within `timeoutMs` (the connection included; the peer is told it
+ * too). `unreachable`: the error when the session's connection failed before anything was asked.
+ */
+function unaryCall(
+  s: http2.ClientHttp2Session,
+  { path, message, timeoutMs }: { path: string; message: Uint8Array; timeoutMs: number },
+  unreachable: () => GrpcError | undefined,
+): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    let responded = false;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (err: GrpcError | undefined, value?: Buffer) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (!req.closed) req.close(http2.constants.NGHTTP2_CANCEL);
+      if (err) reject(err);
+      else resolve(value!);
+    };
+    const timer = setTimeout(() => done(new GrpcError(`no answer within ${timeoutMs} ms`, 'timeout')), timeoutMs);
+    const req = s.request({
+      ':method': 'POST',
+      ':path': path,
+      'content-type': 'application/grpc',
+      te: 'trailers',
+      'grpc-timeout': `${Math.max(1, Math.ceil(timeoutMs))}m`,
+    });
+    const status = (headers: http2.IncomingHttpHeaders): void => {
+      const answer = answerOf(headers, chunks);
+      if (answer instanceof GrpcError) done(answer);
+      else if (answer !== undefined) done(undefined, answer);
+    };
+    req.on('response', (headers) => {
+      responded = true;
+      const wrong = notGrpc(headers);
+      if (wrong) return done(wrong);
+      status(headers);
+    });
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_ANSWER) return done(new GrpcError(`the answer is larger than ${MAX_ANSWER} bytes`, 'protocol'));
+      chunks.push(chunk);
+    });
+    req.on('trailers', status);
+    req.on('error', () => {});
+    req.on('close', () => {
+      if (settled) return;
+      // No status: the connection failed before an answer (nothing asked), or the stream ended without one.
+      const gone = responded ? undefined : unreachable();
+      if (gone) return done(gone);
+      done(new GrpcError(responded ? 'the answer ended without a grpc-status' : 'the connection closed without an answer', 'protocol'));
+    });
+    req.end(grpcFrame(message));
+  });
+}
+
+/** The error for a response that is not gRPC's (HTTP status, content type), if it is not. */
+function notGrpc(headers: http2.IncomingHttpHeaders & http2.IncomingHttpStatusHeader): GrpcError | undefined {
+  const type = String(headers['content-type'] ?? '');
+  if (headers[':status'] === 200 && type.startsWith('application/grpc')) return undefined;
+  return new GrpcError(
+    `not a gRPC answer (HTTP status ${headers[':status']}, content-type ${JSON.stringify(type.slice(0, 40))})`,
+    'protocol',
+  );
+}
+
+/** The call's outcome once headers or trailers carry grpc-status: the message, or the error; undefined before. */
+function answerOf(headers: http2.IncomingHttpHeaders, chunks: readonly Buffer[]): Buffer | GrpcError | undefined {
+  const raw = headers['grpc-status'];
+  if (raw === undefined) return undefined;
+  const code = Number(raw);
+  if (!Number.isInteger(code) || code < 0) return new GrpcError('the answer has no valid grpc-status', 'protocol');
+  if (code !== 0) return new GrpcError(`the runtime answered ${GRPC_CODES[code] ?? 'status'} (gRPC status ${code})`, 'status', code);
+  try {
+    return unframe(Buffer.concat(chunks));
+  } catch (err) {
+    return err as GrpcError;
+  }
 }

@@ -46,108 +46,123 @@ export interface Evictor {
 const names = (c: MissedContainer) => ({ container: c.name, id: c.id, pod: c.pod, namespace: c.namespace, podUid: c.podUid });
 
 export function createEvictor(opts: EvictorOptions): Evictor {
-  const { log, observer } = opts;
-  const max = opts.maxPerSync ?? MAX_PER_SYNC;
-  const deadlineMs = opts.deadlineMs ?? STOP_DEADLINE_MS;
-  let runtimeName: string | undefined;
-  const queue: MissedContainer[] = [];
+  return new CriEvictor(opts);
+}
+
+class CriEvictor implements Evictor {
+  private readonly opts: EvictorOptions;
+  private readonly log: Logger;
+  private readonly max: number;
+  private runtimeName: string | undefined;
+  private readonly queue: MissedContainer[] = [];
   /** Queued or being stopped: a second Synchronize does not queue them again. */
-  const pending = new Set<string>();
-  let running: Promise<void> | undefined;
-  let closed = false;
-  let client: { socket: string; cri: CriClient } | undefined;
+  private readonly pending = new Set<string>();
+  private running: Promise<void> | undefined;
+  private closed = false;
+  private client: { socket: string; cri: CriClient } | undefined;
 
-  const socketPath = () => opts.criSocket ?? defaultCriSocket(runtimeName, opts.exists);
+  constructor(opts: EvictorOptions) {
+    this.opts = opts;
+    this.log = opts.log;
+    this.max = opts.maxPerSync ?? MAX_PER_SYNC;
+  }
 
-  async function run(): Promise<void> {
+  registered(name: string): void {
+    this.runtimeName = name;
+  }
+
+  missed(list: readonly MissedContainer[]): void {
+    if (this.closed) return;
+    const { max } = this;
+    const wanted = list.filter((c) => (this.opts.all || c.podEvicts) && !this.pending.has(c.id));
+    const now = wanted.slice(0, max);
+    if (wanted.length > now.length) {
+      const left = wanted.slice(max);
+      this.log.warn(
+        { count: left.length, ids: left.map((c) => c.id), max },
+        `nri: not evicted: at most ${max} evictions a Synchronize; left running without their env`,
+      );
+    }
+    if (now.length === 0) return;
+    for (const c of now) this.pending.add(c.id);
+    this.queue.push(...now);
+    this.kick();
+  }
+
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.queue.length = 0;
+    this.pending.clear();
+    this.client?.cri.close();
+    this.client = undefined;
+  }
+
+  private kick(): void {
+    if (this.running) return;
+    this.running = this.run()
+      .catch((err: unknown) => this.log.error({ err }, 'nri: eviction stopped by an internal error'))
+      .finally(() => {
+        this.running = undefined;
+        if (this.queue.length > 0 && !this.closed) this.kick();
+      });
+  }
+
+  private async run(): Promise<void> {
     // After Synchronize is answered: its handler returns before any of this runs.
     await new Promise((resolve) => setImmediate(resolve));
-    while (queue.length > 0 && !closed) {
-      const batch = queue.splice(0);
-      const socket = socketPath();
+    while (this.queue.length > 0 && !this.closed) {
+      const batch = this.queue.splice(0);
+      const socket = this.opts.criSocket ?? defaultCriSocket(this.runtimeName, this.opts.exists);
       if (socket === undefined) {
-        log.warn(
+        this.log.warn(
           { count: batch.length, ids: batch.map((c) => c.id), looked: Object.values(CRI_SOCKETS) },
           'nri: eviction failed: no CRI socket found (set criSocket)',
         );
-        finish(batch, []);
+        this.finish(batch, []);
         continue;
       }
-      if (client?.socket !== socket) {
-        client?.cri.close();
-        client = { socket, cri: criClient(socket) };
+      if (this.client?.socket !== socket) {
+        this.client?.cri.close();
+        this.client = { socket, cri: criClient(socket) };
       }
-      for (let i = 0; i < batch.length && !closed; i++) {
-        const c = batch[i]!;
-        try {
-          await client.cri.stopContainer(c.id, 0, deadlineMs);
-          log.info({ ...names(c), socket }, 'nri: evicted: stopped over CRI so that the kubelet creates it again with its env');
-          finish([], [c]);
-        } catch (err) {
-          if (err instanceof GrpcError && err.kind === 'unreachable') {
-            // The socket cannot be used: one line for the rest of the batch, not one per container.
-            const rest = batch.slice(i);
-            log.warn(
-              { socket, reason: err.message, count: rest.length, ids: rest.map((x) => x.id) },
-              'nri: eviction failed: the CRI socket cannot be used',
-            );
-            finish(rest, []);
-            break;
-          }
-          log.warn({ ...names(c), socket, reason: err instanceof GrpcError ? err.message : describeError(err) }, 'nri: eviction failed');
-          finish([c], []);
+      await this.stopEach(batch, this.client.cri, socket);
+    }
+  }
+
+  /** StopContainer for each, one at a time; a socket that cannot be used fails the rest of the batch with one line. */
+  private async stopEach(batch: readonly MissedContainer[], cri: CriClient, socket: string): Promise<void> {
+    const { log } = this;
+    for (let i = 0; i < batch.length && !this.closed; i++) {
+      const c = batch[i]!;
+      try {
+        await cri.stopContainer(c.id, 0, this.opts.deadlineMs ?? STOP_DEADLINE_MS);
+        log.info({ ...names(c), socket }, 'nri: evicted: stopped over CRI so that the kubelet creates it again with its env');
+        this.finish([], [c]);
+      } catch (err) {
+        if (err instanceof GrpcError && err.kind === 'unreachable') {
+          const rest = batch.slice(i);
+          log.warn(
+            { socket, reason: err.message, count: rest.length, ids: rest.map((x) => x.id) },
+            'nri: eviction failed: the CRI socket cannot be used',
+          );
+          this.finish(rest, []);
+          return;
         }
+        log.warn({ ...names(c), socket, reason: err instanceof GrpcError ? err.message : describeError(err) }, 'nri: eviction failed');
+        this.finish([c], []);
       }
     }
   }
 
-  const kick = (): void => {
-    if (running) return;
-    running = run()
-      .catch((err: unknown) => log.error({ err }, 'nri: eviction stopped by an internal error'))
-      .finally(() => {
-        running = undefined;
-        if (queue.length > 0 && !closed) kick();
-      });
-  };
-
-  const finish = (failed: readonly MissedContainer[], evicted: readonly MissedContainer[]): void => {
-    for (const c of [...failed, ...evicted]) pending.delete(c.id);
-    observer.evicted(
+  private finish(failed: readonly MissedContainer[], evicted: readonly MissedContainer[]): void {
+    for (const c of [...failed, ...evicted]) this.pending.delete(c.id);
+    this.opts.observer.evicted(
       evicted.map((c) => c.id),
       failed.map((c) => c.id),
     );
-  };
-
-  return {
-    registered(name) {
-      runtimeName = name;
-    },
-    missed(list) {
-      if (closed) return;
-      const wanted = list.filter((c) => (opts.all || c.podEvicts) && !pending.has(c.id));
-      const now = wanted.slice(0, max);
-      if (wanted.length > now.length) {
-        const left = wanted.slice(max);
-        log.warn(
-          { count: left.length, ids: left.map((c) => c.id), max },
-          `nri: not evicted: at most ${max} evictions a Synchronize; left running without their env`,
-        );
-      }
-      if (now.length === 0) return;
-      for (const c of now) pending.add(c.id);
-      queue.push(...now);
-      kick();
-    },
-    idle: async () => {
-      while (running) await running;
-    },
-    close() {
-      closed = true;
-      queue.length = 0;
-      pending.clear();
-      client?.cri.close();
-      client = undefined;
-    },
-  };
+  }
 }

@@ -44,26 +44,73 @@ export interface Daemon {
 const ABSENT = new Set(['ENOENT', 'ECONNREFUSED']);
 
 export function startDaemon(opts: DaemonOptions): Daemon {
-  const { log } = opts;
-  const observer = opts.observer ?? silentObserver;
-  const plugin = `${opts.index}-${opts.name}`;
-  const { initialMs, maxMs } = opts.backoff ?? { initialMs: 100, maxMs: 1000 };
-  const unreachableLogMs = opts.unreachableLogMs ?? 60_000;
-  let stopping = false;
-  let current: { close(reason: string): void } | undefined;
-  let wake: (() => void) | undefined;
+  const loop = new SessionLoop(opts);
+  return { done: loop.run(), stop: () => loop.stop() };
+}
 
-  const timer = opts.timer ?? realTimer;
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const cancel = timer(ms, resolve);
-      wake = () => {
-        cancel();
-        resolve();
-      };
-    });
+/** The sessions one after another: the handed connection first, then dial, with backoff. */
+class SessionLoop {
+  private readonly opts: DaemonOptions;
+  private readonly log: Logger;
+  private readonly observer: NriObserver;
+  private readonly plugin: string;
+  private stopping = false;
+  private current: { close(reason: string): void } | undefined;
+  private wake: (() => void) | undefined;
+  /** "not reachable" once, then at most every unreachableLogMs with the count of failed dials. */
+  private unreachable = { since: 0, lastLog: 0, failures: 0 };
 
-  async function session(socket: Duplex, via: { socket?: string; fd?: number }): Promise<boolean> {
+  constructor(opts: DaemonOptions) {
+    this.opts = opts;
+    this.log = opts.log;
+    this.observer = opts.observer ?? silentObserver;
+    this.plugin = `${opts.index}-${opts.name}`;
+  }
+
+  async run(): Promise<DaemonEnd> {
+    const { opts, log } = this;
+    const { initialMs, maxMs } = opts.backoff ?? { initialMs: 100, maxMs: 1000 };
+    if (opts.fd !== undefined) await this.session(new net.Socket({ fd: opts.fd, readable: true, writable: true }), { fd: opts.fd });
+    let delay = initialMs;
+    while (!this.stopping) {
+      log.trace({ socket: opts.socketPath }, 'nri: dial');
+      let code: string | undefined;
+      const socket = await dial(opts.socketPath).catch((err: NodeJS.ErrnoException) => {
+        code = err.code;
+        return undefined;
+      });
+      if (this.stopping) {
+        socket?.destroy();
+        break;
+      }
+      if (socket) {
+        this.unreachable = { since: 0, lastLog: 0, failures: 0 };
+        if (await this.session(socket, { socket: opts.socketPath })) delay = initialMs;
+        if (this.stopping) break;
+      } else if (opts.preinstalled && ABSENT.has(code ?? '')) {
+        log.info(
+          { plugin: this.plugin, socket: opts.socketPath, code },
+          "nri: the runtime's NRI socket is gone: ending (the runtime starts its pre-installed plugins again when it starts)",
+        );
+        return 'runtime-gone';
+      } else {
+        this.noteUnreachable(code);
+      }
+      await this.sleep(delay);
+      delay = Math.min(delay * 2, maxMs);
+    }
+    return 'stopped';
+  }
+
+  stop(): void {
+    this.stopping = true;
+    this.current?.close('stopped');
+    this.wake?.();
+  }
+
+  /** One session until its connection closes; false when registration failed (the backoff is not reset). */
+  private async session(socket: Duplex, via: { socket?: string; fd?: number }): Promise<boolean> {
+    const { opts, log, observer, plugin } = this;
     const s = startPlugin(socket, {
       name: opts.name,
       index: opts.index,
@@ -73,7 +120,7 @@ export function startDaemon(opts: DaemonOptions): Daemon {
       log,
       registrationTimeoutMs: opts.registrationTimeoutMs,
     });
-    current = s;
+    this.current = s;
     let ok = true;
     await s.registered.then(
       (info) => {
@@ -89,72 +136,36 @@ export function startDaemon(opts: DaemonOptions): Daemon {
       },
     );
     const reason = await s.closed;
-    current = undefined;
-    if (!stopping) {
+    this.current = undefined;
+    if (!this.stopping) {
       log.warn({ plugin, reason }, 'nri: disconnected');
       observer.disconnected(reason);
     }
     return ok;
   }
 
-  /** "not reachable" once, then at most every unreachableLogMs with the count of failed dials. */
-  let unreachable = { since: 0, lastLog: 0, failures: 0 };
-  const noteUnreachable = (code: string | undefined): void => {
+  private noteUnreachable(code: string | undefined): void {
     const now = Date.now();
-    unreachable.failures += 1;
-    if (unreachable.since === 0) unreachable = { since: now, lastLog: 0, failures: 1 };
-    if (unreachable.lastLog === 0 || now - unreachable.lastLog >= unreachableLogMs) {
-      log.warn(
-        { socket: opts.socketPath, code, failures: unreachable.failures, forMs: now - unreachable.since },
-        'nri: NRI socket not reachable',
-      );
-      unreachable.lastLog = now;
+    const u = this.unreachable;
+    u.failures += 1;
+    if (u.since === 0) this.unreachable = { since: now, lastLog: 0, failures: 1 };
+    const v = this.unreachable;
+    if (v.lastLog === 0 || now - v.lastLog >= (this.opts.unreachableLogMs ?? 60_000)) {
+      this.log.warn({ socket: this.opts.socketPath, code, failures: v.failures, forMs: now - v.since }, 'nri: NRI socket not reachable');
+      v.lastLog = now;
     }
-  };
+  }
 
-  const done = (async (): Promise<DaemonEnd> => {
-    if (opts.fd !== undefined) {
-      await session(new net.Socket({ fd: opts.fd, readable: true, writable: true }), { fd: opts.fd });
-    }
-    let delay = initialMs;
-    while (!stopping) {
-      log.trace({ socket: opts.socketPath }, 'nri: dial');
-      let code: string | undefined;
-      const socket = await dial(opts.socketPath).catch((err: NodeJS.ErrnoException) => {
-        code = err.code;
-        return undefined;
-      });
-      if (stopping) {
-        socket?.destroy();
-        break;
-      }
-      if (socket) {
-        unreachable = { since: 0, lastLog: 0, failures: 0 };
-        if (await session(socket, { socket: opts.socketPath })) delay = initialMs;
-        if (stopping) break;
-      } else if (opts.preinstalled && ABSENT.has(code ?? '')) {
-        log.info(
-          { plugin, socket: opts.socketPath, code },
-          "nri: the runtime's NRI socket is gone: ending (the runtime starts its pre-installed plugins again when it starts)",
-        );
-        return 'runtime-gone';
-      } else {
-        noteUnreachable(code);
-      }
-      await sleep(delay);
-      delay = Math.min(delay * 2, maxMs);
-    }
-    return 'stopped';
-  })();
-
-  return {
-    done,
-    stop() {
-      stopping = true;
-      current?.close('stopped');
-      wake?.();
-    },
-  };
+  /** The backoff's wait; stop() ends it at once. */
+  private sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const cancel = (this.opts.timer ?? realTimer)(ms, resolve);
+      this.wake = () => {
+        cancel();
+        resolve();
+      };
+    });
+  }
 }
 
 function realTimer(ms: number, fn: () => void): () => void {

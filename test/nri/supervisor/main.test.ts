@@ -6,13 +6,13 @@ import t from 'tap';
 import net from 'node:net';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { envhook, NODE } from '../helpers/bundle.ts';
-import { startFakeRuntime } from '../helpers/nri/runtime.ts';
-import { findChrt, schedPolicy } from '../../src/nri/realtime.ts';
-import { alive, builtCli, freePort, startNriProcess } from '../helpers/nri/process.ts';
-import { install, installRoot, uninstall } from '../helpers/install/install.ts';
-import { DAEMON_NODE_OPTION } from '../../src/nri/process.ts';
-import { sleep } from '../helpers/wait.ts';
+import { envhook, NODE } from '../../helpers/bundle.ts';
+import { startFakeRuntime } from '../../helpers/nri/runtime.ts';
+import { findChrt, schedPolicy } from '../../../src/nri/realtime.ts';
+import { alive, builtCli, freePort, startNriProcess } from '../../helpers/nri/process.ts';
+import { install, installRoot, uninstall } from '../../helpers/install/install.ts';
+import { DAEMON_NODE_OPTION } from '../../../src/nri/process.ts';
+import { sleep } from '../../helpers/wait.ts';
 
 t.setTimeout(600_000);
 
