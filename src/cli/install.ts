@@ -86,7 +86,10 @@ export function registerInstall(program: Command): void {
       '--crio <path>',
       "CRI-O: a binary of this machine to ask for its config after install (default: the node's crio, found and run under --root)",
     )
-    .option('--hooks-dir <dir>', 'CRI-O: the hooks directory CRI-O reads (default /usr/share/containers/oci/hooks.d)')
+    .option(
+      '--hooks-dir <dir>',
+      "CRI-O: the hooks directory CRI-O reads (default /usr/share/containers/oci/hooks.d; with no crio to ask, the first of hooks_dir as CRI-O's files set it)",
+    )
     .option('--kubelet-root <dir>', "write kubeletRoot into /etc/envhook/config.json (the kubelet's --root-dir)")
     .option('--log-file <file>', 'write logFile into /etc/envhook/config.json')
     .option('--log-level <level>', 'write logLevel into /etc/envhook/config.json')

@@ -15,6 +15,8 @@ import { runPod, type KubeletPod } from '../helpers/cri/pod.ts';
 import { procEnviron } from '../helpers/proc.ts';
 import { startNriProcess, type NriProcess } from '../helpers/nri/process.ts';
 import { parseEnvOutput } from '../helpers/bundle.ts';
+import { APPLIED_KEY } from '../../src/k8s/annotation-keys.ts';
+import { appliedDigest } from '../../src/plan/mark.ts';
 import { atomicVolumeDir } from '../../scripts/kubelet-pod.ts';
 import { APP_ANNOTATIONS, APP_CHECKS, CANARY, DB_FILES, FAILING, onPid1AndExec, raw, SERVICE_ENV } from '../helpers/cri/cases.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -174,6 +176,21 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
         'the front saw envhook.io/applied and ran runc at once',
       );
     });
+
+    await t.test(
+      'the guard, a container of the env pod that asks for nothing (an init container): marked, the front started no Node',
+      async (t) => {
+        const p = await pod('envhook', ENV_ANNOTATIONS);
+        const id = await p.run({ name: 'init', command: ['sleep', '3600'] });
+        const stored = await p.specAnnotations(id);
+        // what the front's hook checks: the mark for this container and these very annotations
+        t.equal(stored[APPLIED_KEY], appliedDigest({ container: 'init', annotations: stored }), 'the runtime stored the applied mark');
+        t.notOk(
+          node.runs().some((l) => l.includes(id)),
+          'the front saw envhook.io/applied and ran runc at once',
+        );
+      },
+    );
 
     await t.test('serviceLinks false under the guard handler: the plugin leaves it to the front, which removes the links', async (t) => {
       const p = await pod('envhook', APP_ANNOTATIONS);

@@ -4,14 +4,12 @@
 // the drop-ins in name order, a later value replacing an earlier one: the plugin directory in
 // force is taken that way, and a later drop-in that turns NRI off again is refused.
 import path from 'node:path';
-import fs from 'node:fs';
 import { EnvhookError } from '../../errors.ts';
 import { absolute, type Layout } from '../layout.ts';
-import { readHost } from '../fsops.ts';
 import type { RuntimePlan } from '../targets.ts';
-import { parseToml, tableAt, type Table } from '../toml.ts';
-import { CRIO_DROP_IN_DIR } from '../config-read.ts';
+import { tableAt, type Table } from '../toml.ts';
 import { CRIO_MAIN_CONFIG, crioConfigDump, crioVersion } from './crio-check.ts';
+import { readCrioFiles } from './crio-files.ts';
 import { names, refuseWithoutValidator, REQUIRED_PLUGIN, requiredNote, tomlList, withRequired } from '../nri-required.ts';
 import { NRI_DEFAULT_LOG, NRI_DEFAULT_SOCKET, pluginWrapper, redialNote } from '../nri-plugin.ts';
 import { findNodeBinary, missingBinary, type RuntimeBinary } from '../../oci/runtime-binary.ts';
@@ -43,16 +41,14 @@ export function crioNriDropIn(required?: string[]): string {
 export function crioNriPlan(layout: Layout, index: string, crio?: string, required = false, nriLog = NRI_DEFAULT_LOG): RuntimePlan {
   const bin = findNodeBinary('crio', crio, layout.root);
   if (required) refuseWithoutValidator('crio', bin && crioVersion(bin));
-  const files = [CRIO_MAIN_CONFIG, ...dropIns(layout, CRIO_DROP_IN_DIR)];
+  const files = readCrioFiles(layout);
   let pluginDir = NRI_DEFAULT_PLUGIN_DIR;
   let socket = NRI_DEFAULT_SOCKET;
   let noConnections = false;
   // each file's [crio.nri.default_validator], in CRI-O's order, and whether CRI-O reads it after envhook's
   const validators: { file: string; after: boolean; table: Table }[] = [];
-  for (const file of files) {
-    const text = readHost(layout, file)?.toString('utf8');
-    if (text === undefined) continue;
-    const nri = tableAt(parseToml(text, file), 'crio', 'nri');
+  for (const { file, doc } of files) {
+    const nri = tableAt(doc, 'crio', 'nri');
     if (typeof nri?.nri_plugin_dir === 'string') pluginDir = nri.nri_plugin_dir;
     if (typeof nri?.nri_listen === 'string') socket = nri.nri_listen;
     if (typeof nri?.nri_disable_connections === 'boolean') noConnections = nri.nri_disable_connections;
@@ -113,25 +109,6 @@ function requiredList(layout: Layout, validators: { file: string; after: boolean
     );
   }
   return list;
-}
-
-/**
- * The drop-ins CRI-O reads, in its order, as host paths: every file under the directory, whatever
- * its name, subdirectories included, in Go's filepath.Walk order (names sorted; a directory walked
- * where its name sorts) (pkg/config/config.go UpdateFromPath).
- */
-function dropIns(layout: Layout, dir: string): string[] {
-  let entries: fs.Dirent[];
-  try {
-    entries = fs.readdirSync(layout.real(dir), { withFileTypes: true });
-  } catch {
-    return [];
-  }
-  const byName = (a: fs.Dirent, b: fs.Dirent) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-  return entries.sort(byName).flatMap((e) => {
-    const file = path.posix.join(dir, e.name);
-    return e.isDirectory() ? dropIns(layout, file) : [file];
-  });
 }
 
 /**

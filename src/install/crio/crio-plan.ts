@@ -4,9 +4,11 @@
 // CRI-O's own experimental annotations (and is deprecated), so it is not set.
 // Never a precreate file here: CRI-O rejects that stage and reads Podman's default directory.
 import path from 'node:path';
-import { HANDLER, HOOK_FILES, SHARED_HOOKS_DIR, type Layout } from '../layout.ts';
+import { absolute, HANDLER, HOOK_FILES, SHARED_HOOKS_DIR, type Layout } from '../layout.ts';
+import { EnvhookError } from '../../errors.ts';
+import { readCrioFiles } from './crio-files.ts';
 import { hookFile, runtimeClass, type HookTemplates, type RuntimePlan } from '../targets.ts';
-import { parseToml } from '../toml.ts';
+import { parseToml, tableAt } from '../toml.ts';
 import { findNodeBinary, missingBinary } from '../../oci/runtime-binary.ts';
 import { checkCrio } from './crio-check.ts';
 
@@ -34,10 +36,12 @@ export interface CrioPlanOptions {
 }
 
 export function crioPlan(layout: Layout, templates: HookTemplates, opts: CrioPlanOptions = {}): RuntimePlan {
-  const { hooksDir = SHARED_HOOKS_DIR, crio } = opts;
   const dropIn = crioDropIn(layout, opts.ociRuntime);
   parseToml(dropIn, layout.config); // a path with odd characters must still make valid TOML
-  const bin = findNodeBinary('crio', crio, layout.root);
+  const bin = findNodeBinary('crio', opts.crio, layout.root);
+  // no crio to ask: its files, read as CRI-O reads them, give the hooks directory and must parse
+  const fromFiles = bin ? undefined : hooksDirFromFiles(layout, opts.hooksDir);
+  const hooksDir = fromFiles?.dir ?? opts.hooksDir ?? SHARED_HOOKS_DIR;
   return {
     files: [
       {
@@ -57,6 +61,32 @@ export function crioPlan(layout: Layout, templates: HookTemplates, opts: CrioPla
     ],
     ...(bin
       ? { verify: () => checkCrio(bin, layout, hooksDir) }
-      : { notes: [`not checked with CRI-O: ${missingBinary('crio', layout.root)} (--crio PATH names one)`] }),
+      : { notes: [`not checked with CRI-O: ${missingBinary('crio', layout.root)} (--crio PATH names one); ${fromFiles!.note}`] }),
   };
+}
+
+/**
+ * The hooks directory as CRI-O's files set it: the last file that sets `hooks_dir` of
+ * [crio.runtime] replaces the list; CRI-O reads hooks from every entry, the first being where a
+ * new file goes (`--hooks-dir` must be one of them). What was read is said:
+ * no `crio config` ran.
+ */
+function hooksDirFromFiles(layout: Layout, given: string | undefined): { dir: string; note: string } {
+  let dirs: string[] | undefined;
+  let from = '';
+  for (const { file, doc } of readCrioFiles(layout)) {
+    const h = tableAt(doc, 'crio', 'runtime')?.hooks_dir;
+    if (h === undefined) continue;
+    if (!Array.isArray(h) || h.length === 0 || !h.every((d) => typeof d === 'string'))
+      throw new EnvhookError(`${file}: hooks_dir of [crio.runtime] is not a list of directories: CRI-O would read no hooks from it`);
+    [dirs, from] = [h, file];
+  }
+  const read = 'read from its files instead (crio.conf, crio.conf.d), not crio config';
+  if (!dirs) return { dir: given ?? SHARED_HOOKS_DIR, note: `${read}: no hooks_dir set, CRI-O's default ${SHARED_HOOKS_DIR}` };
+  if (given !== undefined && !dirs.includes(given))
+    throw new EnvhookError(
+      `--hooks-dir ${given}: hooks_dir in ${from} (${dirs.join(', ')}) does not hold it: name one it holds, or leave --hooks-dir out`,
+    );
+  const dir = absolute(given ?? dirs[0]!, `hooks_dir in ${from}`);
+  return { dir, note: `${read}: hooks_dir ${dirs.join(', ')} from ${from}: the createRuntime file goes to ${dir}` };
 }

@@ -41,7 +41,7 @@ t.test('the files, in order; no crio: the check said to be skipped', async (t) =
   t.same(plan.blocks, []);
   t.equal(plan.verify, undefined);
   t.same(plan.notes, [
-    'not checked with CRI-O: no crio on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin (--crio PATH names one)',
+    "not checked with CRI-O: no crio on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin (--crio PATH names one); read from its files instead (crio.conf, crio.conf.d), not crio config: no hooks_dir set, CRI-O's default /usr/share/containers/oci/hooks.d",
   ]);
   t.match(plan.next[0], /^restart CRI-O to load the handler: systemctl restart crio /);
   t.equal(plan.next[1], 'kubectl apply -f /opt/eh/runtimeclass.yaml');
@@ -86,4 +86,36 @@ t.test('--oci-runtime crun: the drop-in says crun, its comment and its runtime_r
     ].join('\n'),
   );
   t.equal(crioDropIn(makeLayout('crio', {}), '/usr/local/bin/crun').split('\n')[5], 'runtime_root = "/run/crun"', 'a path: its name');
+});
+
+t.test('no crio binary: hooks_dir and TOML from crio.conf and crio.conf.d, as the NRI install reads them', async (t) => {
+  const NO_CRIO = { ...process.env, PATH: '/nonexistent' };
+  const hooksDir = '[crio.runtime]\nhooks_dir = ["/etc/containers/oci/hooks.d", "/usr/share/containers/oci/hooks.d"]\n';
+  const { root, source } = installRoot(t, { 'etc/crio/crio.conf': '[crio]\n', 'etc/crio/crio.conf.d/10-hooks.conf': hooksDir });
+  const r = install({ runtime: 'crio', root, source, env: NO_CRIO });
+  t.equal(r.status, 0, r.stderr);
+  t.match(r.stdout, /^create \/etc\/containers\/oci\/hooks\.d\/envhook-createruntime\.json$/m, 'the first entry, as CRI-O uses');
+  t.notOk(fs.existsSync(path.join(root, 'usr/share/containers/oci/hooks.d/envhook-createruntime.json')), 'not the default directory');
+  t.match(
+    r.stdout,
+    '\nnote: not checked with CRI-O: no crio under --root on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin (--crio PATH names one); read from its files instead (crio.conf, crio.conf.d), not crio config: hooks_dir /etc/containers/oci/hooks.d, /usr/share/containers/oci/hooks.d from /etc/crio/crio.conf.d/10-hooks.conf: the createRuntime file goes to /etc/containers/oci/hooks.d\n',
+  );
+  const other = install({ runtime: 'crio', root, source, env: NO_CRIO, extra: ['--hooks-dir', '/opt/hooks'] });
+  t.equal(other.status, 1);
+  t.equal(
+    other.stderr,
+    'envhook: --hooks-dir /opt/hooks: hooks_dir in /etc/crio/crio.conf.d/10-hooks.conf (/etc/containers/oci/hooks.d, /usr/share/containers/oci/hooks.d) does not hold it: name one it holds, or leave --hooks-dir out\n',
+  );
+
+  const bad = installRoot(t, { 'etc/crio/crio.conf': '[crio\nhooks_dir = 1\n' });
+  const shim = install({ runtime: 'crio', root: bad.root, source: bad.source, env: NO_CRIO });
+  const nri = install({ runtime: 'crio', root: bad.root, source: bad.source, env: NO_CRIO, extra: ['--mode', 'nri'] });
+  for (const [mode, run] of [
+    ['shim', shim],
+    ['nri', nri],
+  ] as const) {
+    t.equal(run.status, 1, mode);
+    t.equal(run.stderr, 'envhook: /etc/crio/crio.conf is not valid TOML (line 1, column 6)\n', `${mode}: the same line`);
+  }
+  t.same(fs.readdirSync(bad.root), ['etc'], 'nothing written');
 });
