@@ -1,5 +1,5 @@
 // Row 7: the kubelet's CRI calls on one private containerd 1.6 with the CRI plugin
-// (test/helpers/cri-*.ts: the same harness as test/e2e/cri.test.ts), through the `envhook`
+// (test/helpers/cri/: the same harness as test/e2e/cri.test.ts), through the `envhook`
 // handler that the real `envhook install` registered and through the plain `runc` handler,
 // interleaved in the same run (the order rotating every round), medians of wall time per call:
 //   7a RunPodSandbox of the typical annotated pod;
@@ -15,13 +15,13 @@ import { performance } from 'node:perf_hooks';
 import { RUNS, cmd, loadavg, measure, median } from './harness.mjs';
 import { BEFORE, FRONT_BEFORE, NODE, injectMissing } from './cli.mjs';
 import { envFileText, serviceEnv } from './fixtures.mjs';
-import { missingForCri } from '../test/helpers/cri-containerd.ts';
-import { prepareWithEnvhook } from '../test/helpers/cri-envhook.ts';
-import { layOutPod, runPod } from '../test/helpers/cri-pod.ts';
+import { missingForCri } from '../test/helpers/cri/containerd.ts';
+import { prepareWithEnvhook } from '../test/helpers/cri/envhook.ts';
+import { layOutPod, runPod } from '../test/helpers/cri/pod.ts';
 
 const WARMUP = 2;
 let label = 'containerd 1.6';
-// (test/helpers/cri-cases.ts has the same, but imports tap through its helpers: tap would start a test run here.)
+// (test/helpers/cri/cases.ts has the same, but imports tap through its helpers: tap would start a test run here.)
 const raw = (annotations) => Object.fromEntries(Object.entries(annotations).map(([k, v]) => [k, JSON.stringify(v)]));
 // BENCH_BEFORE with a front and a single executable: a handler `before` running them (cli.mjs).
 const HAS_BEFORE = FRONT_BEFORE !== undefined && fs.existsSync(path.join(BEFORE, 'dist/envhook'));

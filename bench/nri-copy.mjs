@@ -28,8 +28,8 @@ import { RUNS, benchEnv, loadavg, median, percentileOfSorted } from './harness.m
 import { NODE, REPO } from './cli.mjs';
 import { removeContainer } from './cri.mjs';
 import { replaceMarkedSection } from './sections.mjs';
-import { missingForCri, prepareCriContainerd } from '../test/helpers/cri-containerd.ts';
-import { runPod } from '../test/helpers/cri-pod.ts';
+import { missingForCri, prepareCriContainerd } from '../test/helpers/cri/containerd.ts';
+import { runPod } from '../test/helpers/cri/pod.ts';
 import { atomicVolumeDir, atomicWrite } from '../scripts/kubelet-pod.ts';
 import { startBurners } from '../scripts/cpu-burners.ts';
 import { LATENCY_BUCKETS } from '../src/watch/latency.ts';

@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { benchEnv, loadavg } from './harness.mjs';
 import { NODE, REPO } from './cli.mjs';
 import { memOf, nriRequests } from './nri.mjs';
-import { startFakeRuntime } from '../test/helpers/nri-runtime.ts';
+import { startFakeRuntime } from '../test/helpers/nri/runtime.ts';
 import { encode, Msg } from '../src/nri/wire/descriptors.ts';
 
 const SETS = (

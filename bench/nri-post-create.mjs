@@ -15,7 +15,7 @@ import { spawn } from 'node:child_process';
 import { benchEnv, loadavg, percentileOfSorted as pct } from './harness.mjs';
 import { NODE, REPO } from './cli.mjs';
 import { nriRequests, startFloor } from './nri.mjs';
-import { startFakeRuntime } from '../test/helpers/nri-runtime.ts';
+import { startFakeRuntime } from '../test/helpers/nri/runtime.ts';
 import { encode, Msg } from '../src/nri/wire/descriptors.ts';
 import { EVENT_POST_CREATE_CONTAINER } from '../src/nri/wire/nri-schema.ts';
 

@@ -17,8 +17,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { benchEnv, loadavg, median } from './harness.mjs';
 import { NODE, REPO } from './cli.mjs';
 import { goPlugin } from './go-plugin.mjs';
-import { missingForCri, prepareCriContainerd } from '../test/helpers/cri-containerd.ts';
-import { install, nriInstallArgs, realSource, withSettingsFile } from '../test/helpers/install.ts';
+import { missingForCri, prepareCriContainerd } from '../test/helpers/cri/containerd.ts';
+import { install, nriInstallArgs, realSource, withSettingsFile } from '../test/helpers/install/install.ts';
 import { atomicWrite } from '../src/fs/atomic-write.ts';
 import { replaceMarkedSection } from './sections.mjs';
 

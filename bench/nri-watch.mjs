@@ -1,6 +1,6 @@
 // Row 9: the owner watcher inside `envhook nri` (the watcher's figures for the NRI daemon). The
 // daemon (the bundle, dist/envhook.cjs) is driven by the test peer that plays the runtime
-// (test/helpers/nri-runtime.ts), whose Synchronize gives it one running pod with
+// (test/helpers/nri/runtime.ts), whose Synchronize gives it one running pod with
 // `envhook.io/volumeOwners` on a three-file secret volume (tmpfs, as secret volumes are). Then:
 //   a) CreateContainer of another pod (the typical annotated pod of row 8), one in flight, in
 //      blocks with that volume rewritten at 100/s by a child process playing the kubelet
@@ -20,7 +20,7 @@ import { spawn } from 'node:child_process';
 import { benchEnv, loadavg, percentileOfSorted } from './harness.mjs';
 import { NODE, REPO } from './cli.mjs';
 import { nriRequests, writeResultsSection } from './nri.mjs';
-import { startFakeRuntime } from '../test/helpers/nri-runtime.ts';
+import { startFakeRuntime } from '../test/helpers/nri/runtime.ts';
 import { encode, Msg } from '../src/nri/wire/descriptors.ts';
 import { atomicVolumeDir, makePod } from '../scripts/kubelet-pod.ts';
 

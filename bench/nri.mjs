@@ -1,5 +1,5 @@
 // Row 8: `envhook nri` (the bundle, and the single executable as installed) driven by the test
-// peer that plays the runtime's side (test/helpers/nri-runtime.ts): CreateContainer requests at
+// peer that plays the runtime's side (test/helpers/nri/runtime.ts): CreateContainer requests at
 // full speed, one in flight, each sent in turn to envhook, to the floor process
 // (bench/nri-floor.mjs) and to the Go plugin on NRI's stub (bench/go-plugin), so the machine's
 // load hits all alike. Reports round-trip p50/p99 of each, the plugin's own time (p50 minus the
@@ -16,7 +16,7 @@ import { envFileText, makePod } from './fixtures.mjs';
 import { goPlugin } from './go-plugin.mjs';
 import { DAEMON_NODE_OPTION } from '../src/nri/process.ts';
 import { makeAtomicVolume } from '../scripts/kubelet-pod.ts';
-import { startFakeRuntime } from '../test/helpers/nri-runtime.ts';
+import { startFakeRuntime } from '../test/helpers/nri/runtime.ts';
 import { encode, Msg } from '../src/nri/wire/descriptors.ts';
 import { atomicWrite } from '../src/fs/atomic-write.ts';
 import { encodeMux, encodeTtrpc, MessageType, RUNTIME_CONN } from '../src/nri/wire/frames.ts';
@@ -381,7 +381,7 @@ export function nriSection({ floors, daemons: ds, go }) {
   return `## NRI plugin (row 8): CreateContainer through \`envhook nri\`
 
 CreateContainer requests from the test peer that plays the runtime's side
-(test/helpers/nri-runtime.ts), one in flight, ${NRI_REQUESTS} of the typical annotated pod and a tenth of
+(test/helpers/nri/runtime.ts), one in flight, ${NRI_REQUESTS} of the typical annotated pod and a tenth of
 that for the unannotated one and for the typical pod with a 20-key secret volume read as envFrom
 (\`volumeRef\`, through \`..data\`: docs/env-volumes.md), each request sent in turn to envhook, to the floor
 (bench/nri-floor.mjs: NRI framing only, an empty response, no decoding, no handler) and to the Go

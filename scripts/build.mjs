@@ -7,10 +7,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { ascii } from './ascii.mjs';
+import { renderFront } from './front-tables.ts';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 process.chdir(root);
 execFileSync(process.execPath, ['scripts/gen-validators.mjs'], { stdio: 'inherit' });
+// The front's option tables and annotation-key patterns, from the TypeScript tables (its lines
+// ending `# from NAME`): rewritten in place, so a checkout's front is the one install ships.
+const FRONT = 'hooks/envhook-runtime';
+const front = fs.readFileSync(FRONT, 'utf8');
+const rendered = renderFront(front);
+if (rendered !== front) fs.writeFileSync(FRONT, rendered);
 const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8'));
 const common = {
   bundle: true,

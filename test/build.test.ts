@@ -3,7 +3,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { ref, setup } from './helpers/inject.ts';
+import { ref, setup } from './helpers/shim/inject.ts';
 import { makeAtomicVolume } from '../scripts/kubelet-pod.ts';
 
 const outputs: [string, string[]][] = [

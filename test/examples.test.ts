@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { parseAllDocuments } from 'yaml';
 import * as validators from '../src/generated/validators.js';
 import { CONTAINERD, envhook as envhookCli, REPO } from './helpers/bundle.ts';
-import { hostFiles, install } from './helpers/install.ts';
+import { hostFiles, install } from './helpers/install/install.ts';
 
 const ex = (p: string) => path.join(REPO, 'examples', p);
 const read = (p: string) => fs.readFileSync(path.join(REPO, p), 'utf8');

@@ -5,7 +5,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { REPO } from './helpers/bundle.ts';
-import { SUITE_OF } from './helpers/cri-containerd.ts';
+import { SUITE_OF } from './helpers/cri/containerd.ts';
 
 const doc = fs.readFileSync(path.join(REPO, 'docs/runtimes.md'), 'utf8');
 const section = doc.slice(doc.indexOf('## Runtimes and versions'), doc.indexOf('## The runtime front'));

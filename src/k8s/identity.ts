@@ -3,7 +3,8 @@
 
 const CONTAINER_NAME_KEYS = ['io.kubernetes.container.name', 'io.kubernetes.cri.container-name'] as const;
 const POD_UID_KEYS = ['io.kubernetes.pod.uid', 'io.kubernetes.cri.sandbox-uid'] as const;
-const SANDBOX_KEYS: Record<string, string> = {
+/** A sandbox's annotation and its value (also the front's pattern: scripts/front-tables.ts). */
+export const SANDBOX_KEYS: Record<string, string> = {
   'io.kubernetes.cri.container-type': 'sandbox',
   'io.kubernetes.cri-o.ContainerType': 'sandbox',
 };

@@ -5,14 +5,19 @@
 // subcommand with the same rules; test/oci/runc-args.cases.ts holds the table both are tested on.
 import { EnvhookError } from '../errors.ts';
 
-/** Global options that take a value (runc's, plus crun's `--log-level`, `--cgroup-manager`). */
-const GLOBAL_VALUE_OPTIONS = ['root', 'log', 'log-format', 'criu', 'rootless', 'log-level', 'cgroup-manager'] as const;
-/** Global flags that make runc print help or its version instead of running a subcommand. */
-const GLOBAL_INFO_FLAGS = ['help', 'h', 'version', 'v'] as const;
+// These tables are also the front's: scripts/build.mjs writes them into hooks/envhook-runtime
+// (scripts/front-tables.ts), so the two cannot differ.
 
-const CREATE_VALUE_OPTIONS = new Set(['bundle', 'b', 'console-socket', 'pid-file', 'preserve-fds']);
-const CREATE_BOOLEAN_OPTIONS = new Set(['no-pivot', 'no-new-keyring']);
-const RUN_BOOLEAN_OPTIONS = new Set(['detach', 'd', 'keep', 'no-subreaper']);
+/** Global options that take a value (runc's, plus crun's `--log-level`, `--cgroup-manager`). */
+export const GLOBAL_VALUE_OPTIONS = ['root', 'log', 'log-format', 'criu', 'rootless', 'log-level', 'cgroup-manager'] as const;
+/** Global flags that make runc print help or its version instead of running a subcommand. */
+export const GLOBAL_INFO_FLAGS = ['help', 'h', 'version', 'v'] as const;
+
+/** create/run: the bundle's option, and every option that takes a value (the bundle's too). */
+export const BUNDLE_OPTIONS = ['bundle', 'b'] as const;
+export const CREATE_VALUE_OPTIONS = new Set<string>([...BUNDLE_OPTIONS, 'console-socket', 'pid-file', 'preserve-fds']);
+export const CREATE_BOOLEAN_OPTIONS = new Set(['no-pivot', 'no-new-keyring']);
+export const RUN_BOOLEAN_OPTIONS = new Set(['detach', 'd', 'keep', 'no-subreaper']);
 
 export interface RuncArgs {
   /** Index of the subcommand in argv, or -1 (no subcommand, or help/version asked for). */
@@ -92,7 +97,7 @@ export function parseCreateArgs(subcommand: 'create' | 'run', args: readonly str
     else if (CREATE_VALUE_OPTIONS.has(flag.name)) {
       const value = flag.inline ?? args[++i];
       if (value === undefined) throw new EnvhookError(`runc ${subcommand}: option -${flag.name} needs a value`);
-      if (flag.name === 'bundle' || flag.name === 'b') bundle = value;
+      if ((BUNDLE_OPTIONS as readonly string[]).includes(flag.name)) bundle = value;
     } else if (!CREATE_BOOLEAN_OPTIONS.has(flag.name) && !(subcommand === 'run' && RUN_BOOLEAN_OPTIONS.has(flag.name))) {
       throw new EnvhookError(`runc ${subcommand}: unknown option ${JSON.stringify(arg.split('=')[0])}`);
     }

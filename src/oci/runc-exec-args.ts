@@ -4,8 +4,11 @@
 // test/oci/runc-exec-args.test.ts is checked against both.
 import { asFlag } from './runc-args.ts';
 
-/** exec options that take a value (runc 1.1; crun's are a subset). */
-const EXEC_VALUE_OPTIONS = new Set([
+/** exec's process file option (also the front's table: scripts/front-tables.ts). */
+export const PROCESS_OPTIONS = ['process', 'p'] as const;
+/** exec options that take a value (runc 1.1; crun's are a subset), the process file's too. */
+export const EXEC_VALUE_OPTIONS = new Set<string>([
+  ...PROCESS_OPTIONS,
   'console-socket',
   'cwd',
   'env',
@@ -14,8 +17,6 @@ const EXEC_VALUE_OPTIONS = new Set([
   'u',
   'additional-gids',
   'g',
-  'process',
-  'p',
   'pid-file',
   'process-label',
   'apparmor',
@@ -46,7 +47,7 @@ export function parseExecArgs(args: readonly string[]): ExecArgs {
     if (!EXEC_VALUE_OPTIONS.has(flag.name)) continue;
     const value = flag.inline ?? args[++i];
     if (value === undefined) break;
-    if (flag.name === 'process' || flag.name === 'p') process = value;
+    if ((PROCESS_OPTIONS as readonly string[]).includes(flag.name)) process = value;
   }
   return done(undefined);
 

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { NODE, REPO } from '../helpers/bundle.ts';
-import { builtCli } from '../helpers/nri-process.ts';
+import { builtCli } from '../helpers/nri/process.ts';
 
 t.setTimeout(300_000);
 

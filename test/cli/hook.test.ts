@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { envhook } from '../helpers/bundle.ts';
 import { appliedDigest } from '../../src/plan/mark.ts';
+import { refused } from '../helpers/refusal.ts';
 
 function bundleWith(dir: string, annotations: Record<string, string>): string {
   const bundle = path.join(dir, 'bundle');
@@ -89,9 +90,9 @@ t.test('a mark that belongs to other annotations (forged, or annotations changed
   const annotations = { 'io.kubernetes.cri.container-name': 'app', 'envhook.io/env': '{"app":[]}' };
   const bundle = bundleWith(dir, { ...applied(annotations), 'envhook.io/env': '{"app":[{"name":"A","value":"b"}]}' });
   const r = hook(dir, state(bundle));
-  t.equal(r.status, 1);
-  t.equal(
-    r.stderr,
+  refused(
+    t,
+    r,
     'envhook: env requested by annotation "envhook.io/env" was not applied before the runtime\'s create ("envhook.io/applied" belongs to other annotations): the runtime shim (hooks/envhook-runtime in place of runc) or the precreate hook (Podman) is needed; the createRuntime hook alone cannot set variables\n',
   );
 });
@@ -105,8 +106,7 @@ t.test('bad state on stdin: one line naming the input', async (t) => {
     [state(path.join(dir, 'missing')), /^envhook: cannot read \S+missing\/config\.json: no such file or directory \(ENOENT\)\n$/],
   ] as const) {
     const r = hook(dir, input);
-    t.equal(r.status, 1, input);
-    t.match(r.stderr, message);
+    refused(t, r, message, input);
     t.notMatch(r.stderr, /CANARY/);
   }
 });

@@ -5,7 +5,8 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { envhook } from '../helpers/bundle.ts';
-import { install, installRoot, snapshot, uninstall } from '../helpers/install.ts';
+import { install, installRoot, snapshot, uninstall } from '../helpers/install/install.ts';
+import { refused } from '../helpers/refusal.ts';
 
 t.test('flags: --runtime mandatory, --runtime and --mode among their choices; nothing written', async (t) => {
   const { root } = installRoot(t, {});
@@ -23,8 +24,7 @@ t.test('flags: --runtime mandatory, --runtime and --mode among their choices; no
   ];
   for (const [args, stderr] of cases) {
     const r = envhook([...args, '--root', root]);
-    t.equal(r.status, 1, args.join(' '));
-    t.equal(r.stderr, stderr, args.join(' '));
+    refused(t, r, stderr, args.join(' '));
   }
   t.same(fs.readdirSync(root), []);
 });

@@ -6,10 +6,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { REPO } from '../helpers/bundle.ts';
 import { nodeAsOther, otherUidDir } from '../helpers/other-uid.ts';
-import { builtCli } from '../helpers/nri-process.ts';
-import { HAS_SEA, realSource } from '../helpers/install.ts';
+import { builtCli } from '../helpers/nri/process.ts';
+import { HAS_SEA, realSource } from '../helpers/install/install.ts';
 import { CONTAINERD } from '../helpers/bundle.ts';
-import { addToRoot } from '../helpers/node-root.ts';
+import { addToRoot } from '../helpers/install/node-root.ts';
 
 const NOBODY = 65534;
 const skip = process.getuid?.() === 0 ? false : 'needs root (to run as nobody)';

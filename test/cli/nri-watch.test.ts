@@ -9,11 +9,11 @@ import path from 'node:path';
 import { EVENT_STOP_POD_SANDBOX } from '../../src/nri/wire/nri-schema.ts';
 import type { NriCreateRequest } from '../../src/facts/nri-facts.ts';
 import { atomicWrite, makeAtomicVolume, makePod } from '../../scripts/kubelet-pod.ts';
-import { startFakeRuntime, type FakeRuntime } from '../helpers/nri-runtime.ts';
-import { freePort, startNriProcess, type NriProcess } from '../helpers/nri-process.ts';
+import { startFakeRuntime, type FakeRuntime } from '../helpers/nri/runtime.ts';
+import { freePort, startNriProcess, type NriProcess } from '../helpers/nri/process.ts';
 import { envhook } from '../helpers/bundle.ts';
-import { nriRequest } from '../helpers/nri.ts';
-import { waitFor } from '../helpers/inotify.ts';
+import { nriRequest } from '../helpers/nri/requests.ts';
+import { sleep, waitFor } from '../helpers/wait.ts';
 
 const CANARY = 'CANARY-nri-watch-91d2-never-logged';
 const OWNERS = JSON.stringify([{ volume: 'keys', defaultUser: 1000 }]);
@@ -96,7 +96,7 @@ t.test('Synchronize restores the watches on every (re)connect and after a daemon
   await peer.stateChange(EVENT_STOP_POD_SANDBOX, { id: nriPod.id, uid: pod.uid, name: 'web', namespace: 'default' });
   await p.waitForLog(/"why":"StopPodSandbox".*nri: pod no longer watched/);
   rewrite();
-  await new Promise((r) => setTimeout(r, 500));
+  await sleep(500);
   t.equal(owner(), 0, 'after StopPodSandbox a rewrite is left alone');
 
   const lines = p
@@ -145,7 +145,7 @@ t.test('CreateContainer: chowned by the start, then watched; a pod without owner
   const plain = makePod(root, {}, 'pod-plain');
   await peer.createContainer(wire(nriRequest(plain, 'app', { annotations: { 'envhook.io/env': JSON.stringify({ app: [] }) } })));
   await peer.createContainer(req); // a second start of the same container: no second watch
-  await new Promise((r) => setTimeout(r, 200));
+  await sleep(200);
   t.equal(
     p
       .log()

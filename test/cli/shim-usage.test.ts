@@ -3,7 +3,7 @@
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { NODE } from '../helpers/bundle.ts';
-import { builtCli } from '../helpers/nri-process.ts';
+import { builtCli } from '../helpers/nri/process.ts';
 import { SHIM_USAGE } from '../../src/cli/shim-usage.ts';
 
 t.test('the usage, exit 0', async (t) => {

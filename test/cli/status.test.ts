@@ -7,18 +7,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { envhook } from '../helpers/bundle.ts';
-import { install, installRoot } from '../helpers/install.ts';
-import { sampleStatus } from '../helpers/nri-status.ts';
+import { install, installRoot } from '../helpers/install/install.ts';
+import { sampleStatus } from '../helpers/nri/status.ts';
 import { procStat } from '../../src/nri/proc-stat.ts';
 import { writeStatus, type NriStatus } from '../../src/nri/status-file.ts';
 import { renderReport, type StatusReport } from '../../src/cli/status.ts';
-import { startFakeRuntime } from '../helpers/nri-runtime.ts';
-import { startNriProcess } from '../helpers/nri-process.ts';
-import { crioDouble } from '../helpers/crio.ts';
+import { startFakeRuntime } from '../helpers/nri/runtime.ts';
+import { startNriProcess } from '../helpers/nri/process.ts';
+import { crioDouble } from '../helpers/install/crio.ts';
 import { CONTAINERD, PODMAN } from '../helpers/bundle.ts';
-import { uninstall } from '../helpers/install.ts';
+import { uninstall } from '../helpers/install/install.ts';
 import { findContainerd } from '../../src/install/containerd/containerd-binary.ts';
-import { addToRoot } from '../helpers/node-root.ts';
+import { addToRoot } from '../helpers/install/node-root.ts';
+import { refused } from '../helpers/refusal.ts';
 
 t.setTimeout(600_000);
 const NO_CRIO = { ...process.env, PATH: '/nonexistent' };
@@ -83,8 +84,7 @@ t.test('a --root that is not a directory is refused: one line, nothing on stdout
     [path.join(dir, 'file'), "is not a directory: name the node's root directory"],
   ]) {
     const r = status(root!);
-    t.equal(r.status, 1);
-    t.equal(r.stderr, `envhook: --root ${root} ${why}\n`);
+    refused(t, r, `envhook: --root ${root} ${why}\n`);
     t.equal(r.stdout, '');
   }
 });
@@ -107,9 +107,8 @@ t.test('a settings file that is not JSON, or not valid settings: a problem with 
   for (const [text, what] of cases) {
     fs.writeFileSync(file, text);
     const r = status(root);
-    t.equal(r.status, 1, what);
+    refused(t, r, `envhook: settings: ${what} — ${todo}\n`, what);
     t.equal(r.stdout, `installed: nothing\n  problem settings: ${what} — ${todo}\n`);
-    t.equal(r.stderr, `envhook: settings: ${what} — ${todo}\n`);
     t.notMatch(r.stdout + r.stderr, 'CANARY', 'no byte of the file');
     const j = JSON.parse(status(root, ['--json']).stdout);
     t.same(j.checks, [{ check: 'settings', state: 'problem', what, todo }]);
@@ -136,8 +135,7 @@ t.test('shim-only and Podman installs: no word of the NRI status file', { skip: 
 t.test('NRI mode installed: exit 1 unless connected, the reason on stderr', async (t) => {
   const root = hostRoot(t, true);
   let r = status(root);
-  t.equal(r.status, 1);
-  t.equal(r.stderr, `envhook: NRI plugin installed but not running: no status file ${FILE}\n`);
+  refused(t, r, `envhook: NRI plugin installed but not running: no status file ${FILE}\n`);
   t.match(
     r.stdout,
     /^installed: crio \(nri\)\n {2}ok runtime: crio 1\.36\.3 \(.*\)\n {2}ok nri-plugin: crio config shows NRI on, with plugins from \/opt\/nri\/plugins\nnri plugin: not running/,
@@ -161,15 +159,13 @@ t.test('NRI mode installed: exit 1 unless connected, the reason on stderr', asyn
 
   put(root, sampleStatus({ connected: false, since: '2026-11-26T10:02:00.000Z' }));
   r = status(root, ['--json']);
-  t.equal(r.status, 1);
-  t.equal(r.stderr, 'envhook: NRI plugin not connected since 2026-11-26T10:02:00.000Z\n');
+  refused(t, r, 'envhook: NRI plugin not connected since 2026-11-26T10:02:00.000Z\n');
   t.match(JSON.parse(r.stdout), { nri: 'disconnected', ok: false, problem: 'NRI plugin not connected since 2026-11-26T10:02:00.000Z' });
 
   const pid = deadPid();
   put(root, sampleStatus({ pid }));
   r = status(root);
-  t.equal(r.status, 1);
-  t.equal(r.stderr, `envhook: NRI plugin installed but not running: its supervisor (pid ${pid}) is gone\n`);
+  refused(t, r, `envhook: NRI plugin installed but not running: its supervisor (pid ${pid}) is gone\n`);
   t.match(r.stdout, `nri plugin: 50-envhook not running: supervisor pid ${pid} is gone (last known below)`);
 });
 
@@ -182,8 +178,7 @@ t.test('a pid given to another process after the supervisor died is the supervis
   t.equal(r.status, 0, `the recorded start time: running (${r.stderr})`);
   put(root, sampleStatus({ pid: process.pid, pidStartTicks: ticks + 1 }));
   r = status(root, ['--json']);
-  t.equal(r.status, 1);
-  t.equal(r.stderr, `envhook: NRI plugin installed but not running: its supervisor (pid ${process.pid}) is gone\n`);
+  refused(t, r, `envhook: NRI plugin installed but not running: its supervisor (pid ${process.pid}) is gone\n`);
   t.match(JSON.parse(r.stdout), { nri: 'stale', ok: false });
   t.match(status(root).stdout, `nri plugin: 50-envhook not running: supervisor pid ${process.pid} is gone (last known below)`);
 });
@@ -203,8 +198,7 @@ t.test('a malformed status file: one line, exit 1, nothing on stdout', async (t)
   fs.mkdirSync(path.join(root, 'run/envhook'), { recursive: true });
   fs.writeFileSync(path.join(root, FILE), '{"plugin": "CANARY-VALUE');
   const r = status(root);
-  t.equal(r.status, 1);
-  t.equal(r.stderr, `envhook: status file ${path.join(root, FILE)} is not valid JSON\n`, 'named as read, under the root');
+  refused(t, r, `envhook: status file ${path.join(root, FILE)} is not valid JSON\n`, 'named as read, under the root');
   t.equal(r.stdout, '');
 });
 
@@ -380,9 +374,8 @@ t.test("the runtime's own reading: an admin's config without the handler is drif
   r = status(root);
   const what = `containerd ${C!.version} config dump of ${CONFIG}: no runtime handler "envhook"`;
   const todo = 're-run envhook install --runtime containerd with the flags it was installed with';
-  t.equal(r.status, 1);
+  refused(t, r, `envhook: handler: ${what} — ${todo}\n`);
   t.equal(r.stdout.split('\n')[2], `  problem handler: ${what} — ${todo}`);
-  t.equal(r.stderr, `envhook: handler: ${what} — ${todo}\n`);
   t.match(JSON.parse(status(root, ['--json']).stdout), {
     ok: false,
     checks: [
@@ -408,19 +401,20 @@ t.test(
     }
     // the second took the block over: the first's handler now runs the second's front
     let r = status(root, ['--prefix', a]);
-    t.equal(r.status, 1);
-    t.equal(
-      r.stderr,
+    refused(
+      t,
+      r,
       `envhook: handler: containerd ${C!.version} config dump of ${CONFIG}: options.BinaryName is not ${a}/envhook-runtime — re-run envhook install --runtime containerd --prefix ${a} with the flags it was installed with\n`,
     );
     t.equal(uninstall({ runtime: 'containerd', root, extra: ['--prefix', a] }).status, 0);
     r = status(root, ['--prefix', b]);
-    t.equal(r.status, 1, 'the block went with the first uninstall');
-    t.match(r.stdout, /^installed: containerd \(shim\)$/m);
-    t.equal(
-      r.stderr,
+    refused(
+      t,
+      r,
       `envhook: handler: containerd ${C!.version} config dump of ${CONFIG}: no runtime handler "envhook" — re-run envhook install --runtime containerd --prefix ${b} with the flags it was installed with\n`,
+      'the block went with the first uninstall',
     );
+    t.match(r.stdout, /^installed: containerd \(shim\)$/m);
   },
 );
 

@@ -3,6 +3,7 @@
 import t from 'tap';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { refused } from '../helpers/refusal.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const run = (...args: string[]) =>
@@ -21,6 +22,5 @@ t.test('--version and version: the same line', async (t) => {
   }
   t.match(run('--help').stdout, /^  --version +print the version \(as `envhook version`\)$/m, 'listed in the help');
   const v = run('-V');
-  t.equal(v.status, 1);
-  t.equal(v.stderr, "envhook: unknown option '-V'\n");
+  refused(t, v, "envhook: unknown option '-V'\n");
 });

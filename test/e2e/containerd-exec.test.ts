@@ -8,12 +8,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { missingForRunc, parseEnvOutput, RUNC } from '../helpers/bundle.ts';
-import { missingForContainerd, startContainerd, type Containerd } from '../helpers/containerd.ts';
-import { countingEnvhook, FRONT } from '../helpers/front.ts';
-import { sharedRootfs } from '../helpers/inject.ts';
-import { CANARY, checkInjected, ENV_ANNOTATIONS, FILES, raw } from '../helpers/injected.ts';
+import { missingForContainerd, startContainerd, type Containerd } from '../helpers/shim/containerd.ts';
+import { countingEnvhook, FRONT } from '../helpers/shim/front.ts';
+import { sharedRootfs } from '../helpers/shim/inject.ts';
+import { CANARY, checkInjected, ENV_ANNOTATIONS, FILES, raw } from '../helpers/shim/injected.ts';
 import { makePod, type Pod } from '../../scripts/kubelet-pod.ts';
 import { EXEC_SIDECAR } from '../../src/bundle/exec-sidecar.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const missing = missingForRunc() ?? missingForContainerd();
 let containerd: Containerd;
@@ -45,7 +46,7 @@ if (!missing) {
   t.teardown(async () => {
     for (const id of running) {
       containerd.ctr(['task', 'kill', '-s', 'SIGKILL', id]);
-      for (let i = 0; i < 100 && containerd.ctr(['task', 'delete', id]).status !== 0; i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 100 && containerd.ctr(['task', 'delete', id]).status !== 0; i++) await sleep(50);
       containerd.ctr(['containers', 'delete', id]);
     }
     await containerd?.stop();

@@ -5,10 +5,10 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { missingForRunc, parseEnvOutput, RUNC } from '../helpers/bundle.ts';
-import { missingForContainerd, startContainerd, type Containerd } from '../helpers/containerd.ts';
-import { envhookWrapper, FRONT } from '../helpers/front.ts';
-import { sharedRootfs } from '../helpers/inject.ts';
-import { CANARY, checkInjected, ENV_ANNOTATIONS, FAILING_ANNOTATIONS, FAILING_MESSAGE, FILES, raw } from '../helpers/injected.ts';
+import { missingForContainerd, startContainerd, type Containerd } from '../helpers/shim/containerd.ts';
+import { envhookWrapper, FRONT } from '../helpers/shim/front.ts';
+import { sharedRootfs } from '../helpers/shim/inject.ts';
+import { CANARY, checkInjected, ENV_ANNOTATIONS, FAILING_ANNOTATIONS, FAILING_MESSAGE, FILES, raw } from '../helpers/shim/injected.ts';
 import { makePod, type Pod } from '../../scripts/kubelet-pod.ts';
 
 const missing = missingForRunc() ?? missingForContainerd();

@@ -6,11 +6,11 @@
 import t from 'tap';
 import fs from 'node:fs';
 import { spawnSync } from 'node:child_process';
-import { ContainerState } from '../helpers/cri-client.ts';
-import { missingForCri } from '../helpers/cri-containerd.ts';
-import { prepareWithEnvhook, type CriEnvhook } from '../helpers/cri-envhook.ts';
-import { runPod } from '../helpers/cri-pod.ts';
-import { APP_ANNOTATIONS, APP_CHECKS, CANARY, DB_FILES, FAILING, onPid1AndExec, raw, SERVICE_ENV } from '../helpers/cri-cases.ts';
+import { ContainerState } from '../helpers/cri/client.ts';
+import { missingForCri } from '../helpers/cri/containerd.ts';
+import { prepareWithEnvhook, type CriEnvhook } from '../helpers/cri/envhook.ts';
+import { runPod } from '../helpers/cri/pod.ts';
+import { APP_ANNOTATIONS, APP_CHECKS, CANARY, DB_FILES, FAILING, onPid1AndExec, raw, SERVICE_ENV } from '../helpers/cri/cases.ts';
 
 // Image import, pods and daemon stops take tens of seconds; more on a busy machine.
 t.setTimeout(300_000);

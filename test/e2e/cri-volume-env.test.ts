@@ -7,17 +7,17 @@
 // writes. fileKeyRef, fileRef and envFrom (fileRef and volumeRef) from each, on PID 1 and through
 // ExecSync; a missing file, a symlink out of the volume, a FIFO and a too-large file each fail
 // the start with envhook's line; no canary value in any error or log. The cases are
-// test/helpers/volume-env-cases.ts.
+// test/helpers/shim/volume-env-cases.ts.
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { prepareWithEnvhook } from '../helpers/cri-envhook.ts';
-import { missingForCri, NRI_CONNECTED } from '../helpers/cri-containerd.ts';
-import { runPod, type KubeletPod } from '../helpers/cri-pod.ts';
-import { startNriProcess, type NriProcess } from '../helpers/nri-process.ts';
-import { waitFor } from '../helpers/inotify.ts';
-import { onPid1AndExec, raw } from '../helpers/cri-cases.ts';
-import { ANNOTATIONS, CANARY, check, FAILURES, HOSTILE, makeHostile, VOLUMES } from '../helpers/volume-env-cases.ts';
+import { prepareWithEnvhook } from '../helpers/cri/envhook.ts';
+import { missingForCri, NRI_CONNECTED } from '../helpers/cri/containerd.ts';
+import { runPod, type KubeletPod } from '../helpers/cri/pod.ts';
+import { startNriProcess, type NriProcess } from '../helpers/nri/process.ts';
+import { onPid1AndExec, raw } from '../helpers/cri/cases.ts';
+import { ANNOTATIONS, CANARY, check, FAILURES, HOSTILE, makeHostile, VOLUMES } from '../helpers/shim/volume-env-cases.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 t.setTimeout(900_000);
 const CONTAINER = { name: 'app', command: ['sleep', '3600'], env: { POD_ENV: 'kept' } };

@@ -2,7 +2,7 @@
 // (Containerfile.scratch: the single executable `npm run build` made, hooks/, and the shared
 // libraries ldd finds), then each DaemonSet's container run in it as its manifest says — host
 // network, privileged, root, its hostPath volumes standing on the test's own directories
-// (test/helpers/daemonset.ts):
+// (test/helpers/install/daemonset.ts):
 // - examples/daemonset.yaml's installer against a temporary root mounted at /host, --dry-run and
 //   for real, compared with the same install run outside the image;
 // - examples/nri-daemonset.yaml's `envhook nri` on the NRI socket of a private containerd 2.1.9,
@@ -13,15 +13,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { REPO } from '../helpers/bundle.ts';
-import { freePort } from '../helpers/nri-process.ts';
-import { buildImage, missingForImage, residentKiB, type BuiltImage } from '../helpers/image.ts';
-import { INSTALLER_DAEMONSET, NRI_DAEMONSET, imageDirectives, podmanRunOf, readManifest } from '../helpers/daemonset.ts';
-import { snapshot } from '../helpers/install.ts';
-import { missingForCri, prepareCriContainerd } from '../helpers/cri-containerd.ts';
-import { runPod } from '../helpers/cri-pod.ts';
+import { freePort } from '../helpers/nri/process.ts';
+import { buildImage, missingForImage, residentKiB, type BuiltImage } from '../helpers/install/image.ts';
+import { INSTALLER_DAEMONSET, NRI_DAEMONSET, imageDirectives, podmanRunOf, readManifest } from '../helpers/install/daemonset.ts';
+import { snapshot } from '../helpers/install/install.ts';
+import { missingForCri, prepareCriContainerd } from '../helpers/cri/containerd.ts';
+import { runPod } from '../helpers/cri/pod.ts';
 import { procEnviron } from '../helpers/proc.ts';
-import { APP_ANNOTATIONS, APP_CHECKS, CANARY, DB_FILES, SERVICE_ENV, raw } from '../helpers/cri-cases.ts';
-import { waitFor } from '../helpers/inotify.ts';
+import { APP_ANNOTATIONS, APP_CHECKS, CANARY, DB_FILES, SERVICE_ENV, raw } from '../helpers/cri/cases.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 t.setTimeout(600_000);
 

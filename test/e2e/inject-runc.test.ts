@@ -5,7 +5,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { envhook, makeBundle, missingForRunc, parseEnvOutput, runcRun } from '../helpers/bundle.ts';
-import { inject, ref, setup, sharedRootfs } from '../helpers/inject.ts';
+import { inject, ref, setup, sharedRootfs } from '../helpers/shim/inject.ts';
 
 const missing = missingForRunc();
 const story1 = `CONFIG_VAR='HELLO'\n`;

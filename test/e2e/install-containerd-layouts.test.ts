@@ -10,8 +10,8 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { parse } from 'smol-toml';
 import { CONTAINERD } from '../helpers/bundle.ts';
-import { sidContainerd } from '../helpers/containerd-sid.ts';
-import { fakeSource, hostFiles, install, snapshot, uninstall } from '../helpers/install.ts';
+import { sidContainerd } from '../helpers/install/containerd-sid.ts';
+import { fakeSource, hostFiles, install, snapshot, uninstall } from '../helpers/install/install.ts';
 
 // each case runs install twice and uninstall once, each asking containerd: minutes on a busy machine
 t.setTimeout(900_000);

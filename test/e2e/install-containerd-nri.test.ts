@@ -5,10 +5,10 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { containerd2Binary, missingNriContainerd, startNriContainerd } from '../helpers/containerd-nri.ts';
-import { confineInstalledPlugin, install, nriInstallArgs, realSource, uninstall } from '../helpers/install.ts';
-import { waitFor } from '../helpers/inotify.ts';
+import { containerd2Binary, missingNriContainerd, startNriContainerd } from '../helpers/nri/containerd.ts';
+import { confineInstalledPlugin, install, nriInstallArgs, realSource, uninstall } from '../helpers/install/install.ts';
 import { DAEMON_NODE_OPTION } from '../../src/nri/process.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 t.setTimeout(300_000);
 

@@ -13,10 +13,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { CONTAINERD, missingForRunc, parseEnvOutput } from '../helpers/bundle.ts';
-import { missingForContainerd, startContainerd } from '../helpers/containerd.ts';
-import { HAS_SEA, hostFiles, install, realSource, snapshot, uninstall } from '../helpers/install.ts';
-import { sharedRootfs } from '../helpers/inject.ts';
-import { CANARY, checkInjected, ENV_ANNOTATIONS, FAILING_ANNOTATIONS, FAILING_MESSAGE, FILES, raw } from '../helpers/injected.ts';
+import { missingForContainerd, startContainerd } from '../helpers/shim/containerd.ts';
+import { HAS_SEA, hostFiles, install, realSource, snapshot, uninstall } from '../helpers/install/install.ts';
+import { sharedRootfs } from '../helpers/shim/inject.ts';
+import { CANARY, checkInjected, ENV_ANNOTATIONS, FAILING_ANNOTATIONS, FAILING_MESSAGE, FILES, raw } from '../helpers/shim/injected.ts';
 import { makePod } from '../../scripts/kubelet-pod.ts';
 
 const missing = missingForRunc() ?? missingForContainerd();

@@ -10,12 +10,12 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { missingForCri, prepareCriContainerd } from '../helpers/cri-containerd.ts';
-import { runPod } from '../helpers/cri-pod.ts';
-import { confineInstalledPlugin, install, nriInstallArgs, realSource, uninstall } from '../helpers/install.ts';
-import { waitFor } from '../helpers/inotify.ts';
-import { APP_ANNOTATIONS, APP_CHECKS, CANARY, DB_FILES, onPid1AndExec, OWNERS_ANNOTATION, raw, SERVICE_ENV } from '../helpers/cri-cases.ts';
+import { missingForCri, prepareCriContainerd } from '../helpers/cri/containerd.ts';
+import { runPod } from '../helpers/cri/pod.ts';
+import { confineInstalledPlugin, install, nriInstallArgs, realSource, uninstall } from '../helpers/install/install.ts';
+import { APP_ANNOTATIONS, APP_CHECKS, CANARY, DB_FILES, onPid1AndExec, OWNERS_ANNOTATION, raw, SERVICE_ENV } from '../helpers/cri/cases.ts';
 import { atomicVolumeDir, atomicWrite } from '../../scripts/kubelet-pod.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 t.setTimeout(600_000);
 

@@ -6,16 +6,16 @@
 // /etc/envhook over this machine's /etc (an overlay; nothing outside the namespace changes).
 // The container gets its variables from a pod under a non-default kubelet root; without the
 // file, the same start fails as the report describes. CRI-O itself is not installable here: the
-// check after install runs the `crio` double (test/helpers/crio.ts).
+// check after install runs the `crio` double (test/helpers/install/crio.ts).
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { containerId, makeBundle, missingForRunc, parseEnvOutput } from '../helpers/bundle.ts';
-import { install, realSource, snapshot, uninstall } from '../helpers/install.ts';
-import { crioDouble } from '../helpers/crio.ts';
-import { sharedRootfs } from '../helpers/inject.ts';
-import { CANARY, checkInjected, ENV_ANNOTATIONS, FILES, raw } from '../helpers/injected.ts';
+import { install, realSource, snapshot, uninstall } from '../helpers/install/install.ts';
+import { crioDouble } from '../helpers/install/crio.ts';
+import { sharedRootfs } from '../helpers/shim/inject.ts';
+import { CANARY, checkInjected, ENV_ANNOTATIONS, FILES, raw } from '../helpers/shim/injected.ts';
 import { makePod } from '../../scripts/kubelet-pod.ts';
 
 const missing = missingForRunc() ?? (spawnSync('unshare', ['--help']).status === 0 ? undefined : 'unshare (util-linux) not installed');

@@ -11,8 +11,8 @@ import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { makeRootfs, missingForRunc, parseEnvOutput } from '../helpers/bundle.ts';
-import { HAS_SEA, install, realSource, snapshot, uninstall } from '../helpers/install.ts';
-import { makePodman, missingForPodman } from '../helpers/podman.ts';
+import { HAS_SEA, install, realSource, snapshot, uninstall } from '../helpers/install/install.ts';
+import { makePodman, missingForPodman } from '../helpers/shim/podman.ts';
 
 const missing = missingForRunc() ?? missingForPodman();
 const PREFIX = '/usr/local/lib/envhook';

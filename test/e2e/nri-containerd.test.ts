@@ -6,9 +6,10 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { NODE, REPO } from '../helpers/bundle.ts';
-import { missingNriContainerd, startNriContainerd } from '../helpers/containerd-nri.ts';
-import { startNriProcess } from '../helpers/nri-process.ts';
-import { NRI_CONNECTED } from '../helpers/cri-containerd.ts';
+import { missingNriContainerd, startNriContainerd } from '../helpers/nri/containerd.ts';
+import { startNriProcess } from '../helpers/nri/process.ts';
+import { NRI_CONNECTED } from '../helpers/cri/containerd.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const skip = missingNriContainerd();
 const CONNECTED = NRI_CONNECTED;
@@ -76,7 +77,7 @@ t.test(
     const pid = Number(fs.readFileSync(pidFile, 'utf8'));
     await ctrd.stop();
     const end = Date.now() + 5000;
-    while (fs.existsSync(`/proc/${pid}`) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    while (fs.existsSync(`/proc/${pid}`) && Date.now() < end) await sleep(50);
     t.notOk(
       fs.existsSync(`/proc/${pid}`) && !fs.readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z'),
       'the plugin ended with its connection',

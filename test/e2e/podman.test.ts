@@ -5,10 +5,10 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { makeRootfs, missingForRunc, parseEnvOutput } from '../helpers/bundle.ts';
-import { envhookWrapper } from '../helpers/front.ts';
-import { CANARY, checkInjected, ENV_ANNOTATIONS, FAILING_ANNOTATIONS, FAILING_MESSAGE, FILES, raw } from '../helpers/injected.ts';
+import { envhookWrapper } from '../helpers/shim/front.ts';
+import { CANARY, checkInjected, ENV_ANNOTATIONS, FAILING_ANNOTATIONS, FAILING_MESSAGE, FILES, raw } from '../helpers/shim/injected.ts';
 import { makePod, type Pod } from '../../scripts/kubelet-pod.ts';
-import { hooksDir, makePodman, missingForPodman, type Podman } from '../helpers/podman.ts';
+import { hooksDir, makePodman, missingForPodman, type Podman } from '../helpers/shim/podman.ts';
 
 const missing = missingForRunc() ?? missingForPodman();
 let podman: Podman;

@@ -9,9 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
 import { containerId, makeBundle, missingForRunc, parseEnvOutput, RUNC } from '../helpers/bundle.ts';
-import { countingEnvhook, FRONT } from '../helpers/front.ts';
-import { setup, sharedRootfs } from '../helpers/inject.ts';
-import { CANARY, checkInjected, ENV_ANNOTATIONS, FILES } from '../helpers/injected.ts';
+import { countingEnvhook, FRONT } from '../helpers/shim/front.ts';
+import { setup, sharedRootfs } from '../helpers/shim/inject.ts';
+import { CANARY, checkInjected, ENV_ANNOTATIONS, FILES } from '../helpers/shim/injected.ts';
 
 const missing = missingForRunc();
 const BASE_ENV = [

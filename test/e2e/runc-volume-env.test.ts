@@ -3,16 +3,16 @@
 // variables, `exec --process F` (how containerd and CRI-O start kubectl exec and exec probes) gives
 // them to the exec process too; a missing file, a symlink out of the volume, a FIFO and a
 // too-large file each fail with one line, config.json unchanged, no canary anywhere. The cases
-// are test/helpers/volume-env-cases.ts.
+// are test/helpers/shim/volume-env-cases.ts.
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
 import { containerId, makeBundle, missingForRunc, parseEnvOutput, RUNC } from '../helpers/bundle.ts';
-import { envhookWrapper, FRONT } from '../helpers/front.ts';
-import { sharedRootfs } from '../helpers/inject.ts';
-import { ANNOTATIONS, CANARY, check, FAILURES, HOSTILE, makeHostile, VOLUMES } from '../helpers/volume-env-cases.ts';
+import { envhookWrapper, FRONT } from '../helpers/shim/front.ts';
+import { sharedRootfs } from '../helpers/shim/inject.ts';
+import { ANNOTATIONS, CANARY, check, FAILURES, HOSTILE, makeHostile, VOLUMES } from '../helpers/shim/volume-env-cases.ts';
 import { procEnviron, waitExeced } from '../helpers/proc.ts';
 import { makePod, rawAnnotations, type PodLayout } from '../../scripts/kubelet-pod.ts';
 

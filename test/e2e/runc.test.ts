@@ -6,9 +6,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
 import { containerId, makeBundle, missingForRunc, parseEnvOutput, RUNC, REPO } from '../helpers/bundle.ts';
-import { envhookWrapper, FRONT } from '../helpers/front.ts';
-import { setup, sharedRootfs } from '../helpers/inject.ts';
-import { CANARY, checkInjected, ENV_ANNOTATIONS, FAILING_ANNOTATIONS, FAILING_MESSAGE, FILES } from '../helpers/injected.ts';
+import { envhookWrapper, FRONT } from '../helpers/shim/front.ts';
+import { setup, sharedRootfs } from '../helpers/shim/inject.ts';
+import { CANARY, checkInjected, ENV_ANNOTATIONS, FAILING_ANNOTATIONS, FAILING_MESSAGE, FILES } from '../helpers/shim/injected.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const missing = missingForRunc();
 function harness(t: Test, annotations: Record<string, unknown> = ENV_ANNOTATIONS, args = ['env']) {
@@ -78,8 +79,8 @@ t.test('create, then start; state, list, features, kill, delete print what runc 
   t.equal(h.front(['create', '--bundle', h.bundle, id], { stdio: 'ignore' }).status, 0, 'create');
   t.equal(JSON.parse(h.runc(['state', id]).stdout).status, 'created');
   t.equal(h.front(['start', id]).status, 0, 'start');
-  for (let i = 0; i < 100 && !fs.existsSync(path.join(out, 'env')); i++) await new Promise((r) => setTimeout(r, 50));
-  await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 100 && !fs.existsSync(path.join(out, 'env')); i++) await sleep(50);
+  await sleep(100);
   checkInjected(t, parseEnvOutput(fs.readFileSync(path.join(out, 'env'), 'utf8')));
 
   const same = (args: string[], what: string) => {
@@ -102,8 +103,7 @@ t.test('create, then start; state, list, features, kill, delete print what runc 
 
   const kill = h.front(['kill', id, 'KILL']);
   t.same([kill.status, kill.stdout, kill.stderr], [0, '', ''], 'kill');
-  for (let i = 0; i < 100 && JSON.parse(h.runc(['state', id]).stdout).status !== 'stopped'; i++)
-    await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 100 && JSON.parse(h.runc(['state', id]).stdout).status !== 'stopped'; i++) await sleep(50);
   const del = h.front(['delete', id]);
   t.same([del.status, del.stdout, del.stderr], [0, '', ''], 'delete');
   t.equal(h.runc(['list', '-q']).stdout, '', 'nothing left');

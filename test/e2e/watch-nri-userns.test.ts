@@ -9,12 +9,12 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { missingForCri, NRI_CONNECTED, prepareCriContainerd } from '../helpers/cri-containerd.ts';
-import { runPod } from '../helpers/cri-pod.ts';
-import { startNriProcess } from '../helpers/nri-process.ts';
-import { waitFor } from '../helpers/inotify.ts';
-import { CNI_STUB_FILES, makeCniStubExecutable } from '../helpers/cni-stub.ts';
-import { idmapRunc } from '../helpers/idmap-runc.ts';
+import { missingForCri, NRI_CONNECTED, prepareCriContainerd } from '../helpers/cri/containerd.ts';
+import { runPod } from '../helpers/cri/pod.ts';
+import { startNriProcess } from '../helpers/nri/process.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { CNI_STUB_FILES, makeCniStubExecutable } from '../helpers/cri/cni-stub.ts';
+import { idmapRunc } from '../helpers/cri/idmap-runc.ts';
 import { atomicVolumeDir, atomicWrite } from '../../scripts/kubelet-pod.ts';
 
 const CANARY = 'CANARY-userns-nri-77e1';

@@ -1,6 +1,6 @@
 // Owners that survive the kubelet, end to end: a real runc container runs as UID 1000 with no
 // capabilities and reads 0400 files of a secret volume and of a projected volume (a token, a CA
-// bundle, a namespace file) in a loop (test/helpers/volume-reader.ts), while the test rewrites
+// bundle, a namespace file) in a loop (test/helpers/watch/volume-reader.ts), while the test rewrites
 // both volumes with the kubelet's atomic-writer operations. With `envhook watch` (a real
 // process, fed by the owners record the shim writes) the reader keeps reading, on a quiet
 // machine and with both CPUs busy, at the default priority and in SCHED_FIFO (a unit's
@@ -14,10 +14,17 @@ import { spawn, spawnSync } from 'node:child_process';
 import { containerId, envhook, makeBundle, makeRootfs, missingForRunc, RUNC, spawnEnvhook } from '../helpers/bundle.ts';
 import { makePod } from '../../scripts/kubelet-pod.ts';
 import { atomicWrite, makeAtomicVolume } from '../../scripts/kubelet-pod.ts';
-import { waitFor } from '../helpers/inotify.ts';
-import { checkSettled, churnWithReader, describeReader, eachPhase, readerScript, type ReaderResult } from '../helpers/volume-reader.ts';
+import {
+  checkSettled,
+  churnWithReader,
+  describeReader,
+  eachPhase,
+  readerScript,
+  type ReaderResult,
+} from '../helpers/watch/volume-reader.ts';
 import { schedPolicy } from '../../src/nri/realtime.ts';
 import { writeOwnersRecord } from '../../src/watch/record.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 t.setTimeout(900_000); // the file's own limit (tap's default is for the whole file)
 const REWRITES = Number(process.env.ENVHOOK_WATCH_REWRITES) || 300;

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { envhook, REPO } from '../helpers/bundle.ts';
 import { loadSettings } from '../../src/settings.ts';
 import { parseAddress } from '../../src/nri/supervisor/http.ts';
-import { INSTALLER_DAEMONSET, NRI_DAEMONSET, readManifest } from '../helpers/daemonset.ts';
+import { INSTALLER_DAEMONSET, NRI_DAEMONSET, readManifest } from '../helpers/install/daemonset.ts';
 import { IMAGE_FILES } from '../../scripts/image-context.ts';
 
 const ds = readManifest(NRI_DAEMONSET);

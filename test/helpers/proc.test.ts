@@ -6,6 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { procEnviron, readProc, waitExeced } from './proc.ts';
+import { sleep } from './wait.ts';
 
 t.test('a process that shows itself as runc init is waited for until it execs its program', async (t) => {
   const dir = t.testdir({ init: 'sleep 0.4\nexec sleep 30\n' });
@@ -13,7 +14,7 @@ t.test('a process that shows itself as runc init is waited for until it execs it
   const child = spawn('bash', ['init'], { argv0: 'runc', cwd: dir, env: { PATH: process.env.PATH, PROC_CANARY: 'one' }, stdio: 'ignore' });
   t.teardown(() => child.kill('SIGKILL'));
   const pid = child.pid!;
-  await new Promise((r) => setTimeout(r, 100));
+  await sleep(100);
   t.equal(readProc(pid, 'cmdline'), 'runc\0init\0');
   await waitExeced(pid, 10_000);
   t.equal(readProc(pid, 'cmdline'), 'sleep\x0030\0', 'returned only once the program runs');
@@ -24,7 +25,7 @@ t.test('still runc init after the time given: an error that says so', async (t) 
   const dir = t.testdir({ init: 'sleep 30\n' });
   const child = spawn('bash', ['init'], { argv0: 'runc', cwd: dir, stdio: 'ignore' });
   t.teardown(() => child.kill('SIGKILL'));
-  await new Promise((r) => setTimeout(r, 100));
+  await sleep(100);
   await t.rejects(waitExeced(child.pid!, 200), { message: `PID ${child.pid} still runc init after 200 ms` });
 });
 
@@ -35,9 +36,8 @@ t.test('a zombie (empty command line and environment) is neither done nor read a
   const child = spawn('sh', ['-c', `sleep 0 & echo $! > ${out}; exec sleep 30`], { stdio: 'ignore' });
   t.teardown(() => child.kill('SIGKILL'));
   let zombie = 0;
-  while (!(zombie = Number(readProc(child.pid!, 'cmdline') === 'sleep\x0030\0' && fs.readFileSync(out, 'utf8'))))
-    await new Promise((r) => setTimeout(r, 20));
-  while (!/^State:\s+Z/m.test(readProc(zombie, 'status'))) await new Promise((r) => setTimeout(r, 20));
+  while (!(zombie = Number(readProc(child.pid!, 'cmdline') === 'sleep\x0030\0' && fs.readFileSync(out, 'utf8')))) await sleep(20);
+  while (!/^State:\s+Z/m.test(readProc(zombie, 'status'))) await sleep(20);
   t.equal(readProc(zombie, 'cmdline'), '');
   await t.rejects(waitExeced(zombie, 200), { message: `PID ${zombie} shows no command line (exiting, or gone) after 200 ms` });
   t.throws(() => procEnviron(zombie), { code: 'ESRCH' }, 'the kernel refuses the read: no memory left to show');

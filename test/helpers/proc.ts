@@ -2,8 +2,7 @@
 // a runtime really gave a process.
 import fs from 'node:fs';
 import { schedPolicy } from '../../src/nri/realtime.ts';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from './wait.ts';
 
 /** /proc/PID/FILE, or '' when the process is gone. */
 export function readProc(pid: number, file: string): string {

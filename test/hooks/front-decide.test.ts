@@ -7,7 +7,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { BUSYBOX, whichSync } from '../helpers/bundle.ts';
-import { countingEnvhook, fakeExecutable, runFront } from '../helpers/front.ts';
+import { countingEnvhook, fakeExecutable, runFront } from '../helpers/shim/front.ts';
 
 // About 100 runs of the front, a third of them starting envhook: more than the default 120 s on
 // a machine shared with other test runs.

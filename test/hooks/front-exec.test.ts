@@ -6,7 +6,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { BUSYBOX, whichSync } from '../helpers/bundle.ts';
-import { fakeExecutable, runFront } from '../helpers/front.ts';
+import { fakeExecutable, runFront } from '../helpers/shim/front.ts';
 import { EXEC_ARGV_CASES } from '../oci/runc-exec-args.cases.ts';
 import { EXEC_SIDECAR, writeExecSidecar } from '../../src/bundle/exec-sidecar.ts';
 import { execEnv } from '../../src/apply/exec-env.ts';

@@ -2,12 +2,12 @@
 // refused with the first one's prefix and what to do, --take-over moves the registration, the
 // taken-over prefix's uninstall refuses, and a reinstall from the same prefix (an upgrade) goes
 // on. Run as the admin runs them (dist/envhook.cjs), on fixture roots: containerd with no binary
-// (its shim and its NRI plugin), CRI-O with the crio double (test/helpers/crio.ts).
+// (its shim and its NRI plugin), CRI-O with the crio double (test/helpers/install/crio.ts).
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { hostFiles, install, installRoot, snapshot, uninstall } from '../helpers/install.ts';
-import { crioDouble } from '../helpers/crio.ts';
+import { hostFiles, install, installRoot, snapshot, uninstall } from '../helpers/install/install.ts';
+import { crioDouble } from '../helpers/install/crio.ts';
 
 const OTHER = ['--prefix', '/opt/other'];
 const DEFAULT = '/usr/local/lib/envhook';

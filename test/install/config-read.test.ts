@@ -5,7 +5,8 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fakeSource, hostFiles, install, snapshot, uninstall } from '../helpers/install.ts';
+import { fakeSource, hostFiles, install, snapshot, uninstall } from '../helpers/install/install.ts';
+import { refused } from '../helpers/refusal.ts';
 
 const NOWHERE = { PATH: '/nonexistent' };
 
@@ -53,8 +54,7 @@ for (const [name, runtime, extra, line] of refusals)
   t.test(`${name}: refused, nothing written`, async (t) => {
     const { root, source, original } = setup(t);
     const r = install({ runtime, root, source, extra, env: NOWHERE });
-    t.equal(r.stderr, line);
-    t.equal(r.status, 1);
+    refused(t, r, line);
     t.equal(r.stdout, '');
     t.same(snapshot(root), original);
   });
@@ -79,22 +79,17 @@ t.test('--root that does not exist, or a file: refused, nothing created (install
   const missing = path.join(dir, 'does-not-exist');
   for (const runtime of ['containerd', 'crio', 'podman'] as const) {
     const r = install({ runtime, root: missing, source, env: NOWHERE });
-    t.equal(
-      r.stderr,
+    refused(
+      t,
+      r,
       `envhook: --root ${missing} does not exist: name the node's root directory (the installer DaemonSet mounts it at /host)\n`,
     );
-    t.equal(r.status, 1);
   }
   t.notOk(fs.existsSync(missing), 'no tree created');
   const file = path.join(dir, 'a-file');
   fs.writeFileSync(file, '');
   const i = install({ runtime: 'containerd', root: file, source, env: NOWHERE });
-  t.equal(i.stderr, `envhook: --root ${file} is not a directory: name the node's root directory\n`);
-  t.equal(i.status, 1);
+  refused(t, i, `envhook: --root ${file} is not a directory: name the node's root directory\n`);
   const u = uninstall({ runtime: 'containerd', root: missing });
-  t.equal(
-    u.stderr,
-    `envhook: --root ${missing} does not exist: name the node's root directory (the installer DaemonSet mounts it at /host)\n`,
-  );
-  t.equal(u.status, 1);
+  refused(t, u, `envhook: --root ${missing} does not exist: name the node's root directory (the installer DaemonSet mounts it at /host)\n`);
 });

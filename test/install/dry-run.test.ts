@@ -6,7 +6,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { install, installRoot, realSource, uninstall } from '../helpers/install.ts';
+import { install, installRoot, realSource, uninstall } from '../helpers/install/install.ts';
 
 t.setTimeout(120_000);
 const NO_CRIO = { ...process.env, PATH: '/nonexistent' };

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { frontConfTarget, runtimeSetting } from '../../src/install/front-conf.ts';
 import { makeLayout } from '../../src/install/layout.ts';
 import { FRONT_MARKER } from '../../src/oci/runtime-binary.ts';
-import { fakeSource, hostFiles, install, snapshot, uninstall } from '../helpers/install.ts';
+import { fakeSource, hostFiles, install, snapshot, uninstall } from '../helpers/install/install.ts';
 
 const PATH = '/usr/local/bin:/usr/sbin:/usr/bin:relative';
 const runtimeLine = (buf: Buffer) => buf.toString('utf8').split('\n')[0];

@@ -1,16 +1,17 @@
 // install --mode nri --nri-required: envhook a required plugin of NRI's default validator.
 // containerd 2.2 is not in the cache and CRI-O is not installable here: stand-ins report the
 // version and print the config dump (the check after install); for CRI-O, the double of
-// test/helpers/crio.ts, which prints `crio config` from the files as CRI-O does. The exact text written, the
+// test/helpers/install/crio.ts, which prints `crio config` from the files as CRI-O does. The exact text written, the
 // refusals (containerd 2.1.9, CRI-O 1.33, no binary, --mode shim), the union with a list another
 // file sets, a list a later file would replace refused, a second install writing nothing, and
 // uninstall byte for byte.
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fakeContainerd, install, installRoot, snapshot, uninstall, type InstallArgs } from '../helpers/install.ts';
+import { fakeContainerd, install, installRoot, snapshot, uninstall, type InstallArgs } from '../helpers/install/install.ts';
 import { crioNriDropIn } from '../../src/install/crio/crio-nri.ts';
-import { crioDouble } from '../helpers/crio.ts';
+import { crioDouble } from '../helpers/install/crio.ts';
+import { refused } from '../helpers/refusal.ts';
 
 t.setTimeout(120_000);
 const required = (extra: string[] = []) => ['--mode', 'nri', '--nri-required', ...extra];
@@ -70,13 +71,13 @@ t.test('containerd 2.2: union with the list an imported file sets, in a drop-in 
     '["other", "envhook"]',
   );
   // the root file's block would be replaced by the import's list
-  refused(
+  installRefused(
     t,
     { runtime: 'containerd', root, source, extra: required(['--containerd', bin]) },
     `/etc/containerd/conf.d/10-nri.toml sets [plugins."io.containerd.nri.v1.nri".default_validator] and containerd reads it after /etc/containerd/config.toml: envhook's required_plugins would be replaced; name a file containerd reads after it with --drop-in`,
   );
   // the admin's own file is not edited
-  refused(
+  installRefused(
     t,
     { runtime: 'containerd', root, source, extra: required(['--containerd', bin, '--drop-in', '/etc/containerd/conf.d/10-nri.toml']) },
     `/etc/containerd/conf.d/10-nri.toml sets [plugins."io.containerd.nri.v1.nri".default_validator]: add "envhook" to its required_plugins there (envhook does not edit the admin's lines), or name a file containerd reads after it with --drop-in`,
@@ -116,12 +117,12 @@ t.test('containerd 2.2: the files already require envhook: nothing written for i
 
 t.test('containerd: 2.1.9 and no binary refused, nothing written', async (t) => {
   const { root, source, bin, original } = containerdRoot(t, { 'etc/containerd/config.toml': 'version = 3\n' }, '2.1.9');
-  refused(
+  installRefused(
     t,
     { runtime: 'containerd', root, source, extra: required(['--containerd', bin]) },
     "--nri-required needs containerd 2.2 or later (NRI's default validator); containerd 2.1.9 has none: install without --nri-required, or upgrade containerd",
   );
-  refused(
+  installRefused(
     t,
     { runtime: 'containerd', root, source, extra: required(), env: NOWHERE },
     "--nri-required needs containerd 2.2 or later (NRI's default validator); no containerd binary to ask for its version: name it with --containerd PATH",
@@ -137,9 +138,9 @@ t.test('containerd 2.2: a dump without the validator fails the check, every file
     '2.2.0',
   );
   const r = install({ runtime: 'containerd', root, source, extra: required(['--containerd', bin]) });
-  t.equal(r.status, 1);
-  t.equal(
-    r.stderr,
+  refused(
+    t,
+    r,
     `envhook: containerd 2.2.0 config dump of /etc/containerd/config.toml: NRI's default validator is off; required_plugins does not hold "envhook"; every file is back as it was\n`,
   );
   t.same(snapshot(root), original);
@@ -148,7 +149,7 @@ t.test('containerd 2.2: a dump without the validator fails the check, every file
 t.test('--nri-required without --mode nri: refused, nothing written', async (t) => {
   const { root, source } = installRoot(t, { 'etc/containerd/config.toml': 'version = 3\n' });
   for (const runtime of ['containerd', 'crio'] as const) {
-    refused(
+    installRefused(
       t,
       { runtime, root, source, extra: ['--mode', 'shim', '--nri-required'], env: NOWHERE },
       '--nri-required is only valid with --mode nri (it makes the NRI plugin a required one)',
@@ -157,11 +158,10 @@ t.test('--nri-required without --mode nri: refused, nothing written', async (t) 
 });
 
 /** An install that must fail with `message` alone, writing nothing. */
-function refused(t: Test, args: InstallArgs, message: string): void {
+function installRefused(t: Test, args: InstallArgs, message: string): void {
   const before = snapshot(args.root);
   const r = install(args);
-  t.equal(r.status, 1);
-  t.equal(r.stderr, `envhook: ${message}\n`);
+  refused(t, r, `envhook: ${message}\n`);
   t.equal(r.stdout, '');
   t.same(snapshot(args.root), before, 'nothing written');
 }
@@ -223,7 +223,7 @@ t.test('CRI-O 1.34: union with crio.conf and an earlier drop-in; a later list re
     path.join(root, 'etc/crio/crio.conf.d/90-admin.conf'),
     '[crio.nri.default_validator]\nnri_validator_required_plugins = ["d"]\n',
   );
-  refused(
+  installRefused(
     t,
     { runtime: 'crio', root, source, extra: required(['--crio', crio]), env: NOWHERE },
     "/etc/crio/crio.conf.d/90-admin.conf sets [crio.nri.default_validator] and CRI-O reads it after /etc/crio/crio.conf.d/50-envhook-nri.conf: envhook's nri_validator_required_plugins would be replaced; name a later file with --config",
@@ -248,12 +248,12 @@ t.test('CRI-O: the files already require envhook: the drop-in only switches NRI 
 t.test('CRI-O 1.33 and no crio refused, nothing written', async (t) => {
   const { root, source } = installRoot(t, {});
   const crio = crioDouble(path.dirname(root), '1.33.2').bin;
-  refused(
+  installRefused(
     t,
     { runtime: 'crio', root, source, extra: required(['--crio', crio]), env: NOWHERE },
     "--nri-required needs CRI-O 1.34 or later (NRI's default validator); CRI-O 1.33.2 has none: install without --nri-required, or upgrade CRI-O",
   );
-  refused(
+  installRefused(
     t,
     { runtime: 'crio', root, source, extra: required(), env: NOWHERE },
     "--nri-required needs CRI-O 1.34 or later (NRI's default validator); no crio binary to ask for its version: name it with --crio PATH",

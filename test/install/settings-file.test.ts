@@ -5,7 +5,8 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fakeSource, hostFiles, install, snapshot, uninstall } from '../helpers/install.ts';
+import { fakeSource, hostFiles, install, snapshot, uninstall } from '../helpers/install/install.ts';
+import { refused } from '../helpers/refusal.ts';
 
 const FILE = 'etc/envhook/config.json';
 
@@ -69,8 +70,7 @@ t.test('bad settings are refused with one line, nothing written', async (t) => {
   const { root, source, original, env } = setup(t, { [FILE]: '{ not json' });
   const bad = (extra: string[], re: RegExp) => {
     const r = install({ runtime: 'crio', root, source, env, extra });
-    t.equal(r.status, 1);
-    t.match(r.stderr, re);
+    refused(t, r, re);
     t.equal(r.stderr.split('\n').length, 2);
   };
   bad(['--kubelet-root', 'relative/kubelet'], /^envhook: --kubelet-root must be an absolute host path$/m);

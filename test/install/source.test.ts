@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { findSource } from '../../src/install/source.ts';
-import { HAS_SEA, install, REAL_NODE, realSource, snapshot } from '../helpers/install.ts';
+import { HAS_SEA, install, REAL_NODE, realSource, snapshot } from '../helpers/install/install.ts';
 
 const FRONT = '#!/bin/sh\n# front\n';
 const ELF = '\x7fELF single executable';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { atomicWrite } from '../../scripts/kubelet-pod.ts';
 import { copyVolume } from '../../src/mirror/copy.ts';
 import { copyDir } from '../../src/mirror/layout.ts';
-import { waitFor } from '../helpers/inotify.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const owners = { defaultOwner: { hostUid: 1000 }, items: new Map([['tls/key', { hostUid: 1001 }]]) };
 

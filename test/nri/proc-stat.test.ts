@@ -4,8 +4,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { procStat } from '../../src/nri/proc-stat.ts';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from '../helpers/wait.ts';
 
 t.test('a running process: its state, a start time that stays its own, ordinary policy', async (t) => {
   const child = spawn('sleep', ['30'], { stdio: 'ignore' });

@@ -8,9 +8,10 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { startNriContainerd } from '../helpers/containerd-nri.ts';
+import { startNriContainerd } from '../helpers/nri/containerd.ts';
 import { NODE, REPO } from '../helpers/bundle.ts';
 import { sidVersion } from '../../scripts/debian-sid.mjs';
+import { sleep } from '../helpers/wait.ts';
 
 const out = path.join(REPO, 'test/fixtures/nri/containerd-2.1.9.json');
 const ctrd = await startNriContainerd();
@@ -40,7 +41,7 @@ const envhook = spawn(
 try {
   await ctrd.waitForLog(/plugin \\"50-envhook\\" connected and synchronized/);
   await ctrd.stop();
-  await new Promise((r) => setTimeout(r, 300));
+  await sleep(300);
 } finally {
   envhook.kill('SIGTERM');
   await new Promise((r) => envhook.once('exit', r));

@@ -4,7 +4,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { readStatus, statusPath, writeStatus } from '../../src/nri/status-file.ts';
-import { sampleStatus } from '../helpers/nri-status.ts';
+import { sampleStatus } from '../helpers/nri/status.ts';
 import { EnvhookError } from '../../src/errors.ts';
 
 t.test('written into a run directory it creates (0755, file 0644), read back as written', async (t) => {

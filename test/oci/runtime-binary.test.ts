@@ -14,7 +14,7 @@ import {
   runRuntimeBinary,
   versionMatch,
 } from '../../src/oci/runtime-binary.ts';
-import { nodeRootWith } from '../helpers/node-root.ts';
+import { nodeRootWith } from '../helpers/install/node-root.ts';
 
 function script(dir: string, name: string, body: string, mode = 0o755): string {
   fs.mkdirSync(dir, { recursive: true });

@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { atomicWrite } from '../../scripts/kubelet-pod.ts';
 import { closeDataDir, isTimestampedName, openDataDir } from '../../src/fs/datadir.ts';
 import { chownTree, type WalkOptions } from '../../src/ownership/walk.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const owner = (uid: number) => ({ uid, hostUid: uid });
 const uidOf = (p: string) => fs.lstatSync(p).uid;
@@ -49,7 +50,7 @@ t.test('idempotent: a second run changes nothing, not even ctime', async (t) => 
   const ts = atomicWrite(vol, { a: 'A', b: 'B' });
   t.equal(walk(vol).changed, 2);
   const ctime = fs.statSync(path.join(ts, 'a')).ctimeMs;
-  await new Promise((r) => setTimeout(r, 20));
+  await sleep(20);
   t.equal(walk(vol).changed, 0);
   t.equal(fs.statSync(path.join(ts, 'a')).ctimeMs, ctime);
   t.equal(walk(vol, { defaultOwner: owner(0) }).changed, 2, '0 forces root back');

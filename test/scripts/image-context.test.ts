@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { REPO, whichSync } from '../helpers/bundle.ts';
-import { imageDirectives } from '../helpers/daemonset.ts';
+import { imageDirectives } from '../helpers/install/daemonset.ts';
 import { CONTAINERFILE, IMAGE_FILES, sharedLibraries } from '../../scripts/image-context.ts';
 
 const dockerfile = fs.readFileSync(path.join(REPO, 'Dockerfile'), 'utf8');

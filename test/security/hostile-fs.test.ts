@@ -13,6 +13,7 @@ import { discoverPodDir } from '../../src/k8s/pod.ts';
 import { makePod } from '../../scripts/kubelet-pod.ts';
 import { moduleIn, nodeAsOther, otherUidDir } from '../helpers/other-uid.ts';
 import { envhookCli, fastTempDir, makeCanary, outcome, pool, snapshot, startSwapper } from './helpers.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const LIMIT = 64 * 1024;
 const canary = makeCanary('OUTSIDE');
@@ -238,7 +239,7 @@ async function race(t: Test, what: string, rel: string, build: (f: Fixture) => P
   const f = fixture(t);
   const before = snapshot(f.outside);
   const swapper = startSwapper(...build(f));
-  await new Promise((r) => setTimeout(r, 20));
+  await sleep(20);
   const outcomes = new Map<string, number>();
   let leaked = 0;
   for (let i = 0; i < reads; i++) {
@@ -281,7 +282,7 @@ t.test('race: the file swapped for a hard-linked FIFO (the FIFO is never opened)
     },
     40_000,
   );
-  await new Promise((r) => setTimeout(r, 100));
+  await sleep(100);
   t.notOk(fs.existsSync(opened), 'the FIFO was never opened for reading');
   sentinel?.kill('SIGKILL');
 });
@@ -323,7 +324,7 @@ t.test('race: the chown path (lstat, then pinFileAt) never opens a FIFO swapped 
   const swapper = startSwapper(vol, 'key', [{ content: 'KEY' }, { link: path.join(root, 'fifo') }]);
   const dirFd = fs.openSync(vol, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
   const outcomes = new Map<string, number>();
-  while (!fs.existsSync(path.join(vol, 'key'))) await new Promise((r) => setTimeout(r, 5));
+  while (!fs.existsSync(path.join(vol, 'key'))) await sleep(5);
   const deadline = Date.now() + 5000;
   for (let tries = 0; tries < 10_000 && Date.now() < deadline;) {
     const before = fs.lstatSync(path.join(vol, 'key'), { throwIfNoEntry: false });
@@ -339,7 +340,7 @@ t.test('race: the chown path (lstat, then pinFileAt) never opens a FIFO swapped 
   }
   fs.closeSync(dirFd);
   const swaps = await swapper.stop();
-  await new Promise((r) => setTimeout(r, 100));
+  await sleep(100);
   t.notOk(fs.existsSync(opened), `the FIFO was never opened (${swaps} swaps): ${JSON.stringify(Object.fromEntries(outcomes))}`);
 });
 

@@ -13,6 +13,7 @@ import { EnvhookError } from '../../src/errors.ts';
 import { makePod } from '../../scripts/kubelet-pod.ts';
 import { atomicWrite } from '../../scripts/kubelet-pod.ts';
 import { fastTempDir, makeCanary, outcome, snapshot, startSwapper, type SwapSource } from './helpers.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const canary = makeCanary('OUTSIDE');
 const settings = { kubeletRoot: '', runtime: 'runc', logFile: undefined, logLevel: 'silent' as const };
@@ -317,7 +318,7 @@ t.test('race: a data file swapped for a hard-linked FIFO (never opened)', async 
     sentinel = spawn('sh', ['-c', `exec 3>'${path.join(f.root, 'fifo')}'; : > '${opened}'`]);
     return { link: path.join(f.root, 'fifo') };
   });
-  await new Promise((r) => setTimeout(r, 100));
+  await sleep(100);
   t.notOk(fs.existsSync(opened), 'the FIFO was never opened');
   sentinel?.kill('SIGKILL');
 });

@@ -5,7 +5,7 @@ import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { runShim, type ShimEnv } from '../../src/shim/shim.ts';
-import { fakeExecutable } from '../helpers/front.ts';
+import { fakeExecutable } from '../helpers/shim/front.ts';
 
 const CANARY = 'CANARY-exec-9a41';
 const MARK = JSON.stringify({ set: ['DB', 'GREETING'], removed: ['REDIS_MASTER_SERVICE_HOST', 'REDIS_MASTER_PORT'] });

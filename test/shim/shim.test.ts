@@ -8,8 +8,8 @@ import { execFileSync } from 'node:child_process';
 import { runShim, type ShimEnv } from '../../src/shim/shim.ts';
 import { resolveRuntime } from '../../src/shim/runtime.ts';
 import { EXEC_SIDECAR } from '../../src/bundle/exec-sidecar.ts';
-import { fakeExecutable, FRONT } from '../helpers/front.ts';
-import { ref, setup as podSetup, type InjectSetup } from '../helpers/inject.ts';
+import { fakeExecutable, FRONT } from '../helpers/shim/front.ts';
+import { ref, setup as podSetup, type InjectSetup } from '../helpers/shim/inject.ts';
 import { makeAtomicVolume, type Projection } from '../../scripts/kubelet-pod.ts';
 
 const CANARY = 'CANARY-shim-5b2e';

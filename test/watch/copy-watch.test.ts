@@ -11,8 +11,8 @@ import { createLogger } from '../../src/log.ts';
 import { normalize } from '../../src/ownership/annotation.ts';
 import { copyDir } from '../../src/mirror/layout.ts';
 import { copyVolume } from '../../src/mirror/copy.ts';
-import { waitFor } from '../helpers/inotify.ts';
-import { contentAndOwner } from '../helpers/volume-reader.ts';
+import { contentAndOwner } from '../helpers/watch/volume-reader.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 t.test('each rewrite copied, owned; a hard link refused and counted, the last good copy kept; the volume gone', async (t) => {
   const dir = t.testdir({});

@@ -7,7 +7,8 @@ import { PendingDirs } from '../../src/watch/pending.ts';
 import { createInotify } from '../../src/watch/inotify.ts';
 import { openPending, type OpenPending } from '../../src/watch/pass.ts';
 import { silentLogger } from '../../src/log.ts';
-import { inotifyWatches, waitFor } from '../helpers/inotify.ts';
+import { inotifyWatches } from '../helpers/watch/inotify.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const openFds = () => fs.readdirSync('/proc/self/fd').length;
 

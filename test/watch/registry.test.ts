@@ -8,7 +8,8 @@ import { createLogger } from '../../src/log.ts';
 import { normalize } from '../../src/ownership/annotation.ts';
 import type { UidTranslation } from '../../src/ownership/uidmap.ts';
 import { atomicWrite, atomicWriteSteps } from '../../scripts/kubelet-pod.ts';
-import { inotifyWatches, waitFor } from '../helpers/inotify.ts';
+import { inotifyWatches } from '../helpers/watch/inotify.ts';
+import { sleep, waitFor } from '../helpers/wait.ts';
 
 const CANARY = 'CANARY-5e1f-value-never-logged';
 const NONE: UidTranslation = { kind: 'none' };
@@ -69,7 +70,7 @@ t.test('the new directory is owned before ..data points at it', async (t) => {
   t.ok(before.ownedBeforeSwap >= 3, `counted as owned before the swap (${before.ownedBeforeSwap})`);
   for (let r = steps.next(); !r.done; r = steps.next());
   t.equal(uidOf(s.vol, 'key'), 1000, 'owned the moment ..data points at it');
-  await new Promise((r) => setTimeout(r, 50));
+  await sleep(50);
   t.equal(s.registry.stats().ownedAfterSwap, before.ownedAfterSwap, 'nothing owned after the swap');
 });
 
@@ -102,7 +103,7 @@ t.test('a burst of rewrites: bounded watches, owners right at the end, remove() 
   t.match(s.registry.stats(), { pods: 0, volumes: 0, watches: 0, polled: 0, queued: 0, refusedByKernel: 0, refusedByBound: 0 });
   t.equal(inotifyWatches(), before, 'no inotify watch left behind');
   atomicWrite(s.vol, { key: { data: 'after', mode: 0o400 } });
-  await new Promise((r) => setTimeout(r, 100));
+  await sleep(100);
   t.equal(uidOf(s.vol, 'key'), 0, 'a removed pod is no longer watched');
 });
 
@@ -154,7 +155,7 @@ t.test('confinement as at start: no symlink followed, odd names and hard links r
   s.registry.add('p1', [s.volume(KEYS)]); // a pass now
   s.registry.add('p1', [s.volume(KEYS)]);
   await waitFor(() => s.log().includes('hard links'), 5000, 'warning');
-  await new Promise((r) => setTimeout(r, 50));
+  await sleep(50);
   t.equal(fs.lstatSync(s.outside).uid, 0);
   t.equal(
     s

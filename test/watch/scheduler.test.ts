@@ -1,6 +1,7 @@
 // The scheduler coalesces marks and runs one task per event-loop turn.
 import t from 'tap';
 import { createScheduler, type Task } from '../../src/watch/scheduler.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const counter = (log: string[], name: string): Task => ({ run: () => void log.push(name) });
 
@@ -23,7 +24,7 @@ t.test('one task a turn: other work runs between two passes', async (t) => {
   s.mark(counter(log, 'b'));
   s.mark(counter(log, 'c'));
   setImmediate(() => log.push('other'));
-  await new Promise((r) => setTimeout(r, 20));
+  await sleep(20);
   t.same(log, ['a', 'other', 'b', 'c']);
   s.close();
 });
@@ -43,12 +44,12 @@ t.test('a task marked while it runs runs again; cancel and close drop queued tas
   s.mark(a);
   s.mark(b);
   s.cancel(b);
-  await new Promise((r) => setTimeout(r, 20));
+  await sleep(20);
   t.same(log, ['a', 'a']);
   s.mark(b);
   s.close();
   s.mark(b);
-  await new Promise((r) => setTimeout(r, 20));
+  await sleep(20);
   t.same(log, ['a', 'a'], 'nothing runs after close');
   t.equal(s.pending, 0);
 });

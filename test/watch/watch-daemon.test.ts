@@ -7,8 +7,8 @@ import { writeOwnersRecord, type OwnersRecord } from '../../src/watch/record.ts'
 import { createLogger } from '../../src/log.ts';
 import { makePod } from '../../scripts/kubelet-pod.ts';
 import { atomicWrite, makeAtomicVolume } from '../../scripts/kubelet-pod.ts';
-import { waitFor } from '../helpers/inotify.ts';
-import { contentAndOwner } from '../helpers/volume-reader.ts';
+import { contentAndOwner } from '../helpers/watch/volume-reader.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 function setup(t: Test, uid = '11111111-2222-3333-4444-555555555555') {
   const dir = t.testdir({});

@@ -55,15 +55,29 @@ interface Family {
   samples: Sample[];
 }
 
+/** A family of one sample without labels. */
+const one = (name: string, type: Family['type'], help: string, value: number): Family => ({
+  name,
+  type,
+  help,
+  samples: [['', {}, value]],
+});
+
 export function renderMetrics(status: NriStatus, histogram: DurationHistogram): string {
-  const c = status.counts;
-  const one = (name: string, type: Family['type'], help: string, value: number): Family => ({
-    name,
-    type,
-    help,
-    samples: [['', {}, value]],
-  });
+  const o = status.owners;
   const families: Family[] = [
+    ...pluginFamilies(status, histogram),
+    ...(o ? ownerFamilies(o) : []),
+    ...(o?.copies !== undefined ? copyFamilies(o) : []),
+    ...(status.runtime ? [runtimeFamily(status, status.runtime)] : []),
+  ];
+  return families.map(renderFamily).join('');
+}
+
+/** The plugin's connection, its workers and the CreateContainer requests it answered. */
+function pluginFamilies(status: NriStatus, histogram: DurationHistogram): Family[] {
+  const c = status.counts;
+  return [
     one(
       'envhook_nri_connected',
       'gauge',
@@ -113,45 +127,46 @@ export function renderMetrics(status: NriStatus, histogram: DurationHistogram): 
     ),
     one('envhook_owner_rechowns_total', 'counter', "Volume files given their owner again after the kubelet's rewrites.", c.ownerRechowns),
   ];
-  const o = status.owners;
-  if (o) {
-    families.push(
-      one('envhook_owner_watched_pods', 'gauge', 'Pods whose volume owners are watched now.', o.pods),
-      one('envhook_owner_watched_volumes', 'gauge', 'Volumes whose owners are watched now.', o.volumes),
-      one('envhook_owner_inotify_watches', 'gauge', 'inotify watches the owner watcher holds now.', o.watches),
-      one('envhook_owner_polled_volumes', 'gauge', 'Watched volumes polled for want of an inotify watch.', o.polled),
-      {
-        name: 'envhook_owner_files_owned_total',
-        type: 'counter',
-        help: "Volume files given their owner by the watcher after the kubelet's rewrites, by when: before_swap (before ..data pointed at them), after_swap (visible, still root's, for a moment).",
-        samples: [
-          ['', { when: 'before_swap' }, o.ownedBeforeSwap],
-          ['', { when: 'after_swap' }, o.ownedAfterSwap],
-        ],
-      },
-      {
-        name: 'envhook_owner_watches_refused_total',
-        type: 'counter',
-        help: "inotify watches not set, by whom: kernel (its inotify limit), bound (envhook's per-pod and per-node bounds); those volumes are polled.",
-        samples: [
-          ['', { by: 'kernel' }, o.refusedByKernel],
-          ['', { by: 'bound' }, o.refusedByBound],
-        ],
-      },
-    );
-  }
-  if (o?.copies !== undefined) families.push(...copyFamilies(o));
-  if (status.runtime) {
-    const labels: Labels = { runtime: status.runtime.name, version: status.runtime.version };
-    if (status.nriVersion !== undefined) labels.nri_version = status.nriVersion;
-    families.push({
-      name: 'envhook_nri_runtime_info',
-      type: 'gauge',
-      help: 'The runtime the plugin last registered with (always 1).',
-      samples: [['', labels, 1]],
-    });
-  }
-  return families.map(renderFamily).join('');
+}
+
+/** The owner watcher: what it watches now, and what it did. */
+function ownerFamilies(o: NonNullable<NriStatus['owners']>): Family[] {
+  return [
+    one('envhook_owner_watched_pods', 'gauge', 'Pods whose volume owners are watched now.', o.pods),
+    one('envhook_owner_watched_volumes', 'gauge', 'Volumes whose owners are watched now.', o.volumes),
+    one('envhook_owner_inotify_watches', 'gauge', 'inotify watches the owner watcher holds now.', o.watches),
+    one('envhook_owner_polled_volumes', 'gauge', 'Watched volumes polled for want of an inotify watch.', o.polled),
+    {
+      name: 'envhook_owner_files_owned_total',
+      type: 'counter',
+      help: "Volume files given their owner by the watcher after the kubelet's rewrites, by when: before_swap (before ..data pointed at them), after_swap (visible, still root's, for a moment).",
+      samples: [
+        ['', { when: 'before_swap' }, o.ownedBeforeSwap],
+        ['', { when: 'after_swap' }, o.ownedAfterSwap],
+      ],
+    },
+    {
+      name: 'envhook_owner_watches_refused_total',
+      type: 'counter',
+      help: "inotify watches not set, by whom: kernel (its inotify limit), bound (envhook's per-pod and per-node bounds); those volumes are polled.",
+      samples: [
+        ['', { by: 'kernel' }, o.refusedByKernel],
+        ['', { by: 'bound' }, o.refusedByBound],
+      ],
+    },
+  ];
+}
+
+/** The runtime the plugin last registered with. */
+function runtimeFamily(status: NriStatus, runtime: NonNullable<NriStatus['runtime']>): Family {
+  const labels: Labels = { runtime: runtime.name, version: runtime.version };
+  if (status.nriVersion !== undefined) labels.nri_version = status.nriVersion;
+  return {
+    name: 'envhook_nri_runtime_info',
+    type: 'gauge',
+    help: 'The runtime the plugin last registered with (always 1).',
+    samples: [['', labels, 1]],
+  };
 }
 
 /** The owned copies (docs/ownership.md): held now, updated, failed, and how long after the kubelet's swap. */

@@ -24,7 +24,8 @@ import { podWatchVolumes } from '../../watch/pod-volumes.ts';
 import { createPodRecords } from '../../watch/pod-records.ts';
 import { createRegistry, type Registry, type RegistryOptions } from '../../watch/registry.ts';
 import { CONTAINER_STOPPED } from '../wire/nri-schema.ts';
-import type { NriPod } from '../../facts/nri-facts.ts';
+import type { NriCreateRequest, NriPod } from '../../facts/nri-facts.ts';
+import type { NriSyncContainer } from '../wire/plain-data.ts';
 import type { NriPodEvents } from './types.ts';
 import { VOLUME_OWNERS } from '../../k8s/annotation-keys.ts';
 import type { NriAdjustment } from '../../apply/nri-adjustment.ts';
@@ -53,113 +54,130 @@ interface Watched {
 }
 
 export function createPodWatcher(opts: PodWatcherOptions): PodWatcher {
-  const { log, kubeletRoot } = opts;
-  const watched = new Map<string, Watched>(); // pod UID →
-  const registry = createRegistry({ ...opts.registry, log, onVolumeGone: (uid) => check(uid) });
-  const records = opts.runDir === undefined ? undefined : createPodRecords(opts.runDir, kubeletRoot, log);
+  return new NriPodWatcher(opts);
+}
 
-  const dropCopies = (uid: string, why: string): void => {
-    if (opts.runDir === undefined) return;
-    try {
-      if (removePodCopies(opts.runDir, uid)) log.info({ podUid: uid, why }, "nri: pod's owned copies removed");
-    } catch (err) {
-      log.warn({ podUid: uid, err }, `nri: owned copies not removed: ${describeError(err)}`);
+class NriPodWatcher implements PodWatcher {
+  readonly registry: Registry;
+  private readonly opts: PodWatcherOptions;
+  private readonly log: Logger;
+  private readonly watched = new Map<string, Watched>(); // pod UID →
+  private readonly records: ReturnType<typeof createPodRecords> | undefined;
+
+  constructor(opts: PodWatcherOptions) {
+    this.opts = opts;
+    this.log = opts.log;
+    this.registry = createRegistry({ ...opts.registry, log: opts.log, onVolumeGone: (uid) => this.check(uid) });
+    this.records = opts.runDir === undefined ? undefined : createPodRecords(opts.runDir, opts.kubeletRoot, opts.log);
+  }
+
+  restore(): void {
+    const { registry, records, watched } = this;
+    for (const r of records?.load() ?? []) {
+      if (watched.has(r.podUid)) continue;
+      registry.add(r.podUid, r.volumes);
+      if (!registry.has(r.podUid)) {
+        records?.remove(r.podUid);
+        continue;
+      }
+      // An empty key: the pod's next CreateContainer refreshes the watch from NRI's facts.
+      watched.set(r.podUid, { sandbox: r.sandbox, podDir: r.podDir, key: '' });
+      this.log.info({ podUid: r.podUid, sandbox: r.sandbox, volumes: r.volumes.length, why: 'restore' }, 'nri: watching pod volume owners');
     }
-  };
+  }
+
+  synchronized(pods: readonly NriPod[], containers: readonly NriSyncContainer[]): void {
+    const running = new Map<string, MountLike[]>(); // sandbox id → mounts of its containers not stopped
+    for (const c of containers) {
+      if (c.state === CONTAINER_STOPPED) continue;
+      const mounts = running.get(c.podSandboxId) ?? [];
+      mounts.push(...c.mounts);
+      running.set(c.podSandboxId, mounts);
+    }
+    const keep = new Set<string>();
+    for (const pod of pods) {
+      const mounts = running.get(pod.id);
+      if (mounts === undefined || pod.annotations[VOLUME_OWNERS] === undefined) continue;
+      keep.add(pod.uid);
+      // NRI 0.8.0 gives a container no user-namespace mappings (wire/plain-data.ts).
+      this.watch(pod, { mounts, uidMappings: undefined }, 'Synchronize', true);
+    }
+    for (const uid of [...this.watched.keys()]) if (!keep.has(uid)) this.forget(uid, 'not running at Synchronize');
+    // Copies of pods no container runs in (ended while envhook was away), watched or not.
+    if (this.opts.runDir !== undefined)
+      for (const uid of podsWithCopies(this.opts.runDir)) if (!keep.has(uid)) this.dropCopies(uid, 'not running at Synchronize');
+    const { volumes, watches, polled } = this.registry.stats();
+    this.log.info(
+      { runtimePods: pods.length, containers: containers.length, watchedPods: this.watched.size, volumes, watches, polled },
+      'nri: synchronized owner watches',
+    );
+  }
+
+  created(request: NriCreateRequest, adjustment?: NriAdjustment): void {
+    if (request.pod.annotations[VOLUME_OWNERS] === undefined || isSandbox(request.container.annotations)) return;
+    const facts = factsFromNri(request);
+    this.watch(request.pod, { mounts: adjustedMounts(facts.mounts, adjustment), uidMappings: facts.uidMappings }, 'CreateContainer', false);
+  }
+
+  podEnded(pod: NriPod, event: 'stop' | 'remove'): void {
+    const w = this.watched.get(pod.uid);
+    const why = event === 'stop' ? 'StopPodSandbox' : 'RemovePodSandbox';
+    if (w === undefined) return this.dropCopies(pod.uid, why); // copies made but never watched (a start that failed after them)
+    if (w.sandbox !== pod.id)
+      return this.log.debug({ podUid: pod.uid, sandbox: pod.id, why }, 'nri: an earlier sandbox of a watched pod ended');
+    this.forget(pod.uid, why);
+  }
+
+  close(): void {
+    this.watched.clear();
+    this.registry.close();
+  }
+
+  private dropCopies(uid: string, why: string): void {
+    if (this.opts.runDir === undefined) return;
+    try {
+      if (removePodCopies(this.opts.runDir, uid)) this.log.info({ podUid: uid, why }, "nri: pod's owned copies removed");
+    } catch (err) {
+      this.log.warn({ podUid: uid, err }, `nri: owned copies not removed: ${describeError(err)}`);
+    }
+  }
+
   /** `ended`: the pod is gone (its copies go too), not only its watch. */
-  const forget = (uid: string, why: string, ended = true): void => {
-    if (ended) dropCopies(uid, why);
-    if (!watched.delete(uid)) return;
-    registry.remove(uid);
-    records?.remove(uid);
-    log.info({ podUid: uid, why }, 'nri: pod no longer watched');
-  };
-  const check = (uid: string): void => {
-    const w = watched.get(uid);
-    if (w && (!registry.has(uid) || !fs.existsSync(w.podDir))) forget(uid, 'its volumes are gone');
-  };
+  private forget(uid: string, why: string, ended = true): void {
+    if (ended) this.dropCopies(uid, why);
+    if (!this.watched.delete(uid)) return;
+    this.registry.remove(uid);
+    this.records?.remove(uid);
+    this.log.info({ podUid: uid, why }, 'nri: pod no longer watched');
+  }
+
+  private check(uid: string): void {
+    const w = this.watched.get(uid);
+    if (w && (!this.registry.has(uid) || !fs.existsSync(w.podDir))) this.forget(uid, 'its volumes are gone');
+  }
 
   /** Adds or refreshes the pod's watches; `always`: a pass even when nothing changed. */
-  const watch = (pod: NriPod, mounts: MountFacts, why: 'Synchronize' | 'CreateContainer', always: boolean): void => {
+  private watch(pod: NriPod, mounts: MountFacts, why: 'Synchronize' | 'CreateContainer', always: boolean): void {
+    const { log, opts, registry } = this;
     const where = { podUid: pod.uid, pod: pod.name, namespace: pod.namespace };
     try {
-      const podDir = podDirOfUid(pod.uid, kubeletRoot).dir;
+      const podDir = podDirOfUid(pod.uid, opts.kubeletRoot).dir;
       const copies = opts.runDir === undefined ? undefined : { runDir: opts.runDir, podUid: pod.uid };
       const { volumes, skipped } = podWatchVolumes(podDir, pod.annotations, mounts, copies);
       for (const s of skipped) log.info({ ...where, volume: s.volume, reason: s.reason }, 'nri: volume not watched');
       const key = JSON.stringify([pod.id, pod.annotations[VOLUME_OWNERS], volumes.map((v) => [v.dir, v.uidMapping])]);
-      if (!always && watched.get(pod.uid)?.key === key) return;
+      if (!always && this.watched.get(pod.uid)?.key === key) return;
       registry.add(pod.uid, volumes);
-      if (!registry.has(pod.uid)) return forget(pod.uid, 'no volume to watch', false);
-      watched.set(pod.uid, { sandbox: pod.id, podDir, key });
-      records?.save(pod.uid, pod.id, podDir, volumes);
+      if (!registry.has(pod.uid)) return this.forget(pod.uid, 'no volume to watch', false);
+      this.watched.set(pod.uid, { sandbox: pod.id, podDir, key });
+      this.records?.save(pod.uid, pod.id, podDir, volumes);
       log.info({ ...where, sandbox: pod.id, volumes: volumes.length, why }, 'nri: watching pod volume owners');
     } catch (err) {
       // The start reports a bad annotation or a missing pod directory; the watcher only says why not.
       log.warn({ ...where, err }, `nri: pod not watched: ${describeError(err)}`);
-      forget(pod.uid, 'not watchable', false);
+      this.forget(pod.uid, 'not watchable', false);
     }
-  };
-
-  return {
-    registry,
-    restore() {
-      for (const r of records?.load() ?? []) {
-        if (watched.has(r.podUid)) continue;
-        registry.add(r.podUid, r.volumes);
-        if (!registry.has(r.podUid)) {
-          records?.remove(r.podUid);
-          continue;
-        }
-        // An empty key: the pod's next CreateContainer refreshes the watch from NRI's facts.
-        watched.set(r.podUid, { sandbox: r.sandbox, podDir: r.podDir, key: '' });
-        log.info({ podUid: r.podUid, sandbox: r.sandbox, volumes: r.volumes.length, why: 'restore' }, 'nri: watching pod volume owners');
-      }
-    },
-    synchronized(pods, containers) {
-      const running = new Map<string, MountLike[]>(); // sandbox id → mounts of its containers not stopped
-      for (const c of containers) {
-        if (c.state === CONTAINER_STOPPED) continue;
-        const mounts = running.get(c.podSandboxId) ?? [];
-        mounts.push(...c.mounts);
-        running.set(c.podSandboxId, mounts);
-      }
-      const keep = new Set<string>();
-      for (const pod of pods) {
-        const mounts = running.get(pod.id);
-        if (mounts === undefined || pod.annotations[VOLUME_OWNERS] === undefined) continue;
-        keep.add(pod.uid);
-        // NRI gives a container no user-namespace mappings; in a user namespace its mounts come marked idmapped (wire/plain-data.ts).
-        watch(pod, { mounts, uidMappings: undefined }, 'Synchronize', true);
-      }
-      for (const uid of [...watched.keys()]) if (!keep.has(uid)) forget(uid, 'not running at Synchronize');
-      // Copies of pods no container runs in (ended while envhook was away), watched or not.
-      if (opts.runDir !== undefined)
-        for (const uid of podsWithCopies(opts.runDir)) if (!keep.has(uid)) dropCopies(uid, 'not running at Synchronize');
-      const { volumes, watches, polled } = registry.stats();
-      log.info(
-        { runtimePods: pods.length, containers: containers.length, watchedPods: watched.size, volumes, watches, polled },
-        'nri: synchronized owner watches',
-      );
-    },
-    created(request, adjustment) {
-      if (request.pod.annotations[VOLUME_OWNERS] === undefined || isSandbox(request.container.annotations)) return;
-      const facts = factsFromNri(request);
-      watch(request.pod, { mounts: adjustedMounts(facts.mounts, adjustment), uidMappings: facts.uidMappings }, 'CreateContainer', false);
-    },
-    podEnded(pod, event) {
-      const w = watched.get(pod.uid);
-      const why = event === 'stop' ? 'StopPodSandbox' : 'RemovePodSandbox';
-      if (w === undefined) return dropCopies(pod.uid, why); // copies made but never watched (a start that failed after them)
-      if (w.sandbox !== pod.id)
-        return log.debug({ podUid: pod.uid, sandbox: pod.id, why }, 'nri: an earlier sandbox of a watched pod ended');
-      forget(pod.uid, why);
-    },
-    close() {
-      watched.clear();
-      registry.close();
-    },
-  };
+  }
 }
 
 /** The container's mounts as the runtime makes them: an adjustment's mount replaces the one of its destination. */

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { configDump, defaultConfigVersion, findContainerd } from '../../../src/install/containerd/containerd-binary.ts';
 import { findRuntimeBinary, missingBinary } from '../../../src/oci/runtime-binary.ts';
-import { containerd2ForInstall } from '../../helpers/containerd-nri.ts';
+import { containerd2ForInstall } from '../../helpers/nri/containerd.ts';
 
 const { c2, skip2 } = containerd2ForInstall();
 const c1 = findRuntimeBinary('containerd')?.path;

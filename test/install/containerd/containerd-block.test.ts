@@ -10,7 +10,7 @@ import { withBlock } from '../../../src/install/block.ts';
 import { makeLayout } from '../../../src/install/layout.ts';
 import { readContainerdConfig } from '../../../src/install/containerd/containerd-config.ts';
 import { placeBlock } from '../../../src/install/containerd/containerd-place.ts';
-import { hostFiles } from '../../helpers/install.ts';
+import { hostFiles } from '../../helpers/install/install.ts';
 
 const ROOT = '/etc/containerd/config.toml';
 

@@ -8,8 +8,8 @@ import { makeLayout } from '../../../src/install/layout.ts';
 import { readContainerdConfig } from '../../../src/install/containerd/containerd-config.ts';
 import { findContainerd, type ContainerdBinary } from '../../../src/install/containerd/containerd-binary.ts';
 import type { KeyEdit } from '../../../src/install/key-edit.ts';
-import { hostFiles } from '../../helpers/install.ts';
-import { containerd2ForInstall } from '../../helpers/containerd-nri.ts';
+import { hostFiles } from '../../helpers/install/install.ts';
+import { containerd2ForInstall } from '../../helpers/nri/containerd.ts';
 
 const ROOT = '/etc/containerd/config.toml';
 const { c2, skip2 } = containerd2ForInstall();

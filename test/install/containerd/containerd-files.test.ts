@@ -6,7 +6,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadOrder, type HostReader } from '../../../src/install/containerd/containerd-files.ts';
-import { hostFiles } from '../../helpers/install.ts';
+import { hostFiles } from '../../helpers/install/install.ts';
 
 function reader(root: string): HostReader {
   return {

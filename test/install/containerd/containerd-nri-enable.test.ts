@@ -7,8 +7,9 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { installRoot, install, snapshot, uninstall } from '../../helpers/install.ts';
-import { containerd2ForInstall } from '../../helpers/containerd-nri.ts';
+import { installRoot, install, snapshot, uninstall } from '../../helpers/install/install.ts';
+import { containerd2ForInstall } from '../../helpers/nri/containerd.ts';
+import { refused } from '../../helpers/refusal.ts';
 
 t.setTimeout(300_000);
 
@@ -35,9 +36,9 @@ t.test("1.7's config default: refused without --enable-nri, the option named, no
   const { root, source } = installRoot(t, { [CONFIG]: DEFAULT_17 });
   const before = snapshot(root);
   const r = install({ runtime: 'containerd', root, source, extra: nri(), env });
-  t.equal(r.status, 1);
-  t.equal(
-    r.stderr,
+  refused(
+    t,
+    r,
     'envhook: /etc/containerd/config.toml sets [plugins."io.containerd.nri.v1.nri"] and NRI is off as containerd reads it: set disable = false there, or pass --enable-nri to let install change exactly that key (the file backed up; uninstall puts it back)\n',
   );
   t.same(snapshot(root), before);
@@ -140,9 +141,9 @@ t.test('--enable-nri on a form it cannot change alone (an inline table): refused
   const { root, source } = installRoot(t, { [CONFIG]: 'version = 2\n[plugins]\n  "io.containerd.nri.v1.nri" = { disable = true }\n' });
   const before = snapshot(root);
   const r = install({ runtime: 'containerd', root, source, extra: nri(['--enable-nri']), env });
-  t.equal(r.status, 1);
-  t.equal(
-    r.stderr,
+  refused(
+    t,
+    r,
     'envhook: /etc/containerd/config.toml sets [plugins."io.containerd.nri.v1.nri"] in a form --enable-nri cannot change alone (a [plugins."io.containerd.nri.v1.nri"] header with a disable line): set disable = false there\n',
   );
   t.same(snapshot(root), before);

@@ -7,7 +7,7 @@ import { makeLayout } from '../../../src/install/layout.ts';
 import { readContainerdConfig } from '../../../src/install/containerd/containerd-config.ts';
 import { placeBlock } from '../../../src/install/containerd/containerd-place.ts';
 import type { ContainerdBinary } from '../../../src/install/containerd/containerd-binary.ts';
-import { hostFiles } from '../../helpers/install.ts';
+import { hostFiles } from '../../helpers/install/install.ts';
 
 const ROOT = '/etc/containerd/config.toml';
 const D = '/etc/containerd/conf.d';

@@ -9,8 +9,8 @@ import { makeLayout } from '../../../src/install/layout.ts';
 import { containerdPlan } from '../../../src/install/containerd/containerd-plan.ts';
 import { withBlock } from '../../../src/install/block.ts';
 import { findContainerd } from '../../../src/install/containerd/containerd-binary.ts';
-import { hostFiles } from '../../helpers/install.ts';
-import { containerd2ForInstall } from '../../helpers/containerd-nri.ts';
+import { hostFiles } from '../../helpers/install/install.ts';
+import { containerd2ForInstall } from '../../helpers/nri/containerd.ts';
 
 const { c2, skip2 } = containerd2ForInstall();
 const ROOT = '/etc/containerd/config.toml';

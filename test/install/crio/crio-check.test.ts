@@ -1,5 +1,5 @@
 // The check after a CRI-O install. CRI-O is not installable on this machine: the `crio` double
-// of test/helpers/crio.ts (--crio) records its arguments and prints `crio config` from the files as
+// of test/helpers/install/crio.ts (--crio) records its arguments and prints `crio config` from the files as
 // CRI-O does (defaults commented out); the tests show which arguments install passes, that a
 // reading with the handler is accepted, and that a reading with another handler (or with a
 // hooks_dir, set or CRI-O's default, that misses envhook's file) is refused with every file put
@@ -7,8 +7,9 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fakeSource, hostFiles, install, snapshot } from '../../helpers/install.ts';
-import { crioDouble } from '../../helpers/crio.ts';
+import { fakeSource, hostFiles, install, snapshot } from '../../helpers/install/install.ts';
+import { crioDouble } from '../../helpers/install/crio.ts';
+import { refused } from '../../helpers/refusal.ts';
 
 const FRONT = '/usr/local/lib/envhook/envhook-runtime';
 
@@ -40,8 +41,7 @@ t.test('a later drop-in replacing the handler: refused, every file back', async 
     'etc/crio/crio.conf.d/90-admin.conf': '[crio.runtime.runtimes.envhook]\nruntime_path = "/usr/sbin/runc"\n',
   });
   const r = install({ runtime: 'crio', root, source, extra: env });
-  t.equal(r.status, 1);
-  t.equal(r.stderr, `envhook: crio config: runtime_path is not ${FRONT}; every file is back as it was\n`);
+  refused(t, r, `envhook: crio config: runtime_path is not ${FRONT}; every file is back as it was\n`);
   t.same(snapshot(root), original);
 });
 
@@ -50,9 +50,9 @@ t.test('a hooks_dir without the directory the createRuntime file went to: refuse
     'etc/crio/crio.conf': '[crio.runtime]\nhooks_dir = ["/etc/containers/oci/hooks.d"]\n',
   });
   const r = install({ runtime: 'crio', root, source, extra: env });
-  t.equal(r.status, 1);
-  t.equal(
-    r.stderr,
+  refused(
+    t,
+    r,
     'envhook: crio config: hooks_dir does not hold /usr/share/containers/oci/hooks.d (install with --hooks-dir DIR naming one it holds); every file is back as it was\n',
   );
   t.same(snapshot(root), original);
@@ -61,9 +61,9 @@ t.test('a hooks_dir without the directory the createRuntime file went to: refuse
 t.test("CRI-O's default hooks_dir (printed commented out) is read: --hooks-dir naming another directory refused", async (t) => {
   const { root, env, source, original } = setup(t);
   const r = install({ runtime: 'crio', root, source, extra: [...env, '--hooks-dir', '/etc/containers/oci/hooks.d'] });
-  t.equal(r.status, 1);
-  t.equal(
-    r.stderr,
+  refused(
+    t,
+    r,
     'envhook: crio config: hooks_dir does not hold /etc/containers/oci/hooks.d (install with --hooks-dir DIR naming one it holds); every file is back as it was\n',
   );
   t.same(snapshot(root), original);

@@ -5,7 +5,7 @@ import t from 'tap';
 import path from 'node:path';
 import { makeLayout } from '../../../src/install/layout.ts';
 import { readCrioFiles } from '../../../src/install/crio/crio-files.ts';
-import { hostFiles } from '../../helpers/install.ts';
+import { hostFiles } from '../../helpers/install/install.ts';
 
 t.test("CRI-O's order, parsed", async (t) => {
   const root = path.join(t.testdir(), 'root');

@@ -1,14 +1,15 @@
 // install --runtime crio --mode nri into a temporary host root: the plugin in the nri_plugin_dir
 // CRI-O would use (crio.conf, then the drop-ins in name order), a drop-in of its own switching NRI
 // on, a later drop-in turning it off refused, the check with the `crio` double of
-// test/helpers/crio.ts (CRI-O is not installable here; it prints `crio config` from the files as
+// test/helpers/install/crio.ts (CRI-O is not installable here; it prints `crio config` from the files as
 // CRI-O does, defaults commented out), uninstall byte for byte.
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { installRoot, install, snapshot, uninstall } from '../../helpers/install.ts';
+import { installRoot, install, snapshot, uninstall } from '../../helpers/install/install.ts';
 import { crioNriDropIn } from '../../../src/install/crio/crio-nri.ts';
-import { crioDouble } from '../../helpers/crio.ts';
+import { crioDouble } from '../../helpers/install/crio.ts';
+import { refused } from '../../helpers/refusal.ts';
 
 t.setTimeout(120_000);
 const nri = (extra: string[] = []) => ['--mode', 'nri', ...extra];
@@ -50,9 +51,9 @@ t.test('a later drop-in that turns NRI off: refused, nothing written', async (t)
   const { root, source } = installRoot(t, { 'etc/crio/crio.conf.d/90-admin.conf': '[crio.nri]\nenable_nri = false\n' });
   const before = snapshot(root);
   const r = install({ runtime: 'crio', root, source, extra: nri(), env: NO_CRIO });
-  t.equal(r.status, 1);
-  t.equal(
-    r.stderr,
+  refused(
+    t,
+    r,
     'envhook: /etc/crio/crio.conf.d/90-admin.conf sets enable_nri = false and CRI-O reads it after /etc/crio/crio.conf.d/50-envhook-nri.conf: NRI would stay off; remove that line or name a later file with --config\n',
   );
   t.same(snapshot(root), before);
@@ -84,8 +85,7 @@ t.test('the check fails on CRI-O 1.25 (no NRI): every file back', async (t) => {
   const crio = crioDouble(path.dirname(root), '1.25.4');
   const before = snapshot(root);
   const f = install({ runtime: 'crio', root, source, extra: nri(['--crio', crio.bin]), env: NO_CRIO });
-  t.equal(f.status, 1);
-  t.equal(f.stderr, 'envhook: crio config: no [crio.nri] table: CRI-O 1.26 or later has NRI; every file is back as it was\n');
+  refused(t, f, 'envhook: crio config: no [crio.nri] table: CRI-O 1.26 or later has NRI; every file is back as it was\n');
   t.same(snapshot(root), before, 'every file back');
 });
 

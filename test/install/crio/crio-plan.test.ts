@@ -1,6 +1,6 @@
 // crioPlan: the createRuntime hooks.d file in the directory CRI-O reads, the crio.conf.d drop-in
 // naming the front as the handler's runtime_path (valid TOML whatever the prefix), the
-// RuntimeClass; its check runs the named crio (the double of test/helpers/crio.ts) on the files
+// RuntimeClass; its check runs the named crio (the double of test/helpers/install/crio.ts) on the files
 // written under a test root, or is said to be skipped when there is no crio.
 import t from 'tap';
 import fs from 'node:fs';
@@ -8,8 +8,8 @@ import path from 'node:path';
 import { makeLayout } from '../../../src/install/layout.ts';
 import { crioDropIn, crioPlan } from '../../../src/install/crio/crio-plan.ts';
 import { parseToml } from '../../../src/install/toml.ts';
-import { crioDouble } from '../../helpers/crio.ts';
-import { hostFiles, install, installRoot } from '../../helpers/install.ts';
+import { crioDouble } from '../../helpers/install/crio.ts';
+import { hostFiles, install, installRoot } from '../../helpers/install/install.ts';
 
 t.test('the drop-in: the handler running the front, valid TOML for an odd prefix', async (t) => {
   const layout = makeLayout('crio', { prefix: '/opt/my "envhook"\\x' });

@@ -7,7 +7,7 @@ import t from 'tap';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { readCrioConfig } from '../../../src/install/crio/crio-render.ts';
-import { crioDouble } from '../../helpers/crio.ts';
+import { crioDouble } from '../../helpers/install/crio.ts';
 
 const PRINTED = [
   '[crio.runtime]',

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { planInstall, type InstallOptions } from '../../../src/install/plan/install-plan.ts';
 import { applyChanges, changed, sha256 } from '../../../src/install/fsops.ts';
-import { hostFiles } from '../../helpers/install.ts';
+import { hostFiles } from '../../helpers/install/install.ts';
 
 const P = '/opt/eh';
 const sea = { hooks: { 'envhook-runtime': '#!/bin/sh\n# front\n' }, dist: { envhook: '\0ELF single executable' } };

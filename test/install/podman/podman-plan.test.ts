@@ -6,7 +6,7 @@ import path from 'node:path';
 import { makeLayout, PODMAN_DEFAULT_HOOKS_DIRS } from '../../../src/install/layout.ts';
 import { podmanPlan } from '../../../src/install/podman/podman-plan.ts';
 import { parseToml } from '../../../src/install/toml.ts';
-import { hostFiles } from '../../helpers/install.ts';
+import { hostFiles } from '../../helpers/install/install.ts';
 
 function planFor(t: Test, files: Record<string, string>) {
   const root = path.join(t.testdir({}), 'root');

@@ -5,7 +5,7 @@ import net from 'node:net';
 import { silentLogger } from '../../../src/log.ts';
 import { startHealth } from '../../../src/nri/supervisor/health.ts';
 import { DurationHistogram } from '../../../src/nri/supervisor/metrics.ts';
-import { sampleStatus } from '../../helpers/nri-status.ts';
+import { sampleStatus } from '../../helpers/nri/status.ts';
 
 const lock = () => {
   const l = { released: 0, release: async () => void l.released++ };

@@ -9,7 +9,8 @@ import { DurationHistogram, renderMetrics } from '../../../src/nri/supervisor/me
 import { EnvhookError } from '../../../src/errors.ts';
 import { silentLogger, type Logger } from '../../../src/log.ts';
 import type { NriStatus } from '../../../src/nri/status-file.ts';
-import { sampleStatus } from '../../helpers/nri-status.ts';
+import { sampleStatus } from '../../helpers/nri/status.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 t.setTimeout(60_000);
 
@@ -52,10 +53,8 @@ function rawUntilClosed(port: number, data?: string | Buffer, opts: { trickle?: 
   });
 }
 
-/** Polls `cond` every 20 ms until it holds (the test's timeout bounds the wait). */
-async function until(cond: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await cond())) await new Promise((r) => setTimeout(r, 20));
-}
+/** Polls `cond` every 20 ms until it holds, for at most 30 s. */
+const until = (cond: () => boolean | Promise<boolean>): Promise<void> => waitFor(cond, 30_000, 'condition', 20);
 
 async function start(t: Test, status: () => NriStatus, log: Logger = silentLogger, address = '127.0.0.1:0'): Promise<HealthServer> {
   const server = await startHealthServer({ address, status, histogram: new DurationHistogram(), log });

@@ -3,6 +3,7 @@
 import t from 'tap';
 import net from 'node:net';
 import { acquireLock, ask, lockName } from '../../../src/nri/supervisor/lock.ts';
+import { sleep } from '../../helpers/wait.ts';
 
 const unique = () => `/run/test-${process.pid}-${Math.random().toString(16).slice(2)}/nri.sock`;
 
@@ -19,7 +20,7 @@ t.test('a second taker: the holder hears takeover, stops, and only then the seco
     socketPath,
     onRequest: async (request) => {
       order.push(`asked ${request}`);
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
       order.push('first stopped');
     },
   });

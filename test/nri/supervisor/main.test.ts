@@ -7,11 +7,12 @@ import net from 'node:net';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { envhook, NODE } from '../../helpers/bundle.ts';
-import { startFakeRuntime } from '../../helpers/nri-runtime.ts';
+import { startFakeRuntime } from '../../helpers/nri/runtime.ts';
 import { findChrt, schedPolicy } from '../../../src/nri/realtime.ts';
-import { alive, builtCli, freePort, startNriProcess } from '../../helpers/nri-process.ts';
-import { install, installRoot, uninstall } from '../../helpers/install.ts';
+import { alive, builtCli, freePort, startNriProcess } from '../../helpers/nri/process.ts';
+import { install, installRoot, uninstall } from '../../helpers/install/install.ts';
 import { DAEMON_NODE_OPTION } from '../../../src/nri/process.ts';
+import { sleep } from '../../helpers/wait.ts';
 
 t.setTimeout(600_000);
 
@@ -33,7 +34,7 @@ t.test(
     const { pid, workerPid } = await p.waitForStatus((s) => s.connected);
     t.teardown(() => void (alive(pid) && process.kill(pid, 'SIGKILL')));
     peer.socket.destroy();
-    for (let i = 0; i < 400 && (alive(pid) || alive(workerPid!)); i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 400 && (alive(pid) || alive(workerPid!)); i++) await sleep(25);
     t.notOk(alive(pid), "the runtime's socket is not there: the runtime is gone, the supervisor ended");
     t.match(p.log(), /the runtime's NRI socket is gone: ending/);
     t.match(p.log(), /"msg":"nri: stopped"/, 'with status 0, as its last line says');
@@ -119,7 +120,7 @@ t.test('the supervisor killed: its worker ends too (no orphan registered)', asyn
   const { workerPid } = await p.waitForStatus((s) => s.connected);
   p.child.kill('SIGKILL');
   await peer.closed;
-  for (let i = 0; i < 200 && alive(workerPid!); i++) await new Promise((r) => setTimeout(r, 25));
+  for (let i = 0; i < 200 && alive(workerPid!); i++) await sleep(25);
   t.notOk(alive(workerPid!), 'the worker is gone');
 });
 
@@ -153,7 +154,7 @@ t.test('without --log-file the daemon logs JSON lines to stderr', async (t) => {
   child.stdout.on('data', (b: Buffer) => (out += b.toString()));
   child.stderr.on('data', (b: Buffer) => (err += b.toString()));
   await rt.nextPlugin();
-  for (let i = 0; i < 200 && !/nri: registered/.test(err); i++) await new Promise((r) => setTimeout(r, 25));
+  for (let i = 0; i < 200 && !/nri: registered/.test(err); i++) await sleep(25);
   child.kill('SIGTERM');
   await new Promise((r) => child.once('exit', r));
   const lines = err.split('\n').filter(Boolean);

@@ -3,7 +3,7 @@
 // are valid, counters end in _total, a histogram's buckets are cumulative with +Inf = _count.
 import t from 'tap';
 import { DURATION_BUCKETS, DurationHistogram, renderMetrics } from '../../../src/nri/supervisor/metrics.ts';
-import { sampleStatus } from '../../helpers/nri-status.ts';
+import { sampleStatus } from '../../helpers/nri/status.ts';
 
 interface Sample {
   name: string;

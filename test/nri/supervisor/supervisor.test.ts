@@ -7,6 +7,7 @@ import { silentLogger } from '../../../src/log.ts';
 import { startSupervisor } from '../../../src/nri/supervisor/supervisor.ts';
 import type { NriStatus } from '../../../src/nri/status-file.ts';
 import { NODE } from '../../helpers/bundle.ts';
+import { sleep } from '../../helpers/wait.ts';
 
 /** A worker that beats and says `registered`, or exits at once (`crash`). */
 const worker = (mode: 'ok' | 'crash'): ChildProcess =>
@@ -37,11 +38,10 @@ t.test('a worker that registered and dies is replaced at once; counts and status
     },
   });
   t.teardown(() => s.stop('test over'));
-  while (!s.status().connected) await new Promise((r) => setTimeout(r, 20));
+  while (!s.status().connected) await sleep(20);
   spawned[0]!.kill('SIGKILL');
-  while (spawned.length < 2 || !s.status().connected || s.status().workerPid !== spawned[1]!.pid)
-    await new Promise((r) => setTimeout(r, 20));
-  await new Promise((r) => setTimeout(r, 300));
+  while (spawned.length < 2 || !s.status().connected || s.status().workerPid !== spawned[1]!.pid) await sleep(20);
+  await sleep(300);
   const st = s.status();
   t.match(st, {
     plugin: '50-envhook',
@@ -69,7 +69,7 @@ t.test('workers that die before registering: started again with a growing delay'
     warn: (o: { restartInMs?: number }) => void (o.restartInMs !== undefined && delays.push(o.restartInMs)),
   } as unknown as typeof silentLogger;
   const s = startSupervisor({ name: 'envhook', index: '50', socketPath: '/x', log, spawnWorker: () => worker('crash') });
-  while (delays.length < 4) await new Promise((r) => setTimeout(r, 20));
+  while (delays.length < 4) await sleep(20);
   await s.stop('done');
   t.same(delays.slice(0, 4), [100, 200, 400, 800], 'the delay doubles from 100 ms (up to 5 s)');
 });
@@ -84,7 +84,7 @@ t.test('a spawn that fails (no such executable) is tried again, not left without
     spawnWorker: () => (++n === 1 ? spawn('/nonexistent/envhook', [], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] }) : worker('ok')),
   });
   t.teardown(() => s.stop('test over'));
-  while (!s.status().connected) await new Promise((r) => setTimeout(r, 20));
+  while (!s.status().connected) await sleep(20);
   t.equal(n, 2, 'the second start registered');
   t.equal(s.status().counts.workerRestarts, 1);
 });
@@ -111,7 +111,7 @@ t.test('the owner watcher: gauges of the worker now, counters added across worke
     },
   });
   t.teardown(() => s.stop('test over'));
-  while (s.status().owners?.ownedBeforeSwap !== 3) await new Promise((r) => setTimeout(r, 20));
+  while (s.status().owners?.ownedBeforeSwap !== 3) await sleep(20);
   t.same(s.status().owners, {
     pods: 1,
     volumes: 2,
@@ -128,7 +128,7 @@ t.test('the owner watcher: gauges of the worker now, counters added across worke
   await exited;
   await new Promise((r) => setImmediate(r));
   t.match(s.status().owners, { pods: 0, volumes: 0, watches: 0 }, 'no worker: nothing watched');
-  while (s.status().owners?.ownedBeforeSwap !== 4) await new Promise((r) => setTimeout(r, 20));
+  while (s.status().owners?.ownedBeforeSwap !== 4) await sleep(20);
   t.same(
     s.status().owners,
     { pods: 1, volumes: 2, watches: 3, polled: 0, ownedBeforeSwap: 4, ownedAfterSwap: 2, refusedByKernel: 0, refusedByBound: 2 },

@@ -6,8 +6,8 @@ import { FILE_SET } from '../../../src/nri/wire/descriptors.ts';
 import { CRI_FILE, CRI_METHODS, CRI_PACKAGE, CRI_SERVICE } from '../../../src/nri/wire/cri-schema.ts';
 import { criClient, CRI_SOCKETS, defaultCriSocket } from '../../../src/nri/wire/cri-client.ts';
 import { GrpcError } from '../../../src/nri/wire/grpc.ts';
-import { criMessage, criRegistry, missingForCriProto } from '../../helpers/cri-proto.ts';
-import { startCriServer } from '../../helpers/cri-server.ts';
+import { criMessage, criRegistry, missingForCriProto } from '../../helpers/cri/proto.ts';
+import { startCriServer } from '../../helpers/cri/server.ts';
 
 const skip = missingForCriProto();
 

@@ -8,6 +8,7 @@ import { createLogger } from '../../../src/log.ts';
 import { encodeMux, encodeTtrpc, MessageType } from '../../../src/nri/wire/frames.ts';
 import { MuxConnection } from '../../../src/nri/wire/mux.ts';
 import { unixPair } from '../../helpers/unix-pair.ts';
+import { sleep } from '../../helpers/wait.ts';
 
 async function connected(t: { teardown(f: () => unknown): void }): Promise<{ raw: net.Socket; mux: MuxConnection; log: () => string }> {
   const { client, server, dir } = await unixPair(t);
@@ -28,7 +29,7 @@ t.test('frames for two connections, one byte at a time, each to its channel', as
     raw.write(Buffer.of(b));
     await new Promise((r) => setImmediate(r));
   }
-  await new Promise((r) => setTimeout(r, 50));
+  await sleep(50);
   t.same(got, [
     [2, 1, 'two'],
     [1, 3, 'one'],

@@ -5,6 +5,7 @@ import { EnvhookError } from '../../../src/errors.ts';
 import { MuxConnection } from '../../../src/nri/wire/mux.ts';
 import { Code, RpcError, TtrpcClient, TtrpcServer } from '../../../src/nri/wire/ttrpc.ts';
 import { unixPair } from '../../helpers/unix-pair.ts';
+import { sleep } from '../../helpers/wait.ts';
 
 async function pair(t: { teardown(f: () => unknown): void }): Promise<[MuxConnection, MuxConnection]> {
   const { client, server } = await unixPair(t);
@@ -16,7 +17,7 @@ t.test('calls, concurrent and answered out of order, each to its own stream', as
   new TtrpcServer(b.open(1), {
     svc: {
       Echo: async (p) => {
-        await new Promise((r) => setTimeout(r, p[0]!));
+        await sleep(p[0]!);
         return p;
       },
     },

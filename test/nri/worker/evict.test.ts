@@ -1,5 +1,5 @@
 // The evictor: which missed containers it stops (pods that ask, or all with the setting), over
-// a real gRPC server reading cri-api's StopContainerRequest (test/helpers/cri-server.ts);
+// a real gRPC server reading cri-api's StopContainerRequest (test/helpers/cri/server.ts);
 // off the caller's turn, one at a time, at most N a Synchronize, each once while it is pending;
 // a socket that cannot be used is one line and every container counted failed; one line per
 // eviction with names and ids, never a value.
@@ -9,8 +9,9 @@ import path from 'node:path';
 import { createLogger } from '../../../src/log.ts';
 import { createEvictor, type EvictorOptions } from '../../../src/nri/worker/evict.ts';
 import type { MissedContainer } from '../../../src/nri/worker-messages.ts';
-import { missingForCriProto } from '../../helpers/cri-proto.ts';
-import { startCriServer } from '../../helpers/cri-server.ts';
+import { missingForCriProto } from '../../helpers/cri/proto.ts';
+import { startCriServer } from '../../helpers/cri/server.ts';
+import { sleep } from '../../helpers/wait.ts';
 
 const skip = missingForCriProto();
 
@@ -160,7 +161,7 @@ t.test('close: the queue is dropped', { skip }, async (t) => {
   t.teardown(() => server.close());
   const { evictor } = setup(t, { criSocket: server.socket, all: true });
   evictor.missed([missed('a'), missed('b'), missed('c')]);
-  await new Promise((r) => setTimeout(r, 30));
+  await sleep(30);
   evictor.close();
   await evictor.idle();
   t.ok(server.stops.length <= 1, `${server.stops.length} asked before the close, none after`);

@@ -12,8 +12,8 @@ import { createLogger } from '../../../src/log.ts';
 import { appliedDigest } from '../../../src/plan/mark.ts';
 import { makePod, type Pod } from '../../../scripts/kubelet-pod.ts';
 import { makeAtomicVolume } from '../../../scripts/kubelet-pod.ts';
-import { CANARY, ENV_ANNOTATIONS, FAILING_ANNOTATIONS, FAILING_MESSAGE, FILES, raw } from '../../helpers/injected.ts';
-import { applyAdjustment, nriRequest } from '../../helpers/nri.ts';
+import { CANARY, ENV_ANNOTATIONS, FAILING_ANNOTATIONS, FAILING_MESSAGE, FILES, raw } from '../../helpers/shim/injected.ts';
+import { applyAdjustment, nriRequest } from '../../helpers/nri/requests.ts';
 import { APPLIED_KEY } from '../../../src/k8s/annotation-keys.ts';
 // What a volume that is not in the pod directory is refused with, as the user reads it.
 const NOT_SET_UP =

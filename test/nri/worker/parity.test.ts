@@ -8,10 +8,10 @@ import path from 'node:path';
 import { createNriHandler } from '../../../src/nri/worker/handler.ts';
 import type { NriAdjustment } from '../../../src/apply/nri-adjustment.ts';
 import { createLogger } from '../../../src/log.ts';
-import { inject, ref, setup } from '../../helpers/inject.ts';
+import { inject, ref, setup } from '../../helpers/shim/inject.ts';
 import { makeAtomicVolume } from '../../../scripts/kubelet-pod.ts';
-import { CANARY, ENV_ANNOTATIONS, FILES } from '../../helpers/injected.ts';
-import { applyAdjustment, nriRequest } from '../../helpers/nri.ts';
+import { CANARY, ENV_ANNOTATIONS, FILES } from '../../helpers/shim/injected.ts';
+import { applyAdjustment, nriRequest } from '../../helpers/nri/requests.ts';
 import { missingForRunc } from '../../helpers/bundle.ts';
 
 const SERVICES = [

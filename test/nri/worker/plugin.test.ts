@@ -1,4 +1,4 @@
-// A plugin session against a test peer playing containerd's side (test/helpers/nri-runtime.ts):
+// A plugin session against a test peer playing containerd's side (test/helpers/nri/runtime.ts):
 // RegisterPlugin → Configure → Synchronize → CreateContainer, handler errors as ttRPC status,
 // and malformed, oversized or unknown input on a live connection: one log line, the
 // connection closed, the process unharmed.
@@ -26,7 +26,8 @@ import {
 import type { MissedContainer } from '../../../src/nri/worker-messages.ts';
 import { APPLIED_KEY } from '../../../src/k8s/annotation-keys.ts';
 import { appliedDigest } from '../../../src/plan/mark.ts';
-import { startFakeRuntime, type FakeRuntime, type FakeRuntimeOptions, type PeerPlugin } from '../../helpers/nri-runtime.ts';
+import { startFakeRuntime, type FakeRuntime, type FakeRuntimeOptions, type PeerPlugin } from '../../helpers/nri/runtime.ts';
+import { sleep } from '../../helpers/wait.ts';
 
 const CANARY = 'canary-7f3a9c-value';
 
@@ -184,7 +185,7 @@ t.test('a slow handler: the runtime gives up and closes; the late answer goes no
   peer.socket.destroy(); // what containerd does with a plugin that timed out
   t.equal(await session.closed, 'closed by the peer');
   release();
-  await new Promise((r) => setTimeout(r, 20));
+  await sleep(20);
 });
 
 t.test('an unknown method is Unimplemented and the connection stays', async (t) => {

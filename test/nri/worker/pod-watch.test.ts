@@ -10,8 +10,9 @@ import { CONTAINER_STOPPED } from '../../../src/nri/wire/nri-schema.ts';
 import type { NriPod } from '../../../src/facts/nri-facts.ts';
 import type { NriSyncContainer } from '../../../src/nri/wire/plain-data.ts';
 import { atomicWrite, makeAtomicVolume, makePod, type Pod } from '../../../scripts/kubelet-pod.ts';
-import { nriRequest } from '../../helpers/nri.ts';
-import { inotifyWatches, waitFor } from '../../helpers/inotify.ts';
+import { nriRequest } from '../../helpers/nri/requests.ts';
+import { inotifyWatches } from '../../helpers/watch/inotify.ts';
+import { sleep, waitFor } from '../../helpers/wait.ts';
 
 const CANARY = 'CANARY-pod-watch-4b1e-never-logged';
 const RUNNING = 3; // NRI's CONTAINER_RUNNING
@@ -107,7 +108,7 @@ t.test('Synchronize: only running pods that ask for owners; a pod not running an
     { podUid: 'pod-a', why: 'not running at Synchronize' },
   );
   rewrite(a.vol, 1);
-  await new Promise((r) => setTimeout(r, 300));
+  await sleep(300);
   t.equal(ownerOf(a.vol), 0, 'a dropped pod is no longer owned after a rewrite');
 });
 
@@ -155,7 +156,7 @@ t.test('CreateContainer: the pod is watched once per sandbox and annotation; Sto
     { podUid: 'pod-a', why: 'StopPodSandbox' },
   );
   rewrite(a.vol, 2);
-  await new Promise((r) => setTimeout(r, 300));
+  await sleep(300);
   t.equal(ownerOf(a.vol), 0, 'no longer owned after the pod ended');
 
   // RemovePodSandbox (a runtime that sends it) ends a watch the same way.

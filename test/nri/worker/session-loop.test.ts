@@ -11,6 +11,7 @@ import { encode, Msg } from '../../../src/nri/wire/descriptors.ts';
 import { startDaemon } from '../../../src/nri/worker/session-loop.ts';
 import { EMPTY_ADJUSTMENT } from '../../../src/apply/nri-adjustment.ts';
 import type { NriCreateHandler } from '../../../src/nri/worker/types.ts';
+import { sleep } from '../../helpers/wait.ts';
 
 // The daemon's tests are about the connection: a handler that changes nothing.
 const emptyAdjustmentHandler: NriCreateHandler = () => EMPTY_ADJUSTMENT;
@@ -28,7 +29,7 @@ function handTimer() {
     },
     /** The daemon's n-th wait, once it has begun (the file's timeout fails a daemon that never waits). */
     async nth(n: number) {
-      while (waits.length < n) await new Promise((r) => setTimeout(r, 5));
+      while (waits.length < n) await sleep(5);
       return waits[n - 1]!;
     },
   };

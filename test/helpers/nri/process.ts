@@ -1,0 +1,124 @@
+// `envhook nri` from source as a child process, with its log file and a way to wait for it.
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { NODE, REPO } from '../bundle.ts';
+import { sleep } from '../wait.ts';
+
+export interface NriProcess {
+  child: ChildProcess;
+  logFile: string;
+  /** The run directory (status file), private to the test. */
+  runDir: string;
+  /** The status file the supervisor writes, or undefined before the first write. */
+  status(): NriStatusFile | undefined;
+  /** Resolves with the status once `ok` holds for it. */
+  waitForStatus(ok: (s: NriStatusFile) => boolean, timeoutMs?: number): Promise<NriStatusFile>;
+  stderr(): string;
+  log(): string;
+  waitForLog(re: RegExp, timeoutMs?: number): Promise<void>;
+  /** Resolves with the exit code (or signal name). */
+  exited: Promise<number | string>;
+  /** SIGTERM, then SIGKILL after 5 s; resolves with how it ended. */
+  stop(): Promise<number | string>;
+}
+
+export type NriStatusFile = { pid: number; workerPid?: number; connected: boolean; counts: Record<string, number> } & Record<
+  string,
+  unknown
+>;
+
+/** `logToStderr`: no --log-file, so the JSON lines go to stderr (its default) and log() reads them there. */
+export function startNriProcess(
+  args: string[],
+  opts: { dir: string; env?: NodeJS.ProcessEnv; stdio?: StdioOptions; logToStderr?: boolean },
+): NriProcess {
+  const id = `${Date.now()}-${Math.random().toString(16).slice(2)}`;
+  const logFile = path.join(opts.dir, `envhook-nri-${id}.log`);
+  const runDir = path.join(opts.dir, `run-${id}`);
+  const config = path.join(opts.dir, 'empty-config.json');
+  if (!fs.existsSync(config)) fs.writeFileSync(config, '{}');
+  const logArgs = opts.logToStderr ? [] : ['--log-file', logFile];
+  const child = spawn(NODE, [builtCli(), 'nri', ...logArgs, '--log-level', 'debug', ...args], {
+    // The status file and the owners records (nri/worker/pod-watch.ts) in the test's directory, not the host's /run/envhook.
+    env: { PATH: process.env.PATH, ENVHOOK_CONFIG: config, ENVHOOK_RUN_DIR: runDir, ...opts.env },
+    stdio: opts.stdio ?? ['ignore', 'ignore', 'pipe'],
+  });
+  let err = '';
+  child.stderr?.on('data', (b: Buffer) => (err += b.toString()));
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  const log = () => (opts.logToStderr ? err : fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '');
+  const statusFile = path.join(runDir, 'nri-status.json');
+  const status = () => (fs.existsSync(statusFile) ? (JSON.parse(fs.readFileSync(statusFile, 'utf8')) as NriStatusFile) : undefined);
+  return {
+    child,
+    logFile,
+    runDir,
+    status,
+    async waitForStatus(ok, timeoutMs = 60_000) {
+      const end = Date.now() + timeoutMs;
+      for (;;) {
+        const s = status();
+        if (s && ok(s)) return s;
+        if (Date.now() > end) throw new Error(`envhook nri status never as expected: ${JSON.stringify(s)}`);
+        await sleep(20);
+      }
+    },
+    stderr: () => err,
+    log,
+    async waitForLog(re, timeoutMs = 60_000) {
+      const end = Date.now() + timeoutMs;
+      while (!re.test(log())) {
+        if (Date.now() > end) throw new Error(`envhook nri log never matched ${re}: ${log().slice(-1500)} ${err}`);
+        if (child.exitCode !== null) throw new Error(`envhook nri exited (${child.exitCode}): ${err}`);
+        await sleep(20);
+      }
+    },
+    exited,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      const how = await exited;
+      clearTimeout(timer);
+      return how;
+    },
+  };
+}
+
+/**
+ * The built CLI bundle (npm test builds it first): a supervisor and each of its workers start in
+ * a fraction of the time the sources take to load with type stripping (far more again on a
+ * loaded machine). A bundle older than a source file is refused, so a test never runs stale code.
+ */
+export function builtCli(): string {
+  const bundle = path.join(REPO, 'dist/envhook.cjs');
+  const built = fs.existsSync(bundle) ? fs.statSync(bundle).mtimeMs : 0;
+  const newest = (dir: string): number =>
+    fs
+      .readdirSync(dir, {
+        withFileTypes: true,
+      })
+      .reduce((m, e) => Math.max(m, e.isDirectory() ? newest(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).mtimeMs), 0);
+  if (built < newest(path.join(REPO, 'src')))
+    throw new Error('dist/envhook.cjs is missing or older than src/: run npm run build (npm test does)');
+  return bundle;
+}
+
+/** True while `pid` is a process that has not exited (a zombie counts as gone). */
+export function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago. */
+export async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as net.AddressInfo;
+  await new Promise((r) => s.close(r));
+  return port;
+}
