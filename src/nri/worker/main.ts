@@ -76,16 +76,28 @@ function evictingObserver(link: SupervisorLink, evictor: Evictor): NriObserver {
   };
 }
 
-/** Waits for the session loop's end; SIGTERM, SIGINT and the supervisor's end (killed: a worker never runs without one) stop it. */
+/** How long a worker whose supervisor is gone may take to close its session before it exits anyway. */
+const ORPHAN_EXIT_MS = 3000;
+
+/**
+ * Waits for the session loop's end; SIGTERM, SIGINT and the supervisor's end stop it. A worker
+ * never runs without its supervisor: once the supervisor is gone (killed), nobody would stop it
+ * any more, so it exits after ORPHAN_EXIT_MS even if its session has not closed by then.
+ */
 async function untilEnded(daemon: Daemon): Daemon['done'] {
   const stop = () => daemon.stop();
+  const orphaned = () => {
+    stop();
+    setTimeout(() => process.exit(1), ORPHAN_EXIT_MS).unref();
+  };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
-  process.on('disconnect', stop);
+  process.on('disconnect', orphaned);
   try {
     return await daemon.done;
   } finally {
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
+    process.off('disconnect', orphaned);
   }
 }
