@@ -114,7 +114,7 @@ export function criEvictSuite(version: ContainerdVersion): void {
         const s = await plugin.waitForStatus((st) => st.counts.evictionsFailed === 1, 30_000);
         t.same([s.connected, s.counts.evicted], [true, 0]);
         t.equal(plugin.log().match(/nri: eviction failed: the CRI socket cannot be used/g)?.length, 1, 'one line');
-        t.match(plugin.log(), `"reason":"CRI socket ${absent}: ENOENT"`);
+        t.match(plugin.log(), `"reason":"CRI socket ${absent}: no such file or directory (ENOENT)"`);
         t.same(await state(missedId), { state: ContainerState.RUNNING, exitCode: 0 }, 'left running');
         t.equal(plugin.child.exitCode, null, 'still running');
       });
