@@ -77,6 +77,6 @@ t.test('no crio: not checked, and said', async (t) => {
   t.equal(r.status, 0, r.stderr);
   t.match(
     r.stdout,
-    `\nnote: not checked with CRI-O: no crio under --root on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin (--crio PATH names one)\n`,
+    `\nnote: not checked with CRI-O: no crio under --root on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin (--crio PATH names one); read from its files instead (crio.conf, crio.conf.d), not crio config: no hooks_dir set, CRI-O's default /usr/share/containers/oci/hooks.d\n`,
   );
 });
