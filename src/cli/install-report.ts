@@ -1,8 +1,8 @@
 // What `envhook install` / `uninstall` did (with --dry-run: would do), as the admin reads it: the
 // lines on stdout, or with --json one object (docs/install.md#json-output). Paths, verbs, sizes and
 // hashes only: install writes no env file content, and none is read here.
-import { backupPath, type Layout } from '../install/layout.ts';
-import { changed, changeVerb, describeChanges, sha256, type Change } from '../install/fsops.ts';
+import type { Layout } from '../install/layout.ts';
+import { changeVerb, describeChanges, reportedChanges, savedAs, sha256, type Change } from '../install/fsops.ts';
 
 /** The running envhook nri the command spoke to after the files: stopped (uninstall), or still on the old files (install). */
 export interface PluginSeen {
@@ -56,16 +56,14 @@ function pluginLine(p: PluginSeen, runtime: string): string {
 
 /** install --json / uninstall --json: every key always present (null or [] where there is nothing). */
 export function outcomeJson(o: Outcome): string {
-  const files = o.changes
-    .filter((c) => changed(c) || c.note)
-    .map((c) => ({
-      path: c.file,
-      action: changeVerb(c),
-      backup: c.backup && c.before !== undefined ? backupPath(o.layout, c.file) : null,
-      bytes: c.after?.length ?? null,
-      sha256: c.after ? sha256(c.after) : null,
-      note: c.note ?? null,
-    }));
+  const files = reportedChanges(o.changes).map((c) => ({
+    path: c.file,
+    action: changeVerb(c),
+    backup: savedAs(o.layout, c) ?? null,
+    bytes: c.after?.length ?? null,
+    sha256: c.after ? sha256(c.after) : null,
+    note: c.note ?? null,
+  }));
   const report = {
     command: o.command,
     runtime: o.runtime,

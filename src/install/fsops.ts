@@ -87,15 +87,25 @@ export function revertChanges(layout: Layout, changes: Change[], createdBackups:
  */
 export function describeChanges(layout: Layout, changes: Change[], { dryRun = false, diffs = false } = {}): string {
   const out: string[] = [];
-  for (const c of changes) {
-    if (!changed(c) && !c.note) continue;
+  for (const c of reportedChanges(changes)) {
     const verb = changeVerb(c);
-    const extra = c.backup && c.before !== undefined ? ` (original saved as ${backupPath(layout, c.file)})` : '';
+    const saved = savedAs(layout, c);
+    const extra = saved !== undefined ? ` (original saved as ${saved})` : '';
     out.push(`${dryRun ? 'would ' : ''}${verb} ${c.file}${extra}`);
     if (c.note) out.push(`  note: ${c.note}`);
     if (diffs && changed(c)) out.push(ownFiles(layout).includes(c.file) ? ownSummary(c) : diffOf(c));
   }
   return out.filter((l) => l !== '').join('\n');
+}
+
+/** The changes install reports: those that change their file, and those kept with a note. */
+export function reportedChanges(changes: Change[]): Change[] {
+  return changes.filter((c) => changed(c) || c.note);
+}
+
+/** Where the admin's original of a change's file is saved first, if it is. */
+export function savedAs(layout: Layout, c: Change): string | undefined {
+  return c.backup && c.before !== undefined ? backupPath(layout, c.file) : undefined;
 }
 
 /** What a change does to its file, as describeChanges and install --json say it. */
