@@ -1,7 +1,7 @@
 // The OCI container state (runtime spec, "State"): the JSON a runtime writes to a hook's stdin
 // and prints for `RUNTIME state ID`. Read here only, for both: `envhook hook` (stdin) and the
 // shim's exec (the runtime's output, when the front could not read the bundle itself:
-// docs/design.md#the-runtime-front). One parse (lossless, depth-bounded) and one check, the
+// docs/design.md#exec-and-the-sidecar-swap). One parse (lossless, depth-bounded) and one check, the
 // schema (src/schemas/oci-state.schema.json). Running the runtime stays with its caller
 // (src/shim/exec.ts), which owns its argv, env and when node:child_process is loaded: this
 // module takes text.
