@@ -20,11 +20,9 @@ export interface FrontConf {
 export function frontConfTarget(layout: Layout, setting: string, envPath = process.env.PATH ?? ''): FrontConf {
   if (setting.includes('\n')) throw new EnvhookError('the runtime setting must be one line');
   // the file holds an absolute path: relative PATH entries are not searched
-  const absPath = envPath
-    .split(':')
-    .filter((d) => d.startsWith('/'))
-    .join(':');
-  const found = setting.includes('/') ? setting : findRuntimeBinary(setting, { root: layout.root, envPath: absPath, usual: true })?.path;
+  const found = setting.includes('/')
+    ? setting
+    : findRuntimeBinary(setting, { root: layout.root, envPath, usual: true, absoluteOnly: true })?.path;
   const text = [
     `runtime=${found ?? setting}`,
     `# Written by envhook install: the real runtime ${layout.front} execs (ENVHOOK_RUNTIME`,
