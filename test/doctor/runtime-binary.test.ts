@@ -2,14 +2,15 @@
 // the one --containerd / --crio names (run on this machine); its version, or why there is none.
 // Asked once a node view. The stand-ins under a root are sh scripts that print what the real
 // programs print for --version (CRI-O 1.36's first lines, as the crio double prints them;
-// Podman's one line); the real containerd and runc of this machine where they are installed.
+// Podman's one line) and the real front; the real containerd and runc of this machine where
+// they are installed.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { readNode, type NodeView } from '../../src/doctor/node.ts';
 import { runtimeBinary } from '../../src/doctor/runtime-binary.ts';
-import { CONTAINERD, RUNC } from '../helpers/bundle.ts';
+import { CONTAINERD, REPO, RUNC } from '../helpers/bundle.ts';
 import { crioDouble } from '../helpers/install/crio.ts';
 import { addScriptsToRoot } from '../helpers/install/node-root.ts';
 
@@ -50,6 +51,14 @@ t.test('none under --root: why, for each runtime', async (t) => {
   const node = view(nodeRoot({}));
   for (const runtime of ['containerd', 'crio', 'podman'] as const)
     t.same(runtimeBinary(node, runtime), { runtime, missing: `no ${runtime} under --root on PATH or in ${USUAL}` });
+});
+
+t.test('an envhook front is never taken for the runtime: the next one on the path, or none', async (t) => {
+  const front = fs.readFileSync(path.join(REPO, 'hooks/envhook-runtime'), 'utf8');
+  let root = nodeRoot({ '/usr/local/bin/crio': front, '/usr/bin/crio': CRIO });
+  t.same(runtimeBinary(view(root), 'crio'), { runtime: 'crio', bin: { path: '/usr/bin/crio', root }, version: '1.36.3' });
+  root = nodeRoot({ '/usr/local/bin/crio': front });
+  t.same(runtimeBinary(view(root), 'crio'), { runtime: 'crio', missing: `no crio under --root on PATH or in ${USUAL}` });
 });
 
 t.test('a binary that prints no version: its exit status named, no version claimed', async (t) => {
