@@ -3,9 +3,8 @@
 // stage applied it, and does the file work (ownership). Its output is lost under crun, so it
 // logs to its own file (--log-file in the hooks.d entry) as well as to stderr.
 import type { Command } from 'commander';
-import { parseLossless } from '../oci/json.ts';
 import { loadSpec, SPEC_LIMIT } from '../oci/spec.ts';
-import { validateState } from '../schema.ts';
+import { parseState } from '../oci/state.ts';
 import { createLogger } from '../log.ts';
 import { runPipeline } from '../bundle/spec-pipeline.ts';
 import { addSettingFlags, settingsFrom, type SettingOptions } from './options.ts';
@@ -17,9 +16,7 @@ export function registerHook(program: Command): void {
       const settings = settingsFrom(opts);
       const log = createLogger(settings.logFile, settings.logLevel);
       try {
-        const state = parseLossless(readStdin(SPEC_LIMIT, 'container state'), 'container state on stdin');
-        validateState(state, 'container state on stdin');
-        const { id, bundle } = state as { id?: string; bundle: string };
+        const { id, bundle } = parseState(readStdin(SPEC_LIMIT, 'container state'), 'container state on stdin');
         const loaded = loadSpec(bundle);
         const { plan } = runPipeline(loaded.spec, { settings, stage: 'hook', log, recordOwnersIn: settings.runDir });
         log.info({ id, bundle, container: plan.container, sandbox: plan.sandbox, owners: plan.owners.length }, 'hook done');

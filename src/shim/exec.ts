@@ -13,6 +13,7 @@ import { parseLossless, type JsonObject } from '../oci/json.ts';
 import { layoutOf, loadSpec, serializeSpec } from '../oci/spec.ts';
 import type { RuncArgs } from '../oci/runc-args.ts';
 import { parseExecArgs } from '../oci/runc-exec-args.ts';
+import { bundleFromStateOutput } from '../oci/state.ts';
 import { containerName, podUidAnnotation, type Annotations } from '../k8s/identity.ts';
 import { execEnv } from '../apply/exec-env.ts';
 import { readAppliedEnv } from '../plan/mark.ts';
@@ -61,9 +62,10 @@ export function prepareExec(ctx: ExecContext): void {
   ctx.log.info({ ...ctx.about, set: mark.set.length, removed: mark.removed.length }, 'exec: env applied; runtime next');
 }
 
-/** The bundle as the runtime knows it: `RUNTIME <global options> state ID` → `bundle`. */
+/** The bundle as the runtime knows it: `RUNTIME <global options> state ID` → `bundle` (read by src/oci/state.ts). */
 function bundleOf(ctx: ExecContext, id: string): string {
   const globals = ctx.argv.slice(0, ctx.runc.subcommandIndex);
+  const command = `${ctx.runtime} state ${JSON.stringify(id)}`;
   let out: string;
   try {
     // Loaded here: node:child_process (with net, dgram and the stream stack) would add to
@@ -77,20 +79,9 @@ function bundleOf(ctx: ExecContext, id: string): string {
     });
   } catch (cause) {
     const status = (cause as { status?: number | null }).status;
-    throw new EnvhookError(
-      `${ctx.runtime} state ${JSON.stringify(id)} failed${status ? ` (exit status ${status})` : ''}: cannot find the container's bundle`,
-      { cause },
-    );
+    throw new EnvhookError(`${command} failed${status ? ` (exit status ${status})` : ''}: cannot find the container's bundle`, { cause });
   }
-  let bundle: unknown;
-  try {
-    bundle = (JSON.parse(out) as { bundle?: unknown }).bundle;
-  } catch {
-    bundle = undefined;
-  }
-  if (typeof bundle !== 'string' || bundle === '')
-    throw new EnvhookError(`${ctx.runtime} state ${JSON.stringify(id)}: no "bundle" in its output`);
-  return bundle;
+  return bundleFromStateOutput(out, command);
 }
 
 /** The process file with symlinks resolved, so the rename replaces the file and not a link. */

@@ -119,6 +119,38 @@ t.test(
   },
 );
 
+t.test(
+  'a bundle runc prints escaped (& as \\u0026): envhook asks runc for the state itself and reads it (src/oci/state.ts)',
+  { skip: missing },
+  async (t) => {
+    const h = harness(t);
+    const bundle = path.join(h.dir, 'bundle&1');
+    fs.mkdirSync(bundle);
+    fs.copyFileSync(h.config, path.join(bundle, 'config.json'));
+    const id = h.start(bundle);
+    const state = h.runc(['state', id]);
+    t.equal(state.status, 0, state.stderr);
+    t.match(state.stdout, `\n  "bundle": "${path.join(h.dir, 'bundle')}\\u00261",\n`, 'runc escapes the &: the front cannot pass it on');
+    const calls = h.counting.calls().length;
+    const file = h.processFile('process.json', { args: ['env'], env: [...BASE_ENV, 'OWN=mine'] });
+    const r = h.front(['exec', '--process', file, id]);
+    t.equal(r.status, 0, r.stderr);
+    t.equal(r.stderr, '');
+    const env = parseEnvOutput(r.stdout);
+    checkInjected(t, env);
+    t.notOk(env.has('REDIS_MASTER_SERVICE_HOST'), 'service link removed');
+    t.equal(env.get('OWN'), 'mine', "the request's own variable");
+    t.equal(h.counting.calls().length, calls + 1, 'envhook ran once for the exec');
+    const applied = fs
+      .readFileSync(h.log, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .find((l) => l.msg === 'exec: env applied; runtime next');
+    t.equal(applied?.bundle, bundle, "the bundle read from runc's state");
+  },
+);
+
 t.test('no Node where there is nothing to do: unmarked exec, unannotated run, sandbox run', { skip: missing }, async (t) => {
   const h = harness(t, {});
   const id = h.start();

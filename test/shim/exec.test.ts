@@ -46,7 +46,7 @@ function setup(t: Test, annotations: Record<string, string> = { 'envhook.io/appl
   const runtime = fakeExecutable(
     path.join(dir, 'bin/runc'),
     'runc',
-    `printf '%s\\n' "$*" >>${JSON.stringify(stateLog)}\n[ -z "\${FAIL_STATE:-}" ] || exit 1\ncat <<'EOF'\n${state}\nEOF\nexit 0\n`,
+    `printf '%s\\n' "$*" >>${JSON.stringify(stateLog)}\n[ -z "\${FAIL_STATE:-}" ] || exit 1\n[ -z "\${STATE_OUT:-}" ] || { printf '%s' "$STATE_OUT"; exit 0; }\ncat <<'EOF'\n${state}\nEOF\nexit 0\n`,
   );
   fs.writeFileSync(path.join(dir, 'envhook.json'), '{}');
   const log = path.join(dir, 'envhook.log');
@@ -198,6 +198,20 @@ t.test('failures: one line, a --log line, the process file intact, no value', as
       undefined,
       false,
     ],
+    [
+      "the runtime's state names no bundle",
+      (s) => (s.where.env.STATE_OUT = `{"id":"c1","annotations":{"a":"${CANARY}"}}`),
+      /^\S+\/runc state "c1": no "bundle" in its output$/,
+      undefined,
+      false,
+    ],
+    [
+      "the runtime's state has a field of the wrong type",
+      (s) => (s.where.env.STATE_OUT = `{"id":"c1","pid":"${CANARY}","bundle":"${s.bundle}"}`),
+      /^\S+\/runc state "c1": \/pid: must be integer$/,
+      undefined,
+      false,
+    ],
   ];
   for (const [name, prepare, message, annotations, hint] of cases) {
     const s = setup(t, annotations, hint);
@@ -205,7 +219,11 @@ t.test('failures: one line, a --log line, the process file intact, no value', as
     const runcLog = path.join(s.dir, 'log.json');
     fs.writeFileSync(runcLog, '{"level":"info","msg":"earlier"}\n');
     const before = fs.existsSync(s.processFile) ? fs.readFileSync(s.processFile) : undefined;
-    t.throws(() => runShim(argv(s, '--log', runcLog, '--log-format', 'json'), s.where), { name: 'EnvhookError', message }, name);
+    t.throws(
+      () => runShim(argv(s, '--log', runcLog, '--log-format', 'json'), s.where),
+      { name: /^(EnvhookError|SchemaError)$/, message },
+      name,
+    );
     if (before) t.same(fs.readFileSync(s.processFile), before, `${name}: process file intact`);
     t.same(
       fs.readdirSync(s.dir).filter((f) => f.startsWith('.')),

@@ -23,3 +23,16 @@ export function addToRoot(root: string, bins: Record<string, string>): void {
     fs.chmodSync(dest, fs.statSync(from).mode & 0o777);
   }
 }
+
+/**
+ * `scripts` (node path → sh text) made executable in `root`, with this machine's dash as the
+ * root's /bin/sh, so that a runtime stand-in is run inside the root with chroot as the real one is.
+ */
+export function addScriptsToRoot(root: string, scripts: Record<string, string>): void {
+  addToRoot(root, { '/bin/sh': fs.realpathSync('/bin/sh') });
+  for (const [to, text] of Object.entries(scripts)) {
+    const dest = path.join(root, to);
+    fs.mkdirSync(path.dirname(dest), { recursive: true });
+    fs.writeFileSync(dest, text, { mode: 0o755 });
+  }
+}
