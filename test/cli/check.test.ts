@@ -4,6 +4,8 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { COMPILE_CACHE_ENV } from '../helpers/compile-cache.ts';
+import { untapped } from '../helpers/untapped.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const NODE = path.join(root, 'node_modules/.bin/node');
@@ -17,8 +19,16 @@ interface Run {
   stderr: string;
 }
 
+/** Run as an admin runs it, without the test runner's NODE_OPTIONS; the sources with Node's compile cache. */
 function envhook(entry: string, args: string[], input?: string): Run {
-  const r = spawnSync(NODE, [path.join(root, entry), ...args], { encoding: 'utf8', timeout: 15_000, cwd: root, input: input ?? '' });
+  const env = { ...process.env, ...(entry.startsWith('src/') ? COMPILE_CACHE_ENV : {}) };
+  const r = spawnSync(...untapped(NODE, [path.join(root, entry), ...args]), {
+    encoding: 'utf8',
+    timeout: 15_000,
+    cwd: root,
+    input: input ?? '',
+    env,
+  });
   return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -6,8 +6,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { NODE, REPO } from '../helpers/bundle.ts';
-import { builtCli } from '../helpers/nri/process.ts';
+import { builtCli, NODE, REPO } from '../helpers/bundle.ts';
 
 t.setTimeout(300_000);
 

@@ -5,6 +5,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { refused } from '../helpers/refusal.ts';
+import { COMPILE_CACHE_ENV } from '../helpers/compile-cache.ts';
+import { untapped } from '../helpers/untapped.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const NODE = path.join(root, 'node_modules/.bin/node');
@@ -28,8 +30,10 @@ spec:
       emptyDir: {}
 `;
 
+/** Run as an admin runs it, without the test runner's NODE_OPTIONS; the sources with Node's compile cache. */
 function envhook(entry: string, args: string[], input?: string) {
-  return spawnSync(NODE, [path.join(root, entry), ...args], { encoding: 'utf8', timeout: 120_000, cwd: root, input });
+  const env = { ...process.env, ...(entry.startsWith('src/') ? COMPILE_CACHE_ENV : {}) };
+  return spawnSync(...untapped(NODE, [path.join(root, entry), ...args]), { encoding: 'utf8', timeout: 120_000, cwd: root, input, env });
 }
 
 for (const entry of ['src/cli/main.ts', 'dist/envhook.cjs']) {

@@ -6,7 +6,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { builtCli } from '../helpers/nri/process.ts';
+import { builtCli } from '../helpers/bundle.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const NODE = path.join(root, 'node_modules/.bin/node');

@@ -4,11 +4,9 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { REPO } from '../helpers/bundle.ts';
+import { builtCli, CONTAINERD, REPO } from '../helpers/bundle.ts';
 import { nodeAsOther, otherUidDir } from '../helpers/other-uid.ts';
-import { builtCli } from '../helpers/nri/process.ts';
 import { HAS_SEA, realSource } from '../helpers/install/install.ts';
-import { CONTAINERD } from '../helpers/bundle.ts';
 import { addToRoot } from '../helpers/install/node-root.ts';
 
 const NOBODY = 65534;

@@ -2,8 +2,7 @@
 // arguments): the usage on stdout, exit 0. The shim's argv is runc's, so commander never sees it.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { NODE } from '../helpers/bundle.ts';
-import { builtCli } from '../helpers/nri/process.ts';
+import { builtCli, NODE } from '../helpers/bundle.ts';
 import { SHIM_USAGE } from '../../src/cli/shim-usage.ts';
 
 t.test('the usage, exit 0', async (t) => {

@@ -101,12 +101,38 @@ export function spawnEnvhook(args: string[], stdio: StdioOptions = 'ignore'): Ch
   return spawn(NODE, [path.join(REPO, 'src/cli/main.ts'), ...args], { env: { ...process.env, NODE_EXTRA_CA_CERTS: '' }, stdio });
 }
 
-/** Runs the CLI from source on Node 24: `node src/cli/main.ts ARGS`. */
+let checkedBundle: string | undefined;
+
+/**
+ * The built CLI bundle (npm test builds it first): it starts in a fraction of the time the
+ * sources take to load with type stripping (far more again on a loaded machine). A bundle older
+ * than a source file is refused, so a test never runs stale code.
+ */
+export function builtCli(): string {
+  if (checkedBundle) return checkedBundle;
+  const bundle = path.join(REPO, 'dist/envhook.cjs');
+  const built = fs.existsSync(bundle) ? fs.statSync(bundle).mtimeMs : 0;
+  const newest = (dir: string): number =>
+    fs
+      .readdirSync(dir, {
+        withFileTypes: true,
+      })
+      .reduce((m, e) => Math.max(m, e.isDirectory() ? newest(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).mtimeMs), 0);
+  if (built < newest(path.join(REPO, 'src')))
+    throw new Error('dist/envhook.cjs is missing or older than src/: run npm run build (npm test does)');
+  return (checkedBundle = bundle);
+}
+
+/**
+ * Runs the built CLI on Node 24 as an admin runs it: `node dist/envhook.cjs ARGS`, without the
+ * test runner's NODE_OPTIONS (helpers/untapped.ts) unless `opts.env` sets one.
+ */
 export function envhook(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv } = {}): SpawnSyncReturns<string> {
-  return spawnSync(NODE, [path.join(REPO, 'src/cli/main.ts'), ...args], {
+  const { NODE_OPTIONS: _, ...inherited } = process.env;
+  return spawnSync(NODE, [builtCli(), ...args], {
     encoding: 'utf8',
     input: opts.input ?? '',
-    env: { ...process.env, NODE_EXTRA_CA_CERTS: '', ...opts.env },
+    env: { ...inherited, NODE_EXTRA_CA_CERTS: '', ...opts.env },
     timeout: 60_000,
   });
 }

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { NODE } from '../helpers/bundle.ts';
 import { untapped } from '../helpers/untapped.ts';
+import { COMPILE_CACHE_ENV } from '../helpers/compile-cache.ts';
 import { CLI, FRONT, fastTempDir, pool, runtimeBundle, tempFiles } from './helpers.ts';
 
 // Hundreds of processes: a busy 2-core machine can take longer than the default 120 s.
@@ -43,7 +44,9 @@ function run(args: string[], killAfterMs?: number, afterMark = false): Promise<O
   return new Promise((resolve) => {
     const start = Date.now();
     let marked: number | undefined;
-    const child = spawn(...untapped(NODE, args), { stdio: ['ignore', 'ignore', 'pipe'] });
+    // The flush child is TypeScript: Node's compile cache spares each start stripping and compiling it again.
+    const env = args[0] === CHILD ? { ...process.env, ...COMPILE_CACHE_ENV } : process.env;
+    const child = spawn(...untapped(NODE, args), { stdio: ['ignore', 'ignore', 'pipe'], env });
     let timer: NodeJS.Timeout | undefined;
     const arm = () => {
       if (killAfterMs !== undefined) timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
-import { NODE, REPO } from '../bundle.ts';
+import { builtCli, NODE } from '../bundle.ts';
 import { sleep } from '../wait.ts';
 
 export interface NriProcess {
@@ -84,25 +84,6 @@ export function startNriProcess(
       return how;
     },
   };
-}
-
-/**
- * The built CLI bundle (npm test builds it first): a supervisor and each of its workers start in
- * a fraction of the time the sources take to load with type stripping (far more again on a
- * loaded machine). A bundle older than a source file is refused, so a test never runs stale code.
- */
-export function builtCli(): string {
-  const bundle = path.join(REPO, 'dist/envhook.cjs');
-  const built = fs.existsSync(bundle) ? fs.statSync(bundle).mtimeMs : 0;
-  const newest = (dir: string): number =>
-    fs
-      .readdirSync(dir, {
-        withFileTypes: true,
-      })
-      .reduce((m, e) => Math.max(m, e.isDirectory() ? newest(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).mtimeMs), 0);
-  if (built < newest(path.join(REPO, 'src')))
-    throw new Error('dist/envhook.cjs is missing or older than src/: run npm run build (npm test does)');
-  return bundle;
 }
 
 /** True while `pid` is a process that has not exited (a zombie counts as gone). */
