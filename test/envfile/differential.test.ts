@@ -87,7 +87,7 @@ t.test('differential against bash', { skip: BASH ? false : 'bash not installed' 
   for (const locale of [undefined, 'C.UTF-8']) {
     t.test(`${files.length} accepted files, locale ${locale ?? 'POSIX'}`, async (t) => {
       const start = Date.now();
-      const { baseline, results } = sourceAll(files, locale);
+      const { baseline, results } = await sourceAll(files, locale);
       t.comment(`bash exported ${baseline.join(' ')} by itself; ${files.length} files sourced in ${Date.now() - start} ms`);
       let agreed = 0;
       results.forEach((r, i) => {
@@ -105,14 +105,14 @@ t.test('differential against bash', { skip: BASH ? false : 'bash not installed' 
 
   t.test('the batch gives what the literal command gives', async (t) => {
     const some = files.slice(0, 25);
-    const batch = sourceAll(some).results;
-    const each = sourceEach(some).results;
+    const batch = (await sourceAll(some)).results;
+    const each = (await sourceEach(some)).results;
     each.forEach((r, i) => t.same(entries(r.vars), entries(batch[i]!.vars), `file ${i}`));
   });
 
   t.test('the accepted kubelet cases', async (t) => {
     const cases = kubeletCases().filter((c) => !c.rejected);
-    const { results } = sourceAll(cases.map((c) => utf8(c.input)));
+    const { results } = await sourceAll(cases.map((c) => utf8(c.input)));
     cases.forEach((c, i) => t.ok(agrees(results[i]!, asBytes(parseEnvFile(utf8(c.input)))), c.name));
   });
 
@@ -120,7 +120,7 @@ t.test('differential against bash', { skip: BASH ? false : 'bash not installed' 
     `${REJECTED_FILES} near-miss files: rejected at the defect; bash reads them otherwise, or agrees with a policy rejection`,
     async (t) => {
       const files = fc.sample(rejectedFile, { seed: SEED, numRuns: REJECTED_FILES });
-      const { results } = sourceAll(files.map((f) => f.bytes));
+      const { results } = await sourceAll(files.map((f) => f.bytes));
       const byKind = new Map<string, { n: number; diverges: boolean }>();
       files.forEach((f, i) => {
         const what = `${f.kind}: ${label(f.bytes)}`;
