@@ -96,9 +96,9 @@ export function parseEnvOutput(text: string): Map<string, string> {
   return out;
 }
 
-/** Starts the CLI from source on Node 24 in the background (a daemon: `envhook watch …`), this process's environment. */
+/** Starts the built CLI on Node 24 in the background (a daemon: `envhook watch …`), this process's environment. */
 export function spawnEnvhook(args: string[], stdio: StdioOptions = 'ignore'): ChildProcess {
-  return spawn(NODE, [path.join(REPO, 'src/cli/main.ts'), ...args], { env: { ...process.env, NODE_EXTRA_CA_CERTS: '' }, stdio });
+  return spawn(NODE, [builtCli(), ...args], { env: { ...process.env, NODE_EXTRA_CA_CERTS: '' }, stdio });
 }
 
 let checkedBundle: string | undefined;

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { NODE, REPO } from '../bundle.ts';
+import { builtCli, NODE, REPO } from '../bundle.ts';
 
 export const FRONT = path.join(REPO, 'hooks/envhook-runtime');
 
@@ -32,13 +32,13 @@ export function runFront(argv: string[], env: NodeJS.ProcessEnv, opts: { shell?:
 }
 
 /**
- * `DIR/envhook`: runs this checkout's CLI from source on its Node 24, for runtimes that call
- * envhook themselves (the front's ENVHOOK_BIN, hooks.d `hook.path`).
+ * `DIR/envhook`: runs this checkout's built CLI (dist/envhook.cjs) on its Node 24, for runtimes
+ * that call envhook themselves (the front's ENVHOOK_BIN, hooks.d `hook.path`).
  */
 export function envhookWrapper(dir: string): string {
   const file = path.join(dir, 'envhook');
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(file, `#!/bin/sh\nexec ${JSON.stringify(NODE)} ${JSON.stringify(path.join(REPO, 'src/cli/main.ts'))} "$@"\n`, {
+  fs.writeFileSync(file, `#!/bin/sh\nexec ${JSON.stringify(NODE)} ${JSON.stringify(builtCli())} "$@"\n`, {
     mode: 0o755,
   });
   return file;
@@ -46,7 +46,7 @@ export function envhookWrapper(dir: string): string {
 
 /**
  * `DIR/counting-envhook`: appends one line to `DIR/calls` per call (its argv), then runs this
- * checkout's envhook (from source, or with `built` its dist/envhook when built; with
+ * checkout's envhook (dist/envhook.cjs, or with `built` the single executable dist/envhook; with
  * `counterOnly` nothing): proof that the front started Node, or did not (no line).
  */
 export function countingEnvhook(
