@@ -96,7 +96,10 @@ export function registerInstall(program: Command): void {
     .option('--kubelet-root <dir>', "write kubeletRoot into /etc/envhook/config.json (the kubelet's --root-dir)")
     .option('--log-file <file>', 'write logFile into /etc/envhook/config.json')
     .option('--log-level <level>', 'write logLevel into /etc/envhook/config.json')
-    .option('--oci-runtime <path>', 'write runtime (the real OCI runtime, default runc as the node finds it) into /etc/envhook/config.json')
+    .option(
+      '--oci-runtime <name|path>',
+      'write runtime (the real OCI runtime, default runc: a name as the node finds it, or an absolute path, refused unless an executable file under --root) into /etc/envhook/config.json',
+    )
     .option(
       '--source <dir>',
       "a checkout (dist/ and hooks/) or an installed envhook's directory (default: the checkout above this executable, else the directory it runs from)",

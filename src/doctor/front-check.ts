@@ -3,7 +3,7 @@
 // not itself a front (a front reached again fails every container of the handler). A name is
 // looked up where a runtime service's default PATH finds it.
 import fs from 'node:fs';
-import { carriesMarker, findRuntimeBinary, isExecutableFile, USUAL_DIRS } from '../oci/runtime-binary.ts';
+import { findRuntimeBinary, isExecutableFile, runtimeFault, USUAL_DIRS } from '../oci/runtime-binary.ts';
 import { ok, problem, skipped, type CheckResult } from './check.ts';
 import type { NodeView } from './node.ts';
 
@@ -27,7 +27,8 @@ export function frontCheck(node: NodeView): CheckResult {
   // a name: where a runtime service's default PATH finds it on the node, fronts skipped
   const found = setting.includes('/') ? setting : findRuntimeBinary(setting, { root: node.root, envPath: '', usual: true })?.path;
   if (!found) return problem('front', `runtime "${setting}" is not in ${USUAL_DIRS.join(', ')} (a front skipped)`, todo);
-  if (!isExecutableFile(node.real(found))) return problem('front', `runtime ${found} is missing or not executable`, todo);
-  if (carriesMarker(node.real(found))) return problem('front', `runtime ${found} is an envhook front, not a runtime`, todo);
+  const fault = runtimeFault(node.real(found));
+  if (fault === 'front') return problem('front', `runtime ${found} is an envhook front, not a runtime`, todo);
+  if (fault) return problem('front', `runtime ${found} is missing or not executable`, todo);
   return ok('front', `${layout.front} execs ${found}`);
 }

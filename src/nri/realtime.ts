@@ -6,25 +6,13 @@
 // starts a pre-installed plugin with no PATH). A worker left at ordinary priority is a warning,
 // never a failure.
 import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
 import { procStat } from './proc-stat.ts';
 import { errnoReason } from '../errors.ts';
+import { findExecutable } from '../oci/runtime-binary.ts';
 
-const CHRT_PATHS = ['/usr/bin/chrt', '/bin/chrt'];
-
-/** chrt's path: the usual places, then PATH; undefined when there is none. */
+/** chrt's path: util-linux's places, then PATH's absolute entries; undefined when there is none. */
 export function findChrt(envPath = process.env.PATH ?? ''): string | undefined {
-  const dirs = envPath.split(':').filter((d) => d !== '' && path.isAbsolute(d));
-  for (const p of [...CHRT_PATHS, ...dirs.map((d) => path.join(d, 'chrt'))]) {
-    try {
-      fs.accessSync(p, fs.constants.X_OK);
-      return p;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
+  return findExecutable('chrt', { first: ['/usr/bin', '/bin'], envPath, absoluteOnly: true });
 }
 
 /** Puts every thread of `pid` under SCHED_FIFO at `priority`; the reason it could not, or undefined. */

@@ -1,7 +1,8 @@
-// The one place that finds a runtime's executable — containerd, crio, runc, the OCI runtime the
-// front execs — and runs it. Used by install (its checks), the shim (the runtime it execs) and
-// status. "Not a front": a file carrying the front's marker line is never taken for a real
-// runtime, so a misconfiguration fails instead of looping.
+// The one place that looks programs up on PATH (findExecutable: chroot, chrt) and finds a
+// runtime's executable — containerd, crio, runc, the OCI runtime the front execs — and runs it.
+// Used by install (its checks), the shim (the runtime it execs), status and the NRI worker's
+// chrt. "Not a front": a file carrying the front's marker line is never taken for a real
+// runtime, so a misconfiguration fails instead of looping (runtimeFault says why a path is none).
 //
 // A root is the node (`--root`, /host in the installer DaemonSet): a binary is looked up under it
 // (PATH's directories inside the root, then the usual places) and run inside it with chroot(1),
@@ -25,29 +26,66 @@ export interface RuntimeBinary {
   root: string;
 }
 
-export interface FindOptions {
+export interface LookupOptions {
   /** The node's root (default /). */
   root?: string | undefined;
   /** The PATH whose directories are searched (under the root); default this process's. */
   envPath?: string | undefined;
+  /** Absolute directories searched before PATH (where a program started with no PATH finds it). */
+  first?: readonly string[] | undefined;
   /** Also the usual directories after PATH (install, status); the shim searches PATH only. */
   usual?: boolean | undefined;
+  /** PATH's absolute entries only (always so under another root). */
+  absoluteOnly?: boolean | undefined;
+}
+
+export interface FindOptions extends LookupOptions {
   /** A front to skip besides every file carrying the marker (the front that started us). */
   front?: string | undefined;
+}
+
+/**
+ * `name` as a shell of the node would find it: the first executable regular file of that name in
+ * `first`, PATH's directories, then the usual ones; its path as the node sees it (an empty PATH
+ * entry: the working directory), or undefined. Any program: a runtime is findRuntimeBinary's.
+ */
+export function findExecutable(name: string, opts: LookupOptions = {}): string | undefined {
+  return lookUp(name, opts, isExecutableFile);
 }
 
 /** `name` as a shell of the node would find it, fronts skipped; undefined when there is none. */
 export function findRuntimeBinary(name: string, opts: FindOptions = {}): RuntimeBinary | undefined {
   const root = path.resolve(opts.root ?? '/');
   const front = opts.front ? realpathOr(opts.front) : undefined;
+  const file = lookUp(name, opts, (real) => isExecutableFile(real) && !isFront(real, front));
+  return file === undefined ? undefined : { path: file, root };
+}
+
+/** The one PATH walk: the first `dir/name` whose file (under the root) `accept`s. */
+function lookUp(name: string, opts: LookupOptions, accept: (real: string) => boolean): string | undefined {
+  const root = path.resolve(opts.root ?? '/');
   // under another root a relative PATH entry means nothing (the node's working directory is not ours)
-  const pathDirs = (opts.envPath ?? process.env.PATH ?? '').split(':').filter((d) => root === '/' || path.posix.isAbsolute(d));
-  for (const dir of [...pathDirs, ...(opts.usual ? USUAL_DIRS : [])]) {
+  const absoluteOnly = opts.absoluteOnly || root !== '/';
+  const pathDirs = (opts.envPath ?? process.env.PATH ?? '').split(':').filter((d) => !absoluteOnly || path.posix.isAbsolute(d));
+  for (const dir of [...(opts.first ?? []), ...pathDirs, ...(opts.usual ? USUAL_DIRS : [])]) {
     const file = path.join(dir || '.', name);
-    const real = root === '/' ? file : path.join(root, file);
-    if (isExecutableFile(real) && realpathOr(real) !== front && !carriesMarker(real)) return { path: file, root };
+    if (accept(root === '/' ? file : path.join(root, file))) return file;
   }
   return undefined;
+}
+
+/** What keeps a file of this machine from being a real runtime to exec. */
+export type RuntimeFault = 'missing' | 'not executable' | 'front';
+
+/** Why `file` (a path of this machine) is no runtime to exec, or undefined; `front`: the front that started us. */
+export function runtimeFault(file: string, front?: string): RuntimeFault | undefined {
+  if (!isExecutableFile(file)) return fs.existsSync(file) ? 'not executable' : 'missing';
+  return isFront(file, front ? realpathOr(front) : undefined) ? 'front' : undefined;
+}
+
+/** `front`: a real path (realpathOr). */
+function isFront(file: string, front: string | undefined): boolean {
+  return (front !== undefined && realpathOr(file) === front) || carriesMarker(file);
 }
 
 /**
@@ -88,11 +126,11 @@ export function runRuntimeBinary(bin: RuntimeBinary, args: string[], opts: RunOp
   const { spawnSync } = process.getBuiltinModule('node:child_process');
   const o = { encoding: 'utf8' as const, timeout: opts.timeout ?? 60_000, maxBuffer: opts.maxBuffer ?? 16 << 20 };
   if (bin.root === '/') return spawnSync(bin.path, args, { ...o, cwd: opts.cwd ?? '/' });
-  const chroot = findRuntimeBinary('chroot', { usual: true });
+  const chroot = findExecutable('chroot', { usual: true });
   if (!chroot) return notRun(new Error('no chroot'));
   // chroot(2) is root's: as another user chroot(1) would exit 125, which says nothing of why
   if (process.geteuid?.() !== 0) return notRun(Object.assign(new Error('chroot needs root'), { code: 'EPERM', syscall: 'chroot' }));
-  return spawnSync(chroot.path, [bin.root, bin.path, ...args], { ...o, cwd: '/' });
+  return spawnSync(chroot, [bin.root, bin.path, ...args], { ...o, cwd: '/' });
 }
 
 function notRun(error: Error): SpawnSyncReturns<string> {
@@ -101,7 +139,7 @@ function notRun(error: Error): SpawnSyncReturns<string> {
 
 /** Why `bin` cannot be run here (inside a root without chroot on this machine), or undefined. */
 function cannotRun(bin: RuntimeBinary): string | undefined {
-  if (bin.root === '/' || findRuntimeBinary('chroot', { usual: true })) return undefined;
+  if (bin.root === '/' || findExecutable('chroot', { usual: true })) return undefined;
   return `no chroot on this machine's PATH to run ${bin.path} inside --root`;
 }
 
@@ -124,7 +162,7 @@ export function isExecutableFile(file: string): boolean {
   }
 }
 
-export function realpathOr(file: string): string {
+function realpathOr(file: string): string {
   try {
     return fs.realpathSync(file);
   } catch {
@@ -133,7 +171,7 @@ export function realpathOr(file: string): string {
 }
 
 /** Looks at the first 1 KiB only: a front is a short script, a real runtime a large binary. */
-export function carriesMarker(file: string): boolean {
+function carriesMarker(file: string): boolean {
   let fd: number | undefined;
   try {
     fd = fs.openSync(file, 'r');

@@ -2,13 +2,13 @@
 // (default runc), found by the one runtime lookup (oci/runtime-binary.ts): never an envhook
 // front, not the front that called us (ENVHOOK_FRONT), so a misconfiguration fails instead of looping.
 import { EnvhookError } from '../errors.ts';
-import { carriesMarker, findRuntimeBinary, isExecutableFile, realpathOr } from '../oci/runtime-binary.ts';
+import { findRuntimeBinary, runtimeFault } from '../oci/runtime-binary.ts';
 
 export function resolveRuntime(setting: string, env: NodeJS.ProcessEnv = process.env): string {
   if (setting.includes('/')) {
-    if (!isExecutableFile(setting)) throw new EnvhookError(`runtime ${setting} is not an executable file`);
-    const front = env.ENVHOOK_FRONT ? realpathOr(env.ENVHOOK_FRONT) : undefined;
-    if (realpathOr(setting) === front || carriesMarker(setting))
+    const fault = runtimeFault(setting, env.ENVHOOK_FRONT);
+    if (fault === 'missing' || fault === 'not executable') throw new EnvhookError(`runtime ${setting} is not an executable file`);
+    if (fault === 'front')
       throw new EnvhookError(
         `runtime ${setting} is an envhook front, not a real runtime: name the real one (envhook install --oci-runtime, or ENVHOOK_RUNTIME)`,
       );

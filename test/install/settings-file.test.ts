@@ -19,7 +19,9 @@ function setup(t: Test, files: Record<string, string> = {}) {
 }
 
 t.test('written from the flags; kept by a reinstall without them; removed by uninstall', async (t) => {
-  const { root, source, original, env } = setup(t);
+  // --oci-runtime as a path: install checks it is an executable file under --root
+  const { root, source, original, env } = setup(t, { 'usr/sbin/runc': 'ELF' });
+  fs.chmodSync(path.join(root, 'usr/sbin/runc'), 0o755);
   const r = install({
     runtime: 'crio',
     root,

@@ -1,17 +1,19 @@
-// The one runtime lookup: an executable regular file as a shell of the node would find it (PATH
-// order, an empty entry the working directory on this machine), fronts skipped; under a root,
-// PATH's directories inside it then the usual places, run there with chroot; versionMatch reads a
-// real program's --version.
+// The one PATH lookup: an executable regular file as a shell of the node would find it (PATH
+// order, an empty entry the working directory on this machine); for a runtime fronts skipped;
+// under a root, PATH's directories inside it then the usual places, run there with chroot;
+// runtimeFault says why a path is no runtime; versionMatch reads a real program's --version.
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
   FRONT_MARKER,
+  findExecutable,
   findNodeBinary,
   findRuntimeBinary,
   missingBinary,
   pathFor,
   runRuntimeBinary,
+  runtimeFault,
   versionMatch,
 } from '../../src/oci/runtime-binary.ts';
 import { nodeRootWith } from '../helpers/install/node-root.ts';
@@ -46,6 +48,53 @@ t.test('PATH: the first executable regular file; not a directory, not a file wit
     'tool',
     'an empty entry is the working directory',
   );
+});
+
+t.test('findExecutable: any program, first dirs then PATH; no directory, no file without x, no relative entry when asked', async (t) => {
+  const d = t.testdir();
+  const [plain, dir, first, bin, marked] = ['plain', 'dir', 'first', 'bin', 'marked'].map((x) => path.join(d, x)) as [
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
+  script(plain, 'tool', 'exit 0', 0o644);
+  fs.mkdirSync(path.join(dir, 'tool'), { recursive: true });
+  const exe = script(bin, 'tool', 'exit 0');
+  t.equal(
+    findExecutable('tool', { envPath: [plain, dir, bin].join(':') }),
+    exe,
+    'the executable file after a non-executable and a directory',
+  );
+  t.equal(findExecutable('tool', { envPath: [plain, dir].join(':') }), undefined, 'none');
+  const inFirst = script(first, 'tool', 'exit 0');
+  t.equal(findExecutable('tool', { envPath: bin, first: [first] }), inFirst, 'the first directories before PATH');
+  const front = script(marked, 'tool', `# ${FRONT_MARKER} not a runtime, still a program`);
+  t.equal(findExecutable('tool', { envPath: marked }), front, 'no front refusal: that is for runtimes');
+  t.equal(findRuntimeBinary('tool', { envPath: marked }), undefined, 'a runtime lookup skips it');
+  script(path.join(d, 'rel'), 'tool', 'exit 0');
+  const cwd = process.cwd();
+  process.chdir(d);
+  t.teardown(() => process.chdir(cwd));
+  t.equal(findExecutable('tool', { envPath: `rel:${bin}` }), path.join('rel', 'tool'), 'a relative entry, from the working directory');
+  t.equal(findExecutable('tool', { envPath: `rel::${bin}`, absoluteOnly: true }), exe, 'relative and empty entries ignored when asked');
+  const root = path.join(d, 'root');
+  script(path.join(root, 'usr/bin'), 'tool', 'exit 0');
+  t.equal(findExecutable('tool', { root, envPath: 'rel', usual: true }), '/usr/bin/tool', 'under a root: the path as the node sees it');
+});
+
+t.test('runtimeFault: why a path is no runtime to exec', async (t) => {
+  const d = t.testdir();
+  const ok = script(d, 'runc', 'exit 0');
+  t.equal(runtimeFault(ok), undefined);
+  t.equal(runtimeFault(path.join(d, 'absent')), 'missing');
+  t.equal(runtimeFault(script(d, 'plain', 'exit 0', 0o644)), 'not executable');
+  t.equal(runtimeFault(d), 'not executable', 'a directory');
+  t.equal(runtimeFault(script(d, 'front', `# ${FRONT_MARKER} x`)), 'front');
+  t.equal(runtimeFault(ok, ok), 'front', 'the front that called us');
+  fs.symlinkSync(ok, path.join(d, 'link'));
+  t.equal(runtimeFault(path.join(d, 'link'), ok), 'front', 'through a symlink');
 });
 
 t.test('under a root: PATH inside it (absolute entries only), then the usual places; never this machine', async (t) => {

@@ -73,9 +73,9 @@ export function planInstall(opts: InstallOptions): Plan {
   // the settings before the registration that makes the runtime run the front
   const settings = settingsTarget(layout, opts, state);
   const ociRuntime = opts.ociRuntime ?? runtimeSetting(settings?.content ?? readHost(layout, SETTINGS_FILE)) ?? 'runc';
+  const conf = frontConfTarget(layout, ociRuntime, opts.ociRuntime !== undefined ? '--oci-runtime' : `${SETTINGS_FILE}: runtime`);
   const rp = runtimePlan(layout, opts, state.runtimes[key], ociRuntime);
   const took = takeOver(layout, opts.runtime, key, rp, !!opts.takeOver);
-  const conf = frontConfTarget(layout, ociRuntime);
   const files = [...executableTargets(layout, opts, conf.target), ...(settings ? [settings] : []), ...rp.files];
   const changes: Change[] = files.map((t): Change => {
     const before = readHost(layout, t.file);
