@@ -51,86 +51,125 @@ export interface Inotify {
   readonly refusedByBound: number;
 }
 
+/** The bounds and counts one createInotify shares with its helpers. */
+interface InotifyState {
+  log: Logger;
+  watchFn: WatchFn;
+  pollMs: number;
+  maxWatches: number;
+  maxPodWatches: number;
+  /** Kinds of refusal already logged (once each for the process). */
+  logged: Set<string>;
+  perPod: Map<string, number>;
+  open: number;
+  refusedByKernel: number;
+  refusedByBound: number;
+}
+
 export function createInotify(log: Logger, watchFn: WatchFn = defaultWatch, pollMs = 1000, bounds: InotifyBounds = {}): Inotify {
   const { maxWatches = DEFAULT_MAX_WATCHES, maxPodWatches = DEFAULT_MAX_POD_WATCHES } = bounds;
-  const logged = new Set<string>();
-  const perPod = new Map<string, number>();
-  let open = 0;
-  let refusedByKernel = 0;
-  let refusedByBound = 0;
-  const once = (kind: string, fields: object, msg: string): void => {
-    if (logged.has(kind)) return;
-    logged.add(kind);
-    log.warn(
-      { ...fields, pollMs },
-      `${msg}: volumes without a watch are polled every ${pollMs} ms instead (logged once; the count of refused watches is in the status)`,
-    );
-  };
-  const refuse = (kind: string, fields: object, msg: string): 'limit' => {
-    if (kind === 'kernel') refusedByKernel++;
-    else refusedByBound++;
-    once(kind, fields, msg);
-    return 'limit';
+  const state: InotifyState = {
+    log,
+    watchFn,
+    pollMs,
+    maxWatches,
+    maxPodWatches,
+    logged: new Set<string>(),
+    perPod: new Map<string, number>(),
+    open: 0,
+    refusedByKernel: 0,
+    refusedByBound: 0,
   };
   return {
     watch(dir, listener, onError, pod) {
-      const podCount = pod === undefined ? 0 : (perPod.get(pod) ?? 0);
-      if (open >= maxWatches)
-        return refuse('node', { dir, maxWatches }, `inotify limit reached: envhook's bound of ${maxWatches} watches for the node`);
-      if (pod !== undefined && podCount >= maxPodWatches)
-        return refuse(
-          'pod',
-          { dir, podUid: pod, maxPodWatches },
-          `inotify limit reached: envhook's bound of ${maxPodWatches} watches for one pod`,
-        );
-      let w: fs.FSWatcher;
-      try {
-        w = watchFn(dir, listener);
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code ?? '';
-        if (code === 'ENOENT' || code === 'ENOTDIR') return 'gone';
-        if (KERNEL_LIMITS[code])
-          return refuse(
-            'kernel',
-            { code, dir },
-            `inotify limit reached: the kernel refused a watch (${code}; raise ${KERNEL_LIMITS[code]})`,
-          );
-        log.warn({ code, dir }, 'cannot watch a volume directory: it is polled instead');
-        return 'limit';
-      }
-      open++;
-      if (pod !== undefined) perPod.set(pod, podCount + 1);
-      let closed = false;
-      const watch: Watch = {
-        close() {
-          if (closed) return;
-          closed = true;
-          open--;
-          if (pod !== undefined) {
-            const n = (perPod.get(pod) ?? 1) - 1;
-            if (n > 0) perPod.set(pod, n);
-            else perPod.delete(pod);
-          }
-          w.close();
-        },
-      };
-      w.on('error', (err) => {
-        log.debug({ code: (err as NodeJS.ErrnoException).code, dir }, 'watch ended');
-        watch.close();
-        onError();
-      });
-      return watch;
+      const refused = overBound(state, dir, pod);
+      if (refused !== undefined) return refused;
+      const w = openWatch(state, dir, listener);
+      return typeof w === 'string' ? w : track(state, w, dir, onError, pod);
     },
     get open() {
-      return open;
+      return state.open;
     },
     get refusedByKernel() {
-      return refusedByKernel;
+      return state.refusedByKernel;
     },
     get refusedByBound() {
-      return refusedByBound;
+      return state.refusedByBound;
     },
   };
+}
+
+/** 'limit' when a new watch would pass our bound for the node or for the pod. */
+function overBound(state: InotifyState, dir: string, pod: string | undefined): 'limit' | undefined {
+  const { maxWatches, maxPodWatches } = state;
+  if (state.open >= maxWatches)
+    return refuse(state, 'node', { dir, maxWatches }, `inotify limit reached: envhook's bound of ${maxWatches} watches for the node`);
+  if (pod !== undefined && (state.perPod.get(pod) ?? 0) >= maxPodWatches)
+    return refuse(
+      state,
+      'pod',
+      { dir, podUid: pod, maxPodWatches },
+      `inotify limit reached: envhook's bound of ${maxPodWatches} watches for one pod`,
+    );
+  return undefined;
+}
+
+/** The kernel's watch, or why there is none: never throws. */
+function openWatch(state: InotifyState, dir: string, listener: WatchListener): fs.FSWatcher | 'limit' | 'gone' {
+  try {
+    return state.watchFn(dir, listener);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? '';
+    if (code === 'ENOENT' || code === 'ENOTDIR') return 'gone';
+    if (KERNEL_LIMITS[code])
+      return refuse(
+        state,
+        'kernel',
+        { code, dir },
+        `inotify limit reached: the kernel refused a watch (${code}; raise ${KERNEL_LIMITS[code]})`,
+      );
+    state.log.warn({ code, dir }, 'cannot watch a volume directory: it is polled instead');
+    return 'limit';
+  }
+}
+
+/** Counts an established watch (for the node and the pod) until it is closed or fails. */
+function track(state: InotifyState, w: fs.FSWatcher, dir: string, onError: () => void, pod: string | undefined): Watch {
+  state.open++;
+  if (pod !== undefined) state.perPod.set(pod, (state.perPod.get(pod) ?? 0) + 1);
+  let closed = false;
+  const watch: Watch = {
+    close() {
+      if (closed) return;
+      closed = true;
+      state.open--;
+      if (pod !== undefined) {
+        const n = (state.perPod.get(pod) ?? 1) - 1;
+        if (n > 0) state.perPod.set(pod, n);
+        else state.perPod.delete(pod);
+      }
+      w.close();
+    },
+  };
+  w.on('error', (err) => {
+    state.log.debug({ code: (err as NodeJS.ErrnoException).code, dir }, 'watch ended');
+    watch.close();
+    onError();
+  });
+  return watch;
+}
+
+/** Counts a refusal and logs its kind's first one, with what to raise. */
+function refuse(state: InotifyState, kind: string, fields: object, msg: string): 'limit' {
+  if (kind === 'kernel') state.refusedByKernel++;
+  else state.refusedByBound++;
+  if (state.logged.has(kind)) return 'limit';
+  state.logged.add(kind);
+  state.log.warn(
+    { ...fields, pollMs: state.pollMs },
+    `${msg}: volumes without a watch are polled every ${state.pollMs} ms instead (logged once; the count of refused watches is in the status)`,
+  );
+  return 'limit';
 }
 
 /**
