@@ -48,55 +48,10 @@ export interface ResolvedEnv {
 }
 
 export function resolveEnv(processEnv: readonly string[], req: EnvRequest, volumes: VolumeLocator, parse: ParseEnvFile): ResolvedEnv {
-  const names = processEnv.map(nameOf);
-  const removed = req.removeServiceLinks ? serviceLinkNames(names) : [];
-  const removedSet = new Set(removed);
-  const values = new Map<string, string>();
-  const sources = new Map<string, string>();
-  const skipped: EnvSource[] = [];
-  // What $(VAR) can see: the runtime's variables (last duplicate wins, as runc does), then ours
-  // as set so far. Built on the first expansion only: a spec of 35,000 variables with no
-  // `value` entry to expand should not copy them all into a map.
-  let visible: Map<string, string> | undefined;
-  const lookup = (ref: string): string | undefined => {
-    if (visible === undefined) {
-      visible = new Map<string, string>();
-      processEnv.forEach((entry, i) => {
-        const eq = entry.indexOf('=');
-        if (eq > 0 && !removedSet.has(names[i]!)) visible!.set(names[i]!, entry.slice(eq + 1));
-      });
-      for (const [name, value] of values) visible.set(name, value);
-    }
-    return visible.get(ref);
-  };
-  const setVar = (name: string, value: string, source: string): void => {
-    values.set(name, value);
-    visible?.set(name, value);
-    sources.delete(name); // the plan lists a name where it was last set
-    sources.set(name, source);
-  };
-
+  const scope = envScope(processEnv, req.removeServiceLinks);
+  const { lookup, setVar, skipped } = scope;
   const files = new EnvFiles(volumes, parse);
-  for (const src of req.envFrom) {
-    if (src.volumeRef) {
-      const source = `envFrom ${describeDir(src.volumeRef)}`;
-      const dir = files.dir(src.volumeRef, src.prefix ?? '');
-      if (dir === undefined) skipped.push({ name: `${src.prefix ?? ''}*`, source: `${source} (optional, not found)` });
-      for (const name of dir?.invalid ?? [])
-        skipped.push({
-          name: JSON.stringify(name),
-          source: `${source} (not a variable name: skipped, as the kubelet skips such keys)`,
-          invalidName: true,
-        });
-      for (const [name, value] of dir?.vars ?? []) setVar(name, value, source);
-      continue;
-    }
-    const ref = src.fileRef;
-    const vars = files.read(ref);
-    const source = `envFrom ${describeFile(ref)}`;
-    if (vars === undefined) skipped.push({ name: `${src.prefix ?? ''}*`, source: `${source} (optional, not found)` });
-    else for (const [name, value] of vars) setVar(`${src.prefix ?? ''}${name}`, value, source);
-  }
+  readEnvFrom(req.envFrom, files, scope);
   let total: number | undefined; // size of the environment, counted on the first `value` only
   for (const v of req.env) {
     if (v.value !== undefined) {
@@ -132,6 +87,81 @@ export function resolveEnv(processEnv: readonly string[], req: EnvRequest, volum
     else if (ref.optional) skipped.push({ name: v.name, source: `${source} (optional, key not found)` });
     else throw new EnvhookError(`${source} not found`);
   }
+  return resolved(scope);
+}
+
+/** One resolution's working state: the runtime's names, what is set so far, and $(VAR)'s view. */
+interface EnvScope {
+  processEnv: readonly string[];
+  names: string[];
+  removed: string[];
+  removedSet: Set<string>;
+  values: Map<string, string>;
+  /** Where each name was last set. */
+  sources: Map<string, string>;
+  skipped: EnvSource[];
+  /** What $(VAR) can see. */
+  lookup: (ref: string) => string | undefined;
+  setVar: (name: string, value: string, source: string) => void;
+}
+
+/** The runtime's names, the service links to remove, and the two accessors the loops use. */
+function envScope(processEnv: readonly string[], removeServiceLinks: boolean): EnvScope {
+  const names = processEnv.map(nameOf);
+  const removed = removeServiceLinks ? serviceLinkNames(names) : [];
+  const removedSet = new Set(removed);
+  const values = new Map<string, string>();
+  const sources = new Map<string, string>();
+  // What $(VAR) can see: the runtime's variables (last duplicate wins, as runc does), then ours
+  // as set so far. Built on the first expansion only: a spec of 35,000 variables with no
+  // `value` entry to expand should not copy them all into a map.
+  let visible: Map<string, string> | undefined;
+  const lookup = (ref: string): string | undefined => {
+    if (visible === undefined) {
+      visible = new Map<string, string>();
+      processEnv.forEach((entry, i) => {
+        const eq = entry.indexOf('=');
+        if (eq > 0 && !removedSet.has(names[i]!)) visible!.set(names[i]!, entry.slice(eq + 1));
+      });
+      for (const [name, value] of values) visible.set(name, value);
+    }
+    return visible.get(ref);
+  };
+  const setVar = (name: string, value: string, source: string): void => {
+    values.set(name, value);
+    visible?.set(name, value);
+    sources.delete(name); // the plan lists a name where it was last set
+    sources.set(name, source);
+  };
+  return { processEnv, names, removed, removedSet, values, sources, skipped: [], lookup, setVar };
+}
+
+/** The envFrom sources, in order: an env file's variables, or a volume directory's files. */
+function readEnvFrom(envFrom: readonly EnvFromSource[], files: EnvFiles, { setVar, skipped }: EnvScope): void {
+  for (const src of envFrom) {
+    if (src.volumeRef) {
+      const source = `envFrom ${describeDir(src.volumeRef)}`;
+      const dir = files.dir(src.volumeRef, src.prefix ?? '');
+      if (dir === undefined) skipped.push({ name: `${src.prefix ?? ''}*`, source: `${source} (optional, not found)` });
+      for (const name of dir?.invalid ?? [])
+        skipped.push({
+          name: JSON.stringify(name),
+          source: `${source} (not a variable name: skipped, as the kubelet skips such keys)`,
+          invalidName: true,
+        });
+      for (const [name, value] of dir?.vars ?? []) setVar(name, value, source);
+      continue;
+    }
+    const ref = src.fileRef;
+    const vars = files.read(ref);
+    const source = `envFrom ${describeFile(ref)}`;
+    if (vars === undefined) skipped.push({ name: `${src.prefix ?? ''}*`, source: `${source} (optional, not found)` });
+    else for (const [name, value] of vars) setVar(`${src.prefix ?? ''}${name}`, value, source);
+  }
+}
+
+/** The merged process env (checked against the kernel's limit) and what the plan reports. */
+function resolved({ processEnv, names, removed, removedSet, values, sources, skipped }: EnvScope): ResolvedEnv {
   const env = merge(processEnv, names, removedSet, values);
   if (env.reduce((n, e) => n + Buffer.byteLength(e) + 1, 0) > MAX_ENV_TOTAL_BYTES) throw totalTooLarge();
   return {
