@@ -220,7 +220,16 @@ async function killUnderChurnChecked(t: Test, p: Plugin, kills: number): Promise
   const hangs = count('nri: worker not answering (hung or stopped): killed, to be replaced');
   figures.unplannedHangs = hangs - 1;
   report(t, churn, figures);
-  t.same(overlaps(events), [], "containerd's log: every registration of 50-envhook follows the close of the one before");
+  t.same(overlaps(events), [], "containerd's log: every registration of 50-envhook follows the close of the one before", {
+    // on a failure: containerd's every line about the plugin, and envhook's worker lines, to tell what opened and closed
+    containerd: clog()
+      .split('\n')
+      .filter((l) => l.includes('50-envhook')),
+    envhook: p
+      .log()
+      .split('\n')
+      .filter((l) => /"msg":"nri: (registered|worker|start|connect|closed|the runtime)/.test(l)),
+  });
   t.equal(count('nri: registered'), registrations, 'log: each registration containerd logged, once');
   t.equal(count('nri: worker exited: starting another'), kills + hangs, 'log: each worker exit, and every exit was a kill -9 or a hang');
   t.match(

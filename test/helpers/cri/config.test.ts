@@ -56,6 +56,7 @@ for (const v of ['1.7', '2.1'] as const) {
     t.equal(nri.socket_path, path.join(dir, 'nri.sock'));
     t.equal(nri.plugin_path, path.join(dir, 'nri/plugins'));
     t.equal(nri.plugin_config_path, path.join(dir, 'nri/conf.d'));
+    t.equal(nri.plugin_registration_timeout, '30s', "past NRI's 5 s: a pre-installed plugin's starts on a loaded test machine");
   });
 }
 

@@ -106,6 +106,9 @@ function nriTable(o: CriConfigOptions, p: ReturnType<typeof criPaths>): string[]
     `  socket_path = ${q(p.nriSocket)}`,
     `  plugin_path = ${q(p.nriPlugins)}`,
     `  plugin_config_path = ${q(p.nriConf)}`,
+    // NRI's default is 5 s, for all three Node starts of a pre-installed envhook: containerd 1.7
+    // then fails its CRI service (docs/nri.md), as seen at a load of 40 on the 2 test CPUs.
+    '  plugin_registration_timeout = "30s"',
   ];
 }
 
