@@ -8,10 +8,10 @@ import { describeError } from '../errors.ts';
 import type { VolumeOwner } from '../ownership/annotation.ts';
 import { ownersOf } from '../ownership/owners.ts';
 import type { UidTranslation } from '../ownership/uidmap.ts';
-import { createInotify, type WatchFn } from './inotify.ts';
-import { createScheduler } from './scheduler.ts';
-import { VolumeWatch } from './volume.ts';
-import { CopyWatch } from './copy-watch.ts';
+import { createInotify, type Inotify, type WatchFn } from './inotify.ts';
+import { createScheduler, type Scheduler } from './scheduler.ts';
+import { VolumeWatch, type VolumeEnv } from './volume.ts';
+import { CopyWatch, type CopyEnv } from './copy-watch.ts';
 import { copyDir, type CopyPlace } from '../mirror/layout.ts';
 import { createLatency, type Latency } from './latency.ts';
 
@@ -85,11 +85,57 @@ export interface Registry {
   stats(): RegistryStats;
 }
 
+/** What the registry's steps share: the pods' watches, what they run with, and the counts stats() reports. */
+interface RegistryState {
+  log: Logger;
+  scheduler: Scheduler;
+  inotify: Inotify;
+  /** Each pod's watches by volume key (keyOf). */
+  pods: Map<string, Map<string, Watched>>;
+  env: VolumeEnv;
+  copyEnv: CopyEnv;
+  counts: { ownedBeforeSwap: number; ownedAfterSwap: number; copyUpdates: number; copyFailures: number };
+  latency: Latency;
+}
+
 export function createRegistry(opts: RegistryOptions): Registry {
-  const { log, pollMs = 1000, safetyMs = 60_000, maxPending = 2, preSwap = true } = opts;
+  const { pollMs = 1000, safetyMs = 60_000 } = opts;
+  const state = registryState(opts, pollMs);
+  const timer = startPasses(state.pods, pollMs, safetyMs);
+  return {
+    add(podUid, volumes) {
+      setPodVolumes(state, podUid, volumes);
+    },
+    remove(podUid) {
+      const vols = state.pods.get(podUid);
+      if (!vols) return;
+      for (const v of vols.values()) v.close();
+      state.pods.delete(podUid);
+      state.log.info({ podUid, volumes: vols.size }, 'stopped watching the pod');
+    },
+    has(podUid) {
+      return state.pods.has(podUid);
+    },
+    close() {
+      clearInterval(timer);
+      each(state.pods, (v) => v.close());
+      state.pods.clear();
+      state.scheduler.close();
+    },
+    stats() {
+      return statsOf(state);
+    },
+  };
+}
+
+/** The scheduler, inotify, and the environments the volume and copy watches report to. */
+function registryState(opts: RegistryOptions, pollMs: number): RegistryState {
+  const { log, maxPending = 2, preSwap = true } = opts;
   const scheduler = createScheduler();
   const inotify = createInotify(log, opts.watch, pollMs, { maxWatches: opts.maxWatches, maxPodWatches: opts.maxPodWatches });
   const pods = new Map<string, Map<string, Watched>>();
+  const counts = { ownedBeforeSwap: 0, ownedAfterSwap: 0, copyUpdates: 0, copyFailures: 0 };
+  const latency = createLatency();
   const onGone = (v: Watched): void => {
     const vols = pods.get(v.podUid);
     const key = v instanceof CopyWatch ? copyDir(v.place) : v.target.dir;
@@ -99,107 +145,93 @@ export function createRegistry(opts: RegistryOptions): Registry {
     log.info({ podUid: v.podUid, volume: v.target.volume, dir: v.target.dir }, 'watched volume is gone');
     opts.onVolumeGone?.(v.podUid, v.target.dir);
   };
-  let ownedBeforeSwap = 0;
-  let ownedAfterSwap = 0;
   const owned = (pass: 'before' | 'after', files: number): void => {
-    if (pass === 'before') ownedBeforeSwap += files;
-    else ownedAfterSwap += files;
+    if (pass === 'before') counts.ownedBeforeSwap += files;
+    else counts.ownedAfterSwap += files;
   };
   const env = { log, scheduler, inotify, maxPending, preSwap, onGone, owned };
-  const latency = createLatency();
-  let copyUpdates = 0;
-  let copyFailures = 0;
   const copyEnv = {
     log,
     scheduler,
     inotify,
     onGone,
     copied: (seconds: number) => {
-      copyUpdates++;
+      counts.copyUpdates++;
       latency.observe(seconds);
     },
-    failed: () => void copyFailures++,
+    failed: () => void counts.copyFailures++,
   };
+  return { log, scheduler, inotify, pods, env, copyEnv, counts, latency };
+}
+
+/** Every pollMs a pass of each polled volume; every safetyMs a pass of all, for events the kernel dropped. */
+function startPasses(pods: RegistryState['pods'], pollMs: number, safetyMs: number): NodeJS.Timeout {
   let ticks = 0;
-  const timer = setInterval(() => {
+  return setInterval(() => {
     const all = ++ticks * pollMs >= safetyMs;
     if (all) ticks = 0;
     for (const vols of pods.values()) for (const v of vols.values()) if (all || v.degraded) v.poll();
   }, pollMs).unref();
+}
 
-  const each = (fn: (v: Watched) => void) => {
-    for (const vols of pods.values()) for (const v of vols.values()) fn(v);
-  };
+/** Sets the pod's watched volumes to exactly these: a volume already watched keeps its watch. */
+function setPodVolumes(state: RegistryState, podUid: string, volumes: readonly WatchVolume[]): void {
+  const { log, pods } = state;
+  const old = pods.get(podUid) ?? new Map<string, Watched>();
+  const next = new Map<string, Watched>();
+  for (const vol of volumes) {
+    let owners;
+    try {
+      owners = ownersOf(vol.owners, vol.uidMapping);
+    } catch (err) {
+      log.warn({ podUid, volume: vol.owners.volume, err }, `not watched: ${describeError(err)}`);
+      continue;
+    }
+    const target = { volume: vol.owners.volume, dir: vol.dir, ...owners };
+    const key = keyOf(vol);
+    const known = old.get(key) ?? next.get(key);
+    if (known) {
+      known.update(target);
+      next.set(key, known);
+      continue;
+    }
+    const v = vol.copy ? new CopyWatch(podUid, target, vol.copy, state.copyEnv) : new VolumeWatch(podUid, target, state.env);
+    next.set(key, v);
+    v.start();
+    const copy = vol.copy ? copyDir(vol.copy) : undefined;
+    log.info({ podUid, volume: target.volume, dir: vol.dir, copy, polled: v.degraded }, 'watching volume owners');
+  }
+  for (const [dir, v] of old) if (next.get(dir) !== v) v.close();
+  if (next.size > 0) pods.set(podUid, next);
+  else pods.delete(podUid);
+}
+
+function statsOf({ pods, inotify, scheduler, counts, latency }: RegistryState): RegistryStats {
+  let volumes = 0;
+  let polled = 0;
+  let copies = 0;
+  each(pods, (v) => {
+    volumes++;
+    if (v.degraded) polled++;
+    if (v instanceof CopyWatch) copies++;
+  });
   return {
-    add(podUid, volumes) {
-      const old = pods.get(podUid) ?? new Map<string, Watched>();
-      const next = new Map<string, Watched>();
-      for (const vol of volumes) {
-        let owners;
-        try {
-          owners = ownersOf(vol.owners, vol.uidMapping);
-        } catch (err) {
-          log.warn({ podUid, volume: vol.owners.volume, err }, `not watched: ${describeError(err)}`);
-          continue;
-        }
-        const target = { volume: vol.owners.volume, dir: vol.dir, ...owners };
-        const key = keyOf(vol);
-        const known = old.get(key) ?? next.get(key);
-        if (known) {
-          known.update(target);
-          next.set(key, known);
-          continue;
-        }
-        const v = vol.copy ? new CopyWatch(podUid, target, vol.copy, copyEnv) : new VolumeWatch(podUid, target, env);
-        next.set(key, v);
-        v.start();
-        const copy = vol.copy ? copyDir(vol.copy) : undefined;
-        log.info({ podUid, volume: target.volume, dir: vol.dir, copy, polled: v.degraded }, 'watching volume owners');
-      }
-      for (const [dir, v] of old) if (next.get(dir) !== v) v.close();
-      if (next.size > 0) pods.set(podUid, next);
-      else pods.delete(podUid);
-    },
-    remove(podUid) {
-      const vols = pods.get(podUid);
-      if (!vols) return;
-      for (const v of vols.values()) v.close();
-      pods.delete(podUid);
-      log.info({ podUid, volumes: vols.size }, 'stopped watching the pod');
-    },
-    has(podUid) {
-      return pods.has(podUid);
-    },
-    close() {
-      clearInterval(timer);
-      each((v) => v.close());
-      pods.clear();
-      scheduler.close();
-    },
-    stats() {
-      let volumes = 0;
-      let polled = 0;
-      let copies = 0;
-      each((v) => {
-        volumes++;
-        if (v.degraded) polled++;
-        if (v instanceof CopyWatch) copies++;
-      });
-      return {
-        pods: pods.size,
-        volumes,
-        watches: inotify.open,
-        polled,
-        queued: scheduler.pending,
-        refusedByKernel: inotify.refusedByKernel,
-        refusedByBound: inotify.refusedByBound,
-        ownedBeforeSwap,
-        ownedAfterSwap,
-        copies,
-        copyUpdates,
-        copyFailures,
-        copyLatency: latency.snapshot(),
-      };
-    },
+    pods: pods.size,
+    volumes,
+    watches: inotify.open,
+    polled,
+    queued: scheduler.pending,
+    refusedByKernel: inotify.refusedByKernel,
+    refusedByBound: inotify.refusedByBound,
+    ownedBeforeSwap: counts.ownedBeforeSwap,
+    ownedAfterSwap: counts.ownedAfterSwap,
+    copies,
+    copyUpdates: counts.copyUpdates,
+    copyFailures: counts.copyFailures,
+    copyLatency: latency.snapshot(),
   };
+}
+
+function each(pods: RegistryState['pods'], fn: (v: Watched) => void): void {
+  for (const vols of pods.values()) for (const v of vols.values()) fn(v);
 }

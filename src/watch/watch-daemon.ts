@@ -36,76 +36,122 @@ interface Known {
   version: string;
 }
 
+/** What the daemon's steps share: the records it knows, those it refused, and the registry. */
+interface DaemonState {
+  opts: DaemonOptions;
+  /** The records directory (run-dir.ts). */
+  dir: string;
+  known: Map<string, Known>;
+  /** Record versions already logged as refused. */
+  refused: Set<string>;
+  registry: Registry;
+}
+
 /** Throws EnvhookError when the run directory is not root's alone (run-dir.ts). */
 export function startWatchDaemon(opts: DaemonOptions): WatchDaemon {
   const { runDir, log } = opts;
-  const dir = ensureRunDir(runDir);
-  const known = new Map<string, Known>();
-  const refused = new Set<string>(); // record versions already logged as refused
-  const registry = createRegistry({ ...opts.registry, log, onVolumeGone: (uid) => checkPod(uid) });
+  const daemon: DaemonState = {
+    opts,
+    dir: ensureRunDir(runDir),
+    known: new Map<string, Known>(),
+    refused: new Set<string>(),
+    registry: createRegistry({ ...opts.registry, log, onVolumeGone: (uid) => checkPod(daemon, uid) }),
+  };
+  const sync = (): void => syncRecords(daemon);
+  const events = watchRecordsDir(daemon.dir, log, sync);
+  // Ref'd: this timer is what keeps `envhook watch` running.
+  const timer = setInterval(() => {
+    sync();
+    for (const uid of [...daemon.known.keys()]) checkPod(daemon, uid);
+    sweepCopies(daemon);
+  }, opts.rescanMs ?? 5000);
+  sync();
+  sweepCopies(daemon);
+  log.info({ runDir, ...daemon.registry.stats() }, 'watching owners records');
+  return {
+    registry: daemon.registry,
+    sync,
+    stop() {
+      clearInterval(timer);
+      events.close();
+      daemon.registry.close();
+      log.info({ runDir }, 'stopped watching');
+    },
+  };
+}
 
-  const drop = (uid: string, why: string): void => {
-    known.delete(uid);
-    registry.remove(uid);
-    log.info({ podUid: uid, why }, 'pod dropped');
-  };
-  const dropCopies = (uid: string): void => {
-    try {
-      if (removePodCopies(runDir, uid)) log.info({ podUid: uid }, "pod's owned copies removed");
-    } catch (err) {
-      log.warn({ podUid: uid, err }, `owned copies not removed: ${describeError(err)}`);
-    }
-  };
-  const checkPod = (uid: string): void => {
-    const k = known.get(uid);
-    if (!k || fs.existsSync(k.podDir)) return;
-    fs.rmSync(path.join(dir, `${uid}.json`), { force: true });
-    drop(uid, 'pod directory is gone');
-    dropCopies(uid);
-  };
-  /** Copies whose pod directory is gone (a pod the watcher never knew, or knew before a restart). */
-  const sweepCopies = (): void => {
-    for (const uid of podsWithCopies(runDir)) {
-      if (!known.has(uid) && !fs.existsSync(path.join(opts.kubeletRoot, 'pods', uid))) dropCopies(uid);
-    }
-  };
-  const load = (uid: string, name: string, version: string): void => {
-    try {
-      const record = readOwnersRecord(runDir, name);
-      const expected = path.join(opts.kubeletRoot, 'pods', uid);
-      if (record.podDir !== expected)
-        throw new EnvhookError(
-          `owners record of pod ${JSON.stringify(uid)}: /podDir: is not ${expected} (kubelet root ${opts.kubeletRoot})`,
-        );
-      registry.add(uid, watchVolumesOf(record, runDir));
-      known.set(uid, { podDir: record.podDir, version });
-      checkPod(uid);
-    } catch (err) {
-      if (known.has(uid)) drop(uid, 'record refused');
-      if (refused.size > 1024) refused.clear();
-      if (!refused.has(`${uid}:${version}`)) log.warn({ podUid: uid, err }, `owners record refused: ${describeError(err)}`);
-      refused.add(`${uid}:${version}`);
-    }
-  };
-  const sync = (): void => {
-    const seen = new Set<string>();
-    let names: string[] = [];
-    try {
-      names = fs.readdirSync(dir);
-    } catch (err) {
-      log.warn({ err }, 'cannot read the records directory');
-    }
-    for (const name of names) {
-      const uid = podUidOfRecord(name);
-      const st = uid && fs.lstatSync(path.join(dir, name), { throwIfNoEntry: false });
-      if (!uid || !st) continue;
-      seen.add(uid);
-      const version = `${st.ino}:${st.size}:${st.mtimeMs}`;
-      if (known.get(uid)?.version !== version && !refused.has(`${uid}:${version}`)) load(uid, name, version);
-    }
-    for (const uid of [...known.keys()]) if (!seen.has(uid)) drop(uid, 'record removed');
-  };
+/** Reads the records directory: new and rewritten records are loaded, removed ones dropped. */
+function syncRecords(daemon: DaemonState): void {
+  const { dir, known, refused } = daemon;
+  const seen = new Set<string>();
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync(dir);
+  } catch (err) {
+    daemon.opts.log.warn({ err }, 'cannot read the records directory');
+  }
+  for (const name of names) {
+    const uid = podUidOfRecord(name);
+    const st = uid && fs.lstatSync(path.join(dir, name), { throwIfNoEntry: false });
+    if (!uid || !st) continue;
+    seen.add(uid);
+    const version = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    if (known.get(uid)?.version !== version && !refused.has(`${uid}:${version}`)) load(daemon, uid, name, version);
+  }
+  for (const uid of [...known.keys()]) if (!seen.has(uid)) drop(daemon, uid, 'record removed');
+}
 
+/** One record into the registry; a refused one is logged once per version (and its pod dropped). */
+function load(daemon: DaemonState, uid: string, name: string, version: string): void {
+  const { opts, known, refused } = daemon;
+  try {
+    const record = readOwnersRecord(opts.runDir, name);
+    const expected = path.join(opts.kubeletRoot, 'pods', uid);
+    if (record.podDir !== expected)
+      throw new EnvhookError(`owners record of pod ${JSON.stringify(uid)}: /podDir: is not ${expected} (kubelet root ${opts.kubeletRoot})`);
+    daemon.registry.add(uid, watchVolumesOf(record, opts.runDir));
+    known.set(uid, { podDir: record.podDir, version });
+    checkPod(daemon, uid);
+  } catch (err) {
+    if (known.has(uid)) drop(daemon, uid, 'record refused');
+    if (refused.size > 1024) refused.clear();
+    if (!refused.has(`${uid}:${version}`)) opts.log.warn({ podUid: uid, err }, `owners record refused: ${describeError(err)}`);
+    refused.add(`${uid}:${version}`);
+  }
+}
+
+/** A known pod whose directory is gone: its record deleted, the pod dropped, its copies removed. */
+function checkPod(daemon: DaemonState, uid: string): void {
+  const k = daemon.known.get(uid);
+  if (!k || fs.existsSync(k.podDir)) return;
+  fs.rmSync(path.join(daemon.dir, `${uid}.json`), { force: true });
+  drop(daemon, uid, 'pod directory is gone');
+  dropCopies(daemon, uid);
+}
+
+function drop(daemon: DaemonState, uid: string, why: string): void {
+  daemon.known.delete(uid);
+  daemon.registry.remove(uid);
+  daemon.opts.log.info({ podUid: uid, why }, 'pod dropped');
+}
+
+/** Copies whose pod directory is gone (a pod the watcher never knew, or knew before a restart). */
+function sweepCopies(daemon: DaemonState): void {
+  for (const uid of podsWithCopies(daemon.opts.runDir)) {
+    if (!daemon.known.has(uid) && !fs.existsSync(path.join(daemon.opts.kubeletRoot, 'pods', uid))) dropCopies(daemon, uid);
+  }
+}
+
+function dropCopies({ opts: { runDir, log } }: DaemonState, uid: string): void {
+  try {
+    if (removePodCopies(runDir, uid)) log.info({ podUid: uid }, "pod's owned copies removed");
+  } catch (err) {
+    log.warn({ podUid: uid, err }, `owned copies not removed: ${describeError(err)}`);
+  }
+}
+
+/** inotify on the records directory: its events run `sync` once per turn; without it, the rescan does. */
+function watchRecordsDir(dir: string, log: Logger, sync: () => void): { close(): void } {
   let pending: NodeJS.Immediate | undefined;
   const onEvent = (): void => {
     pending ??= setImmediate(() => {
@@ -120,24 +166,10 @@ export function startWatchDaemon(opts: DaemonOptions): WatchDaemon {
   } catch (err) {
     log.warn({ code: (err as NodeJS.ErrnoException).code }, 'cannot watch the records directory: rescanning only');
   }
-  // Ref'd: this timer is what keeps `envhook watch` running.
-  const timer = setInterval(() => {
-    sync();
-    for (const uid of [...known.keys()]) checkPod(uid);
-    sweepCopies();
-  }, opts.rescanMs ?? 5000);
-  sync();
-  sweepCopies();
-  log.info({ runDir, ...registry.stats() }, 'watching owners records');
   return {
-    registry,
-    sync,
-    stop() {
-      clearInterval(timer);
+    close() {
       if (pending) clearImmediate(pending);
       watcher?.close();
-      registry.close();
-      log.info({ runDir }, 'stopped watching');
     },
   };
 }
