@@ -218,9 +218,28 @@ export function copySuite(mode: CopyMode): void {
 
       // The resident process restarts while the pod runs: the copies are followed again.
       t.equal(await resident.stop(), 0, `${node.resident} exits 0 on SIGTERM`);
+      const before = resident.log();
       resident = await node.startResident();
       rewrite(++n);
-      await waitFor(owned, 10_000, `a rewrite after ${node.resident} restarted reaches the containers owned`);
+      await waitFor(owned, 10_000, `a rewrite after ${node.resident} restarted reaches the containers owned`).catch((err: Error) => {
+        // seen once (containerd 1.7, CI): ENOENT reading /keys/key in a reader's view; what each process did with the copies
+        const copyLines = (log: string) => log.split('\n').filter((l) => /cop(y|ies)|Synchroniz|registered|exit/.test(l));
+        const view = (p: number) => fs.readdirSync(`/proc/${p}/root/keys`, { withFileTypes: true }).map((e) => e.name);
+        throw new Error(
+          `${err.message}\nviews: ${JSON.stringify(
+            pids.map((p) => {
+              try {
+                return view(p);
+              } catch (e) {
+                return (e as Error).message;
+              }
+            }),
+          )}` +
+            `\ncopies: ${JSON.stringify(fs.existsSync(copies) ? fs.readdirSync(copies) : 'gone')}` +
+            `\nbefore the restart:\n${copyLines(before).slice(-20).join('\n')}\nafter:\n${copyLines(resident.log()).join('\n')}`,
+          { cause: err },
+        );
+      });
       t.pass(`a rewrite after ${node.resident} restarted reaches the containers owned`);
       await removePod(pod, copies);
       t.pass("the pod's copies are removed with the pod");
