@@ -320,6 +320,23 @@ async function preinstalled(t: Test, c: CriContainerd): Promise<Plugin & { wrapp
   };
 }
 
+/** containerd with NRI for one case: stopped at teardown unless the case stopped it (`stop()`, which says what it left). */
+function caseContainerd(t: Test, version: '1.7' | '2.1'): { c: CriContainerd; stop: () => ReturnType<CriContainerd['stop']> } {
+  const c = prepareCriContainerd({ version, nri: true });
+  let stopped = false;
+  t.teardown(async () => {
+    if (!stopped) await c.stop();
+  });
+  t.comment(c.label);
+  return {
+    c,
+    stop: () => {
+      stopped = true;
+      return c.stop();
+    },
+  };
+}
+
 export function churnSuite(version: '1.7' | '2.1', kills: { preinstalled: number; external: number }): void {
   const skip = missingForCri(version);
 
@@ -329,12 +346,7 @@ export function churnSuite(version: '1.7' | '2.1', kills: { preinstalled: number
     )} × kill -9, a SIGSTOP, the runtime stopped, uninstall`,
     { skip },
     async (t) => {
-      const c = prepareCriContainerd({ version, nri: true });
-      let stopped = false;
-      t.teardown(async () => {
-        if (!stopped) await c.stop();
-      });
-      t.comment(c.label);
+      const { c, stop } = caseContainerd(t, version);
       const p = await preinstalled(t, c);
       const started = Date.now();
       await c.start();
@@ -368,8 +380,7 @@ export function churnSuite(version: '1.7' | '2.1', kills: { preinstalled: number
         t.match(u.stdout, `stopped the running envhook nri`);
         await c.halt();
       });
-      stopped = true;
-      t.same(await c.stop(), { processes: [], mounts: [] }, 'containerd stopped: no process, mount or shim left');
+      t.same(await stop(), { processes: [], mounts: [] }, 'containerd stopped: no process, mount or shim left');
     },
   );
 
@@ -377,12 +388,7 @@ export function churnSuite(version: '1.7' | '2.1', kills: { preinstalled: number
     `containerd ${version}, external envhook nri under pod churn: ${killCount(kills.external)} × kill -9, a SIGSTOP, stopped`,
     { skip },
     async (t) => {
-      const c = prepareCriContainerd({ version, nri: true });
-      let stopped = false;
-      t.teardown(async () => {
-        if (!stopped) await c.stop();
-      });
-      t.comment(c.label);
+      const { c, stop } = caseContainerd(t, version);
       const kubeletRoot = path.join(c.dir, 'kubelet');
       fs.mkdirSync(kubeletRoot);
       await c.start();
@@ -411,8 +417,7 @@ export function churnSuite(version: '1.7' | '2.1', kills: { preinstalled: number
         t.equal(await nri.stop(), 0, 'SIGTERM: exit 0');
         t.notOk(alive(s.workerPid!), `worker ${s.workerPid} gone`);
       });
-      stopped = true;
-      t.same(await c.stop(), { processes: [], mounts: [] }, 'no process, mount or shim left');
+      t.same(await stop(), { processes: [], mounts: [] }, 'no process, mount or shim left');
     },
   );
 }
