@@ -4,12 +4,15 @@
 // then given its final owner, group and mode, all BEFORE the rename that makes it visible. A
 // reader in the container therefore sees the old payload or the new one, each file already
 // owned: never a file it may not read. After the swap the visible links are made (missing ones)
-// or removed (names the payload lost) and the old directory is removed. A failure before the
-// swap removes what it wrote: the copy stays as it was. The new directory takes the name of the
+// or removed (names the payload lost) and the old directory is retired: kept for RETIRE_MS, so
+// that a reader that resolved `..data` to it just before the swap still opens its files (removing
+// it at once made such a read fail with ENOENT: 2 in 254,432 reads with both CPUs busy), then
+// removed. A failure before the swap removes what it wrote: the copy stays as it was. The new directory takes the name of the
 // kubelet's directory it copies when that name is free, so the copy's `..data` says which payload
 // it holds: a watcher that starts (after CreateContainer, or a restart) copies only if the
 // kubelet has moved on since (watch/copy-watch.ts).
 import fs from 'node:fs';
+import path from 'node:path';
 import crypto from 'node:crypto';
 import { EnvhookError } from '../errors.ts';
 import { fdPath, openDirAt, readLinkAt } from '../fs/confined.ts';
@@ -19,8 +22,10 @@ import type { Snapshot } from './snapshot.ts';
 import { openCopyDir } from './copy-dir.ts';
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
-/** A directory of a copy no swap points at, older than this, is a leftover (a crash, a lost race). */
+/** A directory of a copy no swap points at, unchanged for this long, is a leftover (a crash, a lost race, a retired payload whose process ended). */
 const STALE_MS = 60_000;
+/** How long a replaced payload stays readable after the swap (docs/ownership.md, "The guarantee: no window"). */
+const RETIRE_MS = 2_000;
 
 export interface WrittenCopy {
   /** The copy's directory (the mount source). */
@@ -31,15 +36,19 @@ export interface WrittenCopy {
   bytes: number;
 }
 
-/** Writes `snap` (of the kubelet's directory `source`) into the copy at `place` (opened and checked by copy-dir.ts) and swaps it in. */
-export function writeCopy(place: CopyPlace, snap: Snapshot, source?: string): WrittenCopy {
+/**
+ * Writes `snap` (of the kubelet's directory `source`) into the copy at `place` (opened and checked
+ * by copy-dir.ts) and swaps it in; the payload it replaced is removed `retireMs` later.
+ */
+export function writeCopy(place: CopyPlace, snap: Snapshot, source?: string, retireMs = RETIRE_MS): WrittenCopy {
   const dir = copyDir(place);
   const destFd = openCopyDir(place);
   try {
     const name = writeTimestamped(destFd, snap, source);
     const old = swapData(destFd, name);
     syncLinks(destFd, snap.visible);
-    removeOld(destFd, name, old);
+    removeLeftovers(destFd, name, old);
+    if (old !== undefined && isTimestampedName(old)) retire(destFd, dir, old, retireMs);
     return { dir, timestamped: name, files: snap.files, bytes: snap.bytes };
   } finally {
     fs.closeSync(destFd);
@@ -130,17 +139,38 @@ function syncLinks(destFd: number, visible: readonly string[]): void {
   }
 }
 
-/** Removes the former target, and leftovers of other writers that no swap made current. */
-function removeOld(destFd: number, current: string, old: string | undefined): void {
+/** Removes leftovers: directories and links no swap points at, unchanged for STALE_MS (never the payload just replaced). */
+function removeLeftovers(destFd: number, current: string, old: string | undefined): void {
   const now = Date.now();
   for (const name of fs.readdirSync(fdPath(destFd, '.'))) {
-    if (name === current || name === DATA_LINK || !name.startsWith('..')) continue;
+    if (name === current || name === old || name === DATA_LINK || !name.startsWith('..')) continue;
     const isTmp = name.startsWith(`${DATA_LINK}_tmp.`);
     if (!isTmp && !isTimestampedName(name)) continue;
     const st = fs.lstatSync(fdPath(destFd, name), { throwIfNoEntry: false });
-    if (st === undefined) continue;
-    if (name === old || now - st.mtimeMs > STALE_MS) fs.rmSync(fdPath(destFd, name), { recursive: true, force: true });
+    if (st !== undefined && now - st.mtimeMs > STALE_MS) fs.rmSync(fdPath(destFd, name), { recursive: true, force: true });
   }
+}
+
+/**
+ * The replaced payload: its mtime set to now (the leftover rule counts from the swap, should this
+ * process end first), removed after `ms` by path (root's directories only, copy-dir.ts; fs.rmSync
+ * never follows a link). A copy removed meanwhile (the pod ended) leaves nothing to do.
+ */
+function retire(destFd: number, dir: string, name: string, ms: number): void {
+  const now = new Date();
+  try {
+    fs.utimesSync(fdPath(destFd, name), now, now);
+  } catch {
+    return; // gone already: another writer's leftover rule
+  }
+  const timer = setTimeout(() => {
+    try {
+      fs.rmSync(path.join(dir, name), { recursive: true, force: true });
+    } catch {
+      // left for the leftover rule of the next swap, or the pod's removal
+    }
+  }, ms);
+  timer.unref();
 }
 
 function failed(volume: string, cause: unknown): EnvhookError {

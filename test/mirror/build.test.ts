@@ -1,9 +1,11 @@
 // A snapshot written and swapped in, without a kubelet volume: modes applied after the owner
-// (a chown clears set-id bits), the timestamped directory as the kubelet's, leftovers removed.
+// (a chown clears set-id bits), the timestamped directory as the kubelet's, the replaced payload
+// retired (readable for a while, then removed), leftovers removed.
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { writeCopy } from '../../src/mirror/build.ts';
+import { waitFor } from '../helpers/wait.ts';
 import type { Snapshot } from '../../src/mirror/snapshot.ts';
 
 const snapshot = (data: string): Snapshot => ({
@@ -20,7 +22,7 @@ const snapshot = (data: string): Snapshot => ({
   bytes: data.length + 1,
 });
 
-t.test('owner, group and mode as planned, set-id bits kept; the old directory and stale leftovers removed', async (t) => {
+t.test('owner, group and mode as planned, set-id bits kept; the old directory retired, stale leftovers removed', async (t) => {
   const place = { runDir: path.join(t.testdir({}), 'run'), podUid: 'p', volume: 'v' };
   const first = writeCopy(place, snapshot('one'));
   const st = fs.statSync(path.join(first.dir, 'run'));
@@ -34,9 +36,25 @@ t.test('owner, group and mode as planned, set-id bits kept; the old directory an
   fs.mkdirSync(stale);
   fs.mkdirSync(fresh);
   fs.utimesSync(stale, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
-  const second = writeCopy(place, snapshot('two'));
-  t.same(fs.readdirSync(first.dir).sort(), ['..data', second.timestamped, path.basename(fresh), 'd', 'run'].sort());
+  const second = writeCopy(place, snapshot('two'), undefined, 300);
+  t.same(fs.readdirSync(first.dir).sort(), ['..data', first.timestamped, second.timestamped, path.basename(fresh), 'd', 'run'].sort());
   t.equal(fs.readFileSync(path.join(first.dir, 'run'), 'utf8'), 'two');
+  // A reader that resolved ..data just before the swap still reads the old payload.
+  t.equal(fs.readFileSync(path.join(first.dir, first.timestamped, 'run'), 'utf8'), 'one', 'the replaced payload stays readable');
+  await waitFor(() => !fs.existsSync(path.join(first.dir, first.timestamped)), 5000, 'the replaced payload removed');
+  t.same(fs.readdirSync(first.dir).sort(), ['..data', second.timestamped, path.basename(fresh), 'd', 'run'].sort(), 'then removed');
+});
+
+t.test('a retired payload counts as changed at its swap: a quick next swap keeps it even when it was written long before', async (t) => {
+  const place = { runDir: path.join(t.testdir({}), 'run'), podUid: 'p', volume: 'v' };
+  const first = writeCopy(place, snapshot('one'));
+  const hourAgo = new Date(Date.now() - 3_600_000);
+  fs.utimesSync(path.join(first.dir, first.timestamped), hourAgo, hourAgo); // current for an hour
+  const second = writeCopy(place, snapshot('two'), undefined, 60_000);
+  writeCopy(place, snapshot('three'), undefined, 60_000);
+  const names = fs.readdirSync(first.dir);
+  t.ok(names.includes(first.timestamped) && names.includes(second.timestamped), 'both replaced payloads are still there');
+  t.equal(fs.readFileSync(path.join(first.dir, first.timestamped, 'run'), 'utf8'), 'one');
 });
 
 t.test(

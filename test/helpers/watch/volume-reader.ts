@@ -4,7 +4,8 @@
 // one open(2) a read, no fork. Each phase is its own reader: it marks /ctl/<phase>.started,
 // reads until /ctl/<phase>.settled (during the churn: every failure counted, per file), then
 // until /ctl/<phase>.stop (after it), and writes its counts to /ctl/<phase>.result.
-// A failed read is EACCES: the file was root's 0400 when `..data` pointed at it.
+// A failed read is EACCES (the file was root's 0400 when `..data` pointed at it) or ENOENT (the
+// directory `..data` pointed at was removed during the open: the kubelet removes it at once).
 import type { Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,15 +13,19 @@ import { startBurners } from '../../../scripts/cpu-burners.ts';
 import { findChrt } from '../../../src/nri/realtime.ts';
 import { sleep, waitFor } from '../wait.ts';
 
-/** The reader's shell script for files (container paths) in phase `phase`. */
-export function readerScript(files: readonly string[], phase: string): string {
+/**
+ * The reader's shell script for files (container paths) in phase `phase`; with `reasons`, each
+ * failed read's error line goes to /ctl/<phase>.err (counted by reason: ReaderResult.failReasons),
+ * for tests that expect none (a line a failure: millions where every read fails).
+ */
+export function readerScript(files: readonly string[], phase: string, reasons = false): string {
   const during = files.map((f, k) => `if read -r l < ${f}; then ok=$((ok+1)); else fail=$((fail+1)); f${k}=$((f${k}+1)); fi`).join('; ');
   const after = files.map((f) => `if read -r l < ${f}; then lok=$((lok+1)); else lfail=$((lfail+1)); fi`).join('; ');
   const zero = files.map((_f, k) => `f${k}=0`).join('; ');
   const byFile = files.map((_f, k) => `$f${k}`).join(',');
   return [
     `ok=0; fail=0; lok=0; lfail=0; ${zero}; : > /ctl/${phase}.started`,
-    `{ while [ ! -e /ctl/${phase}.settled ]; do ${during}; done; while [ ! -e /ctl/${phase}.stop ]; do ${after}; done; } 2>/dev/null`,
+    `{ while [ ! -e /ctl/${phase}.settled ]; do ${during}; done; while [ ! -e /ctl/${phase}.stop ]; do ${after}; done; } 2>${reasons ? `>/ctl/${phase}.err` : '/dev/null'}`,
     `echo "ok=$ok fail=$fail byfile=${byFile} after: ok=$lok fail=$lfail uid=$(id -u)" > /ctl/${phase}.result.tmp`,
     `mv /ctl/${phase}.result.tmp /ctl/${phase}.result`,
   ].join('; ');
@@ -31,6 +36,8 @@ export interface ReaderResult {
   ok: number;
   fail: number;
   failByFile: number[];
+  /** With readerScript's `reasons`: the failed reads by reason (EACCES, ENOENT, or the shell's own words), during and after the churn. */
+  failReasons: Record<string, number>;
   /** Reads after the churn. */
   afterOk: number;
   afterFail: number;
@@ -90,6 +97,7 @@ export async function churnWithReader(o: ChurnOptions): Promise<ReaderResult> {
     ok: +m[1]!,
     fail: +m[2]!,
     failByFile: m[3]!.split(',').map(Number),
+    failReasons: failReasons(fs.existsSync(mark('err')) ? fs.readFileSync(mark('err'), 'utf8') : ''),
     afterOk: +m[4]!,
     afterFail: +m[5]!,
     uid: +m[6]!,
@@ -99,13 +107,27 @@ export async function churnWithReader(o: ChurnOptions): Promise<ReaderResult> {
   };
 }
 
+const REASONS: Record<string, string> = { 'Permission denied': 'EACCES', 'no such file': 'ENOENT', 'No such file or directory': 'ENOENT' };
+
+/** The reader's error lines (busybox sh: `sh: can't open '/keys/key': Permission denied`) counted by reason. */
+function failReasons(text: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    const said = /: ([^:]+)$/.exec(line)?.[1] ?? line;
+    const reason = REASONS[said] ?? said;
+    counts[reason] = (counts[reason] ?? 0) + 1;
+  }
+  return counts;
+}
+
 /** One line for the test's output and the report. */
 export function describeReader(what: string, r: ReaderResult, files: readonly string[]): string {
   const reads = r.ok + r.fail;
   const per = files.map((f, k) => `${path.basename(f)} ${r.failByFile[k]}`).join(', ');
   return `${what}: ${reads} reads in ${r.seconds.toFixed(1)} s, ${r.fail} failed (${((1e4 * r.fail) / Math.max(reads, 1)).toFixed(
     2,
-  )} in 10,000; by file: ${per}); after the churn ${r.afterOk} ok, ${r.afterFail} failed; ${r.waited} rewrites not yet owned 10 ms after the swap`;
+  )} in 10,000; by file: ${per}; by reason: ${JSON.stringify(r.failReasons)}); after the churn ${r.afterOk} ok, ${r.afterFail} failed; ${r.waited} rewrites not yet owned 10 ms after the swap`;
 }
 
 /**
