@@ -14,8 +14,8 @@ export function registerDoctor(program: Command): void {
       "check the node end to end: settings, kubelet root, installs as the runtime reads them, the front's runtime, the NRI plugin, the owner watcher",
     )
     .option('--json', 'print one JSON object (keys: docs/nri-status.md, "envhook doctor")')
-    .action((opts: DoctorOptions) => {
-      const report = doctor(opts);
+    .action(async (opts: DoctorOptions) => {
+      const report = await doctor(opts);
       const { ok, problem, skipped } = report.counts;
       const summary = `doctor: ${ok} ok, ${problem} problems, ${skipped} skipped${skipped ? ' (not checked: see the skipped lines)' : ''}`;
       const text = [...report.checks.map(checkLine), summary].join('\n') + '\n';

@@ -20,7 +20,7 @@ export interface DoctorReport {
   checks: CheckResult[];
 }
 
-export function doctor(opts: NodeOptions, env: NodeJS.ProcessEnv = process.env): DoctorReport {
+export async function doctor(opts: NodeOptions, env: NodeJS.ProcessEnv = process.env): Promise<DoctorReport> {
   const node = readNode(opts, env);
   const plugin = pluginView(node);
   const checks = [
@@ -29,7 +29,7 @@ export function doctor(opts: NodeOptions, env: NodeJS.ProcessEnv = process.env):
     installedCheck(node, plugin),
     ...runtimeChecks(node, plugin),
     ...installChecks(node),
-    ...nriSocketChecks(node, plugin),
+    ...(await nriSocketChecks(node, plugin)),
     frontCheck(node),
     pluginCheck(node, plugin),
     ...ownerWatcherCheck(node, plugin),

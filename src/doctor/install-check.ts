@@ -42,16 +42,25 @@ function installCheck(node: NodeView, i: RecordedInstall): CheckResult {
   if (i.runtime === 'podman') return podmanHooks(node, i, layout);
   const b = runtimeBinary(node, i.runtime);
   if ('missing' in b) return skipped(name, `${i.runtime}: not checked with the runtime's own reading: ${b.missing}`);
-  const file = (suffix: string) => Object.keys(i.record.files).find((f) => f.endsWith(suffix));
+  // the file install wrote whose directory the runtime must read: CRI-O's hook, the NRI plugin
+  const recorded = Object.keys(i.record.files).find((f) =>
+    i.mode === 'nri' ? /\/[0-9]{2}-envhook$/.test(f) : f.endsWith(`/${HOOK_FILES.createRuntime}`),
+  );
+  if (!recorded && !(i.mode === 'shim' && b.containerd))
+    return problem(
+      name,
+      `${i.runtime}: ${layout.state} records no ${i.mode === 'nri' ? 'NRI plugin' : 'hook'} file of envhook's`,
+      reinstall(node, i),
+    );
   try {
     let line: string;
     if (i.mode === 'shim' && b.containerd) {
       const config = pathFor(b.containerd, node.root, i.record.config);
       line = checkContainerd(b.containerd, i.record.config, config, node.root, { front: layout.front, options: {} });
     } else if (i.mode === 'shim') {
-      line = checkCrio(b.bin, layout, path.posix.dirname(file(`/${HOOK_FILES.createRuntime}`)!));
+      line = checkCrio(b.bin, layout, path.posix.dirname(recorded!));
     } else {
-      const pluginDir = path.posix.dirname(Object.keys(i.record.files).find((f) => /\/[0-9]{2}-envhook$/.test(f))!);
+      const pluginDir = path.posix.dirname(recorded!);
       const required = askedRequired(layout, i);
       line = b.containerd ? checkNri(b.containerd, layout, pluginDir, required) : checkCrioNri(b.bin, layout, pluginDir, required);
     }

@@ -3,6 +3,7 @@
 // the exit status, the line on stderr; a healthy node, then the same node broken in each way a
 // check is for.
 import t, { type Test } from 'tap';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -11,6 +12,8 @@ import { CONTAINERD, envhook, RUNC } from '../helpers/bundle.ts';
 import { fakeSource, hostFiles, install, installRoot } from '../helpers/install/install.ts';
 import { addToRoot } from '../helpers/install/node-root.ts';
 import { crioDouble } from '../helpers/install/crio.ts';
+import { sidContainerd } from '../helpers/install/containerd-sid.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { sampleStatus } from '../helpers/nri/status.ts';
 import { findContainerd } from '../../src/install/containerd/containerd-binary.ts';
 import { procStat } from '../../src/nri/proc-stat.ts';
@@ -18,6 +21,7 @@ import { writeStatus } from '../../src/nri/status-file.ts';
 
 t.setTimeout(600_000);
 const C = CONTAINERD ? findContainerd(CONTAINERD) : undefined;
+const SID = await sidContainerd();
 const doctor = (root: string, extra: string[] = []) => envhook(['doctor', '--root', root, ...extra], { env: { ENVHOOK_CONFIG: '' } });
 const FRONT = '/usr/local/lib/envhook/envhook-runtime';
 
@@ -118,7 +122,7 @@ t.test('an NRI node (CRI-O): the plugin in the runtime reading, its socket, conn
     'ok installed: crio (NRI plugin)',
     `ok runtime: crio 1.36.3 (${crio}, named by a flag)`,
     'ok nri-plugin: crio config shows NRI on, with plugins from /opt/nri/plugins',
-    "ok nri-socket: crio's NRI socket /var/run/nri/nri.sock is there",
+    "ok nri-socket: crio's NRI socket /var/run/nri/nri.sock accepts connections",
     'skipped front: no runtime handler installed (the front runs only under it)',
     'ok plugin: 50-envhook connected to containerd 2.1.9 since 2026-11-26T10:00:00.250Z; pre-installed: started by the runtime from its plugin directory',
     'ok owner-watcher: the NRI plugin watches volume owners',
@@ -134,7 +138,7 @@ t.test('an NRI node (CRI-O): the plugin in the runtime reading, its socket, conn
     r.stdout.split('\n').filter((l) => l.startsWith('problem ')),
     [
       "problem nri-plugin: crio: envhook's /etc/crio/crio.conf.d/50-envhook-nri.conf is gone — re-run envhook install --runtime crio --mode nri with the flags it was installed with",
-      "problem nri-socket: crio's NRI socket /var/run/nri/nri.sock is not there: the runtime has not started NRI (off, or not restarted since install) — restart the runtime (systemctl restart containerd, or crio)",
+      "problem nri-socket: crio's NRI socket /var/run/nri/nri.sock is not there: the runtime is not running or has not started NRI (off, or not restarted since install) — restart the runtime (systemctl restart crio): with NRI on it listens there when it starts",
       'problem plugin: NRI plugin not connected since 2026-11-26T10:00:00.250Z — restart the runtime, which starts its pre-installed plugins (systemctl restart containerd, or crio); its log: /var/log/envhook-nri.log',
     ],
   );
@@ -183,5 +187,64 @@ t.test(
     delete state.runtimes['crio-nri'].nriRequired;
     fs.writeFileSync(stateFile, JSON.stringify(state));
     t.equal(line(doctor(root, ['--crio', crio])), required);
+  },
+);
+
+/**
+ * containerd 2.x (Debian sid's) run for real with NRI on its socket under `dir` (its plugin
+ * directory empty: no envhook is started), and envhook's NRI install for it recorded under
+ * `dir`/prefix as install records it (state.json: its config file): what doctor --root / reads.
+ */
+async function runNriContainerd(t: Test, bin: string, dir: string) {
+  const at = (f: string) => path.join(dir, f);
+  fs.mkdirSync(at('prefix'));
+  fs.mkdirSync(at('plugins'));
+  const config = [
+    'version = 3',
+    `root = "${at('root')}"`,
+    `state = "${at('state')}"`,
+    `[grpc]\n  address = "${at('sock')}"`,
+    `[ttrpc]\n  address = "${at('sock.ttrpc')}"`,
+    '[plugins."io.containerd.nri.v1.nri"]',
+    `  disable = false\n  socket_path = "${at('nri.sock')}"\n  plugin_path = "${at('plugins')}"\n  plugin_config_path = "${at('conf.d')}"`,
+    '',
+  ].join('\n');
+  fs.writeFileSync(at('config.toml'), config);
+  const state = { version: 1, runtimes: { 'containerd-nri': { config: at('config.toml'), files: {}, blocks: [] } } };
+  fs.writeFileSync(at('prefix/state.json'), JSON.stringify(state));
+  const log = fs.openSync(at('containerd.log'), 'a');
+  const child = spawn(bin, ['--config', at('config.toml')], { stdio: ['ignore', log, log] });
+  fs.closeSync(log);
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  t.teardown(async () => {
+    child.kill('SIGKILL');
+    await exited;
+  });
+  const isSocket = () => fs.statSync(at('nri.sock'), { throwIfNoEntry: false })?.isSocket() === true;
+  await waitFor(isSocket, 60_000, `containerd's NRI socket (its log: ${at('containerd.log')})`);
+  return { socket: at('nri.sock'), isSocket, kill: () => (child.kill('SIGKILL'), exited) };
+}
+
+t.test(
+  "a real containerd's NRI socket: ok while containerd runs; after a SIGKILL, the socket it left is a problem that says so",
+  { skip: 'missing' in SID ? SID.missing : false },
+  async (t) => {
+    const sid = SID as { bin: string };
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ehd-'));
+    t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const c = await runNriContainerd(t, sid.bin, dir);
+    const flags = ['--prefix', path.join(dir, 'prefix'), '--run-dir', path.join(dir, 'run'), '--containerd', sid.bin];
+    const socketLine = (r: { stdout: string }) => r.stdout.split('\n').find((l) => / nri-socket: /.test(l));
+    const first = doctor('/', flags);
+    t.equal(socketLine(first), `ok nri-socket: containerd's NRI socket ${c.socket} accepts connections`, first.stdout + first.stderr);
+    await c.kill();
+    t.ok(c.isSocket(), 'the socket is left behind');
+    const r = doctor('/', flags);
+    t.equal(r.status, 1);
+    t.equal(
+      socketLine(r),
+      `problem nri-socket: containerd's NRI socket ${c.socket} is a socket nothing listens on (connection refused): left by a runtime that is not running (killed before it could remove it), or NRI is off now — restart the runtime (systemctl restart containerd): with NRI on it listens there when it starts`,
+    );
+    t.match(r.stderr, /^envhook: doctor: \d+ problems \(.*\bnri-socket\b.*\): see the problem lines\n$/);
   },
 );

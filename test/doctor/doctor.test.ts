@@ -16,7 +16,7 @@ t.test('a Podman node: each check once, in order; ok and skipped only, so ok', a
   addScriptsToRoot(root, { '/usr/bin/podman': "#!/bin/sh\necho 'podman version 4.3.1'\n" });
   const r = install({ runtime: 'podman', root, source });
   t.equal(r.status, 0, r.stderr);
-  const report = doctor({ root, prefix: PREFIX }, {});
+  const report = await doctor({ root, prefix: PREFIX }, {});
   t.same(lines(report), [
     'ok settings',
     'ok kubelet-root',
@@ -34,7 +34,7 @@ t.test('a Podman node: each check once, in order; ok and skipped only, so ok', a
 });
 
 t.test('an empty root: its problems counted, and not ok', async (t) => {
-  const report = doctor({ root: t.testdir({}), prefix: PREFIX }, {});
+  const report = await doctor({ root: t.testdir({}), prefix: PREFIX }, {});
   t.same(lines(report), [
     'ok settings',
     'problem kubelet-root',
@@ -52,7 +52,7 @@ t.test("the environment given, not this process's: ENVHOOK_CONFIG names the sett
   const root = t.testdir({});
   const file = path.join(root, 'settings.json');
   hostFiles(root, { 'settings.json': '{"kubeletRoot": "/k"}\n', 'k/pods/.keep': '' });
-  const report = doctor({ root, prefix: PREFIX }, { ENVHOOK_CONFIG: file });
+  const report = await doctor({ root, prefix: PREFIX }, { ENVHOOK_CONFIG: file });
   t.same(report.checks.slice(0, 2), [
     { check: 'settings', state: 'ok', what: `${file} is valid` },
     { check: 'kubelet-root', state: 'ok', what: '/k/pods exists' },

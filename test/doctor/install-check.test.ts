@@ -137,3 +137,18 @@ t.test('NRI with containerd 2.x: --nri-required as state.json records it', noSid
   ]);
   t.same(recorded(undefined), installChecks(node), "a state file from before it was recorded: envhook's own lines ask for none");
 });
+
+t.test("a state file edited by hand without envhook's plugin file: a problem naming the state file, not a crash", noSid, async (t) => {
+  const sid = SID as { bin: string };
+  const { root } = installRoot(t, { [CONFIG]: 'version = 3\n' });
+  const record = { config: CONFIG, files: {}, blocks: [] };
+  hostFiles(root, { [`${PREFIX}/state.json`]: JSON.stringify({ version: 1, runtimes: { 'containerd-nri': record } }) });
+  t.same(installChecks(view(root, { containerd: sid.bin })), [
+    {
+      check: 'nri-plugin',
+      state: 'problem',
+      what: `containerd: ${PREFIX}/state.json records no NRI plugin file of envhook's`,
+      todo: again(`--runtime containerd --mode nri --prefix ${PREFIX}`),
+    },
+  ]);
+});
