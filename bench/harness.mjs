@@ -106,3 +106,22 @@ export function machine(node) {
 export function loadavg() {
   return os.loadavg()[0].toFixed(2);
 }
+
+/** True while the process `pid` exists. */
+export function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Polls `check` every 10 ms until it holds; throws "timed out: <what>" after `ms`. */
+export async function until(check, what, ms = 30_000) {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -14,13 +14,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
-import { benchEnv, loadavg, median } from './harness.mjs';
+import { alive, benchEnv, loadavg, median, until } from './harness.mjs';
 import { NODE, REPO } from './cli.mjs';
 import { goPlugin } from './go-plugin.mjs';
-import { missingForCri, prepareCriContainerd } from '../test/helpers/cri/containerd.ts';
+import { missingForCri } from '../test/helpers/cri/containerd.ts';
 import { install, nriInstallArgs, realSource, withSettingsFile } from '../test/helpers/install/install.ts';
 import { atomicWrite } from '../src/fs/atomic-write.ts';
 import { replaceMarkedSection } from './sections.mjs';
+import { containerdTime, nriBenchContainerd } from './nri-containerd.mjs';
 
 const KILLS = Number(process.env.BENCH_RESTART_KILLS) || 50;
 const BLOCK = 10;
@@ -36,72 +37,8 @@ if (skip) {
   process.exit(0);
 }
 
-/** containerd's timestamp of a log line, epoch ms with its sub-millisecond digits. */
-export function containerdTime(line) {
-  const m = line.match(/^time="([^".]+)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)"/);
-  if (!m) throw new Error(`row 11: no timestamp in containerd's line: ${line.slice(0, 80)}`);
-  return Date.parse(`${m[1]}${m[3]}`) + Number(`0.${m[2] ?? '0'}`) * 1000;
-}
-
-/** A file read as it grows: whole lines from `at` on. */
-function tail(file) {
-  let pos = 0;
-  let rest = '';
-  return {
-    /** The index the next line will have. */
-    mark() {
-      this.read();
-      return this.lines.length;
-    },
-    lines: [],
-    read() {
-      const fd = fs.openSync(file, 'r');
-      const buf = Buffer.alloc(1 << 16);
-      for (;;) {
-        const n = fs.readSync(fd, buf, 0, buf.length, pos);
-        if (n === 0) break;
-        pos += n;
-        rest += buf.subarray(0, n).toString('utf8');
-      }
-      fs.closeSync(fd);
-      const parts = rest.split('\n');
-      rest = parts.pop();
-      this.lines.push(...parts);
-    },
-    /** The first line from `index` on that matches, polling until `ms`. */
-    async wait(re, index, ms = 30_000, what = String(re)) {
-      const end = Date.now() + ms;
-      for (;;) {
-        this.read();
-        for (let i = index; i < this.lines.length; i++) if (re.test(this.lines[i])) return { line: this.lines[i], i };
-        if (Date.now() > end) throw new Error(`row 11: timed out waiting for ${what}`);
-        await sleep(5);
-      }
-    },
-  };
-}
-
-const c = prepareCriContainerd({ version: '2.1', nri: true, tmpBase: process.env.BENCH_BUNDLE_DIR ?? '/dev/shm' });
-await c.start();
+const { c, ctrdLog, ehLog, config, statusFile, status } = await nriBenchContainerd('2.1');
 const S = c.paths.nriSocket;
-const ctrdLog = tail(c.paths.log);
-const runDir = path.join(c.dir, 'run');
-const envhookLog = path.join(c.dir, 'envhook.log');
-fs.writeFileSync(envhookLog, '');
-const ehLog = tail(envhookLog);
-const config = path.join(c.dir, 'envhook-bench.json');
-fs.writeFileSync(
-  config,
-  JSON.stringify({ kubeletRoot: path.join(c.dir, 'kubelet'), runDir, nriSocket: S, logFile: envhookLog, logLevel: 'debug' }) + '\n',
-);
-const statusFile = path.join(runDir, 'nri-status.json');
-const status = () => {
-  try {
-    return JSON.parse(fs.readFileSync(statusFile, 'utf8'));
-  } catch {
-    return undefined;
-  }
-};
 const env = { ...benchEnv, ENVHOOK_CONFIG: config };
 delete env.NODE_OPTIONS;
 
@@ -158,7 +95,7 @@ async function startSubject(s) {
     running = { s, proc, exited: new Promise((res) => proc.once('exit', res)) };
     await ctrdLog.wait(REGISTERED, from, 60_000, `${s.name} registered`);
   }
-  await until(() => status()?.connected && status()?.workerPid, `${s.name}: status connected`);
+  await until(() => status()?.connected && status()?.workerPid, `row 11: ${s.name}: status connected`);
 }
 
 async function stopSubject() {
@@ -168,29 +105,13 @@ async function stopSubject() {
     // containerd stopped: the pre-installed plugin's supervisor ends with its worker (docs/nri.md).
     fs.rmSync(pluginFile);
     await c.halt();
-    await until(() => !alive(sup), `${s.name}: the supervisor ended with containerd`, 15_000);
+    await until(() => !alive(sup), `row 11: ${s.name}: the supervisor ended with containerd`, 15_000);
     await c.restart();
   } else {
     proc.kill('SIGTERM');
     await exited;
   }
   running = undefined;
-}
-
-const alive = (pid) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-async function until(check, what, ms = 30_000) {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`row 11: timed out: ${what}`);
-    await sleep(10);
-  }
 }
 
 /** The baselines, between kills: bare Node's start and exit; the Go stub's spawn to registered. */

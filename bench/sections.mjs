@@ -1,4 +1,4 @@
-// The marked sections of bench/RESULTS.md that a script of its own writes (rows 10, 11 and 12):
+// The marked sections of bench/RESULTS.md that a script of its own writes (rows 10 to 13):
 // each between its start and end markers, replaced in place, or put before bench/watch.ts's
 // section (which owns the file's end); `npm run bench` keeps them when it rewrites the file.
 import fs from 'node:fs';
@@ -12,6 +12,7 @@ export const OWN_SECTIONS = [
   ['<!-- row 10: CRI with NRI -->', '<!-- end of row 10 -->'],
   ['<!-- row 11: NRI restart -->', '<!-- end of row 11 -->'],
   ['<!-- row 12: owned copies -->', '<!-- end of row 12 -->'],
+  ['<!-- row 13: NRI pre-installed start -->', '<!-- end of row 13 -->'],
 ];
 
 export function replaceMarkedSection(start, end, section) {
