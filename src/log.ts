@@ -10,7 +10,7 @@ import type pino from 'pino';
 import { escapeUnseen, serializeCause } from './errors.ts';
 
 export type Logger = pino.Logger;
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export interface LoggerOptions {

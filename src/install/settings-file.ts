@@ -4,7 +4,8 @@
 // environment, and hooks.d hooks with only the env their file lists; a file read by path reaches
 // all of them. Keys the file already has are kept; a reinstall without these flags keeps the file
 // a previous install wrote.
-import { EnvhookError } from '../errors.ts';
+import { EnvhookError, oneLine } from '../errors.ts';
+import { LOG_LEVELS } from '../log.ts';
 import { DEFAULT_CONFIG_FILE } from '../settings.ts';
 import { validateSettingsFile } from '../schema.ts';
 import type { Layout } from './layout.ts';
@@ -25,6 +26,8 @@ export function settingsTarget(layout: Layout, flags: SettingsFlags, state: Stat
   const given: Record<string, string> = {};
   if (flags.kubeletRoot !== undefined) given.kubeletRoot = hostPath(flags.kubeletRoot, '--kubelet-root');
   if (flags.logFile !== undefined) given.logFile = hostPath(flags.logFile, '--log-file');
+  if (flags.logLevel !== undefined && !(LOG_LEVELS as readonly string[]).includes(flags.logLevel))
+    throw new EnvhookError(`--log-level ${oneLine(flags.logLevel)}: not a log level: use one of ${LOG_LEVELS.join(', ')}`);
   if (flags.logLevel !== undefined) given.logLevel = flags.logLevel;
   if (flags.ociRuntime !== undefined) given.runtime = flags.ociRuntime;
   validateSettingsFile(given, 'install flags for ' + SETTINGS_FILE);

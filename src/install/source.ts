@@ -38,7 +38,7 @@ export function findSource(explicit?: string): Source {
     const found = checkout(dir) ?? installed(dir);
     if (!found)
       throw new EnvhookError(
-        `${dir}: neither a checkout (hooks/envhook-runtime and dist/envhook, or dist/envhook.cjs with dist/envhook-main.cjs) nor an installed envhook (envhook-runtime beside envhook, or beside envhook.cjs and envhook-main.cjs)`,
+        `--source ${dir}: neither a checkout (hooks/envhook-runtime and dist/envhook, or dist/envhook.cjs with dist/envhook-main.cjs) nor an installed envhook (envhook-runtime beside envhook, or beside envhook.cjs and envhook-main.cjs): name one, or leave --source out`,
       );
     return found;
   }

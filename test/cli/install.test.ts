@@ -210,3 +210,27 @@ t.test(
     t.same(snapshot(root), before, 'nothing written');
   },
 );
+
+t.test('--log-level and --source with a value install cannot use: the flag named, what to do; nothing written', async (t) => {
+  const { root, source } = installRoot(t, {});
+  const cases: [string[], string][] = [
+    [['--log-level', 'loud'], 'envhook: --log-level loud: not a log level: use one of fatal, error, warn, info, debug, trace, silent\n'],
+    [
+      ['--source', '/nonexistent'],
+      'envhook: --source /nonexistent: neither a checkout (hooks/envhook-runtime and dist/envhook, or dist/envhook.cjs with dist/envhook-main.cjs) nor an installed envhook (envhook-runtime beside envhook, or beside envhook.cjs and envhook-main.cjs): name one, or leave --source out\n',
+    ],
+  ];
+  for (const [extra, line] of cases) {
+    const r = envhook([
+      'install',
+      '--runtime',
+      'podman',
+      '--root',
+      root,
+      ...(extra[0] === '--source' ? [] : ['--source', source]),
+      ...extra,
+    ]);
+    refused(t, r, line, extra.join(' '));
+  }
+  t.same(fs.readdirSync(root), [], 'nothing written');
+});

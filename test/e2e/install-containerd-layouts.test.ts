@@ -120,7 +120,7 @@ const CASES: Case[] = [
     files: { [ROOT_FILE]: v3Root() },
     extra: ['--drop-in', '/etc/containerd/other.d/50-envhook.toml'],
     refused:
-      /^envhook: \/etc\/containerd\/other\.d\/50-envhook\.toml is not read by containerd: the imports of \/etc\/containerd\/config\.toml/,
+      /^envhook: --drop-in \/etc\/containerd\/other\.d\/50-envhook\.toml: containerd does not read it: the imports of \/etc\/containerd\/config\.toml .*: add it to the imports of \/etc\/containerd\/config\.toml, or leave --drop-in out\n$/,
   },
   {
     name: '2.1.9, a drop-in that defines the handler envhook itself',

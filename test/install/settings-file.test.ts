@@ -76,7 +76,7 @@ t.test('bad settings are refused with one line, nothing written', async (t) => {
     t.equal(r.stderr.split('\n').length, 2);
   };
   bad(['--kubelet-root', 'relative/kubelet'], /^envhook: --kubelet-root must be an absolute host path$/m);
-  bad(['--log-level', 'loud'], /^envhook: .*logLevel/m);
+  bad(['--log-level', 'loud'], /^envhook: --log-level loud: not a log level: use one of fatal, error, warn, info, debug, trace, silent$/m);
   bad(['--kubelet-root', '/data/kubelet'], /^envhook: \/etc\/envhook\/config\.json is not valid JSON: fix or remove it first$/m);
   t.same(snapshot(root), original);
 });

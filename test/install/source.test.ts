@@ -52,7 +52,7 @@ t.test('anything else: one line naming both layouts', async (t) => {
   });
   for (const bad of ['half', 'wrapperOnly', 'none'])
     t.throws(() => findSource(path.join(dir, bad)), {
-      message: `${path.join(dir, bad)}: neither a checkout (hooks/envhook-runtime and dist/envhook, or dist/envhook.cjs with dist/envhook-main.cjs) nor an installed envhook (envhook-runtime beside envhook, or beside envhook.cjs and envhook-main.cjs)`,
+      message: `--source ${path.join(dir, bad)}: neither a checkout (hooks/envhook-runtime and dist/envhook, or dist/envhook.cjs with dist/envhook-main.cjs) nor an installed envhook (envhook-runtime beside envhook, or beside envhook.cjs and envhook-main.cjs): name one, or leave --source out`,
     });
 });
 

@@ -99,3 +99,10 @@ function hostReader(layout: Layout, newFile: string | undefined, edits: KeyEdit[
     },
   };
 }
+
+/** --drop-in naming a file containerd does not read: the flag, why, and what to do. */
+export function dropInNotRead(dropIn: string, root: string): EnvhookError {
+  return new EnvhookError(
+    `--drop-in ${dropIn}: containerd does not read it: the imports of ${root} (and of the files it imports) do not name it: add it to the imports of ${root}, or leave --drop-in out`,
+  );
+}

@@ -5,7 +5,7 @@
 // the line back). An admin's NRI table is otherwise never edited.
 import { EnvhookError } from '../../errors.ts';
 import type { BlockTarget } from '../targets.ts';
-import type { ContainerdConfig, Reading } from './containerd-config.ts';
+import { dropInNotRead, type ContainerdConfig, type Reading } from './containerd-config.ts';
 import type { ConfigFile } from './containerd-files.ts';
 import { mergePlugins } from './containerd-merge.ts';
 import { parseToml, table, tableAt } from '../toml.ts';
@@ -101,10 +101,7 @@ function enableBlock(config: ContainerdConfig, dropIn: string | undefined): Bloc
 export function blockFile(config: ContainerdConfig, dropIn: string | undefined): ConfigFile {
   const files = config.readings[0]!.files;
   const file = dropIn === undefined ? files[0]! : files.find((f) => f.path === dropIn);
-  if (!file)
-    throw new EnvhookError(
-      `${dropIn} is not read by containerd: the imports of ${config.root} (and of the files it imports) do not name it`,
-    );
+  if (!file) throw dropInNotRead(dropIn!, config.root);
   return file;
 }
 

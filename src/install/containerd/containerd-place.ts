@@ -8,7 +8,7 @@
 // With no binary to say which line reads a version 2 layout, both readings must agree.
 import { EnvhookError } from '../../errors.ts';
 import type { ConfigFile } from './containerd-files.ts';
-import type { ContainerdConfig, Reading } from './containerd-config.ts';
+import { dropInNotRead, type ContainerdConfig, type Reading } from './containerd-config.ts';
 import { CRI_V2, CRI_V3, criPlugin, criSetters, defaultRuntime, effectiveCri } from './containerd-merge.ts';
 import { HANDLER } from '../layout.ts';
 import { tableAt, type Table } from '../toml.ts';
@@ -56,9 +56,7 @@ function placeIn(r: Reading, config: ContainerdConfig, dropIn: string | undefine
   }
   const target = dropIn === undefined ? undefined : files.find((f) => f.path === dropIn);
   if (dropIn !== undefined && !target) {
-    throw new EnvhookError(
-      `${dropIn} is not read by containerd: the imports of ${config.root} (and of the files it imports) do not name it`,
-    );
+    throw dropInNotRead(dropIn!, config.root);
   }
   const version = config.version;
   const base = (file: ConfigFile) => ({

@@ -111,7 +111,7 @@ t.test(
   'refused: a drop-in not imported, one of another version, a version 2 root beside a version 3 table, the handler elsewhere',
   async (t) => {
     t.throws(() => place(t, { [ROOT.slice(1)]: 'version = 3\n' }, { dropIn: `${D}/x.toml` }), {
-      message: `${D}/x.toml is not read by containerd: the imports of ${ROOT} (and of the files it imports) do not name it`,
+      message: `--drop-in ${D}/x.toml: containerd does not read it: the imports of ${ROOT} (and of the files it imports) do not name it: add it to the imports of ${ROOT}, or leave --drop-in out`,
     });
     t.throws(
       () =>
