@@ -20,6 +20,9 @@ export const problem = (check: string, what: string, todo?: string): CheckResult
   ...(todo ? { todo } : {}),
 });
 
+/** What to do when the runtime cannot read its own configuration. */
+export const FIX_FILES = 'fix the file the runtime cannot read';
+
 export const skipped = (check: string, why: string): CheckResult => ({ check, state: 'skipped', what: why });
 
 /** `ok <check>: <what>`, `problem <check>: <what> — <todo>`, `skipped <check>: <why>`. */

@@ -13,8 +13,8 @@ import { checkCrio } from '../install/crio/crio-check.ts';
 import { checkCrioNri } from '../install/crio/crio-nri.ts';
 import { DEFAULT_PREFIX, HOOK_FILES, makeLayout, type Layout } from '../install/layout.ts';
 import { currentHooksDirs } from '../install/podman/podman-plan.ts';
-import { pathFor } from '../oci/runtime-binary.ts';
-import { ok, problem, skipped, type CheckResult } from './check.ts';
+import { pathFor, RuntimeReadFailed } from '../oci/runtime-binary.ts';
+import { FIX_FILES, ok, problem, skipped, type CheckResult } from './check.ts';
 import type { NodeView, RecordedInstall } from './node.ts';
 import { runtimeBinary } from './runtime-binary.ts';
 
@@ -67,7 +67,7 @@ function installCheck(node: NodeView, i: RecordedInstall): CheckResult {
     return ok(name, line.replace(/^checked: /, ''));
   } catch (err) {
     if (!(err instanceof EnvhookError)) throw err;
-    return problem(name, err.message, reinstall(node, i));
+    return problem(name, err.message, err instanceof RuntimeReadFailed ? FIX_FILES : reinstall(node, i));
   }
 }
 

@@ -12,7 +12,7 @@ import { makeLayout, type Runtime } from '../install/layout.ts';
 import { NRI_DEFAULT_SOCKET } from '../install/nri-plugin.ts';
 import { tableAt } from '../install/toml.ts';
 import { pathFor } from '../oci/runtime-binary.ts';
-import { ok, problem, skipped, type CheckResult } from './check.ts';
+import { FIX_FILES, ok, problem, skipped, type CheckResult } from './check.ts';
 import type { NodeView, RecordedInstall } from './node.ts';
 import type { PluginView } from './plugin-state.ts';
 import { runtimeBinary } from './runtime-binary.ts';
@@ -46,7 +46,7 @@ function installedSocket(node: NodeView, i: RecordedInstall): NriSocket | CheckR
       : tableAt(crioConfigDump(b.bin, layout), 'crio', 'nri')?.nri_listen;
   } catch (err) {
     if (!(err instanceof EnvhookError)) throw err;
-    return problem(CHECK, err.message, 'fix the file the runtime cannot read');
+    return problem(CHECK, err.message, FIX_FILES);
   }
   const path = typeof socket === 'string' && socket !== '' ? socket : NRI_DEFAULT_SOCKET;
   return { socket: path, what: `${i.runtime}'s NRI socket`, runtime: i.runtime };

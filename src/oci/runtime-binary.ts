@@ -11,7 +11,7 @@
 import type { SpawnSyncReturns } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { EnvhookError, errnoReason } from '../errors.ts';
+import { EnvhookError, errnoReason, oneLine } from '../errors.ts';
 
 /** A line every envhook front carries (hooks/envhook-runtime). */
 export const FRONT_MARKER = 'envhook-runtime-front:';
@@ -141,6 +141,29 @@ function notRun(error: Error): SpawnSyncReturns<string> {
 function cannotRun(bin: RuntimeBinary): string | undefined {
   if (bin.root === '/' || findExecutable('chroot', { usual: true })) return undefined;
   return `no chroot on this machine's PATH to run ${bin.path} inside --root`;
+}
+
+/** A runtime's binary that failed to read its configuration (config dump, crio config): its files, not envhook's install, are to fix. */
+export class RuntimeReadFailed extends EnvhookError {}
+
+/**
+ * Why a run of a runtime's binary failed, in its own words: its last line on stderr (a Go
+ * program's logrus line: its `msg` alone, unquoted), at most 300 characters; else why it did not
+ * run, or its exit status.
+ */
+export function failureWords(r: SpawnSyncReturns<string>): string {
+  if (r.error) return errnoReason(r.error);
+  const last = (r.stderr ?? '').trim().split('\n').at(-1) ?? '';
+  const quoted = /\bmsg=("(?:[^"\\]|\\.)*")/.exec(last)?.[1];
+  let words = last.replace(/^.*\bmsg=/, '');
+  if (quoted) {
+    try {
+      words = JSON.parse(quoted) as string;
+    } catch {
+      words = quoted.slice(1, -1); // Go's quoting beyond JSON's (\x, \u with other forms): as printed
+    }
+  }
+  return oneLine(words).slice(0, 300) || `exit ${r.status ?? r.signal}`;
 }
 
 /** The match of `pattern` in what `bin --version` prints; exiting non-zero or no match is an error naming `what`. */

@@ -248,3 +248,28 @@ t.test(
     t.match(r.stderr, /^envhook: doctor: \d+ problems \(.*\bnri-socket\b.*\): see the problem lines\n$/);
   },
 );
+
+t.test("a drop-in CRI-O cannot decode: the checks that ask crio config say CRI-O's own words (no logrus time), exit 1", async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-doctor-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const root = path.join(dir, 'root');
+  hostFiles(root, { 'var/lib/kubelet/pods/.keep': '' });
+  const crio = crioDouble(t.testdir()).bin;
+  t.equal(
+    install({ runtime: 'crio', root, source: fakeSource(path.join(dir, 'src')), extra: ['--mode', 'nri', '--crio', crio] }).status,
+    0,
+  );
+  hostFiles(root, { 'etc/crio/crio.conf.d/20-admin.conf': '[crio.runtime]\nhooks_dir = [\n' });
+  const r = doctor(root, ['--crio', crio]);
+  t.equal(r.status, 1);
+  const said = `${crio} --config-dir ${root}/etc/crio/crio.conf.d config failed: get and merge config from context: update config from path: walk path: unable to decode configuration ${root}/etc/crio/crio.conf.d/20-admin.conf: toml: line 3: invalid value`;
+  t.same(
+    r.stdout.split('\n').filter((l) => /^problem nri-(plugin|socket): /.test(l)),
+    [
+      `problem nri-plugin: ${said} — fix the file the runtime cannot read`,
+      `problem nri-socket: ${said} — fix the file the runtime cannot read`,
+    ],
+    "CRI-O's reading fails: its files are to fix, not envhook's install",
+  );
+  t.match(r.stderr, /^envhook: doctor: 3 problems \(nri-plugin, nri-socket, plugin\): see the problem lines\n$/);
+});

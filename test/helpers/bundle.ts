@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync, spawn, spawnSync, type ChildProcess, type SpawnSyncReturns, type StdioOptions } from 'node:child_process';
+import { untapped } from './untapped.ts';
 
 export const BUSYBOX = ['/bin/busybox', '/usr/bin/busybox'].find((p) => fs.existsSync(p));
 export const RUNC = whichSync('runc');
@@ -96,9 +97,21 @@ export function parseEnvOutput(text: string): Map<string, string> {
   return out;
 }
 
-/** Starts the built CLI on Node 24 in the background (a daemon: `envhook watch …`), this process's environment. */
+/**
+ * The built CLI as a test starts it, in the foreground (envhook()) or the background
+ * (spawnEnvhook()), one way: Node 24 on dist/envhook.cjs, as on a node without the test runner's
+ * NODE_OPTIONS (tap adds its loader to every child's, whatever env is given: helpers/untapped.ts
+ * unsets it in the child), NODE_EXTRA_CA_CERTS emptied, this process's other variables and `env`.
+ */
+function cliChild(args: string[], env: NodeJS.ProcessEnv = {}): { command: string; args: string[]; env: NodeJS.ProcessEnv } {
+  const [command, argv] = untapped(NODE, [builtCli(), ...args]);
+  return { command, args: argv, env: { ...process.env, NODE_EXTRA_CA_CERTS: '', ...env } };
+}
+
+/** Starts the built CLI in the background (a daemon: `envhook watch …`): cliChild(). */
 export function spawnEnvhook(args: string[], stdio: StdioOptions = 'ignore'): ChildProcess {
-  return spawn(NODE, [builtCli(), ...args], { env: { ...process.env, NODE_EXTRA_CA_CERTS: '' }, stdio });
+  const c = cliChild(args);
+  return spawn(c.command, c.args, { env: c.env, stdio });
 }
 
 let checkedBundle: string | undefined;
@@ -123,16 +136,13 @@ export function builtCli(): string {
   return (checkedBundle = bundle);
 }
 
-/**
- * Runs the built CLI on Node 24 as an admin runs it: `node dist/envhook.cjs ARGS`, without the
- * test runner's NODE_OPTIONS (helpers/untapped.ts) unless `opts.env` sets one.
- */
+/** Runs the built CLI as an admin runs it, `node dist/envhook.cjs ARGS`: cliChild(). */
 export function envhook(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv } = {}): SpawnSyncReturns<string> {
-  const { NODE_OPTIONS: _, ...inherited } = process.env;
-  return spawnSync(NODE, [builtCli(), ...args], {
+  const c = cliChild(args, opts.env);
+  return spawnSync(c.command, c.args, {
     encoding: 'utf8',
     input: opts.input ?? '',
-    env: { ...inherited, NODE_EXTRA_CA_CERTS: '', ...opts.env },
+    env: c.env,
     timeout: 60_000,
   });
 }

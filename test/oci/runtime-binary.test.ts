@@ -6,6 +6,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
+  failureWords,
   FRONT_MARKER,
   findExecutable,
   findNodeBinary,
@@ -145,4 +146,26 @@ t.test('versionMatch: the match in what --version prints; a failure names the pr
   t.throws(() => versionMatch(at(missing), 'x', /./), {
     message: `cannot run ${missing} --version: no such file or directory (ENOENT)`,
   });
+});
+
+t.test("failureWords: a runtime's own words for a failed run (its last stderr line, logrus's msg unquoted), else why", async (t) => {
+  const run = (script: string) => runRuntimeBinary({ path: '/bin/sh', root: '/' }, ['-c', script]);
+  t.equal(
+    failureWords(
+      run(
+        `echo 'time="2026-11-27T19:00:00Z" level=info msg="starting"' >&2; echo 'time="2026-11-27T19:00:01Z" level=fatal msg="unable to decode configuration /etc/crio/crio.conf: toml: line 1 (last key \\"crio\\"): bad"' >&2; exit 1`,
+      ),
+    ),
+    'unable to decode configuration /etc/crio/crio.conf: toml: line 1 (last key "crio"): bad',
+  );
+  t.equal(
+    failureWords(run("echo 'containerd: failed to load TOML: /etc/containerd/config.toml: (2, 2): bad' >&2; exit 1")),
+    'containerd: failed to load TOML: /etc/containerd/config.toml: (2, 2): bad',
+  );
+  t.equal(failureWords(run('exit 3')), 'exit 3', 'nothing said: the exit status');
+  t.equal(
+    failureWords(runRuntimeBinary({ path: '/nonexistent/crio', root: '/' }, ['config'])),
+    'no such file or directory (ENOENT)',
+    'not run: why',
+  );
 });

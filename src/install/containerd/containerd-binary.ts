@@ -3,10 +3,16 @@
 // `config dump`, its own reading of the files, which is the check after install. containerd
 // answers these without a running daemon.
 import path from 'node:path';
-import { EnvhookError } from '../../errors.ts';
 import type { Family } from './containerd-files.ts';
 import { parseToml, type Table } from '../toml.ts';
-import { findNodeBinary, runRuntimeBinary, versionMatch, type RuntimeBinary } from '../../oci/runtime-binary.ts';
+import {
+  failureWords,
+  findNodeBinary,
+  RuntimeReadFailed,
+  runRuntimeBinary,
+  versionMatch,
+  type RuntimeBinary,
+} from '../../oci/runtime-binary.ts';
 
 export interface ContainerdBinary extends RuntimeBinary {
   /** As `containerd --version` prints it (2.1.9, 1.6.20~ds1). */
@@ -52,16 +58,7 @@ export function configDump(bin: ContainerdBinary, file: string, cwd: string): Ta
 
 function run(bin: ContainerdBinary, args: string[], cwd: string): Table {
   const r = runRuntimeBinary(bin, args, { cwd });
-  if (r.status !== 0) {
-    // containerd's last line says what it could not read (a path, a TOML position)
-    const last =
-      (r.stderr ?? '')
-        .trim()
-        .split('\n')
-        .at(-1)
-        ?.replace(/^.*msg="?/, '')
-        .slice(0, 300) || `exit ${r.status ?? r.signal}`;
-    throw new EnvhookError(`containerd ${bin.version} (${bin.path} ${args.join(' ')}) failed: ${last}`);
-  }
+  // containerd's last line says what it could not read (a path, a TOML position)
+  if (r.status !== 0) throw new RuntimeReadFailed(`containerd ${bin.version} (${bin.path} ${args.join(' ')}) failed: ${failureWords(r)}`);
   return parseToml(r.stdout, `the output of ${bin.path} ${args.slice(-2).join(' ')}`);
 }

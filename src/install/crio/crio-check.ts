@@ -8,7 +8,7 @@ import { HANDLER, type Layout } from '../layout.ts';
 import { tableAt, type Table } from '../toml.ts';
 import { readCrioConfig } from './crio-render.ts';
 import { CRIO_DROP_IN_DIR } from '../config-read.ts';
-import { pathFor, runRuntimeBinary, versionMatch, type RuntimeBinary } from '../../oci/runtime-binary.ts';
+import { failureWords, pathFor, RuntimeReadFailed, runRuntimeBinary, versionMatch, type RuntimeBinary } from '../../oci/runtime-binary.ts';
 
 export const CRIO_MAIN_CONFIG = '/etc/crio/crio.conf';
 
@@ -24,10 +24,8 @@ export function crioConfigDump(bin: RuntimeBinary, layout: Layout): Table {
   if (fs.existsSync(layout.real(CRIO_MAIN_CONFIG))) args.push('--config', at(CRIO_MAIN_CONFIG));
   args.push('--config-dir', at(CRIO_DROP_IN_DIR), 'config');
   const r = runRuntimeBinary(bin, args, { cwd: layout.root });
-  if (r.status !== 0) {
-    const last = (r.stderr ?? '').trim().split('\n').at(-1)?.slice(0, 300) || `exit ${r.status ?? r.signal}`;
-    throw new EnvhookError(`${bin.path} ${args.join(' ')} failed: ${last}`);
-  }
+  // CRI-O's logrus line says which file it could not decode, and where
+  if (r.status !== 0) throw new RuntimeReadFailed(`${bin.path} ${args.join(' ')} failed: ${failureWords(r)}`);
   return readCrioConfig(r.stdout, `the output of ${bin.path} config`);
 }
 

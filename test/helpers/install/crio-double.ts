@@ -16,10 +16,17 @@
 //   block, always commented (its isDefaultValue compares the default configuration with
 //   itself) but with the values in force. Only [crio.runtime]'s hooks_dir, default_runtime and
 //   runtimes, and the whole [crio.nri] table are printed, each under a help line of the double's
-//   own, with one example line of the shape CRI-O's help text has: install reads nothing else.
+//   own, with one example line of the shape CRI-O's help text has: install reads nothing else;
+// - a file it cannot decode: no output, one logrus line on stderr and exit status 1
+//   (cmd/crio/main.go: app.Before's error to logrus.Fatal), its message the error chain of that
+//   version (pkg/config UpdateFromDropInFile `unable to decode configuration FILE: …`, from 1.31
+//   wrapped by UpdateFromFile / UpdateFromPath, internal/criocli mergeConfigFiles and app.Before),
+//   the TOML error as BurntSushi/toml's ParseError.Error shapes it (`toml: line N: …`, the
+//   reason in smol-toml's words, not the Go parser's).
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseToml, type Table } from '../../../src/install/toml.ts';
+import { parse, TomlError } from 'smol-toml';
+import type { Table } from '../../../src/install/toml.ts';
 
 type Value = string | boolean | string[] | Table;
 const [version = '', ...args] = process.argv.slice(2);
@@ -91,15 +98,42 @@ function option(key: string, v: Value, isDefault: boolean): string[] {
   return [`${key} = ${first}`, ...rest].map((l) => (isDefault ? `# ${l}` : l));
 }
 
+/** A file CRI-O could not decode: what `crio` prints for it on stderr before it exits 1. */
+class DecodeFailure extends Error {}
+
+/** `file` decoded, or the DecodeFailure of CRI-O `version` (`fromDir`: a file of --config-dir). */
+function decode(file: string, fromDir: boolean): Table {
+  const text = fs.readFileSync(file, 'utf8');
+  try {
+    return parse(text) as Table;
+  } catch (err) {
+    if (!(err instanceof TomlError)) throw err;
+    const reason = err.message.split('\n')[0]!.replace(/^Invalid TOML document: /, '');
+    let msg = `unable to decode configuration ${file}: toml: line ${err.line}: ${reason}`;
+    if (atLeast(31))
+      msg = `get and merge config from context: ${fromDir ? `update config from path: walk path: ${msg}` : `update config from file: update config from drop-in file: ${msg}`}`;
+    throw new DecodeFailure(`time=${JSON.stringify(logrusTime())} level=fatal msg=${JSON.stringify(msg)}\n`);
+  }
+}
+
+/** logrus's time field: its default RFC 3339 before 1.31, then the formatter app.Before sets first (1.31's, RFC 3339 with nanoseconds from 1.32). */
+function logrusTime(now = new Date()): string {
+  const iso = now.toISOString(); // 2026-11-27T18:00:00.123Z
+  if (!atLeast(31)) return iso.replace(/\.\d+Z$/, 'Z');
+  const nanos = `${iso.slice(20, 23)}000000`;
+  return atLeast(32) ? iso.replace(/\.\d+Z$/, `.${nanos}Z`) : `${iso.slice(0, 10)} ${iso.slice(11, 19)}.${nanos}Z`;
+}
+
 function config(): string {
-  const files: string[] = [];
+  const files: [string, boolean][] = [];
   for (let i = 0; i < args.length - 1; i++) {
-    if (args[i] === '--config') files.push(args[++i]!);
-    else if (args[i] === '--config-dir' && fs.existsSync(args[i + 1]!)) files.push(...walk(args[++i]!));
+    if (args[i] === '--config') files.push([args[++i]!, false]);
+    else if (args[i] === '--config-dir' && fs.existsSync(args[i + 1]!))
+      files.push(...walk(args[++i]!).map((f): [string, boolean] => [f, true]));
   }
   const dc = defaults();
   let c = dc;
-  for (const f of files) c = decodeOnto(c, parseToml(fs.readFileSync(f, 'utf8'), f), '');
+  for (const [f, fromDir] of files) c = decodeOnto(c, decode(f, fromDir), '');
   const [rt, drt] = [c, dc].map((t) => (t.crio as Table).runtime as Table) as [Table, Table];
   const [nri, dnri] = [c, dc].map((t) => (t.crio as Table).nri as Table | undefined) as [Table, Table | undefined];
   const out = ['# CRI-O configuration (the double prints the options envhook install reads).', '[crio]', '', '[crio.runtime]', ''];
@@ -146,7 +180,13 @@ if (atLeast(26) && !atLeast(28)) {
     `crio version ${version}\n   GitCommit:        0000000000000000000000000000000000000000\n   GitTreeState:     clean\n   GoVersion:        go1.24.0\n   Platform:         linux/amd64\n`,
   );
 } else if (args.at(-1) === 'config') {
-  process.stdout.write(config());
+  try {
+    process.stdout.write(config());
+  } catch (err) {
+    if (!(err instanceof DecodeFailure)) throw err;
+    process.stderr.write(err.message);
+    process.exitCode = 1;
+  }
 } else {
   process.stderr.write(`the crio double answers --version and config only, not: ${args.join(' ')}\n`);
   process.exitCode = 2;
