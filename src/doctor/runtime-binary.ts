@@ -4,13 +4,15 @@
 // checks that need it are skipped, never passed).
 import { EnvhookError } from '../errors.ts';
 import { findContainerd, type ContainerdBinary } from '../install/containerd/containerd-binary.ts';
-import { crioVersion } from '../install/crio/crio-check.ts';
+import { findCrio } from '../install/crio/crio-check.ts';
 import type { Runtime } from '../install/layout.ts';
-import { findNodeBinary, missingBinary, versionMatch, type RuntimeBinary } from '../oci/runtime-binary.ts';
+import { findNodeBinary, missingBinary, NamedBinaryError, versionMatch, type RuntimeBinary } from '../oci/runtime-binary.ts';
 import type { NodeView } from './node.ts';
 
 export type NodeRuntime =
-  { runtime: Runtime; bin: RuntimeBinary; version: string; containerd?: ContainerdBinary } | { runtime: Runtime; missing: string };
+  | { runtime: Runtime; bin: RuntimeBinary; version: string; containerd?: ContainerdBinary }
+  /** `todo`: what to do, where a flag named a binary that is not the runtime (the flag named in `missing`). */
+  | { runtime: Runtime; missing: string; todo?: string };
 
 const found = new WeakMap<NodeView, Map<Runtime, NodeRuntime>>();
 
@@ -29,11 +31,15 @@ function lookup(node: NodeView, runtime: Runtime): NodeRuntime {
       const c = findContainerd(explicit, node.root);
       return c ? { runtime, bin: c, version: c.version, containerd: c } : { runtime, missing: missingBinary(runtime, node.root) };
     }
+    if (runtime === 'crio') {
+      const c = findCrio(explicit, node.root);
+      return c ? { runtime, bin: c, version: c.version } : { runtime, missing: missingBinary(runtime, node.root) };
+    }
     const bin = findNodeBinary(runtime, explicit, node.root);
     if (!bin) return { runtime, missing: missingBinary(runtime, node.root) };
-    const version = runtime === 'crio' ? crioVersion(bin) : versionMatch(bin, 'Podman', /podman version (\S+)/)[1]!;
-    return { runtime, bin, version };
+    return { runtime, bin, version: versionMatch(bin, 'Podman', /podman version (\S+)/)[1]! };
   } catch (err) {
+    if (err instanceof NamedBinaryError) return { runtime, missing: err.fault, todo: err.todo };
     if (err instanceof EnvhookError) return { runtime, missing: err.message };
     throw err;
   }

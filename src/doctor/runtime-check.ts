@@ -28,6 +28,10 @@ function runtimeCheck(node: NodeView, runtime: Runtime): CheckResult {
       "run as root (the node's runtime is run inside --root with chroot)",
     );
   if ('missing' in b)
-    return problem('runtime', `${runtime}: ${b.missing}`, `install ${runtime}, or check --root (it is the node's root: ${node.root})`);
-  return ok('runtime', `${runtime} ${b.version} (${b.bin.path}${b.bin.root === node.root ? '' : ', named by a flag'})`);
+    return problem(
+      'runtime',
+      `${runtime}: ${b.missing}`,
+      b.todo ?? `install ${runtime}, or check --root (it is the node's root: ${node.root})`,
+    );
+  return ok('runtime', `${runtime} ${b.version} (${b.bin.path}${b.bin.flag ? `, named by ${b.bin.flag}` : ''})`);
 }

@@ -24,6 +24,19 @@ export interface RuntimeBinary {
   path: string;
   /** The node it belongs to: `/`, or a root it is run inside with chroot. */
   root: string;
+  /** The flag that named it (`--containerd`, `--crio`): every line about it names the flag. */
+  flag?: string;
+}
+
+/** A binary a flag named that is not the program (or does not run): which flag, what it is, and what to do. */
+export class NamedBinaryError extends EnvhookError {
+  readonly fault: string;
+  readonly todo: string;
+  constructor(fault: string, todo: string) {
+    super(`${fault}: ${todo}`);
+    this.fault = fault;
+    this.todo = todo;
+  }
 }
 
 export interface LookupOptions {
@@ -94,7 +107,7 @@ function isFront(file: string, front: string | undefined): boolean {
  * is none to run (missingBinary says why).
  */
 export function findNodeBinary(name: string, explicit: string | undefined, root: string): RuntimeBinary | undefined {
-  const bin = explicit ? { path: path.resolve(explicit), root: '/' } : findRuntimeBinary(name, { root, usual: true });
+  const bin = explicit ? { path: path.resolve(explicit), root: '/', flag: `--${name}` } : findRuntimeBinary(name, { root, usual: true });
   return bin && !cannotRun(bin) ? bin : undefined;
 }
 
@@ -170,9 +183,25 @@ export function failureWords(r: SpawnSyncReturns<string>): string {
 export function versionMatch(bin: RuntimeBinary, what: string, pattern: RegExp): RegExpExecArray {
   const r = runRuntimeBinary(bin, ['--version'], { timeout: 30_000 });
   const m = pattern.exec(r.stdout ?? '');
+  const exit = `exit ${r.status ?? r.signal}`;
+  if (bin.flag) {
+    // the admin named it: say which flag, what it is, and what to do
+    const todo = `name ${what}'s executable with ${bin.flag}, or leave ${bin.flag} out (the node's, under --root)`;
+    const named = `${bin.flag} ${bin.path}`;
+    if (r.error) throw new NamedBinaryError(`${named}: cannot run it: ${errnoReason(r.error)}`, todo);
+    if (r.status !== 0 || !m)
+      throw new NamedBinaryError(`${named}: not ${what}: its --version printed ${firstLine(r.stdout)} (${exit})`, todo);
+    return m;
+  }
   if (r.error) throw new EnvhookError(`cannot run ${bin.path} --version: ${errnoReason(r.error)}`, { cause: r.error });
-  if (r.status !== 0 || !m) throw new EnvhookError(`${bin.path} --version did not print a ${what} version (exit ${r.status ?? r.signal})`);
+  if (r.status !== 0 || !m) throw new EnvhookError(`${bin.path} --version did not print a ${what} version (${exit})`);
   return m;
+}
+
+/** What a program printed first, quoted and cut short, or `nothing`. */
+function firstLine(out: string | null | undefined): string {
+  const line = (out ?? '').trim().split('\n')[0]!.trim();
+  return line ? JSON.stringify(oneLine(line).slice(0, 60)) : 'nothing';
 }
 
 export function isExecutableFile(file: string): boolean {

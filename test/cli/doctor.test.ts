@@ -3,7 +3,7 @@
 // the exit status, the line on stderr; a healthy node, then the same node broken in each way a
 // check is for.
 import t, { type Test } from 'tap';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -120,7 +120,7 @@ t.test('an NRI node (CRI-O): the plugin in the runtime reading, its socket, conn
   const lines = r.stdout.split('\n');
   for (const line of [
     'ok installed: crio (NRI plugin)',
-    `ok runtime: crio 1.36.3 (${crio}, named by a flag)`,
+    `ok runtime: crio 1.36.3 (${crio}, named by --crio)`,
     'ok nri-plugin: crio config shows NRI on, with plugins from /opt/nri/plugins',
     "ok nri-socket: crio's NRI socket /var/run/nri/nri.sock accepts connections",
     'skipped front: no runtime handler installed (the front runs only under it)',
@@ -273,3 +273,36 @@ t.test("a drop-in CRI-O cannot decode: the checks that ask crio config say CRI-O
   );
   t.match(r.stderr, /^envhook: doctor: 3 problems \(nri-plugin, nri-socket, plugin\): see the problem lines\n$/);
 });
+
+t.test(
+  '--containerd naming another program: every line about it names the flag; the runtime line says what to do; status too',
+  { skip: C && RUNC ? false : 'containerd or runc not installed' },
+  async (t) => {
+    const root = shimNode(t);
+    const runcSaid = `--containerd ${RUNC}: not containerd: its --version printed "${execFileSync(RUNC!, ['--version'], { encoding: 'utf8' }).split('\n')[0]}" (exit 0)`;
+    const todo = "name containerd's executable with --containerd, or leave --containerd out (the node's, under --root)";
+    const r = doctor(root, ['--containerd', RUNC!]);
+    t.equal(r.status, 1);
+    t.same(
+      r.stdout.split('\n').filter((l) => / (runtime|handler): /.test(l)),
+      [
+        `problem runtime: containerd: ${runcSaid} — ${todo}`,
+        `skipped handler: containerd: not checked with the runtime's own reading: ${runcSaid}`,
+      ],
+    );
+    t.equal(r.stderr, 'envhook: doctor: 1 problem (runtime): see the problem lines\n');
+    const s = envhook(['status', '--root', root, '--containerd', RUNC!], { env: { ENVHOOK_CONFIG: '' } });
+    t.equal(s.status, 1);
+    t.equal(s.stderr, `envhook: runtime: containerd: ${runcSaid} — ${todo}\n`);
+    // the real containerd named with --root /: said to be named by the flag (it said nothing)
+    const named = doctor('/', [
+      '--prefix',
+      path.join(root, 'usr/local/lib/envhook'),
+      '--run-dir',
+      path.join(root, 'run/envhook'),
+      '--containerd',
+      C!.path,
+    ]);
+    t.match(named.stdout, `\nok runtime: containerd ${C!.version} (${C!.path}, named by --containerd)\n`);
+  },
+);

@@ -2,9 +2,10 @@
 // it prints after a change (notes, next steps, directories it removes), its "nothing changed"
 // lines, and --dry-run's "would". Podman, the runtime with no binary to ask, on a fixture root.
 import t from 'tap';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { envhook } from '../helpers/bundle.ts';
+import { envhook, RUNC } from '../helpers/bundle.ts';
 import { install, installRoot, snapshot, uninstall } from '../helpers/install/install.ts';
 import { refused } from '../helpers/refusal.ts';
 
@@ -171,3 +172,41 @@ t.test('--json: one object with the same changes as the lines; nothing on stderr
   t.equal(bad.stdout, '', 'no JSON for a refusal');
   t.match(bad.stderr, /^envhook: [^\n]*--root[^\n]*\n$/);
 });
+
+t.test(
+  '--containerd / --crio naming another program, or none: the flag named, what it is, what to do; nothing written',
+  { skip: RUNC ? false : 'runc not installed' },
+  async (t) => {
+    const { root, source } = installRoot(t, { 'etc/containerd/config.toml': 'version = 2\n' });
+    const before = snapshot(root);
+    const runcSaid = execFileSync(RUNC!, ['--version'], { encoding: 'utf8' }).split('\n')[0];
+    const cases: ['containerd' | 'crio', string[], string][] = [
+      [
+        'containerd',
+        ['--containerd', RUNC!],
+        `envhook: --containerd ${RUNC}: not containerd: its --version printed "${runcSaid}" (exit 0): name containerd's executable with --containerd, or leave --containerd out (the node's, under --root)\n`,
+      ],
+      [
+        'containerd',
+        ['--containerd', '/nonexistent/containerd'],
+        "envhook: --containerd /nonexistent/containerd: cannot run it: no such file or directory (ENOENT): name containerd's executable with --containerd, or leave --containerd out (the node's, under --root)\n",
+      ],
+      [
+        'crio',
+        ['--crio', RUNC!],
+        `envhook: --crio ${RUNC}: not CRI-O: its --version printed "${runcSaid}" (exit 0): name CRI-O's executable with --crio, or leave --crio out (the node's, under --root)\n`,
+      ],
+      [
+        'crio',
+        ['--crio', '/nonexistent/crio', '--mode', 'nri'],
+        "envhook: --crio /nonexistent/crio: cannot run it: no such file or directory (ENOENT): name CRI-O's executable with --crio, or leave --crio out (the node's, under --root)\n",
+      ],
+    ];
+    for (const [runtime, extra, line] of cases) {
+      const r = install({ runtime, root, source, extra });
+      refused(t, r, line, `${runtime} ${extra.join(' ')}`);
+      t.equal(r.stdout, '');
+    }
+    t.same(snapshot(root), before, 'nothing written');
+  },
+);

@@ -152,7 +152,7 @@ t.test('NRI mode installed: exit 1 unless connected, the reason on stderr', asyn
   t.match(r.stdout, /^ {2}last error: 2026-11-26T10:01:00\.000Z NRI connection closed: protocol error$/m);
   const j = JSON.parse(status(root, ['--json']).stdout);
   const checks = [
-    { check: 'runtime', state: 'ok', what: `crio 1.36.3 (${crioOf(root)}, named by a flag)` },
+    { check: 'runtime', state: 'ok', what: `crio 1.36.3 (${crioOf(root)}, named by --crio)` },
     { check: 'nri-plugin', state: 'ok', what: 'crio config shows NRI on, with plugins from /opt/nri/plugins' },
   ];
   t.same(j, { ...EMPTY, installed: { crio: ['nri'] }, nri: 'connected', checks, status: connected }, 'the file, whole');

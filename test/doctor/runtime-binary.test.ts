@@ -32,7 +32,7 @@ const view = (root: string, flags: { containerd?: string; crio?: string } = {}):
 t.test("the node's own, under --root, run there with chroot: its path and version", async (t) => {
   const root = nodeRoot({ '/usr/bin/crio': CRIO, '/usr/bin/podman': PODMAN });
   const node = view(root);
-  t.same(runtimeBinary(node, 'crio'), { runtime: 'crio', bin: { path: '/usr/bin/crio', root }, version: '1.36.3' });
+  t.same(runtimeBinary(node, 'crio'), { runtime: 'crio', bin: { path: '/usr/bin/crio', root, version: '1.36.3' }, version: '1.36.3' });
   t.same(runtimeBinary(node, 'podman'), { runtime: 'podman', bin: { path: '/usr/bin/podman', root }, version: '4.3.1' });
 });
 
@@ -56,7 +56,11 @@ t.test('none under --root: why, for each runtime', async (t) => {
 t.test('an envhook front is never taken for the runtime: the next one on the path, or none', async (t) => {
   const front = fs.readFileSync(path.join(REPO, 'hooks/envhook-runtime'), 'utf8');
   let root = nodeRoot({ '/usr/local/bin/crio': front, '/usr/bin/crio': CRIO });
-  t.same(runtimeBinary(view(root), 'crio'), { runtime: 'crio', bin: { path: '/usr/bin/crio', root }, version: '1.36.3' });
+  t.same(runtimeBinary(view(root), 'crio'), {
+    runtime: 'crio',
+    bin: { path: '/usr/bin/crio', root, version: '1.36.3' },
+    version: '1.36.3',
+  });
   root = nodeRoot({ '/usr/local/bin/crio': front });
   t.same(runtimeBinary(view(root), 'crio'), { runtime: 'crio', missing: `no crio under --root on PATH or in ${USUAL}` });
 });
@@ -73,17 +77,22 @@ t.test('--crio names a binary of this machine: run here, not under --root', asyn
   const crio = crioDouble(t.testdir()).bin;
   // the root's own crio would answer differently: the flag wins
   const root = nodeRoot({ '/usr/bin/crio': CRIO.replace('1.36.3', '1.30.0') });
-  t.same(runtimeBinary(view(root, { crio }), 'crio'), { runtime: 'crio', bin: { path: crio, root: '/' }, version: '1.36.3' });
+  t.same(runtimeBinary(view(root, { crio }), 'crio'), {
+    runtime: 'crio',
+    bin: { path: crio, root: '/', flag: '--crio', version: '1.36.3' },
+    version: '1.36.3',
+  });
   t.same(runtimeBinary(view(root, { crio: '/nonexistent/crio' }), 'crio'), {
     runtime: 'crio',
-    missing: 'cannot run /nonexistent/crio --version: no such file or directory (ENOENT)',
+    missing: '--crio /nonexistent/crio: cannot run it: no such file or directory (ENOENT)',
+    todo: "name CRI-O's executable with --crio, or leave --crio out (the node's, under --root)",
   });
 });
 
 t.test('--containerd: the real containerd, its version and line', { skip: CONTAINERD ? false : 'containerd not installed' }, async (t) => {
   // `containerd <package> <version> <revision>`
   const version = execFileSync(CONTAINERD!, ['--version'], { encoding: 'utf8' }).split(' ')[2]!;
-  const bin = { path: CONTAINERD!, root: '/', version, family: Number(version.split('.')[0]) >= 2 ? '2.x' : '1.x' };
+  const bin = { path: CONTAINERD!, root: '/', flag: '--containerd', version, family: Number(version.split('.')[0]) >= 2 ? '2.x' : '1.x' };
   t.same(runtimeBinary(view(nodeRoot({}), { containerd: CONTAINERD! }), 'containerd'), {
     runtime: 'containerd',
     bin,
@@ -95,6 +104,7 @@ t.test('--containerd: the real containerd, its version and line', { skip: CONTAI
 t.test("--containerd naming runc: runc's version line is not a containerd's", { skip: RUNC ? false : 'runc not installed' }, async (t) => {
   t.same(runtimeBinary(view(nodeRoot({}), { containerd: RUNC! }), 'containerd'), {
     runtime: 'containerd',
-    missing: `${RUNC} --version did not print a containerd version (exit 0)`,
+    missing: `--containerd ${RUNC}: not containerd: its --version printed "${execFileSync(RUNC!, ['--version'], { encoding: 'utf8' }).split('\n')[0]}" (exit 0)`,
+    todo: "name containerd's executable with --containerd, or leave --containerd out (the node's, under --root)",
   });
 });

@@ -8,13 +8,31 @@ import { HANDLER, type Layout } from '../layout.ts';
 import { tableAt, type Table } from '../toml.ts';
 import { readCrioConfig } from './crio-render.ts';
 import { CRIO_DROP_IN_DIR } from '../config-read.ts';
-import { failureWords, pathFor, RuntimeReadFailed, runRuntimeBinary, versionMatch, type RuntimeBinary } from '../../oci/runtime-binary.ts';
+import {
+  failureWords,
+  findNodeBinary,
+  pathFor,
+  RuntimeReadFailed,
+  runRuntimeBinary,
+  versionMatch,
+  type RuntimeBinary,
+} from '../../oci/runtime-binary.ts';
 
 export const CRIO_MAIN_CONFIG = '/etc/crio/crio.conf';
 
 /** The version `bin --version` prints (crio version 1.34.0). */
-export function crioVersion(bin: RuntimeBinary): string {
-  return versionMatch(bin, 'CRI-O', /\bv?(\d+\.\d+\.\d+)\S*/)[1]!;
+function crioVersion(bin: RuntimeBinary): string {
+  // urfave/cli's `crio version <version>` first: another program's version line is not taken for CRI-O's
+  return versionMatch(bin, 'CRI-O', /^crio version v?(\d+\.\d+\.\d+)\S*/m)[1]!;
+}
+
+/**
+ * `explicit` (--crio: a binary of this machine, run here), else the node's crio under `root`, with
+ * its version (so one --crio names is CRI-O before anything is written); undefined when there is none.
+ */
+export function findCrio(explicit: string | undefined, root: string): (RuntimeBinary & { version: string }) | undefined {
+  const bin = findNodeBinary('crio', explicit, root);
+  return bin && { ...bin, version: crioVersion(bin) };
 }
 
 /** The configuration CRI-O would run with, as `crio config` prints it (the drop-in's directory included), defaults included. */

@@ -8,11 +8,11 @@ import { EnvhookError } from '../../errors.ts';
 import { absolute, type Layout } from '../layout.ts';
 import type { RuntimePlan } from '../targets.ts';
 import { tableAt, type Table } from '../toml.ts';
-import { CRIO_MAIN_CONFIG, crioConfigDump, crioVersion } from './crio-check.ts';
+import { CRIO_MAIN_CONFIG, crioConfigDump, findCrio } from './crio-check.ts';
 import { readCrioFiles } from './crio-files.ts';
 import { names, refuseWithoutValidator, REQUIRED_PLUGIN, requiredNote, tomlList, withRequired } from '../nri-required.ts';
 import { NRI_DEFAULT_LOG, NRI_DEFAULT_SOCKET, pluginWrapper, redialNote } from '../nri-plugin.ts';
-import { findNodeBinary, missingBinary, type RuntimeBinary } from '../../oci/runtime-binary.ts';
+import { missingBinary, type RuntimeBinary } from '../../oci/runtime-binary.ts';
 
 export const CRIO_NRI_DROP_IN = '/etc/crio/crio.conf.d/50-envhook-nri.conf';
 const NRI_DEFAULT_PLUGIN_DIR = '/opt/nri/plugins';
@@ -39,8 +39,8 @@ export function crioNriDropIn(required?: string[]): string {
 }
 
 export function crioNriPlan(layout: Layout, index: string, crio?: string, required = false, nriLog = NRI_DEFAULT_LOG): RuntimePlan {
-  const bin = findNodeBinary('crio', crio, layout.root);
-  if (required) refuseWithoutValidator('crio', bin && crioVersion(bin));
+  const bin = findCrio(crio, layout.root);
+  if (required) refuseWithoutValidator('crio', bin?.version);
   const files = readCrioFiles(layout);
   let pluginDir = NRI_DEFAULT_PLUGIN_DIR;
   let socket = NRI_DEFAULT_SOCKET;

@@ -9,8 +9,8 @@ import { EnvhookError } from '../../errors.ts';
 import { readCrioFiles } from './crio-files.ts';
 import { hookFile, runtimeClass, type HookTemplates, type RuntimePlan } from '../targets.ts';
 import { parseToml, tableAt } from '../toml.ts';
-import { findNodeBinary, missingBinary } from '../../oci/runtime-binary.ts';
-import { checkCrio } from './crio-check.ts';
+import { missingBinary } from '../../oci/runtime-binary.ts';
+import { checkCrio, findCrio } from './crio-check.ts';
 
 /** The drop-in; `ociRuntime` (the `runtime` setting, a name or a path) is what the front execs: its state lives under /run/<name>. */
 export function crioDropIn(layout: Layout, ociRuntime = 'runc'): string {
@@ -38,7 +38,7 @@ export interface CrioPlanOptions {
 export function crioPlan(layout: Layout, templates: HookTemplates, opts: CrioPlanOptions = {}): RuntimePlan {
   const dropIn = crioDropIn(layout, opts.ociRuntime);
   parseToml(dropIn, layout.config); // a path with odd characters must still make valid TOML
-  const bin = findNodeBinary('crio', opts.crio, layout.root);
+  const bin = findCrio(opts.crio, layout.root);
   // no crio to ask: its files, read as CRI-O reads them, give the hooks directory and must parse
   const fromFiles = bin ? undefined : hooksDirFromFiles(layout, opts.hooksDir);
   const hooksDir = fromFiles?.dir ?? opts.hooksDir ?? SHARED_HOOKS_DIR;

@@ -53,13 +53,18 @@ t.test('none under the root and none named: undefined, and why; a program that p
   );
   const fake = path.join(dir, 'containerd');
   fs.writeFileSync(fake, '#!/bin/sh\necho "flag provided but not defined: -version" >&2; exit 2\n', { mode: 0o755 });
-  t.throws(() => findContainerd(fake), { message: `${fake} --version did not print a containerd version (exit 2)` });
+  const todo = "name containerd's executable with --containerd, or leave --containerd out (the node's, under --root)";
+  t.throws(() => findContainerd(fake), {
+    message: `--containerd ${fake}: not containerd: its --version printed nothing (exit 2): ${todo}`,
+  });
   // Another program's version line, with a version number in it, is not a containerd's.
   fs.writeFileSync(fake, '#!/bin/sh\nprintf "runc version 1.1.12\\ncommit: v1.1.12\\nspec: 1.0.2-dev\\n"\n', { mode: 0o755 });
-  t.throws(() => findContainerd(fake), { message: `${fake} --version did not print a containerd version (exit 0)` });
+  t.throws(() => findContainerd(fake), {
+    message: `--containerd ${fake}: not containerd: its --version printed "runc version 1.1.12" (exit 0): ${todo}`,
+  });
   // The lines containerd 1.x and 2.x print (a Debian build's, and a release's with a v).
   fs.writeFileSync(fake, '#!/bin/sh\necho "containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+b1"\n', { mode: 0o755 });
-  t.same(findContainerd(fake), { path: fake, root: '/', version: '1.6.20~ds1', family: '1.x' });
+  t.same(findContainerd(fake), { path: fake, root: '/', flag: '--containerd', version: '1.6.20~ds1', family: '1.x' });
   fs.writeFileSync(fake, '#!/bin/sh\necho "containerd containerd.io v2.2.7 5fd8ab1b"\n', { mode: 0o755 });
-  t.same(findContainerd(fake), { path: fake, root: '/', version: '2.2.7', family: '2.x' });
+  t.same(findContainerd(fake), { path: fake, root: '/', flag: '--containerd', version: '2.2.7', family: '2.x' });
 });

@@ -76,7 +76,11 @@ t.test('a containerd that does not answer: refused before anything is written', 
     source: fakeSource(path.join(dir, 'src')),
     extra: ['--containerd', path.join(dir, 'containerd')],
   });
-  refused(t, r, /^envhook: \S+\/containerd --version did not print a containerd version \(exit 3\)\n$/);
+  refused(
+    t,
+    r,
+    `envhook: --containerd ${path.join(dir, 'containerd')}: not containerd: its --version printed nothing (exit 3): name containerd's executable with --containerd, or leave --containerd out (the node's, under --root)\n`,
+  );
   t.same(snapshot(root), original);
 });
 
