@@ -5,6 +5,7 @@ import { EnvhookError } from '../errors.ts';
 import type { Layout } from './layout.ts';
 import { shQuote } from '../sh-quote.ts';
 import { DAEMON_NODE_OPTION } from '../nri/process.ts';
+import { HANDED_ENV } from '../nri/roles.ts';
 
 /** The plugin's two-digit index, the NN of NN-envhook (default 50): NRI orders plugins by it. */
 export function nriIndex(index: string | undefined): string {
@@ -42,7 +43,13 @@ export function pluginWrapper(layout: Layout, opts: WrapperOptions = { socket: N
       'export NODE_OPTIONS',
       `log=${shQuote(opts.log)}`,
       'if (: >>"$log") 2>/dev/null; then exec 2>>"$log"; fi',
-      `exec ${shQuote(layout.bin)} nri --socket ${shQuote(opts.socket)}`,
+      "# The runtime SIGKILLs the process it started (this shell) once the plugin's connection has",
+      "# closed: envhook's supervisor runs in the background with the connection, and this shell",
+      `# exits 0 at once. ${HANDED_ENV} tells envhook it is that supervisor.`,
+      `${HANDED_ENV}=1`,
+      `export ${HANDED_ENV}`,
+      `exec ${shQuote(layout.bin)} nri --socket ${shQuote(opts.socket)} &`,
+      'exit 0',
       '',
     ].join('\n'),
   );

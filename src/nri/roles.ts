@@ -1,12 +1,13 @@
 // Which process of `envhook nri` this is, and what it was handed: the supervisor starts its
 // worker as the same executable with ENVHOOK_NRI_WORKER (internal: its role, JSON); a process
-// the runtime started (pre-installed) gets the runtime's connection as NRI_PLUGIN_SOCKET and
-// hands it to a supervisor of its own with ENVHOOK_NRI_HANDED (internal too).
+// the runtime started (pre-installed) gets the runtime's connection as NRI_PLUGIN_SOCKET; the
+// supervisor that holds it has ENVHOOK_NRI_HANDED (internal too), set by the plugin file install
+// writes, which starts it in the background, or by a runtime-started envhook that hands over.
 import { EnvhookError } from '../errors.ts';
 
 const PLUGIN_NAME = 'envhook';
 export const WORKER_ENV = 'ENVHOOK_NRI_WORKER';
-/** Internal: set on the supervisor the runtime-started process hands the runtime's connection to. */
+/** Internal: set on the supervisor the runtime's connection is handed to (by the plugin file, or by a runtime-started envhook). */
 export const HANDED_ENV = 'ENVHOOK_NRI_HANDED';
 /** What the runtime sets on a plugin it starts (NRI's stub reads the same). */
 export const RUNTIME_FD_ENV = ['NRI_PLUGIN_SOCKET', 'NRI_PLUGIN_NAME', 'NRI_PLUGIN_IDX'];

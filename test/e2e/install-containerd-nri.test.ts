@@ -9,6 +9,8 @@ import { containerd2Binary, missingNriContainerd, startNriContainerd } from '../
 import { confineInstalledPlugin, install, nriInstallArgs, realSource, uninstall } from '../helpers/install/install.ts';
 import { DAEMON_NODE_OPTION } from '../../src/nri/process.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { childrenOf, parentOf } from '../helpers/nri/process.ts';
+import { procEnviron } from '../helpers/proc.ts';
 
 t.setTimeout(300_000);
 
@@ -57,6 +59,21 @@ t.test('containerd 2.1.9 starts the plugin install put in its plugin_path', { sk
     `its NODE_OPTIONS is ${DAEMON_NODE_OPTION}`,
   );
   await waitFor(() => fs.existsSync(path.join(ctrd.dir, 'run/nri-status.json')), 10_000, "its status in the test's run directory");
+  // What remains: the file containerd ran exited 0 (left for containerd to reap), and envhook runs on
+  // its own, the supervisor no child of containerd's, the worker its child.
+  const started = childrenOf(ctrd.pid()!).filter((p) => p.name === '50-envhook');
+  t.same(
+    started.map((p) => [p.state, p.exitStatus]),
+    [['Z', 0]],
+    'the plugin file containerd started has exited with status 0',
+  );
+  const statusFile = path.join(ctrd.dir, 'run/nri-status.json');
+  const readStatus = () => JSON.parse(fs.readFileSync(statusFile, 'utf8')) as { pid: number; workerPid?: number; connected: boolean };
+  await waitFor(() => readStatus().connected && readStatus().workerPid !== undefined, 10_000, 'its status: connected, with a worker');
+  const status = readStatus();
+  t.not(parentOf(status.pid), ctrd.pid(), 'the supervisor is not a child of containerd');
+  t.equal(procEnviron(status.pid).get('ENVHOOK_NRI_HANDED'), '1', 'the supervisor was handed the connection by the file');
+  t.equal(parentOf(status.workerPid!), status.pid, "the worker is the supervisor's child");
   await ctrd.stop();
   fs.writeFileSync(path.join(ctrd.pluginDir, '50-envhook'), installed);
 

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { makeLayout } from '../../src/install/layout.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { NRI_DEFAULT_LOG, NRI_DEFAULT_SOCKET, nriIndex, pluginWrapper, redialNote } from '../../src/install/nri-plugin.ts';
 
 // env -i: the runtime gives the plugin a bare environment (and tap's NODE_OPTIONS stays out)
@@ -39,11 +40,39 @@ t.test('the wrapper execs envhook nri with the socket, appends stderr to the log
   t.equal(r2.stderr, 'to-stderr\n');
 });
 
+t.test('the wrapper hands the connection to envhook in the background and exits 0 at once; envhook goes on with fd 3', async (t) => {
+  const dir = t.testdir();
+  const l = makeLayout('containerd', { prefix: dir });
+  const go = path.join(dir, 'go');
+  const seen = path.join(dir, 'seen');
+  // a stand-in envhook that waits for the test's word, then reports its parent, fd 3 and the hand-over variable
+  fs.writeFileSync(
+    l.bin,
+    `#!/bin/sh\nwhile ! test -e ${go}; do sleep 0.05; done\necho "$PPID|$(readlink /proc/$$/fd/3)|$ENVHOOK_NRI_HANDED|$*" > ${seen}.tmp\nmv ${seen}.tmp ${seen}\n`,
+    { mode: 0o755 },
+  );
+  const wrapper = path.join(dir, '50-envhook');
+  fs.writeFileSync(wrapper, pluginWrapper(l, { socket: '/run/nri.sock', log: path.join(dir, 'log') }), { mode: 0o755 });
+  // as the runtime starts it: a bare environment, the connection (here a file) as fd 3, stdout on /dev/null
+  const conn = path.join(dir, 'conn');
+  fs.writeFileSync(conn, '');
+  const r = spawnSync('/usr/bin/env', ['-i', '/bin/sh', '-c', `exec "$0" 3<${conn}`, wrapper], { stdio: 'ignore' });
+  t.equal(r.status, 0, 'the process the runtime started exited 0 while envhook had not even looked at its arguments');
+  t.notOk(fs.existsSync(seen), 'envhook still waiting: it runs on its own');
+  fs.writeFileSync(go, '');
+  await waitFor(() => fs.existsSync(seen), 10_000, 'the stand-in envhook to report');
+  const [ppid, fd3, handed, args] = fs.readFileSync(seen, 'utf8').trim().split('|');
+  t.not(Number(ppid), r.pid, 'not a child of the exited process any more');
+  t.equal(fd3, conn, "the runtime's connection is its fd 3");
+  t.equal(handed, '1', 'ENVHOOK_NRI_HANDED=1: it is the supervisor, no hand-over of its own');
+  t.equal(args, 'nri --socket /run/nri.sock');
+});
+
 t.test('the default wrapper: the default socket and log', async (t) => {
   const text = pluginWrapper(makeLayout('crio', {})).toString();
   t.match(text, /^#!\/bin\/sh\n/);
   t.match(text, `\nlog='${NRI_DEFAULT_LOG}'\n`);
-  t.match(text, `\nexec '/usr/local/lib/envhook/envhook' nri --socket '${NRI_DEFAULT_SOCKET}'\n`);
+  t.match(text, `\nexec '/usr/local/lib/envhook/envhook' nri --socket '${NRI_DEFAULT_SOCKET}' &\nexit 0\n`);
 });
 
 t.test('redialNote: each runtime names its own setting', async (t) => {

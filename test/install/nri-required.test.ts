@@ -13,7 +13,8 @@ import { crioNriDropIn } from '../../src/install/crio/crio-nri.ts';
 import { crioDouble } from '../helpers/install/crio.ts';
 import { refused } from '../helpers/refusal.ts';
 
-t.setTimeout(120_000);
+// About 30 s on a quiet 2-CPU machine (install and crio-double starts); 126 s at a load average of 36 ran into 120 s.
+t.setTimeout(300_000);
 const required = (extra: string[] = []) => ['--mode', 'nri', '--nri-required', ...extra];
 const NOWHERE = { ...process.env, PATH: '/nonexistent' };
 

@@ -22,8 +22,11 @@ export async function runSupervisor(settings: AllSettings, env: NodeJS.ProcessEn
   const log = createLogger(settings.logFile, settings.logLevel, { stderr: true });
   // NRI kills the process it started (SIGKILL) once that plugin's connection has closed (its
   // removeClosedPlugins, at the next container event): that process must not be the supervisor,
-  // or the first worker's death would take envhook down for good. It hands the connection to a
-  // supervisor of its own and exits; the runtime reaps it when it kills it.
+  // or the first worker's death would take envhook down for good. The plugin file install writes
+  // hands over in sh (ENVHOOK_NRI_HANDED: this process is already the supervisor, one Node start
+  // less before the registration: docs/design.md#the-pre-installed-plugins-start); started any
+  // other way with the connection, this process hands it to a supervisor of its own and exits;
+  // the runtime reaps it when it kills it.
   if (fd !== undefined && env[HANDED_ENV] === undefined) return handOver(fd, env, log);
   reexecAsDaemon(fd, (why, err) => log.debug({ err }, `nri: supervisor on Node's default V8 threads (${why})`));
   const role = roleOf(fd, env, settings.nriIndex);

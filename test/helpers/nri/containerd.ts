@@ -19,6 +19,8 @@ export interface NriContainerd {
   start(): Promise<void>;
   /** SIGTERM, waits for the exit; the directories stay until cleanup(). */
   stop(): Promise<void>;
+  /** containerd's PID while it runs. */
+  pid(): number | undefined;
   cleanup(): Promise<void>;
 }
 
@@ -118,6 +120,7 @@ export async function startNriContainerd(): Promise<NriContainerd> {
     waitForLog,
     start,
     stop,
+    pid: () => (child && child.exitCode === null && child.signalCode === null ? child.pid : undefined),
     async cleanup() {
       await stop();
       fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3 });

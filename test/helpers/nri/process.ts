@@ -5,6 +5,7 @@ import path from 'node:path';
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { builtCli, NODE } from '../bundle.ts';
 import { sleep } from '../wait.ts';
+import { readProc } from '../proc.ts';
 
 export interface NriProcess {
   child: ChildProcess;
@@ -93,6 +94,31 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** The processes `pid` started that it has not reaped (zombies too): each with its name, state, parent and, once exited, its exit status. */
+export function childrenOf(pid: number): { pid: number; name: string; state: string; exitStatus: number | undefined }[] {
+  const kids = fs
+    .readdirSync(`/proc/${pid}/task`)
+    .flatMap((tid) => readProc(pid, `task/${tid}/children`).trim().split(/\s+/).filter(Boolean));
+  return kids.map(Number).map((k) => {
+    const stat = readProc(k, 'stat');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Field 52, the exit status as waitpid reports it (set once the process has exited).
+    const state = f[0] ?? '';
+    return {
+      pid: k,
+      name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+      state,
+      exitStatus: state === 'Z' ? Number(f[49]) >> 8 : undefined,
+    };
+  });
+}
+
+/** The parent PID of `pid` (/proc/PID/status), or undefined when it is gone. */
+export function parentOf(pid: number): number | undefined {
+  const m = /^PPid:\s+(\d+)$/m.exec(readProc(pid, 'status'));
+  return m ? Number(m[1]) : undefined;
 }
 
 /** A TCP port on 127.0.0.1 that was free a moment ago. */

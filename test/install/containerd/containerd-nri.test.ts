@@ -33,12 +33,16 @@ t.test('index: two digits', async (t) => {
     t.throws(() => nriIndex(bad), { message: '--index must be two digits (00-99), as NRI names pre-installed plugins' });
 });
 
-t.test('the wrapper execs the installed envhook nri, quoted', async (t) => {
+t.test('the wrapper starts the installed envhook nri in the background, quoted, and exits 0', async (t) => {
   const layout = makeLayout('containerd', { prefix: "/opt/it's/envhook" });
-  t.equal(pluginWrapper(layout).toString().split('\n').at(-2), `exec '/opt/it'\\''s/envhook/envhook' nri --socket '/var/run/nri/nri.sock'`);
+  t.same(pluginWrapper(layout).toString().split('\n').slice(-3), [
+    `exec '/opt/it'\\''s/envhook/envhook' nri --socket '/var/run/nri/nri.sock' &`,
+    'exit 0',
+    '',
+  ]);
   t.equal(
-    pluginWrapper(layout, { socket: "/run/it's.sock", log: '/l' }).toString().split('\n').at(-2),
-    `exec '/opt/it'\\''s/envhook/envhook' nri --socket '/run/it'\\''s.sock'`,
+    pluginWrapper(layout, { socket: "/run/it's.sock", log: '/l' }).toString().split('\n').at(-3),
+    `exec '/opt/it'\\''s/envhook/envhook' nri --socket '/run/it'\\''s.sock' &`,
   );
 });
 
@@ -100,7 +104,7 @@ t.test(
     t.match(first.stdout, 'systemctl restart containerd');
     const plugin = path.join(root, 'opt/nri/plugins/50-envhook');
     t.equal(fs.statSync(plugin).mode & 0o777, 0o755);
-    t.match(fs.readFileSync(plugin, 'utf8'), /^exec '\/usr\/local\/lib\/envhook\/envhook' nri --socket '\/var\/run\/nri\/nri.sock'$/m);
+    t.match(fs.readFileSync(plugin, 'utf8'), /^exec '\/usr\/local\/lib\/envhook\/envhook' nri --socket '\/var\/run\/nri\/nri.sock' &$/m);
     t.match(
       first.stdout,
       'note: when its first worker exits or hangs, envhook registers again on /var/run/nri/nri.sock as an external plugin',
