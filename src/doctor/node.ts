@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { EnvhookError, errnoReason } from '../errors.ts';
 import { DEFAULT_CONFIG_FILE, loadSettings, parseSettingsFile, type AllSettings } from '../settings.ts';
-import { makeLayout, RUNTIMES, type Layout, type Runtime } from '../install/layout.ts';
+import { absolute, makeLayout, RUNTIMES, type Layout, type Runtime } from '../install/layout.ts';
 import { readState, type RuntimeRecord } from '../install/state.ts';
 import { refuseBadRoot } from '../install/config-read.ts';
 import { installKey } from '../install/mode.ts';
@@ -68,7 +68,8 @@ export function readNode(opts: NodeOptions, env: NodeJS.ProcessEnv = process.env
       view.settingsProblem = err.message;
     }
   }
-  view.settings = loadSettings({ runDir: opts.runDir }, env, view.fileSettings ?? {});
+  const runDir = opts.runDir === undefined ? undefined : absolute(opts.runDir, '--run-dir');
+  view.settings = loadSettings({ runDir }, env, view.fileSettings ?? {});
   const state = readState(layout);
   view.installs = RUNTIMES.flatMap((runtime) =>
     (['shim', 'nri'] as const).flatMap((mode) => {
@@ -76,8 +77,7 @@ export function readNode(opts: NodeOptions, env: NodeJS.ProcessEnv = process.env
       return record ? [{ runtime, mode, record }] : [];
     }),
   );
-  const runDir = view.settings.runDir!;
-  view.statusFile = statusPath(runDir);
-  view.status = readStatus(layout.real(runDir));
+  view.statusFile = statusPath(view.settings.runDir!);
+  view.status = readStatus(layout.real(view.settings.runDir!));
   return view as NodeView;
 }

@@ -306,3 +306,13 @@ t.test(
     t.match(named.stdout, `\nok runtime: containerd ${C!.version} (${C!.path}, named by --containerd)\n`);
   },
 );
+
+t.test('doctor and status with a relative --run-dir: one line naming the flag, exit 1, nothing on stdout', async (t) => {
+  const root = t.testdir({});
+  for (const command of ['doctor', 'status']) {
+    const r = envhook([command, '--root', root, '--run-dir', 'run/envhook'], { env: { ENVHOOK_CONFIG: '' } });
+    t.equal(r.status, 1, command);
+    t.equal(r.stdout, '');
+    t.equal(r.stderr, 'envhook: --run-dir must be an absolute host path\n');
+  }
+});

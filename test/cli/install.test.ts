@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { envhook, RUNC } from '../helpers/bundle.ts';
-import { install, installRoot, snapshot, uninstall } from '../helpers/install/install.ts';
+import { install, installRoot, REAL_NODE, snapshot, uninstall } from '../helpers/install/install.ts';
 import { refused } from '../helpers/refusal.ts';
 
 t.test('flags: --runtime mandatory, --runtime and --mode among their choices; nothing written', async (t) => {
@@ -211,25 +211,20 @@ t.test(
   },
 );
 
-t.test('--log-level and --source with a value install cannot use: the flag named, what to do; nothing written', async (t) => {
+t.test('--log-level, --hooks-dir and --source with a value install cannot use: the flag named, what to do; nothing written', async (t) => {
   const { root, source } = installRoot(t, {});
   const cases: [string[], string][] = [
     [['--log-level', 'loud'], 'envhook: --log-level loud: not a log level: use one of fatal, error, warn, info, debug, trace, silent\n'],
+    [['--hooks-dir', 'relative/hooks.d'], 'envhook: --hooks-dir must be an absolute host path\n'],
     [
       ['--source', '/nonexistent'],
       'envhook: --source /nonexistent: neither a checkout (hooks/envhook-runtime and dist/envhook, or dist/envhook.cjs with dist/envhook-main.cjs) nor an installed envhook (envhook-runtime beside envhook, or beside envhook.cjs and envhook-main.cjs): name one, or leave --source out\n',
     ],
   ];
   for (const [extra, line] of cases) {
-    const r = envhook([
-      'install',
-      '--runtime',
-      'podman',
-      '--root',
-      root,
-      ...(extra[0] === '--source' ? [] : ['--source', source]),
-      ...extra,
-    ]);
+    const runtime = extra[0] === '--hooks-dir' ? 'crio' : 'podman';
+    const from = extra[0] === '--source' ? [] : ['--source', source, '--node', REAL_NODE];
+    const r = envhook(['install', '--runtime', runtime, '--root', root, ...from, ...extra]);
     refused(t, r, line, extra.join(' '));
   }
   t.same(fs.readdirSync(root), [], 'nothing written');

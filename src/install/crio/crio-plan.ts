@@ -36,6 +36,7 @@ export interface CrioPlanOptions {
 }
 
 export function crioPlan(layout: Layout, templates: HookTemplates, opts: CrioPlanOptions = {}): RuntimePlan {
+  if (opts.hooksDir !== undefined) opts = { ...opts, hooksDir: absolute(opts.hooksDir, '--hooks-dir') };
   const dropIn = crioDropIn(layout, opts.ociRuntime);
   parseToml(dropIn, layout.config); // a path with odd characters must still make valid TOML
   const bin = findCrio(opts.crio, layout.root);
