@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import { errnoReason } from '../errors.ts';
+import { fileKind } from '../fs/confined.ts';
 
 export type SocketProbe =
   | { state: 'listening' }
@@ -58,12 +59,4 @@ function connectOnce(file: string, timeoutMs: number): Promise<SocketProbe> {
       else done({ state: 'failed', step: 'connect to', reason: errnoReason(err) });
     });
   });
-}
-
-function fileKind(st: fs.Stats): string {
-  if (st.isFile()) return 'a regular file';
-  if (st.isDirectory()) return 'a directory';
-  if (st.isFIFO()) return 'a FIFO';
-  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
-  return 'something else';
 }

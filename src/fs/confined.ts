@@ -156,8 +156,7 @@ export function openFileAt(dirFd: number, name: string): OpenedFile {
   const pathFd = openPathAt(dirFd, name);
   try {
     const checked = fs.fstatSync(pathFd);
-    const kind = fileKind(checked);
-    if (kind !== 'file') throw new ConfinedError(`is ${kind}`);
+    if (!checked.isFile()) throw new ConfinedError(`is ${fileKind(checked)}`);
     let fd: number;
     try {
       fd = fs.openSync(`/proc/self/fd/${pathFd}`, FILE_FLAGS);
@@ -243,8 +242,9 @@ export function readConfined(root: string, rel: string, limit: number): Buffer {
   }
 }
 
+/** What a file system entry is, as a line says it: `a regular file`, `a directory`, `a FIFO`, … */
 export function fileKind(st: fs.Stats): string {
-  if (st.isFile()) return 'file';
+  if (st.isFile()) return 'a regular file';
   if (st.isSymbolicLink()) return 'a symbolic link';
   if (st.isDirectory()) return 'a directory';
   if (st.isFIFO()) return 'a FIFO';

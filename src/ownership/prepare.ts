@@ -97,8 +97,7 @@ function checkItem(volume: string, dataFd: number, item: OwnerItem): void {
   try {
     const st = fs.lstatSync(fdPath(dirFd, item.names[item.names.length - 1]!), { throwIfNoEntry: false });
     if (st === undefined) throw notIn();
-    const kind = fileKind(st);
-    if (kind !== 'file') throw new EnvhookError(`${at} is ${kind}, not a file`);
+    if (!st.isFile()) throw new EnvhookError(`${at} is ${fileKind(st)}, not a file`);
   } finally {
     fs.closeSync(dirFd);
   }
