@@ -46,8 +46,9 @@ export function writeCopy(place: CopyPlace, snap: Snapshot, source?: string, ret
   try {
     const name = writeTimestamped(destFd, snap, source);
     const old = swapData(destFd, name);
-    syncLinks(destFd, snap.visible);
-    removeLeftovers(destFd, name, old);
+    const names = fs.readdirSync(fdPath(destFd, '.'));
+    syncLinks(destFd, names, snap.visible);
+    removeLeftovers(destFd, names, name, old);
     if (old !== undefined && isTimestampedName(old)) retire(destFd, dir, old, retireMs);
     return { dir, timestamped: name, files: snap.files, bytes: snap.bytes };
   } finally {
@@ -126,10 +127,10 @@ function swapData(destFd: number, name: string): string | undefined {
   return old;
 }
 
-/** The visible names: `<name> -> ..data/<name>` for each top-level entry, and no other link. */
-function syncLinks(destFd: number, visible: readonly string[]): void {
+/** The visible names: `<name> -> ..data/<name>` for each top-level entry, and no other link (`names`: the copy's entries after the swap). */
+function syncLinks(destFd: number, names: readonly string[], visible: readonly string[]): void {
   const want = new Set(visible);
-  for (const name of fs.readdirSync(fdPath(destFd, '.'))) {
+  for (const name of names) {
     if (name.startsWith('..') || want.has(name)) continue;
     const st = fs.lstatSync(fdPath(destFd, name), { throwIfNoEntry: false });
     if (st?.isSymbolicLink()) fs.rmSync(fdPath(destFd, name), { force: true });
@@ -140,9 +141,9 @@ function syncLinks(destFd: number, visible: readonly string[]): void {
 }
 
 /** Removes leftovers: directories and links no swap points at, unchanged for STALE_MS (never the payload just replaced). */
-function removeLeftovers(destFd: number, current: string, old: string | undefined): void {
+function removeLeftovers(destFd: number, names: readonly string[], current: string, old: string | undefined): void {
   const now = Date.now();
-  for (const name of fs.readdirSync(fdPath(destFd, '.'))) {
+  for (const name of names) {
     if (name === current || name === old || name === DATA_LINK || !name.startsWith('..')) continue;
     const isTmp = name.startsWith(`${DATA_LINK}_tmp.`);
     if (!isTmp && !isTimestampedName(name)) continue;
