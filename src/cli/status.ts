@@ -107,11 +107,14 @@ export function renderReport(r: StatusReport, now: number): string {
   lines.push(`installed: ${inst.length ? inst.join(', ') : 'nothing'}`);
   for (const c of r.checks) lines.push(`  ${checkLine(c)}`);
   const s = r.status;
+  const nriInstalled = Object.values(r.installed).some((m) => m.includes('nri'));
   if (!s) {
     // a node without NRI mode has no status file to speak of
-    if (Object.values(r.installed).some((m) => m.includes('nri'))) lines.push(`nri plugin: not running (no status file ${r.statusFile})`);
+    if (nriInstalled) lines.push(`nri plugin: not running (no status file ${r.statusFile})`);
     return lines.join('\n') + '\n';
   }
+  // the file of a plugin gone, NRI mode not installed: history (--json still has it)
+  if (r.nri === 'stale' && !nriInstalled) return lines.join('\n') + '\n';
   const head =
     r.nri === 'stale'
       ? `not running: supervisor pid ${s.pid} is gone (last known below)`
