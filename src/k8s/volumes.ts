@@ -8,15 +8,16 @@ import type { PodDir } from './pod.ts';
 export type VolumeKind = 'emptyDir' | 'atomic' | 'env';
 
 const EMPTY_DIR = 'kubernetes.io~empty-dir';
-const ATOMIC = ['kubernetes.io~configmap', 'kubernetes.io~secret', 'kubernetes.io~projected', 'kubernetes.io~downward-api'];
+/** The plugins whose volumes the kubelet lays out with its atomic writer (`..data`). */
+export const ATOMIC_PLUGINS = ['kubernetes.io~configmap', 'kubernetes.io~secret', 'kubernetes.io~projected', 'kubernetes.io~downward-api'];
 // A CSI volume's files are in `mount` below its directory (the kubelet keeps vol_data.json
 // beside it). Only an inline (ephemeral) CSI volume is named after the pod's volume, as the
 // secrets-store driver's are; a PersistentVolume's directory is named after the PV.
 const CSI = 'kubernetes.io~csi';
 const PLUGINS: Record<VolumeKind, readonly string[]> = {
   emptyDir: [EMPTY_DIR],
-  atomic: ATOMIC,
-  env: [EMPTY_DIR, ...ATOMIC, CSI],
+  atomic: ATOMIC_PLUGINS,
+  env: [EMPTY_DIR, ...ATOMIC_PLUGINS, CSI],
 };
 const KIND_TEXT: Record<VolumeKind, string> = {
   emptyDir: 'an emptyDir',

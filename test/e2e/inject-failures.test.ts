@@ -55,7 +55,11 @@ const rows: [string, Record<string, unknown>, string][] = [
     fileEnv('unquoted.env', 'OK', true),
     'volume "config": file "unquoted.env": line 2: value must be single-quoted',
   ],
-  ['invalid name: export', fileEnv('export.env', 'SECRET'), 'volume "config": file "export.env": line 1: invalid variable name'],
+  [
+    'invalid name: export',
+    fileEnv('export.env', 'SECRET'),
+    'volume "config": file "export.env": line 1: \'export\' not allowed: write NAME=\'value\'',
+  ],
   [
     'unclosed quote, reported where the value started',
     fileEnv('unclosed.env', 'OK'),
