@@ -193,7 +193,11 @@ t.test('pod annotations, labels, scheduling and resources pass through', async (
   t.same(tpl.spec.tolerations, [{ key: 'k', operator: 'Exists', effect: 'NoSchedule' }]);
   t.ok(tpl.spec.affinity.nodeAffinity);
   t.same(tpl.spec.containers[0].resources, { requests: { cpu: '20m', memory: '100Mi' } });
-  t.same(tpl.spec.containers[0].securityContext, { runAsUser: 0, privileged: false, capabilities: { drop: ['ALL'], add: ['CHOWN'] } });
+  t.same(
+    tpl.spec.containers[0].securityContext,
+    { ...VALUES.securityContext, capabilities: { drop: ['ALL'], add: ['CHOWN'] } },
+    'merged into the default key by key, as helm merges maps (a list, add, replaced whole)',
+  );
   t.same(ds.spec.updateStrategy, { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
 });
 
