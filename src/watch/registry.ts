@@ -2,7 +2,8 @@
 // added with the volumes whose owners the start applied, and removed when they end. It never
 // throws into its caller for a volume's sake: an unmappable UID, a missing directory or an
 // inotify limit is logged and that volume is skipped or polled. Nothing here keeps a process
-// alive (watches and timers are unref'd): the daemon that owns the registry decides.
+// alive (watches and timers are unref'd): the daemon that owns the registry decides. A copied
+// volume whose kubelet directory goes has its copy removed here, for both processes.
 import type { Logger } from '../log.ts';
 import { describeError } from '../errors.ts';
 import type { VolumeOwner } from '../ownership/annotation.ts';
@@ -13,6 +14,7 @@ import { createScheduler, type Scheduler } from './scheduler.ts';
 import { VolumeWatch, type VolumeEnv } from './volume.ts';
 import { CopyWatch, type CopyEnv } from './copy-watch.ts';
 import { copyDir, type CopyPlace } from '../mirror/layout.ts';
+import { removeCopy } from '../mirror/remove.ts';
 import { createLatency, type Latency } from './latency.ts';
 
 export interface WatchVolume {
@@ -45,7 +47,7 @@ export interface RegistryOptions {
   /** Own a new directory's files before `..data` points at them. Default true (false: bench/watch.ts's baseline). */
   preSwap?: boolean;
   watch?: WatchFn;
-  /** A volume's directory went away (its watch is closed by then). */
+  /** A volume's directory went away (its watch is closed by then; a copy of it is removed). */
   onVolumeGone?: (podUid: string, dir: string) => void;
 }
 
@@ -143,6 +145,7 @@ function registryState(opts: RegistryOptions, pollMs: number): RegistryState {
     vols.delete(key);
     if (vols.size === 0) pods.delete(v.podUid);
     log.info({ podUid: v.podUid, volume: v.target.volume, dir: v.target.dir }, 'watched volume is gone');
+    if (v instanceof CopyWatch) removeGoneCopy(v, log);
     opts.onVolumeGone?.(v.podUid, v.target.dir);
   };
   const owned = (pass: 'before' | 'after', files: number): void => {
@@ -230,6 +233,20 @@ function statsOf({ pods, inotify, scheduler, counts, latency }: RegistryState): 
     copyFailures: counts.copyFailures,
     copyLatency: latency.snapshot(),
   };
+}
+
+/**
+ * The kubelet removed the volume's directory (a terminated pod's volumes torn down, its directory
+ * kept until the pod object goes: completed Jobs, evicted pods): its copy holds what no container
+ * of a running pod reads, so it goes too.
+ */
+function removeGoneCopy(v: CopyWatch, log: Logger): void {
+  try {
+    if (removeCopy(v.place))
+      log.info({ podUid: v.podUid, volume: v.place.volume, why: "the kubelet's volume directory is gone" }, 'owned copy removed');
+  } catch (err) {
+    log.warn({ podUid: v.podUid, volume: v.place.volume, err }, `owned copy not removed: ${describeError(err)}`);
+  }
 }
 
 function each(pods: RegistryState['pods'], fn: (v: Watched) => void): void {
