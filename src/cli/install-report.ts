@@ -26,6 +26,8 @@ export interface Outcome {
   next: string[];
   plugins: PluginSeen[];
   warnings: string[];
+  /** uninstall of the last NRI install: the stopped plugin's run state removed (would be, with --dry-run). */
+  removedState: string[];
 }
 
 /** The lines install has always printed, in their order. */
@@ -39,6 +41,7 @@ export function outcomeText(o: Outcome): string {
     o.nothing !== null ? `nothing changed: ${o.nothing}` : '',
     o.next.length ? `next:\n${o.next.map((l) => `  ${l}`).join('\n')}` : '',
     ...o.plugins.map((p) => pluginLine(p, o.runtime)),
+    ...o.removedState.map((p) => `${would}remove ${p} (the NRI plugin's run state${o.dryRun ? ', once the plugin is stopped' : ''})`),
     ...o.warnings.map((w) => `warning: ${w}`),
   ].filter((l) => l !== '');
   return lines.length ? lines.join('\n') + '\n' : '';
@@ -79,6 +82,7 @@ export function outcomeJson(o: Outcome): string {
     nothing: o.nothing,
     next: o.next,
     plugins: o.plugins,
+    removedRunState: o.removedState,
     warnings: o.warnings,
   };
   return JSON.stringify(report, null, 2) + '\n';

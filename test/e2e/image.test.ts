@@ -116,10 +116,11 @@ async function nriDaemonSet(t: Test, img: BuiltImage) {
   const ds = readManifest(NRI_DAEMONSET);
   const spec = ds.spec.template.spec;
   const container = spec.containers[0];
-  // The NRI socket is nri.sock in containerd's directory; the kubelet root is seen at its own path.
+  // The NRI socket is nri.sock in containerd's directory; the kubelet root and the run directory
+  // are seen at their own paths (envhook nri refuses a run directory that is not at its host path).
   const { options, command } = podmanRunOf(spec, container, {
     host: { '/var/run/nri': node.dir, '/var/lib/kubelet': kubeletRoot, '/run/envhook': path.join(node.dir, 'run-envhook') },
-    samePath: ['/var/lib/kubelet'],
+    samePath: ['/var/lib/kubelet', '/run/envhook'],
   });
   t.equal(
     path.basename(node.paths.nriSocket),
