@@ -33,8 +33,11 @@ export interface Outcome {
 /** The lines install has always printed, in their order. */
 export function outcomeText(o: Outcome): string {
   const would = o.dryRun ? 'would ' : '';
+  const described = describeChanges(o.layout, o.changes, { dryRun: o.dryRun, diffs: o.dryRun });
   const lines = [
-    describeChanges(o.layout, o.changes, { dryRun: o.dryRun, diffs: o.dryRun }),
+    // a node seen from elsewhere (a DaemonSet's /host, a scratch root): say where the paths are
+    o.root !== '/' && described !== '' ? `paths below are the node's, under --root ${o.root}` : '',
+    described,
     ...o.removedDirs.map((d) => `${would}remove directory ${d} (install created it)`),
     ...o.notes.map((n) => `note: ${n}`),
     o.checked ?? '',

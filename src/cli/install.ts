@@ -151,12 +151,14 @@ function run(plan: Plan, flags: Flags, command: Outcome['command']): Outcome {
   // what the dry run prints; the real run prints those of them it removed (the prefix's own
   // directories go with pruneEmptyDirs), so both print the same lines
   let removed = removeEmptyDirs(plan.layout, plan.dirs ?? [], plan.changes, true);
+  const existed = (plan.dirs ?? []).filter((d) => fs.existsSync(plan.layout.real(d)));
   if (!flags.dryRun) {
     const dirs = missingDirs(plan.layout, plan.changes);
     const backups = applyChanges(plan.layout, plan.changes);
     if (command === 'uninstall') pruneEmptyDirs(plan.layout, plan.layout.prefix);
     removeEmptyDirs(plan.layout, plan.dirs ?? [], plan.changes, false);
-    removed = removed.filter((d) => !fs.existsSync(plan.layout.real(d)));
+    // every directory install created that is gone now (pruneEmptyDirs took the prefix's)
+    removed = existed.filter((d) => !fs.existsSync(plan.layout.real(d)));
     try {
       if (any) checked = plan.verify?.();
     } catch (err) {

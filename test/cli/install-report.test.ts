@@ -47,6 +47,7 @@ t.test('lines: changes, directories, notes, the check, next, then the plugins an
   t.equal(
     text,
     [
+      "paths below are the node's, under --root /host",
       'remove /etc/crio/crio.conf.d/50-envhook.conf',
       'update /etc/crio/crio.conf (original saved as /usr/local/lib/envhook/backup/etc/crio/crio.conf)',
       '  note: NRI enabled',

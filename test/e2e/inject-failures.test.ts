@@ -96,6 +96,16 @@ const rows: [string, Record<string, unknown>, string][] = [
     'annotation "envhook.io/env": /app/0: must have exactly one of "value" or "valueFrom"',
   ],
   [
+    "a misspelt field: lint's line, the nearest field, how many more",
+    { 'envhook.io/env': { app: [{ name: 'A', vaule: CANARY }] } },
+    'annotation "envhook.io/env": /app/0: unknown field "vaule" (did you mean "value"?) (and 1 more: envhook lint lists them)',
+  ],
+  [
+    "a misspelt volume: the nearest of the pod's volumes",
+    { 'envhook.io/env': { app: [{ name: 'X', valueFrom: { fileKeyRef: { volumeName: 'confg', path: 'a', key: 'A' } } }] } },
+    `volume "confg" not found in the pod (did you mean "config"?): ${NOT_SET_UP}`,
+  ],
+  [
     'annotation not matching the schema: path',
     { 'envhook.io/envFrom': { app: [{ fileRef: { volumeName: 'config', path: '../../etc/passwd' } }] } },
     'annotation "envhook.io/envFrom": /app/0/fileRef/path: must be a relative path with no \'..\' element and no NUL byte',
