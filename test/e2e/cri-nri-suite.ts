@@ -46,8 +46,11 @@ export interface NriNode {
   dir: string;
   /** The plugin startPlugin started, if it still runs. */
   plugin: NriProcess | undefined;
-  /** `envhook nri` from source on containerd's NRI socket (and `extra`); resolves once containerd logs it connected. */
-  startPlugin(extra?: string[]): Promise<NriProcess>;
+  /**
+   * `envhook nri` from source on containerd's NRI socket (and `extra`), with only `capabilities`
+   * if given (helpers/nri/process.ts); resolves once containerd logs it connected.
+   */
+  startPlugin(extra?: string[], capabilities?: readonly string[]): Promise<NriProcess>;
   /** Stops containerd (the plugin first) and reports what was left. */
   stop(): Promise<Leftovers>;
 }
@@ -61,9 +64,10 @@ export async function startNriNode(t: Test, version: ContainerdVersion): Promise
     node,
     dir,
     plugin: undefined,
-    async startPlugin(extra = []) {
+    async startPlugin(extra = [], capabilities) {
       const from = fs.readFileSync(node.containerd.paths.log, 'utf8').length;
-      const p = startNriProcess(['--socket', node.containerd.paths.nriSocket, '--kubelet-root', node.kubeletRoot, ...extra], { dir });
+      const args = ['--socket', node.containerd.paths.nriSocket, '--kubelet-root', node.kubeletRoot, ...extra];
+      const p = startNriProcess(args, { dir, capabilities });
       self.plugin = p;
       await waitFor(
         () => NRI_CONNECTED.test(fs.readFileSync(node.containerd.paths.log, 'utf8').slice(from)),
