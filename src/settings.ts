@@ -33,6 +33,8 @@ export interface NriSettings {
   evictUnapplied: boolean;
   /** The worker under SCHED_FIFO at this priority (1-99; nri/realtime.ts); undefined: ordinary. */
   fifoPriority: number | undefined;
+  /** At SIGTERM, seconds to go on serving until another envhook nri has taken over (nri/supervisor/handover.ts). */
+  handoverWait: number;
 }
 
 export type AllSettings = Settings & NriSettings;
@@ -52,6 +54,7 @@ const ENV_NAMES: Record<keyof AllSettings, string> = {
   criSocket: 'ENVHOOK_CRI_SOCKET',
   evictUnapplied: 'ENVHOOK_EVICT_UNAPPLIED',
   fifoPriority: 'ENVHOOK_FIFO_PRIORITY',
+  handoverWait: 'ENVHOOK_HANDOVER_WAIT',
 };
 const DEFAULTS: AllSettings = {
   kubeletRoot: '/var/lib/kubelet',
@@ -66,6 +69,7 @@ const DEFAULTS: AllSettings = {
   criSocket: undefined,
   evictUnapplied: false,
   fifoPriority: undefined,
+  handoverWait: 0,
 };
 
 /** A boolean setting from the environment: `true` or `false`, as in the config file. */
@@ -87,6 +91,7 @@ export function loadSettings(
     if (v !== undefined && v !== '') fromEnv[key] = key === 'evictUnapplied' ? envBoolean(v, ENV_NAMES[key]) : v;
   }
   if (fromEnv.fifoPriority !== undefined) fromEnv.fifoPriority = fifoNumber(String(fromEnv.fifoPriority), ENV_NAMES.fifoPriority) as never;
+  if (fromEnv.handoverWait !== undefined) fromEnv.handoverWait = waitSeconds(String(fromEnv.handoverWait), ENV_NAMES.handoverWait) as never;
   // Values that the schema constrains are checked wherever they come from.
   for (const key of ['logLevel', 'runDirOnDisk', 'nriIndex', 'metricsAddress'] as const) {
     if (fromEnv[key] !== undefined) checkValue(key, fromEnv[key], ENV_NAMES[key]);
@@ -98,6 +103,7 @@ export function loadSettings(
   if (flags.nriIndex !== undefined) checkValue('nriIndex', flags.nriIndex, '--index');
   if (flags.metricsAddress !== undefined) checkValue('metricsAddress', flags.metricsAddress, '--metrics-address');
   if (flags.fifoPriority !== undefined) checkValue('fifoPriority', flags.fifoPriority, '--fifo-priority');
+  if (flags.handoverWait !== undefined) checkValue('handoverWait', flags.handoverWait, '--handover-wait');
   return {
     kubeletRoot: pick('kubeletRoot'),
     runtime: pick('runtime'),
@@ -111,6 +117,7 @@ export function loadSettings(
     criSocket: pick('criSocket'),
     evictUnapplied: pick('evictUnapplied'),
     fifoPriority: pick('fifoPriority'),
+    handoverWait: pick('handoverWait'),
   };
 }
 
@@ -132,6 +139,13 @@ function checkValue(key: keyof AllSettings, value: unknown, name: string): void 
 export function fifoNumber(text: string, name: string): number {
   const n = /^[0-9]{1,2}$/.test(text) ? Number(text) : 0;
   if (n < 1) throw new EnvhookError(`${name}: must be a SCHED_FIFO priority, 1 to 99`);
+  return n;
+}
+
+/** Seconds from the environment or a flag: 0 to 300, written as an integer (the file's is checked by its schema). */
+export function waitSeconds(text: string, name: string): number {
+  const n = /^[0-9]{1,3}$/.test(text) ? Number(text) : -1;
+  if (n < 0 || n > 300) throw new EnvhookError(`${name} ${JSON.stringify(text.slice(0, 100))}: must be whole seconds, 0 to 300`);
   return n;
 }
 

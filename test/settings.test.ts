@@ -19,6 +19,7 @@ t.test('precedence', async (t) => {
     criSocket: undefined,
     evictUnapplied: false,
     fifoPriority: undefined,
+    handoverWait: 0,
   };
   t.same(loadSettings({ kubeletRoot: '/flag' }, env), { kubeletRoot: '/flag', ...rest });
   t.same(loadSettings({}, env), { kubeletRoot: '/env', ...rest }, 'an empty variable does not count');

@@ -5,7 +5,7 @@
 // foreground until SIGTERM or SIGINT, or until a newer instance for the same socket takes over.
 import type { Command } from 'commander';
 import { addSettingFlags, settingsFrom, type SettingOptions } from './options.ts';
-import { fifoNumber } from '../settings.ts';
+import { fifoNumber, waitSeconds } from '../settings.ts';
 import { parseRole, WORKER_ENV } from '../nri/roles.ts';
 
 interface NriOptions extends SettingOptions {
@@ -16,6 +16,7 @@ interface NriOptions extends SettingOptions {
   criSocket?: string;
   evictUnapplied?: boolean;
   fifoPriority?: string;
+  handoverWait?: string;
 }
 
 export function registerNri(program: Command): void {
@@ -37,6 +38,10 @@ export function registerNri(program: Command): void {
     .option(
       '--fifo-priority <1-99>',
       'run the worker under SCHED_FIFO at this priority, so that it owns rewritten volume files before a reader can find them (default: ordinary)',
+    )
+    .option(
+      '--handover-wait <seconds>',
+      'at SIGTERM, go on serving until another envhook nri has taken over, at most this long (a DaemonSet rollout; default 0: stop at once)',
     );
   addSettingFlags(cmd, { daemon: true }).action((opts: NriOptions) => runNri(opts));
 }
@@ -51,6 +56,7 @@ function nriSettings(opts: NriOptions, env: NodeJS.ProcessEnv) {
       criSocket: opts.criSocket,
       evictUnapplied: opts.evictUnapplied,
       fifoPriority: opts.fifoPriority === undefined ? undefined : fifoNumber(opts.fifoPriority, '--fifo-priority'),
+      handoverWait: opts.handoverWait === undefined ? undefined : waitSeconds(opts.handoverWait, '--handover-wait'),
     },
     env,
   );

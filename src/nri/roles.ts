@@ -18,12 +18,20 @@ export interface WorkerRole {
   index: string;
   /** The runtime started envhook (pre-installed): end when its socket is gone. */
   preinstalled: boolean;
+  /** Started during a hand-over: another envhook nri serves beside it, containers are claimed. */
+  sharing?: boolean;
 }
 
 export function parseRole(text: string): WorkerRole {
   try {
     const r = JSON.parse(text) as WorkerRole;
-    if (typeof r.name === 'string' && /^[0-9]{2}$/.test(r.index) && typeof r.preinstalled === 'boolean') return r;
+    if (
+      typeof r.name === 'string' &&
+      /^[0-9]{2}$/.test(r.index) &&
+      typeof r.preinstalled === 'boolean' &&
+      (r.sharing ?? false) === !!r.sharing
+    )
+      return r;
   } catch {
     // the message below
   }

@@ -47,6 +47,13 @@ export type WorkerMessage =
   /** `whole`: every missed container there is (a Synchronize's), else some more (a PostCreateContainer's). */
   | { t: 'missed'; containers: MissedContainer[]; whole: boolean }
   | { t: 'evicted'; ids: string[]; failed: string[] }
+  /** The session answered the runtime's Synchronize: the runtime now calls it for every container. */
+  | { t: 'listed' }
+  /** The worker claims containers (hand-over) or no longer does, as the supervisor asked. */
+  | { t: 'sharing'; on: boolean }
   | { t: 'end'; why: 'runtime-gone' };
+
+/** What the supervisor tells its worker: serve beside another envhook nri (claim each container) or alone. */
+export type SupervisorMessage = { t: 'share'; on: boolean };
 
 export type Send = (m: WorkerMessage) => void;

@@ -88,6 +88,8 @@ t.test('by default: the NRI DaemonSet and the helm test pod, nothing else', asyn
     '/run/envhook',
     '--log-level',
     'info',
+    '--handover-wait',
+    '20',
     '--metrics-address',
     '[$(HOST_IP)]:9901',
   ]);
@@ -136,7 +138,7 @@ t.test('the values reach the command and the mounts: every host path mounted at 
     '/var/run/envhook-data': '/var/run/envhook-data',
   });
   t.equal(c.volumeMounts.find((m: any) => m.mountPath === '/data/kubelet/pods').mountPropagation, 'HostToContainer');
-  t.same(c.ports, [{ name: 'metrics', containerPort: 9555 }]);
+  t.notOk(c.ports, 'no declared port: on the host network it would be a hostPort, and a rollout could not surge');
   t.equal(c.readinessProbe.httpGet.port, 9555);
   t.equal(c.livenessProbe.httpGet.port, 9555);
   t.equal(c.image, 'registry.example.com/envhook:0.1.0-rc1');
@@ -150,7 +152,34 @@ t.test('the values reach the command and the mounts: every host path mounted at 
 t.test('metrics.address empty: no endpoint, no probes, no HOST_IP', async (t) => {
   const c = nriOf(renderChart(['metrics.address='])).spec.template.spec.containers[0];
   t.equal(argOf(c.command, '--metrics-address'), undefined);
-  t.notOk(c.readinessProbe || c.livenessProbe || c.ports || c.env);
+  t.notOk(c.readinessProbe || c.livenessProbe || c.ports);
+  t.same(
+    c.env.map((e: any) => e.name),
+    ['ENVHOOK_POD_UID'],
+  );
+});
+
+t.test('a rollout hands over with no window: surge, the hand-over wait, the grace period after it, the pod UID', async (t) => {
+  const ds = nriOf(renderChart());
+  const spec = ds.spec.template.spec;
+  const c = spec.containers[0];
+  t.same(ds.spec.updateStrategy, { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
+  t.equal(argOf(c.command, '--handover-wait'), '20');
+  t.equal(spec.terminationGracePeriodSeconds, 30, 'the wait and 10 s to stop');
+  t.same(
+    c.env.find((e: any) => e.name === 'ENVHOOK_POD_UID'),
+    {
+      name: 'ENVHOOK_POD_UID',
+      valueFrom: { fieldRef: { fieldPath: 'metadata.uid' } },
+    },
+  );
+  t.equal(c.readinessProbe.httpGet.path, '/readyz');
+  const none = nriOf(
+    renderChart(['nri.handoverWait=0', 'updateStrategy.rollingUpdate.maxSurge=0', 'updateStrategy.rollingUpdate.maxUnavailable=1']),
+  );
+  t.equal(argOf(none.spec.template.spec.containers[0].command, '--handover-wait'), '0');
+  t.equal(none.spec.template.spec.terminationGracePeriodSeconds, 10);
+  t.same(none.spec.updateStrategy.rollingUpdate, { maxSurge: 0, maxUnavailable: 1 });
 });
 
 t.test('pod annotations, labels, scheduling and resources pass through', async (t) => {
@@ -293,7 +322,7 @@ t.test('metrics: a headless Service, a ServiceMonitor and a PodMonitor on the me
   const ds = nriOf(objects);
   const svc = objectOf(objects, 'Service');
   t.equal(svc.spec.clusterIP, 'None');
-  t.same(svc.spec.ports, [{ name: 'metrics', port: 9555, targetPort: 'metrics' }]);
+  t.same(svc.spec.ports, [{ name: 'metrics', port: 9555, targetPort: 9555 }], 'by number: the pods declare no port');
   t.match(ds.spec.template.metadata.labels, svc.spec.selector, 'the Service selects the NRI pods');
   const sm = objectOf(objects, 'ServiceMonitor');
   t.equal(sm.metadata.labels.release, 'prom');
@@ -301,7 +330,7 @@ t.test('metrics: a headless Service, a ServiceMonitor and a PodMonitor on the me
   t.same(sm.spec.endpoints, [{ port: 'metrics', path: '/metrics', interval: '30s' }]);
   const pm = objectOf(objects, 'PodMonitor');
   t.match(ds.spec.template.metadata.labels, pm.spec.selector.matchLabels, 'the PodMonitor selects the NRI pods');
-  t.same(pm.spec.podMetricsEndpoints, [{ port: 'metrics', path: '/metrics', interval: '15s' }]);
+  t.same(pm.spec.podMetricsEndpoints, [{ targetPort: 9555, path: '/metrics', interval: '15s' }]);
   t.same(
     renderChart().filter((o) => /Service|Monitor/.test(o.kind)),
     [],

@@ -1,6 +1,6 @@
 // examples/nri-daemonset.yaml as a careful admin expects it: node-critical, host network (one
-// single-instance lock with a pre-installed envhook), a rollout that never runs two
-// registrations, requests and no limits, readiness = registered and liveness over HTTP on the
+// single-instance lock with a pre-installed envhook), a rollout that hands over with no window
+// (surge, the hand-over wait, the pod UID), requests and no limits, readiness = registered and liveness over HTTP on the
 // metrics port the command opens, logs on stderr, and a command envhook nri understands. Both
 // DaemonSets run the one image. test/e2e/image.test.ts runs them in that image under Podman.
 import t from 'tap';
@@ -26,15 +26,12 @@ t.test('scheduling and rollout', async (t) => {
   t.equal(spec.hostNetwork, true, "the node's network namespace: the abstract-socket lock is per namespace");
   t.same(
     ds.spec.updateStrategy,
-    { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } },
-    'the old pod gone before the new one starts: never two registrations',
+    { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+    'the new pod beside the old one, which hands over to it: no window (docs/nri-guarantees.md)',
   );
-  t.ok(
-    Number.isInteger(spec.terminationGracePeriodSeconds) &&
-      spec.terminationGracePeriodSeconds > 0 &&
-      spec.terminationGracePeriodSeconds <= 30,
-    'a short, explicit grace period',
-  );
+  t.equal(arg('--handover-wait'), '20', 'the old pod serves on at SIGTERM until the new one has taken over');
+  t.equal(spec.terminationGracePeriodSeconds, 30, 'the hand-over wait and 10 s to stop');
+  t.notOk(c.ports, 'no declared port: a hostPort on the host network would keep the new pod off the node');
   t.same(spec.tolerations, [{ operator: 'Exists' }], 'on every node, tainted ones too');
   t.notOk(spec.runtimeClassName, 'not itself under the envhook handler');
 });
@@ -76,7 +73,7 @@ t.test('probes: readiness /readyz and liveness /healthz on the port --metrics-ad
   t.equal(port, 9901, '--metrics-address …:9901');
   t.same(c.readinessProbe?.httpGet, { path: '/readyz', port }, 'ready = registered with the runtime');
   t.same(c.livenessProbe?.httpGet, { path: '/healthz', port });
-  t.same(c.ports, [{ name: 'metrics', containerPort: port }], 'the port is declared');
+  t.notOk(c.ports, 'the port is not declared: on the host network it would be a hostPort, which keeps a rollout from surging');
 });
 
 t.test('the command: envhook nri on the host socket, flags envhook nri has, logs on stderr', async (t) => {

@@ -3,18 +3,24 @@
 // the same through any symlink and in any mount namespace): the kernel frees it when its holder
 // dies (no stale file), and it is per network namespace (a DaemonSet pod shares it with the host
 // only with hostNetwork).
-// The newest instance wins: it connects and asks the holder to stop; the holder stops its
-// worker (the runtime sees that connection close) and exits, and only then does the newcomer
-// bind and start its own. So a runtime restart (which starts its pre-installed plugin anew), an
-// upgrade or a second registration method never leaves two envhooks registered at once.
-// `envhook uninstall` asks the holder to stop the same way.
+// The newest instance wins, with no window: it connects and asks to serve beside the holder
+// (`share`, beside.ts); the holder claims each container from then on (worker/claims.ts) and
+// says ok; the newcomer registers, and once the runtime lists it (`ready`) the holder stops its
+// worker (the runtime sees that connection close) and releases the lock, which the newcomer
+// then binds. A holder that does not know `share` (a version before it) is asked to stop first
+// (`takeover`), as before: a window of the newcomer's registration. So a runtime restart (which
+// starts its pre-installed plugin anew), an upgrade or a rollout never leaves a container to
+// neither, nor adjusted by both. `envhook uninstall` asks the holder to stop (`stop`).
 import net from 'node:net';
 import { EnvhookError, errnoReason } from '../../errors.ts';
 import { sha256Hex } from '../../plan/sha256.ts';
 import { socketKey } from './socket-identity.ts';
 
-/** takeover: a newer instance; stop: uninstall; ping: who holds it (install's note), nothing stops. */
-export type LockRequest = 'takeover' | 'stop' | 'ping';
+/**
+ * takeover: a newer instance that cannot share; stop: uninstall; ping: who holds it (install's
+ * note), nothing stops; share: a newer instance serves beside the holder until it yields.
+ */
+export type LockRequest = 'takeover' | 'stop' | 'ping' | 'share';
 
 export interface Lock {
   /** Stops answering and frees the name. */
@@ -25,7 +31,13 @@ export interface LockOptions {
   /** The runtime's NRI socket the plugin registers on. */
   socketPath: string;
   /** Another instance asks: stop serving (the worker gone), then resolve; the lock is released after. */
-  onRequest(request: Exclude<LockRequest, 'ping'>, pid: number): Promise<void>;
+  onRequest(request: 'takeover' | 'stop', pid: number): Promise<void>;
+  /** A newer instance asks to serve beside this one: resolve once this one claims each container; reject to refuse. */
+  onShare?(pid: number): Promise<void>;
+  /** That instance is listed by the runtime: stop serving (the worker gone), then resolve; the lock is released after. */
+  onYield?(pid: number): Promise<void>;
+  /** That instance went away before it was listed: serve alone again. */
+  onShareEnded?(pid: number): void;
   /** How long the holder may take to answer and stop (default 10 s). */
   timeoutMs?: number;
   /** Heard with the holder's pid when one had to be asked to stop. */
@@ -41,7 +53,7 @@ export function lockName(socketPath: string, root = '/'): string {
   return key.length <= 80 ? `envhook-nri:${key}` : `envhook-nri:sha256:${sha256Hex(key).slice(0, 32)}`;
 }
 
-const address = (socketPath: string, root?: string): string => `\0${lockName(socketPath, root)}`;
+export const address = (socketPath: string, root?: string): string => `\0${lockName(socketPath, root)}`;
 
 /** Takes the lock, asking a holder to stop first. Rejects with a one-line EnvhookError. */
 export async function acquireLock(opts: LockOptions): Promise<Lock> {
@@ -121,29 +133,69 @@ function serve(server: net.Server, opts: LockOptions): Lock {
     conn.setEncoding('utf8');
     let text = '';
     conn.on('error', () => conn.destroy());
+    let asked = false;
+    const release = () => {
+      server.close();
+      // Everyone who asked meanwhile hears the close too, and tries to bind.
+      for (const c of waiting) c.end();
+    };
     conn.on('data', (chunk: string) => {
       text += chunk;
       if (text.length > 64) return conn.destroy();
-      const m = /^(takeover|stop|ping) ([0-9]{1,10})\n/.exec(text);
+      if (asked) return;
+      const m = /^(takeover|stop|ping|share) ([0-9]{1,10})\n/.exec(text);
       if (!m) return;
+      asked = true;
       if (m[1] === 'ping') {
         conn.end(`ok ${process.pid}\n`);
         return;
       }
-      if (busy) return;
+      if (busy || (m[1] === 'share' && !opts.onShare)) return;
       busy = true;
+      if (m[1] === 'share') return share(conn, Number(m[2]), opts, release, () => (busy = false));
       conn.write(`ok ${process.pid}\n`);
-      // Everyone who asked meanwhile hears the close too, and tries to bind.
-      void opts.onRequest(m[1] as 'takeover' | 'stop', Number(m[2])).finally(() => {
-        server.close();
-        for (const c of waiting) c.end();
-      });
+      void opts.onRequest(m[1] as 'takeover' | 'stop', Number(m[2])).finally(release);
     });
   });
   return {
     release: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
+        // Whoever still asks (a newcomer serving beside this one) hears the close and binds.
+        for (const c of waiting) c.end();
       }),
   };
+}
+
+/**
+ * A newer instance serves beside this one: once this one claims each container, `ok`; at the
+ * newcomer's `ready` this one yields (its worker gone), says `yielded` and releases the lock. The
+ * newcomer gone before `ready`: this one serves alone again (`free`).
+ */
+function share(conn: net.Socket, pid: number, opts: LockOptions, release: () => void, free: () => void): void {
+  let state: 'asked' | 'sharing' | 'yielding' = 'asked';
+  let text = '';
+  conn.on('data', (chunk: string) => {
+    text += chunk;
+    if (state !== 'sharing' || !text.includes('ready\n')) return;
+    state = 'yielding';
+    void opts.onYield!(pid).finally(() => {
+      conn.write('yielded\n');
+      release();
+    });
+  });
+  conn.on('close', () => {
+    if (state === 'yielding') return;
+    state = 'yielding';
+    free();
+    opts.onShareEnded?.(pid);
+  });
+  opts.onShare!(pid).then(
+    () => {
+      if (state !== 'asked') return;
+      state = 'sharing';
+      conn.write(`ok ${process.pid}\n`);
+    },
+    () => conn.destroy(),
+  );
 }

@@ -1,19 +1,22 @@
 // `envhook nri`'s supervisor, top to bottom (docs/design.md#nri-mode): the start checks; the
-// hand-over when the runtime started this process; the instance lock; the metrics endpoint;
-// then the supervisor proper (supervisor.ts), which keeps one worker (worker/main.ts)
-// registered and publishes its status, until SIGTERM, SIGINT or a newer instance takes over.
-import { createLogger } from '../../log.ts';
+// hand-over of the runtime's connection when the runtime started this process; a DaemonSet pod
+// that handed over before stays out (yield-marks.ts); then the instance (instance.ts: the lock,
+// or serving beside the holder until it hands over; the metrics endpoint) and the supervisor
+// proper (supervisor.ts), which keeps one worker (worker/main.ts) registered and publishes its
+// status, until SIGTERM, SIGINT or a newer instance takes over.
+import { createLogger, type Logger } from '../../log.ts';
 import type { AllSettings } from '../../settings.ts';
 import { DEFAULT_RUN_DIR } from '../../watch/run-dir.ts';
 import { reexecAsDaemon } from '../process.ts';
 import { HANDED_ENV, inheritedFd, roleOf } from '../roles.ts';
 import { writeStatus, type RunsAs } from '../status-file.ts';
 import { startHealth } from './health.ts';
-import { acquireLock } from './lock.ts';
+import { Instance } from './instance.ts';
 import { DurationHistogram } from './metrics.ts';
 import { checkStart } from './start-checks.ts';
 import { handOver, workerSpawner } from './spawn.ts';
 import { startSupervisor, type Supervisor } from './supervisor.ts';
+import { podUidFrom, yieldMarks } from './yield-marks.ts';
 
 export async function runSupervisor(settings: AllSettings, env: NodeJS.ProcessEnv): Promise<void> {
   const runDir = settings.runDir ?? DEFAULT_RUN_DIR;
@@ -32,54 +35,69 @@ export async function runSupervisor(settings: AllSettings, env: NodeJS.ProcessEn
   const role = roleOf(fd, env, settings.nriIndex);
   const plugin = `${role.index}-${role.name}`;
 
-  let supervisor: Supervisor | undefined;
-  const lock = await acquireLock({
-    socketPath: settings.nriSocket,
-    onTakeover: (pid) => log.info({ plugin, previous: pid }, 'nri: took over from the envhook nri that was running'),
-    onRequest: async (request, pid) => {
-      log.info({ plugin, by: pid, request }, request === 'stop' ? 'nri: asked to stop' : 'nri: a newer envhook nri takes over');
-      await supervisor?.stop(request === 'stop' ? `stop asked by pid ${pid}` : `taken over by pid ${pid}`);
-    },
-  });
+  const podUid = podUidFrom(env);
+  const marks = yieldMarks(runDir, settings.kubeletRoot, log);
+  if (podUid !== undefined && marks.has(podUid)) return stayYielded(log, plugin, 'this pod handed over before: it does not register again');
+
   const histogram = new DurationHistogram();
-  const health = await startHealth(settings.metricsAddress, () => supervisor!.status(), histogram, log, lock);
-  // Started: every start-up check passed (a failure before here is the one line `envhook: …` alone).
-  log.info({ cmd: 'nri', plugin, socket: settings.nriSocket, fd }, 'nri: start');
-  if (warning !== undefined) log.warn({ runDir }, `nri: ${warning}`);
-  supervisor = startSupervisor({
-    name: role.name,
-    index: role.index,
+  let supervisor: Supervisor | undefined;
+  const instance = new Instance({
     socketPath: settings.nriSocket,
-    runsAs: runsAs(fd, env),
+    plugin,
     log,
-    spawnWorker: workerSpawner({ role, fd, env, fifoPriority: settings.fifoPriority, log }),
-    publish: (status) => writeStatus(runDir, status),
-    onDurations: (seconds) => {
-      for (const s of seconds) histogram.observe(s);
+    podUid,
+    marks,
+    handoverWaitMs: settings.handoverWait * 1000,
+    startHealth: async (status, lock) => {
+      const health = await startHealth(settings.metricsAddress, status, histogram, log, lock);
+      return health && (() => health.close());
+    },
+    startServing: (sharing, onListed) => {
+      // Started: every start-up check passed (a failure before here is the one line `envhook: …` alone).
+      log.info({ cmd: 'nri', plugin, socket: settings.nriSocket, fd, sharing }, 'nri: start');
+      if (warning !== undefined) log.warn({ runDir }, `nri: ${warning}`);
+      supervisor = startSupervisor({
+        name: role.name,
+        index: role.index,
+        socketPath: settings.nriSocket,
+        runsAs: runsAs(fd, env),
+        log,
+        spawnWorker: workerSpawner({ role, fd, env, fifoPriority: settings.fifoPriority, log }),
+        // Once handed over, the status file is the new instance's.
+        publish: (status) => void (instance.handedOver || writeStatus(runDir, status)),
+        onDurations: (seconds) => {
+          for (const s of seconds) histogram.observe(s);
+        },
+        sharing,
+        onListed,
+      });
+      return supervisor;
     },
   });
+  const signal = (name: NodeJS.Signals) => instance.signal(name);
+  process.on('SIGTERM', signal);
+  process.on('SIGINT', signal);
   try {
-    await untilEnded(supervisor);
+    await instance.start();
+    const end = await instance.untilEnded();
+    log.info({ cmd: 'nri', plugin }, 'nri: stopped');
+    if (end === 'yielded' && podUid !== undefined && !instance.isTerminating)
+      await stayYielded(log, plugin, 'handed over: waiting to be stopped (this pod does not register again)');
   } finally {
-    await health?.close();
-    await lock.release();
+    process.off('SIGTERM', signal);
+    process.off('SIGINT', signal);
   }
-  log.info({ cmd: 'nri', plugin }, 'nri: stopped');
+}
+
+/** A DaemonSet pod's instance that handed over: idle until SIGTERM or SIGINT, then exit 0 (never restarted in between). */
+async function stayYielded(log: Logger, plugin: string, why: string): Promise<void> {
+  log.info({ cmd: 'nri', plugin }, `nri: ${why}`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', () => resolve());
+    process.once('SIGINT', () => resolve());
+  });
 }
 
 /** How this envhook nri was started: the kubelet gives every container of a pod KUBERNETES_SERVICE_HOST. */
 const runsAs = (fd: number | undefined, env: NodeJS.ProcessEnv): RunsAs =>
   fd !== undefined ? 'pre-installed' : env.KUBERNETES_SERVICE_HOST ? 'daemonset' : 'external';
-
-/** Waits for the supervisor's end; SIGTERM and SIGINT stop it meanwhile. */
-async function untilEnded(supervisor: Supervisor): Promise<void> {
-  const stop = (signal: NodeJS.Signals) => void supervisor.stop(signal);
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-  try {
-    await supervisor.done;
-  } finally {
-    process.off('SIGTERM', stop);
-    process.off('SIGINT', stop);
-  }
-}

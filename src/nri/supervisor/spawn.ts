@@ -38,12 +38,21 @@ export interface WorkerSpawnOptions {
   log: Logger;
 }
 
-/** What the supervisor calls to start each worker; `wantFd`: the one given the runtime's connection, if any. */
-export function workerSpawner({ role, fd, env, fifoPriority, log }: WorkerSpawnOptions): (wantFd: boolean) => ChildProcess {
+/**
+ * What the supervisor calls to start each worker; `wantFd`: the one given the runtime's
+ * connection, if any; `sharing`: it starts during a hand-over (claims containers).
+ */
+export function workerSpawner({
+  role,
+  fd,
+  env,
+  fifoPriority,
+  log,
+}: WorkerSpawnOptions): (wantFd: boolean, sharing?: boolean) => ChildProcess {
   const fifo = fifoSetter(log);
   let first = true;
-  return (wantFd) => {
-    const child = spawnWorker(role, wantFd && first ? fd : undefined, env);
+  return (wantFd, sharing = false) => {
+    const child = spawnWorker(sharing ? { ...role, sharing } : role, wantFd && first ? fd : undefined, env);
     // Only the worker holds the runtime's connection: when it dies, the runtime sees it close.
     if (first && fd !== undefined) fs.closeSync(fd);
     first = false;

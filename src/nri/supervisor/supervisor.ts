@@ -31,8 +31,12 @@ export interface SupervisorOptions {
   socketPath: string;
   /** How this envhook nri was started (the status file says so). */
   runsAs?: RunsAs;
-  /** Starts a worker with an IPC channel; `first`: the one given the runtime's connection, if any. */
-  spawnWorker(first: boolean): ChildProcess;
+  /** Starts a worker with an IPC channel; `first`: the one given the runtime's connection, if any; `sharing`: during a hand-over. */
+  spawnWorker(first: boolean, sharing?: boolean): ChildProcess;
+  /** Start sharing: another envhook nri serves beside this one, each container claimed (worker/claims.ts). */
+  sharing?: boolean;
+  /** A worker's session is in the runtime's list of plugins (its Synchronize answered). */
+  onListed?(): void;
   log: Logger;
   /** Called with the status whenever it changed (at most every PUBLISH_MS for counts alone). */
   publish?(status: NriStatus): void;
@@ -50,6 +54,10 @@ export interface Supervisor {
   done: Promise<SupervisorEnd>;
   /** Stops the worker (SIGTERM, SIGKILL after 3 s) and ends; resolves when the worker is gone. */
   stop(reason: string): Promise<void>;
+  /** Claim each container (another envhook nri serves beside this one) or not; resolves once the worker does. */
+  share(on: boolean): Promise<void>;
+  /** Writes the status now. */
+  republish(): void;
   status(): NriStatus;
 }
 
@@ -64,7 +72,13 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
   const status = new WorkerStatus({ plugin, ...opts });
   const keeper = new WorkerKeeper(opts, plugin, status);
   keeper.start(true);
-  return { done: keeper.done, status: () => status.snapshot(), stop: (reason) => keeper.stop(reason) };
+  return {
+    done: keeper.done,
+    status: () => status.snapshot(),
+    stop: (reason) => keeper.stop(reason),
+    share: (on) => keeper.share(on),
+    republish: () => status.publishNow(),
+  };
 }
 
 /** One worker's life as the keeper sees it. */
@@ -88,16 +102,19 @@ class WorkerKeeper {
   private worker: ChildProcess | undefined;
   private workerGone: Promise<void> = Promise.resolve();
   private restartDelay = 0;
+  private sharing: boolean;
+  private sharingAck: ((on: boolean) => void) | undefined;
 
   constructor(opts: SupervisorOptions, plugin: string, status: WorkerStatus) {
     this.opts = opts;
     this.plugin = plugin;
     this.status = status;
+    this.sharing = opts.sharing ?? false;
     this.done = new Promise<SupervisorEnd>((resolve) => (this.finish = resolve));
   }
 
   start(first: boolean): void {
-    const child = this.opts.spawnWorker(first);
+    const child = this.opts.spawnWorker(first, this.sharing);
     this.worker = child;
     const life: Life = { child, spawnedAt: Date.now(), lastBeat: 0, registered: false };
     this.status.workerStarted(child.pid);
@@ -105,6 +122,8 @@ class WorkerKeeper {
     child.on('message', (m: WorkerMessage) => {
       life.lastBeat = Date.now();
       if (m.t === 'end') this.ending = m.why;
+      else if (m.t === 'listed') this.opts.onListed?.();
+      else if (m.t === 'sharing') this.sharingAck?.(m.on);
       else
         this.status.receive(m, () => {
           life.registered = true;
@@ -173,6 +192,25 @@ class WorkerKeeper {
     setTimeout(() => {
       if (!this.stopping) this.start(false);
     }, delay);
+  }
+
+  /** Tells the worker to claim containers or not; resolves when it says so, or is gone (a new one starts as told). */
+  async share(on: boolean): Promise<void> {
+    this.sharing = on;
+    const child = this.worker;
+    if (!child?.connected) return;
+    const acked = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 3000);
+      const done = () => {
+        clearTimeout(timer);
+        this.sharingAck = undefined;
+        resolve();
+      };
+      this.sharingAck = (now) => now === on && done();
+      child.once('exit', done);
+    });
+    child.send({ t: 'share', on });
+    await acked;
   }
 
   async stop(reason: string): Promise<void> {

@@ -143,6 +143,8 @@ export class WorkerStatus {
         this.counts.evictionsFailed += m.failed.length;
         return this.publish(true);
       case 'end':
+      case 'listed':
+      case 'sharing':
         return;
     }
   }

@@ -9,6 +9,7 @@ import { decode, encode, Msg, type CreateContainerRequestShape } from '../wire/d
 import { fromAdjustment, toCreateRequest } from '../wire/plain-data.ts';
 import type { RequestResult } from './observer.ts';
 import { notifyPods, statusLine, type SessionState } from './session-state.ts';
+import { ANSWERED_ELSEWHERE } from './types.ts';
 
 /** NRI's default plugin_request_timeout, when the runtime's Configure gives none. */
 const DEFAULT_REQUEST_TIMEOUT_MS = 2000;
@@ -28,8 +29,8 @@ export async function createContainer(payload: Buffer, s: SessionState): Promise
       if (s.adjusted.size >= ADJUSTED_MEMORY) s.adjusted.clear();
       s.adjusted.add(request.container.id);
     }
-    s.observer.request(appliedNothing(adjustment) ? 'empty' : 'adjusted', seconds());
-    notifyPods(s, 'CreateContainer', (pods) => pods.created(request, adjustment));
+    s.observer.request(appliedNothing(adjustment) || adjustment === ANSWERED_ELSEWHERE ? 'empty' : 'adjusted', seconds());
+    if (adjustment !== ANSWERED_ELSEWHERE) notifyPods(s, 'CreateContainer', (pods) => pods.created(request, adjustment));
     return encode(Msg.CreateContainerResponse, { adjust: fromAdjustment(adjustment) });
   } catch (err) {
     const result: RequestResult = err instanceof EnvhookError ? 'refused' : 'error';

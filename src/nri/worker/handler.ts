@@ -12,7 +12,8 @@ import { run } from '../../pipeline.ts';
 import { toNriAdjustment } from '../../apply/nri-adjustment.ts';
 import type { NriCreateRequest } from '../../facts/nri-facts.ts';
 import { EMPTY_ADJUSTMENT, type NriAdjustment } from '../../apply/nri-adjustment.ts';
-import { GUARD_HANDLER, type NriCallContext, type NriCreateHandler } from './types.ts';
+import type { Claims } from './claims.ts';
+import { ANSWERED_ELSEWHERE, GUARD_HANDLER, type NriCallContext, type NriCreateHandler } from './types.ts';
 
 export interface NriHandlerOptions {
   settings: Pick<Settings, 'kubeletRoot'>;
@@ -24,9 +25,11 @@ export interface NriHandlerOptions {
    * through a copy the worker keeps in step (docs/ownership.md). Undefined: chowned in place.
    */
   runDir?: string | undefined;
+  /** During a hand-over, the container is answered by whichever envhook nri claims it first (claims.ts). */
+  claims?: Claims | undefined;
 }
 
-export function createNriHandler({ settings, log, removeEnv, runDir }: NriHandlerOptions): NriCreateHandler {
+export function createNriHandler({ settings, log, removeEnv, runDir, claims }: NriHandlerOptions): NriCreateHandler {
   // NRI's Mount has no ID mappings: an idmapped mount keeps the chown in place (ownership/copy-plan.ts).
   const copies = runDir === undefined ? undefined : { runDir, keepsIdMappings: false };
   return (request: NriCreateRequest, context?: NriCallContext): NriAdjustment => {
@@ -38,6 +41,10 @@ export function createNriHandler({ settings, log, removeEnv, runDir }: NriHandle
       container: request.container.name,
       id: request.container.id,
     };
+    if (claims && !claims.claim(request.container.id)) {
+      log.info(where, 'nri: answered by the other envhook nri (hand-over)');
+      return ANSWERED_ELSEWHERE;
+    }
     try {
       const guarded = request.pod.runtimeHandler === GUARD_HANDLER;
       const { output, plan } = run(factsFromNri(request), { settings, stage: 'nri', log, deadline: context?.deadline, copies }, (changes) =>

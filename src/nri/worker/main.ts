@@ -7,6 +7,9 @@ import { createLogger } from '../../log.ts';
 import type { AllSettings } from '../../settings.ts';
 import { daemonJitTiers } from '../process.ts';
 import { inheritedFd, notForAdmins, type WorkerRole } from '../roles.ts';
+import { DEFAULT_RUN_DIR } from '../../watch/run-dir.ts';
+import type { SupervisorMessage } from '../worker-messages.ts';
+import { createClaims } from './claims.ts';
 import { createEvictor, type Evictor } from './evict.ts';
 import { createNriHandler } from './handler.ts';
 import type { NriObserver } from './observer.ts';
@@ -36,13 +39,23 @@ export async function runWorker(settings: AllSettings, env: NodeJS.ProcessEnv, r
     return stats;
   });
   const evictor = createEvictor({ log, observer: link.observer, all: settings.evictUnapplied, criSocket: settings.criSocket });
+  // A hand-over: claimed containers while another envhook nri serves beside this one (claims.ts).
+  const claims = createClaims(settings.runDir ?? DEFAULT_RUN_DIR, role.sharing === true, log);
+  const commands = (m: SupervisorMessage) => {
+    if (m?.t !== 'share') return;
+    claims.share(m.on);
+    // Alone again: the pods the other one watched (its records) are this one's now.
+    if (!m.on) pods.restore();
+    if (process.connected) send({ t: 'sharing', on: m.on });
+  };
+  process.on('message', commands);
   const daemon = startDaemon({
     socketPath: settings.nriSocket,
     fd,
     preinstalled: role.preinstalled,
     name: role.name,
     index: role.index,
-    handler: createNriHandler({ settings, log, runDir: settings.runDir }),
+    handler: createNriHandler({ settings, log, runDir: settings.runDir, claims }),
     pods,
     observer: evictingObserver(link, evictor),
     log,
@@ -51,6 +64,7 @@ export async function runWorker(settings: AllSettings, env: NodeJS.ProcessEnv, r
     const end = await untilEnded(daemon);
     if (end === 'runtime-gone' && process.connected) send({ t: 'end', why: end });
   } finally {
+    process.off('message', commands);
     pods.close();
     evictor.close();
     link.stop();

@@ -80,6 +80,8 @@ function synchronize(payload: Buffer, s: SessionState): Uint8Array {
     notifyPods(s, 'Synchronize', (pods) => pods.synchronized(all, containers));
     // all of them, none included: those of before that are no longer listed have ended
     s.observer.missed(findMissed(all, containers), true);
+    // After this turn: the response is written first.
+    setImmediate(s.listed);
   }
   return encode(Msg.SynchronizeResponse, { more: req.more });
 }

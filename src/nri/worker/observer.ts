@@ -20,6 +20,8 @@ export interface NriObserver {
   missed(containers: readonly MissedContainer[], whole: boolean): void;
   /** Evictions asked of the runtime for missed containers: those it took and those it refused. */
   evicted(ids: readonly string[], failed: readonly string[]): void;
+  /** The session is in the runtime's list of plugins (its Synchronize answered): every container reaches it. */
+  listed?(): void;
 }
 
 const noop = (): void => {};

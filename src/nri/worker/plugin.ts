@@ -27,6 +27,8 @@ export interface PluginOptions {
   observer?: NriObserver | undefined;
   /** How long registration (RegisterPlugin, then the runtime's Configure) may take. */
   registrationTimeoutMs?: number;
+  /** Synchronize answered: the runtime lists the plugin (session-state.ts). */
+  onListed?: (() => void) | undefined;
 }
 
 export interface PluginSession {
@@ -34,6 +36,8 @@ export interface PluginSession {
   registered: Promise<RegisteredInfo>;
   /** Resolves with the reason when the socket is closed. */
   closed: Promise<string>;
+  /** True once the socket is closed. */
+  closedNow(): boolean;
   close(reason: string): void;
 }
 
@@ -42,7 +46,8 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
   const mux = new MuxConnection(socket, log);
   let configured!: (info: RegisteredInfo) => void;
   const configuredP = new Promise<RegisteredInfo>((resolve) => (configured = resolve));
-  const state = newSessionState({ log, handler, pods, observer: opts.observer ?? silentObserver, configured });
+  const listed = () => opts.onListed?.();
+  const state = newSessionState({ log, handler, pods, observer: opts.observer ?? silentObserver, configured, listed });
   new TtrpcServer(mux.open(PLUGIN_CONN), { [PLUGIN_SERVICE]: PLUGIN_CALLS }, { context: state, describe: statusLine });
 
   const runtime = new TtrpcClient(mux.open(RUNTIME_CONN));
@@ -50,7 +55,7 @@ export function startPlugin(socket: Duplex, opts: PluginOptions): PluginSession 
   const registered = register(mux, runtime, opts, configuredP);
   // A caller that only awaits `closed` must not see an unhandled rejection.
   registered.catch(() => {});
-  return { registered, closed: mux.closed, close: (reason) => mux.close(reason) };
+  return { registered, closed: mux.closed, closedNow: () => mux.isClosed, close: (reason) => mux.close(reason) };
 }
 
 /** RegisterPlugin, then the runtime's Configure, within the registration timeout; a failure closes the connection. */

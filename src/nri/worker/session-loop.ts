@@ -32,6 +32,12 @@ export interface DaemonOptions {
   timer?: (ms: number, fn: () => void) => () => void;
 }
 
+/**
+ * A pre-installed plugin of containerd 1.7.24 and earlier (NRI 0.6.1) gets no Synchronize: it is
+ * in the runtime's list once registered. Counted listed this long after its Configure.
+ */
+const LISTED_WITHOUT_SYNC_MS = 1000;
+
 type DaemonEnd = 'stopped' | 'runtime-gone';
 
 export interface Daemon {
@@ -111,6 +117,12 @@ class SessionLoop {
   /** One session until its connection closes; false when registration failed (the backoff is not reset). */
   private async session(socket: Duplex, via: { socket?: string; fd?: number }): Promise<boolean> {
     const { opts, log, observer, plugin } = this;
+    let listed = false;
+    const onListed = () => {
+      if (listed || s.closedNow()) return;
+      listed = true;
+      observer.listed?.();
+    };
     const s = startPlugin(socket, {
       name: opts.name,
       index: opts.index,
@@ -119,6 +131,7 @@ class SessionLoop {
       observer,
       log,
       registrationTimeoutMs: opts.registrationTimeoutMs,
+      onListed,
     });
     this.current = s;
     let ok = true;
@@ -129,6 +142,7 @@ class SessionLoop {
           'nri: registered',
         );
         observer.registered({ ...info, socket: via.socket });
+        if (via.fd !== undefined) setTimeout(onListed, LISTED_WITHOUT_SYNC_MS).unref();
       },
       (err: Error) => {
         ok = false;

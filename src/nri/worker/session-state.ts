@@ -17,6 +17,8 @@ export interface SessionState {
   readonly observer: NriObserver;
   /** Called by Configure: registration is complete. */
   readonly configured: (info: RegisteredInfo) => void;
+  /** Called once Synchronize (its last part) is answered: the runtime lists the plugin right after. */
+  readonly listed: () => void;
   /** Set by Configure: the runtime drops a plugin that has not answered within it (0: not said). */
   requestTimeoutMs: number;
   /** Set by Configure: the runtime has no sync block, PostCreateContainer is taken (sync-block.ts). */
@@ -31,7 +33,7 @@ export interface SessionState {
   syncContainers: NriSyncContainer[];
 }
 
-export type SessionInputs = Pick<SessionState, 'log' | 'handler' | 'pods' | 'observer' | 'configured'>;
+export type SessionInputs = Pick<SessionState, 'log' | 'handler' | 'pods' | 'observer' | 'configured' | 'listed'>;
 
 export const newSessionState = (inputs: SessionInputs): SessionState => ({
   ...inputs,

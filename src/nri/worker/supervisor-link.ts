@@ -50,6 +50,7 @@ export function linkToSupervisor(send: Send, beatMs = BEAT_MS): SupervisorLink {
     },
     missed: (containers, whole) => send({ t: 'missed', containers: [...containers], whole }),
     evicted: (ids, failed) => send({ t: 'evicted', ids: [...ids], failed: [...failed] }),
+    listed: () => send({ t: 'listed' }),
   };
   return {
     observer,

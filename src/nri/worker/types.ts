@@ -29,5 +29,11 @@ export interface NriCallContext {
   deadline?: bigint | undefined;
 }
 
+/**
+ * The empty adjustment of a container the other envhook nri claimed during a hand-over
+ * (claims.ts): that one adjusts it and watches its pod; this one only counts it.
+ */
+export const ANSWERED_ELSEWHERE: NriAdjustment = Object.freeze({ env: [], removeEnv: [], annotations: {} }) as NriAdjustment;
+
 /** The handler the plugin calls at CreateContainer; a thrown error fails the create with its message. */
 export type NriCreateHandler = (request: NriCreateRequest, context?: NriCallContext) => NriAdjustment | Promise<NriAdjustment>;

@@ -125,22 +125,26 @@ t.test('the supervisor killed: its worker ends too (no orphan registered)', asyn
   t.notOk(alive(workerPid!), 'the worker is gone');
 });
 
-t.test('a second envhook nri on the same socket takes over: the first stops, one registration at a time', async (t) => {
+t.test('a second envhook nri on the same socket takes over with no window: it registers, then the first leaves and exits 0', async (t) => {
   const dir = t.testdir();
+  const runDir = path.join(dir, 'run');
   const rt = await startFakeRuntime();
   t.teardown(() => rt.close());
-  const a = startNriProcess(['--socket', rt.socketPath], { dir });
+  const a = startNriProcess(['--socket', rt.socketPath], { dir, runDir });
   t.teardown(() => a.stop());
   const first = await rt.nextPlugin();
-  const b = startNriProcess(['--socket', rt.socketPath], { dir });
+  const b = startNriProcess(['--socket', rt.socketPath], { dir, runDir });
   t.teardown(() => b.stop());
-  const closed = first.closed.then(() => true);
+  let firstClosed = false;
+  void first.closed.then(() => (firstClosed = true));
   const second = await rt.nextPlugin();
-  t.ok(await Promise.race([closed, Promise.resolve(false)]), "the first's connection had closed before the second registered");
+  t.notOk(firstClosed, 'the first still registered when the second registers: never neither');
   t.equal(second.name, 'envhook');
-  t.equal(await a.exited, 0, 'the first exits 0');
-  t.match(a.log(), /"msg":"nri: a newer envhook nri takes over"/);
-  t.match(b.log(), /"msg":"nri: took over from the envhook nri that was running"/);
+  await first.closed;
+  t.equal(await a.exited, 0, 'the first exits 0 once it handed over');
+  t.match(a.log(), /"msg":"nri: a newer envhook nri serves beside this one[^"]*"[\s\S]*"msg":"nri: handed over"/);
+  t.match(b.log(), /"yielded":true,"msg":"nri: took over from the envhook nri that was running"/);
+  t.match(b.status(), { pid: b.child.pid, connected: true }, "the status file is the second's");
 });
 
 t.test('one socket by two paths (a symlinked directory): one lock, the second takes over', async (t) => {
@@ -158,7 +162,7 @@ t.test('one socket by two paths (a symlinked directory): one lock, the second ta
   t.teardown(() => b.stop());
   await rt.nextPlugin();
   t.equal(await a.exited, 0, 'the first exits 0');
-  t.match(a.log(), /"msg":"nri: a newer envhook nri takes over"/);
+  t.match(a.log(), /"msg":"nri: handed over"/);
 });
 
 t.test("two runtimes' sockets at one path in two mount namespaces: two locks, neither asked to stop", async (t) => {

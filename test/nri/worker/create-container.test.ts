@@ -10,7 +10,7 @@ import { decode, encode, Msg } from '../../../src/nri/wire/descriptors.ts';
 import { createContainer } from '../../../src/nri/worker/create-container.ts';
 import { silentObserver, type RequestResult } from '../../../src/nri/worker/observer.ts';
 import { newSessionState } from '../../../src/nri/worker/session-state.ts';
-import type { NriCreateHandler } from '../../../src/nri/worker/types.ts';
+import { ANSWERED_ELSEWHERE, type NriCreateHandler } from '../../../src/nri/worker/types.ts';
 
 const payload = () =>
   Buffer.from(
@@ -29,6 +29,7 @@ function session(handler: NriCreateHandler) {
     pods: { synchronized: () => {}, podEnded: () => {}, created: (r) => void created.push(r.container.id) },
     observer: { ...silentObserver, request: (result, _s, message) => void results.push([result, message]) },
     configured: () => {},
+    listed: () => {},
   });
   return { state, results, created };
 }
@@ -60,6 +61,14 @@ t.test('nothing to do: counted empty', async (t) => {
   const s = session(() => EMPTY_ADJUSTMENT);
   await createContainer(payload(), s.state);
   t.same(s.results, [['empty', undefined]]);
+});
+
+t.test('answered by the other envhook nri (a hand-over): counted empty, the owner watcher not told', async (t) => {
+  const s = session(() => ANSWERED_ELSEWHERE);
+  const res = decode<{ adjust: { env: unknown[] } }>(Msg.CreateContainerResponse, await createContainer(payload(), s.state));
+  t.same(res.adjust.env, []);
+  t.same(s.results, [['empty', undefined]]);
+  t.same(s.created, [], 'its pod is watched by the instance that adjusted it');
 });
 
 t.test("a refusal: thrown on to the ttRPC server, counted refused with envhook's line; a fault counted error", async (t) => {

@@ -12,7 +12,7 @@ import type { NriPod } from '../../../src/facts/nri-facts.ts';
 import type { NriPodEvents } from '../../../src/nri/worker/types.ts';
 
 /** A session state whose handler must not be called (these methods never call it). */
-const stateWith = (pods: NriPodEvents | undefined, configured: (info: RegisteredInfo) => void = () => {}) =>
+const stateWith = (pods: NriPodEvents | undefined, configured: (info: RegisteredInfo) => void = () => {}, listed: () => void = () => {}) =>
   newSessionState({
     log: silentLogger,
     handler: () => {
@@ -21,6 +21,7 @@ const stateWith = (pods: NriPodEvents | undefined, configured: (info: Registered
     pods,
     observer: silentObserver,
     configured,
+    listed,
   });
 
 t.test('the table has exactly the Plugin methods of the schema', async (t) => {
@@ -43,11 +44,16 @@ t.test("Configure: the runtime's timeout and sync block kept, registration compl
 
 t.test('Synchronize in parts: the watcher hears the whole once, at the last part', async (t) => {
   const heard: number[] = [];
-  const state = stateWith({
-    synchronized: (pods: readonly NriPod[]) => void heard.push(pods.length),
-    created: () => {},
-    podEnded: () => {},
-  });
+  let listed = 0;
+  const state = stateWith(
+    {
+      synchronized: (pods: readonly NriPod[]) => void heard.push(pods.length),
+      created: () => {},
+      podEnded: () => {},
+    },
+    undefined,
+    () => void listed++,
+  );
   const part = (id: string, more: boolean) =>
     Buffer.from(encode(Msg.SynchronizeRequest, { pods: [{ id, name: id, namespace: 'ns', uid: id }], containers: [], more }));
   PLUGIN_CALLS.Synchronize(part('a', true), state);
@@ -56,4 +62,7 @@ t.test('Synchronize in parts: the watcher hears the whole once, at the last part
   t.same(heard, [2], 'both parts at once');
   t.equal(res.more, false);
   t.same([state.syncPods, state.syncContainers], [[], []], 'the parts are not kept');
+  t.equal(listed, 0, 'listed only after the turn that writes the response');
+  await new Promise((r) => setImmediate(r));
+  t.equal(listed, 1, 'then listed, once');
 });

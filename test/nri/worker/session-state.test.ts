@@ -15,6 +15,7 @@ t.test('a watcher that throws: logged, not thrown; no watcher: nothing called', 
     handler: () => ({ env: [], removeEnv: [], annotations: {} }),
     observer: silentObserver,
     configured: () => {},
+    listed: () => {},
   };
   const throwing = newSessionState({
     ...base,
