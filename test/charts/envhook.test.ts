@@ -193,7 +193,11 @@ t.test('pod annotations, labels, scheduling and resources pass through', async (
   t.same(tpl.spec.tolerations, [{ key: 'k', operator: 'Exists', effect: 'NoSchedule' }]);
   t.ok(tpl.spec.affinity.nodeAffinity);
   t.same(tpl.spec.containers[0].resources, { requests: { cpu: '20m', memory: '100Mi' } });
-  t.same(tpl.spec.containers[0].securityContext, { runAsUser: 0, privileged: false, capabilities: { drop: ['ALL'], add: ['CHOWN'] } });
+  t.same(
+    tpl.spec.containers[0].securityContext,
+    { ...VALUES.securityContext, capabilities: { drop: ['ALL'], add: ['CHOWN'] } },
+    'merged into the default key by key, as helm merges maps (a list, add, replaced whole)',
+  );
   t.same(ds.spec.updateStrategy, { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
 });
 
@@ -271,6 +275,12 @@ t.test('the installer alone: the pre-installed NRI plugin, or the shim on CRI-O 
   t.equal(objectOf(shim, 'Pod').spec.runtimeClassName, 'envhook', 'without NRI, the test pod runs under the handler');
 });
 
+t.test('the RuntimeClass alone, for nodes installed by hand with envhook install', async (t) => {
+  const objects = renderChart(['nri.enabled=false', 'runtimeClass.enabled=true']);
+  t.same(objects.map((o) => o.kind).sort(), ['Pod', 'RuntimeClass']);
+  t.equal(objectOf(objects, 'Pod').spec.runtimeClassName, 'envhook', 'the test pod under the handler');
+});
+
 t.test('metrics: a headless Service, a ServiceMonitor and a PodMonitor on the metrics port', async (t) => {
   const objects = renderChart([
     'metrics.address=[$(HOST_IP)]:9555',
@@ -329,6 +339,10 @@ t.test("refusals: helm's one line naming the value", async (t) => {
   refused(
     'installer.enabled=true,installer.mode=nri',
     'Error: execution error at (envhook/templates/nri-daemonset.yaml:1:4): installer.mode nri with nri.enabled: two envhook registrations on every node; set installer.mode shim (the guard) or nri.enabled false',
+  );
+  refused(
+    'nri.enabled=false',
+    'Error: execution error at (envhook/templates/nri-daemonset.yaml:1:4): nri.enabled, installer.enabled and runtimeClass.enabled are all false: nothing to install; set one of them true',
   );
   refused(
     'metrics.serviceMonitor.enabled=true',

@@ -14,7 +14,7 @@ import type { Leftovers } from '../helpers/leftovers.ts';
 import { runPod, type KubeletPod } from '../helpers/cri/pod.ts';
 import { procEnviron } from '../helpers/proc.ts';
 import { startNriProcess, type NriProcess } from '../helpers/nri/process.ts';
-import { parseEnvOutput } from '../helpers/bundle.ts';
+import { envhook, parseEnvOutput } from '../helpers/bundle.ts';
 import { APPLIED_KEY } from '../../src/k8s/annotation-keys.ts';
 import { appliedDigest } from '../../src/plan/mark.ts';
 import { atomicVolumeDir } from '../../scripts/kubelet-pod.ts';
@@ -46,8 +46,11 @@ export interface NriNode {
   dir: string;
   /** The plugin startPlugin started, if it still runs. */
   plugin: NriProcess | undefined;
-  /** `envhook nri` from source on containerd's NRI socket (and `extra`); resolves once containerd logs it connected. */
-  startPlugin(extra?: string[]): Promise<NriProcess>;
+  /**
+   * `envhook nri` from source on containerd's NRI socket (and `extra`), with only `capabilities`
+   * if given (helpers/nri/process.ts); resolves once containerd logs it connected.
+   */
+  startPlugin(extra?: string[], capabilities?: readonly string[]): Promise<NriProcess>;
   /** Stops containerd (the plugin first) and reports what was left. */
   stop(): Promise<Leftovers>;
 }
@@ -61,9 +64,10 @@ export async function startNriNode(t: Test, version: ContainerdVersion): Promise
     node,
     dir,
     plugin: undefined,
-    async startPlugin(extra = []) {
+    async startPlugin(extra = [], capabilities) {
       const from = fs.readFileSync(node.containerd.paths.log, 'utf8').length;
-      const p = startNriProcess(['--socket', node.containerd.paths.nriSocket, '--kubelet-root', node.kubeletRoot, ...extra], { dir });
+      const args = ['--socket', node.containerd.paths.nriSocket, '--kubelet-root', node.kubeletRoot, ...extra];
+      const p = startNriProcess(args, { dir, capabilities });
       self.plugin = p;
       await waitFor(
         () => NRI_CONNECTED.test(fs.readFileSync(node.containerd.paths.log, 'utf8').slice(from)),
@@ -161,6 +165,22 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
         t.equal(env.get('BIG_299'), `value 299 ${'x'.repeat(20)}`);
       });
       t.match(h.plugin!.log(), /nri: adjusted/);
+    });
+
+    await t.test("an init container the annotation names with []: marked, counted 'without envhook', not adjusted", async (t) => {
+      const before = h.plugin!.status()!.counts;
+      const p = await pod('', { 'envhook.io/env': { init: [], app: [{ name: 'X', value: 'y' }] } });
+      await p.run({ ...CONTAINER, name: 'init' });
+      const s = await h.plugin!.waitForStatus((st) => st.counts.empty === before.empty! + 1, 30_000);
+      t.equal(s.counts.adjusted, before.adjusted, 'not counted adjusted');
+      const st = envhook(['status', '--run-dir', h.plugin!.runDir, '--prefix', path.join(dir, 'no-install')], {
+        env: { ENVHOOK_CONFIG: path.join(dir, 'empty-config.json') },
+      });
+      t.match(
+        st.stdout,
+        new RegExp(`^  containers: ${before.adjusted} adjusted, ${before.empty! + 1} without envhook, `, 'm'),
+        'status says so',
+      );
     });
 
     await t.test("a failing start: CreateContainer fails with envhook's line, no container is left", async (t) => {

@@ -1,19 +1,22 @@
 // The image the DaemonSets run, built in the suite with Podman and no registry
 // (Containerfile.scratch: the single executable `npm run build` made, hooks/, and the shared
 // libraries ldd finds), then each DaemonSet's container run in it as its manifest says — host
-// network, privileged, root, its hostPath volumes standing on the test's own directories
-// (test/helpers/install/daemonset.ts):
+// network, root, its securityContext (privileged for the installer; for envhook nri only the
+// capabilities it adds, no_new_privs, a read-only root, the default seccomp profile), its hostPath
+// volumes standing on the test's own directories (test/helpers/install/daemonset.ts):
 // - examples/daemonset.yaml's installer against a temporary root mounted at /host, --dry-run and
 //   for real, compared with the same install run outside the image;
 // - examples/nri-daemonset.yaml's `envhook nri` on the NRI socket of a private containerd 2.1.9,
-//   which registers it; a pod created over CRI gets its env; its memory is measured (the
+//   which registers it; its processes run with what the securityContext allows; a pod created
+//   over CRI gets its env (one from a file another UID wrote, 0600), another an owned copy of a
+//   secret that a UID-1000 container reads, across a rewrite; its memory is measured (the
 //   DaemonSet's requests come from it); it stops within the grace period.
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { REPO } from '../helpers/bundle.ts';
-import { freePort } from '../helpers/nri/process.ts';
+import { childrenOf, freePort, privilegesOf } from '../helpers/nri/process.ts';
 import { buildImage, missingForImage, residentKiB, type BuiltImage } from '../helpers/install/image.ts';
 import { INSTALLER_DAEMONSET, NRI_DAEMONSET, imageDirectives, podmanRunOf, readManifest } from '../helpers/install/daemonset.ts';
 import { snapshot } from '../helpers/install/install.ts';
@@ -22,6 +25,7 @@ import { runPod } from '../helpers/cri/pod.ts';
 import { procEnviron } from '../helpers/proc.ts';
 import { APP_ANNOTATIONS, APP_CHECKS, CANARY, DB_FILES, SERVICE_ENV, raw } from '../helpers/cri/cases.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { atomicVolumeDir, atomicWrite } from '../../scripts/kubelet-pod.ts';
 
 t.setTimeout(600_000);
 
@@ -153,6 +157,27 @@ async function nriDaemonSet(t: Test, img: BuiltImage) {
   const pid = img.pid(name);
   const idle = residentKiB(pid);
 
+  // The manifest's securityContext as the kernel applies it, to the supervisor and its worker.
+  const sc = container.securityContext;
+  const worker = childrenOf(pid)[0]?.pid;
+  t.ok(worker, `the supervisor (${pid}) has its worker`);
+  for (const [who, p] of [
+    ['supervisor', pid],
+    ['worker', worker!],
+  ] as const) {
+    const got = privilegesOf(p);
+    t.same(
+      { ...got, effective: got.effective.sort() },
+      { effective: [...sc.capabilities.add].sort(), noNewPrivs: 1, seccomp: 2 },
+      `${who}: only the capabilities the manifest adds, no_new_privs, a seccomp filter (the runtime's default profile)`,
+    );
+  }
+  const root = fs
+    .readFileSync(`/proc/${pid}/mountinfo`, 'utf8')
+    .split('\n')
+    .find((l) => l.split(' ')[4] === '/');
+  t.match(root?.split(' ')[5], /^ro(,|$)/, 'the root file system is read-only');
+
   // A pod as the kubelet creates it, no runtimeClassName: its env comes from the plugin in the image.
   const { 'envhook.io/serviceLinks': _, ...annotations } = APP_ANNOTATIONS;
   const pods = [];
@@ -164,6 +189,13 @@ async function nriDaemonSet(t: Test, img: BuiltImage) {
       emptyDirs: { config: DB_FILES },
     });
     pods.push(pod);
+    // The last pod's env file as an init container running as UID 1000 leaves it: 0600, its own
+    // (envhook reads it with DAC_OVERRIDE, docs/privileges.md).
+    if (i === 2) {
+      const file = path.join(pod.pod.emptyDir('config'), 'db.env');
+      fs.chownSync(file, 1000, 1000);
+      fs.chmodSync(file, 0o600);
+    }
     const id = await pod.run({ name: 'app', command: ['sleep', '3600'], env: { POD_ENV: 'kept', ...SERVICE_ENV } });
     const env = procEnviron(await pod.pid(id));
     if (i === 0) {
@@ -184,6 +216,28 @@ async function nriDaemonSet(t: Test, img: BuiltImage) {
     request && busy.vmRss <= Number(request[1]) * 1024,
     `the memory request (${container.resources.requests.memory}) covers the measured VmRSS`,
   );
+
+  // Owners under the securityContext: an owned copy of a secret (fchown, fchmod, renames and links
+  // in the run directory, under the seccomp filter and the capability set), read by a UID-1000
+  // container, and the kubelet's rewrite followed into it (inotify).
+  const owners = await runPod(node, kubeletRoot, {
+    name: `image-owners-${process.pid}`,
+    handler: '',
+    annotations: raw({ 'envhook.io/volumeOwners': [{ volume: 'keys', defaultUser: 1000 }] }),
+    secrets: { keys: { key: { data: `${CANARY}-key-0\n`, mode: 0o400 } } },
+  });
+  pods.push(owners);
+  const reader = await owners.run({ name: 'app', command: ['sleep', '3600'], volumeMounts: { keys: '/keys' }, user: 1000 });
+  const cat = await owners.execSync(reader, ['sh', '-c', 'id -u; cat /keys/key']);
+  t.same([cat.exitCode, cat.stdout], [0, `1000\n${CANARY}-key-0\n`], 'owners: UID 1000 reads its owned copy');
+  atomicWrite(atomicVolumeDir(owners.pod, 'secret', 'keys'), { key: { data: `${CANARY}-key-1\n`, mode: 0o400 } });
+  const keyFile = `/proc/${await owners.pid(reader)}/root/keys/key`;
+  await waitFor(
+    () => fs.readFileSync(keyFile, 'utf8') === `${CANARY}-key-1\n` && fs.statSync(keyFile).uid === 1000,
+    10_000,
+    "owners: the kubelet's rewrite in the container's view, owned by 1000",
+  );
+  t.pass("owners: the kubelet's rewrite reached the container, owned by 1000");
 
   // The paths the manifest's probes ask for.
   for (const probe of [container.readinessProbe, container.livenessProbe]) {

@@ -51,6 +51,9 @@ helm.sh/chart: {{ include "envhook.chart" $top }}
 
 {{/* What cannot be said in values.schema.json: combinations. */}}
 {{- define "envhook.checks" -}}
+{{- if not (or .Values.nri.enabled .Values.installer.enabled .Values.runtimeClass.enabled) -}}
+{{- fail "nri.enabled, installer.enabled and runtimeClass.enabled are all false: nothing to install; set one of them true" -}}
+{{- end -}}
 {{- if and .Values.nri.enabled .Values.installer.enabled (eq .Values.installer.mode "nri") -}}
 {{- fail "installer.mode nri with nri.enabled: two envhook registrations on every node; set installer.mode shim (the guard) or nri.enabled false" -}}
 {{- end -}}
