@@ -65,10 +65,20 @@ interface Walk {
   owners: CopyOwners;
   limits: CopyLimits;
   out: Snapshot;
+  tick: () => void;
 }
 
-/** Reads the open data directory `dataFd` (on device `dev`) of `volume` whole. Throws EnvhookError. */
-export function readSnapshot(volume: string, dataFd: number, owners: CopyOwners, limits: CopyLimits = DEFAULT_LIMITS): Snapshot {
+/**
+ * Reads the open data directory `dataFd` (on device `dev`) of `volume` whole. Throws EnvhookError.
+ * `tick` runs before each entry (a deadline's check: it throws to give up).
+ */
+export function readSnapshot(
+  volume: string,
+  dataFd: number,
+  owners: CopyOwners,
+  limits: CopyLimits = DEFAULT_LIMITS,
+  tick: () => void = () => {},
+): Snapshot {
   const st = fs.fstatSync(dataFd);
   const out: Snapshot = {
     volume,
@@ -79,7 +89,7 @@ export function readSnapshot(volume: string, dataFd: number, owners: CopyOwners,
     files: 0,
     bytes: 0,
   };
-  const w: Walk = { volume, dev: st.dev, owners, limits, out };
+  const w: Walk = { volume, dev: st.dev, owners, limits, out, tick };
   try {
     withCwdAt((enter) => walkDir(w, dataFd, '', 0, enter));
   } catch (err) {
@@ -100,6 +110,7 @@ function walkDir(w: Walk, dirFd: number, prefix: string, depth: number, enter: (
   const names = fs.readdirSync(fdPath(dirFd, '.')).sort();
   for (const name of names) {
     const rel = prefix + name;
+    w.tick();
     if (w.out.entries.length >= w.limits.maxEntries) throw fail(w, `more than ${w.limits.maxEntries} files and directories`);
     const st = fs.lstatSync(fdPath(dirFd, name), { throwIfNoEntry: false });
     if (st === undefined) throw fail(w, `${JSON.stringify(rel)} went away while being copied`);

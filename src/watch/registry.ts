@@ -13,6 +13,7 @@ import { createScheduler, type Scheduler } from './scheduler.ts';
 import { VolumeWatch, type VolumeEnv } from './volume.ts';
 import { CopyWatch, type CopyEnv } from './copy-watch.ts';
 import { copyDir, type CopyPlace } from '../mirror/layout.ts';
+import { inlineCopier, type Copier } from '../mirror/copier.ts';
 import { createLatency, type Latency } from './latency.ts';
 
 export interface WatchVolume {
@@ -47,6 +48,8 @@ export interface RegistryOptions {
   watch?: WatchFn;
   /** A volume's directory went away (its watch is closed by then). */
   onVolumeGone?: (podUid: string, dir: string) => void;
+  /** Who makes the owned copies (mirror/copier.ts): the NRI worker's copier thread; default: in this thread. */
+  copier?: Copier;
 }
 
 interface RegistryStats {
@@ -154,6 +157,7 @@ function registryState(opts: RegistryOptions, pollMs: number): RegistryState {
     log,
     scheduler,
     inotify,
+    copier: opts.copier ?? inlineCopier(),
     onGone,
     copied: (seconds: number) => {
       counts.copyUpdates++;
