@@ -4,7 +4,10 @@
 //   →  chown (ownership/chown.ts: the one side effect)  →  flush (the caller: bundle/flush.ts
 //   writes config.json or prints it (precreate), the hook drops it, NRI answers the runtime).
 // The caller brings the facts and the applier: bundle/spec-pipeline.ts for a config.json,
-// nri/worker/handler.ts for an NRI request.
+// nri/worker/handler.ts for an NRI request. Owned copies are made in the chown step: in this
+// thread by run(), by a copier (mirror/copier.ts: the NRI worker's thread) awaited by runAsync(),
+// so that no work a pod chooses runs on the NRI worker's event loop. Either way a refused start
+// removes the copies it made.
 import type { Settings } from './settings.ts';
 import type { Logger } from './log.ts';
 import type { Facts } from './facts/facts.ts';
@@ -41,9 +44,11 @@ export function run<T>(facts: Facts, options: RunOptions, apply: (changes: Chang
   const made: CopyPlace[] = [];
   try {
     // Applied before the chown: an applier that refuses the changes (NRI cannot remove env)
-    // fails the start before any file changed owner.
-    const output = apply(changes);
+    // fails the start before any file changed owner; applied again after copies, with the
+    // subPath mounts the copies found.
+    let output = apply(changes);
     const owned = chownVolumes(changes.owners, chownOptions(options), made);
+    if (changes.owners.some((p) => p.copy !== undefined)) output = apply(changes);
     if (options.dryRun !== true) options.afterChown?.(changes.owners);
     return { output, plan: summarize(changes, owned) };
   } catch (err) {

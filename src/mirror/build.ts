@@ -40,7 +40,13 @@ export interface WrittenCopy {
  * Writes `snap` (of the kubelet's directory `source`) into the copy at `place` (opened and checked
  * by copy-dir.ts) and swaps it in; the payload it replaced is removed `retireMs` later.
  */
-export function writeCopy(place: CopyPlace, snap: Snapshot, source?: string, retireMs = RETIRE_MS, tick: () => void = () => {}): WrittenCopy {
+export function writeCopy(
+  place: CopyPlace,
+  snap: Snapshot,
+  source?: string,
+  retireMs = RETIRE_MS,
+  tick: () => void = () => {},
+): WrittenCopy {
   const dir = copyDir(place);
   const destFd = openCopyDir(place);
   try {

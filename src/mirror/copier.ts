@@ -1,4 +1,4 @@
-// The copier (docs/design.md#owned-copies-off-the-event-loop): where a resident process makes,
+// The copier (docs/design-copies.md#owned-copies-off-the-event-loop): where a resident process makes,
 // re-makes and removes owned copies, so that no work a pod chooses (a volume of thousands of
 // files, dozens of volumes) runs on the event loop that answers the runtime. The NRI worker's
 // loop must answer every CreateContainer of every pod within the runtime's request timeout (2 s)
@@ -202,7 +202,11 @@ class ThreadCopier implements Copier {
     if (thread) await thread.terminate();
     this.#finish(p);
     const what = p.volume !== undefined ? `volume "${p.volume}"` : 'a removal of owned copies';
-    p.reject(p.deadline !== undefined ? lateError(p.volume ?? '?') : new EnvhookError(`owned copies: ${what} did not finish in ${this.#backstopMs / 1000} s: stopped`));
+    p.reject(
+      p.deadline !== undefined
+        ? lateError(p.volume ?? '?')
+        : new EnvhookError(`owned copies: ${what} did not finish in ${this.#backstopMs / 1000} s: stopped`),
+    );
     this.#next();
   }
 }

@@ -1,4 +1,4 @@
-// One owned copy as a job (docs/design.md#owned-copies-off-the-event-loop): the kubelet's current
+// One owned copy as a job (docs/design-copies.md#owned-copies-off-the-event-loop): the kubelet's current
 // payload (what its `..data` points at) read and checked (snapshot.ts), then written and swapped
 // in (build.ts). The same function runs in the NRI worker's copier thread (copier.ts) and in
 // place where a process has nothing else to answer (the shim's create), so both are bounded
@@ -112,7 +112,7 @@ export function lateError(volume: string): EnvhookError {
   );
 }
 
-/** True when `path` exists (the copy's directory before a start writes it: what a failed start removes). */
-export function exists(path: string): boolean {
+/** True when `path` exists (the copy's directory before a job writes it: what a failed job removes). */
+function exists(path: string): boolean {
   return fs.lstatSync(path, { throwIfNoEntry: false }) !== undefined;
 }

@@ -62,7 +62,9 @@ export function removeCopiesNow(places: readonly CopyPlace[], log: Logger): void
  */
 export function removeCopies(places: readonly CopyPlace[], copier: Copier, log: Logger): void {
   for (const place of places)
-    copier.removeCopy(place).catch((err: unknown) => log.warn({ volume: place.volume, err }, `owned copy of a refused start not removed: ${describeError(err)}`));
+    copier
+      .removeCopy(place)
+      .catch((err: unknown) => log.warn({ volume: place.volume, err }, `owned copy of a refused start not removed: ${describeError(err)}`));
 }
 
 /**
@@ -137,7 +139,16 @@ function copied(p: PreparedVolume, r: CopyResult, o: ChownOptions, copier: Copie
   }
   warnOnDisk(copy.place.runDir, o.log);
   o.log.info(
-    { stage: o.stage, volume: p.volume, uidMapping: p.translation.kind, layout: 'copy', files: r.files, bytes: r.bytes, dir: copy.dir, dryRun: false },
+    {
+      stage: o.stage,
+      volume: p.volume,
+      uidMapping: p.translation.kind,
+      layout: 'copy',
+      files: r.files,
+      bytes: r.bytes,
+      dir: copy.dir,
+      dryRun: false,
+    },
     'volume owners',
   );
   return r.owned.map((rel) => {
@@ -184,7 +195,13 @@ function catchUpJob(p: PreparedVolume, done: string | undefined, deadline: bigin
     return undefined;
   }
   if (now === done) return undefined;
-  return { place: p.copy!.place, kubeletDir: p.dir, owners: { defaultOwner: p.defaultOwner, items: p.items }, limits: p.copy!.limits, deadline };
+  return {
+    place: p.copy!.place,
+    kubeletDir: p.dir,
+    owners: { defaultOwner: p.defaultOwner, items: p.items },
+    limits: p.copy!.limits,
+    deadline,
+  };
 }
 
 function tryCopy(job: CopyJob, p: PreparedVolume, log: Logger): string | undefined {

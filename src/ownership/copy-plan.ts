@@ -66,7 +66,11 @@ interface CopyInput {
 }
 
 /** The copy of one prepared volume, NOT_MOUNTED, or undefined for the chown in place. */
-export function planCopy(v: CopyInput, mounts: readonly MountLike[], s: CopySettings | undefined): PlannedCopy | typeof NOT_MOUNTED | undefined {
+export function planCopy(
+  v: CopyInput,
+  mounts: readonly MountLike[],
+  s: CopySettings | undefined,
+): PlannedCopy | typeof NOT_MOUNTED | undefined {
   if (s === undefined || s.podUid === undefined || v.data.timestamped === undefined) return undefined;
   const own = mountsOf(mounts, v.dir);
   const subPaths = mountsOf(mounts, subPathsDir(v.dir, v.volume));

@@ -140,7 +140,11 @@ export class CopyWatch implements Task {
   async #copy(swappedMs: number): Promise<void> {
     const start = process.hrtime.bigint();
     try {
-      const r = await this.#env.copier.copy({ place: this.place, kubeletDir: this.target.dir, owners: { defaultOwner: this.target.defaultOwner, items: this.target.items } });
+      const r = await this.#env.copier.copy({
+        place: this.place,
+        kubeletDir: this.target.dir,
+        owners: { defaultOwner: this.target.defaultOwner, items: this.target.items },
+      });
       this.#copied = r.source;
       this.#force = false;
       this.#env.copied(Math.max(0, Date.now() - swappedMs) / 1000);
@@ -149,7 +153,10 @@ export class CopyWatch implements Task {
     } catch (err) {
       // The kubelet swapped again while we read (its event follows), or the watch closed meanwhile.
       if (isGoneMeanwhile(err) || this.#closed) {
-        this.#env.log.debug({ podUid: this.podUid, volume: this.place.volume, closed: this.#closed }, 'owned copy: the kubelet moved on meanwhile');
+        this.#env.log.debug(
+          { podUid: this.podUid, volume: this.place.volume, closed: this.#closed },
+          'owned copy: the kubelet moved on meanwhile',
+        );
       } else {
         this.#env.failed();
         this.#warn(err);

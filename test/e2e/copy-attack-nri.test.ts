@@ -93,7 +93,8 @@ function tmpfs(dir: string): string {
   return dir;
 }
 
-const mountsOf = (volumes: number, from = 0) => Object.fromEntries(Array.from({ length: volumes }, (_, i) => [`big${from + i}`, `/big${i}`]));
+const mountsOf = (volumes: number, from = 0) =>
+  Object.fromEntries(Array.from({ length: volumes }, (_, i) => [`big${from + i}`, `/big${i}`]));
 
 t.setTimeout(600_000);
 
@@ -168,7 +169,8 @@ t.test(
     await t.test('item 3: the removal of a pod with 8 such volumes', async (t) => {
       // Small at the containers' starts; then updated to 4,000 files each, which the copies follow.
       const a = await attacker(c, kubeletRoot, 'attack-remove', 8, 4);
-      for (let i = 0; i < 2; i++) await runRetried(a, { name: `app${i}`, command: ['sleep', '3600'], volumeMounts: mountsOf(4, 4 * i), user: 1000 });
+      for (let i = 0; i < 2; i++)
+        await runRetried(a, { name: `app${i}`, command: ['sleep', '3600'], volumeMounts: mountsOf(4, 4 * i), user: 1000 });
       t.equal(fs.readdirSync(copies(a.uid)).length, 8, '8 copies made');
       for (let i = 0; i < 8; i++) atomicWrite(atomicVolumeDir(a.pod, 'secret', `big${i}`), bigSecret(1));
       const full = (i: number) => fs.existsSync(path.join(copies(a.uid), `big${i}`, `k${FILES - 1}`));
