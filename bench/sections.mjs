@@ -1,4 +1,4 @@
-// The marked sections of bench/RESULTS.md that a script of its own writes (rows 10 to 13):
+// The marked sections of bench/RESULTS.md that a script of its own writes (rows 10 to 13, the soak):
 // each between its start and end markers, replaced in place, or put before bench/watch.ts's
 // section (which owns the file's end); `npm run bench` keeps them when it rewrites the file.
 import fs from 'node:fs';
@@ -13,7 +13,14 @@ export const OWN_SECTIONS = [
   ['<!-- row 11: NRI restart -->', '<!-- end of row 11 -->'],
   ['<!-- row 12: owned copies -->', '<!-- end of row 12 -->'],
   ['<!-- row 13: NRI pre-installed start -->', '<!-- end of row 13 -->'],
+  ['<!-- soak: 110 pods -->', '<!-- end of soak: 110 pods -->'],
+  ['<!-- soak: 250 pods -->', '<!-- end of soak: 250 pods -->'],
 ];
+
+/** The markers of bench/soak.mjs's section at `pods` pods, or undefined for a size that has none. */
+export function soakMarkers(pods) {
+  return OWN_SECTIONS.find(([start]) => start === `<!-- soak: ${pods} pods -->`);
+}
 
 export function replaceMarkedSection(start, end, section) {
   const text = fs.existsSync(RESULTS) ? fs.readFileSync(RESULTS, 'utf8') : '';

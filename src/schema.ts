@@ -6,6 +6,7 @@
 // validators (allErrors) report every error: allSchemaErrors.
 import { EnvhookError, SchemaError } from './errors.ts';
 import { listenAddress } from './listen-address.ts';
+import { didYouMean } from './lint/nearest.ts';
 import * as validators from './generated/validators.js';
 import type { ValidateFunction, ValidationError } from './generated/validators.js';
 
@@ -18,8 +19,17 @@ export type SchemaMessages = Readonly<Record<string, string>>;
 
 const MAX_PATH = 200;
 
-/** Throws EnvhookError `<where>: <json path>: <reason>` unless `data` matches. */
-export function check(validate: ValidateFunction, data: unknown, where: string, messages: SchemaMessages = {}): void {
+/**
+ * Throws EnvhookError `<where>: <json path>: <reason>` unless `data` matches. `fields`: the
+ * schema's field names, for the "did you mean" of an unknown field.
+ */
+export function check(
+  validate: ValidateFunction,
+  data: unknown,
+  where: string,
+  messages: SchemaMessages = {},
+  fields: readonly string[] = [],
+): void {
   if (validate(data)) return;
   const errors = validate.errors ?? [];
   let err = errors[errors.length - 1];
@@ -30,7 +40,7 @@ export function check(validate: ValidateFunction, data: unknown, where: string, 
     err = errors.find((e) => e.keyword === 'type' && e.instancePath === at) ?? err;
   }
   if (!err) throw new EnvhookError(`${where}: invalid`);
-  const { at, reason } = describeError(err, messages);
+  const { at, reason } = describeError(err, messages, fields, data);
   throw new SchemaError(where, at, reason);
 }
 
@@ -41,7 +51,13 @@ export function check(validate: ValidateFunction, data: unknown, where: string, 
  * own (which has the human message), a combinator that failed on the data's type to that type
  * error, and the same line is given once.
  */
-export function allSchemaErrors(validate: ValidateFunction, data: unknown, where: string, messages: SchemaMessages = {}): SchemaError[] {
+export function allSchemaErrors(
+  validate: ValidateFunction,
+  data: unknown,
+  where: string,
+  messages: SchemaMessages = {},
+  fields: readonly string[] = [],
+): SchemaError[] {
   if (validate(data)) return [];
   const errors = (validate.errors ?? []).filter((e) => e.propertyName === undefined && !/\/(oneOf|anyOf)\/\d+\//.test(e.schemaPath));
   const typeAt = new Set(errors.filter((e) => e.keyword === 'type').map((e) => e.instancePath));
@@ -49,7 +65,7 @@ export function allSchemaErrors(validate: ValidateFunction, data: unknown, where
   const out: SchemaError[] = [];
   for (const e of errors) {
     if ((e.keyword === 'oneOf' || e.keyword === 'anyOf') && typeAt.has(e.instancePath)) continue;
-    const { at, reason } = describeError(e, messages);
+    const { at, reason } = describeError(e, messages, fields, data);
     if (seen.has(`${at}: ${reason}`)) continue;
     seen.add(`${at}: ${reason}`);
     out.push(new SchemaError(where, at, reason));
@@ -58,7 +74,12 @@ export function allSchemaErrors(validate: ValidateFunction, data: unknown, where
 }
 
 /** The JSON path (shortened) and the reason of one ajv error. */
-function describeError(err: ValidationError, messages: SchemaMessages): { at: string; reason: string } {
+function describeError(
+  err: ValidationError,
+  messages: SchemaMessages,
+  fields: readonly string[],
+  data: unknown,
+): { at: string; reason: string } {
   let at = err.instancePath;
   const p = err.params;
   // propertyNames reports the object; point at the offending key instead.
@@ -70,14 +91,18 @@ function describeError(err: ValidationError, messages: SchemaMessages): { at: st
     .reverse()
     .find((s) => s !== '' && !/^\d+$/.test(s));
   const custom = messages[`${err.keyword}:${field}`] ?? messages[err.keyword];
-  return { at, reason: custom ?? genericReason(err) };
+  return { at, reason: custom ?? genericReason(err, fields, data) };
 }
 
-function genericReason(err: ValidationError): string {
+function genericReason(err: ValidationError, fields: readonly string[], data: unknown): string {
   const p = err.params;
   if (err.keyword === 'required' && typeof p.missingProperty === 'string') return `missing field ${quoteName(p.missingProperty)}`;
-  if (err.keyword === 'additionalProperties' && typeof p.additionalProperty === 'string')
-    return `unknown field ${quoteName(p.additionalProperty)}`;
+  if (err.keyword === 'additionalProperties' && typeof p.additionalProperty === 'string') {
+    // The nearest field the object does not have yet: `vaule` → "value" (lint says the same).
+    const present = objectAt(data, err.instancePath);
+    const candidates = fields.filter((f) => !Object.hasOwn(present, f));
+    return `unknown field ${quoteName(p.additionalProperty)}${didYouMean(p.additionalProperty, candidates)}`;
+  }
   // A regex says nothing to an admin: the inputs whose form matters have their reason in `messages`.
   if (err.keyword === 'pattern') return 'not in the form allowed here';
   if (err.keyword === 'enum' && Array.isArray(p.allowedValues))
@@ -88,6 +113,16 @@ function genericReason(err: ValidationError): string {
 /** A field name from the input, quoted and cut short: it names, it does not reproduce. */
 function quoteName(name: string): string {
   return JSON.stringify(name.length > 64 ? name.slice(0, 64) + '…' : name);
+}
+
+/** The object at a JSON pointer of `data` ({} when it is not one). */
+function objectAt(data: unknown, pointer: string): object {
+  let node = data;
+  for (const part of pointer.split('/').slice(1)) {
+    if (node === null || typeof node !== 'object') return {};
+    node = (node as Record<string, unknown>)[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return node !== null && typeof node === 'object' ? node : {};
 }
 
 function escapePointer(key: string): string {

@@ -53,7 +53,7 @@ t.test('runConvert: stdout is every file converted in order; --write lists only 
   t.equal(out.failed, false);
   t.equal(out.stderr, '');
   t.same(out.writes, []);
-  t.ok(out.stdout.endsWith(unchanged), 'the unchanged file comes back as it was, after the first');
+  t.ok(out.stdout.endsWith(`---\n${unchanged}`), 'the unchanged file comes back as it was, after the first and a ---');
   t.match(out.stdout, /envhook\.io\/serviceLinks: '\{"\*":false\}'/);
   t.notMatch(out.stdout, /enableServiceLinks/);
 
@@ -63,7 +63,7 @@ t.test('runConvert: stdout is every file converted in order; --write lists only 
     w.writes.map((x) => x.file),
     [files[0]],
   );
-  t.equal(w.writes[0]!.text, out.stdout.slice(0, out.stdout.length - unchanged.length));
+  t.equal(w.writes[0]!.text, out.stdout.slice(0, out.stdout.length - unchanged.length - '---\n'.length));
   t.equal(fs.readFileSync(files[0]!, 'utf8'), native, 'runConvert itself writes nothing');
 });
 

@@ -26,19 +26,25 @@ export interface Outcome {
   next: string[];
   plugins: PluginSeen[];
   warnings: string[];
+  /** uninstall of the last NRI install: the stopped plugin's run state removed (would be, with --dry-run). */
+  removedState: string[];
 }
 
 /** The lines install has always printed, in their order. */
 export function outcomeText(o: Outcome): string {
   const would = o.dryRun ? 'would ' : '';
+  const described = describeChanges(o.layout, o.changes, { dryRun: o.dryRun, diffs: o.dryRun });
   const lines = [
-    describeChanges(o.layout, o.changes, { dryRun: o.dryRun, diffs: o.dryRun }),
+    // a node seen from elsewhere (a DaemonSet's /host, a scratch root): say where the paths are
+    o.root !== '/' && described !== '' ? `paths below are the node's, under --root ${o.root}` : '',
+    described,
     ...o.removedDirs.map((d) => `${would}remove directory ${d} (install created it)`),
     ...o.notes.map((n) => `note: ${n}`),
     o.checked ?? '',
     o.nothing !== null ? `nothing changed: ${o.nothing}` : '',
     o.next.length ? `next:\n${o.next.map((l) => `  ${l}`).join('\n')}` : '',
     ...o.plugins.map((p) => pluginLine(p, o.runtime)),
+    ...o.removedState.map((p) => `${would}remove ${p} (the NRI plugin's run state${o.dryRun ? ', once the plugin is stopped' : ''})`),
     ...o.warnings.map((w) => `warning: ${w}`),
   ].filter((l) => l !== '');
   return lines.length ? lines.join('\n') + '\n' : '';
@@ -79,6 +85,7 @@ export function outcomeJson(o: Outcome): string {
     nothing: o.nothing,
     next: o.next,
     plugins: o.plugins,
+    removedRunState: o.removedState,
     warnings: o.warnings,
   };
   return JSON.stringify(report, null, 2) + '\n';

@@ -10,6 +10,9 @@ import { planInstall, type Plan } from '../install/plan/install-plan.ts';
 import { planUninstall, wrapperSocket } from '../install/plan/uninstall.ts';
 import { EnvhookError } from '../errors.ts';
 import { outcomeJson, outcomeText, type Outcome } from './install-report.ts';
+import { nriRunState, removeNriRunState } from '../install/run-state.ts';
+import { readState } from '../install/state.ts';
+import { nodeRunDir } from '../install/run-dir-setting.ts';
 
 interface Flags {
   runtime: Runtime;
@@ -35,6 +38,7 @@ interface Flags {
   serviceConfig?: boolean;
   takeOver?: boolean;
   json?: boolean;
+  runDir?: string;
 }
 
 function common(cmd: Command, mode: Option): Command {
@@ -117,12 +121,23 @@ export function registerUninstall(program: Command): void {
   common(
     program.command('uninstall').description('reverse envhook install for a container runtime'),
     new Option('--mode <mode>', 'remove only this install (default: every install recorded for the runtime, handler and NRI plugin)'),
-  ).action(async (flags: Flags) => {
-    const plan = planUninstall(flags);
-    const o = run(plan, flags, 'uninstall');
-    if (!flags.dryRun) for (const socket of plan.stopPlugins ?? []) await stopRunning(socket, o);
-    print(o, flags);
-  });
+  )
+    .option(
+      '--run-dir <dir>',
+      "the NRI plugin's run directory, whose state goes with the last NRI install (default: the settings file's runDir, /run/envhook)",
+    )
+    .action(async (flags: Flags) => {
+      const plan = planUninstall(flags);
+      // read before the settings file goes with the install
+      const runDir = nodeRunDir(plan.layout, flags.runDir);
+      const nri = Object.keys(readState(plan.layout).runtimes).filter((k) => k.endsWith('-nri'));
+      const lastNri = flags.mode !== 'shim' && nri.length === 1 && nri[0] === `${flags.runtime}-nri`;
+      const o = run(plan, flags, 'uninstall');
+      if (!flags.dryRun) for (const socket of plan.stopPlugins ?? []) await stopRunning(socket, o);
+      if (lastNri && o.nothing === null)
+        o.removedState = flags.dryRun ? nriRunState(plan.layout, runDir) : removeNriRunState(plan.layout, runDir);
+      print(o, flags);
+    });
 }
 
 function print(o: Outcome, flags: Flags): void {
@@ -136,12 +151,14 @@ function run(plan: Plan, flags: Flags, command: Outcome['command']): Outcome {
   // what the dry run prints; the real run prints those of them it removed (the prefix's own
   // directories go with pruneEmptyDirs), so both print the same lines
   let removed = removeEmptyDirs(plan.layout, plan.dirs ?? [], plan.changes, true);
+  const existed = (plan.dirs ?? []).filter((d) => fs.existsSync(plan.layout.real(d)));
   if (!flags.dryRun) {
     const dirs = missingDirs(plan.layout, plan.changes);
     const backups = applyChanges(plan.layout, plan.changes);
     if (command === 'uninstall') pruneEmptyDirs(plan.layout, plan.layout.prefix);
     removeEmptyDirs(plan.layout, plan.dirs ?? [], plan.changes, false);
-    removed = removed.filter((d) => !fs.existsSync(plan.layout.real(d)));
+    // every directory install created that is gone now (pruneEmptyDirs took the prefix's)
+    removed = existed.filter((d) => !fs.existsSync(plan.layout.real(d)));
     try {
       if (any) checked = plan.verify?.();
     } catch (err) {
@@ -167,6 +184,7 @@ function run(plan: Plan, flags: Flags, command: Outcome['command']): Outcome {
     next: any && !flags.dryRun ? plan.next : [],
     plugins: [],
     warnings: [],
+    removedState: [],
   };
 }
 

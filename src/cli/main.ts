@@ -19,6 +19,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   check: async () => (await import('./check.ts')).registerCheck,
   install: async () => (await import('./install.ts')).registerInstall,
   uninstall: async () => (await import('./install.ts')).registerUninstall,
+  shim: async () => (await import('./shim-usage.ts')).registerShimHelp,
   hook: async () => (await import('./hook.ts')).registerHook,
   precreate: async () => (await import('./precreate.ts')).registerPrecreate,
   watch: async () => (await import('./watch.ts')).registerWatch,

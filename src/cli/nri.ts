@@ -25,7 +25,10 @@ export function registerNri(program: Command): void {
     .option('--socket <path>', "the runtime's NRI socket (default /var/run/nri/nri.sock)")
     .option('--index <NN>', 'plugin index, two digits: the order among NRI plugins (default 50)')
     .option('--metrics-address <host:port>', 'serve /metrics, /healthz and /readyz there (off by default)')
-    .option('--run-dir <dir>', 'where the status file goes (default /run/envhook)')
+    .option(
+      '--run-dir <dir>',
+      "the run directory: status file, records, owned copies; the host's directory at that path, where the runtime mounts the copies from (default /run/envhook)",
+    )
     .option(
       '--evict-unapplied',
       'stop every running container created while envhook was not registered, so that the kubelet creates it again (default: only pods annotated envhook.io/evictUnapplied: "true")',

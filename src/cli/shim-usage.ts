@@ -1,6 +1,17 @@
 // `envhook shim --help`: the shim takes runc's argv (commander never sees it), so its usage is
 // printed here. The front (hooks/envhook-runtime) never passes `--help` alone: it execs the
-// real runtime for that.
+// real runtime for that. The top-level help lists it (registerShimHelp) as it lists the others.
+import type { Command } from 'commander';
+
+/** `shim` in `envhook --help`'s list only: main.ts runs `envhook shim …` before commander. */
+export function registerShimHelp(program: Command): void {
+  program
+    .command('shim')
+    .description("the runtime front's entry point (hooks/envhook-runtime), with runc's arguments")
+    .argument('[runc-arguments...]')
+    .helpOption(false);
+}
+
 export const SHIM_USAGE = `Usage: envhook shim <runc arguments>
 
 The runtime front's entry into envhook (docs/runtimes.md): hooks/envhook-runtime, which a runtime

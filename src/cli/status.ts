@@ -1,7 +1,8 @@
 // `envhook status [--json]`: is envhook installed (per runtime, which modes, and the NRI plugin
 // as a DaemonSet), does the node still read what install wrote, is the settings file valid, is
 // the NRI plugin running and registered, how it runs, since when, with which runtime and NRI
-// version, what it adjusted, refused and missed, its last error. Read from the install state
+// version, what it adjusted, refused and missed (each container still running without its env a
+// problem), its last error. Read from the install state
 // (<prefix>/state.json), the settings file and the supervisor's status file
 // (<runDir>/nri-status.json), each under --root: names, versions, times and counts only. The
 // checks are `envhook doctor`'s (src/doctor/). Exit status 1, with the first problem as one line
@@ -17,6 +18,7 @@ import { pluginView, RUNS_AS_TEXT, type PluginState } from '../doctor/plugin-sta
 import { settingsCheck } from '../doctor/settings-check.ts';
 import { installChecks } from '../doctor/install-check.ts';
 import { runtimeChecks } from '../doctor/runtime-check.ts';
+import { unappliedChecks } from '../doctor/unapplied-check.ts';
 
 type StatusOptions = NodeOptions & { json?: boolean };
 
@@ -61,8 +63,14 @@ export function registerStatus(program: Command): void {
 export function statusReport(opts: StatusOptions): StatusReport {
   const node = readNode(opts);
   const plugin = pluginView(node);
-  // the runtime's own reading of every recorded install; the settings file when it has a problem
-  const checks = [...[settingsCheck(node)].filter((c) => c.state !== 'ok'), ...runtimeChecks(node), ...installChecks(node)];
+  // the runtime's own reading of every recorded install; the settings file when it has a problem;
+  // each container running without its env
+  const checks = [
+    ...[settingsCheck(node)].filter((c) => c.state !== 'ok'),
+    ...runtimeChecks(node),
+    ...installChecks(node),
+    ...unappliedChecks(node).filter((c) => c.state === 'problem'),
+  ];
   const problems = [
     ...checks.filter((c) => c.state === 'problem').map((c) => checkLine(c).slice('problem '.length)),
     ...(plugin.problem ? [plugin.problem] : []),
@@ -99,11 +107,14 @@ export function renderReport(r: StatusReport, now: number): string {
   lines.push(`installed: ${inst.length ? inst.join(', ') : 'nothing'}`);
   for (const c of r.checks) lines.push(`  ${checkLine(c)}`);
   const s = r.status;
+  const nriInstalled = Object.values(r.installed).some((m) => m.includes('nri'));
   if (!s) {
     // a node without NRI mode has no status file to speak of
-    if (Object.values(r.installed).some((m) => m.includes('nri'))) lines.push(`nri plugin: not running (no status file ${r.statusFile})`);
+    if (nriInstalled) lines.push(`nri plugin: not running (no status file ${r.statusFile})`);
     return lines.join('\n') + '\n';
   }
+  // the file of a plugin gone, NRI mode not installed: history (--json still has it)
+  if (r.nri === 'stale' && !nriInstalled) return lines.join('\n') + '\n';
   const head =
     r.nri === 'stale'
       ? `not running: supervisor pid ${s.pid} is gone (last known below)`

@@ -1,14 +1,16 @@
 // envhook.io/* annotations → the Kubernetes fields they mirror, where the fields can say the
 // same: env entries (KEP-3721 fileKeyRef and plain values with $(VAR)), `"*": false` service
-// links, volume owners (KEP-5936 defaultUser, items[].user). The rest stays, with a note.
-import { isMap, type Document, type YAMLSeq } from 'yaml';
+// links, volume owners (KEP-5936 defaultUser, items[].user). The rest stays, with a note. A pod
+// left with no envhook annotation loses `runtimeClassName: envhook`.
+import { isMap, isScalar, type Document, type YAMLSeq } from 'yaml';
 import { type EnvVar } from '../k8s/annotations.ts';
 import { ATOMIC_TYPES, normalPath, type PodFacts, type VolumeFact } from '../manifest/pod-facts.ts';
-import { getSeq } from '../manifest/nodes.ts';
+import { getSeq, offsetOf, pairOf } from '../manifest/nodes.ts';
 import type { PodAnnotations } from '../lint/read-annotations.ts';
 import { writeAnnotation } from './write-annotation.ts';
 import { MOVED_MARK, ptr, type Noter } from './note.ts';
-import { ENV_FROM_KEY, ENV_KEY, SERVICE_LINKS_KEY, VOLUME_OWNERS } from '../k8s/annotation-keys.ts';
+import { ENV_FROM_KEY, ENV_KEY, ENVHOOK_PREFIX, SERVICE_LINKS_KEY, VOLUME_OWNERS } from '../k8s/annotation-keys.ts';
+import { RUNTIME_CLASS } from '../lint/lint-manifest.ts';
 
 /** Converts one pod in place; true when anything changed. */
 export function toNative(doc: Document, facts: PodFacts, a: PodAnnotations, note: Noter): boolean {
@@ -24,7 +26,27 @@ export function toNative(doc: Document, facts: PodFacts, a: PodAnnotations, note
   }
   if (a.serviceLinks) changed = serviceLinks(facts, a.serviceLinks, doc, note) || changed;
   if (a.ownersRaw) changed = owners(doc, facts, a.ownersRaw, note) || changed;
+  if (changed) runtimeClass(facts, note);
   return changed;
+}
+
+/**
+ * The pod's last envhook annotation moved to native fields: `runtimeClassName: envhook` only
+ * took the pod to envhook's handler, which has nothing left to do for it. Removed, with a note.
+ */
+function runtimeClass(facts: PodFacts, note: Noter): void {
+  const left = facts.annotationsNode?.items.some((p) => isScalar(p.key) && String(p.key.value).startsWith(ENVHOOK_PREFIX));
+  const pair = facts.spec && pairOf(facts.spec, 'runtimeClassName');
+  if (left || !pair || !isScalar(pair.value) || pair.value.value !== RUNTIME_CLASS) return;
+  note(
+    'spec.runtimeClassName',
+    '',
+    `removed: the pod has no envhook annotation left, and the native fields need no runtime class`,
+    offsetOf(pair),
+  );
+  // Its comment goes with it: on its key, or, for the first key, on the map (between `spec:` and it).
+  if (facts.spec!.items[0] === pair) facts.spec!.commentBefore = undefined;
+  facts.spec!.delete('runtimeClassName');
 }
 
 function env(doc: Document, facts: PodFacts, a: PodAnnotations, note: Noter): boolean {

@@ -1,6 +1,7 @@
 // `envhook doctor`: every check of the node, in the order an admin would look (settings, the
-// kubelet, what is installed, the runtime's own reading, the front, the plugin, the watcher). Each
-// check is a file of its own; this is only their order and the summary.
+// kubelet, what is installed, the runtime's own reading, the front, the plugin, the containers
+// running without their env, the watcher). Each check is a file of its own; this is only their
+// order and the summary.
 import type { CheckResult } from './check.ts';
 import { frontCheck } from './front-check.ts';
 import { installChecks } from './install-check.ts';
@@ -13,6 +14,7 @@ import { ownerWatcherCheck } from './owner-watcher-check.ts';
 import { pluginCheck } from './plugin-check.ts';
 import { pluginView } from './plugin-state.ts';
 import { settingsCheck } from './settings-check.ts';
+import { unappliedChecks } from './unapplied-check.ts';
 
 export interface DoctorReport {
   ok: boolean;
@@ -32,6 +34,7 @@ export async function doctor(opts: NodeOptions, env: NodeJS.ProcessEnv = process
     ...(await nriSocketChecks(node, plugin)),
     frontCheck(node),
     pluginCheck(node, plugin),
+    ...unappliedChecks(node),
     ...ownerWatcherCheck(node, plugin),
   ];
   const count = (s: CheckResult['state']) => checks.filter((c) => c.state === s).length;

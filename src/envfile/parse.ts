@@ -100,11 +100,19 @@ function notAnAssignment(bytes: Uint8Array, start: number, end: number): Reason 
   let onlyBlanks = true;
   for (let k = end; k < bytes.length && bytes[k] !== LF; k++) {
     if (bytes[k] === EQUALS) {
-      return onlyBlanks && isNameStart(bytes[start]!) ? Reason.BlankBeforeEquals : Reason.InvalidName;
+      if (onlyBlanks && isNameStart(bytes[start]!)) return Reason.BlankBeforeEquals;
+      return isExport(bytes, start, end) ? Reason.Export : Reason.InvalidName;
     }
     if (!isBlank(bytes[k]!)) onlyBlanks = false;
   }
   return Reason.MissingEquals;
+}
+
+const EXPORT = [0x65, 0x78, 0x70, 0x6f, 0x72, 0x74]; // 'export'
+
+/** `export` then a blank: `export NAME='v'` (the caller has seen an `=` later on the line). */
+function isExport(bytes: Uint8Array, start: number, end: number): boolean {
+  return end - start === EXPORT.length && EXPORT.every((b, k) => bytes[start + k] === b) && isBlank(bytes[end]!);
 }
 
 function decodeValue(bytes: Uint8Array, start: number, end: number, line: number): string {

@@ -32,8 +32,10 @@ export const Reason = {
   MissingEquals: "missing '='",
   /** `='v'` */
   EmptyName: 'empty variable name',
-  /** A name that is not `[A-Za-z_][A-Za-z0-9_]*`, including `export NAME='v'`. */
+  /** A name that is not `[A-Za-z_][A-Za-z0-9_]*`. */
   InvalidName: 'invalid variable name',
+  /** `export NAME='v'`: a shell habit; every variable of an env file is set for the container. */
+  Export: "'export' not allowed: write NAME='value'",
   /** `NAME ='v'` */
   BlankBeforeEquals: "blank before '='",
   /** After `=`: unquoted, double-quoted, a blank then a quote, or nothing. */

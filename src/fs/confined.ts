@@ -5,6 +5,7 @@
 // rename or symlink swap elsewhere cannot redirect the walk.
 import fs from 'node:fs';
 import { EnvhookError, errnoReason } from '../errors.ts';
+import { capabilityHint } from './capabilities.ts';
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = fs.constants;
 const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NOCTTY;
@@ -269,7 +270,7 @@ function fromErrno(cause: unknown, what: 'file' | 'directory'): ConfinedError {
       return new ConfinedError('a path element is not a directory', code, cause);
     case 'EACCES':
     case 'EPERM':
-      return new ConfinedError('permission denied', code, cause);
+      return new ConfinedError(`permission denied${capabilityHint(cause, ['DAC_OVERRIDE'])}`, code, cause);
     case 'EISDIR':
       return new ConfinedError('is a directory', code, cause);
     default:

@@ -181,16 +181,27 @@ export function deepestFirst(dirs: string[]): string[] {
  */
 export function removeEmptyDirs(layout: Layout, dirs: string[], changes: Change[], dryRun: boolean): string[] {
   const gone = new Set(changes.filter((c) => changed(c) && c.after === undefined).map((c) => c.file));
+  // the backups uninstall puts back are deleted with their directories under <prefix>/backup
+  for (const c of changes) if (c.dropBackup) gone.add(backupPath(layout, c.file));
+  const emptied = (d: string): boolean => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(layout.real(d), { withFileTypes: true });
+    } catch {
+      return false;
+    }
+    return entries.every((e) => gone.has(path.posix.join(d, e.name)) || (e.isDirectory() && emptied(path.posix.join(d, e.name))));
+  };
   const removed: string[] = [];
   for (const d of dirs) {
-    let names: string[];
-    try {
-      names = fs.readdirSync(layout.real(d));
-    } catch {
-      continue;
+    if (!fs.existsSync(layout.real(d)) || !emptied(d)) continue;
+    if (!dryRun) {
+      try {
+        fs.rmdirSync(layout.real(d));
+      } catch {
+        continue; // not empty after all (a nested directory left): kept, not reported
+      }
     }
-    if (!names.every((n) => gone.has(path.posix.join(d, n)))) continue;
-    if (!dryRun) fs.rmdirSync(layout.real(d));
     gone.add(d);
     removed.push(d);
   }

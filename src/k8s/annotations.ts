@@ -1,8 +1,9 @@
 // The envhook.io/* env annotations (docs/design.md#annotations): written by whoever writes the pod, so untrusted.
 // Each is size-limited, parsed without ever echoing its text, and checked against its JSON
 // Schema (src/schemas/*-annotation.schema.json) before any field is used.
-import { EnvhookError } from '../errors.ts';
+import { EnvhookError, SchemaError } from '../errors.ts';
 import { check, type SchemaMessages } from '../schema.ts';
+import { lintsRefusal, schemaFields, schemaMessages } from './annotation-schema.ts';
 import { parseLossless } from '../oci/json.ts';
 import {
   validateEnvAnnotation,
@@ -55,37 +56,12 @@ export function fromSource(src: EnvFromSource): { field: 'fileRef' | 'volumeRef'
   return src.fileRef ? { field: 'fileRef', ref: src.fileRef } : { field: 'volumeRef', ref: src.volumeRef! };
 }
 
-const DNS_LABEL = "a DNS label: lowercase letters, digits and '-', at most 63 characters";
-const RELAXED_NAME = "must be printable ASCII without '='";
-const MESSAGES: SchemaMessages = {
-  oneOf: 'must have exactly one of "value" or "valueFrom"',
-  propertyNames: `container name must be ${DNS_LABEL}`,
-  'pattern:volumeName': `must be ${DNS_LABEL}`,
-  'pattern:path': "must be a relative path with no '..' element and no NUL byte",
-  'pattern:name': RELAXED_NAME,
-  'pattern:prefix': RELAXED_NAME,
-  'pattern:key': 'must be a variable name ([A-Za-z_][A-Za-z0-9_]*)',
-  'pattern:value': 'must not contain a NUL byte',
-  'minProperties:valueFrom': 'must have exactly one of "fileKeyRef" or "fileRef"',
-  'maxProperties:valueFrom': 'must have exactly one of "fileKeyRef" or "fileRef"',
-};
-const ENV_FROM_MESSAGES: SchemaMessages = { ...MESSAGES, oneOf: 'must have exactly one of "fileRef" or "volumeRef"' };
-const SERVICE_LINKS_MESSAGES: SchemaMessages = { propertyNames: `container name must be "*" or ${DNS_LABEL}` };
-
-/** The human reasons for schema errors of annotation `key` (lint words its errors the same way). */
-export function schemaMessages(key: string): SchemaMessages {
-  if (key === ENV_KEY) return MESSAGES;
-  if (key === ENV_FROM_KEY) return ENV_FROM_MESSAGES;
-  if (key === SERVICE_LINKS_KEY) return SERVICE_LINKS_MESSAGES;
-  return {};
-}
-
 /** Parsed annotation value; undefined when the annotation is absent. Throws EnvhookError. */
 export function readAnnotation(
   annotations: Annotations,
   key: string,
   validate: ValidateFunction,
-  messages: SchemaMessages = MESSAGES,
+  messages: SchemaMessages = schemaMessages(key),
 ): unknown {
   const text = annotations[key];
   if (text === undefined) return undefined;
@@ -95,15 +71,20 @@ export function readAnnotation(
   // Lossless: `1000.0` or `1e3` stay raw and fail "must be integer", as Kubernetes' int64
   // fields do. A syntax error names a position, never the text (V8's message quotes it).
   const data = parseLossless(text, where);
-  check(validate, data, where, messages);
+  try {
+    check(validate, data, where, messages, schemaFields(key));
+  } catch (err) {
+    // What `envhook lint` says of it: its own line, and how many more it lists.
+    throw err instanceof SchemaError ? lintsRefusal(key, data, where, err) : err;
+  }
   return data;
 }
 
 export const readEnv = (a: Annotations) => readAnnotation(a, ENV_KEY, validateEnvAnnotation) as Record<string, EnvVar[]> | undefined;
 export const readEnvFrom = (a: Annotations) =>
-  readAnnotation(a, ENV_FROM_KEY, validateEnvFromAnnotation, ENV_FROM_MESSAGES) as Record<string, EnvFromSource[]> | undefined;
+  readAnnotation(a, ENV_FROM_KEY, validateEnvFromAnnotation) as Record<string, EnvFromSource[]> | undefined;
 export const readServiceLinks = (a: Annotations) =>
-  readAnnotation(a, SERVICE_LINKS_KEY, validateServiceLinksAnnotation, SERVICE_LINKS_MESSAGES) as Record<string, boolean> | undefined;
+  readAnnotation(a, SERVICE_LINKS_KEY, validateServiceLinksAnnotation) as Record<string, boolean> | undefined;
 
 /**
  * The entry for `container`; the `*` entry only where the annotation allows one (`allowStar`).

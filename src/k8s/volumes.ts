@@ -4,19 +4,21 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
 import type { PodDir } from './pod.ts';
+import { didYouMean } from '../lint/nearest.ts';
 
 export type VolumeKind = 'emptyDir' | 'atomic' | 'env';
 
 const EMPTY_DIR = 'kubernetes.io~empty-dir';
-const ATOMIC = ['kubernetes.io~configmap', 'kubernetes.io~secret', 'kubernetes.io~projected', 'kubernetes.io~downward-api'];
+/** The plugins whose volumes the kubelet lays out with its atomic writer (`..data`). */
+export const ATOMIC_PLUGINS = ['kubernetes.io~configmap', 'kubernetes.io~secret', 'kubernetes.io~projected', 'kubernetes.io~downward-api'];
 // A CSI volume's files are in `mount` below its directory (the kubelet keeps vol_data.json
 // beside it). Only an inline (ephemeral) CSI volume is named after the pod's volume, as the
 // secrets-store driver's are; a PersistentVolume's directory is named after the PV.
 const CSI = 'kubernetes.io~csi';
 const PLUGINS: Record<VolumeKind, readonly string[]> = {
   emptyDir: [EMPTY_DIR],
-  atomic: ATOMIC,
-  env: [EMPTY_DIR, ...ATOMIC, CSI],
+  atomic: ATOMIC_PLUGINS,
+  env: [EMPTY_DIR, ...ATOMIC_PLUGINS, CSI],
 };
 const KIND_TEXT: Record<VolumeKind, string> = {
   emptyDir: 'an emptyDir',
@@ -77,10 +79,28 @@ function lookup({ pod, overrides }: VolumeSources, name: string, kind: VolumeKin
     if (isRealDir(dir)) return { dir, plugin };
   }
   if (foundElsewhere(pod.dir, name)) throw new EnvhookError(`volume "${name}" is not ${KIND_TEXT[kind]}`);
+  // A misspelt name: the nearest volume the kubelet set up for the pod, as lint names it.
+  const near = didYouMean(name, [...podVolumeNames(pod.dir), ...overrides.keys()]);
   // The likely cause for an env source: no container mounts the volume (envhook's containers
   // need not), and the kubelet sets up only the volumes some container of the pod mounts.
-  if (kind === 'env') throw new EnvhookError(`volume "${name}" not found in the pod: ${NOT_SET_UP}`);
-  throw new EnvhookError(`volume "${name}" not found`);
+  if (kind === 'env') throw new EnvhookError(`volume "${name}" not found in the pod${near}: ${NOT_SET_UP}`);
+  throw new EnvhookError(`volume "${name}" not found${near}`);
+}
+
+/** The names of the volumes the kubelet set up under the pod (any plugin): failure path only. */
+function podVolumeNames(podDir: string): Set<string> {
+  const names = new Set<string>();
+  const volumes = path.join(podDir, 'volumes');
+  for (const plugin of readNames(volumes)) for (const name of readNames(path.join(volumes, plugin))) names.add(name);
+  return names;
+}
+
+function readNames(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir).slice(0, 1024);
+  } catch {
+    return [];
+  }
 }
 
 /** Why an env source's volume is not in the pod directory, and what to do (lint says the same). */

@@ -12,7 +12,8 @@ import { crossCheck } from './cross.ts';
 import { ENVHOOK_PREFIX, EVICT_KEY } from '../k8s/annotation-keys.ts';
 
 export type Mode = 'shim' | 'nri';
-const RUNTIME_CLASS = 'envhook';
+/** The runtime class `envhook install` registers (convert --to native removes it with the last annotation). */
+export const RUNTIME_CLASS = 'envhook';
 
 export interface LintOptions {
   mode: Mode;

@@ -1,25 +1,10 @@
 // Every schema error of a pod author's annotation, for lint: the node stops at the first one
 // (generated/validators.js, the container start path), lint lists them all with the validators
-// compiled with allErrors (generated/validators-all.js, loaded by lint only), worded the same.
+// compiled with allErrors, worded the same (k8s/annotation-schema.ts, which the node's refusal
+// also uses, so that it says lint's line).
 import type { SchemaError } from '../errors.ts';
-import { allSchemaErrors } from '../schema.ts';
 import { parseLossless } from '../oci/json.ts';
-import { schemaMessages } from '../k8s/annotations.ts';
-import { ENV_FROM_KEY, ENV_KEY, SERVICE_LINKS_KEY, VOLUME_OWNERS } from '../k8s/annotation-keys.ts';
-import {
-  validateEnvAnnotation,
-  validateEnvFromAnnotation,
-  validateServiceLinksAnnotation,
-  validateVolumeOwners,
-  type ValidateFunction,
-} from '../generated/validators-all.js';
-
-const VALIDATORS: Readonly<Record<string, ValidateFunction>> = {
-  [ENV_KEY]: validateEnvAnnotation,
-  [ENV_FROM_KEY]: validateEnvFromAnnotation,
-  [SERVICE_LINKS_KEY]: validateServiceLinksAnnotation,
-  [VOLUME_OWNERS]: validateVolumeOwners,
-};
+import { everySchemaError as every } from '../k8s/annotation-schema.ts';
 
 /**
  * The schema errors of annotation `key` whose text `value` the node's reader refused with a
@@ -27,8 +12,6 @@ const VALIDATORS: Readonly<Record<string, ValidateFunction>> = {
  * beside the schema, such as a volume listed twice, and stands alone).
  */
 export function everySchemaError(key: string, value: string): SchemaError[] {
-  const validate = VALIDATORS[key];
-  if (validate === undefined) return [];
   const where = `annotation ${JSON.stringify(key)}`;
-  return allSchemaErrors(validate, parseLossless(value, where), where, schemaMessages(key));
+  return every(key, parseLossless(value, where), where);
 }

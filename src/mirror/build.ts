@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { EnvhookError } from '../errors.ts';
+import { capabilityHint } from '../fs/capabilities.ts';
 import { fdPath, openDirAt, readLinkAt } from '../fs/confined.ts';
 import { DATA_LINK, isTimestampedName } from '../fs/datadir.ts';
 import { copyDir, timestampedName, type CopyPlace } from './layout.ts';
@@ -183,6 +184,6 @@ function retire(destFd: number, dir: string, name: string, ms: number): void {
 
 function failed(volume: string, cause: unknown): EnvhookError {
   const code = (cause as NodeJS.ErrnoException).code ?? 'error';
-  const hint = code === 'ENOSPC' ? ': the run directory is full' : '';
+  const hint = code === 'ENOSPC' ? ': the run directory is full' : capabilityHint(cause, ['CHOWN', 'FOWNER']);
   return new EnvhookError(`volume "${volume}": cannot write its owned copy (${code})${hint}`, { cause });
 }

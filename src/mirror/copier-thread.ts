@@ -12,8 +12,7 @@ function handle(m: ThreadRequest): ThreadReply {
   try {
     if (m.kind === 'copy') return { id: m.id, ok: true, value: runCopyJob(m.job) };
     if (m.kind === 'remove-pod') return { id: m.id, ok: true, value: removePodCopies(m.runDir, m.podUid) };
-    removeCopy(m.place);
-    return { id: m.id, ok: true, value: true };
+    return { id: m.id, ok: true, value: removeCopy(m.place) };
   } catch (err) {
     return { id: m.id, ok: false, error: plainError(err) };
   }

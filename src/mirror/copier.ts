@@ -29,7 +29,8 @@ export interface Copier {
   copy(job: CopyJob): Promise<CopyResult>;
   /** Removes every copy of the pod; true when there was one. */
   removePod(runDir: string, podUid: string): Promise<boolean>;
-  removeCopy(place: CopyPlace): Promise<void>;
+  /** Removes one volume's copy (and the pod's directory of copies when it was the last); true when there was one. */
+  removeCopy(place: CopyPlace): Promise<boolean>;
   /** Jobs waiting or running, and threads replaced (stopped past a backstop, or ended). */
   stats(): { queued: number; restarts: number };
   close(): Promise<void>;
@@ -107,8 +108,8 @@ class ThreadCopier implements Copier {
     return this.#post({ id: ++this.#ids, kind: 'remove-pod', runDir, podUid }, undefined, undefined) as Promise<boolean>;
   }
 
-  async removeCopy(place: CopyPlace): Promise<void> {
-    await this.#post({ id: ++this.#ids, kind: 'remove-copy', place }, undefined, undefined);
+  removeCopy(place: CopyPlace): Promise<boolean> {
+    return this.#post({ id: ++this.#ids, kind: 'remove-copy', place }, undefined, undefined) as Promise<boolean>;
   }
 
   start(): void {

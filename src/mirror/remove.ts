@@ -1,5 +1,5 @@
-// A pod's copies go when the pod does (the resident process decides when: nri/worker/pod-watch.ts,
-// watch/watch-daemon.ts). Removal is by the checked names of layout.ts only, without following
+// A pod's copies go when the pod does, a volume's when the kubelet's volume directory does (the
+// resident process decides when: nri/worker/pod-watch.ts, watch/watch-daemon.ts, leftovers.ts). Removal is by the checked names of layout.ts only, without following
 // a symlink (fs.rmSync unlinks links, never their targets).
 import fs from 'node:fs';
 import { copiesRoot, copyDir, podCopiesDir, type CopyPlace } from './layout.ts';
@@ -12,9 +12,17 @@ export function removePodCopies(runDir: string, podUid: string): boolean {
   return true;
 }
 
-/** Removes one volume's copy (the pod no longer asks owners for it). */
-export function removeCopy(place: CopyPlace): void {
-  fs.rmSync(copyDir(place), { recursive: true, force: true });
+/** Removes one volume's copy, and the pod's directory of copies when it was the last; true when there was one. */
+export function removeCopy(place: CopyPlace): boolean {
+  const dir = copyDir(place);
+  if (!fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return false;
+  fs.rmSync(dir, { recursive: true, force: true });
+  try {
+    fs.rmdirSync(podCopiesDir(place.runDir, place.podUid)); // only when empty
+  } catch {
+    // another volume's copy is still there
+  }
+  return true;
 }
 
 /** Pod UIDs that have copies under the run directory (a restarted process takes them over). */

@@ -48,6 +48,22 @@ export interface OwnerWatchStats {
 }
 
 /**
+ * A container that asked for envhook's env and was created without it (while the plugin was not
+ * registered), not evicted, not seen to end: names, id and its process only.
+ */
+export interface UnappliedContainer {
+  id: string;
+  container: string;
+  pod: string;
+  namespace: string;
+  /** Its process on the host, when the runtime said; with its start time when the supervisor could see it. */
+  pid?: number;
+  pidStartTicks?: number;
+  /** envhook tried to evict it and could not (the CRI socket unusable, the runtime's error). */
+  evictionFailed?: boolean;
+}
+
+/**
  * How `envhook nri` was started: by the runtime from its plugin directory (the connection
  * handed to it), by a pod (the kubelet gives every container KUBERNETES_SERVICE_HOST: a
  * DaemonSet), or otherwise (a service of the node's dialling the runtime's socket).
@@ -79,12 +95,16 @@ export interface NriStatus {
   counts: NriCounts;
   /** The owner watcher: gauges of the running worker, counters since the supervisor started. */
   owners?: OwnerWatchStats;
+  /** Missed containers not evicted and not seen to end (at most MAX_UNAPPLIED; absent from an older envhook's file). */
+  unapplied?: UnappliedContainer[];
   /** envhook's one-line message, never a value. */
   lastError?: { at: string; message: string };
   updatedAt: string;
 }
 
 const STATUS_FILE = 'nri-status.json';
+/** The unapplied containers a status file lists: a full node's worth (110 pods and more), well inside MAX_STATUS_BYTES. */
+export const MAX_UNAPPLIED = 200;
 /** A status file is a few hundred bytes; anything past this is not one. */
 const MAX_STATUS_BYTES = 64 * 1024;
 

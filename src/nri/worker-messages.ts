@@ -21,6 +21,8 @@ export interface MissedContainer {
   podEvicts: boolean;
   /** Why the annotations could not be read, when they could not (the create would have been refused). */
   invalid?: string;
+  /** Its process on the host, when the runtime said (a Synchronize's containers that run). */
+  pid?: number;
 }
 
 /** How often the worker beats; the supervisor calls a worker silent for its hang limit hung. */
@@ -42,7 +44,8 @@ export type WorkerMessage =
   | { t: 'beat'; d?: BeatDeltas; o?: OwnerWatchStats }
   | ({ t: 'registered'; socket?: string | undefined } & RegisteredInfo)
   | { t: 'disconnected'; reason: string }
-  | { t: 'missed'; containers: MissedContainer[] }
+  /** `whole`: every missed container there is (a Synchronize's), else some more (a PostCreateContainer's). */
+  | { t: 'missed'; containers: MissedContainer[]; whole: boolean }
   | { t: 'evicted'; ids: string[]; failed: string[] }
   | { t: 'end'; why: 'runtime-gone' };
 

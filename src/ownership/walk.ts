@@ -9,6 +9,7 @@
 // (as the kubelet does).
 import fs from 'node:fs';
 import { EnvhookError } from '../errors.ts';
+import { capabilityHint } from '../fs/capabilities.ts';
 import { chownPinned, ConfinedError, fdPath, openDirAt, pinFileAt, withCwdAt, type OpenedFile } from '../fs/confined.ts';
 
 export interface Owner {
@@ -141,7 +142,7 @@ function chownFile(dirFd: number, name: string, rel: string, owner: Owner, opts:
     stats.changed++;
   } catch (err) {
     if (err instanceof EnvhookError) throw err;
-    throw fail(opts, `cannot chown ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`, err);
+    throw fail(opts, `cannot chown ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})${capabilityHint(err, ['CHOWN'])}`, err);
   } finally {
     fs.closeSync(pinned.fd);
   }

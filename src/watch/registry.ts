@@ -2,7 +2,8 @@
 // added with the volumes whose owners the start applied, and removed when they end. It never
 // throws into its caller for a volume's sake: an unmappable UID, a missing directory or an
 // inotify limit is logged and that volume is skipped or polled. Nothing here keeps a process
-// alive (watches and timers are unref'd): the daemon that owns the registry decides.
+// alive (watches and timers are unref'd): the daemon that owns the registry decides. A copied
+// volume whose kubelet directory goes has its copy removed here, for both processes.
 import type { Logger } from '../log.ts';
 import { describeError } from '../errors.ts';
 import type { VolumeOwner } from '../ownership/annotation.ts';
@@ -46,7 +47,7 @@ export interface RegistryOptions {
   /** Own a new directory's files before `..data` points at them. Default true (false: bench/watch.ts's baseline). */
   preSwap?: boolean;
   watch?: WatchFn;
-  /** A volume's directory went away (its watch is closed by then). */
+  /** A volume's directory went away (its watch is closed by then; a copy of it is removed). */
   onVolumeGone?: (podUid: string, dir: string) => void;
   /** Who makes the owned copies (mirror/copier.ts): the NRI worker's copier thread; default: in this thread. */
   copier?: Copier;
@@ -139,6 +140,7 @@ function registryState(opts: RegistryOptions, pollMs: number): RegistryState {
   const pods = new Map<string, Map<string, Watched>>();
   const counts = { ownedBeforeSwap: 0, ownedAfterSwap: 0, copyUpdates: 0, copyFailures: 0 };
   const latency = createLatency();
+  const copier = opts.copier ?? inlineCopier();
   const onGone = (v: Watched): void => {
     const vols = pods.get(v.podUid);
     const key = v instanceof CopyWatch ? copyDir(v.place) : v.target.dir;
@@ -146,6 +148,7 @@ function registryState(opts: RegistryOptions, pollMs: number): RegistryState {
     vols.delete(key);
     if (vols.size === 0) pods.delete(v.podUid);
     log.info({ podUid: v.podUid, volume: v.target.volume, dir: v.target.dir }, 'watched volume is gone');
+    if (v instanceof CopyWatch) removeGoneCopy(v, copier, log);
     opts.onVolumeGone?.(v.podUid, v.target.dir);
   };
   const owned = (pass: 'before' | 'after', files: number): void => {
@@ -157,7 +160,7 @@ function registryState(opts: RegistryOptions, pollMs: number): RegistryState {
     log,
     scheduler,
     inotify,
-    copier: opts.copier ?? inlineCopier(),
+    copier,
     onGone,
     copied: (seconds: number) => {
       counts.copyUpdates++;
@@ -234,6 +237,22 @@ function statsOf({ pods, inotify, scheduler, counts, latency }: RegistryState): 
     copyFailures: counts.copyFailures,
     copyLatency: latency.snapshot(),
   };
+}
+
+/**
+ * The kubelet removed the volume's directory (a terminated pod's volumes torn down, its directory
+ * kept until the pod object goes: completed Jobs, evicted pods): its copy holds what no container
+ * of a running pod reads, so it goes too.
+ */
+function removeGoneCopy(v: CopyWatch, copier: Copier, log: Logger): void {
+  // By the copier: a copy of thousands of files is not removed on this loop.
+  copier.removeCopy(v.place).then(
+    (removed) => {
+      if (removed)
+        log.info({ podUid: v.podUid, volume: v.place.volume, why: "the kubelet's volume directory is gone" }, 'owned copy removed');
+    },
+    (err: unknown) => log.warn({ podUid: v.podUid, volume: v.place.volume, err }, `owned copy not removed: ${describeError(err)}`),
+  );
 }
 
 function each(pods: RegistryState['pods'], fn: (v: Watched) => void): void {

@@ -4,7 +4,9 @@
 // for anything inotify missed. A pod whose directory is gone is dropped, its record deleted and
 // its owned copies removed (`<runDir>/volumes/<pod uid>/`, which the shim made at create and the
 // watcher keeps in step): the kubelet removes the directory when the pod's volumes are torn
-// down. Copies of a pod with no record whose directory is gone are removed at each rescan too.
+// down. At each rescan, copies whose pod directory or kubelet volume directory is gone are removed
+// too (a pod with no record, a terminated pod whose volumes the kubelet tore down), and at the
+// start, the partial copies a killed process left (leftover-sweep.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 import { describeError, EnvhookError } from '../errors.ts';
@@ -12,7 +14,8 @@ import type { Logger } from '../log.ts';
 import { podUidOfRecord, readOwnersRecord, watchVolumesOf } from './record.ts';
 import { createRegistry, type Registry, type RegistryOptions } from './registry.ts';
 import { ensureRunDir } from './run-dir.ts';
-import { podsWithCopies, removePodCopies } from '../mirror/remove.ts';
+import { removePodCopies } from '../mirror/remove.ts';
+import { sweepAtStart, sweepGoneCopies } from './leftover-sweep.ts';
 
 export interface DaemonOptions {
   runDir: string;
@@ -66,13 +69,15 @@ export function startWatchDaemon(opts: DaemonOptions): WatchDaemon {
     sweepCopies(daemon);
   }, opts.rescanMs ?? 5000);
   sync();
-  sweepCopies(daemon);
+  // After the records: a copy being taken over is one whose kubelet volume is still there.
+  const startSweep = sweepAtStart({ runDir, kubeletRoot: opts.kubeletRoot, log });
   log.info({ runDir, ...daemon.registry.stats() }, 'watching owners records');
   return {
     registry: daemon.registry,
     sync,
     stop() {
       clearInterval(timer);
+      startSweep.close();
       events.close();
       daemon.registry.close();
       log.info({ runDir }, 'stopped watching');
@@ -135,11 +140,9 @@ function drop(daemon: DaemonState, uid: string, why: string): void {
   daemon.opts.log.info({ podUid: uid, why }, 'pod dropped');
 }
 
-/** Copies whose pod directory is gone (a pod the watcher never knew, or knew before a restart). */
-function sweepCopies(daemon: DaemonState): void {
-  for (const uid of podsWithCopies(daemon.opts.runDir)) {
-    if (!daemon.known.has(uid) && !fs.existsSync(path.join(daemon.opts.kubeletRoot, 'pods', uid))) dropCopies(daemon, uid);
-  }
+/** Copies whose pod or kubelet volume directory is gone (a pod the watcher never knew, or knew before a restart). */
+function sweepCopies({ opts: { runDir, kubeletRoot, log } }: DaemonState): void {
+  sweepGoneCopies({ runDir, kubeletRoot, log });
 }
 
 function dropCopies({ opts: { runDir, log } }: DaemonState, uid: string): void {

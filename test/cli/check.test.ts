@@ -170,3 +170,65 @@ for (const entry of ENTRIES) {
     );
   });
 }
+
+// docs/pods.md#env-files: the refusals its table shows, and every difference from the kubelet's
+// parser on envhook's side, as `envhook check -` reports them; each line is in the page.
+t.test('the env-file refusals and kubelet differences docs/pods.md lists, line for line', async (t) => {
+  const page = fs.readFileSync(path.join(root, 'docs/pods.md'), 'utf8');
+  const refused: [string, string][] = [
+    ['A=1\n', 'line 1: value must be single-quoted'],
+    ['A="x"\n', 'line 1: value must be single-quoted'],
+    ['A=\n', 'line 1: value must be single-quoted'],
+    ["export B='x'\n", "line 1: 'export' not allowed: write NAME='value'"],
+    ["  export\tB='x' # c\n", "line 1: 'export' not allowed: write NAME='value'"],
+    ["A ='x'\n", "line 1: blank before '='"],
+    ["1A='x'\n", 'line 1: invalid variable name'],
+    ["A-B='x'\n", 'line 1: invalid variable name'],
+    ["A='x'#c\n", 'line 1: text after closing quote'],
+    ["A='x' y\n", 'line 1: text after closing quote'],
+    ["A='it''s'\n", 'line 1: adjacent quoted strings'],
+    ["A='x\n", 'line 1: unclosed quote'],
+    ["A='x'\r\n", 'line 1: carriage return outside quotes'],
+    ['HELLO\n', "line 1: missing '='"],
+    ["='x'\n", 'line 1: empty variable name'],
+    // the kubelet skips these lines (a blank after `=`, then anything): envhook refuses them
+    ["A= 'x'\n", 'line 1: value must be single-quoted'],
+    ['A= x\n', 'line 1: value must be single-quoted'],
+    ['A= "x"\n', 'line 1: value must be single-quoted'],
+    ["A= 'x\n", 'line 1: value must be single-quoted'],
+    ['A= \n', 'line 1: value must be single-quoted'],
+    // a CR in a comment or at the start of a line, no line feed after it: the kubelet reads on
+    ["# note\rA='x'\n", 'line 1: carriage return outside quotes'],
+    ["A='x'\n\rB='y'\n", 'line 2: carriage return outside quotes'],
+  ];
+  for (const [input, line] of refused) {
+    t.same(
+      envhook('dist/envhook.cjs', ['check', '-'], input),
+      { status: 1, signal: null, stdout: '', stderr: `envhook: <stdin>: ${line}\n` },
+      JSON.stringify(input),
+    );
+    const reason = line.replace(/^line \d+: /, '');
+    t.ok(page.includes(reason), `docs/pods.md names "${reason}"`);
+  }
+  // One line of exactly 65536 bytes and no line feed: the kubelet's line reader refuses it
+  // (token too long); envhook reads it (its limit is the whole file's, inclusive).
+  const comment = '#'.padEnd(65536, 'x');
+  const assignment = "A='x' #".padEnd(65536, 'x');
+  t.equal(Buffer.byteLength(comment) + Buffer.byteLength(assignment), 2 * 65536);
+  t.same(
+    envhook('dist/envhook.cjs', ['check', '-'], comment),
+    { status: 0, signal: null, stdout: '0 variables\n', stderr: '' },
+    'a 65536-byte comment',
+  );
+  t.same(
+    envhook('dist/envhook.cjs', ['check', '-', '--names'], assignment),
+    { status: 0, signal: null, stdout: '1 variable\nA\n', stderr: '' },
+    'a 65536-byte line with a value and a comment',
+  );
+  t.same(
+    envhook('dist/envhook.cjs', ['check', '-'], comment + '\n'),
+    { status: 1, signal: null, stdout: '', stderr: 'envhook: <stdin>: file larger than 65536 bytes\n' },
+    'one byte more is the file limit',
+  );
+  t.ok(page.includes('one line of exactly 65536 bytes with no line feed'), 'docs/pods.md lists the 65536-byte line');
+});

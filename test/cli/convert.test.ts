@@ -26,10 +26,7 @@ t.test('stdout, stdin and notes', async (t) => {
 t.test('--write rewrites changed files in place; failures leave all files as they were', async (t) => {
   const dir = t.testdir({ 'a.yaml': story2, 'same.yaml': 'kind: ConfigMap\n', 'bad.yaml': BAD });
   const f = (n: string) => path.join(dir, n);
-  let r = envhook(['--to', 'native', f('a.yaml'), f('same.yaml')]);
-  refused(t, r, 'envhook: several files: use --write to rewrite them in place\n');
-
-  r = envhook(['--to', 'native', '--write', f('a.yaml'), f('bad.yaml')]);
+  let r = envhook(['--to', 'native', '--write', f('a.yaml'), f('bad.yaml')]);
   refused(t, r, `envhook: ${f('bad.yaml')}:4:5: envhook.io/serviceLinks /*: must be boolean (fix it first: envhook lint)\n`);
   t.equal(fs.readFileSync(f('a.yaml'), 'utf8'), story2, 'a.yaml untouched');
 
@@ -90,4 +87,80 @@ t.test('a manifest lint rejects: convert refuses in both directions, with lint f
     r,
     `envhook: <stdin>:4:5: envhook.io/env /mian: container "mian" is not in the pod (did you mean "main"?) (fix it first: envhook lint)\n`,
   );
+});
+
+const story1 = fs.readFileSync(path.join(root, 'examples/pods/kep-3721-story1.yaml'), 'utf8');
+
+t.test(
+  'several files without --write: one YAML stream, --- between them; a JSON file among them is refused naming the flags',
+  async (t) => {
+    const dir = t.testdir({
+      'a.yaml': story2,
+      'same.yaml': 'kind: ConfigMap\n',
+      'b.yaml': '---\nkind: Secret\n',
+      'p.json': '{"kind": "ConfigMap"}\n',
+    });
+    const f = (n: string) => path.join(dir, n);
+    const one = envhook(['--to', 'native', f('a.yaml')]);
+    let r = envhook(['--to', 'native', f('a.yaml'), f('same.yaml'), f('b.yaml')]);
+    t.equal(r.status, 0, r.stderr);
+    t.equal(r.stdout, `${one.stdout}---\nkind: ConfigMap\n---\nkind: Secret\n`, 'a file that starts with --- gets no second one');
+    t.equal(r.stderr, one.stderr, 'the notes of each file');
+    t.equal(fs.readFileSync(f('a.yaml'), 'utf8'), story2, 'nothing written');
+    r = envhook(['--to', 'native', f('a.yaml'), f('p.json')]);
+    refused(
+      t,
+      r,
+      `envhook: ${f('p.json')} is JSON: several files cannot be printed as one; convert it alone, or use --write (in place) or --json\n`,
+    );
+  },
+);
+
+t.test('--to native of a pod left with no envhook annotation drops runtimeClassName: envhook, with a note', async (t) => {
+  const r = envhook(['--to', 'native', '-'], story1);
+  t.equal(r.status, 0, r.stderr);
+  t.equal(
+    r.stderr,
+    '<stdin>:17:3: spec.runtimeClassName: note: removed: the pod has no envhook annotation left, and the native fields need no runtime class\n',
+  );
+  t.notMatch(r.stdout, /runtimeClassName/);
+  t.match(r.stdout, /fileKeyRef:\n/);
+  const kept = envhook(['--to', 'native', '-'], story2);
+  t.match(kept.stdout, /\n {2}runtimeClassName: envhook\n/, 'story 2 keeps an envFrom annotation, and the handler with it');
+});
+
+t.test('--json: one array, an object a file (notes in it, the text, or written with --write); nothing on stderr', async (t) => {
+  const dir = t.testdir({ 'a.yaml': story2, 'same.yaml': 'kind: ConfigMap\n' });
+  const f = (n: string) => path.join(dir, n);
+  const text = envhook(['--to', 'native', f('a.yaml')]).stdout;
+  let r = envhook(['--to', 'native', '--json', f('a.yaml'), f('same.yaml')]);
+  t.equal(r.status, 0, r.stderr);
+  t.equal(r.stderr, '');
+  const out = JSON.parse(r.stdout);
+  t.same(
+    out.map((o: Record<string, unknown>) => ({ ...o, notes: (o.notes as unknown[]).length })),
+    [
+      { file: f('a.yaml'), to: 'native', changed: true, written: false, notes: 2, text },
+      { file: f('same.yaml'), to: 'native', changed: false, written: false, notes: 0, text: 'kind: ConfigMap\n' },
+    ],
+  );
+  t.same(out[0].notes[0], {
+    line: 11,
+    column: 5,
+    annotation: 'envhook.io/env',
+    path: '/main',
+    message: 'stays an annotation: the container also has envhook.io/envFrom sources, which must apply before these entries',
+  });
+  r = envhook(['--to', 'native', '--json', '--write', f('a.yaml'), f('same.yaml')]);
+  t.equal(r.status, 0, r.stderr);
+  t.same(
+    JSON.parse(r.stdout).map((o: Record<string, unknown>) => [o.file, o.changed, o.written, o.text]),
+    [
+      [f('a.yaml'), true, true, null],
+      [f('same.yaml'), false, false, null],
+    ],
+  );
+  t.equal(fs.readFileSync(f('a.yaml'), 'utf8'), text, 'written in place');
+  r = envhook(['--to', 'native', '--json', '-'], BAD);
+  refused(t, r, 'envhook: <stdin>:4:5: envhook.io/serviceLinks /*: must be boolean (fix it first: envhook lint)\n');
 });

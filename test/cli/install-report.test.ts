@@ -19,6 +19,7 @@ const outcome = (over: Partial<Outcome>): Outcome => ({
   next: [],
   plugins: [],
   warnings: [],
+  removedState: [],
   ...over,
 });
 
@@ -39,12 +40,14 @@ t.test('lines: changes, directories, notes, the check, next, then the plugins an
         { socket: '/var/run/nri/nri.sock', pid: 42, state: 'stopped' },
         { socket: '/var/run/nri/nri.sock', pid: 43, state: 'running-previous-files' },
       ],
+      removedState: ['/run/envhook/nri-status.json'],
       warnings: ['no answer'],
     }),
   );
   t.equal(
     text,
     [
+      "paths below are the node's, under --root /host",
       'remove /etc/crio/crio.conf.d/50-envhook.conf',
       'update /etc/crio/crio.conf (original saved as /usr/local/lib/envhook/backup/etc/crio/crio.conf)',
       '  note: NRI enabled',
@@ -55,6 +58,7 @@ t.test('lines: changes, directories, notes, the check, next, then the plugins an
       'stopped the running envhook nri for /var/run/nri/nri.sock (pid 42)',
       'note: envhook nri (pid 43) is running for /var/run/nri/nri.sock from the files before this install: it goes on until crio restarts ' +
         '(systemctl restart crio); the new one then takes over from it (docs/nri-guarantees.md, "Upgrades")',
+      "remove /run/envhook/nri-status.json (the NRI plugin's run state)",
       'warning: no answer',
       '',
     ].join('\n'),
@@ -80,6 +84,7 @@ t.test('--json: the same facts, every key present, no diff', async (t) => {
     'nothing',
     'next',
     'plugins',
+    'removedRunState',
     'warnings',
   ]);
   t.same(j.files, [
@@ -95,4 +100,8 @@ t.test('--json: the same facts, every key present, no diff', async (t) => {
   ]);
   t.match(j, { dryRun: true, changed: true, prefix: '/usr/local/lib/envhook', mode: 'nri' });
   t.equal(JSON.parse(outcomeJson(outcome({ nothing: 'x' }))).changed, false);
+  t.equal(
+    outcomeText(outcome({ dryRun: true, removedState: ['/run/envhook/nri-owners'] })),
+    "would remove /run/envhook/nri-owners (the NRI plugin's run state, once the plugin is stopped)\n",
+  );
 });

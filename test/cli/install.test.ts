@@ -34,7 +34,8 @@ t.test('--dry-run: every line says would, and nothing is written', async (t) => 
   const { root, source } = installRoot(t, {});
   const r = install({ runtime: 'podman', root, source, extra: ['--dry-run'] });
   t.equal(r.status, 0, r.stderr);
-  const heads = r.stdout.split('\n').filter((l) => /^[a-z]/.test(l));
+  const [where, ...heads] = r.stdout.split('\n').filter((l) => /^[a-z]/.test(l));
+  t.equal(where, `paths below are the node's, under --root ${root}`, 'first: where the paths are');
   t.ok(heads.length >= 9);
   t.same(
     heads.filter((l) => !l.startsWith('would create ') && !l.startsWith('note: ')),

@@ -103,6 +103,12 @@ for (const entry of ['src/cli/main.ts', 'dist/envhook.cjs']) {
     ]);
     t.equal(r.stderr, '', 'json: nothing on stderr');
 
+    const json = r.stdout;
+    r = envhook(entry, ['lint', '--json', '-'], fs.readFileSync(f('norc.yaml'), 'utf8'));
+    t.same([r.status, r.stdout, r.stderr], [1, json, ''], '--json is --format json');
+    r = envhook(entry, ['lint', '--json', '--format', 'text', f('norc.yaml')]);
+    refused(t, r, "envhook: option '--json' cannot be used with option '--format <format>'\n");
+
     r = envhook(entry, ['lint', '--mode', 'nri', f('norc.yaml')]);
     t.equal(r.status, 0, 'nri mode: no runtime class needed');
 

@@ -191,6 +191,7 @@ t.test('not installed: a supervisor running (a DaemonSet) must be connected; one
   const r = status(root, ['--json']);
   t.equal(r.status, 0, r.stderr);
   t.match(JSON.parse(r.stdout), { installed: {}, nri: 'stale', ok: true, problem: null });
+  t.equal(status(root).stdout, 'installed: nothing\n', 'the lines: nothing else (the file is in --json)');
 });
 
 t.test('a malformed status file: one line, exit 1, nothing on stdout', async (t) => {

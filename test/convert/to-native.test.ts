@@ -129,3 +129,19 @@ t.test('volumeOwners: movable entries become defaultUser / items[].user, the oth
   t.same(JSON.parse(r.out.metadata.annotations['envhook.io/volumeOwners']), owners.slice(1));
   t.equal(r.out.spec.volumes[3].configMap.defaultUser, 9);
 });
+
+t.test('runtimeClassName: envhook goes with the last envhook annotation, with a note; stays while one is left', async (t) => {
+  const spec = (rc: string) => `  runtimeClassName: ${rc}\n  containers: [{name: app}]\n`;
+  const all = run(pod({ 'envhook.io/serviceLinks': { '*': false } }, spec('envhook')));
+  t.equal(all.changed, true);
+  t.equal(all.out.spec.runtimeClassName, undefined);
+  t.same(
+    all.notes.map((n) => `${n.annotation}: ${n.message}`),
+    ['spec.runtimeClassName: removed: the pod has no envhook annotation left, and the native fields need no runtime class'],
+  );
+  const left = run(pod({ 'envhook.io/serviceLinks': { '*': false }, 'envhook.io/envFrom': { app: [] } }, spec('envhook')));
+  t.equal(left.out.spec.runtimeClassName, 'envhook', 'an annotation left (envFrom): the handler is still needed');
+  const other = run(pod({ 'envhook.io/serviceLinks': { '*': false } }, spec('gvisor')));
+  t.equal(other.out.spec.runtimeClassName, 'gvisor', "another runtime class is the pod's own");
+  t.same(other.notes, []);
+});

@@ -7,12 +7,14 @@
 // played by the test, as the kubelet does it for a container of an Always or OnFailure pod that
 // exited non-zero. Run on 2.1.9 (test/e2e/cri-evict.test.ts) and 1.7.24
 // (test/e2e/cri-evict-containerd17.test.ts).
-import t from 'tap';
+import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { missingForCri, type ContainerdVersion } from '../helpers/cri/containerd.ts';
 import { ContainerState } from '../helpers/cri/client.ts';
 import { startNriNode } from './cri-nri-suite.ts';
+import { freePort } from '../helpers/nri/process.ts';
+import { envhook } from '../helpers/bundle.ts';
 import { runPod, type KubeletPod } from '../helpers/cri/pod.ts';
 import { procEnviron } from '../helpers/proc.ts';
 import { APP_CHECKS, CANARY, DB_FILES, onPid1AndExec, raw } from '../helpers/cri/cases.ts';
@@ -32,7 +34,13 @@ export function criEvictSuite(version: ContainerdVersion): void {
     async (t) => {
       const h = await startNriNode(t, version);
       const { node, dir } = h;
-      const startPlugin = (extra: string[]) => h.startPlugin(['--cri-socket', node.containerd.paths.address, ...extra]);
+      let metricsPort = 0;
+      const startPlugin = async (extra: string[], criSocket = node.containerd.paths.address) => {
+        metricsPort = await freePort();
+        return h.startPlugin(['--cri-socket', criSocket, '--metrics-address', `127.0.0.1:${metricsPort}`, ...extra]);
+      };
+      const metric = async () => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      const config = path.join(dir, 'empty-config.json');
       const cri = node.containerd.cri;
       let n = 0;
       const pods: KubeletPod[] = [];
@@ -57,6 +65,35 @@ export function criEvictSuite(version: ContainerdVersion): void {
         return id;
       };
 
+      /**
+       * `envhook status` and `envhook doctor` as the admin runs them: each container still running
+       * without its env a problem line (exit 1), none once they are evicted; the gauge the same.
+       */
+      const unappliedLines = async (t: Test, runDir: string, running: KubeletPod[], evictionFailed = false) => {
+        const args = ['--run-dir', runDir, '--prefix', path.join(dir, 'no-install')];
+        const env = { ENVHOOK_CONFIG: config };
+        const expected = running.map((p) => {
+          const { name, namespace } = p.config.metadata;
+          const what = `problem unapplied: container app of pod ${name} in namespace ${namespace} runs without its env (created while the NRI plugin was not registered)`;
+          const del = `kubectl delete pod ${name} -n ${namespace} (the kubelet creates it again, through envhook)`;
+          return evictionFailed
+            ? `${what} — its eviction failed (see the plugin's log); ${del}`
+            : `${what} — ${del}, or let envhook evict such containers: the pod annotation envhook.io/evictUnapplied: "true", or evictUnapplied in ${config}`;
+        });
+        const status = envhook(['status', ...args], { env });
+        t.same(
+          status.stdout.split('\n').filter((l) => l.includes(' unapplied: ')),
+          expected.map((l) => `  ${l}`),
+          'status: one problem line a container',
+        );
+        t.equal(status.status, running.length ? 1 : 0, 'status: exit 1 on such a container');
+        if (running.length) t.equal(status.stderr, `envhook: ${expected[0]!.slice('problem '.length)}\n`);
+        const doctor = envhook(['doctor', ...args], { env });
+        const lines = doctor.stdout.split('\n').filter((l) => l.includes(' unapplied: '));
+        t.same(lines, running.length ? expected : ['ok unapplied: no container runs without the env it asked for'], 'doctor: the same');
+        t.match(await metric(), new RegExp(`^envhook_nri_containers_without_env ${running.length}$`, 'm'), 'the gauge');
+      };
+
       const asks = await pod({ ...ENV, [EVICT_KEY]: 'true' });
       const quiet = await pod(ENV);
       const plain = await pod({});
@@ -73,6 +110,7 @@ export function criEvictSuite(version: ContainerdVersion): void {
         );
         t.same(await state(quietId), { state: ContainerState.RUNNING, exitCode: 0 }, 'no annotation, no setting: left running');
         t.same(await state(plainId), { state: ContainerState.RUNNING, exitCode: 0 }, 'a pod without envhook: untouched');
+        await unappliedLines(t, plugin.runDir, [quiet]);
         const lines = plugin
           .log()
           .split('\n')
@@ -102,6 +140,7 @@ export function criEvictSuite(version: ContainerdVersion): void {
         const s = await plugin.waitForStatus((st) => st.counts.evicted === 2, 30_000);
         t.same([s.counts.missed, s.counts.evictionsFailed], [2, 0], 'the two missed (the restarted one has its mark), both evicted');
         for (const id of [quietId, laterId]) t.same(await state(id), { state: ContainerState.EXITED, exitCode: 137 });
+        await unappliedLines(t, plugin.runDir, []);
         t.same(await state(plainId), { state: ContainerState.RUNNING, exitCode: 0 }, 'a pod without envhook: untouched');
       });
 
@@ -110,12 +149,13 @@ export function criEvictSuite(version: ContainerdVersion): void {
         const missed = await pod({ ...ENV, [EVICT_KEY]: 'true' });
         const missedId = await runMissed(missed);
         const absent = path.join(node.containerd.dir, 'absent.sock');
-        const plugin = await h.startPlugin(['--cri-socket', absent]);
+        const plugin = await startPlugin([], absent);
         const s = await plugin.waitForStatus((st) => st.counts.evictionsFailed === 1, 30_000);
         t.same([s.connected, s.counts.evicted], [true, 0]);
         t.equal(plugin.log().match(/nri: eviction failed: the CRI socket cannot be used/g)?.length, 1, 'one line');
         t.match(plugin.log(), `"reason":"CRI socket ${absent}: no such file or directory (ENOENT)"`);
         t.same(await state(missedId), { state: ContainerState.RUNNING, exitCode: 0 }, 'left running');
+        await unappliedLines(t, plugin.runDir, [missed], true);
         t.equal(plugin.child.exitCode, null, 'still running');
       });
 

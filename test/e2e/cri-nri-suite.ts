@@ -18,7 +18,18 @@ import { parseEnvOutput } from '../helpers/bundle.ts';
 import { APPLIED_KEY } from '../../src/k8s/annotation-keys.ts';
 import { appliedDigest } from '../../src/plan/mark.ts';
 import { atomicVolumeDir } from '../../scripts/kubelet-pod.ts';
-import { APP_ANNOTATIONS, APP_CHECKS, CANARY, DB_FILES, FAILING, onPid1AndExec, raw, SERVICE_ENV } from '../helpers/cri/cases.ts';
+import {
+  APP_ANNOTATIONS,
+  APP_CHECKS,
+  CANARY,
+  DB_FILES,
+  FAILING,
+  onPid1AndExec,
+  raw,
+  SERVICE_ENV,
+  documentedVisibility,
+  whereVisible,
+} from '../helpers/cri/cases.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 // NRI cannot remove variables on this runtime (the plugin refuses a removal): the env cases
@@ -35,8 +46,11 @@ export interface NriNode {
   dir: string;
   /** The plugin startPlugin started, if it still runs. */
   plugin: NriProcess | undefined;
-  /** `envhook nri` from source on containerd's NRI socket (and `extra`); resolves once containerd logs it connected. */
-  startPlugin(extra?: string[]): Promise<NriProcess>;
+  /**
+   * `envhook nri` from source on containerd's NRI socket (and `extra`), with only `capabilities`
+   * if given (helpers/nri/process.ts); resolves once containerd logs it connected.
+   */
+  startPlugin(extra?: string[], capabilities?: readonly string[]): Promise<NriProcess>;
   /** Stops containerd (the plugin first) and reports what was left. */
   stop(): Promise<Leftovers>;
 }
@@ -50,9 +64,10 @@ export async function startNriNode(t: Test, version: ContainerdVersion): Promise
     node,
     dir,
     plugin: undefined,
-    async startPlugin(extra = []) {
+    async startPlugin(extra = [], capabilities) {
       const from = fs.readFileSync(node.containerd.paths.log, 'utf8').length;
-      const p = startNriProcess(['--socket', node.containerd.paths.nriSocket, '--kubelet-root', node.kubeletRoot, ...extra], { dir });
+      const args = ['--socket', node.containerd.paths.nriSocket, '--kubelet-root', node.kubeletRoot, ...extra];
+      const p = startNriProcess(args, { dir, capabilities });
       self.plugin = p;
       await waitFor(
         () => NRI_CONNECTED.test(fs.readFileSync(node.containerd.paths.log, 'utf8').slice(from)),
@@ -118,6 +133,11 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
       t.equal(fs.lstatSync(key).uid, 0, 'the kubelet wrote the secret as root');
       const id = await p.run(CONTAINER);
       for (const [name, check] of ENV_CHECKS) await t.test(name, (t) => onPid1AndExec(t, p, id, check));
+      t.same(
+        await whereVisible(node.containerd, p, id),
+        documentedVisibility('nri'),
+        "NRI: the value is in the runtime's own spec, which crictl inspect prints (docs/pods.md)",
+      );
       t.equal(fs.lstatSync(key).uid, 1000, 'the secret file is owned by defaultUser');
       const probe = await p.execSync(id, ['sh', '-c', 'test "$DB" = db.internal']);
       t.equal(probe.exitCode, 0, 'an exec probe sees the variable');
@@ -156,6 +176,27 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
       t.same(await containersOf(node, p), [], 'no container');
     });
 
+    await t.test("a misspelt field or volume: CreateContainer fails with envhook lint's line", async (t) => {
+      const cases: [Record<string, unknown>, string][] = [
+        [
+          { 'envhook.io/env': { app: [{ name: 'X', vaule: CANARY }] } },
+          'envhook: annotation "envhook.io/env": /app/0: unknown field "vaule" (did you mean "value"?) (and 1 more: envhook lint lists them)',
+        ],
+        [
+          {
+            'envhook.io/env': { app: [{ name: 'X', valueFrom: { fileKeyRef: { volumeName: 'confg', path: 'db.env', key: 'DB_HOST' } } }] },
+          },
+          'envhook: volume "confg" not found in the pod (did you mean "config"?): the kubelet sets up only volumes that a container of the pod mounts',
+        ],
+      ];
+      for (const [annotations, line] of cases) {
+        const message = await createError(t, await pod('', annotations));
+        t.comment(`CreateContainer: ${message}`);
+        t.match(message, line);
+        t.notMatch(message, CANARY);
+      }
+    });
+
     await t.test('serviceLinks false: refused, with what to do instead', async (t) => {
       const p = await pod('', { 'envhook.io/serviceLinks': serviceLinks });
       const message = await createError(t, p);
@@ -171,6 +212,11 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
       const p = await pod('envhook', ENV_ANNOTATIONS);
       const id = await p.run(CONTAINER);
       for (const [name, check] of ENV_CHECKS) await t.test(name, (t) => onPid1AndExec(t, p, id, check));
+      t.same(
+        await whereVisible(node.containerd, p, id),
+        documentedVisibility('nri'),
+        'NRI under the guard handler: the same places as without it (docs/pods.md)',
+      );
       t.notOk(
         node.runs().some((l) => l.includes(id)),
         'the front saw envhook.io/applied and ran runc at once',
@@ -237,6 +283,11 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
       const guarded = await pod('envhook', ENV_ANNOTATIONS);
       const gid = await guarded.run(CONTAINER);
       for (const [name, check] of ENV_CHECKS) await t.test(`guard: ${name}`, (t) => onPid1AndExec(t, guarded, gid, check));
+      t.same(
+        await whereVisible(node.containerd, guarded, gid),
+        documentedVisibility('shim'),
+        "the guard's own pipeline (plugin away): the shim's places, not containerd's stored spec (docs/pods.md)",
+      );
       t.ok(
         node.runs().some((l) => l.includes(gid)),
         'the front ran envhook for it (env asked for, not applied)',

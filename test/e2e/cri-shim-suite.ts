@@ -20,6 +20,8 @@ import {
   OWNERS_ANNOTATION,
   raw,
   SERVICE_ENV,
+  documentedVisibility,
+  whereVisible,
 } from '../helpers/cri/cases.ts';
 
 /** The cases on one containerd of `version`, started before the first. */
@@ -57,6 +59,9 @@ export function criShimSuite(version: Exclude<ContainerdVersion, '2.1'>): void {
     });
 
     for (const [name, check] of Object.entries(APP_CHECKS)) await t.test(name, (t) => onPid1AndExec(t, pod, id, check));
+    await t.test("where the value is visible: the bundle, not containerd's stored spec (docs/pods.md)", async (t) => {
+      t.same(await whereVisible(node.containerd, pod, id), documentedVisibility('shim'));
+    });
     await t.test('an exec probe (ExecSync sh -c test) sees the variable', async (t) => {
       const ok = await pod.execSync(id, ['sh', '-c', 'test "$DB" = db.internal']);
       t.equal(ok.exitCode, 0, 'probe succeeds');

@@ -1,19 +1,21 @@
 // The image the DaemonSets run, built in the suite with Podman and no registry
 // (Containerfile.scratch: the single executable `npm run build` made, hooks/, and the shared
 // libraries ldd finds), then each DaemonSet's container run in it as its manifest says — host
-// network, privileged, root, its hostPath volumes standing on the test's own directories
-// (test/helpers/install/daemonset.ts):
+// network, root, its securityContext (privileged for the installer; for envhook nri only the
+// capabilities it adds, no_new_privs, a read-only root, the default seccomp profile), its hostPath
+// volumes standing on the test's own directories (test/helpers/install/daemonset.ts):
 // - examples/daemonset.yaml's installer against a temporary root mounted at /host, --dry-run and
 //   for real, compared with the same install run outside the image;
 // - examples/nri-daemonset.yaml's `envhook nri` on the NRI socket of a private containerd 2.1.9,
-//   which registers it; a pod created over CRI gets its env; its memory is measured (the
+//   which registers it; its processes run with what the securityContext allows; a pod created
+//   over CRI gets its env (one from a file another UID wrote, 0600); its memory is measured (the
 //   DaemonSet's requests come from it); it stops within the grace period.
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { REPO } from '../helpers/bundle.ts';
-import { freePort } from '../helpers/nri/process.ts';
+import { childrenOf, freePort, privilegesOf } from '../helpers/nri/process.ts';
 import { buildImage, missingForImage, residentKiB, type BuiltImage } from '../helpers/install/image.ts';
 import { INSTALLER_DAEMONSET, NRI_DAEMONSET, imageDirectives, podmanRunOf, readManifest } from '../helpers/install/daemonset.ts';
 import { snapshot } from '../helpers/install/install.ts';
@@ -116,10 +118,11 @@ async function nriDaemonSet(t: Test, img: BuiltImage) {
   const ds = readManifest(NRI_DAEMONSET);
   const spec = ds.spec.template.spec;
   const container = spec.containers[0];
-  // The NRI socket is nri.sock in containerd's directory; the kubelet root is seen at its own path.
+  // The NRI socket is nri.sock in containerd's directory; the kubelet root and the run directory
+  // are seen at their own paths (envhook nri refuses a run directory that is not at its host path).
   const { options, command } = podmanRunOf(spec, container, {
     host: { '/var/run/nri': node.dir, '/var/lib/kubelet': kubeletRoot, '/run/envhook': path.join(node.dir, 'run-envhook') },
-    samePath: ['/var/lib/kubelet'],
+    samePath: ['/var/lib/kubelet', '/run/envhook'],
   });
   t.equal(
     path.basename(node.paths.nriSocket),
@@ -152,6 +155,27 @@ async function nriDaemonSet(t: Test, img: BuiltImage) {
   const pid = img.pid(name);
   const idle = residentKiB(pid);
 
+  // The manifest's securityContext as the kernel applies it, to the supervisor and its worker.
+  const sc = container.securityContext;
+  const worker = childrenOf(pid)[0]?.pid;
+  t.ok(worker, `the supervisor (${pid}) has its worker`);
+  for (const [who, p] of [
+    ['supervisor', pid],
+    ['worker', worker!],
+  ] as const) {
+    const got = privilegesOf(p);
+    t.same(
+      { ...got, effective: got.effective.sort() },
+      { effective: [...sc.capabilities.add].sort(), noNewPrivs: 1, seccomp: 2 },
+      `${who}: only the capabilities the manifest adds, no_new_privs, a seccomp filter (the runtime's default profile)`,
+    );
+  }
+  const root = fs
+    .readFileSync(`/proc/${pid}/mountinfo`, 'utf8')
+    .split('\n')
+    .find((l) => l.split(' ')[4] === '/');
+  t.match(root?.split(' ')[5], /^ro(,|$)/, 'the root file system is read-only');
+
   // A pod as the kubelet creates it, no runtimeClassName: its env comes from the plugin in the image.
   const { 'envhook.io/serviceLinks': _, ...annotations } = APP_ANNOTATIONS;
   const pods = [];
@@ -163,6 +187,13 @@ async function nriDaemonSet(t: Test, img: BuiltImage) {
       emptyDirs: { config: DB_FILES },
     });
     pods.push(pod);
+    // The last pod's env file as an init container running as UID 1000 leaves it: 0600, its own
+    // (envhook reads it with DAC_OVERRIDE, docs/privileges.md).
+    if (i === 2) {
+      const file = path.join(pod.pod.emptyDir('config'), 'db.env');
+      fs.chownSync(file, 1000, 1000);
+      fs.chmodSync(file, 0o600);
+    }
     const id = await pod.run({ name: 'app', command: ['sleep', '3600'], env: { POD_ENV: 'kept', ...SERVICE_ENV } });
     const env = procEnviron(await pod.pid(id));
     if (i === 0) {

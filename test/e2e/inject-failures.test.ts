@@ -55,7 +55,11 @@ const rows: [string, Record<string, unknown>, string][] = [
     fileEnv('unquoted.env', 'OK', true),
     'volume "config": file "unquoted.env": line 2: value must be single-quoted',
   ],
-  ['invalid name: export', fileEnv('export.env', 'SECRET'), 'volume "config": file "export.env": line 1: invalid variable name'],
+  [
+    'invalid name: export',
+    fileEnv('export.env', 'SECRET'),
+    'volume "config": file "export.env": line 1: \'export\' not allowed: write NAME=\'value\'',
+  ],
   [
     'unclosed quote, reported where the value started',
     fileEnv('unclosed.env', 'OK'),
@@ -90,6 +94,16 @@ const rows: [string, Record<string, unknown>, string][] = [
     'annotation not matching the schema: value and valueFrom',
     { 'envhook.io/env': { app: [{ name: 'A', value: CANARY, valueFrom: ref('A', 'config.env') }] } },
     'annotation "envhook.io/env": /app/0: must have exactly one of "value" or "valueFrom"',
+  ],
+  [
+    "a misspelt field: lint's line, the nearest field, how many more",
+    { 'envhook.io/env': { app: [{ name: 'A', vaule: CANARY }] } },
+    'annotation "envhook.io/env": /app/0: unknown field "vaule" (did you mean "value"?) (and 1 more: envhook lint lists them)',
+  ],
+  [
+    "a misspelt volume: the nearest of the pod's volumes",
+    { 'envhook.io/env': { app: [{ name: 'X', valueFrom: { fileKeyRef: { volumeName: 'confg', path: 'a', key: 'A' } } }] } },
+    `volume "confg" not found in the pod (did you mean "config"?): ${NOT_SET_UP}`,
   ],
   [
     'annotation not matching the schema: path',

@@ -11,6 +11,7 @@ import { DAEMON_NODE_OPTION } from '../../src/nri/process.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { childrenOf, parentOf } from '../helpers/nri/process.ts';
 import { procEnviron } from '../helpers/proc.ts';
+import { envhook } from '../helpers/bundle.ts';
 
 t.setTimeout(300_000);
 
@@ -78,8 +79,22 @@ t.test('containerd 2.1.9 starts the plugin install put in its plugin_path', { sk
   fs.writeFileSync(path.join(ctrd.pluginDir, '50-envhook'), installed);
 
   // the command of the report: no --mode
-  const u = uninstall({ runtime: 'containerd', root: '/', extra: ['--prefix', prefix] });
+  const runDir = path.join(ctrd.dir, 'run');
+  t.ok(fs.existsSync(path.join(runDir, 'nri-owners')), "the plugin's records of the pods it watched");
+  const u = uninstall({ runtime: 'containerd', root: '/', extra: ['--prefix', prefix, '--run-dir', runDir] });
   t.equal(u.status, 0, u.stderr);
+  t.same(
+    u.stdout.split('\n').filter((l) => l.includes('run state')),
+    [
+      `remove ${runDir}/nri-status.json (the NRI plugin's run state)`,
+      `remove ${runDir}/nri-owners (the NRI plugin's run state)`,
+      `remove ${runDir} (the NRI plugin's run state)`,
+    ],
+    "the stopped plugin's run state goes with the last NRI install",
+  );
+  t.notOk(fs.existsSync(runDir), 'nothing left of it');
+  const after = envhook(['status', '--prefix', prefix, '--run-dir', runDir]);
+  t.same([after.stdout, after.stderr, after.status], ['installed: nothing\n', '', 0], 'status: installed: nothing, and nothing else');
   t.same(fs.readFileSync(config), configBefore, 'config.toml byte for byte as before');
   t.same(fs.readdirSync(ctrd.pluginDir), [], 'uninstall removed the plugin');
   t.notOk(fs.existsSync(prefix), 'and its own directory');

@@ -206,7 +206,7 @@ const defect: fc.Arbitrary<Defect> = fc.oneof(
   safe.map((x) => d('unquoted', bytesOf(N, '=', x), Reason.NotQuoted, [N, x], false)),
   safe.map((x) => d('double-quoted', bytesOf(N, '="', x, '"'), Reason.NotQuoted, [N, x], false)),
   fc.constant(d('nothing after =', bytesOf(N, '='), Reason.NotQuoted, [N, ''], false)),
-  v.map((x) => d('export', bytesOf('export ', N, "='", x, "'"), Reason.InvalidName, [N, x], false)),
+  v.map((x) => d('export', bytesOf('export ', N, "='", x, "'"), Reason.Export, [N, x], false)),
   v.map((x) => d('digit first', bytesOf('9', N, "='", x, "'"), Reason.InvalidName, null, true)),
   fc
     .tuple(chars('-.@+:%\f\v'), v)

@@ -100,7 +100,20 @@ t.test('mounts: the NRI socket directory, the kubelet pods directory at its own 
   t.equal(hostPathOf(mount(`${kubeletRoot}/pods`)), `${kubeletRoot}/pods`, 'the runtime names pod files by their host path');
   t.equal(mount(`${kubeletRoot}/pods`).mountPropagation, 'HostToContainer', 'volume mounts made later are seen');
   t.equal(hostPathOf(mount('/run/envhook')), '/run/envhook', "the status where the node's envhook status reads it");
-  t.same(c.securityContext, { runAsUser: 0, privileged: true });
+});
+
+t.test('least privilege: root, not privileged, only the capabilities envhook is measured to need', async (t) => {
+  t.same(c.securityContext, {
+    runAsUser: 0,
+    privileged: false,
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    seccompProfile: { type: 'RuntimeDefault' },
+    capabilities: { drop: ['ALL'], add: ['CHOWN', 'DAC_OVERRIDE', 'FOWNER'] },
+  });
+  const doc = read('docs/privileges.md');
+  for (const cap of c.securityContext.capabilities.add) t.match(doc, `\`${cap}\``, `docs/privileges.md says what ${cap} is for`);
+  t.match(read(NRI_DAEMONSET), /docs\/privileges\.md/, 'the comment points there');
 });
 
 t.test('both DaemonSets run the one image', async (t) => {

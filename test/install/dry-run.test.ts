@@ -29,6 +29,7 @@ t.test('crio: the exact dry run; its figures are those of the installed files', 
   fs.mkdirSync(real);
   t.equal(install({ runtime: 'crio', root: real, source, env: NO_CRIO }).status, 0);
   const expected = [
+    `paths below are the node's, under --root ${root}`,
     ...created(real, `${PREFIX}/envhook-main.cjs`, true),
     ...created(real, `${PREFIX}/envhook.cjs`, true),
     ...created(real, `${PREFIX}/envhook`, true),

@@ -81,7 +81,7 @@ for (const [name, bundleOnly, skip] of variants)
     const r = run(['install']);
     t.equal(r.stderr, '');
     t.equal(r.status, 0);
-    t.match(r.stdout, /^create \/usr\/local\/lib\/envhook\/envhook(-main\.cjs)?\n/);
+    t.match(r.stdout, /^paths below are the node's, under --root .*\ncreate \/usr\/local\/lib\/envhook\/envhook(-main\.cjs)?\n/);
     t.same(snapshot(b), snapshot(a), 'the same files as the install from the checkout, byte for byte');
     const again = run(['install', '--source', copy]);
     t.equal(again.status, 0, again.stderr);

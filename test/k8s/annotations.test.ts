@@ -36,12 +36,25 @@ t.test('schema errors name the annotation and the JSON path', async (t) => {
     `${E}: /app/0: must have exactly one of "value" or "valueFrom"`,
   );
   t.equal(env({ app: [{ value: 'x' }] }), `${E}: /app/0: missing field "name"`);
-  t.equal(env({ app: [{ name: '', value: 'x' }] }), `${E}: /app/0/name: must NOT have fewer than 1 characters`);
+  t.equal(
+    env({ app: [{ name: '', value: 'x' }] }),
+    `${E}: /app/0/name: must NOT have fewer than 1 characters (and 1 more: envhook lint lists them)`,
+  );
   t.equal(env({ app: [{ name: 'A=B', value: 'x' }] }), `${E}: /app/0/name: must be printable ASCII without '='`);
   t.equal(env({ app: [{ name: 'A\u00e9', value: 'x' }] }), `${E}: /app/0/name: must be printable ASCII without '='`);
   t.equal(env({ app: [{ name: 'A', value: 1 }] }), `${E}: /app/0/value: must be string`);
   t.equal(env({ app: [{ name: 'A', value: 'a\u0000b' }] }), `${E}: /app/0/value: must not contain a NUL byte`);
   t.equal(env({ app: [{ name: 'A', value: 'x', extra: 1 }] }), `${E}: /app/0: unknown field "extra"`);
+  // lint's line: the unknown field (with the nearest field the object lacks), then how many more
+  t.equal(
+    env({ app: [{ name: 'A', vaule: 'x' }] }),
+    `${E}: /app/0: unknown field "vaule" (did you mean "value"?) (and 1 more: envhook lint lists them)`,
+  );
+  t.equal(env({ app: [{ name: 'A', value: 'x', vaule: 'x' }] }), `${E}: /app/0: unknown field "vaule"`, 'no "value" offered twice');
+  t.equal(
+    env({ app: [{ name: 'A', valueFrom: { fileKeyRef: { volumeName: 'c', path: 'p', kye: 'K' } } }] }),
+    `${E}: /app/0/valueFrom/fileKeyRef: unknown field "kye" (did you mean "key"?) (and 1 more: envhook lint lists them)`,
+  );
   t.equal(env({ app: [{ name: 'A', valueFrom: {} }] }), `${E}: /app/0/valueFrom: must have exactly one of "fileKeyRef" or "fileRef"`);
   t.equal(
     env({ app: [{ name: 'A', valueFrom: { fileKeyRef: fkr(), fileRef: { volumeName: 'c', path: 'p' } } }] }),
@@ -111,7 +124,7 @@ t.test('schema errors name the annotation and the JSON path', async (t) => {
   const F = 'annotation "envhook.io/envFrom"';
   t.equal(
     envFrom({ app: [{ prefix: '', fileRef: { volumeName: 'c', path: 'p' } }] }),
-    `${F}: /app/0/prefix: must NOT have fewer than 1 characters`,
+    `${F}: /app/0/prefix: must NOT have fewer than 1 characters (and 1 more: envhook lint lists them)`,
   );
   t.equal(
     envFrom({ app: [{ prefix: 'A=', fileRef: { volumeName: 'c', path: 'p' } }] }),

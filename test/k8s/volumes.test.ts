@@ -55,6 +55,31 @@ t.test('env sources: emptyDir as it is, atomic-writer volumes through ..data, CS
   );
 });
 
+t.test("a misspelt volume: the nearest of the pod's volumes (any plugin, or an override), as lint names it", async (t) => {
+  const pod = makePod(path.join(t.testdir({}), 'kubelet'), {
+    emptyDirs: { config: {} },
+    atomic: [{ plugin: 'secret', name: 'db-secret', payload: { p: 'P' } }],
+  });
+  const volumes = createVolumeLocator({ pod: { dir: pod.dir, uid: pod.uid, from: 'uid' }, overrides: new Map([['vault', 'rel/dir']]) });
+  const NOT_SET_UP =
+    "the kubelet sets up only volumes that a container of the pod mounts; mount it in one of the pod's containers (the init container is enough)";
+  t.throws(
+    () => volumes.envSource('confg'),
+    new EnvhookError(`volume "confg" not found in the pod (did you mean "config"?): ${NOT_SET_UP}`),
+  );
+  t.throws(
+    () => volumes.envSource('db-secert'),
+    new EnvhookError(`volume "db-secert" not found in the pod (did you mean "db-secret"?): ${NOT_SET_UP}`),
+  );
+  t.throws(() => volumes.envSource('valt'), new EnvhookError(`volume "valt" not found in the pod (did you mean "vault"?): ${NOT_SET_UP}`));
+  t.throws(() => volumes.find('db-secrt', 'atomic'), new EnvhookError('volume "db-secrt" not found (did you mean "db-secret"?)'));
+  t.throws(
+    () => volumes.envSource('other'),
+    new EnvhookError(`volume "other" not found in the pod: ${NOT_SET_UP}`),
+    'nothing near: the set-up hint alone',
+  );
+});
+
 t.test('overrides win and need no pod; no pod at all', async (t) => {
   t.equal(findVolume({ pod: undefined, overrides: new Map([['v', 'rel/dir']]) }, 'v', 'emptyDir'), path.resolve('rel/dir'));
   t.throws(

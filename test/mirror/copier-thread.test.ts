@@ -26,7 +26,11 @@ t.test('requests in, replies out: a copy, a removal, our error and a foreign one
   t.equal(fs.statSync(path.join(runDir, 'volumes/pod-1/keys/key')).uid, 1000);
   t.same(await ask({ id: 2, kind: 'remove-copy', place }), { id: 2, ok: true, value: true });
   t.notOk(fs.existsSync(path.join(runDir, 'volumes/pod-1/keys')));
-  t.same(await ask({ id: 3, kind: 'remove-pod', runDir, podUid: 'pod-1' }), { id: 3, ok: true, value: true });
+  t.same(
+    await ask({ id: 3, kind: 'remove-pod', runDir, podUid: 'pod-1' }),
+    { id: 3, ok: true, value: false },
+    "the pod's last copy took its directory with it",
+  );
   t.same(await ask({ id: 4, kind: 'remove-pod', runDir, podUid: '../x' }), {
     id: 4,
     ok: false,

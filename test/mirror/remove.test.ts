@@ -19,8 +19,12 @@ t.test("a pod's copies, one volume's copy, and the pods that have copies", async
   ] as const)
     copyVolume({ runDir, podUid, volume }, kubelet, owners);
   t.same(podsWithCopies(runDir).sort(), ['p1', 'p2']);
-  removeCopy({ runDir, podUid: 'p1', volume: 'a' });
+  t.equal(removeCopy({ runDir, podUid: 'p1', volume: 'a' }), true);
+  t.equal(removeCopy({ runDir, podUid: 'p1', volume: 'a' }), false, 'gone already');
   t.same(fs.readdirSync(path.join(runDir, 'volumes', 'p1')), ['b']);
+  t.equal(removeCopy({ runDir, podUid: 'p2', volume: 'a' }), true);
+  t.same(podsWithCopies(runDir), ['p1'], "the pod's directory of copies goes with its last copy");
+  copyVolume({ runDir, podUid: 'p2', volume: 'a' }, kubelet, owners);
   t.equal(removePodCopies(runDir, 'p1'), true);
   t.equal(removePodCopies(runDir, 'p1'), false, 'gone already');
   t.same(podsWithCopies(runDir), ['p2']);

@@ -69,7 +69,7 @@ t.test('the libraries: what readelf says the executable needs, as ldd resolves t
   for (const l of libs) t.ok(path.isAbsolute(l) && fs.existsSync(l), `${l} exists here`);
 });
 
-// docs/install.md's step, run as a fresh machine runs it: Debian's Node 20 and npm on PATH, the
+// docs/helm.md's step, run as a fresh machine runs it: Debian's Node 20 and npm on PATH, the
 // checkout after `npm ci` and `npm run build` (npm runs the script with the checkout's Node 24).
 const STEP = 'npm run image-context -- /tmp/envhook-image';
 const systemNpm = ['/usr/bin/npm', '/usr/local/bin/npm'].find((p) => fs.existsSync(p));
@@ -78,7 +78,7 @@ t.test(
   `the documented step (${STEP}) runs with the machine's own Node and npm`,
   { skip: missing || (!systemNpm && 'no npm on this machine') },
   async (t) => {
-    t.match(fs.readFileSync(path.join(REPO, 'docs/install.md'), 'utf8'), `\n  ${STEP} `, 'the step docs/install.md gives');
+    t.match(fs.readFileSync(path.join(REPO, 'docs/helm.md'), 'utf8'), `\n  ${STEP} `, 'the step docs/helm.md gives');
     const dir = path.join(t.testdir(), 'context');
     const env = { HOME: process.env.HOME ?? '/root', PATH: `${path.dirname(systemNpm!)}:/usr/bin:/bin` };
     const r = spawnSync(systemNpm!, ['run', '-s', 'image-context', '--', dir], { cwd: REPO, env, encoding: 'utf8', timeout: 120_000 });

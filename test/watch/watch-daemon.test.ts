@@ -109,3 +109,38 @@ t.test("a copied volume: each rewrite copied with its owners, the kubelet's file
   t.match(s.log(), '"why":"pod directory is gone"');
   t.notMatch(s.log(), 'CANARY');
 });
+
+// A completed Job or an evicted pod: the kubelet tears its volumes down and keeps the pod
+// directory until the pod object is deleted. The copy goes with the kubelet's volume directory.
+t.test(
+  'a copied volume whose kubelet directory goes while the pod directory stays: its copy is removed, live and at a restart',
+  async (t) => {
+    const s = setup(t);
+    const copy = path.join(s.runDir, 'volumes', s.pod.uid, 'keys');
+    writeOwnersRecord(s.runDir, { ...s.record, volumes: [{ ...s.record.volumes[0]!, copy: true, inPlace: false }] });
+    const d = s.start();
+    await waitFor(() => fs.existsSync(path.join(copy, 'key')), 5000, 'copied at start');
+    fs.rmSync(s.vol, { recursive: true });
+    await waitFor(() => !fs.existsSync(path.dirname(copy)), 5000, 'the copy removed with the kubelet volume directory');
+    t.ok(fs.existsSync(s.pod.dir), 'the pod directory is still there');
+    t.match(s.log(), /"volume":"keys","why":"the kubelet's volume directory is gone","msg":"owned copy removed"/);
+    d.stop();
+
+    // The same while no watcher runs: the next start removes it.
+    const vol = makeAtomicVolume(s.pod, 'secret', 'keys', { key: { data: 'CANARY-daemon', mode: 0o400 } });
+    const again = s.start();
+    await waitFor(() => fs.existsSync(path.join(copy, 'key')), 5000, 'copied again');
+    again.stop();
+    fs.rmSync(vol, { recursive: true });
+    s.start();
+    t.notOk(fs.existsSync(path.dirname(copy)), 'removed at the start');
+    t.equal(
+      s
+        .log()
+        .split('\n')
+        .filter((l) => l.includes('"msg":"owned copy removed"')).length,
+      2,
+    );
+    t.notMatch(s.log(), 'CANARY');
+  },
+);

@@ -6,7 +6,7 @@
 // plugin wrapper, a hooks.d file), it is moved out of the runtime's reach, not executable.
 import { refuseBadRoot } from '../config-read.ts';
 import path from 'node:path';
-import { makeLayout, type Layout } from '../layout.ts';
+import { makeLayout, type Layout, type Runtime } from '../layout.ts';
 import { deepestFirst, readHost, type Change } from '../fsops.ts';
 import { removeFile } from '../remove-file.ts';
 import { markedFiles, readState, stateChange, type RuntimeRecord, type State } from '../state.ts';
@@ -54,7 +54,25 @@ export function planUninstall(opts: Pick<InstallOptions, 'runtime' | 'root' | 'p
         .map((f) => wrapperSocket(readHost(layout, f))),
     ),
   ];
-  return { layout, changes, next: [], notes: [], dirs: deepestFirst(dirs), ...(stopPlugins.length ? { stopPlugins } : {}) };
+  return {
+    layout,
+    changes,
+    next: restartNext(opts.runtime, removed, records),
+    notes: [],
+    dirs: deepestFirst(dirs),
+    ...(stopPlugins.length ? { stopPlugins } : {}),
+  };
+}
+
+/**
+ * The running runtime keeps the configuration it started with: the handler, or the NRI settings
+ * install added, until it restarts (Podman reads its files at every run: nothing to do).
+ */
+function restartNext(runtime: Runtime, removed: InstallKey[], records: RuntimeRecord[]): string[] {
+  if (runtime === 'podman' || !records.some((r) => r.blocks.length > 0 || (r.edits ?? []).length > 0)) return [];
+  const what = removed.includes(runtime as InstallKey) ? 'the runtime handler "envhook"' : "the NRI settings envhook's install added";
+  if (runtime === 'crio') return [`restart CRI-O: systemctl restart crio (the running crio still has ${what})`];
+  return [`restart containerd: systemctl restart containerd (the running containerd still has ${what})`];
 }
 
 /** A pre-installed plugin's file: NN-envhook. */

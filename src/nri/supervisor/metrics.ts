@@ -114,6 +114,12 @@ function pluginFamilies(status: NriStatus, histogram: DurationHistogram): Family
       c.missed,
     ),
     one(
+      'envhook_nri_containers_without_env',
+      'gauge',
+      'Containers running now without the env they asked for: created while the plugin was not registered, not evicted (envhook status names them).',
+      status.unapplied?.length ?? 0,
+    ),
+    one(
       'envhook_nri_evictions_total',
       'counter',
       'Missed containers stopped over CRI so that the kubelet creates them again with their env.',

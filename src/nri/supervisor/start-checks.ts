@@ -1,9 +1,10 @@
 // What can fail at the start of `envhook nri`, checked before anything starts (no worker, no
-// status file, no lock): socket paths, the metrics address's form, the run directory. Each a
-// one-line EnvhookError.
+// status file, no lock): socket paths, the metrics address's form, the run directory (usable,
+// and at its host path: run-dir-host.ts). Each a one-line EnvhookError.
 import { EnvhookError } from '../../errors.ts';
 import type { AllSettings } from '../../settings.ts';
 import { checkRunDirUsable } from '../../watch/run-dir.ts';
+import { checkRunDirAtHostPath } from './run-dir-host.ts';
 
 export async function checkStart(settings: AllSettings, runDir: string): Promise<void> {
   // Linux's sun_path: 108 bytes with the NUL. Longer, every dial fails (EINVAL): say so once, now.
@@ -17,4 +18,5 @@ export async function checkStart(settings: AllSettings, runDir: string): Promise
   // node:http is loaded only when the endpoint is asked for.
   if (settings.metricsAddress !== undefined) (await import('./http.ts')).parseAddress(settings.metricsAddress);
   checkRunDirUsable(runDir);
+  checkRunDirAtHostPath(runDir);
 }

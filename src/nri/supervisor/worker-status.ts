@@ -1,11 +1,13 @@
 // The status the supervisor keeps across its workers (the status file, the metrics): counts and
 // "since" outlive a worker, so they survive a restart. What each worker reports
 // (worker-messages.ts) is folded in here; a change of state is published in the next turn, counts
-// alone at most every PUBLISH_MS. Missed containers are logged and counted once each.
+// alone at most every PUBLISH_MS. Missed containers are logged and counted once each; those that
+// still run without their env (not evicted, not ended: unapplied.ts) are listed.
 import type { Logger } from '../../log.ts';
 import { procStat } from '../proc-stat.ts';
 import { emptyCounts, type NriCounts, type NriStatus, type OwnerWatchStats, type RunsAs } from '../status-file.ts';
 import type { MissedContainer, WorkerMessage } from '../worker-messages.ts';
+import { boundUnapplied, stillRuns, unappliedEntry } from '../unapplied.ts';
 
 export interface StatusOptions {
   plugin: string;
@@ -58,9 +60,20 @@ export class WorkerStatus {
     };
   }
 
-  /** The status now, counts included. */
+  /** The status now, counts included, without the unapplied containers that have ended. */
   snapshot(): NriStatus {
+    this.pruneUnapplied();
     return { ...this.status, counts: { ...this.counts } };
+  }
+
+  /** Drops the unapplied containers whose process has ended; true when one was dropped. */
+  private pruneUnapplied(): boolean {
+    const list = this.status.unapplied;
+    if (!list) return false;
+    const running = list.filter((u) => stillRuns(u));
+    if (running.length === list.length) return false;
+    this.status = { ...this.status, unapplied: running };
+    return true;
   }
 
   /** Writes the status now (a failure is a warning: the supervisor goes on). */
@@ -68,6 +81,7 @@ export class WorkerStatus {
     clearTimeout(this.publishTimer);
     this.publishTimer = undefined;
     this.lastPublish = Date.now();
+    this.pruneUnapplied();
     this.status = { ...this.status, counts: { ...this.counts }, updatedAt: iso() };
     try {
       this.opts.publish?.(this.status);
@@ -122,8 +136,9 @@ export class WorkerStatus {
       case 'disconnected':
         return this.setConnected(false);
       case 'missed':
-        return this.missed(m.containers);
+        return this.missed(m.containers, m.whole);
       case 'evicted':
+        this.evictedUnapplied(m.ids, m.failed);
         this.counts.evicted += m.ids.length;
         this.counts.evictionsFailed += m.failed.length;
         return this.publish(true);
@@ -148,8 +163,9 @@ export class WorkerStatus {
     }
   }
 
-  /** Each missed container logged and counted once (names and ids only). */
-  private missed(containers: readonly MissedContainer[]): void {
+  /** Each missed container logged and counted once (names and ids only); listed while it runs without its env. */
+  private missed(containers: readonly MissedContainer[], whole: boolean): void {
+    this.listUnapplied(containers, whole);
     const fresh = containers.filter((c) => !this.reported.has(c.id));
     for (const c of fresh) {
       if (this.reported.size >= MISSED_MEMORY) this.reported.clear();
@@ -162,8 +178,24 @@ export class WorkerStatus {
     if (fresh.length > 0) {
       this.counts.missed += fresh.length;
       this.opts.onMissed?.(fresh);
-      this.publish(true);
     }
+    this.publish(true);
+  }
+
+  /** A Synchronize's list replaces the one before (what it no longer lists has ended); a PostCreateContainer's adds. */
+  private listUnapplied(containers: readonly MissedContainer[], whole: boolean): void {
+    const before = new Map((whole ? [] : (this.status.unapplied ?? [])).map((u) => [u.id, u]));
+    for (const c of containers) before.set(c.id, unappliedEntry(c));
+    this.status = { ...this.status, unapplied: boundUnapplied([...before.values()]) };
+  }
+
+  /** Evicted: no longer running without its env; an eviction that failed: marked so. */
+  private evictedUnapplied(ids: readonly string[], failed: readonly string[]): void {
+    const list = this.status.unapplied;
+    if (!list || ids.length + failed.length === 0) return;
+    const [gone, kept] = [new Set(ids), new Set(failed)];
+    const unapplied = list.filter((u) => !gone.has(u.id)).map((u) => (kept.has(u.id) ? { ...u, evictionFailed: true } : u));
+    this.status = { ...this.status, unapplied };
   }
 
   /** Gauges as the worker has them; its counters added to the supervisor's since the last report. */

@@ -18,6 +18,7 @@ const SCALAR = {
   bytes: 'TYPE_BYTES',
   bool: 'TYPE_BOOL',
   int32: 'TYPE_INT32',
+  uint32: 'TYPE_UINT32',
   int64: 'TYPE_INT64',
 } as const;
 
@@ -118,6 +119,8 @@ export interface ContainerShape {
   annotations: Record<string, string>;
   env: string[];
   mounts: MountShape[];
+  /** Its process on the host (0 before it starts, or when the runtime does not say). */
+  pid: number;
   linux?: { namespaces: { type: string; path: string }[] } | undefined;
 }
 export interface CreateContainerRequestShape {

@@ -13,7 +13,7 @@
 export interface FieldFact {
   name: string;
   number: number;
-  type: 'string' | 'bytes' | 'bool' | 'int32' | 'int64' | 'map' | `.${string}`;
+  type: 'string' | 'bytes' | 'bool' | 'int32' | 'uint32' | 'int64' | 'map' | `.${string}`;
   repeated?: boolean;
   /** The NRI release that added the field, when after Debian's 0.8.0. */
   since?: NriRelease;
@@ -111,6 +111,8 @@ export const NRI_FILE: FileFact = {
       { name: 'mounts', number: 9, type: `${N}.Mount`, repeated: true },
       // Its namespaces: a user namespace means the kubelet's mounts are idmapped (plain-data.ts).
       { name: 'linux', number: 11, type: `${N}.LinuxContainer` },
+      // Its process: `envhook status` tells a missed container that still runs from one that ended.
+      { name: 'pid', number: 12, type: 'uint32' },
     ],
     LinuxContainer: [{ name: 'namespaces', number: 1, type: `${N}.LinuxNamespace`, repeated: true }],
     LinuxNamespace: [

@@ -14,6 +14,8 @@ export interface NriSyncContainer {
   /** NRI's ContainerState number (nri-schema.ts: CONTAINER_STOPPED). */
   state: number;
   mounts: NriMount[];
+  /** Its process on the host, when the runtime says (not before it starts). */
+  pid?: number;
 }
 
 export function toPod(pod: PodSandboxShape | undefined): NriPod {
@@ -27,7 +29,7 @@ export function toPod(pod: PodSandboxShape | undefined): NriPod {
   };
 }
 
-/** A Synchronize's container: ids, name, annotations, state and mounts (never its env). */
+/** A Synchronize's container: ids, name, annotations, state, mounts and pid (never its env). */
 export function toSyncContainer(c: ContainerShape): NriSyncContainer {
   return {
     id: c.id,
@@ -36,6 +38,7 @@ export function toSyncContainer(c: ContainerShape): NriSyncContainer {
     annotations: { ...c.annotations },
     state: c.state,
     mounts: toMounts(c),
+    ...(c.pid ? { pid: c.pid } : {}),
   };
 }
 

@@ -73,8 +73,8 @@ function evictingObserver(link: SupervisorLink, evictor: Evictor): NriObserver {
       evictor.registered(info.runtimeName);
       link.observer.registered(info);
     },
-    missed(list) {
-      link.observer.missed(list);
+    missed(list, whole) {
+      link.observer.missed(list, whole);
       evictor.missed(list);
     },
   };

@@ -78,8 +78,8 @@ function synchronize(payload: Buffer, s: SessionState): Uint8Array {
     const [all, containers] = [s.syncPods, s.syncContainers];
     [s.syncPods, s.syncContainers] = [[], []];
     notifyPods(s, 'Synchronize', (pods) => pods.synchronized(all, containers));
-    const missed = findMissed(all, containers);
-    if (missed.length > 0) s.observer.missed(missed);
+    // all of them, none included: those of before that are no longer listed have ended
+    s.observer.missed(findMissed(all, containers), true);
   }
   return encode(Msg.SynchronizeResponse, { more: req.more });
 }
@@ -121,5 +121,5 @@ function podEnded(s: SessionState, call: string, pod: PodSandboxShape | undefine
 function postCreated(s: SessionState, pod: PodSandboxShape | undefined, container: ContainerShape | undefined): void {
   if (!pod || !container || s.adjusted.delete(container.id)) return;
   const missed = findMissed([toPod(pod)], [toSyncContainer(container)]);
-  if (missed.length > 0) s.observer.missed(missed);
+  if (missed.length > 0) s.observer.missed(missed, false);
 }

@@ -36,6 +36,7 @@ export function findMissed(pods: readonly NriPod[], containers: readonly NriSync
       podUid: pod.uid,
       podEvicts: pod.annotations[EVICT_KEY] === 'true',
       ...(invalid === undefined ? {} : { invalid }),
+      ...(c.pid ? { pid: c.pid } : {}),
     });
   }
   return missed;

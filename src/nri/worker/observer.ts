@@ -13,8 +13,11 @@ export interface NriObserver {
   disconnected(reason: string): void;
   /** One CreateContainer: its result, how long envhook took, and for a refusal or fault its one line. */
   request(result: RequestResult, seconds: number, message?: string): void;
-  /** Containers that asked for envhook and run without its changes (found at Synchronize). */
-  missed(containers: readonly MissedContainer[]): void;
+  /**
+   * Containers that asked for envhook and run without its changes: at Synchronize all of them
+   * (`whole`, the list may be empty), at PostCreateContainer one more.
+   */
+  missed(containers: readonly MissedContainer[], whole: boolean): void;
   /** Evictions asked of the runtime for missed containers: those it took and those it refused. */
   evicted(ids: readonly string[], failed: readonly string[]): void;
 }

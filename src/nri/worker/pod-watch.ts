@@ -12,7 +12,9 @@
 // Synchronize does come, it decides: a restored pod that is not running is dropped then.
 // Owned copies (docs/ownership.md): a volume a container reads through envhook's copy is
 // followed into the copy; the pod's copies are removed when the pod ends (StopPodSandbox or
-// RemovePodSandbox of the sandbox watched, a pod not running at Synchronize, its directory gone).
+// RemovePodSandbox of the sandbox watched, a pod not running at Synchronize, its directory gone),
+// a volume's copy when the kubelet's volume directory goes (watch/registry.ts); restore() removes
+// the copies of pods and volumes gone while no plugin ran, and partial copies of a killed worker.
 import fs from 'node:fs';
 import { describeError } from '../../errors.ts';
 import { factsFromNri } from '../../facts/nri-facts.ts';
@@ -29,8 +31,9 @@ import type { NriSyncContainer } from '../wire/plain-data.ts';
 import type { NriPodEvents } from './types.ts';
 import { VOLUME_OWNERS } from '../../k8s/annotation-keys.ts';
 import type { NriAdjustment } from '../../apply/nri-adjustment.ts';
-import { podsWithCopies } from '../../mirror/remove.ts';
 import { inlineCopier, type Copier } from '../../mirror/copier.ts';
+import { podsWithCopies } from '../../mirror/remove.ts';
+import { sweepAtStart } from '../../watch/leftover-sweep.ts';
 
 export interface PodWatcherOptions {
   kubeletRoot: string;
@@ -69,6 +72,7 @@ class NriPodWatcher implements PodWatcher {
   private readonly watched = new Map<string, Watched>(); // pod UID →
   private readonly records: ReturnType<typeof createPodRecords> | undefined;
   private readonly copier: Copier;
+  private startSweep: { close(): void } | undefined;
 
   constructor(opts: PodWatcherOptions) {
     this.opts = opts;
@@ -85,11 +89,18 @@ class NriPodWatcher implements PodWatcher {
       registry.add(r.podUid, r.volumes);
       if (!registry.has(r.podUid)) {
         records?.remove(r.podUid);
+        this.dropCopies(r.podUid, 'no volume to watch');
         continue;
       }
       // An empty key: the pod's next CreateContainer refreshes the watch from NRI's facts.
       watched.set(r.podUid, { sandbox: r.sandbox, podDir: r.podDir, key: '', mounts: [] });
       this.log.info({ podUid: r.podUid, sandbox: r.sandbox, volumes: r.volumes.length, why: 'restore' }, 'nri: watching pod volume owners');
+    }
+    // What the records no longer name (pods that ended while no plugin ran: their records were
+    // dropped as gone), and what a worker killed while it copied left.
+    if (this.opts.runDir !== undefined) {
+      this.startSweep?.close();
+      this.startSweep = sweepAtStart({ runDir: this.opts.runDir, kubeletRoot: this.opts.kubeletRoot, log: this.log, prefix: 'nri: ' });
     }
   }
 
@@ -140,6 +151,7 @@ class NriPodWatcher implements PodWatcher {
   }
 
   close(): void {
+    this.startSweep?.close();
     this.watched.clear();
     this.registry.close();
   }

@@ -48,7 +48,7 @@ export function linkToSupervisor(send: Send, beatMs = BEAT_MS): SupervisorLink {
       d.durations.push(seconds);
       if (message !== undefined) d.lastError = message;
     },
-    missed: (containers) => send({ t: 'missed', containers: [...containers] }),
+    missed: (containers, whole) => send({ t: 'missed', containers: [...containers], whole }),
     evicted: (ids, failed) => send({ t: 'evicted', ids: [...ids], failed: [...failed] }),
   };
   return {

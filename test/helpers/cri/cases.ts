@@ -2,8 +2,12 @@
 // service variables the kubelet would put in CreateContainer's env, and a canary value that
 // must never show in an error, a status or a log line.
 import type { Test } from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
 import { parseEnvOutput } from '../bundle.ts';
 import type { KubeletPod } from './pod.ts';
+import type { CriContainerd } from './containerd.ts';
+import { EXEC_SIDECAR } from '../../../src/bundle/exec-sidecar.ts';
 import { procEnviron } from '../proc.ts';
 import { raw } from '../shim/injected.ts';
 
@@ -99,4 +103,56 @@ export async function onPid1AndExec(t: Test, pod: KubeletPod, id: string, check:
     t.equal(r.exitCode, 0, 'ExecSync env exits 0');
     check(t, parseEnvOutput(r.stdout));
   });
+}
+
+/** The places on the node docs/pods.md#volumes-env-is-read-from names, as its table words them. */
+const WHERE = {
+  inspect: 'crictl inspect: runtimeSpec.process.env of ContainerStatus verbose',
+  config: "the bundle's config.json",
+  sidecar: 'envhook-exec.data in the bundle',
+  environ: '/proc/<pid>/environ of PID 1',
+} as const;
+
+/** The first words of each row of docs/pods.md's table of places, for each place of WHERE. */
+const ROWS: Record<keyof typeof WHERE, string> = {
+  inspect: '`crictl inspect`',
+  config: "the bundle's `config.json`",
+  sidecar: '`envhook-exec.data`',
+  environ: '`/proc/<pid>/environ`',
+};
+
+/**
+ * What docs/pods.md's table says of each place of WHERE for `mode` (its NRI column, which is
+ * also the guard handler's with the plugin registered, or its shim column): a cell that starts
+ * with "yes" or "**yes**" is true, one that starts with "no" false.
+ */
+export function documentedVisibility(mode: 'nri' | 'shim'): Record<string, boolean> {
+  const page = fs.readFileSync(path.resolve(import.meta.dirname, '../../../docs/pods.md'), 'utf8');
+  const rows = page.split('\n').filter((l) => l.startsWith('| '));
+  const out: Record<string, boolean> = {};
+  for (const [key, start] of Object.entries(ROWS) as [keyof typeof WHERE, string][]) {
+    const row = rows.find((l) => l.startsWith(`| ${start}`));
+    if (!row) throw new Error(`docs/pods.md: no table row starting ${start}`);
+    const cell = row.split(' | ')[mode === 'nri' ? 1 : 2]!.replace(/^\*\*/, '');
+    if (!/^(yes|no)\b/.test(cell)) throw new Error(`docs/pods.md: the ${mode} cell of ${start} says neither yes nor no`);
+    out[WHERE[key]] = cell.startsWith('yes');
+  }
+  return out;
+}
+
+/**
+ * Where the resolved value of APP_ANNOTATIONS' `DB` (db.internal, read from the env file) can
+ * be read on the node for running container `id`: true or false for each place of WHERE.
+ */
+export async function whereVisible(c: CriContainerd, pod: KubeletPod, id: string): Promise<Record<string, boolean>> {
+  const bundle = path.join(c.paths.state, 'io.containerd.runtime.v2.task/k8s.io', id);
+  const entry = 'DB=db.internal';
+  const config = JSON.parse(fs.readFileSync(path.join(bundle, 'config.json'), 'utf8')) as { process: { env: string[] } };
+  const sidecar = path.join(bundle, EXEC_SIDECAR);
+  return {
+    [WHERE.inspect]: (await pod.specEnv(id)).includes(entry),
+    [WHERE.config]: config.process.env.includes(entry),
+    [WHERE.sidecar]: fs.existsSync(sidecar) && fs.readFileSync(sidecar, 'utf8').includes('db.internal'),
+    [WHERE.environ]: procEnviron(await pod.pid(id)).get('DB') === 'db.internal',
+  };
 }

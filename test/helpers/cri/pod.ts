@@ -42,6 +42,8 @@ export interface KubeletPod {
   pid(id: string): Promise<number>;
   /** The annotations of the container's stored OCI spec (ContainerStatus verbose info): what NRI's adjustment left there. */
   specAnnotations(id: string): Promise<Record<string, string>>;
+  /** `runtimeSpec.process.env` of ContainerStatus verbose info, what `crictl inspect` prints of the env. */
+  specEnv(id: string): Promise<string[]>;
   execSync(id: string, cmd: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }>;
   /** StopPodSandbox then RemovePodSandbox after stopping and removing its containers, as the kubelet does. */
   remove(): Promise<void>;
@@ -127,6 +129,10 @@ export async function runPod(c: CriContainerd, kubeletRoot: string, o: PodOption
     async specAnnotations(cid) {
       const res = await cri.call('ContainerStatus', { containerId: cid, verbose: true });
       return (JSON.parse(res.info.info) as { runtimeSpec?: { annotations?: Record<string, string> } }).runtimeSpec?.annotations ?? {};
+    },
+    async specEnv(cid) {
+      const res = await cri.call('ContainerStatus', { containerId: cid, verbose: true });
+      return (JSON.parse(res.info.info) as { runtimeSpec?: { process?: { env?: string[] } } }).runtimeSpec?.process?.env ?? [];
     },
     async execSync(cid, cmd) {
       const r = await cri.call('ExecSync', { containerId: cid, cmd, timeout: 30n });

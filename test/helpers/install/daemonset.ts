@@ -40,6 +40,32 @@ export interface NodePaths {
   samePath?: string[];
 }
 
+/**
+ * A container's securityContext as `podman run` options, field by field as runc gets it from the
+ * kubelet: privileged; runAsUser; capabilities drop and add (names as Kubernetes writes them,
+ * CHOWN); allowPrivilegeEscalation false (no_new_privs); readOnlyRootFilesystem (and no tmpfs at
+ * /tmp, /run, /var/tmp, which Podman's --read-only adds and the kubelet does not); seccompProfile
+ * RuntimeDefault (Podman's default profile, of the same origin as containerd's; Unconfined
+ * turns it off). A field it cannot stand for is refused, so that no test runs a manifest laxer than it reads.
+ */
+function securityOptions(sc: Record<string, any>): string[] {
+  const known = ['privileged', 'runAsUser', 'capabilities', 'allowPrivilegeEscalation', 'readOnlyRootFilesystem', 'seccompProfile'];
+  const unknown = Object.keys(sc).filter((k) => !known.includes(k));
+  if (unknown.length) throw new Error(`securityContext ${unknown.join(', ')}: not run here`);
+  const options: string[] = [];
+  if (sc.privileged) options.push('--privileged');
+  if (sc.runAsUser !== undefined) options.push('--user', String(sc.runAsUser));
+  for (const c of sc.capabilities?.drop ?? []) options.push('--cap-drop', c === 'ALL' ? 'all' : c);
+  for (const c of sc.capabilities?.add ?? []) options.push('--cap-add', c);
+  if (sc.allowPrivilegeEscalation === false) options.push('--security-opt', 'no-new-privileges');
+  if (sc.readOnlyRootFilesystem) options.push('--read-only', '--read-only-tmpfs=false');
+  const seccomp = sc.seccompProfile?.type;
+  if (seccomp !== undefined && seccomp !== 'RuntimeDefault' && seccomp !== 'Unconfined')
+    throw new Error(`seccompProfile ${seccomp}: not run here`);
+  if (seccomp === 'Unconfined') options.push('--security-opt', 'seccomp=unconfined');
+  return options;
+}
+
 function translate(p: string, map: Record<string, string>, keys: readonly string[]): string {
   const key = keys.filter((k) => p === k || p.startsWith(k === '/' ? '/' : `${k}/`)).sort((a, b) => b.length - a.length)[0];
   if (key === undefined) return p;
@@ -56,8 +82,7 @@ export function podmanRunOf(spec: any, container: any, node: NodePaths): { optio
   const same = node.samePath ?? [];
   const inside = (p: string) => translate(p, node.host, same);
   const options = ['--net', spec.hostNetwork ? 'host' : 'none', ...(spec.hostPID ? ['--pid', 'host'] : [])];
-  if (container.securityContext?.privileged) options.push('--privileged');
-  if (container.securityContext?.runAsUser !== undefined) options.push('--user', String(container.securityContext.runAsUser));
+  options.push(...securityOptions(container.securityContext ?? {}));
   for (const m of container.volumeMounts ?? []) {
     const volume = spec.volumes.find((v: any) => v.name === m.name);
     if (!volume?.hostPath) throw new Error(`volume ${m.name}: only hostPath volumes are run here`);

@@ -30,10 +30,56 @@ export type NriStatusFile = { pid: number; workerPid?: number; connected: boolea
   unknown
 >;
 
-/** `logToStderr`: no --log-file, so the JSON lines go to stderr (its default) and log() reads them there. */
+/**
+ * The capabilities a test's `envhook nri` runs with, as a non-privileged root container gets them:
+ * `capabilities` (names as in a pod's securityContext, `CHOWN`), else the comma-separated
+ * ENVHOOK_NRI_CAPABILITIES (to run any NRI suite under a set), else undefined: every capability.
+ */
+function nriCapabilities(capabilities?: readonly string[]): readonly string[] | undefined {
+  if (capabilities) return capabilities;
+  const env = process.env.ENVHOOK_NRI_CAPABILITIES;
+  return env === undefined ? undefined : env.split(',').filter(Boolean);
+}
+
+/**
+ * `command args` started as root with only `capabilities` (setpriv): the bounding set, hence the
+ * permitted and effective sets of every process it execs (the worker too), reduced to them;
+ * no inheritable or ambient ones; no_new_privs. What runc gives a container whose
+ * securityContext drops ALL and adds these, with allowPrivilegeEscalation: false.
+ */
+export function underCapabilities(capabilities: readonly string[], command: string, args: readonly string[]): [string, string[]] {
+  const set = ['-all', ...capabilities.map((c) => `+${c.toLowerCase().replace(/^cap_/, '')}`)].join(',');
+  return ['setpriv', ['--bounding-set', set, '--inh-caps', '-all', '--ambient-caps', '-all', '--no-new-privs', '--', command, ...args]];
+}
+
+/** Capability names as a securityContext writes them, by their number (linux/capability.h). */
+const CAPABILITY_NAMES = (
+  'CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID KILL SETGID SETUID SETPCAP LINUX_IMMUTABLE NET_BIND_SERVICE ' +
+  'NET_BROADCAST NET_ADMIN NET_RAW IPC_LOCK IPC_OWNER SYS_MODULE SYS_RAWIO SYS_CHROOT SYS_PTRACE SYS_PACCT SYS_ADMIN ' +
+  'SYS_BOOT SYS_NICE SYS_RESOURCE SYS_TIME SYS_TTY_CONFIG MKNOD LEASE AUDIT_WRITE AUDIT_CONTROL SETFCAP MAC_OVERRIDE ' +
+  'MAC_ADMIN SYSLOG WAKE_ALARM BLOCK_SUSPEND AUDIT_READ PERFMON BPF CHECKPOINT_RESTORE'
+).split(' ');
+
+/**
+ * What the kernel says of process `pid` (/proc/<pid>/status): its effective capabilities by name
+ * (a bit with no name here as its number), no_new_privs, and its seccomp mode (0 none, 2 a filter).
+ */
+export function privilegesOf(pid: number): { effective: string[]; noNewPrivs: number; seccomp: number } {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string) => new RegExp(`^${name}:\\s*(\\S+)$`, 'm').exec(status)?.[1] ?? '';
+  const mask = BigInt(`0x${field('CapEff') || '0'}`);
+  const effective: string[] = [];
+  for (let bit = 0; bit < 64; bit++) if (mask & (1n << BigInt(bit))) effective.push(CAPABILITY_NAMES[bit] ?? String(bit));
+  return { effective, noNewPrivs: Number(field('NoNewPrivs')), seccomp: Number(field('Seccomp')) };
+}
+
+/**
+ * `logToStderr`: no --log-file, so the JSON lines go to stderr (its default) and log() reads them there.
+ * `capabilities`: run under only these (nriCapabilities).
+ */
 export function startNriProcess(
   args: string[],
-  opts: { dir: string; env?: NodeJS.ProcessEnv; stdio?: StdioOptions; logToStderr?: boolean },
+  opts: { dir: string; env?: NodeJS.ProcessEnv; stdio?: StdioOptions; logToStderr?: boolean; capabilities?: readonly string[] },
 ): NriProcess {
   const id = `${Date.now()}-${Math.random().toString(16).slice(2)}`;
   const logFile = path.join(opts.dir, `envhook-nri-${id}.log`);
@@ -41,7 +87,10 @@ export function startNriProcess(
   const config = path.join(opts.dir, 'empty-config.json');
   if (!fs.existsSync(config)) fs.writeFileSync(config, '{}');
   const logArgs = opts.logToStderr ? [] : ['--log-file', logFile];
-  const child = spawn(NODE, [builtCli(), 'nri', ...logArgs, '--log-level', 'debug', ...args], {
+  const argv = [builtCli(), 'nri', ...logArgs, '--log-level', 'debug', ...args];
+  const capabilities = nriCapabilities(opts.capabilities);
+  const [command, commandArgs] = capabilities ? underCapabilities(capabilities, NODE, argv) : [NODE, argv];
+  const child = spawn(command, commandArgs, {
     // The status file and the owners records (nri/worker/pod-watch.ts) in the test's directory, not the host's /run/envhook.
     env: { PATH: process.env.PATH, ENVHOOK_CONFIG: config, ENVHOOK_RUN_DIR: runDir, ...opts.env },
     stdio: opts.stdio ?? ['ignore', 'ignore', 'pipe'],

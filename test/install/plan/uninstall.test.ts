@@ -144,3 +144,42 @@ t.test('a state file whose records are not what install writes: one line, nothin
     t.same(snapshot(root), before);
   }
 });
+
+t.test(
+  'containerd 1.6, the handler under --root: the lines say where the paths are, every directory install created, and the restart',
+  { skip: fs.existsSync('/usr/bin/containerd') ? false : 'no /usr/bin/containerd (Debian bookworm containerd 1.6)' },
+  async (t) => {
+    const { root, source } = installRoot(t, { 'etc/containerd/config.toml': 'version = 2\n[plugins."io.containerd.grpc.v1.cri"]\n' });
+    const original = snapshot(root);
+    t.equal(install({ runtime: 'containerd', root, source, extra: ['--containerd', '/usr/bin/containerd'] }).status, 0);
+    const lines = (dryRun: boolean) => {
+      const w = dryRun ? 'would ' : '';
+      return [
+        `paths below are the node's, under --root ${root}`,
+        `${w}update /etc/containerd/config.toml`,
+        ...['runtimeclass.yaml', 'envhook-runtime', 'envhook-runtime.conf', 'envhook', 'envhook.cjs', 'envhook-main.cjs', 'state.json'].map(
+          (f) => `${w}remove /usr/local/lib/envhook/${f}`,
+        ),
+        ...['/usr/local/lib/envhook', '/usr/local/lib', '/usr/local', '/usr'].map((d) => `${w}remove directory ${d} (install created it)`),
+      ];
+    };
+    const dry = uninstall({ runtime: 'containerd', root, extra: ['--dry-run'] });
+    t.same(
+      dry.stdout.split('\n').filter((l) => !/^([-+@ ]|$)/.test(l)),
+      lines(true),
+      'the dry run: the same lines, each directory that would go',
+    );
+    const u = uninstall({ runtime: 'containerd', root });
+    t.equal(u.status, 0, u.stderr);
+    t.equal(
+      u.stdout,
+      [
+        ...lines(false),
+        'next:',
+        '  restart containerd: systemctl restart containerd (the running containerd still has the runtime handler "envhook")',
+        '',
+      ].join('\n'),
+    );
+    t.same(snapshot(root), original, 'every file and directory as before');
+  },
+);

@@ -159,6 +159,10 @@ t.test('every family, named with its unit, from the status and the histogram', a
       ownerRechowns: 7,
     },
     owners: { pods: 3, volumes: 5, watches: 6, polled: 1, ownedBeforeSwap: 5, ownedAfterSwap: 2, refusedByKernel: 1, refusedByBound: 9 },
+    unapplied: [
+      { id: 'c1', container: 'app', pod: 'web', namespace: 'ns' },
+      { id: 'c2', container: 'app', pod: 'api', namespace: 'ns' },
+    ],
   });
   const fams = parseExposition(renderMetrics(status, hist));
   t.same(
@@ -172,6 +176,7 @@ t.test('every family, named with its unit, from the status and the histogram', a
       'envhook_nri_requests_total counter',
       'envhook_nri_request_duration_seconds histogram',
       'envhook_nri_missed_containers_total counter',
+      'envhook_nri_containers_without_env gauge',
       'envhook_nri_evictions_total counter',
       'envhook_nri_eviction_failures_total counter',
       'envhook_owner_rechowns_total counter',
@@ -198,6 +203,7 @@ t.test('every family, named with its unit, from the status and the histogram', a
     t.equal(value(fams, 'envhook_nri_requests_total', { result }), n, result);
   }
   t.equal(value(fams, 'envhook_nri_missed_containers_total'), 5);
+  t.equal(value(fams, 'envhook_nri_containers_without_env'), 2, 'the containers listed running without their env');
   t.equal(value(fams, 'envhook_nri_evictions_total'), 4);
   t.equal(value(fams, 'envhook_nri_eviction_failures_total'), 1);
   t.equal(value(fams, 'envhook_owner_rechowns_total'), 7);

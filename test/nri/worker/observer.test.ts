@@ -9,6 +9,6 @@ t.test('silentObserver takes every event of NriObserver and does nothing with it
   t.equal(o.registered({ runtimeName: 'containerd', runtimeVersion: '2.1.9', socket: '/run/nri.sock' }), undefined);
   t.equal(o.disconnected('runtime gone'), undefined);
   t.equal(o.request('refused', 0.01, 'envhook: no'), undefined);
-  t.equal(o.missed([]), undefined);
+  t.equal(o.missed([], true), undefined);
   t.equal(o.evicted(['a'], ['b']), undefined);
 });

@@ -426,3 +426,68 @@ t.test("owned copies: CreateContainer's copy followed after each rewrite, record
   t.notOk(fs.existsSync(path.dirname(copy)), 'a pod not running at Synchronize: its copies removed');
   t.notMatch(fs.readFileSync(logFile, 'utf8'), CANARY, 'no content logged');
 });
+
+// containerd 1.7.24 sends its pre-installed plugin no Synchronize: a pod deleted while no plugin
+// ran is known to the next one only by its record, which restore() drops as gone. Its copies go
+// with it; so do a volume's copy whose kubelet directory went, and what a worker killed while it
+// copied left (a timestamped directory `..data` does not point at).
+t.test('restore(): copies of a pod deleted while no plugin ran, of a volume torn down, and a killed copy, are removed', async (t) => {
+  const { createNriHandler } = await import('../../../src/nri/worker/handler.ts');
+  const dir = t.testdir();
+  const root = path.join(dir, 'kubelet');
+  const runDir = path.join(dir, 'run');
+  const logFile = path.join(dir, 'envhook.log');
+  const log = createLogger(logFile, 'debug');
+  const handler = createNriHandler({ settings: { kubeletRoot: root }, log, runDir });
+  const first = createPodWatcher({ kubeletRoot: root, log, runDir });
+  const started = await Promise.all(
+    ['pod-deleted', 'pod-job', 'pod-live'].map(async (uid) => {
+      const pod = makePod(root, {}, uid);
+      const vol = makeAtomicVolume(pod, 'secret', 'keys', { key: { data: `${CANARY}0`, mode: 0o400 } });
+      const req = nriRequest(pod, 'app', {
+        annotations: { 'envhook.io/volumeOwners': OWNERS },
+        mounts: [...pod.mounts('app'), { destination: '/keys', source: vol, type: 'bind', options: ['rbind', 'ro'] }],
+      });
+      first.created(req, await handler(req));
+      return { pod, vol, copy: path.join(runDir, 'volumes', uid, 'keys') };
+    }),
+  );
+  const [deleted, job, live] = started as [(typeof started)[0], (typeof started)[0], (typeof started)[0]];
+  for (const p of started) t.ok(fs.existsSync(path.join(p.copy, 'key')), `${p.pod.uid}: copied at CreateContainer`);
+  first.close();
+
+  // While no plugin runs: one pod deleted, one pod's volume torn down (its directory kept), and a
+  // killed copy's partial payload in the live pod's copy, a minute old.
+  fs.rmSync(deleted.pod.dir, { recursive: true });
+  fs.rmSync(job.vol, { recursive: true });
+  const partial = path.join(live.copy, '..2026_11_29_06_00_00.7');
+  fs.mkdirSync(partial, { mode: 0o700 });
+  fs.writeFileSync(path.join(partial, 'key'), `${CANARY}x`, { mode: 0o600 });
+  const old = new Date(Date.now() - 60_000);
+  fs.utimesSync(partial, old, old);
+
+  const second = createPodWatcher({ kubeletRoot: root, log, runDir });
+  t.teardown(() => second.close());
+  second.restore();
+  t.notOk(fs.existsSync(path.dirname(deleted.copy)), "the deleted pod's copies are removed with its record");
+  t.notOk(fs.existsSync(path.join(runDir, 'nri-owners', 'pod-deleted.json')));
+  t.notOk(fs.existsSync(job.copy), "the torn-down volume's copy is removed");
+  t.notOk(fs.existsSync(partial), "the killed copy's partial payload is removed");
+  t.equal(fs.readFileSync(path.join(live.copy, 'key'), 'utf8'), `${CANARY}0`, "the live pod's copy is whole");
+  t.ok(second.registry.has('pod-live'));
+  const lines = fs
+    .readFileSync(logFile, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  const removals = lines
+    .filter((l) => /removed$/.test(l.msg) && /copy|copies/.test(l.msg))
+    .map((l) => [l.msg, l.podUid, l.volume, l.why])
+    .sort();
+  t.same(removals, [
+    ['nri: owned copy removed', 'pod-job', 'keys', "the kubelet's volume directory is gone"],
+    ['nri: partial owned copy removed', 'pod-live', 'keys', 'left by a copy that did not finish'],
+    ["nri: pod's owned copies removed", 'pod-deleted', undefined, 'pod directory is gone'],
+  ]);
+  t.notMatch(fs.readFileSync(logFile, 'utf8'), CANARY, 'no content logged');
+});

@@ -1,0 +1,54 @@
+// What uninstall takes out of the run directory (the `runDir` setting, /run/envhook) once no NRI
+// install is left: the stopped plugin's status file and the records of the pods it watched
+// (`nri-owners/`, read only by the next plugin process). Only when the status file's supervisor
+// no longer runs (the uninstall stopped it, or it was gone): a plugin still running keeps its
+// state. Owned copies stay: running containers read them (docs/ownership.md). The shim's
+// `owners/` records stay too: `envhook watch` reads them while the pods run.
+import fs from 'node:fs';
+import path from 'node:path';
+import { EnvhookError, errnoReason } from '../errors.ts';
+import { procStat } from '../nri/proc-stat.ts';
+import { readStatus, statusPath } from '../nri/status-file.ts';
+import { NRI_RECORDS, recordsDir } from '../watch/run-dir.ts';
+import type { Layout } from './layout.ts';
+
+/** The run-state paths (host paths) there now that uninstall removes, once the plugin is stopped. */
+export function nriRunState(layout: Layout, runDir: string): string[] {
+  return [statusPath(runDir), recordsDir(runDir, NRI_RECORDS)].filter((p) => fs.existsSync(layout.real(p)));
+}
+
+/** True when the status file's supervisor still runs (its pid with the start time the file recorded). */
+function supervisorRuns(layout: Layout, runDir: string): boolean {
+  let status;
+  try {
+    status = readStatus(layout.real(runDir));
+  } catch {
+    return false; // not a status file: nothing runs that wrote it
+  }
+  if (!status) return false;
+  const stat = procStat(status.pid, layout.real('/proc'));
+  return stat !== undefined && stat.state !== 'Z' && (status.pidStartTicks === undefined || stat.startTicks === status.pidStartTicks);
+}
+
+/**
+ * Removes the run state of a plugin that no longer runs; the paths removed. A plugin still
+ * running keeps it (an empty list); the run directory goes too when that leaves it empty.
+ */
+export function removeNriRunState(layout: Layout, runDir: string): string[] {
+  const paths = nriRunState(layout, runDir);
+  if (paths.length === 0 || supervisorRuns(layout, runDir)) return [];
+  for (const p of paths) {
+    try {
+      fs.rmSync(layout.real(p), { recursive: true, force: true });
+    } catch (cause) {
+      throw new EnvhookError(`cannot remove ${p}: ${errnoReason(cause)}: remove it by hand`, { cause });
+    }
+  }
+  try {
+    fs.rmdirSync(layout.real(runDir));
+    paths.push(runDir);
+  } catch {
+    /* not empty (owned copies, the shim's records): kept */
+  }
+  return paths.map((p) => path.normalize(p));
+}

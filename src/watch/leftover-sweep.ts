@@ -1,0 +1,66 @@
+// The resident processes' removal of leftover owned copies (mirror/leftovers.ts), shared by
+// `envhook watch` (watch-daemon.ts: at its start and every rescan) and the NRI worker
+// (nri/worker/pod-watch.ts: at its start, after the records are read back): copies of pods and of
+// volumes the kubelet has removed, and, at the start only, the partial entries a process killed
+// while it copied left behind, removed at once when unchanged for SETTLE_MS, else once more that
+// long after the start. Each removal is one log line with the pod UID, the volume and why: names
+// and counts only.
+import { describeError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { findPartials, removeGoneCopies, removePartials, removeSettled, SETTLE_MS, type PartialEntry } from '../mirror/leftovers.ts';
+
+export interface SweepPlace {
+  runDir: string;
+  kubeletRoot: string;
+  log: Logger;
+  /** `nri: ` in the NRI worker's lines. */
+  prefix?: string;
+}
+
+/** Removes the copies whose pod directory or kubelet volume directory is gone. */
+export function sweepGoneCopies({ runDir, kubeletRoot, log, prefix = '' }: SweepPlace): void {
+  try {
+    for (const r of removeGoneCopies(runDir, kubeletRoot)) {
+      if (r.volume === undefined) log.info({ podUid: r.podUid, why: r.why }, `${prefix}pod's owned copies removed`);
+      else log.info({ podUid: r.podUid, volume: r.volume, why: r.why }, `${prefix}owned copy removed`);
+    }
+  } catch (err) {
+    log.warn({ err }, `${prefix}leftover owned copies not removed: ${describeError(err)}`);
+  }
+}
+
+/**
+ * The start's sweep: gone copies, then partial entries (those changed in the last SETTLE_MS
+ * looked at again SETTLE_MS later, by an unref'd timer). close() cancels the second look.
+ */
+export function sweepAtStart(place: SweepPlace, settleMs = SETTLE_MS): { close(): void } {
+  sweepGoneCopies(place);
+  let young: PartialEntry[] = [];
+  try {
+    const r = removePartials(findPartials(place.runDir), Date.now(), settleMs);
+    logPartials(place, r.removed);
+    young = r.young;
+  } catch (err) {
+    place.log.warn({ err }, `${place.prefix ?? ''}partial owned copies not removed: ${describeError(err)}`);
+  }
+  if (young.length === 0) return { close() {} };
+  const timer = setTimeout(() => logPartials(place, removeSettled(young)), settleMs);
+  timer.unref();
+  return { close: () => clearTimeout(timer) };
+}
+
+/** One line a copy: how many partial entries went (the whole copy when it had no `..data`). */
+function logPartials({ log, prefix = '' }: SweepPlace, removed: readonly PartialEntry[]): void {
+  const byCopy = new Map<string, { podUid: string; volume: string; entries: number; whole: boolean }>();
+  for (const e of removed) {
+    const key = `${e.place.podUid}/${e.place.volume}`;
+    const c = byCopy.get(key) ?? { podUid: e.place.podUid, volume: e.place.volume, entries: 0, whole: false };
+    c.entries++;
+    if (e.name === undefined) c.whole = true;
+    byCopy.set(key, c);
+  }
+  for (const c of byCopy.values()) {
+    const why = c.whole ? 'a copy that never got its first payload' : 'left by a copy that did not finish';
+    log.info({ podUid: c.podUid, volume: c.volume, entries: c.entries, why }, `${prefix}partial owned copy removed`);
+  }
+}

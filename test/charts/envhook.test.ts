@@ -1,0 +1,362 @@
+// charts/envhook with the real helm (v4, test/helpers/helm.ts): `helm lint --strict`, the
+// default and each documented combination rendered, the rendered objects checked against the
+// values that made them (command, mounts, securityContext, labels, probes), the schema's and the
+// templates' refusals as helm prints them, and NOTES.txt as `helm install` shows it.
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { REPO } from '../helpers/bundle.ts';
+import { helm, objectOf, renderChart } from '../helpers/helm.ts';
+import { validateEnvAnnotation } from '../../src/generated/validators.js';
+
+const CHART_DIR = path.join(REPO, 'charts/envhook');
+const VALUES = parse(fs.readFileSync(path.join(CHART_DIR, 'values.yaml'), 'utf8'));
+const VERSION = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')).version;
+
+const nriOf = (objects: any[]) => objectOf(objects, 'DaemonSet', '-nri');
+const argOf = (command: string[], flag: string) => {
+  const i = command.indexOf(flag);
+  return i < 0 ? undefined : command[i + 1];
+};
+/** mountPath → the hostPath of its volume, for every mount of a container. */
+const hostPaths = (spec: any, c: any) =>
+  Object.fromEntries(c.volumeMounts.map((m: any) => [m.mountPath, spec.volumes.find((v: any) => v.name === m.name)?.hostPath?.path]));
+
+t.test("Chart.yaml: apiVersion v2, version and appVersion are package.json's", async (t) => {
+  const chart = parse(fs.readFileSync(path.join(CHART_DIR, 'Chart.yaml'), 'utf8'));
+  t.equal(chart.apiVersion, 'v2');
+  t.equal(chart.name, 'envhook');
+  t.equal(chart.version, VERSION);
+  t.equal(chart.appVersion, VERSION);
+});
+
+t.test('helm lint --strict is clean, by default and with every option on', async (t) => {
+  for (const set of [
+    [],
+    [
+      'installer.enabled=true',
+      'runtimeClass.enabled=true',
+      'metrics.service.enabled=true',
+      'metrics.serviceMonitor.enabled=true',
+      'metrics.podMonitor.enabled=true',
+    ],
+    ['nri.enabled=false', 'installer.enabled=true', 'installer.mode=nri', 'containerRuntime=crio'],
+  ]) {
+    const r = helm(['lint', '--strict', 'charts/envhook', ...set.flatMap((s) => ['--set', s])]);
+    t.equal(r.status, 0, `${set.join(' ')}: ${r.stdout}${r.stderr}`);
+    t.match(r.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+    t.notMatch(r.stdout, /\[(WARNING|ERROR)\]/, set.join(' ') || 'default');
+  }
+});
+
+t.test('every value in values.yaml has a comment', async (t) => {
+  const lines = fs.readFileSync(path.join(CHART_DIR, 'values.yaml'), 'utf8').split('\n');
+  // Kubernetes objects given whole (a securityContext, resources…): their comment is above the key.
+  const whole = new Set(['updateStrategy', 'securityContext', 'resources', 'nodeSelector', 'tolerations']);
+  let top = '';
+  let keys = 0;
+  lines.forEach((line, i) => {
+    const key = /^(\s*)([A-Za-z]\w*):/.exec(line);
+    if (!key) return;
+    if (key[1] === '') top = key[2]!;
+    else if (whole.has(top)) return;
+    if (!/:\s*\S/.test(line) && !whole.has(key[2]!)) return; // a group of values: its members have the comments
+    keys++;
+    t.match(lines[i - 1] ?? '', /^\s*#/, `values.yaml:${i + 1}: ${line.trim()} has a comment above it`);
+  });
+  t.ok(keys > 25, `${keys} values checked`);
+});
+
+t.test('by default: the NRI DaemonSet and the helm test pod, nothing else', async (t) => {
+  const objects = renderChart();
+  t.same(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort(), ['DaemonSet/envhook-nri', 'Pod/envhook-test-env-file']);
+  const ds = nriOf(objects);
+  t.equal(ds.metadata.namespace, 'kube-system');
+  const spec = ds.spec.template.spec;
+  const c = spec.containers[0];
+  t.same(c.command, [
+    '/opt/envhook/dist/envhook',
+    'nri',
+    '--socket',
+    '/var/run/nri/nri.sock',
+    '--index',
+    '50',
+    '--kubelet-root',
+    '/var/lib/kubelet',
+    '--run-dir',
+    '/run/envhook',
+    '--log-level',
+    'info',
+    '--metrics-address',
+    '[$(HOST_IP)]:9901',
+  ]);
+  t.equal(c.image, `envhook:${VERSION}`, "the tag is the chart's appVersion");
+  t.same(c.securityContext, VALUES.securityContext, "the securityContext is values.yaml's, from one place");
+  t.same(ds.spec.updateStrategy, VALUES.updateStrategy, "the update strategy is values.yaml's");
+  t.same(hostPaths(spec, c), {
+    '/var/run/nri': '/var/run/nri',
+    '/var/lib/kubelet/pods': '/var/lib/kubelet/pods',
+    '/run/envhook': '/run/envhook',
+  });
+  t.equal(spec.priorityClassName, 'system-node-critical');
+  t.equal(spec.hostNetwork, true);
+  t.equal(spec.hostPID, true);
+  t.same(spec.tolerations, [{ operator: 'Exists' }]);
+  t.same(spec.nodeSelector, { 'kubernetes.io/os': 'linux' });
+  t.same(c.resources, VALUES.resources);
+});
+
+t.test('the values reach the command and the mounts: every host path mounted at the same path', async (t) => {
+  const objects = renderChart([
+    'kubeletRoot=/data/kubelet',
+    'runDir=/var/run/envhook-data',
+    'nri.socket=/run/containerd/nri/nri.sock',
+    'nri.plugin.index=7',
+    'logLevel=debug',
+    'metrics.address=127.0.0.1:9555',
+    'extraArgs={--evict-unapplied,--fifo-priority,10}', // 10: a number to --set, a string in the command
+    'image.repository=registry.example.com/envhook',
+    'image.tag=0.1.0-rc1',
+    'image.pullPolicy=Always',
+    'priorityClassName=high',
+  ]);
+  const spec = nriOf(objects).spec.template.spec;
+  const c = spec.containers[0];
+  t.equal(argOf(c.command, '--socket'), '/run/containerd/nri/nri.sock');
+  t.equal(argOf(c.command, '--index'), '07', 'two digits, as envhook nri --index takes it');
+  t.equal(argOf(c.command, '--kubelet-root'), '/data/kubelet');
+  t.equal(argOf(c.command, '--run-dir'), '/var/run/envhook-data');
+  t.equal(argOf(c.command, '--log-level'), 'debug');
+  t.equal(argOf(c.command, '--metrics-address'), '127.0.0.1:9555');
+  t.same(c.command.slice(-3), ['--evict-unapplied', '--fifo-priority', '10'], 'extraArgs last');
+  t.same(hostPaths(spec, c), {
+    '/run/containerd/nri': '/run/containerd/nri',
+    '/data/kubelet/pods': '/data/kubelet/pods',
+    '/var/run/envhook-data': '/var/run/envhook-data',
+  });
+  t.equal(c.volumeMounts.find((m: any) => m.mountPath === '/data/kubelet/pods').mountPropagation, 'HostToContainer');
+  t.same(c.ports, [{ name: 'metrics', containerPort: 9555 }]);
+  t.equal(c.readinessProbe.httpGet.port, 9555);
+  t.equal(c.livenessProbe.httpGet.port, 9555);
+  t.equal(c.image, 'registry.example.com/envhook:0.1.0-rc1');
+  t.equal(c.imagePullPolicy, 'Always');
+  t.equal(spec.priorityClassName, 'high');
+  const digest = 'sha256:' + 'ab'.repeat(32);
+  const pinned = nriOf(renderChart([`image.digest=${digest}`, 'image.tag=9.9.9'])).spec.template.spec.containers[0];
+  t.equal(pinned.image, `envhook@${digest}`, 'a digest wins over the tag');
+});
+
+t.test('metrics.address empty: no endpoint, no probes, no HOST_IP', async (t) => {
+  const c = nriOf(renderChart(['metrics.address='])).spec.template.spec.containers[0];
+  t.equal(argOf(c.command, '--metrics-address'), undefined);
+  t.notOk(c.readinessProbe || c.livenessProbe || c.ports || c.env);
+});
+
+t.test('pod annotations, labels, scheduling and resources pass through', async (t) => {
+  const ds = nriOf(
+    renderChart(
+      [],
+      [
+        '--set-json',
+        'podAnnotations={"example.com/a":"1"}',
+        '--set-json',
+        'podLabels={"team":"node"}',
+        '--set-json',
+        'nodeSelector={"node-role.example.com/envhook":"yes"}',
+        '--set-json',
+        'tolerations=[{"key":"k","operator":"Exists","effect":"NoSchedule"}]',
+        '--set-json',
+        'affinity={"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"a","operator":"Exists"}]}]}}}',
+        '--set-json',
+        'resources={"requests":{"cpu":"20m","memory":"100Mi"}}',
+        '--set-json',
+        'securityContext={"runAsUser":0,"privileged":false,"capabilities":{"drop":["ALL"],"add":["CHOWN"]}}',
+        '--set-json',
+        'updateStrategy={"type":"RollingUpdate","rollingUpdate":{"maxSurge":1,"maxUnavailable":0}}',
+      ],
+    ),
+  );
+  const tpl = ds.spec.template;
+  t.equal(tpl.metadata.annotations['example.com/a'], '1');
+  t.equal(tpl.metadata.labels.team, 'node');
+  t.same(
+    ds.spec.selector.matchLabels,
+    { 'app.kubernetes.io/name': 'envhook', 'app.kubernetes.io/instance': 'envhook', 'app.kubernetes.io/component': 'nri' },
+    'podLabels stay out of the selector',
+  );
+  t.same(
+    tpl.spec.nodeSelector,
+    { 'kubernetes.io/os': 'linux', 'node-role.example.com/envhook': 'yes' },
+    'merged with the default, as helm merges maps',
+  );
+  t.same(tpl.spec.tolerations, [{ key: 'k', operator: 'Exists', effect: 'NoSchedule' }]);
+  t.ok(tpl.spec.affinity.nodeAffinity);
+  t.same(tpl.spec.containers[0].resources, { requests: { cpu: '20m', memory: '100Mi' } });
+  t.same(
+    tpl.spec.containers[0].securityContext,
+    { ...VALUES.securityContext, capabilities: { drop: ['ALL'], add: ['CHOWN'] } },
+    'merged into the default key by key, as helm merges maps (a list, add, replaced whole)',
+  );
+  t.same(ds.spec.updateStrategy, { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
+});
+
+t.test('every object has the standard labels', async (t) => {
+  const objects = renderChart([
+    'installer.enabled=true',
+    'runtimeClass.enabled=true',
+    'metrics.service.enabled=true',
+    'metrics.serviceMonitor.enabled=true',
+    'metrics.podMonitor.enabled=true',
+  ]);
+  t.equal(objects.length, 7, 'two DaemonSets, the RuntimeClass, Service, ServiceMonitor, PodMonitor, the test pod');
+  for (const o of objects) {
+    const labels = o.metadata.labels;
+    t.match(
+      labels,
+      {
+        'app.kubernetes.io/name': 'envhook',
+        'app.kubernetes.io/instance': 'envhook',
+        'app.kubernetes.io/version': VERSION,
+        'app.kubernetes.io/managed-by': 'Helm',
+        'helm.sh/chart': `envhook-${VERSION}`,
+      },
+      `${o.kind}/${o.metadata.name}`,
+    );
+    if (o.kind === 'DaemonSet')
+      t.match(o.spec.template.metadata.labels, o.spec.selector.matchLabels, `${o.metadata.name}: its pods match its selector`);
+  }
+});
+
+t.test('the guard: the NRI DaemonSet, the installer (shim) and the RuntimeClass', async (t) => {
+  const objects = renderChart(['installer.enabled=true', 'runtimeClass.enabled=true']);
+  const installer = objectOf(objects, 'DaemonSet', '-installer').spec.template.spec;
+  const init = installer.initContainers[0];
+  t.same(init.args, ['--runtime', 'containerd'], "appended to the image's entrypoint, envhook install --root /host");
+  t.notOk(init.command);
+  t.same(init.securityContext, { runAsUser: 0, privileged: true }, 'privileged: it writes the runtime configuration on the host');
+  t.same(hostPaths(installer, init), { '/host': '/' });
+  t.equal(init.image, nriOf(objects).spec.template.spec.containers[0].image, 'one image');
+  const rc = objectOf(objects, 'RuntimeClass');
+  t.equal(rc.metadata.name, 'envhook');
+  t.equal(rc.handler, 'envhook');
+  t.notOk(objectOf(objects, 'Pod').spec.runtimeClassName, 'with NRI, the test pod needs no runtimeClassName');
+});
+
+t.test('the installer alone: the pre-installed NRI plugin, or the shim on CRI-O with node paths', async (t) => {
+  const nri = renderChart(['nri.enabled=false', 'installer.enabled=true', 'installer.mode=nri', 'nri.plugin.index=40']);
+  t.same(nri.map((o) => o.kind).sort(), ['DaemonSet', 'Pod']);
+  t.same(objectOf(nri, 'DaemonSet').spec.template.spec.initContainers[0].args, [
+    '--runtime',
+    'containerd',
+    '--mode',
+    'nri',
+    '--index',
+    '40',
+  ]);
+  const shim = renderChart([
+    'nri.enabled=false',
+    'installer.enabled=true',
+    'containerRuntime=crio',
+    'kubeletRoot=/data/kubelet',
+    'logLevel=debug',
+    'installer.extraArgs={--oci-runtime,crun}',
+  ]);
+  t.same(objectOf(shim, 'DaemonSet').spec.template.spec.initContainers[0].args, [
+    '--runtime',
+    'crio',
+    '--kubelet-root',
+    '/data/kubelet',
+    '--log-level',
+    'debug',
+    '--oci-runtime',
+    'crun',
+  ]);
+  t.equal(objectOf(shim, 'Pod').spec.runtimeClassName, 'envhook', 'without NRI, the test pod runs under the handler');
+});
+
+t.test('the RuntimeClass alone, for nodes installed by hand with envhook install', async (t) => {
+  const objects = renderChart(['nri.enabled=false', 'runtimeClass.enabled=true']);
+  t.same(objects.map((o) => o.kind).sort(), ['Pod', 'RuntimeClass']);
+  t.equal(objectOf(objects, 'Pod').spec.runtimeClassName, 'envhook', 'the test pod under the handler');
+});
+
+t.test('metrics: a headless Service, a ServiceMonitor and a PodMonitor on the metrics port', async (t) => {
+  const objects = renderChart([
+    'metrics.address=[$(HOST_IP)]:9555',
+    'metrics.service.enabled=true',
+    'metrics.serviceMonitor.enabled=true',
+    'metrics.serviceMonitor.labels.release=prom',
+    'metrics.podMonitor.enabled=true',
+    'metrics.podMonitor.interval=15s',
+  ]);
+  const ds = nriOf(objects);
+  const svc = objectOf(objects, 'Service');
+  t.equal(svc.spec.clusterIP, 'None');
+  t.same(svc.spec.ports, [{ name: 'metrics', port: 9555, targetPort: 'metrics' }]);
+  t.match(ds.spec.template.metadata.labels, svc.spec.selector, 'the Service selects the NRI pods');
+  const sm = objectOf(objects, 'ServiceMonitor');
+  t.equal(sm.metadata.labels.release, 'prom');
+  t.match(svc.metadata.labels, sm.spec.selector.matchLabels, 'the ServiceMonitor selects the Service');
+  t.same(sm.spec.endpoints, [{ port: 'metrics', path: '/metrics', interval: '30s' }]);
+  const pm = objectOf(objects, 'PodMonitor');
+  t.match(ds.spec.template.metadata.labels, pm.spec.selector.matchLabels, 'the PodMonitor selects the NRI pods');
+  t.same(pm.spec.podMetricsEndpoints, [{ port: 'metrics', path: '/metrics', interval: '15s' }]);
+  t.same(
+    renderChart().filter((o) => /Service|Monitor/.test(o.kind)),
+    [],
+    'off by default',
+  );
+});
+
+t.test('the helm test pod: a variable from an env file through envhook, a failure when it is missing', async (t) => {
+  const pod = objectOf(renderChart(), 'Pod');
+  t.equal(pod.metadata.annotations['helm.sh/hook'], 'test');
+  const env = JSON.parse(pod.metadata.annotations['envhook.io/env']);
+  t.ok(validateEnvAnnotation(env), "envhook's own schema accepts the annotation");
+  t.same(env.check[0].valueFrom.fileKeyRef, { volumeName: 'config', path: 'config.env', key: 'CONFIG_VAR' });
+  t.equal(pod.spec.restartPolicy, 'Never');
+  t.same(pod.spec.volumes, [{ name: 'config', emptyDir: {} }]);
+  t.match(pod.spec.initContainers[0].command.at(-1), "CONFIG_VAR='HELLO'", 'the init container writes the env file');
+  const script = pod.spec.containers[0].command.at(-1);
+  t.match(script, /"\$CONFIG_VAR" = HELLO/);
+  t.match(script, /exit 1/, 'and fails without it');
+});
+
+t.test("refusals: helm's one line naming the value", async (t) => {
+  const refused = (set: string, line: string) => {
+    const r = helm(['template', 'envhook', 'charts/envhook', '-n', 'kube-system', '--set', set]);
+    t.equal(r.status, 1, set);
+    t.equal(r.stdout, '', `${set}: nothing rendered`);
+    t.ok(r.stderr.split('\n').includes(line), `${set}: ${line}\n${r.stderr}`);
+  };
+  refused('logLevel=loud', "- at '/logLevel': value must be one of 'fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'");
+  refused('nri.plugin.index=100', "- at '/nri/plugin/index': maximum: got 100, want 99");
+  refused('runDir=run/envhook', "- at '/runDir': 'run/envhook' does not match pattern '^/(.*[^/])?$'");
+  refused('nri.sokcet=/x', "- at '/nri': additional properties 'sokcet' not allowed");
+  refused('containerRuntime=docker', "- at '/containerRuntime': value must be one of 'containerd', 'crio'");
+  refused('image.pullPolicy=Sometimes', "- at '/image/pullPolicy': value must be one of 'IfNotPresent', 'Always', 'Never'");
+  refused(
+    'installer.enabled=true,installer.mode=nri',
+    'Error: execution error at (envhook/templates/nri-daemonset.yaml:1:4): installer.mode nri with nri.enabled: two envhook registrations on every node; set installer.mode shim (the guard) or nri.enabled false',
+  );
+  refused(
+    'nri.enabled=false',
+    'Error: execution error at (envhook/templates/nri-daemonset.yaml:1:4): nri.enabled, installer.enabled and runtimeClass.enabled are all false: nothing to install; set one of them true',
+  );
+  refused(
+    'metrics.serviceMonitor.enabled=true',
+    'Error: execution error at (envhook/templates/nri-daemonset.yaml:1:4): metrics.serviceMonitor.enabled needs metrics.service.enabled (the Service it selects)',
+  );
+});
+
+t.test('NOTES.txt: what to check next, as helm install prints it', async (t) => {
+  const r = helm(['install', 'envhook', 'charts/envhook', '-n', 'kube-system', '--dry-run=client', '--set', 'installer.enabled=true']);
+  t.equal(r.status, 0, r.stderr);
+  const notes = r.stdout.slice(r.stdout.indexOf('NOTES:'));
+  t.match(notes, 'kubectl -n kube-system rollout status ds/envhook-nri');
+  t.match(notes, 'kubectl -n kube-system exec ds/envhook-nri -- /opt/envhook/dist/envhook status');
+  t.match(notes, 'systemctl restart containerd');
+  t.match(notes, 'Pods opt into the shim with runtimeClassName: envhook');
+  t.match(notes, 'helm test envhook -n kube-system');
+});
