@@ -241,20 +241,19 @@ export const TREND_SERIES: readonly { key: keyof SoakRow; what: string; quantum:
   { key: 'wrkPss', what: 'Pss, worker', quantum: 1, unit: 'MiB' },
 ];
 
-/** Each series of TREND_SERIES judged over the rows after `warmup` minutes. */
+/** Each series of TREND_SERIES judged over the rows after `warmup` minutes (a row without the figure left out). */
 export function judgeRows(rows: readonly SoakRow[], warmup: number): { key: keyof SoakRow; what: string; unit: string; trend: Trend }[] {
   const after = rows.filter((r) => r.minute > warmup);
-  const ts = after.map((r) => r.minute);
-  return TREND_SERIES.map((s) => ({
-    key: s.key,
-    what: s.what,
-    unit: s.unit,
-    trend: judgeTrend(
-      ts,
-      after.map((r) => r[s.key]),
+  return TREND_SERIES.map((s) => {
+    // a figure not taken (the worker gone at that instant: NaN) is left out of its series
+    const taken = after.filter((r) => Number.isFinite(r[s.key]));
+    const trend = judgeTrend(
+      taken.map((r) => r.minute),
+      taken.map((r) => r[s.key]),
       s.quantum,
-    ),
-  }));
+    );
+    return { key: s.key, what: s.what, unit: s.unit, trend };
+  });
 }
 
 /** The p-th percentile (0..100) of an ascending array, NaN when empty. */

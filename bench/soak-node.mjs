@@ -54,6 +54,8 @@ export async function startContainerd() {
  */
 export async function startEnvhook({ c, kubeletRoot, runDir }, onLine) {
   const { argv, what } = envhookArgv();
+  // SOAK_ENVHOOK_LOG=FILE: envhook's stderr also to FILE (to find out why a check failed; it grows with the run)
+  const copy = process.env.SOAK_ENVHOOK_LOG ? fs.openSync(process.env.SOAK_ENVHOOK_LOG, 'a') : undefined;
   const port = await freePort();
   const config = path.join(c.dir, 'envhook-empty-config.json');
   fs.writeFileSync(config, '{}\n');
@@ -67,6 +69,7 @@ export async function startEnvhook({ c, kubeletRoot, runDir }, onLine) {
     `[127.0.0.1]:${port}`, // the DaemonSet's [$(HOST_IP)]:9901, on a free port
     '--cri-socket',
     c.paths.address,
+    ...(process.env.SOAK_LOG_LEVEL ? ['--log-level', process.env.SOAK_LOG_LEVEL] : []),
   ];
   const env = {
     PATH: benchEnv.PATH,
@@ -84,6 +87,7 @@ export async function startEnvhook({ c, kubeletRoot, runDir }, onLine) {
     rest = lines.pop();
     if (rest.length > 1 << 20) rest = ''; // a line without an end: dropped, not kept
     for (const l of lines) onLine(l);
+    if (copy !== undefined) fs.writeSync(copy, lines.map((l) => `${l}\n`).join(''));
   });
   const exited = new Promise((r) => child.once('exit', (code, signal) => r(code ?? signal)));
   const statusFile = path.join(runDir, 'nri-status.json');

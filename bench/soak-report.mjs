@@ -56,7 +56,7 @@ function checks({ settings: S, tally: t, log, outcome: o, rows }) {
     "at the end, the owned copies are exactly the live pods'",
     !!ec && ec.extra.length + ec.missing.length === 0,
     ec
-      ? `${ec.present} pods with copies, ${ec.expected} live pods with an applied container; ${ec.extra.length} extra, ${ec.missing.length} missing`
+      ? `${ec.present} pods with copies, ${ec.expected} live pods with an applied container; ${ec.extra.length} extra, ${ec.missing.length} missing${settled(ec)}`
       : 'not checked (the run did not end normally)',
   );
   const ar = o.afterRemoval;
@@ -64,7 +64,7 @@ function checks({ settings: S, tally: t, log, outcome: o, rows }) {
     'after every pod is removed, nothing of them is left',
     !!ar && ar.copies + ar.records + ar.podDirs === 0 && o.leftovers.processes.length + o.leftovers.mounts.length === 0 && o.dirGone,
     ar
-      ? `${ar.copies} copies, ${ar.records} records${ar.names.length ? ` (${ar.names.join(', ')})` : ''} in the run directory, ${ar.podDirs} pod directories; containerd's teardown: ${o.leftovers.processes.length} processes, ${o.leftovers.mounts.length} mounts left; directory ${o.dirGone ? 'gone' : 'still there'}`
+      ? `${ar.copies} copies, ${ar.records} records${ar.names.length ? ` (${ar.names.join(', ')})` : ''} in the run directory${settled(ar)}, ${ar.podDirs} pod directories; containerd's teardown: ${o.leftovers.processes.length} processes, ${o.leftovers.mounts.length} mounts left; directory ${o.dirGone ? 'gone' : 'still there'}`
       : 'not checked',
   );
   add(
@@ -80,6 +80,9 @@ function checks({ settings: S, tally: t, log, outcome: o, rows }) {
   );
   return { list: out, trends };
 }
+
+/** How long the end state took when not at once (envhook's minute pass catches what its events missed). */
+const settled = (x) => (x.seconds > 1 ? ` (reached after ${fmt(x.seconds, 1)} s: not at once)` : '');
 
 const fmt = (x, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
 

@@ -27,6 +27,8 @@ import { judgeSoak, writeSoakReport } from './soak-report.mjs';
 const REPORT_WITHIN_MS = 60_000;
 /** The container's view of an owned file may lag the kubelet's swap by this much before it counts as stale. */
 const STALE_AFTER_MS = 5_000;
+/** How long the end state may take to be reached: envhook's minute pass (settle()) and some. */
+const SETTLE_MS = 75_000;
 
 let settings;
 try {
@@ -436,16 +438,19 @@ async function cleanUp() {
         await kubeletStep().catch(() => {});
         await sleep(1000);
       }
-      await settle(() => copiesVsLive().extra.length === 0, 10_000);
-      out.endCopies = copiesVsLive();
+      out.endCopies = { ...(await settle(() => copiesVsLive().extra.length === 0)), ...copiesVsLive() };
     }
     for (const rec of pods) judgeApp(rec.app);
     const all = pods.splice(0);
     for (let i = 0; i < all.length; i += 4) await Promise.all(all.slice(i, i + 4).map((rec) => dropPod(rec)));
     if (eh) {
-      await settle(() => runDirSurvey(runDir).copies + runDirSurvey(runDir).records === 0, 15_000);
+      const took = await settle(() => {
+        const now = runDirSurvey(runDir);
+        return now.copies + now.records === 0;
+      });
       const after = runDirSurvey(runDir);
       out.afterRemoval = {
+        ...took,
         copies: after.copies,
         records: after.records,
         names: after.recordNames.slice(0, 10),
@@ -474,6 +479,13 @@ function copiesVsLive() {
   };
 }
 
-async function settle(ok, ms) {
-  for (const end = Date.now() + ms; !ok() && Date.now() < end;) await new Promise((r) => setTimeout(r, 200));
+/**
+ * Waits for `ok` up to SETTLE_MS; returns the seconds it took. envhook's registry passes over every
+ * watched volume once a minute (src/watch/registry.ts), for events the kernel did not give: a pod
+ * whose StopPodSandbox came while no worker was registered goes at the latest then.
+ */
+async function settle(ok) {
+  const t0 = Date.now();
+  while (!ok() && Date.now() - t0 < SETTLE_MS) await sleep(200);
+  return { seconds: (Date.now() - t0) / 1000 };
 }

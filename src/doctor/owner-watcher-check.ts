@@ -11,16 +11,25 @@ import { envhookPids } from './procs.ts';
 
 const CHECK = 'owner-watcher';
 
+/** One line: the NRI plugin's watcher and, where the shim is installed too, `envhook watch`'s, joined. */
 export function ownerWatcherCheck(node: NodeView, plugin: PluginView): CheckResult[] {
-  const out: CheckResult[] = [];
+  const parts: CheckResult[] = [];
   if (node.installs.some((i) => i.mode === 'nri') || plugin.runsAs !== null) {
     const o = node.status?.owners;
     if (plugin.state !== 'connected')
-      out.push(skipped(CHECK, 'the NRI plugin, which watches volume owners in NRI mode, is not connected (see plugin)'));
-    else out.push(ok(CHECK, `the NRI plugin watches volume owners${o ? ` (${o.pods} pods, ${o.volumes} volumes)` : ''}`));
+      parts.push(skipped(CHECK, 'the NRI plugin, which watches volume owners in NRI mode, is not connected (see plugin)'));
+    else parts.push(ok(CHECK, `the NRI plugin watches volume owners${o ? ` (${o.pods} pods, ${o.volumes} volumes)` : ''}`));
   }
-  if (node.installs.some((i) => i.mode === 'shim') || out.length === 0) out.push(shimWatcher(node));
-  return out;
+  if (node.installs.some((i) => i.mode === 'shim') || parts.length === 0) parts.push(shimWatcher(node));
+  return [joined(parts)];
+}
+
+/** The worst state of the parts (problem, then skipped, then ok), their findings in order, the problem's remedy. */
+function joined(parts: CheckResult[]): CheckResult {
+  if (parts.length === 1) return parts[0]!;
+  const state = (['problem', 'skipped', 'ok'] as const).find((s) => parts.some((p) => p.state === s))!;
+  const todo = parts.find((p) => p.todo)?.todo;
+  return { check: CHECK, state, what: parts.map((p) => p.what).join('; '), ...(todo ? { todo } : {}) };
 }
 
 /** Shim nodes: the shim records each pod's owners in <runDir>/owners for `envhook watch`. */

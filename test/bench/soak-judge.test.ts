@@ -157,6 +157,9 @@ t.test('rows: judged after warm-up only', async (t) => {
   t.equal(rss(6).n, 9, 'the rows after minute 6');
   t.equal(rss(0).verdict, 'rising');
   t.equal(judgeRows(rows, 3).length, 14, 'fds, watches, copies, records and memory of both processes');
+  rows[8]!.wrkFds = Number.NaN; // the worker gone at that instant
+  const fds = judgeRows(rows, 3).find((x) => x.key === 'wrkFds')!.trend;
+  t.same([fds.n, fds.slope, fds.verdict], [11, 0, 'flat'], 'a figure not taken is left out, not a NaN slope');
 });
 
 t.test('latencies: percentiles of a sorted list and of the histogram', async (t) => {

@@ -14,7 +14,7 @@ import type { Leftovers } from '../helpers/leftovers.ts';
 import { runPod, type KubeletPod } from '../helpers/cri/pod.ts';
 import { procEnviron } from '../helpers/proc.ts';
 import { startNriProcess, type NriProcess } from '../helpers/nri/process.ts';
-import { parseEnvOutput } from '../helpers/bundle.ts';
+import { envhook, parseEnvOutput } from '../helpers/bundle.ts';
 import { APPLIED_KEY } from '../../src/k8s/annotation-keys.ts';
 import { appliedDigest } from '../../src/plan/mark.ts';
 import { atomicVolumeDir } from '../../scripts/kubelet-pod.ts';
@@ -168,6 +168,22 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
         t.equal(env.get('BIG_299'), `value 299 ${'x'.repeat(20)}`);
       });
       t.match(h.plugin!.log(), /nri: adjusted/);
+    });
+
+    await t.test("an init container the annotation names with []: marked, counted 'without envhook', not adjusted", async (t) => {
+      const before = h.plugin!.status()!.counts;
+      const p = await pod('', { 'envhook.io/env': { init: [], app: [{ name: 'X', value: 'y' }] } });
+      await p.run({ ...CONTAINER, name: 'init' });
+      const s = await h.plugin!.waitForStatus((st) => st.counts.empty === before.empty! + 1, 30_000);
+      t.equal(s.counts.adjusted, before.adjusted, 'not counted adjusted');
+      const st = envhook(['status', '--run-dir', h.plugin!.runDir, '--prefix', path.join(dir, 'no-install')], {
+        env: { ENVHOOK_CONFIG: path.join(dir, 'empty-config.json') },
+      });
+      t.match(
+        st.stdout,
+        new RegExp(`^  containers: ${before.adjusted} adjusted, ${before.empty! + 1} without envhook, `, 'm'),
+        'status says so',
+      );
     });
 
     await t.test("a failing start: CreateContainer fails with envhook's line, no container is left", async (t) => {

@@ -8,7 +8,8 @@
 //   for real, compared with the same install run outside the image;
 // - examples/nri-daemonset.yaml's `envhook nri` on the NRI socket of a private containerd 2.1.9,
 //   which registers it; its processes run with what the securityContext allows; a pod created
-//   over CRI gets its env (one from a file another UID wrote, 0600); its memory is measured (the
+//   over CRI gets its env (one from a file another UID wrote, 0600), another an owned copy of a
+//   secret that a UID-1000 container reads, across a rewrite; its memory is measured (the
 //   DaemonSet's requests come from it); it stops within the grace period.
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
@@ -24,6 +25,7 @@ import { runPod } from '../helpers/cri/pod.ts';
 import { procEnviron } from '../helpers/proc.ts';
 import { APP_ANNOTATIONS, APP_CHECKS, CANARY, DB_FILES, SERVICE_ENV, raw } from '../helpers/cri/cases.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { atomicVolumeDir, atomicWrite } from '../../scripts/kubelet-pod.ts';
 
 t.setTimeout(600_000);
 
@@ -214,6 +216,28 @@ async function nriDaemonSet(t: Test, img: BuiltImage) {
     request && busy.vmRss <= Number(request[1]) * 1024,
     `the memory request (${container.resources.requests.memory}) covers the measured VmRSS`,
   );
+
+  // Owners under the securityContext: an owned copy of a secret (fchown, fchmod, renames and links
+  // in the run directory, under the seccomp filter and the capability set), read by a UID-1000
+  // container, and the kubelet's rewrite followed into it (inotify).
+  const owners = await runPod(node, kubeletRoot, {
+    name: `image-owners-${process.pid}`,
+    handler: '',
+    annotations: raw({ 'envhook.io/volumeOwners': [{ volume: 'keys', defaultUser: 1000 }] }),
+    secrets: { keys: { key: { data: `${CANARY}-key-0\n`, mode: 0o400 } } },
+  });
+  pods.push(owners);
+  const reader = await owners.run({ name: 'app', command: ['sleep', '3600'], volumeMounts: { keys: '/keys' }, user: 1000 });
+  const cat = await owners.execSync(reader, ['sh', '-c', 'id -u; cat /keys/key']);
+  t.same([cat.exitCode, cat.stdout], [0, `1000\n${CANARY}-key-0\n`], 'owners: UID 1000 reads its owned copy');
+  atomicWrite(atomicVolumeDir(owners.pod, 'secret', 'keys'), { key: { data: `${CANARY}-key-1\n`, mode: 0o400 } });
+  const keyFile = `/proc/${await owners.pid(reader)}/root/keys/key`;
+  await waitFor(
+    () => fs.readFileSync(keyFile, 'utf8') === `${CANARY}-key-1\n` && fs.statSync(keyFile).uid === 1000,
+    10_000,
+    "owners: the kubelet's rewrite in the container's view, owned by 1000",
+  );
+  t.pass("owners: the kubelet's rewrite reached the container, owned by 1000");
 
   // The paths the manifest's probes ask for.
   for (const probe of [container.readinessProbe, container.livenessProbe]) {

@@ -4,7 +4,7 @@
 // refusal itself (once, with the pod's names); this counts the result for the supervisor and
 // tells the owner watcher what was created.
 import { EnvhookError } from '../../errors.ts';
-import { EMPTY_ADJUSTMENT } from '../../apply/nri-adjustment.ts';
+import { appliedNothing } from './handler.ts';
 import { decode, encode, Msg, type CreateContainerRequestShape } from '../wire/descriptors.ts';
 import { fromAdjustment, toCreateRequest } from '../wire/plain-data.ts';
 import type { RequestResult } from './observer.ts';
@@ -28,7 +28,7 @@ export async function createContainer(payload: Buffer, s: SessionState): Promise
       if (s.adjusted.size >= ADJUSTED_MEMORY) s.adjusted.clear();
       s.adjusted.add(request.container.id);
     }
-    s.observer.request(adjustment === EMPTY_ADJUSTMENT ? 'empty' : 'adjusted', seconds());
+    s.observer.request(appliedNothing(adjustment) ? 'empty' : 'adjusted', seconds());
     notifyPods(s, 'CreateContainer', (pods) => pods.created(request, adjustment));
     return encode(Msg.CreateContainerResponse, { adjust: fromAdjustment(adjustment) });
   } catch (err) {

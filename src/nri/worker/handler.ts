@@ -53,6 +53,11 @@ export function createNriHandler({ settings, log, removeEnv, runDir, copier = in
         return output;
       }
       const copied = output.mounts?.map((m) => m.destination) ?? [];
+      // a container the pod's annotation names with nothing to do (an init container's `[]`): only marked
+      if (plan.env.length + plan.removed.length + plan.owners.length + copied.length === 0) {
+        MARKED_ONLY.add(output);
+        return output;
+      }
       log.info({ ...where, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length, copied }, 'nri: adjusted');
       return output;
     } catch (err) {
@@ -62,6 +67,14 @@ export function createNriHandler({ settings, log, removeEnv, runDir, copier = in
       throw err;
     }
   };
+}
+
+/** Answers that carry only envhook's applied mark: nothing was applied (counted `empty`, not `adjusted`). */
+const MARKED_ONLY = new WeakSet<NriAdjustment>();
+
+/** True when the handler applied nothing to the container: the empty adjustment, or its applied mark alone. */
+export function appliedNothing(adjustment: NriAdjustment): boolean {
+  return adjustment === EMPTY_ADJUSTMENT || MARKED_ONLY.has(adjustment);
 }
 
 /** True when any pod annotation key is envhook's: keys only, never a value. */
