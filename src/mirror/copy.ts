@@ -12,17 +12,19 @@ import { closeDataDir, openDataDir } from '../fs/datadir.ts';
 import { copyDir, type CopyPlace } from './layout.ts';
 import { removeCopy } from './remove.ts';
 import { writeCopy, type WrittenCopy } from './build.ts';
-import { readSnapshot, releaseSnapshot, type CopyLimits, type CopyOwners, DEFAULT_LIMITS, type Snapshot } from './snapshot.ts';
+import {
+  readSnapshot,
+  releaseSnapshot,
+  type CopyLimits,
+  type CopyOwners,
+  DEFAULT_LIMITS,
+  type Snapshot,
+  type WantedEntry,
+} from './snapshot.ts';
 
 export interface CopiedVolume extends WrittenCopy {
   /** The kubelet's timestamped directory that was copied. */
   source: string;
-}
-
-/** An inode of the kubelet's payload (a subPath mount's source) whose path in the copy the caller wants. */
-export interface WantedEntry {
-  ino: number;
-  dir: boolean;
 }
 
 export interface CopyJob {

@@ -31,6 +31,12 @@ export interface CopyLimits {
   maxEntries: number;
 }
 
+/** An inode of the kubelet's payload (a subPath mount's source) whose path in the copy a copy job looks for. */
+export interface WantedEntry {
+  ino: number;
+  dir: boolean;
+}
+
 export const DEFAULT_LIMITS: CopyLimits = { maxBytes: 16 * 1024 * 1024, maxEntries: 4096 };
 
 export interface SnapshotEntry {

@@ -15,8 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DATA_LINK, type DataDir } from '../fs/datadir.ts';
 import { copyDir, type CopyPlace } from '../mirror/layout.ts';
-import type { CopyLimits } from '../mirror/snapshot.ts';
-import type { WantedEntry } from '../mirror/copy.ts';
+import type { CopyLimits, WantedEntry } from '../mirror/snapshot.ts';
 import { isIdmappedMount, mountsOf, type MountLike } from './uidmap.ts';
 import type { Owner } from './walk.ts';
 
