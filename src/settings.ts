@@ -13,7 +13,11 @@ export interface Settings {
   logLevel: LogLevel;
   /** Where the shim records owners for `envhook watch` (src/watch/run-dir.ts); always set by loadSettings. */
   runDir?: string;
+  /** A run directory not in memory (watch/run-dir-memory.ts): refused, or used with a warning; always set by loadSettings. */
+  runDirOnDisk?: RunDirOnDisk;
 }
+
+export type RunDirOnDisk = 'refuse' | 'warn';
 
 /** The settings only `envhook nri` reads, kept apart so the pipeline's Settings stay as they are. */
 export interface NriSettings {
@@ -41,6 +45,7 @@ const ENV_NAMES: Record<keyof AllSettings, string> = {
   logFile: 'ENVHOOK_LOG_FILE',
   logLevel: 'ENVHOOK_LOG_LEVEL',
   runDir: 'ENVHOOK_RUN_DIR',
+  runDirOnDisk: 'ENVHOOK_RUN_DIR_ON_DISK',
   nriSocket: 'ENVHOOK_NRI_SOCKET',
   nriIndex: 'ENVHOOK_NRI_INDEX',
   metricsAddress: 'ENVHOOK_METRICS_ADDRESS',
@@ -54,6 +59,7 @@ const DEFAULTS: AllSettings = {
   logFile: undefined,
   logLevel: 'info',
   runDir: '/run/envhook',
+  runDirOnDisk: 'warn',
   nriSocket: '/var/run/nri/nri.sock',
   nriIndex: '50',
   metricsAddress: undefined,
@@ -82,12 +88,13 @@ export function loadSettings(
   }
   if (fromEnv.fifoPriority !== undefined) fromEnv.fifoPriority = fifoNumber(String(fromEnv.fifoPriority), ENV_NAMES.fifoPriority) as never;
   // Values that the schema constrains are checked wherever they come from.
-  for (const key of ['logLevel', 'nriIndex', 'metricsAddress'] as const) {
+  for (const key of ['logLevel', 'runDirOnDisk', 'nriIndex', 'metricsAddress'] as const) {
     if (fromEnv[key] !== undefined) checkValue(key, fromEnv[key], ENV_NAMES[key]);
   }
   const pick = <K extends keyof AllSettings>(k: K): AllSettings[K] =>
     (flags[k] ?? (fromEnv[k] as AllSettings[K] | undefined) ?? (file[k] as AllSettings[K] | undefined) ?? DEFAULTS[k]) as AllSettings[K];
   if (flags.logLevel !== undefined) checkValue('logLevel', flags.logLevel, '--log-level');
+  if (flags.runDirOnDisk !== undefined) checkValue('runDirOnDisk', flags.runDirOnDisk, '--run-dir-on-disk');
   if (flags.nriIndex !== undefined) checkValue('nriIndex', flags.nriIndex, '--index');
   if (flags.metricsAddress !== undefined) checkValue('metricsAddress', flags.metricsAddress, '--metrics-address');
   if (flags.fifoPriority !== undefined) checkValue('fifoPriority', flags.fifoPriority, '--fifo-priority');
@@ -97,6 +104,7 @@ export function loadSettings(
     logFile: pick('logFile'),
     logLevel: pick('logLevel'),
     runDir: pick('runDir'),
+    runDirOnDisk: pick('runDirOnDisk'),
     nriSocket: pick('nriSocket'),
     nriIndex: pick('nriIndex'),
     metricsAddress: pick('metricsAddress'),

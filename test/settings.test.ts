@@ -12,6 +12,7 @@ t.test('precedence', async (t) => {
     logFile: undefined,
     logLevel: 'warn',
     runDir: '/run/envhook',
+    runDirOnDisk: 'warn',
     nriSocket: '/var/run/nri/nri.sock',
     nriIndex: '50',
     metricsAddress: undefined,
@@ -200,4 +201,22 @@ t.test('a flag or variable of the wrong form: its name, its value and what is al
   ];
   for (const [load, message] of cases) t.throws(load, { message }, message);
   for (const port of ['0', '9901', '65535']) t.equal(loadSettings({ metricsAddress: `:${port}` }, none).metricsAddress, `:${port}`);
+});
+
+t.test('runDirOnDisk: flag over environment over config file; refuse or warn, named where it came from', async (t) => {
+  const dir = t.testdir({ 'c.json': JSON.stringify({ runDirOnDisk: 'refuse' }), 'bad.json': JSON.stringify({ runDirOnDisk: 'ignore' }) });
+  const file = path.join(dir, 'c.json');
+  t.equal(loadSettings({}, { ENVHOOK_CONFIG: '' }).runDirOnDisk, 'warn', 'warn by default');
+  t.equal(loadSettings({}, { ENVHOOK_CONFIG: file }).runDirOnDisk, 'refuse');
+  t.equal(loadSettings({}, { ENVHOOK_CONFIG: file, ENVHOOK_RUN_DIR_ON_DISK: 'warn' }).runDirOnDisk, 'warn');
+  t.equal(loadSettings({ runDirOnDisk: 'refuse' }, { ENVHOOK_CONFIG: '', ENVHOOK_RUN_DIR_ON_DISK: 'warn' }).runDirOnDisk, 'refuse');
+  t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: '', ENVHOOK_RUN_DIR_ON_DISK: 'no' }), {
+    message: 'ENVHOOK_RUN_DIR_ON_DISK "no": must be one of "refuse", "warn"',
+  });
+  t.throws(() => loadSettings({ runDirOnDisk: 'off' as never }, { ENVHOOK_CONFIG: '' }), {
+    message: '--run-dir-on-disk "off": must be one of "refuse", "warn"',
+  });
+  t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'bad.json') }), {
+    message: new RegExp(`^config file ${path.join(dir, 'bad.json')}:1:2: /runDirOnDisk: must be one of "refuse", "warn"$`),
+  });
 });

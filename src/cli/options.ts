@@ -1,6 +1,6 @@
 // Setting flags shared by the commands that run the pipeline (docs/design.md#settings).
 import type { Command } from 'commander';
-import { loadSettings, type SettingFlags } from '../settings.ts';
+import { loadSettings, type RunDirOnDisk, type SettingFlags } from '../settings.ts';
 import type { LogLevel } from '../log.ts';
 import { DEFAULT_PREFIX } from '../install/layout.ts';
 
@@ -10,10 +10,16 @@ export interface SettingOptions {
   logFile?: string;
   logLevel?: string;
   runDir?: string;
+  runDirOnDisk?: string;
 }
 
-/** `daemon`: without a log file the command logs to stderr (`nri`, `watch`). */
+/** `daemon`: without a log file the command logs to stderr (`nri`, `watch`), and writes owned copies to the run directory. */
 export function addSettingFlags(cmd: Command, { runtime = false, daemon = false } = {}): Command {
+  if (daemon)
+    cmd.option(
+      '--run-dir-on-disk <refuse|warn>',
+      'a run directory that is not tmpfs (owned copies of secrets on disk): refuse to start, or warn on stderr and go on (default warn)',
+    );
   cmd
     .option('--kubelet-root <dir>', 'kubelet root directory (default /var/lib/kubelet)')
     .option('--log-file <file>', daemon ? 'structured JSON log file (default: JSON lines on stderr)' : 'structured JSON log file')
@@ -31,6 +37,7 @@ export function settingsFrom(opts: SettingOptions, extra: SettingFlags = {}, env
       logFile: opts.logFile,
       logLevel: opts.logLevel as LogLevel | undefined,
       runDir: opts.runDir,
+      runDirOnDisk: opts.runDirOnDisk as RunDirOnDisk | undefined,
       ...extra,
     },
     env,
@@ -46,7 +53,10 @@ export function addNodeFlags(cmd: Command): Command {
       '/',
     )
     .option('--prefix <dir>', "envhook's own directory on the node (install --prefix)", DEFAULT_PREFIX)
-    .option('--containerd <path>', "the containerd to ask for its reading (default: the node's, under --root)")
-    .option('--crio <path>', "the crio to ask for its reading (default: the node's, under --root)")
+    .option(
+      '--containerd <path>',
+      "the containerd to ask for its reading (default: the one install was named, else the node's, under --root)",
+    )
+    .option('--crio <path>', "the crio to ask for its reading (default: the one install was named, else the node's, under --root)")
     .option('--run-dir <dir>', 'where envhook nri writes nri-status.json (default /run/envhook)');
 }

@@ -10,7 +10,8 @@ import type { Command } from 'commander';
 import { EnvhookError, errnoReason } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import { fifoNumber } from '../settings.ts';
-import { DEFAULT_RUN_DIR } from '../watch/run-dir.ts';
+import { DEFAULT_RUN_DIR, ensureRunDir } from '../watch/run-dir.ts';
+import { checkRunDirInMemory } from '../watch/run-dir-memory.ts';
 import { addSettingFlags, settingsFrom, type SettingOptions } from './options.ts';
 
 interface WatchOptions extends SettingOptions {
@@ -38,8 +39,13 @@ export function registerWatch(program: Command): void {
       if (why === undefined) log.debug({ fifoPriority: settings.fifoPriority }, 'watch: under SCHED_FIFO');
       else log.warn({ fifoPriority: settings.fifoPriority }, `watch: left at ordinary priority: ${why}`);
     }
+    const runDir = settings.runDir ?? DEFAULT_RUN_DIR;
+    // Refused on a disk before anything is made; the warning once the run directory passed its own checks.
+    const onDisk = checkRunDirInMemory(runDir, settings.runDirOnDisk ?? 'warn', true);
+    ensureRunDir(runDir);
+    if (onDisk !== undefined) log.warn({ runDir }, onDisk);
     const { startWatchDaemon } = await import('../watch/watch-daemon.ts');
-    const daemon = startWatchDaemon({ runDir: settings.runDir ?? DEFAULT_RUN_DIR, kubeletRoot: settings.kubeletRoot, log });
+    const daemon = startWatchDaemon({ runDir, kubeletRoot: settings.kubeletRoot, log });
     const signal = await new Promise<string>((resolve) => {
       const on = (sig: string) => () => resolve(sig);
       const handlers = { SIGTERM: on('SIGTERM'), SIGINT: on('SIGINT') };

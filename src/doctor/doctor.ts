@@ -1,5 +1,5 @@
 // `envhook doctor`: every check of the node, in the order an admin would look (settings, the
-// kubelet, what is installed, the runtime's own reading, the front, the plugin, the containers
+// kubelet, the run directory, what is installed, the runtime's own reading, the front, the plugin, the containers
 // running without their env, the watcher). Each check is a file of its own; this is only their
 // order and the summary.
 import type { CheckResult } from './check.ts';
@@ -10,6 +10,7 @@ import { runtimeChecks } from './runtime-check.ts';
 import { installedCheck } from './installed-check.ts';
 import { kubeletRootCheck } from './kubelet-root-check.ts';
 import { readNode, type NodeOptions } from './node.ts';
+import { runDirCheck } from './run-dir-check.ts';
 import { ownerWatcherCheck } from './owner-watcher-check.ts';
 import { pluginCheck } from './plugin-check.ts';
 import { pluginView } from './plugin-state.ts';
@@ -28,6 +29,7 @@ export async function doctor(opts: NodeOptions, env: NodeJS.ProcessEnv = process
   const checks = [
     settingsCheck(node),
     kubeletRootCheck(node),
+    runDirCheck(node),
     installedCheck(node, plugin),
     ...runtimeChecks(node, plugin),
     ...installChecks(node),

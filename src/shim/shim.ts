@@ -18,7 +18,8 @@ import { containerName, podUidAnnotation, type Annotations } from '../k8s/identi
 import { prepareExec } from './exec.ts';
 import { resolveRuntime } from './runtime.ts';
 import { appendRuncLog } from './runc-log.ts';
-import { APPLIED_KEY } from '../k8s/annotation-keys.ts';
+import { APPLIED_KEY, VOLUME_OWNERS } from '../k8s/annotation-keys.ts';
+import { checkRunDirForCopies } from '../watch/run-dir-memory.ts';
 
 export interface ShimEnv {
   env: NodeJS.ProcessEnv;
@@ -63,6 +64,9 @@ export function runShim(argv: readonly string[], where: ShimEnv = { env: process
     // Volumes with owners are read through envhook's owned copies, which `envhook watch` keeps in
     // step with the kubelet's rewrites (docs/ownership.md); config.json keeps a mount's ID mappings.
     const copies = settings.runDir === undefined ? undefined : { runDir: settings.runDir, keepsIdMappings: true };
+    // A pod asking for owners may get copies: the run directory must be in memory (or allowed not to be).
+    if (copies && annotations[VOLUME_OWNERS] !== undefined)
+      checkRunDirForCopies(copies.runDir, settings.runDirOnDisk ?? 'warn', false, log, true);
     const { spec, plan } = runPipeline(loaded.spec, { settings, stage: 'create', log, recordOwnersIn: settings.runDir, copies });
     flushBundle(loaded, spec, { id: create.id, log, about });
     log.info(

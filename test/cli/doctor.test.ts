@@ -14,6 +14,7 @@ import { addToRoot } from '../helpers/install/node-root.ts';
 import { crioDouble } from '../helpers/install/crio.ts';
 import { sidContainerd } from '../helpers/install/containerd-sid.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { memoryRun } from '../helpers/memory-run.ts';
 import { sampleStatus } from '../helpers/nri/status.ts';
 import { findContainerd } from '../../src/install/containerd/containerd-binary.ts';
 import { procStat } from '../../src/nri/proc-stat.ts';
@@ -28,6 +29,7 @@ const FRONT = '/usr/local/lib/envhook/envhook-runtime';
 function shimNode(t: Test): string {
   const { root, source } = installRoot(t, { 'etc/containerd/config.toml': 'version = 2\n', 'var/lib/kubelet/pods/.keep': '' });
   addToRoot(root, { '/usr/bin/containerd': C!.path, '/usr/sbin/runc': RUNC! });
+  memoryRun(t, root);
   const r = install({ runtime: 'containerd', root, source });
   t.equal(r.status, 0, r.stderr);
   return root;
@@ -46,6 +48,7 @@ t.test(
       [
         'ok settings: no /etc/envhook/config.json: the defaults',
         'ok kubelet-root: /var/lib/kubelet/pods exists',
+        'ok run-dir: /run/envhook will be made on tmpfs (/run): owned copies stay in memory',
         'ok installed: containerd (runtime handler)',
         `ok runtime: containerd ${C!.version} (/usr/bin/containerd)`,
         `ok handler: containerd ${C!.version} config dump of /etc/containerd/config.toml shows the runtime handler "envhook" with BinaryName ${FRONT}`,
@@ -53,12 +56,12 @@ t.test(
         `ok front: ${FRONT} execs /usr/sbin/runc`,
         'skipped plugin: no NRI plugin installed or running',
         'ok owner-watcher: no pod recorded volume owners in /run/envhook/owners: envhook watch not needed yet',
-        'doctor: 7 ok, 0 problems, 2 skipped (not checked: see the skipped lines)',
+        'doctor: 8 ok, 0 problems, 2 skipped (not checked: see the skipped lines)',
         '',
       ].join('\n'),
     );
     const j = JSON.parse(doctor(root, ['--json']).stdout);
-    t.same(j.counts, { ok: 7, problem: 0, skipped: 2 });
+    t.same(j.counts, { ok: 8, problem: 0, skipped: 2 });
     t.equal(j.ok, true);
     t.same(j.checks[0], { check: 'settings', state: 'ok', what: 'no /etc/envhook/config.json: the defaults' });
   },
@@ -91,7 +94,7 @@ t.test(
         "problem owner-watcher: 1 pods recorded volume owners in /run/envhook/owners but no envhook watch runs: their files go back to root at the kubelet's next rewrite — run envhook watch as a service of the node (docs/ownership.md)",
       ],
     );
-    t.equal(lines.at(-2), 'doctor: 2 ok, 5 problems, 2 skipped (not checked: see the skipped lines)');
+    t.equal(lines.at(-2), 'doctor: 3 ok, 5 problems, 2 skipped (not checked: see the skipped lines)');
     t.equal(r.stderr, 'envhook: doctor: 5 problems (settings, kubelet-root, handler, front, owner-watcher): see the problem lines\n');
     t.notMatch(r.stdout + r.stderr, 'loud', 'no byte of the settings file');
   },
@@ -103,6 +106,7 @@ t.test('an NRI node (CRI-O): the plugin in the runtime reading, its socket, conn
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const root = path.join(dir, 'root');
   hostFiles(root, { 'var/lib/kubelet/pods/.keep': '' });
+  memoryRun(t, root);
   const source = fakeSource(path.join(dir, 'src'));
   fs.symlinkSync('/proc', path.join(root, 'proc'));
   const crio = crioDouble(t.testdir()).bin;
@@ -254,6 +258,7 @@ t.test("a drop-in CRI-O cannot decode: the checks that ask crio config say CRI-O
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const root = path.join(dir, 'root');
   hostFiles(root, { 'var/lib/kubelet/pods/.keep': '' });
+  memoryRun(t, root);
   const crio = crioDouble(t.testdir()).bin;
   t.equal(
     install({ runtime: 'crio', root, source: fakeSource(path.join(dir, 'src')), extra: ['--mode', 'nri', '--crio', crio] }).status,

@@ -11,6 +11,7 @@ import { EXEC_SIDECAR } from '../../src/bundle/exec-sidecar.ts';
 import { fakeExecutable, FRONT } from '../helpers/shim/front.ts';
 import { ref, setup as podSetup, type InjectSetup } from '../helpers/shim/inject.ts';
 import { makeAtomicVolume, type Projection } from '../../scripts/kubelet-pod.ts';
+import { runDirStorage } from '../../src/watch/run-dir-memory.ts';
 
 const CANARY = 'CANARY-shim-5b2e';
 const FILES = { 'config.env': `CONFIG_VAR='HELLO'\nSECRET='${CANARY}'\n` };
@@ -322,3 +323,35 @@ t.test('create with volume owners: a subPath mount of the volume reads the same 
     execFileSync('umount', [sub]); // before tap removes the test's directory
   }
 });
+
+t.test(
+  'create with volume owners: a run directory on disk is refused under runDirOnDisk refuse, warned about under warn',
+  { skip: runDirStorage(process.cwd()).inMemory ? 'the checkout is on tmpfs: no disk to refuse' : false },
+  async (t) => {
+    const { s, runDir, where, copy } = ownersSetup(t, { key: { data: `${CANARY}\n`, mode: 0o400 }, 'tls/server.key': 'k\n' });
+    const disk = runDirStorage(runDir);
+    const would = `run directory ${runDir} would be made on ${disk.type} (${disk.at}), not tmpfs: owned copies of secret volumes`;
+    const before = fs.readFileSync(s.config);
+    const refuse = { ...where, env: { ...where.env, ENVHOOK_RUN_DIR_ON_DISK: 'refuse' } };
+    t.throws(() => runShim(['--log', path.join(s.dir, 'log.json'), 'create', '--bundle', s.bundle, 'id1'], refuse), {
+      message: `${would} would be written to disk: mount a tmpfs at ${runDir}, or allow it with runDirOnDisk "warn" (ENVHOOK_RUN_DIR_ON_DISK=warn)`,
+    });
+    t.same(fs.readFileSync(s.config), before, 'config.json unchanged');
+    t.notOk(fs.existsSync(runDir), 'nothing written to the run directory');
+    t.match(fs.readFileSync(path.join(s.dir, 'log.json'), 'utf8'), 'level=error msg="envhook: run directory ', "runc's --log has the line");
+
+    // warn (the default): one line on stderr, the copy made.
+    const written: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string) => (written.push(String(chunk)), true)) as typeof process.stderr.write;
+    try {
+      runShim(['create', '--bundle', s.bundle, 'id1'], where);
+    } finally {
+      process.stderr.write = write;
+    }
+    t.same(written, [`envhook: warning: ${would} are written to disk (runDirOnDisk is "warn"): mount a tmpfs at ${runDir}\n`]);
+    t.equal(fs.readFileSync(path.join(copy, 'key'), 'utf8'), `${CANARY}\n`, 'the copy is made');
+    t.match(fs.readFileSync(s.log, 'utf8'), '"level":40', 'and the warning logged');
+    t.notMatch(fs.readFileSync(s.log, 'utf8'), CANARY, 'no content in the log');
+  },
+);

@@ -17,7 +17,7 @@ import { startSupervisor, type Supervisor } from './supervisor.ts';
 
 export async function runSupervisor(settings: AllSettings, env: NodeJS.ProcessEnv): Promise<void> {
   const runDir = settings.runDir ?? DEFAULT_RUN_DIR;
-  await checkStart(settings, runDir);
+  const warning = await checkStart(settings, runDir);
   const fd = inheritedFd(env);
   const log = createLogger(settings.logFile, settings.logLevel, { stderr: true });
   // NRI kills the process it started (SIGKILL) once that plugin's connection has closed (its
@@ -45,6 +45,7 @@ export async function runSupervisor(settings: AllSettings, env: NodeJS.ProcessEn
   const health = await startHealth(settings.metricsAddress, () => supervisor!.status(), histogram, log, lock);
   // Started: every start-up check passed (a failure before here is the one line `envhook: …` alone).
   log.info({ cmd: 'nri', plugin, socket: settings.nriSocket, fd }, 'nri: start');
+  if (warning !== undefined) log.warn({ runDir }, `nri: ${warning}`);
   supervisor = startSupervisor({
     name: role.name,
     index: role.index,
