@@ -24,7 +24,7 @@ export async function runWorker(settings: AllSettings, env: NodeJS.ProcessEnv, r
     if (process.connected) send(m);
   });
   const fd = inheritedFd(env);
-  const log = createLogger(settings.logFile, settings.logLevel, { stderr: true });
+  const log = createLogger(settings.logFile, settings.logLevel, { stderr: true, fileGroup: settings.fileGroup });
   log.debug({ plugin: `${role.index}-${role.name}`, fd, socket: settings.nriSocket }, 'nri: worker start');
   // Owners survive the kubelet's rewrites: the watcher lives as long as the worker, across sessions.
   const pods = createPodWatcher({ kubeletRoot: settings.kubeletRoot, log, runDir: settings.runDir });
