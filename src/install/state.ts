@@ -21,6 +21,8 @@ export interface RuntimeRecord {
   dirs?: string[];
   /** NRI mode: whether install was asked --nri-required (absent in state files written before it was recorded). */
   nriRequired?: boolean;
+  /** NRI mode: --external-plugin, NRI switched on for a plugin run elsewhere; no plugin file. */
+  externalPlugin?: boolean;
 }
 
 export interface State {
@@ -63,6 +65,7 @@ function validRecord(rec: unknown): boolean {
     strings(r.blocks) &&
     (r.dirs === undefined || strings(r.dirs)) &&
     (r.nriRequired === undefined || typeof r.nriRequired === 'boolean') &&
+    (r.externalPlugin === undefined || typeof r.externalPlugin === 'boolean') &&
     (r.edits === undefined || (Array.isArray(r.edits) && r.edits.every(edit)))
   );
 }
