@@ -52,6 +52,7 @@ export const LAYERS = [
       'settings.ts',
       'version.ts',
       'sh-quote.ts',
+      'nearest.ts',
       'types/',
       'oci/',
       'fs/',

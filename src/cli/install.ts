@@ -117,7 +117,8 @@ export function registerInstall(program: Command): void {
     .action(async (flags: Flags) => {
       const plan = planInstall(flags);
       const o = run(plan, flags, 'install');
-      if (!flags.dryRun && flags.mode === 'nri' && !flags.externalPlugin && plan.changes.some(changed)) await noteRunning(plan, o);
+      if (!flags.dryRun && flags.mode === 'nri' && !flags.externalPlugin && plan.changes.some(changed))
+        await noteRunning(plan, o, flags.root);
       print(o, flags);
     });
 }
@@ -138,7 +139,7 @@ export function registerUninstall(program: Command): void {
       const nri = Object.keys(readState(plan.layout).runtimes).filter((k) => k.endsWith('-nri'));
       const lastNri = flags.mode !== 'shim' && nri.length === 1 && nri[0] === `${flags.runtime}-nri`;
       const o = run(plan, flags, 'uninstall');
-      if (!flags.dryRun) for (const socket of plan.stopPlugins ?? []) await stopRunning(socket, o);
+      if (!flags.dryRun) for (const socket of plan.stopPlugins ?? []) await stopRunning(socket, o, flags.root);
       if (lastNri && o.nothing === null)
         o.removedState = flags.dryRun ? nriRunState(plan.layout, runDir) : removeNriRunState(plan.layout, runDir);
       print(o, flags);
@@ -199,10 +200,10 @@ function run(plan: Plan, flags: Flags, command: Outcome['command']): Outcome {
  * envhook is left running. A plugin that does not answer is a warning, not a failure: the files
  * are already gone.
  */
-async function stopRunning(socket: string, o: Outcome): Promise<void> {
+async function stopRunning(socket: string, o: Outcome, root: string | undefined): Promise<void> {
   const { ask } = await import('../nri/supervisor/lock.ts');
   try {
-    const pid = await ask(socket, 'stop', 10_000);
+    const pid = await ask(socket, 'stop', 10_000, { root });
     if (pid !== undefined) o.plugins.push({ socket, pid, state: 'stopped' });
   } catch (err) {
     o.warnings.push(`${(err as Error).message}: stop it by hand (kill the envhook nri process)`);
@@ -214,10 +215,10 @@ async function stopRunning(socket: string, o: Outcome): Promise<void> {
  * and keeps it; the new version runs from the runtime's next start (it starts its pre-installed
  * plugins then, and the new one takes over from the old: nri/supervisor/lock.ts). Says so with its pid.
  */
-async function noteRunning(plan: Plan, o: Outcome): Promise<void> {
+async function noteRunning(plan: Plan, o: Outcome, root: string | undefined): Promise<void> {
   const { ask } = await import('../nri/supervisor/lock.ts');
   const wrapper = plan.changes.find((c) => /^[0-9]{2}-envhook$/.test(path.posix.basename(c.file)) && c.after !== undefined);
   const socket = wrapperSocket(wrapper?.after);
-  const pid = await ask(socket, 'ping', 2000).catch(() => undefined);
+  const pid = await ask(socket, 'ping', 2000, { root }).catch(() => undefined);
   if (pid !== undefined) o.plugins.push({ socket, pid, state: 'running-previous-files' });
 }

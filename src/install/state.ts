@@ -23,6 +23,11 @@ export interface RuntimeRecord {
   nriRequired?: boolean;
   /** NRI mode: --external-plugin, NRI switched on for a plugin run elsewhere; no plugin file. */
   externalPlugin?: boolean;
+  /**
+   * The runtime's binary install was named with --containerd / --crio (a path of the machine
+   * install ran on): status and doctor ask the same one when not named again. Absent: the node's.
+   */
+  binary?: string;
 }
 
 export interface State {
@@ -66,6 +71,7 @@ function validRecord(rec: unknown): boolean {
     (r.dirs === undefined || strings(r.dirs)) &&
     (r.nriRequired === undefined || typeof r.nriRequired === 'boolean') &&
     (r.externalPlugin === undefined || typeof r.externalPlugin === 'boolean') &&
+    (r.binary === undefined || typeof r.binary === 'string') &&
     (r.edits === undefined || (Array.isArray(r.edits) && r.edits.every(edit)))
   );
 }

@@ -3,11 +3,13 @@
 // confinement as the owners' walk (fs/confined.ts: no symlink followed, one name looked up at a
 // time from an open directory), and only directories and regular files with one link, on the
 // volume's own file system, are accepted: a symlink, hard link, FIFO, device, socket or mount
-// point fails the whole copy with one line naming it. Each file gets its final owner here (the
+// point fails the whole copy with one line naming it, and so does a name that is not valid UTF-8
+// (described, not printed). Each file gets its final owner here (the
 // item's, else the volume's default, else the kubelet's), keeps the kubelet's group and mode,
 // and is read bounded by what is left of the volume's size limit. The bytes are secrets: never
 // logged; releaseSnapshot zeroes them.
 import fs from 'node:fs';
+import { isUtf8 } from 'node:buffer';
 import { EnvhookError } from '../errors.ts';
 import { ConfinedError, fdPath, fileKind, openDirAt, openFileAt, readBounded, withCwdAt } from '../fs/confined.ts';
 
@@ -97,7 +99,7 @@ export function releaseSnapshot(s: Snapshot): void {
 
 function walkDir(w: Walk, dirFd: number, prefix: string, depth: number, enter: (fd: number) => void): void {
   enter(dirFd);
-  const names = fs.readdirSync(fdPath(dirFd, '.')).sort();
+  const names = utf8Names(w, fs.readdirSync(fdPath(dirFd, '.'), { encoding: 'buffer' }), prefix).sort();
   for (const name of names) {
     const rel = prefix + name;
     if (w.out.entries.length >= w.limits.maxEntries) throw fail(w, `more than ${w.limits.maxEntries} files and directories`);
@@ -119,6 +121,22 @@ function walkDir(w: Walk, dirFd: number, prefix: string, depth: number, enter: (
       throw fail(w, `${JSON.stringify(rel)} is ${fileKind(st)}: refusing to copy it`);
     }
   }
+}
+
+/**
+ * The names as strings. A name that is not valid UTF-8 would be decoded to another name (U+FFFD),
+ * one that is not there: the copy is refused, the name described, not printed (its bytes are
+ * the pod's), and the directory it is in named.
+ */
+function utf8Names(w: Walk, raw: readonly Buffer[], prefix: string): string[] {
+  for (const name of raw) {
+    if (!isUtf8(name))
+      throw fail(
+        w,
+        `a name in ${prefix === '' ? 'the payload' : `directory ${JSON.stringify(prefix.slice(0, -1))}`} is not valid UTF-8: refusing to copy it`,
+      );
+  }
+  return raw.map((name) => name.toString('utf8'));
 }
 
 function openSubdir(w: Walk, dirFd: number, name: string, rel: string): number {

@@ -91,3 +91,21 @@ t.test('the size limit and the entry limit, with a clear line', async (t) => {
   t.throws(() => snap(vol, none, { maxBytes: 1 << 20, maxEntries: 1 }), { message: 'volume "v": more than 1 files and directories' });
   t.equal(snap(vol, none, { maxBytes: 1200, maxEntries: 2 }).bytes, 1200, 'exactly at the limits is fine');
 });
+
+t.test('a name that is not valid UTF-8: refused, the name described, never printed', async (t) => {
+  const vol = path.join(t.testdir({}), 'vol');
+  const ts = atomicWrite(vol, { a: 'A', 'sub/b': 'B' });
+  const bad = Buffer.from([0x6b, 0xff, 0x6b]); // "k", an invalid byte, "k"
+  fs.writeFileSync(Buffer.concat([Buffer.from(`${ts}/`), bad]), 'CANARY-utf8');
+  t.throws(() => snap(vol), { message: 'volume "v": a name in the payload is not valid UTF-8: refusing to copy it' });
+  fs.rmSync(Buffer.concat([Buffer.from(`${ts}/`), bad]));
+  fs.writeFileSync(Buffer.concat([Buffer.from(`${ts}/sub/`), bad]), 'CANARY-utf8');
+  t.throws(() => snap(vol), { message: 'volume "v": a name in directory "sub" is not valid UTF-8: refusing to copy it' });
+  // U+FFFD itself, written as UTF-8, is a valid name like any other.
+  fs.rmSync(Buffer.concat([Buffer.from(`${ts}/sub/`), bad]));
+  fs.writeFileSync(path.join(ts, 'k\ufffdk'), 'X');
+  t.same(
+    snap(vol).entries.map((e) => e.rel),
+    ['a', 'k\ufffdk', 'sub', 'sub/b'],
+  );
+});

@@ -1,6 +1,7 @@
 // install and uninstall as plans: a list of file changes computed from the disk and the state
 // file, applied in order (executables, hooks.d files, configs, state) or printed (--dry-run).
 import fs from 'node:fs';
+import path from 'node:path';
 import { makeLayout, type Layout, type Runtime } from '../layout.ts';
 import { createdDirs, deepestFirst, readHost, sha256, type Change } from '../fsops.ts';
 import { markedFiles, ownedByOther, readState, recordedHash, stateChange, type RuntimeRecord, type State } from '../state.ts';
@@ -126,6 +127,7 @@ export function planInstall(opts: InstallOptions): Plan {
     ...(dirs.length ? { dirs } : {}),
     ...(opts.mode === 'nri' ? { nriRequired: !!opts.nriRequired } : {}),
     ...(opts.externalPlugin ? { externalPlugin: true } : {}),
+    ...namedBinary(opts),
   };
   changes.push(stateChange(layout, next, stateBefore));
   return {
@@ -135,6 +137,12 @@ export function planInstall(opts: InstallOptions): Plan {
     notes: [...(took ? [took.note] : []), ...(rp.notes ?? []), ...(conf.note ? [conf.note] : [])],
     verify: rp.verify,
   };
+}
+
+/** The --containerd / --crio install was given, absolute, for the record (status and doctor ask it again). */
+function namedBinary(opts: InstallOptions): { binary?: string } {
+  const named = opts.runtime === 'containerd' ? opts.containerd : opts.runtime === 'crio' ? opts.crio : undefined;
+  return named === undefined ? {} : { binary: path.resolve(named) };
 }
 
 function runtimePlan(layout: Layout, opts: InstallOptions, previous: RuntimeRecord | undefined, ociRuntime: string): RuntimePlan {

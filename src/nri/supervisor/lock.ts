@@ -1,15 +1,17 @@
 // One envhook registration per runtime socket. The lock is a Linux abstract unix socket named
-// after the runtime's NRI socket: the kernel frees it when its holder dies (no stale file), and
-// it is per network namespace (a DaemonSet pod shares it with the host only with hostNetwork).
+// after the runtime's NRI socket as a file (socket-identity.ts: its directory's device and inode,
+// the same through any symlink and in any mount namespace): the kernel frees it when its holder
+// dies (no stale file), and it is per network namespace (a DaemonSet pod shares it with the host
+// only with hostNetwork).
 // The newest instance wins: it connects and asks the holder to stop; the holder stops its
 // worker (the runtime sees that connection close) and exits, and only then does the newcomer
 // bind and start its own. So a runtime restart (which starts its pre-installed plugin anew), an
 // upgrade or a second registration method never leaves two envhooks registered at once.
 // `envhook uninstall` asks the holder to stop the same way.
 import net from 'node:net';
-import path from 'node:path';
 import { EnvhookError, errnoReason } from '../../errors.ts';
 import { sha256Hex } from '../../plan/sha256.ts';
+import { socketKey } from './socket-identity.ts';
 
 /** takeover: a newer instance; stop: uninstall; ping: who holds it (install's note), nothing stops. */
 export type LockRequest = 'takeover' | 'stop' | 'ping';
@@ -30,13 +32,16 @@ export interface LockOptions {
   onTakeover?(pid: number): void;
 }
 
-/** The abstract socket name for a runtime socket (without the leading NUL). */
-export function lockName(socketPath: string): string {
-  const abs = path.resolve(socketPath);
-  return abs.length <= 80 ? `envhook-nri:${abs}` : `envhook-nri:sha256:${sha256Hex(abs).slice(0, 32)}`;
+/**
+ * The abstract socket name for a runtime socket (without the leading NUL): `envhook-nri:` and
+ * its key (socket-identity.ts), hashed when long. `root`: the node's `/` as this process sees it.
+ */
+export function lockName(socketPath: string, root = '/'): string {
+  const key = socketKey(socketPath, root);
+  return key.length <= 80 ? `envhook-nri:${key}` : `envhook-nri:sha256:${sha256Hex(key).slice(0, 32)}`;
 }
 
-const address = (socketPath: string): string => `\0${lockName(socketPath)}`;
+const address = (socketPath: string, root?: string): string => `\0${lockName(socketPath, root)}`;
 
 /** Takes the lock, asking a holder to stop first. Rejects with a one-line EnvhookError. */
 export async function acquireLock(opts: LockOptions): Promise<Lock> {
@@ -51,7 +56,7 @@ export async function acquireLock(opts: LockOptions): Promise<Lock> {
     if (server) return serve(server, opts);
     const left = deadline - Date.now();
     if (left <= 0) throw new EnvhookError(`another envhook nri for ${opts.socketPath} did not stop within ${timeoutMs} ms`);
-    const pid = await ask(opts.socketPath, 'takeover', left, timeoutMs);
+    const pid = await ask(opts.socketPath, 'takeover', left, { sayMs: timeoutMs });
     if (pid !== undefined) opts.onTakeover?.(pid);
   }
 }
@@ -61,9 +66,14 @@ export async function acquireLock(opts: LockOptions): Promise<Lock> {
  * has stopped (its connection closed), or undefined when none holds it. Used by takeover and
  * by uninstall; `ping` only learns the holder's pid.
  */
-export function ask(socketPath: string, request: LockRequest, timeoutMs: number, sayMs = timeoutMs): Promise<number | undefined> {
+export function ask(
+  socketPath: string,
+  request: LockRequest,
+  timeoutMs: number,
+  { sayMs = timeoutMs, root }: { sayMs?: number; root?: string } = {},
+): Promise<number | undefined> {
   return new Promise((resolve, reject) => {
-    const conn = net.createConnection(address(socketPath));
+    const conn = net.createConnection(address(socketPath, root));
     let pid: number | undefined;
     let text = '';
     const timer = setTimeout(() => {

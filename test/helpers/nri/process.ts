@@ -79,18 +79,29 @@ export function privilegesOf(pid: number): { effective: string[]; noNewPrivs: nu
  */
 export function startNriProcess(
   args: string[],
-  opts: { dir: string; env?: NodeJS.ProcessEnv; stdio?: StdioOptions; logToStderr?: boolean; capabilities?: readonly string[] },
+  opts: {
+    dir: string;
+    env?: NodeJS.ProcessEnv;
+    stdio?: StdioOptions;
+    logToStderr?: boolean;
+    capabilities?: readonly string[];
+    /** The run directory to share with another envhook nri (default: one of its own under `dir`). */
+    runDir?: string;
+    /** A command that execs the rest (`unshare -m … sh -c '…; exec "$@"' sh`): the same PID runs envhook. */
+    prefix?: string[];
+  },
 ): NriProcess {
   const id = `${Date.now()}-${Math.random().toString(16).slice(2)}`;
   const logFile = path.join(opts.dir, `envhook-nri-${id}.log`);
-  const runDir = path.join(opts.dir, `run-${id}`);
+  const runDir = opts.runDir ?? path.join(opts.dir, `run-${id}`);
   const config = path.join(opts.dir, 'empty-config.json');
   if (!fs.existsSync(config)) fs.writeFileSync(config, '{}');
   const logArgs = opts.logToStderr ? [] : ['--log-file', logFile];
   const argv = [builtCli(), 'nri', ...logArgs, '--log-level', 'debug', ...args];
   const capabilities = nriCapabilities(opts.capabilities);
   const [command, commandArgs] = capabilities ? underCapabilities(capabilities, NODE, argv) : [NODE, argv];
-  const child = spawn(command, commandArgs, {
+  const [file, ...rest] = [...(opts.prefix ?? []), command, ...commandArgs] as [string, ...string[]];
+  const child = spawn(file, rest, {
     // The status file and the owners records (nri/worker/pod-watch.ts) in the test's directory, not the host's /run/envhook.
     env: { PATH: process.env.PATH, ENVHOOK_CONFIG: config, ENVHOOK_RUN_DIR: runDir, ...opts.env },
     stdio: opts.stdio ?? ['ignore', 'ignore', 'pipe'],

@@ -2,10 +2,11 @@
 // to the first worker, a killed or hung worker replaced, no worker without its supervisor, one
 // instance per socket (takeover), stderr logs, containers missed while away reported once, the
 // metrics and health endpoint, and what install and uninstall do to a running plugin.
-import t from 'tap';
+import t, { type Test } from 'tap';
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { builtCli, envhook, NODE } from '../../helpers/bundle.ts';
 import { startFakeRuntime } from '../../helpers/nri/runtime.ts';
 import { findChrt, schedPolicy } from '../../../src/nri/realtime.ts';
@@ -142,6 +143,50 @@ t.test('a second envhook nri on the same socket takes over: the first stops, one
   t.match(b.log(), /"msg":"nri: took over from the envhook nri that was running"/);
 });
 
+t.test('one socket by two paths (a symlinked directory): one lock, the second takes over', async (t) => {
+  const dir = t.testdir();
+  const rt = await startFakeRuntime();
+  t.teardown(() => rt.close());
+  // Short: a unix socket path has at most 107 bytes.
+  const link = `${path.dirname(rt.socketPath)}-link`;
+  fs.symlinkSync(path.dirname(rt.socketPath), link);
+  t.teardown(() => fs.rmSync(link));
+  const a = startNriProcess(['--socket', rt.socketPath], { dir });
+  t.teardown(() => a.stop());
+  await rt.nextPlugin();
+  const b = startNriProcess(['--socket', path.join(link, 'nri.sock')], { dir });
+  t.teardown(() => b.stop());
+  await rt.nextPlugin();
+  t.equal(await a.exited, 0, 'the first exits 0');
+  t.match(a.log(), /"msg":"nri: a newer envhook nri takes over"/);
+});
+
+t.test("two runtimes' sockets at one path in two mount namespaces: two locks, neither asked to stop", async (t) => {
+  const dir = t.testdir();
+  const [rtA, rtB] = [await startFakeRuntime(), await startFakeRuntime()];
+  t.teardown(() => Promise.all([rtA.close(), rtB.close()]));
+  const a = startNriProcess(['--socket', rtA.socketPath], { dir });
+  t.teardown(() => a.stop());
+  const first = await rtA.nextPlugin();
+  let firstClosed = false;
+  void first.closed.then(() => (firstClosed = true));
+  // b sees runtime B's directory at runtime A's path: a private mount namespace, the same network namespace.
+  const bind = ['unshare', '-m', '--propagation', 'private', 'sh', '-c', 'mount --bind "$1" "$2" && shift 2 && exec "$@"', 'sh'];
+  const b = startNriProcess(['--socket', rtA.socketPath], {
+    dir,
+    prefix: [...bind, path.dirname(rtB.socketPath), path.dirname(rtA.socketPath)],
+  });
+  t.teardown(() => b.stop());
+  const second = await rtB.nextPlugin();
+  t.same([second.name, second.index], ['envhook', '50'], "b registered with runtime B through runtime A's path");
+  await b.waitForStatus((s) => s.connected);
+  await sleep(300);
+  t.notOk(firstClosed, 'a is still registered with runtime A');
+  t.ok(alive(a.child.pid!), 'a runs');
+  t.notMatch(a.log(), /asked to stop|takes over/);
+  t.notMatch(b.log(), /took over/);
+});
+
 t.test('without --log-file the daemon logs JSON lines to stderr', async (t) => {
   const dir = t.testdir({ 'config.json': '{}' });
   const rt = await startFakeRuntime();
@@ -248,6 +293,7 @@ t.test('uninstall of the NRI plugin stops the envhook nri running for the socket
   const rt = await startFakeRuntime();
   t.teardown(() => rt.close());
   const { root, source } = installRoot(t, { 'etc/crio/crio.conf': `[crio.nri]\nnri_listen = ${JSON.stringify(rt.socketPath)}\n` });
+  underRoot(t, root, path.dirname(rt.socketPath));
   const noCrio = { ...process.env, PATH: '/nonexistent' };
   t.equal(install({ runtime: 'crio', root, source, extra: ['--mode', 'nri'], env: noCrio }).status, 0);
   const p = startNriProcess(['--socket', rt.socketPath], { dir: path.dirname(root) });
@@ -267,6 +313,7 @@ t.test('install over a running envhook nri says which pid runs the previous file
   const rt = await startFakeRuntime();
   t.teardown(() => rt.close());
   const { root, source } = installRoot(t, { 'etc/crio/crio.conf': `[crio.nri]\nnri_listen = ${JSON.stringify(rt.socketPath)}\n` });
+  underRoot(t, root, path.dirname(rt.socketPath));
   const noCrio = { ...process.env, PATH: '/nonexistent' };
   const p = startNriProcess(['--socket', rt.socketPath], { dir: path.dirname(root) });
   t.teardown(() => p.stop());
@@ -305,3 +352,15 @@ t.test('--fifo-priority out of range: one line, exit 1', async (t) => {
   t.equal(await p.exited, 1);
   t.equal(p.stderr(), 'envhook: --fifo-priority: must be a SCHED_FIFO priority, 1 to 99\n');
 });
+
+/**
+ * The runtime's socket directory `dir` seen under the node root `root` as well (a bind mount, as
+ * the installer's --root /host sees the host's): install and uninstall find the running instance
+ * by what the socket is, under --root.
+ */
+function underRoot(t: Test, root: string, dir: string): void {
+  const at = path.join(root, dir);
+  fs.mkdirSync(at, { recursive: true });
+  t.equal(spawnSync('mount', ['--bind', dir, at]).status, 0, `${dir} bind-mounted under the root`);
+  t.teardown(() => void spawnSync('umount', [at]));
+}
