@@ -65,7 +65,7 @@ export const LAYERS = [
   ['owners', ['ownership/', 'mirror/']],
   ['plan', ['plan/']],
   ['apply', ['apply/']],
-  ['chown', ['ownership/chown.ts', 'mirror/build.ts', 'mirror/copy-dir.ts', 'mirror/copy.ts', 'mirror/remove.ts']],
+  ['chown', ['ownership/chown.ts', 'mirror/build.ts', 'mirror/copy-dir.ts', 'mirror/copy.ts', 'mirror/remove.ts', 'mirror/leftovers.ts']],
   ['pipeline', ['pipeline.ts']],
   ['watch', ['watch/']],
   ['bundle', ['bundle/']],

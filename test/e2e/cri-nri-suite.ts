@@ -168,7 +168,9 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
     });
 
     await t.test("an init container the annotation names with []: marked, counted 'without envhook', not adjusted", async (t) => {
-      const before = h.plugin!.status()!.counts;
+      // The two containers adjusted above, once counted: the supervisor publishes counts at most once
+      // a second, so a status read at once may not have the last one yet.
+      const before = (await h.plugin!.waitForStatus((st) => st.counts.adjusted === 2, 30_000)).counts;
       const p = await pod('', { 'envhook.io/env': { init: [], app: [{ name: 'X', value: 'y' }] } });
       await p.run({ ...CONTAINER, name: 'init' });
       const s = await h.plugin!.waitForStatus((st) => st.counts.empty === before.empty! + 1, 30_000);

@@ -76,10 +76,14 @@ export function planInstall(opts: InstallOptions): Plan {
   // the settings before the registration that makes the runtime run the front
   const settings = settingsTarget(layout, opts, state);
   const ociRuntime = opts.ociRuntime ?? runtimeSetting(settings?.content ?? readHost(layout, SETTINGS_FILE)) ?? 'runc';
-  const conf = frontConfTarget(layout, ociRuntime, opts.ociRuntime !== undefined ? '--oci-runtime' : `${SETTINGS_FILE}: runtime`);
+  // the runtime front (envhook-runtime and its data file) runs only under the runtime handler
+  const conf =
+    opts.mode === 'nri'
+      ? undefined
+      : frontConfTarget(layout, ociRuntime, opts.ociRuntime !== undefined ? '--oci-runtime' : `${SETTINGS_FILE}: runtime`);
   const rp = runtimePlan(layout, opts, state.runtimes[key], ociRuntime);
   const took = takeOver(layout, opts.runtime, key, rp, !!opts.takeOver);
-  const files = [...executableTargets(layout, opts, conf.target), ...(settings ? [settings] : []), ...rp.files];
+  const files = [...executableTargets(layout, opts, conf?.target), ...(settings ? [settings] : []), ...rp.files];
   const changes: Change[] = files.map((t): Change => {
     const before = readHost(layout, t.file);
     // an existing file that envhook did not write (or that was edited since) is the admin's
@@ -134,7 +138,7 @@ export function planInstall(opts: InstallOptions): Plan {
     layout,
     changes,
     next: rp.next,
-    notes: [...(took ? [took.note] : []), ...(rp.notes ?? []), ...(conf.note ? [conf.note] : [])],
+    notes: [...(took ? [took.note] : []), ...(rp.notes ?? []), ...(conf?.note ? [conf.note] : [])],
     verify: rp.verify,
   };
 }
