@@ -5,6 +5,8 @@
 //
 // Start-up: pino is loaded only when there is somewhere to log. Without it, the logger is a
 // no-op object and pino is never evaluated (it costs several ms of every container start).
+import fs from 'node:fs';
+import path from 'node:path';
 import { createRequire } from 'node:module';
 import type pino from 'pino';
 import { escapeUnseen, serializeCause } from './errors.ts';
@@ -23,11 +25,30 @@ export function createLogger(file: string | undefined, level: LogLevel = 'info',
   const pino = loadPino();
   // Synchronous destination: the process execs the runtime or exits right after logging, and a
   // daemon's line is on disk (or in the pipe) before the next request.
-  const dest = file ? pino.destination({ dest: file, sync: true, append: true, mkdir: true }) : pino.destination({ dest: 2, sync: true });
+  const dest = pino.destination({ dest: file ? openLogFile(file) : 2, sync: true });
   return pino(
     { level, base: { pid: process.pid }, serializers: { err: (e) => serializeCause(e) }, formatters: { log: (o) => escapeFields(o) } },
     dest,
   );
+}
+
+/**
+ * The log file, opened for appending (its directory made where missing, as pino's `mkdir` did):
+ * created 0600, and a regular file others could read (0644, an older envhook's) narrowed to 0600.
+ * The lines name pods, volumes and files (never a value), root's to read. Anything else (a FIFO,
+ * /dev/stderr, a terminal) is used as it is.
+ */
+function openLogFile(file: string): number {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT, 0o600);
+  try {
+    const st = fs.fstatSync(fd);
+    if (st.isFile() && (st.mode & 0o077) !== 0) fs.fchmodSync(fd, st.mode & 0o700);
+  } catch (err) {
+    fs.closeSync(fd);
+    throw err;
+  }
+  return fd;
 }
 
 /**

@@ -53,7 +53,10 @@ export function addNodeFlags(cmd: Command): Command {
       '/',
     )
     .option('--prefix <dir>', "envhook's own directory on the node (install --prefix)", DEFAULT_PREFIX)
-    .option('--containerd <path>', "the containerd to ask for its reading (default: the node's, under --root)")
-    .option('--crio <path>', "the crio to ask for its reading (default: the node's, under --root)")
+    .option(
+      '--containerd <path>',
+      "the containerd to ask for its reading (default: the one install was named, else the node's, under --root)",
+    )
+    .option('--crio <path>', "the crio to ask for its reading (default: the one install was named, else the node's, under --root)")
     .option('--run-dir <dir>', 'where envhook nri writes nri-status.json (default /run/envhook)');
 }

@@ -22,6 +22,8 @@ export function setWriteFault(fn: ((step: WriteStep) => void) | undefined): void
 export interface AtomicWriteOptions {
   /** Mode of a file that does not exist yet (default 0644). */
   newFileMode?: number;
+  /** The file's mode whatever the file it replaces had (one an older envhook wrote wider); owner kept. */
+  mode?: number;
   /** Create missing parent directories (0755). */
   mkdir?: boolean;
   /**
@@ -37,7 +39,7 @@ const TMP_FLAGS = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_
 export function atomicWrite(
   file: string,
   data: string | Uint8Array,
-  { newFileMode = 0o644, mkdir = false, durable = true }: AtomicWriteOptions = {},
+  { newFileMode = 0o644, mode, mkdir = false, durable = true }: AtomicWriteOptions = {},
 ): void {
   const dir = path.dirname(file);
   if (mkdir) fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
@@ -53,7 +55,7 @@ export function atomicWrite(
     faultAt?.('opened');
     writeAll(fd, data);
     faultAt?.('written');
-    fs.fchmodSync(fd, st ? st.mode & 0o7777 : newFileMode);
+    fs.fchmodSync(fd, mode ?? (st ? st.mode & 0o7777 : newFileMode));
     if (st && process.getuid?.() === 0) fs.fchownSync(fd, st.uid, st.gid);
     if (durable) fs.fsyncSync(fd);
     faultAt?.('synced');

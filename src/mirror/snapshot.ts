@@ -31,6 +31,12 @@ export interface CopyLimits {
   maxEntries: number;
 }
 
+/** An inode of the kubelet's payload (a subPath mount's source) whose path in the copy a copy job looks for. */
+export interface WantedEntry {
+  ino: number;
+  dir: boolean;
+}
+
 export const DEFAULT_LIMITS: CopyLimits = { maxBytes: 16 * 1024 * 1024, maxEntries: 4096 };
 
 export interface SnapshotEntry {
@@ -67,10 +73,20 @@ interface Walk {
   owners: CopyOwners;
   limits: CopyLimits;
   out: Snapshot;
+  tick: () => void;
 }
 
-/** Reads the open data directory `dataFd` (on device `dev`) of `volume` whole. Throws EnvhookError. */
-export function readSnapshot(volume: string, dataFd: number, owners: CopyOwners, limits: CopyLimits = DEFAULT_LIMITS): Snapshot {
+/**
+ * Reads the open data directory `dataFd` (on device `dev`) of `volume` whole. Throws EnvhookError.
+ * `tick` runs before each entry (a deadline's check: it throws to give up).
+ */
+export function readSnapshot(
+  volume: string,
+  dataFd: number,
+  owners: CopyOwners,
+  limits: CopyLimits = DEFAULT_LIMITS,
+  tick: () => void = () => {},
+): Snapshot {
   const st = fs.fstatSync(dataFd);
   const out: Snapshot = {
     volume,
@@ -81,7 +97,7 @@ export function readSnapshot(volume: string, dataFd: number, owners: CopyOwners,
     files: 0,
     bytes: 0,
   };
-  const w: Walk = { volume, dev: st.dev, owners, limits, out };
+  const w: Walk = { volume, dev: st.dev, owners, limits, out, tick };
   try {
     withCwdAt((enter) => walkDir(w, dataFd, '', 0, enter));
   } catch (err) {
@@ -102,6 +118,7 @@ function walkDir(w: Walk, dirFd: number, prefix: string, depth: number, enter: (
   const names = utf8Names(w, fs.readdirSync(fdPath(dirFd, '.'), { encoding: 'buffer' }), prefix).sort();
   for (const name of names) {
     const rel = prefix + name;
+    w.tick();
     if (w.out.entries.length >= w.limits.maxEntries) throw fail(w, `more than ${w.limits.maxEntries} files and directories`);
     const st = fs.lstatSync(fdPath(dirFd, name), { throwIfNoEntry: false });
     if (st === undefined) throw fail(w, `${JSON.stringify(rel)} went away while being copied`);
