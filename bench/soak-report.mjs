@@ -161,7 +161,7 @@ function dayText(v) {
     rising.length
       ? `Rising here (${rising.map((x) => x.what).join(', ')}): extrapolated, ${rising.map((x) => `${x.what} +${fmt(x.trend.slope * 1440)} ${x.unit}`).join(', ')} a day.`
       : 'No series rose.'
-  } A growth below the noise bound would not show in ${fmt(minutes)} minutes: over a day at most ${bound('supPss')} of the supervisor's Pss (${bound('supAnon')} RssAnon), ${bound('supFds')} of its fds, ${bound('wrkWatches')} watches, ${bound('copies')} copies and ${bound('records')} records. The worker is replaced at every kill (every ${S.killS} s here), so its memory only grows within one worker's life; the supervisor lives the whole day, and its bound is the one that counts for a day. Copies, records and watches follow the live pods (one each a pod with an owned volume), not time.`;
+  } A growth below the noise bound would not show in ${fmt(minutes)} minutes: over a day at most the supervisor's Pss +${bound('supPss')} (RssAnon +${bound('supAnon')}), its fds +${bound('supFds')}, the worker's watches +${bound('wrkWatches')}, copies +${bound('copies')}, records +${bound('records')}. The worker is replaced at every kill (every ${S.killS} s here), so its memory only grows within one worker's life; the supervisor lives the whole day, and its bound is the one that counts for a day. Copies, records and watches follow the live pods (one each a pod with an owned volume), not time.`;
 }
 
 export function writeSoakReport(v, { write }) {

@@ -49,6 +49,22 @@ t.test("the log file is root's alone: made 0600, an older 0644 one narrowed; a d
   }
 });
 
+t.test('fileGroup: the log file 0640 with that group, an older one given it too', async (t) => {
+  const dir = t.testdir();
+  const file = path.join(dir, 'grouped.log');
+  createLogger(file, 'info', { fileGroup: '4' }).info('x');
+  t.same([fs.statSync(file).mode & 0o777, fs.statSync(file).gid], [0o640, 4], 'a new file');
+  const older = path.join(dir, 'older.log');
+  fs.writeFileSync(older, '');
+  fs.chmodSync(older, 0o600);
+  createLogger(older, 'info', { fileGroup: '4' }).info('x');
+  t.same([fs.statSync(older).mode & 0o777, fs.statSync(older).gid], [0o640, 4], 'a 0600 file: the group may read it');
+  t.throws(() => createLogger(path.join(dir, 'x.log'), 'info', { fileGroup: 'no-such-group-here' }), {
+    message:
+      'fileGroup "no-such-group-here" (--file-group, ENVHOOK_FILE_GROUP): no such group in /etc/group: name a group of the node or its GID',
+  });
+});
+
 t.test('fields a pod author wrote are escaped in the log line (bidi, format characters), the rest kept', async (t) => {
   const file = path.join(t.testdir(), 'envhook.log');
   const log = createLogger(file, 'debug');

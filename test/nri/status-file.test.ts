@@ -38,6 +38,10 @@ t.test('written into a run directory it creates (0755, file 0600), read back as 
   fs.chmodSync(statusPath(runDir), 0o644);
   writeStatus(runDir, next);
   t.equal(fs.statSync(statusPath(runDir)).mode & 0o777, 0o600, 'an older 0644 file narrowed');
+  // The admin's fileGroup: 0640 with that group.
+  writeStatus(runDir, next, { mode: 0o640, gid: 4 });
+  const st = fs.statSync(statusPath(runDir));
+  t.same([st.mode & 0o777, st.gid, st.uid], [0o640, 4, 0], 'fileGroup: 0640, its group, root the owner');
 });
 
 t.test('a file that is not a status: one line naming the file, never its content', async (t) => {

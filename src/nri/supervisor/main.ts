@@ -3,6 +3,7 @@
 // then the supervisor proper (supervisor.ts), which keeps one worker (worker/main.ts)
 // registered and publishes its status, until SIGTERM, SIGINT or a newer instance takes over.
 import { createLogger } from '../../log.ts';
+import { fileAccess } from '../../fs/file-group.ts';
 import type { AllSettings } from '../../settings.ts';
 import { DEFAULT_RUN_DIR } from '../../watch/run-dir.ts';
 import { reexecAsDaemon } from '../process.ts';
@@ -19,7 +20,8 @@ export async function runSupervisor(settings: AllSettings, env: NodeJS.ProcessEn
   const runDir = settings.runDir ?? DEFAULT_RUN_DIR;
   const warning = await checkStart(settings, runDir);
   const fd = inheritedFd(env);
-  const log = createLogger(settings.logFile, settings.logLevel, { stderr: true });
+  const log = createLogger(settings.logFile, settings.logLevel, { stderr: true, fileGroup: settings.fileGroup });
+  const access = fileAccess(settings.fileGroup); // the status file's mode and group
   // NRI kills the process it started (SIGKILL) once that plugin's connection has closed (its
   // removeClosedPlugins, at the next container event): that process must not be the supervisor,
   // or the first worker's death would take envhook down for good. The plugin file install writes
@@ -53,7 +55,7 @@ export async function runSupervisor(settings: AllSettings, env: NodeJS.ProcessEn
     runsAs: runsAs(fd, env),
     log,
     spawnWorker: workerSpawner({ role, fd, env, fifoPriority: settings.fifoPriority, log }),
-    publish: (status) => writeStatus(runDir, status),
+    publish: (status) => writeStatus(runDir, status, access),
     onDurations: (seconds) => {
       for (const s of seconds) histogram.observe(s);
     },

@@ -25,7 +25,7 @@ export async function runWorker(settings: AllSettings, env: NodeJS.ProcessEnv, r
     if (process.connected) send(m);
   });
   const fd = inheritedFd(env);
-  const log = createLogger(settings.logFile, settings.logLevel, { stderr: true });
+  const log = createLogger(settings.logFile, settings.logLevel, { stderr: true, fileGroup: settings.fileGroup });
   log.debug({ plugin: `${role.index}-${role.name}`, fd, socket: settings.nriSocket }, 'nri: worker start');
   // Owners survive the kubelet's rewrites: the watcher lives as long as the worker, across sessions.
   // Owned copies are made, re-made and removed in the copier's thread, never on this loop (mirror/copier.ts).
