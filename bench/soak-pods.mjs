@@ -176,8 +176,15 @@ export async function createApp(rec, attempt) {
   });
   rec.app = { id, attempt, pid: undefined, env: undefined, createdAt: Date.now(), reported: false, evicted: false };
   await rec.pod.start(id);
-  rec.app.pid = await rec.pod.pid(id);
-  rec.app.env = envOf(rec.app.pid, rec);
+  try {
+    rec.app.pid = await rec.pod.pid(id);
+    rec.app.env = envOf(rec.app.pid, rec);
+  } catch (err) {
+    // Gone before its env was read: a container created while no worker was registered, found
+    // missed and evicted by the next one at once. It had no env (envhook's report must say so).
+    if ((await rec.pod.status(id)).state !== ContainerState.EXITED) throw err;
+    rec.app.env = 'absent';
+  }
   return rec.app;
 }
 

@@ -139,7 +139,29 @@ ${K_SE} standard errors of the slope plus one quantum (1 fd, watch, copy, direct
 could not have told from noise:
 
 ${trendTable(v.trends)}
+
+${dayText(v)}
 `;
+}
+
+/** What the run's rates and bounds say about a day. */
+function dayText(v) {
+  const S = v.settings;
+  const t = v.tally;
+  const minutes = v.outcome.minutes ?? S.minutes;
+  const perDay = (n) => fmt((n / minutes) * 1440);
+  const bound = (key) => {
+    const x = v.trends.find((y) => y.key === key)?.trend;
+    return x && Number.isFinite(x.bound)
+      ? `${fmt(x.bound * 1440, x.bound * 1440 < 10 ? 1 : 0)} ${v.trends.find((y) => y.key === key).unit}`
+      : 'n/a';
+  };
+  const rising = v.trends.filter((x) => x.trend.verdict === 'rising');
+  return `What this says about 24 hours: at this run's rates a day is ~${perDay(t.created)} app containers created, ~${perDay(t.kills)} worker kills and ~${perDay(t.rotations)} rewrites. ${
+    rising.length
+      ? `Rising here (${rising.map((x) => x.what).join(', ')}): extrapolated, ${rising.map((x) => `${x.what} +${fmt(x.trend.slope * 1440)} ${x.unit}`).join(', ')} a day.`
+      : 'No series rose.'
+  } A growth below the noise bound would not show in ${fmt(minutes)} minutes: over a day at most the supervisor's Pss +${bound('supPss')} (RssAnon +${bound('supAnon')}), its fds +${bound('supFds')}, the worker's watches +${bound('wrkWatches')}, copies +${bound('copies')}, records +${bound('records')}. The worker is replaced at every kill (every ${S.killS} s here), so its memory only grows within one worker's life; the supervisor lives the whole day, and its bound is the one that counts for a day. Copies, records and watches follow the live pods (one each a pod with an owned volume), not time.`;
 }
 
 export function writeSoakReport(v, { write }) {

@@ -238,85 +238,17 @@ async function churnOnce(next) {
 
 /** The measured part: churn, rotations, kills, the restart, a row a minute, until the end or a stop. */
 async function soak() {
-  const t0 = Date.now();
-  const endAt = t0 + S.minutes * 60_000;
-  let lock = Promise.resolve();
-  const serial = (fn) => (lock = lock.then(fn, fn));
-  let restarting = false;
-  const timers = [];
-  // rotations: one pod every rotateS / pods seconds, round robin
-  let k = 0;
-  timers.push(
-    setInterval(
-      () => {
-        const live = pods.filter((p) => p.app && !p.removing);
-        if (live.length === 0) return;
-        const rec = live[k++ % live.length];
-        try {
-          rotate(rec, clock.now);
-          tally.rotations++;
-        } catch {
-          // the pod went meanwhile
-        }
-      },
-      (S.rotateS * 1000) / S.pods,
-    ),
-  );
-  timers.push(setInterval(() => pollReaders(), 5000));
-  const loops = [];
-  if (S.churnS > 0)
-    loops.push(
-      (async () => {
-        let n = S.pods;
-        for (let next = Date.now(); !stop.requested && Date.now() < endAt;) {
-          await pause(next - Date.now());
-          if (stop.requested || Date.now() >= endAt) break;
-          next = Math.max(next + S.churnS * 1000, Date.now());
-          await serial(() => churnOnce(n++));
-        }
-      })(),
-    );
-  if (S.killS > 0)
-    loops.push(
-      (async () => {
-        // a quarter period off the minute rows: samples see the worker at two ages, never at its restart
-        for (let at = t0 + (S.killS * 1000) / 4; !stop.requested && at < endAt; at += S.killS * 1000) {
-          await pause(at - Date.now());
-          if (stop.requested || restarting) continue;
-          const pid = eh.status()?.workerPid;
-          try {
-            if (pid) process.kill(pid, 'SIGKILL');
-            tally.kills++;
-          } catch {
-            // gone already
-          }
-        }
-      })(),
-    );
-  loops.push(
-    (async () => {
-      await pause(t0 + S.minutes * 30_000 + 7_000 - Date.now());
-      if (stop.requested) return;
-      await serial(async () => {
-        restarting = true;
-        const regs = eh.status()?.counts?.registrations ?? 0;
-        const r0 = Date.now();
-        await c.restart();
-        const end = Date.now() + 120_000;
-        while (!(eh.status()?.connected && eh.status().counts.registrations > regs) && Date.now() < end) await pause(100);
-        tally.restarts.push({ minute: (r0 - t0) / 60_000, registeredMs: eh.status()?.connected ? Date.now() - r0 : NaN });
-        restarting = false;
-        say(`containerd restarted at minute ${((r0 - t0) / 60_000).toFixed(1)}; envhook registered again after ${Date.now() - r0} ms`);
-      });
-    })(),
-  );
-  // a row a minute
+  const run = { t0: Date.now(), endAt: Date.now() + S.minutes * 60_000, lock: Promise.resolve(), restarting: false };
+  // CRI work (a churn, the restart, a row) one at a time
+  const serial = (fn) => (run.lock = run.lock.then(fn, fn));
+  const timers = [rotationTimer(), setInterval(() => pollReaders(), 5000)];
+  const loops = [churnLoop(run, serial), killLoop(run), restartOnce(run, serial)];
   try {
     for (let m = 1; m <= S.minutes && !stop.requested; m++) {
-      await pause(t0 + m * 60_000 - Date.now());
+      await pause(run.t0 + m * 60_000 - Date.now());
       if (stop.requested) break;
       pollReaders();
-      await serial(async () => rows.push(sampleRow((Date.now() - t0) / 60_000)));
+      await serial(async () => rows.push(sampleRow((Date.now() - run.t0) / 60_000)));
       say(rowLine(rows[rows.length - 1]));
     }
   } catch (err) {
@@ -326,9 +258,73 @@ async function soak() {
     for (const t of timers) clearInterval(t);
     // the loops end at endAt by themselves, or at once after a stop request
     await Promise.allSettled(loops);
-    await lock.catch(() => {});
+    await run.lock.catch(() => {});
   }
-  return { minutes: (Date.now() - t0) / 60_000 };
+  return { minutes: (Date.now() - run.t0) / 60_000 };
+}
+
+/** The kubelet's rewrites: one pod every SOAK_ROTATE_S / SOAK_PODS seconds, round robin. */
+function rotationTimer() {
+  let k = 0;
+  return setInterval(
+    () => {
+      const live = pods.filter((p) => p.app && !p.removing);
+      if (live.length === 0) return;
+      const rec = live[k++ % live.length];
+      try {
+        rotate(rec, clock.now);
+        tally.rotations++;
+      } catch {
+        // the pod went meanwhile
+      }
+    },
+    (S.rotateS * 1000) / S.pods,
+  );
+}
+
+/** One pod removed and created again every SOAK_CHURN_S (no backlog when a churn takes longer). */
+async function churnLoop(run, serial) {
+  if (S.churnS <= 0) return;
+  let n = S.pods;
+  for (let next = Date.now(); !stop.requested && Date.now() < run.endAt;) {
+    await pause(next - Date.now());
+    if (stop.requested || Date.now() >= run.endAt) break;
+    next = Math.max(next + S.churnS * 1000, Date.now());
+    await serial(() => churnOnce(n++));
+  }
+}
+
+/** The worker SIGKILLed every SOAK_KILL_S, a quarter period off the minute: the rows see it at two ages, never at its restart. */
+async function killLoop(run) {
+  if (S.killS <= 0) return;
+  for (let at = run.t0 + (S.killS * 1000) / 4; !stop.requested && at < run.endAt; at += S.killS * 1000) {
+    await pause(at - Date.now());
+    if (stop.requested || run.restarting) continue;
+    const pid = eh.status()?.workerPid;
+    try {
+      if (pid) process.kill(pid, 'SIGKILL');
+      tally.kills++;
+    } catch {
+      // gone already
+    }
+  }
+}
+
+/** containerd stopped and started again half-way (off the minute), the pods running on; until envhook registered again. */
+async function restartOnce(run, serial) {
+  await pause(run.t0 + S.minutes * 30_000 + 7_000 - Date.now());
+  if (stop.requested) return;
+  await serial(async () => {
+    run.restarting = true;
+    const regs = eh.status()?.counts?.registrations ?? 0;
+    const r0 = Date.now();
+    await c.restart();
+    const end = Date.now() + 120_000;
+    while (!(eh.status()?.connected && eh.status().counts.registrations > regs) && Date.now() < end) await pause(100);
+    tally.restarts.push({ minute: (r0 - run.t0) / 60_000, registeredMs: eh.status()?.connected ? Date.now() - r0 : NaN });
+    run.restarting = false;
+    say(`containerd restarted at minute ${((r0 - run.t0) / 60_000).toFixed(1)}; envhook registered again after ${Date.now() - r0} ms`);
+  });
 }
 
 /** New lines of each reader: the rewrites it saw (latency from the kubelet's swap) and its failed reads by errno. */
@@ -370,9 +366,37 @@ function checkViews() {
       continue; // the container went meanwhile
     }
     tally.views++;
-    if (gen < rec.gen - 1 || (gen !== rec.gen && Date.now() - rec.rotatedAt > STALE_AFTER_MS)) tally.staleViews++;
+    if (gen < rec.gen - 1 || (gen !== rec.gen && Date.now() - rec.rotatedAt > STALE_AFTER_MS)) {
+      tally.staleViews++;
+      say(`soak-${rec.n}: stale view: ${staleWhy(rec, gen)}`);
+    }
     if (uid !== OWNER) tally.notOwnedViews++;
   }
+}
+
+/** Where a stale view's rewrite stopped: envhook's copy (its ..data target and generation), the kubelet's, the container's mount. Generations and names only. */
+function staleWhy(rec, seen) {
+  const read = (f) => {
+    try {
+      return fs.readFileSync(f, 'utf8').trim();
+    } catch (err) {
+      return err.code;
+    }
+  };
+  const link = (f) => {
+    try {
+      return fs.readlinkSync(f);
+    } catch (err) {
+      return err.code;
+    }
+  };
+  const copy = path.join(runDir, 'volumes', rec.uid, 'keys');
+  const mount = fs
+    .readFileSync(`/proc/${rec.app.pid}/mountinfo`, 'utf8')
+    .split('\n')
+    .find((l) => l.split(' ')[4] === '/keys')
+    ?.split(' ')[3];
+  return `pod ${rec.uid}, the container sees generation ${seen}, the kubelet wrote ${rec.gen} ${((Date.now() - rec.rotatedAt) / 1000).toFixed(1)} s ago (its ..data ${link(path.join(rec.keys, '..data'))}); envhook's copy has ${read(path.join(copy, 'gen'))} (..data ${link(path.join(copy, '..data'))}); the container's /keys is a mount of ${mount}; app container attempt ${rec.app.attempt}, created ${((Date.now() - rec.app.createdAt) / 1000).toFixed(0)} s ago`;
 }
 
 function sampleRow(minute) {

@@ -25,7 +25,8 @@ import ts from 'typescript';
  * - facts → resolve → owners → plan → apply → chown: the pipeline's data flow. resolve (env
  *   from files) and owners (owners checked, held open; a volume's owned copy read whole and its
  *   place: mirror/) sit below plan because the plan calls them; chown (the one side effect: the
- *   chown, and the owned copy written and swapped in) is above apply, as it runs after the appliers.
+ *   chown, and the owned copy written and swapped in, by the copier thread where there is one) is
+ *   above apply, as it runs after the appliers.
  * - pipeline: run<T>(), the stages in order for any applier.
  * - watch: the owner watcher and its run-directory records (the config.json path records owners
  *   there, the NRI daemon drives the watcher).
@@ -52,6 +53,7 @@ export const LAYERS = [
       'settings.ts',
       'version.ts',
       'sh-quote.ts',
+      'nearest.ts',
       'types/',
       'oci/',
       'fs/',
@@ -64,7 +66,20 @@ export const LAYERS = [
   ['owners', ['ownership/', 'mirror/']],
   ['plan', ['plan/']],
   ['apply', ['apply/']],
-  ['chown', ['ownership/chown.ts', 'mirror/build.ts', 'mirror/copy-dir.ts', 'mirror/copy.ts', 'mirror/remove.ts']],
+  [
+    'chown',
+    [
+      'ownership/chown.ts',
+      'mirror/build.ts',
+      'mirror/copy-dir.ts',
+      'mirror/copy.ts',
+      'mirror/remove.ts',
+      'mirror/leftovers.ts',
+      'mirror/copier.ts',
+      'mirror/copier-thread.ts',
+      'mirror/copier-messages.ts',
+    ],
+  ],
   ['pipeline', ['pipeline.ts']],
   ['watch', ['watch/']],
   ['bundle', ['bundle/']],

@@ -6,7 +6,7 @@
 // validators (allErrors) report every error: allSchemaErrors.
 import { EnvhookError, SchemaError } from './errors.ts';
 import { listenAddress } from './listen-address.ts';
-import { didYouMean } from './lint/nearest.ts';
+import { didYouMean } from './nearest.ts';
 import * as validators from './generated/validators.js';
 import type { ValidateFunction, ValidationError } from './generated/validators.js';
 

@@ -15,6 +15,8 @@ export interface Settings {
   runDir?: string;
   /** A run directory not in memory (watch/run-dir-memory.ts): refused, or used with a warning; always set by loadSettings. */
   runDirOnDisk?: RunDirOnDisk;
+  /** envhook's log files and status file 0640 with this group (a name or GID: fs/file-group.ts), instead of 0600. */
+  fileGroup?: string | undefined;
 }
 
 export type RunDirOnDisk = 'refuse' | 'warn';
@@ -48,6 +50,7 @@ const ENV_NAMES: Record<keyof AllSettings, string> = {
   logLevel: 'ENVHOOK_LOG_LEVEL',
   runDir: 'ENVHOOK_RUN_DIR',
   runDirOnDisk: 'ENVHOOK_RUN_DIR_ON_DISK',
+  fileGroup: 'ENVHOOK_FILE_GROUP',
   nriSocket: 'ENVHOOK_NRI_SOCKET',
   nriIndex: 'ENVHOOK_NRI_INDEX',
   metricsAddress: 'ENVHOOK_METRICS_ADDRESS',
@@ -63,6 +66,7 @@ const DEFAULTS: AllSettings = {
   logLevel: 'info',
   runDir: '/run/envhook',
   runDirOnDisk: 'warn',
+  fileGroup: undefined,
   nriSocket: '/var/run/nri/nri.sock',
   nriIndex: '50',
   metricsAddress: undefined,
@@ -111,6 +115,7 @@ export function loadSettings(
     logLevel: pick('logLevel'),
     runDir: pick('runDir'),
     runDirOnDisk: pick('runDirOnDisk'),
+    fileGroup: pick('fileGroup'),
     nriSocket: pick('nriSocket'),
     nriIndex: pick('nriIndex'),
     metricsAddress: pick('metricsAddress'),

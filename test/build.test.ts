@@ -2,7 +2,7 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { ref, setup } from './helpers/shim/inject.ts';
 import { makeAtomicVolume } from '../scripts/kubelet-pod.ts';
 
@@ -15,7 +15,10 @@ const outputs: [string, string[]][] = [
 for (const [file, [cmd, ...args]] of outputs) {
   t.test(file, { skip: fs.existsSync(file) ? false : `${file} not built (npm run build)` }, async (t) => {
     const out = execFileSync(cmd!, [...args, 'version']).toString();
-    t.match(out, /^envhook \d+\.\d+\.\d+\S* \(node 24\.\d+\.\d+\)\n$/);
+    // the commit the build was made from, as git names it in this checkout (or unknown without one)
+    const git = spawnSync('git', ['rev-parse', '--short=7', 'HEAD'], { encoding: 'utf8' });
+    const commit = git.status === 0 ? `${git.stdout.trim()}(-dirty)?` : 'unknown';
+    t.match(out, new RegExp(`^envhook \\d+\\.\\d+\\.\\d+\\S* \\(${commit}; node 24\\.\\d+\\.\\d+\\)\n$`));
     t.equal(execFileSync(cmd!, [...args, '--version']).toString(), out, '--version prints the same');
   });
 }
@@ -44,6 +47,10 @@ t.test(
     const spec = JSON.parse(fs.readFileSync(s.config, 'utf8'));
     spec.mounts.push({ destination: '/keys', source: vol, type: 'bind', options: ['rbind', 'ro'] });
     fs.writeFileSync(s.config, JSON.stringify(spec));
+    // The run directory in memory, as on a node (/run is tmpfs): one on disk gets a warning on
+    // stderr, and a pipe's stderr loads net.
+    const runDir = fs.mkdtempSync('/dev/shm/envhook-build-test-');
+    t.teardown(() => fs.rmSync(runDir, { recursive: true, force: true }));
     const list = path.join(s.dir, 'modules.txt');
     const hook = path.join(s.dir, 'list-modules.cjs');
     fs.writeFileSync(
@@ -52,7 +59,7 @@ t.test(
     );
     fs.writeFileSync(
       path.join(s.dir, 'envhook.json'),
-      JSON.stringify({ kubeletRoot: s.pod.kubeletRoot, logFile: s.log, logLevel: 'debug', runDir: path.join(s.dir, 'run') }),
+      JSON.stringify({ kubeletRoot: s.pod.kubeletRoot, logFile: s.log, logLevel: 'debug', runDir }),
     );
     const env = { PATH: process.env.PATH, ENVHOOK_CONFIG: path.join(s.dir, 'envhook.json'), ENVHOOK_RUNTIME: fs.realpathSync('/bin/true') };
     // Through `env -i`: tap adds its own preload (NODE_OPTIONS) to every child it sees spawned.
@@ -73,7 +80,7 @@ t.test(
     t.ok(created.process.env.includes('X=HELLO'), 'the create did its work');
     t.equal(
       created.mounts.at(-1).source,
-      path.join(s.dir, 'run/volumes', s.pod.uid, 'keys'),
+      path.join(runDir, 'volumes', s.pod.uid, 'keys'),
       "and pointed the secret's mount at its owned copy",
     );
     t.match(fs.readFileSync(s.log, 'utf8'), /"msg":"applied; runtime next"/, 'and logged it through pino');

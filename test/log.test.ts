@@ -28,6 +28,43 @@ t.test('with a log file: pino, JSON lines, written synchronously', async (t) => 
   t.match(line, { level: 20, volume: 'v', msg: 'found', pid: process.pid });
 });
 
+t.test("the log file is root's alone: made 0600, an older 0644 one narrowed; a device is left as it is", async (t) => {
+  const dir = t.testdir();
+  const file = path.join(dir, 'new.log');
+  const old = process.umask(0o022);
+  try {
+    createLogger(file, 'info').info({ volume: 'v' }, 'x');
+    t.equal(fs.statSync(file).mode & 0o777, 0o600, 'a new file: 0600 under umask 022');
+    const older = path.join(dir, 'older.log');
+    fs.writeFileSync(older, '{"msg":"before"}\n', { mode: 0o644 });
+    fs.chmodSync(older, 0o644);
+    createLogger(older, 'info').info('after');
+    t.equal(fs.statSync(older).mode & 0o777, 0o600, "an older envhook's 0644 file: 0600");
+    t.match(fs.readFileSync(older, 'utf8'), /^\{"msg":"before"\}\n\{.*"msg":"after"\}\n$/, 'appended to, not replaced');
+    const before = fs.statSync('/dev/null').mode;
+    createLogger('/dev/null', 'info').info('nowhere');
+    t.equal(fs.statSync('/dev/null').mode, before, '/dev/null keeps its mode');
+  } finally {
+    process.umask(old);
+  }
+});
+
+t.test('fileGroup: the log file 0640 with that group, an older one given it too', async (t) => {
+  const dir = t.testdir();
+  const file = path.join(dir, 'grouped.log');
+  createLogger(file, 'info', { fileGroup: '4' }).info('x');
+  t.same([fs.statSync(file).mode & 0o777, fs.statSync(file).gid], [0o640, 4], 'a new file');
+  const older = path.join(dir, 'older.log');
+  fs.writeFileSync(older, '');
+  fs.chmodSync(older, 0o600);
+  createLogger(older, 'info', { fileGroup: '4' }).info('x');
+  t.same([fs.statSync(older).mode & 0o777, fs.statSync(older).gid], [0o640, 4], 'a 0600 file: the group may read it');
+  t.throws(() => createLogger(path.join(dir, 'x.log'), 'info', { fileGroup: 'no-such-group-here' }), {
+    message:
+      'fileGroup "no-such-group-here" (--file-group, ENVHOOK_FILE_GROUP): no such group in /etc/group: name a group of the node or its GID',
+  });
+});
+
 t.test('fields a pod author wrote are escaped in the log line (bidi, format characters), the rest kept', async (t) => {
   const file = path.join(t.testdir(), 'envhook.log');
   const log = createLogger(file, 'debug');

@@ -3,7 +3,9 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { run } from '../src/pipeline.ts';
+import { execFileSync } from 'node:child_process';
+import { run, runAsync } from '../src/pipeline.ts';
+import { threadCopier } from '../src/mirror/copier.ts';
 import { factsFromSpec } from '../src/facts/spec-facts.ts';
 import { silentLogger } from '../src/log.ts';
 import { makePod, rawAnnotations } from '../scripts/kubelet-pod.ts';
@@ -61,4 +63,61 @@ t.test('a dry run: no chown, no afterChown, the files that would change listed',
     [['keys', 'key.pem', 1000]],
     'the plan lists the file',
   );
+});
+
+/** A pod of three owned volumes its container mounts, the third holding a FIFO (refused by the copy) where `fifo`. */
+function threeVolumes(t: Test, fifo = true) {
+  const dir = t.testdir({});
+  const kubeletRoot = path.join(dir, 'kubelet');
+  const payload = { key: { data: 'CANARY-pipeline-9a1e', mode: 0o400 } };
+  const names = ['one', 'two', 'bad'];
+  const pod = makePod(kubeletRoot, { atomic: names.map((name) => ({ plugin: 'secret' as const, name, payload })) });
+  const vol = (name: string) => path.join(pod.dir, 'volumes/kubernetes.io~secret', name);
+  if (fifo) execFileSync('mkfifo', [path.join(fs.realpathSync(path.join(vol('bad'), '..data')), 'fifo')]);
+  const annotations = {
+    ...pod.annotations('app'),
+    ...rawAnnotations({ 'envhook.io/volumeOwners': names.map((volume) => ({ volume, defaultUser: 1000 })) }),
+  };
+  const mounts = [
+    ...pod.mounts('app'),
+    ...names.map((n) => ({ destination: `/${n}`, source: vol(n), type: 'bind', options: ['rbind', 'ro'] })),
+  ];
+  const facts = factsFromSpec({ process: { env: ['PATH=/bin'] }, mounts, annotations });
+  const runDir = path.join(dir, 'run');
+  const options = { settings: { kubeletRoot }, stage: 'nri' as const, log: silentLogger, copies: { runDir, keepsIdMappings: false } };
+  return { facts, options, runDir, podCopies: path.join(runDir, 'volumes', pod.uid) };
+}
+
+t.test(
+  'all or nothing: a start refused at its third copy leaves none of its copies (in this thread, and by the copier thread)',
+  async (t) => {
+    const refusal = { message: 'volume "bad": "fifo" is a FIFO: refusing to copy it' };
+    const a = threeVolumes(t);
+    t.throws(() => run(a.facts, a.options, () => undefined), refusal);
+    t.same(fs.existsSync(a.podCopies) ? fs.readdirSync(a.podCopies) : [], [], 'nothing left in the run directory');
+
+    const b = threeVolumes(t);
+    const copier = threadCopier();
+    t.teardown(() => copier.close());
+    await t.rejects(
+      runAsync(b.facts, b.options, copier, () => undefined),
+      refusal,
+    );
+    // The removals are queued before any later job: one more job waits for them.
+    await copier.removePod(path.join(b.runDir, 'elsewhere'), 'x').catch(() => false);
+    t.same(fs.existsSync(b.podCopies) ? fs.readdirSync(b.podCopies) : [], [], 'nothing left in the run directory');
+  },
+);
+
+t.test('runAsync: the copies made by the copier, the applier run after them with their mounts', async (t) => {
+  const s = threeVolumes(t, false);
+  const copier = threadCopier();
+  t.teardown(() => copier.close());
+  const { output, plan } = await runAsync(s.facts, s.options, copier, (changes) => changes.owners.flatMap((o) => o.copy?.mounts ?? []));
+  t.same(
+    output.map((m) => [m.destination, m.source]),
+    ['one', 'two', 'bad'].map((n) => [`/${n}`, path.join(s.podCopies, n)]),
+  );
+  t.equal(plan.owners.length, 3, 'one owned file a volume');
+  t.equal(fs.statSync(path.join(s.podCopies, 'one', 'key')).uid, 1000);
 });

@@ -13,6 +13,7 @@ t.test('precedence', async (t) => {
     logLevel: 'warn',
     runDir: '/run/envhook',
     runDirOnDisk: 'warn',
+    fileGroup: undefined,
     nriSocket: '/var/run/nri/nri.sock',
     nriIndex: '50',
     metricsAddress: undefined,

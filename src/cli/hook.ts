@@ -14,7 +14,7 @@ export function registerHook(program: Command): void {
   addSettingFlags(program.command('hook').description('OCI hook (createRuntime or prestart): container state on stdin')).action(
     (opts: SettingOptions) => {
       const settings = settingsFrom(opts);
-      const log = createLogger(settings.logFile, settings.logLevel);
+      const log = createLogger(settings.logFile, settings.logLevel, { fileGroup: settings.fileGroup });
       try {
         const { id, bundle } = parseState(readStdin(SPEC_LIMIT, 'container state'), 'container state on stdin');
         const loaded = loadSpec(bundle);

@@ -33,7 +33,7 @@ export function registerInject(program: Command): void {
 
 export function inject(opts: InjectOptions): void {
   const settings = settingsFrom(opts);
-  const log = createLogger(settings.logFile, settings.logLevel);
+  const log = createLogger(settings.logFile, settings.logLevel, { fileGroup: settings.fileGroup });
   const dryRun = opts.dryRun === true;
   log.info({ cmd: 'inject', bundle: opts.bundle, dryRun }, 'inject start');
   try {

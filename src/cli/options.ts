@@ -11,6 +11,7 @@ export interface SettingOptions {
   logLevel?: string;
   runDir?: string;
   runDirOnDisk?: string;
+  fileGroup?: string;
 }
 
 /** `daemon`: without a log file the command logs to stderr (`nri`, `watch`), and writes owned copies to the run directory. */
@@ -23,7 +24,8 @@ export function addSettingFlags(cmd: Command, { runtime = false, daemon = false 
   cmd
     .option('--kubelet-root <dir>', 'kubelet root directory (default /var/lib/kubelet)')
     .option('--log-file <file>', daemon ? 'structured JSON log file (default: JSON lines on stderr)' : 'structured JSON log file')
-    .option('--log-level <level>', 'log level: fatal, error, warn, info, debug, trace, silent');
+    .option('--log-level <level>', 'log level: fatal, error, warn, info, debug, trace, silent')
+    .option('--file-group <group>', "the log file (and envhook nri's status file) 0640 with this group, a name or GID (default: 0600)");
   if (runtime) cmd.option('--runtime <path>', 'the real OCI runtime (default runc on PATH)');
   return cmd;
 }
@@ -38,6 +40,7 @@ export function settingsFrom(opts: SettingOptions, extra: SettingFlags = {}, env
       logLevel: opts.logLevel as LogLevel | undefined,
       runDir: opts.runDir,
       runDirOnDisk: opts.runDirOnDisk as RunDirOnDisk | undefined,
+      fileGroup: opts.fileGroup,
       ...extra,
     },
     env,
@@ -53,7 +56,10 @@ export function addNodeFlags(cmd: Command): Command {
       '/',
     )
     .option('--prefix <dir>', "envhook's own directory on the node (install --prefix)", DEFAULT_PREFIX)
-    .option('--containerd <path>', "the containerd to ask for its reading (default: the node's, under --root)")
-    .option('--crio <path>', "the crio to ask for its reading (default: the node's, under --root)")
+    .option(
+      '--containerd <path>',
+      "the containerd to ask for its reading (default: the one install was named, else the node's, under --root)",
+    )
+    .option('--crio <path>', "the crio to ask for its reading (default: the one install was named, else the node's, under --root)")
     .option('--run-dir <dir>', 'where envhook nri writes nri-status.json (default /run/envhook)');
 }

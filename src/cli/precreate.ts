@@ -14,7 +14,7 @@ export function registerPrecreate(program: Command): void {
     program.command('precreate').description('Podman precreate hook: config.json on stdin, modified config on stdout'),
   ).action((opts: SettingOptions) => {
     const settings = settingsFrom(opts);
-    const log = createLogger(settings.logFile, settings.logLevel);
+    const log = createLogger(settings.logFile, settings.logLevel, { fileGroup: settings.fileGroup });
     try {
       const text = readStdin(SPEC_LIMIT, 'config');
       const spec = parseSpec(text, 'config on stdin');

@@ -32,7 +32,7 @@ export function registerWatch(program: Command): void {
       fifoPriority: opts.fifoPriority === undefined ? undefined : fifoNumber(opts.fifoPriority, '--fifo-priority'),
     });
     checkKubeletRoot(settings.kubeletRoot);
-    const log = createLogger(settings.logFile, settings.logLevel, { stderr: true });
+    const log = createLogger(settings.logFile, settings.logLevel, { stderr: true, fileGroup: settings.fileGroup });
     if (settings.fifoPriority !== undefined) {
       const { setFifo } = await import('../nri/realtime.ts');
       const why = setFifo(process.pid, settings.fifoPriority);

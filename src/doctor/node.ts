@@ -39,6 +39,8 @@ export interface NodeView {
   settings: AllSettings;
   installs: RecordedInstall[];
   binaries: { containerd?: string | undefined; crio?: string | undefined };
+  /** Runtimes whose binary comes from the install's record (install was named it), not from a flag of this command. */
+  recordedBinaries: Set<Runtime>;
   statusFile: string;
   status: NriStatus | undefined;
   real(hostPath: string): string;
@@ -77,6 +79,14 @@ export function readNode(opts: NodeOptions, env: NodeJS.ProcessEnv = process.env
       return record ? [{ runtime, mode, record }] : [];
     }),
   );
+  // the binary install was named (--containerd, --crio), where this command names none
+  view.recordedBinaries = new Set();
+  for (const i of view.installs) {
+    const key = i.runtime === 'containerd' ? 'containerd' : i.runtime === 'crio' ? 'crio' : undefined;
+    if (!key || binaries[key] !== undefined || i.record.binary === undefined) continue;
+    binaries[key] = i.record.binary;
+    view.recordedBinaries.add(i.runtime);
+  }
   view.statusFile = statusPath(view.settings.runDir!);
   view.status = readStatus(layout.real(view.settings.runDir!));
   return view as NodeView;

@@ -27,11 +27,15 @@ function runtimeCheck(node: NodeView, runtime: Runtime): CheckResult {
       `${runtime}: ${b.missing.slice(0, -ROOT_ONLY.length)}`,
       "run as root (the node's runtime is run inside --root with chroot)",
     );
+  // named by install's flag, recorded: every line says so
+  const atInstall = node.recordedBinaries.has(runtime) ? ' at install' : '';
   if ('missing' in b)
     return problem(
       'runtime',
-      `${runtime}: ${b.missing}`,
-      b.todo ?? `install ${runtime}, or check --root (it is the node's root: ${node.root})`,
+      `${runtime}: ${b.missing}${atInstall ? ' (the binary install was named, recorded in its state)' : ''}`,
+      atInstall
+        ? `name the runtime's binary with --${runtime} (this command's wins), or re-run envhook install with the flags it was installed with`
+        : (b.todo ?? `install ${runtime}, or check --root (it is the node's root: ${node.root})`),
     );
-  return ok('runtime', `${runtime} ${b.version} (${b.bin.path}${b.bin.flag ? `, named by ${b.bin.flag}` : ''})`);
+  return ok('runtime', `${runtime} ${b.version} (${b.bin.path}${b.bin.flag ? `, named by ${b.bin.flag}${atInstall}` : ''})`);
 }

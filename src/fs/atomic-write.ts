@@ -22,6 +22,10 @@ export function setWriteFault(fn: ((step: WriteStep) => void) | undefined): void
 export interface AtomicWriteOptions {
   /** Mode of a file that does not exist yet (default 0644). */
   newFileMode?: number;
+  /** The file's mode whatever the file it replaces had (one an older envhook wrote wider); owner kept. */
+  mode?: number;
+  /** The file's group (with `mode`: an admin's group for envhook's own files, fs/file-group.ts). */
+  gid?: number | undefined;
   /** Create missing parent directories (0755). */
   mkdir?: boolean;
   /**
@@ -37,7 +41,7 @@ const TMP_FLAGS = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_
 export function atomicWrite(
   file: string,
   data: string | Uint8Array,
-  { newFileMode = 0o644, mkdir = false, durable = true }: AtomicWriteOptions = {},
+  { newFileMode = 0o644, mode, gid, mkdir = false, durable = true }: AtomicWriteOptions = {},
 ): void {
   const dir = path.dirname(file);
   if (mkdir) fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
@@ -53,8 +57,9 @@ export function atomicWrite(
     faultAt?.('opened');
     writeAll(fd, data);
     faultAt?.('written');
-    fs.fchmodSync(fd, st ? st.mode & 0o7777 : newFileMode);
-    if (st && process.getuid?.() === 0) fs.fchownSync(fd, st.uid, st.gid);
+    fs.fchmodSync(fd, mode ?? (st ? st.mode & 0o7777 : newFileMode));
+    if (st && process.getuid?.() === 0) fs.fchownSync(fd, st.uid, gid ?? st.gid);
+    else if (gid !== undefined) fs.fchownSync(fd, -1, gid);
     if (durable) fs.fsyncSync(fd);
     faultAt?.('synced');
     fs.closeSync(fd);

@@ -64,11 +64,15 @@ export function withCwdAt<T>(fn: (enter: (dirFd: number) => void) => T): T {
   } catch {
     return fn(() => {});
   }
+  // A worker thread (the copier, mirror/copier.ts) may not chdir: every enter fails, and there is
+  // nothing to return from.
+  let moved = false;
   const enter = (dirFd: number): void => {
     cwdFd = undefined;
     try {
       process.chdir(`/proc/self/fd/${dirFd}`);
       cwdFd = dirFd;
+      moved = true;
     } catch {
       /* fdPath keeps the /proc/self/fd form */
     }
@@ -78,7 +82,7 @@ export function withCwdAt<T>(fn: (enter: (dirFd: number) => void) => T): T {
   } finally {
     cwdFd = undefined;
     // Not back home, the process would go on in a volume's directory: that error wins over fn's.
-    returnTo(home);
+    if (moved) returnTo(home);
   }
 }
 

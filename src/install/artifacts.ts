@@ -14,11 +14,14 @@ import type { HookTemplates, Target } from './targets.ts';
 import { shQuote } from '../sh-quote.ts';
 import { findSource, type SourceOptions } from './source.ts';
 
-/** The executables, in install order: envhook first, then the front's data file `conf`, then the front that reads it and runs envhook. */
-export function executableTargets(layout: Layout, opts: SourceOptions, conf: Target): Target[] {
+/**
+ * The executables, in install order: envhook first, then the front's data file `conf`, then the
+ * front that reads it and runs envhook. No `conf`: no front either (NRI mode runs envhook alone).
+ */
+export function executableTargets(layout: Layout, opts: SourceOptions, conf?: Target): Target[] {
   const src = findSource(opts.source);
-  const front: Target = { file: layout.front, content: src.front, mode: 0o755 };
-  if (src.sea) return [{ file: layout.bin, content: fs.readFileSync(src.sea), mode: 0o755 }, conf, front];
+  const frontFiles: Target[] = conf ? [conf, { file: layout.front, content: src.front, mode: 0o755 }] : [];
+  if (src.sea) return [{ file: layout.bin, content: fs.readFileSync(src.sea), mode: 0o755 }, ...frontFiles];
   const node = opts.node ?? fs.realpathSync(process.execPath);
   // an explicit --node is trusted under a --root that is not the host (a test root, say)
   const onHost = fs.existsSync(layout.real(node)) || (opts.node !== undefined && layout.root !== '/');
@@ -37,8 +40,7 @@ export function executableTargets(layout: Layout, opts: SourceOptions, conf: Tar
     { file: layout.libMain, content: fs.readFileSync(src.libMain), mode: 0o644 },
     { file: layout.lib, content: fs.readFileSync(src.lib), mode: 0o644 },
     { file: layout.bin, content: Buffer.from(wrapper), mode: 0o755 },
-    conf,
-    front,
+    ...frontFiles,
   ];
 }
 

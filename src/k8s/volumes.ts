@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
 import type { PodDir } from './pod.ts';
-import { didYouMean } from '../lint/nearest.ts';
+import { didYouMean } from '../nearest.ts';
 
 export type VolumeKind = 'emptyDir' | 'atomic' | 'env';
 

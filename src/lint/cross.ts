@@ -5,7 +5,7 @@ import { fromSource, valueSource } from '../k8s/annotations.ts';
 import { ATOMIC_TYPES, normalPath, type PodFacts, type VolumeFact } from '../manifest/pod-facts.ts';
 import { getSeq, getStr, mapsOf, ptr } from '../manifest/nodes.ts';
 import type { AnnotationProblem, PodAnnotations } from './read-annotations.ts';
-import { didYouMean } from './nearest.ts';
+import { didYouMean } from '../nearest.ts';
 import { NOT_SET_UP } from '../k8s/volumes.ts';
 import { ENV_FROM_KEY, ENV_KEY, SERVICE_LINKS_KEY, VOLUME_OWNERS } from '../k8s/annotation-keys.ts';
 

@@ -4,7 +4,7 @@ import { EnvhookError, SchemaError } from '../errors.ts';
 import { readEnv, readEnvFrom, readServiceLinks, type EnvFromSource, type EnvVar } from '../k8s/annotations.ts';
 import { readVolumeOwners, type VolumeOwner } from '../ownership/annotation.ts';
 import type { PodFacts } from '../manifest/pod-facts.ts';
-import { didYouMean } from './nearest.ts';
+import { didYouMean } from '../nearest.ts';
 import { everySchemaError } from './schema-errors.ts';
 import {
   APPLIED_KEY,

@@ -41,11 +41,17 @@ export interface WrittenCopy {
  * Writes `snap` (of the kubelet's directory `source`) into the copy at `place` (opened and checked
  * by copy-dir.ts) and swaps it in; the payload it replaced is removed `retireMs` later.
  */
-export function writeCopy(place: CopyPlace, snap: Snapshot, source?: string, retireMs = RETIRE_MS): WrittenCopy {
+export function writeCopy(
+  place: CopyPlace,
+  snap: Snapshot,
+  source?: string,
+  retireMs = RETIRE_MS,
+  tick: () => void = () => {},
+): WrittenCopy {
   const dir = copyDir(place);
   const destFd = openCopyDir(place);
   try {
-    const name = writeTimestamped(destFd, snap, source);
+    const name = writeTimestamped(destFd, snap, source, tick);
     const old = swapData(destFd, name);
     const names = fs.readdirSync(fdPath(destFd, '.'));
     syncLinks(destFd, names, snap.visible);
@@ -57,7 +63,7 @@ export function writeCopy(place: CopyPlace, snap: Snapshot, source?: string, ret
   }
 }
 
-function writeTimestamped(destFd: number, snap: Snapshot, source: string | undefined): string {
+function writeTimestamped(destFd: number, snap: Snapshot, source: string | undefined, tick: () => void): string {
   const taken = (n: string) => fs.lstatSync(fdPath(destFd, n), { throwIfNoEntry: false }) !== undefined;
   let name = source !== undefined && isTimestampedName(source) && !taken(source) ? source : timestampedName();
   while (taken(name)) name = timestampedName();
@@ -69,7 +75,7 @@ function writeTimestamped(destFd: number, snap: Snapshot, source: string | undef
   try {
     const tsFd = openDirAt(destFd, name);
     try {
-      writeEntries(tsFd, snap);
+      writeEntries(tsFd, snap, tick);
       fs.fchownSync(tsFd, snap.root.uid, snap.root.gid);
       fs.fchmodSync(tsFd, snap.root.mode);
     } finally {
@@ -83,8 +89,9 @@ function writeTimestamped(destFd: number, snap: Snapshot, source: string | undef
 }
 
 /** Files owned and moded as they are created; directories made 0700 first, finished deepest first. */
-function writeEntries(tsFd: number, snap: Snapshot): void {
+function writeEntries(tsFd: number, snap: Snapshot, tick: () => void): void {
   for (const e of snap.entries) {
+    tick();
     const p = fdPath(tsFd, e.rel);
     if (e.kind === 'dir') {
       fs.mkdirSync(p, { mode: 0o700 });

@@ -3,12 +3,15 @@
 // confinement as the owners' walk (fs/confined.ts: no symlink followed, one name looked up at a
 // time from an open directory), and only directories and regular files with one link, on the
 // volume's own file system, are accepted: a symlink, hard link, FIFO, device, socket or mount
-// point fails the whole copy with one line naming it. Each file gets its final owner here (the
+// point fails the whole copy with one line naming it, and so does a name that is not valid UTF-8
+// (described, not printed). Each file gets its final owner here (the
 // item's, else the volume's default, else the kubelet's), keeps the kubelet's group and mode,
 // and is read bounded by what is left of the volume's size limit. The bytes are secrets: never
 // logged; releaseSnapshot zeroes them.
 import fs from 'node:fs';
+import { isUtf8 } from 'node:buffer';
 import { EnvhookError } from '../errors.ts';
+import { listBounded } from '../fs/bounded-dir.ts';
 import { ConfinedError, fdPath, fileKind, openDirAt, openFileAt, readBounded, withCwdAt } from '../fs/confined.ts';
 
 /** The UID written to disk for a file (the container's UID translated, ownership/owners.ts). */
@@ -27,6 +30,12 @@ export interface CopyLimits {
   maxBytes: number;
   /** Files and directories a volume may hold. */
   maxEntries: number;
+}
+
+/** An inode of the kubelet's payload (a subPath mount's source) whose path in the copy a copy job looks for. */
+export interface WantedEntry {
+  ino: number;
+  dir: boolean;
 }
 
 export const DEFAULT_LIMITS: CopyLimits = { maxBytes: 16 * 1024 * 1024, maxEntries: 4096 };
@@ -65,10 +74,20 @@ interface Walk {
   owners: CopyOwners;
   limits: CopyLimits;
   out: Snapshot;
+  tick: () => void;
 }
 
-/** Reads the open data directory `dataFd` (on device `dev`) of `volume` whole. Throws EnvhookError. */
-export function readSnapshot(volume: string, dataFd: number, owners: CopyOwners, limits: CopyLimits = DEFAULT_LIMITS): Snapshot {
+/**
+ * Reads the open data directory `dataFd` (on device `dev`) of `volume` whole. Throws EnvhookError.
+ * `tick` runs before each entry (a deadline's check: it throws to give up).
+ */
+export function readSnapshot(
+  volume: string,
+  dataFd: number,
+  owners: CopyOwners,
+  limits: CopyLimits = DEFAULT_LIMITS,
+  tick: () => void = () => {},
+): Snapshot {
   const st = fs.fstatSync(dataFd);
   const out: Snapshot = {
     volume,
@@ -79,7 +98,7 @@ export function readSnapshot(volume: string, dataFd: number, owners: CopyOwners,
     files: 0,
     bytes: 0,
   };
-  const w: Walk = { volume, dev: st.dev, owners, limits, out };
+  const w: Walk = { volume, dev: st.dev, owners, limits, out, tick };
   try {
     withCwdAt((enter) => walkDir(w, dataFd, '', 0, enter));
   } catch (err) {
@@ -97,10 +116,11 @@ export function releaseSnapshot(s: Snapshot): void {
 
 function walkDir(w: Walk, dirFd: number, prefix: string, depth: number, enter: (fd: number) => void): void {
   enter(dirFd);
-  const names = fs.readdirSync(fdPath(dirFd, '.')).sort();
+  const names = utf8Names(w, listNames(w, dirFd), prefix).sort();
   for (const name of names) {
     const rel = prefix + name;
-    if (w.out.entries.length >= w.limits.maxEntries) throw fail(w, `more than ${w.limits.maxEntries} files and directories`);
+    w.tick();
+    if (w.out.entries.length >= w.limits.maxEntries) throw tooMany(w);
     const st = fs.lstatSync(fdPath(dirFd, name), { throwIfNoEntry: false });
     if (st === undefined) throw fail(w, `${JSON.stringify(rel)} went away while being copied`);
     if (st.isDirectory()) {
@@ -119,6 +139,36 @@ function walkDir(w: Walk, dirFd: number, prefix: string, depth: number, enter: (
       throw fail(w, `${JSON.stringify(rel)} is ${fileKind(st)}: refusing to copy it`);
     }
   }
+}
+
+/**
+ * The directory's names as bytes, listed with a bound (fs/bounded-dir.ts): what is left of the
+ * volume's entry limit, so a directory of 1e5 entries is refused at the first one past it, not
+ * listed whole first.
+ */
+function listNames(w: Walk, dirFd: number): Buffer[] {
+  try {
+    return listBounded(fdPath(dirFd, '.'), w.limits.maxEntries - w.out.entries.length).map((d) => d.name);
+  } catch (err) {
+    if (err instanceof ConfinedError && err.reason.startsWith('has more than')) throw tooMany(w);
+    throw err;
+  }
+}
+
+/**
+ * The names as strings. A name that is not valid UTF-8 would be decoded to another name (U+FFFD),
+ * one that is not there: the copy is refused, the name described, not printed (its bytes are
+ * the pod's), and the directory it is in named.
+ */
+function utf8Names(w: Walk, raw: readonly Buffer[], prefix: string): string[] {
+  for (const name of raw) {
+    if (!isUtf8(name))
+      throw fail(
+        w,
+        `a name in ${prefix === '' ? 'the payload' : `directory ${JSON.stringify(prefix.slice(0, -1))}`} is not valid UTF-8: refusing to copy it`,
+      );
+  }
+  return raw.map((name) => name.toString('utf8'));
 }
 
 function openSubdir(w: Walk, dirFd: number, name: string, rel: string): number {
@@ -163,6 +213,10 @@ function readFile(w: Walk, dirFd: number, name: string, rel: string): SnapshotEn
   } finally {
     fs.closeSync(file.fd);
   }
+}
+
+function tooMany(w: Walk): EnvhookError {
+  return fail(w, `more than ${w.limits.maxEntries} files and directories`);
 }
 
 function tooLarge(w: Walk): EnvhookError {

@@ -130,14 +130,15 @@ export function statusPath(runDir: string): string {
 
 /**
  * Replaces the file atomically (readers see the old or the new status, never a torn one),
- * creating the run directory 0755 where missing; a new file is 0644 (`envhook status` needs no
- * root to read it). Cheap, for a writer that writes on every change: no check (the supervisor
- * builds the status from counts and its own messages) and no fsync (a status is worth nothing
- * after a power loss): on ext4 the fsyncs cost several times the write itself, and the rename
- * over the old file costs the most of what is left.
+ * creating the run directory 0755 where missing; the file is 0600 (or 0640 with the admin's
+ * fileGroup: `access`), whatever an older envhook left (0644): it names pods, containers and the
+ * runtime, which are root's to read (`envhook status` runs as root). Cheap, for a writer that writes on every change: no check (the
+ * supervisor builds the status from counts and its own messages) and no fsync (a status is worth
+ * nothing after a power loss): on ext4 the fsyncs cost several times the write itself, and the
+ * rename over the old file costs the most of what is left.
  */
-export function writeStatus(runDir: string, s: NriStatus): void {
-  atomicWrite(statusPath(runDir), JSON.stringify(s, null, 2) + '\n', { newFileMode: 0o644, mkdir: true, durable: false });
+export function writeStatus(runDir: string, s: NriStatus, access: { mode: number; gid?: number | undefined } = { mode: 0o600 }): void {
+  atomicWrite(statusPath(runDir), JSON.stringify(s, null, 2) + '\n', { mode: access.mode, gid: access.gid, mkdir: true, durable: false });
 }
 
 /** The status, or undefined when there is no file; a file that is not one is a one-line error. */

@@ -1,19 +1,21 @@
 // Whether a volume with owners is read by the container through envhook's owned copy
-// (src/mirror/, docs/ownership.md) or has its files chowned in place, and if copied, the
-// payload read whole and checked now (the plan reads, it writes nothing) and the container's
-// mounts of the volume pointed at the copy. A copy is planned for a volume that this
+// (src/mirror/, docs/ownership.md), has its files chowned in place, or is left alone, and if
+// copied, the container's mounts of the volume pointed at the copy. The plan does not read the
+// payload (a pod chooses its size): the copy job does (mirror/copy.ts), in the copier thread
+// where there is one, and finds the entries the subPath mounts show. A copy is planned for a volume that this
 // container mounts whole, a path below it, or by subPath (the kubelet's bind mount under
 // `volume-subpaths/`, pointed at the same entry of the copy's `..data` as the container starts:
 // like the kubelet's, never updated after), where the entry point can point a mount elsewhere
 // (NRI's mount adjustment, the shim's config.json) and envhook keeps the copy in step (the
-// resident process). Left to the chown in place: a volume this container does not mount, one
-// not laid out by the atomic writer (a --volume directory), and for NRI an idmapped mount
-// (NRI's mount carries no ID mappings, so the replacement would lose them).
+// resident process). Left alone: a volume this container does not mount (it reads none of its
+// files; the container that mounts it gets its copy at its own start). Left to the chown in
+// place: one not laid out by the atomic writer (a --volume directory), and for NRI an idmapped
+// mount (NRI's mount carries no ID mappings, so the replacement would lose them).
 import fs from 'node:fs';
 import path from 'node:path';
 import { DATA_LINK, type DataDir } from '../fs/datadir.ts';
 import { copyDir, type CopyPlace } from '../mirror/layout.ts';
-import { readSnapshot, releaseSnapshot, type CopyLimits, type Snapshot } from '../mirror/snapshot.ts';
+import type { CopyLimits, WantedEntry } from '../mirror/snapshot.ts';
 import { isIdmappedMount, mountsOf, type MountLike } from './uidmap.ts';
 import type { Owner } from './walk.ts';
 
@@ -43,9 +45,15 @@ export interface PlannedCopy {
   dir: string;
   /** The kubelet's timestamped directory read (the copy's own takes its name when free: mirror/build.ts). */
   source: string;
-  snapshot: Snapshot;
+  limits: CopyLimits | undefined;
+  /** The mounts of the whole volume or a path below it; the subPath mounts join them once the copy has found their entries. */
   mounts: CopiedMount[];
+  /** The subPath mounts of the volume (bind mounts of payload entries), each with the entry it shows. */
+  subPaths: { mount: MountLike; want: WantedEntry }[];
 }
+
+/** The container mounts nothing of the volume: no copy, no chown (it reads none of its files). */
+export const NOT_MOUNTED = 'not-mounted';
 
 interface CopyInput {
   volume: string;
@@ -56,26 +64,35 @@ interface CopyInput {
   items: ReadonlyMap<string, Owner>;
 }
 
-/** The copy of one prepared volume, or undefined for the chown in place. Throws the snapshot's EnvhookError. */
-export function planCopy(v: CopyInput, mounts: readonly MountLike[], s: CopySettings | undefined): PlannedCopy | undefined {
+/** The copy of one prepared volume, NOT_MOUNTED, or undefined for the chown in place. */
+export function planCopy(
+  v: CopyInput,
+  mounts: readonly MountLike[],
+  s: CopySettings | undefined,
+): PlannedCopy | typeof NOT_MOUNTED | undefined {
   if (s === undefined || s.podUid === undefined || v.data.timestamped === undefined) return undefined;
   const own = mountsOf(mounts, v.dir);
   const subPaths = mountsOf(mounts, subPathsDir(v.dir, v.volume));
-  if (own.length + subPaths.length === 0) return undefined;
+  if (own.length + subPaths.length === 0) return NOT_MOUNTED;
   if (!s.keepsIdMappings && [...own, ...subPaths].some(isIdmappedMount)) return undefined;
   const place = { runDir: s.runDir, podUid: s.podUid, volume: v.volume };
   const dir = copyDir(place);
-  const snapshot = readSnapshot(v.volume, v.data.fd, { defaultOwner: v.defaultOwner, items: v.items }, s.limits);
   const copied = own.map((m) => copiedMount(m, path.relative(path.resolve(v.dir), path.resolve(m.source as string)), dir));
-  for (const m of subPaths) {
-    const rel = subPathEntry(m, snapshot);
-    if (rel !== undefined) copied.push(copiedMount(m, path.join(DATA_LINK, rel), dir));
-  }
-  if (copied.length === 0) {
-    releaseSnapshot(snapshot);
-    return undefined;
-  }
-  return { place, dir, source: v.data.timestamped, snapshot, mounts: copied };
+  const wanted = subPaths.flatMap((m) => {
+    const want = subPathEntry(m, v.data.dev);
+    return want === undefined ? [] : [{ mount: m, want }];
+  });
+  // Only subPaths bound from an earlier payload: the container reads the kubelet's files there.
+  if (copied.length + wanted.length === 0) return undefined;
+  return { place, dir, source: v.data.timestamped, limits: s.limits, mounts: copied, subPaths: wanted };
+}
+
+/** The subPath mounts whose entries the copy found, pointed at the same entry of the copy's `..data` (`found`: the job's answer). */
+export function addSubPathMounts(copy: PlannedCopy, found: readonly (string | undefined)[]): void {
+  copy.subPaths.forEach((s, i) => {
+    const rel = found[i];
+    if (rel !== undefined) copy.mounts.push(copiedMount(s.mount, path.join(DATA_LINK, rel), copy.dir));
+  });
 }
 
 /**
@@ -88,18 +105,17 @@ function subPathsDir(kubeletDir: string, volume: string): string {
 }
 
 /**
- * The payload entry a subPath mount shows (the same inode), or undefined: one bound from an
- * earlier payload (a restarted container's) stays the kubelet's, as it was.
+ * The inode a subPath mount shows, if it is on the payload's file system (the copy job finds it
+ * in the payload; one bound from an earlier payload, a restarted container's, stays the kubelet's).
  */
-function subPathEntry(m: MountLike, snap: Snapshot): string | undefined {
+function subPathEntry(m: MountLike, dev: number): WantedEntry | undefined {
   let st: fs.Stats;
   try {
     st = fs.statSync(m.source as string);
   } catch {
     return undefined;
   }
-  if (st.dev !== snap.dev) return undefined;
-  return snap.entries.find((e) => e.ino === st.ino && (e.kind === 'dir') === st.isDirectory())?.rel;
+  return st.dev === dev ? { ino: st.ino, dir: st.isDirectory() } : undefined;
 }
 
 /** `m` with its source `rest` below the copy (the copy itself for ''). */

@@ -12,8 +12,7 @@ import { closeDataDir, openDataDir, type DataDir } from '../fs/datadir.ts';
 import { ownersOf } from './owners.ts';
 import { volumeTranslation, type MountFacts, type UidTranslation } from './uidmap.ts';
 import type { Owner } from './walk.ts';
-import { planCopy, type CopySettings, type PlannedCopy } from './copy-plan.ts';
-import { releaseSnapshot } from '../mirror/snapshot.ts';
+import { NOT_MOUNTED, planCopy, type CopySettings, type PlannedCopy } from './copy-plan.ts';
 
 export interface PreparedVolume {
   /** The annotation's entry (the owners record of `envhook watch` restates it). */
@@ -24,8 +23,12 @@ export interface PreparedVolume {
   translation: UidTranslation;
   defaultOwner: Owner | undefined;
   items: Map<string, Owner>;
-  /** Read through envhook's owned copy (read and checked whole already); undefined: chowned in place. */
+  /** Read through envhook's owned copy (made by the chown step); undefined: chowned in place. */
   copy?: PlannedCopy | undefined;
+  /** The container mounts nothing of it (where copies are made): left alone. */
+  notMounted?: boolean | undefined;
+  /** Copies made to follow the kubelet's rewrites during the start (ownership/chown.ts, bounded). */
+  catchUps?: number | undefined;
 }
 
 /** One data file of a prepared volume that got (or, in a dry run, would get) an owner: what the chown reports. */
@@ -48,7 +51,9 @@ export function prepareOwners(
     for (const entry of entries) {
       const p = prepareVolume(entry, volumes, mounts);
       prepared.push(p);
-      p.copy = planCopy(p, mounts.mounts, copies);
+      const copy = planCopy(p, mounts.mounts, copies);
+      if (copy === NOT_MOUNTED) p.notMounted = true;
+      else p.copy = copy;
     }
   } catch (err) {
     releaseOwners(prepared);
@@ -58,10 +63,7 @@ export function prepareOwners(
 }
 
 export function releaseOwners(prepared: readonly PreparedVolume[]): void {
-  for (const p of prepared) {
-    closeDataDir(p.data);
-    if (p.copy) releaseSnapshot(p.copy.snapshot);
-  }
+  for (const p of prepared) closeDataDir(p.data);
 }
 
 function prepareVolume(entry: VolumeOwner, volumes: VolumeLocator, mounts: MountFacts): PreparedVolume {

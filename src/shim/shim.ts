@@ -39,7 +39,7 @@ export function runShim(argv: readonly string[], where: ShimEnv = { env: process
   try {
     // The shim gets runc's argv, so settings come from the environment and the config file only.
     const settings = loadSettings({}, where.env);
-    log = createLogger(settings.logFile, settings.logLevel);
+    log = createLogger(settings.logFile, settings.logLevel, { fileGroup: settings.fileGroup });
     // Checked before any write: the runtime the front will exec must be a real one.
     const runtime = resolveRuntime(settings.runtime, where.env);
     const sub = runc.subcommand;

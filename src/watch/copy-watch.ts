@@ -1,7 +1,9 @@
 // One volume read through envhook's owned copy (src/mirror/): the kubelet's volume directory is
-// watched, and each swap of its `..data` (the kubelet's rewrite) is followed at once, inside the
-// event's callback, by a new copy: the payload read whole and checked, written with its owners
-// and swapped in. Nothing of the kubelet's is changed. The container never sees a file before it
+// watched, and each swap of its `..data` (the kubelet's rewrite) is followed at once by a new
+// copy: the payload read and checked, written with its owners and swapped in, by the copier
+// (mirror/copier.ts: the NRI worker's thread, so that a volume of thousands of files never holds
+// the loop that answers the runtime). One copy of a volume at a time: a swap seen while one runs
+// is copied after it. Nothing of the kubelet's is changed. The container never sees a file before it
 // is owned, so there is no race to win here; the delay from the kubelet's swap to the copy's is
 // only how long the copy takes (measured: `latency`). Polls, the minute's pass and a lost watch
 // (inotify limit) only compare the kubelet's `..data` target with the one copied last, and copy
@@ -14,7 +16,7 @@ import path from 'node:path';
 import { describeError, EnvhookError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { DATA_LINK } from '../fs/datadir.ts';
-import { copyVolume } from '../mirror/copy.ts';
+import type { Copier } from '../mirror/copier.ts';
 import { copyDir, type CopyPlace } from '../mirror/layout.ts';
 import { startRootWatch, type Inotify, type Watch } from './inotify.ts';
 import type { PassTarget } from './pass.ts';
@@ -24,6 +26,7 @@ export interface CopyEnv {
   log: Logger;
   scheduler: Scheduler;
   inotify: Inotify;
+  copier: Copier;
   /** The kubelet's volume directory is gone (the pod's volumes were torn down). */
   onGone(v: CopyWatch): void;
   /** A copy was swapped in: seconds from the kubelet's swap (its `..data` ctime) to the copy's. */
@@ -43,6 +46,9 @@ export class CopyWatch implements Task {
   #closed = false;
   #copied: string | undefined; // the kubelet's timestamped directory copied last
   #force = false;
+  /** A copy is being made; `#again`: the kubelet moved on meanwhile, another one follows. */
+  #busy = false;
+  #again = false;
   #warned = new Set<string>();
 
   constructor(podUid: string, target: PassTarget, place: CopyPlace, env: CopyEnv) {
@@ -58,6 +64,8 @@ export class CopyWatch implements Task {
 
   /** New owners: the copy is made again. */
   update(target: PassTarget): void {
+    // The same owners (another container of the pod started): the copy holds them already.
+    if (ownersKey(target) === ownersKey(this.target)) return;
     this.target = target;
     this.#force = true;
     this.#env.scheduler.mark(this);
@@ -121,18 +129,44 @@ export class CopyWatch implements Task {
     // A watch that starts (after CreateContainer, a restart) takes what the copy holds as copied.
     this.#copied ??= this.#inCopy();
     if (!this.#force && target === this.#copied) return;
+    if (this.#busy) {
+      this.#again = true;
+      return;
+    }
+    this.#busy = true;
+    void this.#copy(swappedMs);
+  }
+
+  async #copy(swappedMs: number): Promise<void> {
     const start = process.hrtime.bigint();
     try {
-      const r = copyVolume(this.place, this.target.dir, this.target);
+      const r = await this.#env.copier.copy({
+        place: this.place,
+        kubeletDir: this.target.dir,
+        owners: { defaultOwner: this.target.defaultOwner, items: this.target.items },
+      });
       this.#copied = r.source;
       this.#force = false;
       this.#env.copied(Math.max(0, Date.now() - swappedMs) / 1000);
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
       this.#env.log.debug({ podUid: this.podUid, volume: this.place.volume, files: r.files, bytes: r.bytes, ms }, 'owned copy updated');
     } catch (err) {
-      if (isGoneMeanwhile(err)) return; // the kubelet swapped again while we read: its event follows
-      this.#env.failed();
-      this.#warn(err);
+      // The kubelet swapped again while we read (its event follows), or the watch closed meanwhile.
+      if (isGoneMeanwhile(err) || this.#closed) {
+        this.#env.log.debug(
+          { podUid: this.podUid, volume: this.place.volume, closed: this.#closed },
+          'owned copy: the kubelet moved on meanwhile',
+        );
+      } else {
+        this.#env.failed();
+        this.#warn(err);
+      }
+    } finally {
+      this.#busy = false;
+    }
+    if (this.#again && !this.#closed) {
+      this.#again = false;
+      this.#sync();
     }
   }
 
@@ -151,6 +185,10 @@ export class CopyWatch implements Task {
     if (this.#warned.size < MAX_WARNINGS) this.#warned.add(message);
     this.#env.log.warn({ podUid: this.podUid, volume: this.place.volume, err }, `owned copy not updated: ${message}`);
   }
+}
+
+function ownersKey(t: PassTarget): string {
+  return JSON.stringify([t.dir, t.defaultOwner, [...t.items]]);
 }
 
 /** The kubelet removed the directory being read (a newer rewrite): not a failure of the volume. */

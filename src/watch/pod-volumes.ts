@@ -51,8 +51,10 @@ export function podWatchVolumes(
     const copy = copies && copyOf(copies, owners.volume, mounts);
     if (copy?.mapping === 'mixed') skip(owners.volume, out);
     else if (copy) out.volumes.push({ dir, owners, uidMapping: copy.mapping, copy: copy.place });
-    // Mounted straight from the kubelet by some container, or (no copy) by none: chowned in place, as at its start.
-    if (copy && mountsOf(mounts.mounts, dir).length === 0) continue;
+    // Mounted straight from the kubelet by some container: chowned in place, as at its start. Where
+    // copies are made, a volume no container mounts is left alone (ownership/copy-plan.ts); without
+    // copies it is chowned in place, as at its start.
+    if (copies && mountsOf(mounts.mounts, dir).length === 0) continue;
     const uidMapping = volumeTranslation(mounts, dir);
     if (uidMapping === 'mixed') {
       out.skipped.push({ volume: owners.volume, reason: `volume "${owners.volume}" is mounted both idmapped and not idmapped` });

@@ -58,7 +58,9 @@ export function recordVolume(entry: VolumeOwner, dir: string, uidMapping: UidTra
  * The record of a start's prepared owners, or undefined when the volumes are not all the
  * kubelet's volumes of one pod (direct use with --volume or --pod-dir overrides).
  */
-export function ownersRecordOf(prepared: readonly PreparedVolume[]): OwnersRecord | undefined {
+export function ownersRecordOf(all: readonly PreparedVolume[]): OwnersRecord | undefined {
+  // A volume the container does not mount is left alone (ownership/copy-plan.ts): not watched for it.
+  const prepared = all.filter((p) => p.notMounted !== true);
   if (prepared.length === 0) return undefined;
   const podDir = path.dirname(path.dirname(path.dirname(prepared[0]!.dir)));
   const record: OwnersRecord = {

@@ -14,7 +14,7 @@ import { createScheduler, type Scheduler } from './scheduler.ts';
 import { VolumeWatch, type VolumeEnv } from './volume.ts';
 import { CopyWatch, type CopyEnv } from './copy-watch.ts';
 import { copyDir, type CopyPlace } from '../mirror/layout.ts';
-import { removeCopy } from '../mirror/remove.ts';
+import { inlineCopier, type Copier } from '../mirror/copier.ts';
 import { createLatency, type Latency } from './latency.ts';
 
 export interface WatchVolume {
@@ -49,6 +49,8 @@ export interface RegistryOptions {
   watch?: WatchFn;
   /** A volume's directory went away (its watch is closed by then; a copy of it is removed). */
   onVolumeGone?: (podUid: string, dir: string) => void;
+  /** Who makes the owned copies (mirror/copier.ts): the NRI worker's copier thread; default: in this thread. */
+  copier?: Copier;
 }
 
 interface RegistryStats {
@@ -138,6 +140,7 @@ function registryState(opts: RegistryOptions, pollMs: number): RegistryState {
   const pods = new Map<string, Map<string, Watched>>();
   const counts = { ownedBeforeSwap: 0, ownedAfterSwap: 0, copyUpdates: 0, copyFailures: 0 };
   const latency = createLatency();
+  const copier = opts.copier ?? inlineCopier();
   const onGone = (v: Watched): void => {
     const vols = pods.get(v.podUid);
     const key = v instanceof CopyWatch ? copyDir(v.place) : v.target.dir;
@@ -145,7 +148,7 @@ function registryState(opts: RegistryOptions, pollMs: number): RegistryState {
     vols.delete(key);
     if (vols.size === 0) pods.delete(v.podUid);
     log.info({ podUid: v.podUid, volume: v.target.volume, dir: v.target.dir }, 'watched volume is gone');
-    if (v instanceof CopyWatch) removeGoneCopy(v, log);
+    if (v instanceof CopyWatch) removeGoneCopy(v, copier, log);
     opts.onVolumeGone?.(v.podUid, v.target.dir);
   };
   const owned = (pass: 'before' | 'after', files: number): void => {
@@ -157,6 +160,7 @@ function registryState(opts: RegistryOptions, pollMs: number): RegistryState {
     log,
     scheduler,
     inotify,
+    copier,
     onGone,
     copied: (seconds: number) => {
       counts.copyUpdates++;
@@ -240,13 +244,15 @@ function statsOf({ pods, inotify, scheduler, counts, latency }: RegistryState): 
  * kept until the pod object goes: completed Jobs, evicted pods): its copy holds what no container
  * of a running pod reads, so it goes too.
  */
-function removeGoneCopy(v: CopyWatch, log: Logger): void {
-  try {
-    if (removeCopy(v.place))
-      log.info({ podUid: v.podUid, volume: v.place.volume, why: "the kubelet's volume directory is gone" }, 'owned copy removed');
-  } catch (err) {
-    log.warn({ podUid: v.podUid, volume: v.place.volume, err }, `owned copy not removed: ${describeError(err)}`);
-  }
+function removeGoneCopy(v: CopyWatch, copier: Copier, log: Logger): void {
+  // By the copier: a copy of thousands of files is not removed on this loop.
+  copier.removeCopy(v.place).then(
+    (removed) => {
+      if (removed)
+        log.info({ podUid: v.podUid, volume: v.place.volume, why: "the kubelet's volume directory is gone" }, 'owned copy removed');
+    },
+    (err: unknown) => log.warn({ podUid: v.podUid, volume: v.place.volume, err }, `owned copy not removed: ${describeError(err)}`),
+  );
 }
 
 function each(pods: RegistryState['pods'], fn: (v: Watched) => void): void {

@@ -230,3 +230,24 @@ t.test('--log-level, --hooks-dir and --source with a value install cannot use: t
   }
   t.same(fs.readdirSync(root), [], 'nothing written');
 });
+
+t.test('--mode nri installs envhook and the plugin, not the runtime front that only the runtime handler runs', async (t) => {
+  const { root, source } = installRoot(t, { 'etc/crio/crio.conf': '' });
+  const env = { ...process.env, PATH: '/nonexistent' };
+  const r = install({ runtime: 'crio', root, source, extra: ['--mode', 'nri'], env });
+  t.equal(r.status, 0, r.stderr);
+  const created = r.stdout.split('\n').filter((l) => l.startsWith('create '));
+  t.same(
+    created.filter((l) => l.startsWith('create /usr/local/lib/envhook/')),
+    ['envhook-main.cjs', 'envhook.cjs', 'envhook', 'state.json'].map((f) => `create /usr/local/lib/envhook/${f}`),
+  );
+  for (const f of ['envhook-runtime', 'envhook-runtime.conf'])
+    t.notOk(fs.existsSync(path.join(root, 'usr/local/lib/envhook', f)), `no ${f}`);
+  t.notMatch(r.stdout, /runtime "runc" not found/, 'no note about the OCI runtime the front would exec');
+  // the runtime handler then adds the front; its uninstall takes it back, the plugin keeps working
+  t.equal(install({ runtime: 'crio', root, source, env }).status, 0);
+  t.ok(fs.existsSync(path.join(root, 'usr/local/lib/envhook/envhook-runtime')));
+  const u = uninstall({ runtime: 'crio', root, extra: ['--mode', 'shim'] });
+  t.match(u.stdout, /^remove \/usr\/local\/lib\/envhook\/envhook-runtime$/m);
+  t.ok(fs.existsSync(path.join(root, 'usr/local/lib/envhook/envhook')), 'envhook stays for the plugin');
+});

@@ -428,3 +428,26 @@ t.test("the runtime's own binary missing: a problem, and the reading it would gi
   t.equal(r.stdout.split('\n')[1], `  problem runtime: crio: ${missing} — install crio, or check --root (it is the node's root: ${root})`);
   t.equal(r.stdout.split('\n')[2], `  skipped nri-plugin: crio: not checked with the runtime's own reading: ${missing}`);
 });
+
+t.test('the binary install was named (--crio) is recorded: status asks it again when not named, and says so', async (t) => {
+  const { root, source } = installRoot(t, {});
+  fs.symlinkSync('/proc', path.join(root, 'proc'));
+  withCrio(root);
+  const r = install({ runtime: 'crio', root, source, extra: ['--mode', 'nri', '--crio', crioOf(root)], env: NO_CRIO });
+  t.equal(r.status, 0, r.stderr);
+  const plain = envhook(['status', '--root', root], { env: { ENVHOOK_CONFIG: '' } });
+  t.equal(
+    plain.stdout.split('\n')[1],
+    `  ok runtime: crio 1.36.3 (${crioOf(root)}, named by --crio at install)`,
+    'no --crio: the recorded one',
+  );
+  t.equal(plain.stdout.split('\n')[2], '  ok nri-plugin: crio config shows NRI on, with plugins from /opt/nri/plugins');
+  t.equal(status(root).stdout.split('\n')[1], `  ok runtime: crio 1.36.3 (${crioOf(root)}, named by --crio)`, "this command's flag wins");
+  fs.rmSync(crioOf(root));
+  const gone = envhook(['status', '--root', root], { env: { ENVHOOK_CONFIG: '' } });
+  t.equal(gone.status, 1);
+  t.match(
+    gone.stdout.split('\n')[1],
+    /^ {2}problem runtime: crio: --crio \S+: cannot run it: no such file or directory \(ENOENT\) \(the binary install was named, recorded in its state\) — name the runtime's binary with --crio \(this command's wins\), or re-run envhook install with the flags it was installed with$/,
+  );
+});

@@ -143,3 +143,20 @@ t.test('a kubelet root that is not there, or not a directory: one line, exit 1',
     t.equal(r.stdout, '');
   }
 });
+
+t.test('--file-group: the log file 0640 with that group; a group the node does not have: one line, exit 1', async (t) => {
+  const dir = t.testdir({ kubelet: {} });
+  const logFile = path.join(dir, 'watch.log');
+  const args = ['watch', '--run-dir', path.join(dir, 'run'), '--kubelet-root', path.join(dir, 'kubelet'), '--log-file', logFile];
+  refused(
+    t,
+    envhook([...args, '--file-group', 'no-such-group-here'], { env: { ENVHOOK_CONFIG: '' } }),
+    'envhook: fileGroup "no-such-group-here" (--file-group, ENVHOOK_FILE_GROUP): no such group in /etc/group: name a group of the node or its GID\n',
+  );
+  const child = spawnEnvhook([...args, '--file-group', '4']);
+  const exited = new Promise((r) => child.once('exit', r));
+  await waitFor(() => fs.existsSync(logFile) && fs.readFileSync(logFile, 'utf8').includes('watching owners records'), 20_000, 'start');
+  child.kill('SIGTERM');
+  t.equal(await exited, 0);
+  t.same([fs.statSync(logFile).mode & 0o777, fs.statSync(logFile).gid], [0o640, 4]);
+});

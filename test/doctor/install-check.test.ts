@@ -93,6 +93,11 @@ t.test("each install by the runtime's own reading: containerd's handler, Podman'
 
 t.test("envhook's files gone: a problem before any runtime is asked; none to ask: skipped", noContainerd, async (t) => {
   const root = copyOfInstalled(t);
+  // installed without --containerd: no binary recorded, none under the root to ask
+  const stateFile = path.join(root, PREFIX, 'state.json');
+  const state = JSON.parse(fs.readFileSync(stateFile, 'utf8'));
+  delete state.runtimes.containerd.binary;
+  fs.writeFileSync(stateFile, JSON.stringify(state));
   const handler = () => installChecks(view(root))[0];
   t.same(handler(), {
     check: 'handler',

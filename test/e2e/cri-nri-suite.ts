@@ -127,18 +127,21 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
       return p;
     };
 
-    await t.test('fileKeyRef, envFrom, $(VAR) on PID 1 and through ExecSync; owners chowned at CreateContainer', async (t) => {
+    await t.test('fileKeyRef, envFrom, $(VAR) on PID 1 and through ExecSync; owners at CreateContainer', async (t) => {
       const p = await pod('', { ...ENV_ANNOTATIONS, ...OWNERS }, { secrets: TLS });
       const key = path.join(atomicVolumeDir(p.pod, 'secret', 'tls'), '..data/tls.key');
       t.equal(fs.lstatSync(key).uid, 0, 'the kubelet wrote the secret as root');
-      const id = await p.run(CONTAINER);
+      const id = await p.run({ ...CONTAINER, volumeMounts: { tls: '/etc/tls' } });
       for (const [name, check] of ENV_CHECKS) await t.test(name, (t) => onPid1AndExec(t, p, id, check));
       t.same(
         await whereVisible(node.containerd, p, id),
         documentedVisibility('nri'),
         "NRI: the value is in the runtime's own spec, which crictl inspect prints (docs/pods.md)",
       );
-      t.equal(fs.lstatSync(key).uid, 1000, 'the secret file is owned by defaultUser');
+      const view = `/proc/${await p.pid(id)}/root/etc/tls/tls.key`;
+      t.equal(fs.statSync(view).uid, 1000, "the secret file is owned by defaultUser in the container's view (envhook's copy)");
+      t.equal(fs.readFileSync(view, 'utf8'), `${CANARY}-key\n`);
+      t.equal(fs.lstatSync(key).uid, 0, "the kubelet's own file is left root's");
       const probe = await p.execSync(id, ['sh', '-c', 'test "$DB" = db.internal']);
       t.equal(probe.exitCode, 0, 'an exec probe sees the variable');
       const wrong = await p.execSync(id, ['sh', '-c', 'test "$DB" = other']);
@@ -168,7 +171,9 @@ export function criNriSuite(version: '1.7' | '2.1'): void {
     });
 
     await t.test("an init container the annotation names with []: marked, counted 'without envhook', not adjusted", async (t) => {
-      const before = h.plugin!.status()!.counts;
+      // The two containers adjusted above, once counted: the supervisor publishes counts at most once
+      // a second, so a status read at once may not have the last one yet.
+      const before = (await h.plugin!.waitForStatus((st) => st.counts.adjusted === 2, 30_000)).counts;
       const p = await pod('', { 'envhook.io/env': { init: [], app: [{ name: 'X', value: 'y' }] } });
       await p.run({ ...CONTAINER, name: 'init' });
       const s = await h.plugin!.waitForStatus((st) => st.counts.empty === before.empty! + 1, 30_000);

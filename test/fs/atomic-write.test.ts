@@ -30,6 +30,18 @@ t.test('a new file: its mode, parents made on request', async (t) => {
   t.same(fs.readdirSync(dir), ['a']);
 });
 
+t.test('mode: the file gets it whatever the old file had; its owner is kept', async (t) => {
+  const dir = t.testdir({ f: 'old' });
+  const file = path.join(dir, 'f');
+  fs.chmodSync(file, 0o644);
+  fs.chownSync(file, 1234, 5678);
+  atomicWrite(file, 'new', { mode: 0o600 });
+  const st = fs.statSync(file);
+  t.same([st.mode & 0o7777, st.uid, st.gid], [0o600, 1234, 5678]);
+  atomicWrite(path.join(dir, 'g'), 'x', { mode: 0o640, newFileMode: 0o644 });
+  t.equal(fs.statSync(path.join(dir, 'g')).mode & 0o7777, 0o640, 'a new file too');
+});
+
 t.test('a large file is written whole, 64 KiB at a time (the page cache keeps the write size)', async (t) => {
   const file = path.join(t.testdir(), 'envhook');
   const data = Buffer.alloc(5 * WRITE_CHUNK + 123);

@@ -20,6 +20,8 @@ t.test('nriIndex: two digits, 50 by default', async (t) => {
 
 t.test('the wrapper execs envhook nri with the socket, appends stderr to the log, adds the V8 option', async (t) => {
   const dir = t.testdir({ "it's": {} });
+  const umask = process.umask(0o022); // the runtime's, as the wrapper inherits it
+  t.teardown(() => void process.umask(umask));
   const prefix = path.join(dir, "it's");
   const l = makeLayout('containerd', { prefix });
   // a stand-in envhook at the wrapper's path: prints its argv and NODE_OPTIONS, writes to stderr
@@ -32,6 +34,11 @@ t.test('the wrapper execs envhook nri with the socket, appends stderr to the log
   t.equal(r.stdout, 'nri --socket /run/x nri.sock|--max-old-space-size=64 --v8-pool-size=1\n');
   t.equal(r.stderr, '');
   t.equal(fs.readFileSync(log, 'utf8'), 'to-stderr\n');
+  t.equal(fs.statSync(log).mode & 0o777, 0o600, "the log is made root's alone (the runtime's umask is 022 here)");
+  fs.chmodSync(log, 0o644); // as an older wrapper made it
+  run(wrapper, []);
+  t.equal(fs.statSync(log).mode & 0o777, 0o600, 'an older 0644 log narrowed');
+  t.equal(fs.readFileSync(log, 'utf8'), 'to-stderr\nto-stderr\n', 'appended to');
 
   // a log it cannot open: envhook starts all the same, stderr left as it was
   fs.writeFileSync(wrapper, pluginWrapper(l, { socket: NRI_DEFAULT_SOCKET, log: path.join(dir, 'no/such/dir/log') }));

@@ -5,7 +5,7 @@ import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { atomicWrite } from '../../scripts/kubelet-pod.ts';
-import { copyVolume } from '../../src/mirror/copy.ts';
+import { copyVolume, runCopyJob } from '../../src/mirror/copy.ts';
 import { copyDir } from '../../src/mirror/layout.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -110,4 +110,28 @@ t.test('refused: a copy directory that is not root-only above, or a symlink on t
     message: `owned copy ${copyDir(place)}: a path element is a symbolic link`,
   });
   t.throws(() => copyVolume({ ...place, volume: '../x' }, kubelet, owners), { message: 'volume "../x" cannot name an owned copy' });
+});
+
+t.test('a job past its deadline: one line naming the volume, the copy it was making removed, nothing else touched', async (t) => {
+  const { kubelet, place, copy } = setup(t);
+  const payload: Record<string, string> = {};
+  for (let i = 0; i < 50; i++) payload[`k${i}`] = `CANARY-late-${i}`;
+  atomicWrite(kubelet, payload);
+  const late = { place, kubeletDir: kubelet, owners, deadline: process.hrtime.bigint() - 1n };
+  t.throws(() => runCopyJob(late), {
+    message:
+      'volume "keys": its owned copy could not be made within the runtime\'s request timeout: give the volume fewer or smaller files, or fewer volumes owners in one container',
+  });
+  t.notOk(fs.existsSync(copy), 'the copy this job made is removed');
+  const made = runCopyJob({ place, kubeletDir: kubelet, owners });
+  t.ok(made.created, 'a job that makes the copy says so');
+  t.equal(made.owned.length, 50, 'the files that got an owner');
+  t.throws(() => runCopyJob(late), { message: /request timeout/ });
+  t.equal(fs.readlinkSync(path.join(copy, '..data')), made.timestamped, 'a copy there before stays as it was');
+  t.same(
+    fs.readdirSync(copy).filter((n) => n.startsWith('..2')),
+    [made.timestamped],
+    'nothing half-written left',
+  );
+  t.notOk(runCopyJob({ place, kubeletDir: kubelet, owners }).created, 'a job on a copy there already did not make it');
 });

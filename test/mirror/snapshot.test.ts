@@ -91,3 +91,50 @@ t.test('the size limit and the entry limit, with a clear line', async (t) => {
   t.throws(() => snap(vol, none, { maxBytes: 1 << 20, maxEntries: 1 }), { message: 'volume "v": more than 1 files and directories' });
   t.equal(snap(vol, none, { maxBytes: 1200, maxEntries: 2 }).bytes, 1200, 'exactly at the limits is fine');
 });
+
+t.test('a name that is not valid UTF-8: refused, the name described, never printed', async (t) => {
+  const vol = path.join(t.testdir({}), 'vol');
+  const ts = atomicWrite(vol, { a: 'A', 'sub/b': 'B' });
+  const bad = Buffer.from([0x6b, 0xff, 0x6b]); // "k", an invalid byte, "k"
+  fs.writeFileSync(Buffer.concat([Buffer.from(`${ts}/`), bad]), 'CANARY-utf8');
+  t.throws(() => snap(vol), { message: 'volume "v": a name in the payload is not valid UTF-8: refusing to copy it' });
+  fs.rmSync(Buffer.concat([Buffer.from(`${ts}/`), bad]));
+  fs.writeFileSync(Buffer.concat([Buffer.from(`${ts}/sub/`), bad]), 'CANARY-utf8');
+  t.throws(() => snap(vol), { message: 'volume "v": a name in directory "sub" is not valid UTF-8: refusing to copy it' });
+  // U+FFFD itself, written as UTF-8, is a valid name like any other.
+  fs.rmSync(Buffer.concat([Buffer.from(`${ts}/sub/`), bad]));
+  fs.writeFileSync(path.join(ts, 'k\ufffdk'), 'X');
+  t.same(
+    snap(vol).entries.map((e) => e.rel),
+    ['a', 'k\ufffdk', 'sub', 'sub/b'],
+  );
+});
+
+t.test('a directory of many entries is refused at the first past the limit, never listed whole', async (t) => {
+  const vol = path.join(t.testdir({}), 'vol');
+  const payload: Record<string, string> = {};
+  for (let i = 0; i < 3000; i++) payload[`many/f${i}`] = '';
+  atomicWrite(vol, payload);
+  const real = await import('../../src/fs/bounded-dir.ts');
+  let read = 0;
+  const counting: typeof real.listBounded = (dir, max) =>
+    real.listBounded(dir, max, (d) => {
+      const r = fs.opendirSync(d, {
+        encoding: 'buffer' as BufferEncoding,
+        bufferSize: 32,
+      }) as unknown as import('../../src/fs/bounded-dir.ts').DirReader;
+      return { readSync: () => (read++, r.readSync()), closeSync: () => r.closeSync() };
+    });
+  const { readSnapshot: mocked } = await t.mockImport<typeof import('../../src/mirror/snapshot.ts')>('../../src/mirror/snapshot.ts', {
+    '../../src/fs/bounded-dir.ts': { ...real, listBounded: counting },
+    // The same ConfinedError class the real bounded reader throws.
+    '../../src/fs/confined.ts': await import('../../src/fs/confined.ts'),
+  });
+  const data = openDataDir('v', vol);
+  t.teardown(() => closeDataDir(data));
+  t.throws(() => mocked('v', data.fd, none, { maxBytes: 1 << 20, maxEntries: 100 }), {
+    message: 'volume "v": more than 100 files and directories',
+  });
+  // The payload's top level (one entry and its end), then "many" up to the entry past what is left (99).
+  t.ok(read <= 2 + 100, `${read} entries read of the 3,000 in the directory`);
+});

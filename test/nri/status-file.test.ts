@@ -7,7 +7,7 @@ import { readStatus, statusPath, writeStatus } from '../../src/nri/status-file.t
 import { sampleStatus } from '../helpers/nri/status.ts';
 import { EnvhookError } from '../../src/errors.ts';
 
-t.test('written into a run directory it creates (0755, file 0644), read back as written', async (t) => {
+t.test('written into a run directory it creates (0755, file 0600), read back as written', async (t) => {
   const runDir = path.join(t.testdir({}), 'run', 'envhook');
   t.equal(statusPath(runDir), path.join(runDir, 'nri-status.json'));
   t.equal(readStatus(runDir), undefined, 'no file: undefined');
@@ -18,7 +18,7 @@ t.test('written into a run directory it creates (0755, file 0644), read back as 
     process.umask(old);
   }
   t.equal(fs.statSync(runDir).mode & 0o777, 0o755);
-  t.equal(fs.statSync(statusPath(runDir)).mode & 0o777, 0o644);
+  t.equal(fs.statSync(statusPath(runDir)).mode & 0o777, 0o600, "root's alone");
   t.same(readStatus(runDir), sampleStatus());
   const next = sampleStatus({
     connected: false,
@@ -34,6 +34,14 @@ t.test('written into a run directory it creates (0755, file 0644), read back as 
   writeStatus(runDir, withOwners);
   t.same(readStatus(runDir), withOwners, 'the owner watcher');
   t.same(fs.readdirSync(runDir), ['nri-status.json'], 'no temporary file left');
+  // The file an older envhook wrote 0644 (pod and container names for anyone): narrowed at the next write.
+  fs.chmodSync(statusPath(runDir), 0o644);
+  writeStatus(runDir, next);
+  t.equal(fs.statSync(statusPath(runDir)).mode & 0o777, 0o600, 'an older 0644 file narrowed');
+  // The admin's fileGroup: 0640 with that group.
+  writeStatus(runDir, next, { mode: 0o640, gid: 4 });
+  const st = fs.statSync(statusPath(runDir));
+  t.same([st.mode & 0o777, st.gid, st.uid], [0o640, 4, 0], 'fileGroup: 0640, its group, root the owner');
 });
 
 t.test('a file that is not a status: one line naming the file, never its content', async (t) => {

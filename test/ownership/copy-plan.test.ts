@@ -4,11 +4,12 @@ import path from 'node:path';
 import fs from 'node:fs';
 import os from 'node:os';
 import { execFileSync } from 'node:child_process';
-import { planCopy } from '../../src/ownership/copy-plan.ts';
+import { addSubPathMounts, NOT_MOUNTED, planCopy, type PlannedCopy } from '../../src/ownership/copy-plan.ts';
+import { runCopyJob } from '../../src/mirror/copy.ts';
 import { closeDataDir, openDataDir } from '../../src/fs/datadir.ts';
 import { atomicWrite } from '../../scripts/kubelet-pod.ts';
 
-t.test('a mounted volume gets a copy, its mounts pointed at it; the rest is chowned in place', async (t) => {
+t.test('a mounted volume gets a copy, its mounts pointed at it; one this container does not mount is left alone', async (t) => {
   const dir = path.join(t.testdir({}), 'keys');
   atomicWrite(dir, { key: 'K', 'tls/crt': 'C' });
   const data = openDataDir('keys', dir);
@@ -20,7 +21,7 @@ t.test('a mounted volume gets a copy, its mounts pointed at it; the rest is chow
     { destination: '/crt', source: path.join(dir, 'tls/crt'), options: ['rbind', 'ro'] },
     { destination: '/other', source: '/elsewhere', options: [] },
   ];
-  const p = planCopy(v, mounts, s)!;
+  const p = planCopy(v, mounts, s) as PlannedCopy;
   t.equal(p.dir, '/run/envhook/volumes/p/keys');
   t.same(
     p.mounts.map((m) => [m.destination, m.source, m.type, m.options]),
@@ -29,8 +30,9 @@ t.test('a mounted volume gets a copy, its mounts pointed at it; the rest is chow
       ['/crt', '/run/envhook/volumes/p/keys/tls/crt', 'bind', ['rbind', 'ro']],
     ],
   );
-  t.same(p.snapshot.visible, ['key', 'tls']);
-  t.equal(planCopy(v, [mounts[2]!], s), undefined, 'not mounted by this container: in place');
+  t.same(p.subPaths, [], 'no subPath mount');
+  t.equal(p.source, data.timestamped, "the kubelet's payload the plan checked");
+  t.equal(planCopy(v, [mounts[2]!], s), NOT_MOUNTED, 'not mounted by this container: left alone (no copy, no chown)');
   t.equal(planCopy(v, mounts, undefined), undefined, 'no copies at this entry point');
   t.equal(planCopy(v, mounts, { ...s, podUid: undefined }), undefined, 'no trusted pod UID');
   const idmapped = [{ ...mounts[0]!, options: ['rbind', 'ro', 'idmap'] }];
@@ -65,16 +67,24 @@ t.test("a subPath mount (the kubelet's bind mount under volume-subpaths/): point
   const data = openDataDir('keys', dir);
   t.teardown(() => closeDataDir(data));
   const v = { volume: 'keys', dir, data, defaultOwner: { uid: 1000, hostUid: 1000 }, items: new Map() };
-  const s = { runDir: '/run/envhook', podUid: 'p', keepsIdMappings: true };
+  const runDir = path.join(tmp, 'run');
+  const s = { runDir, podUid: 'p', keepsIdMappings: true };
   const mounts = [
     { destination: '/etc/crt', source: crt, type: 'bind', options: ['rbind', 'ro'] },
     { destination: '/etc/old', source: stale, type: 'bind', options: ['rbind', 'ro'] },
   ];
-  const p = planCopy(v, mounts, s)!;
+  const p = planCopy(v, mounts, s) as PlannedCopy;
+  t.same(p.mounts, [], 'no mount of the whole volume');
+  t.equal(p.subPaths.length, 2, 'both subPath mounts are on the payload file system: the copy job looks for their entries');
+  // The copy job finds the entries (the plan reads no payload).
+  const r = runCopyJob({ place: p.place, data: { fd: data.fd, timestamped: p.source }, owners: v, want: p.subPaths.map((w) => w.want) });
+  t.same(r.found, ['tls/crt', undefined], "the subPath's entry found; the stale one's inode is in no payload");
+  addSubPathMounts(p, r.found);
   t.same(
     p.mounts.map((m) => [m.destination, m.source]),
-    [['/etc/crt', '/run/envhook/volumes/p/keys/..data/tls/crt']],
+    [['/etc/crt', path.join(runDir, 'volumes/p/keys/..data/tls/crt')]],
     "the subPath's file in the copy; one bound from an earlier payload is left as the kubelet made it",
   );
-  t.equal(planCopy(v, [mounts[1]!], s), undefined, 'only a stale subPath: chowned in place, as before');
+  t.equal(fs.readFileSync(p.mounts[0]!.source, 'utf8'), 'C');
+  t.equal(fs.statSync(p.mounts[0]!.source).uid, 1000, 'owned in the copy');
 });

@@ -73,3 +73,44 @@ t.test(
     t.match(reg.stats(), { copyUpdates: 1, copyLatency: { count: 1 } }, 'the rewrite: one update, one latency');
   },
 );
+
+// A rewrite with a name that is not valid UTF-8 was taken for a passing race ("went away while
+// being copied": the name decoded to one that is not there) and dropped without a word.
+t.test(
+  'a rewrite with a name that is not valid UTF-8: a counted failure, one warning naming the volume, the last good copy kept',
+  async (t) => {
+    const dir = t.testdir({});
+    const kubelet = path.join(dir, 'kubelet', 'keys');
+    atomicWrite(kubelet, { key: { data: 'CANARY-utf8-0', mode: 0o400 } });
+    const logFile = path.join(dir, 'log');
+    const reg = createRegistry({ log: createLogger(logFile, 'debug') });
+    t.teardown(() => reg.close());
+    const place = { runDir: path.join(dir, 'run'), podUid: 'p1', volume: 'keys' };
+    reg.add('p1', [
+      { dir: kubelet, owners: normalize([{ volume: 'keys', defaultUser: 1000 }])[0]!, uidMapping: { kind: 'none' }, copy: place },
+    ]);
+    const view = () => contentAndOwner(path.join(copyDir(place), 'key'));
+    await waitFor(() => view() === 'CANARY-utf8-0:1000', 5000, 'the first copy');
+    atomicWrite(
+      kubelet,
+      { key: { data: 'CANARY-utf8-1', mode: 0o400 } },
+      {
+        beforeRename: (ts) => fs.writeFileSync(Buffer.concat([Buffer.from(`${ts}/`), Buffer.from([0x6b, 0xff])]), 'CANARY-utf8-x'),
+      },
+    );
+    await waitFor(() => reg.stats().copyFailures === 1, 5000, 'the failure counted');
+    t.equal(view(), 'CANARY-utf8-0:1000', 'the container keeps reading the last good copy');
+    const lines = fs
+      .readFileSync(logFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    t.same(
+      lines.filter((l) => l.level === 40).map((l) => [l.podUid, l.volume, l.msg]),
+      [['p1', 'keys', 'owned copy not updated: volume "keys": a name in the payload is not valid UTF-8: refusing to copy it']],
+    );
+    const text = fs.readFileSync(logFile, 'utf8');
+    t.notMatch(text, /CANARY/, 'no content logged');
+    t.notMatch(text, /\ufffd|\\ufffd/, 'the name is not printed, not even decoded');
+  },
+);

@@ -87,12 +87,9 @@ t.test(
     );
     const other = podWatchVolumes(pod.dir, annotations, mounts, { runDir: '/elsewhere', podUid: pod.uid });
     t.same(
-      other.volumes.map((v) => [v.owners.volume, v.copy]),
-      [
-        ['keys', undefined],
-        ['conf', undefined],
-      ],
-      'copies of another run directory are not known: chowned in place as before',
+      other.volumes.map((v) => [v.owners.volume, v.dir, v.copy]),
+      [['conf', conf, undefined]],
+      "copies of another run directory are not known: only the kubelet's volume a container mounts is watched (in place); keys, mounted from nothing of this node's, is left alone",
     );
   },
 );

@@ -1,6 +1,7 @@
 // install and uninstall as plans: a list of file changes computed from the disk and the state
 // file, applied in order (executables, hooks.d files, configs, state) or printed (--dry-run).
 import fs from 'node:fs';
+import path from 'node:path';
 import { makeLayout, type Layout, type Runtime } from '../layout.ts';
 import { createdDirs, deepestFirst, readHost, sha256, type Change } from '../fsops.ts';
 import { markedFiles, ownedByOther, readState, recordedHash, stateChange, type RuntimeRecord, type State } from '../state.ts';
@@ -42,6 +43,8 @@ export interface InstallOptions extends SourceOptions, ContainerdOptions, Settin
   enableNri?: boolean | undefined;
   /** nri: the file the pre-installed plugin's stderr goes to. */
   nriLog?: string | undefined;
+  /** nri: the plugin runs elsewhere (a DaemonSet): NRI switched on in the runtime's configuration, no plugin file. */
+  externalPlugin?: boolean | undefined;
   /** containerd: --config is the file its service starts it with (containerd --config FILE). */
   serviceConfig?: boolean | undefined;
   /** Take the runtime's registration over from an install under another prefix (claim.ts). */
@@ -73,10 +76,14 @@ export function planInstall(opts: InstallOptions): Plan {
   // the settings before the registration that makes the runtime run the front
   const settings = settingsTarget(layout, opts, state);
   const ociRuntime = opts.ociRuntime ?? runtimeSetting(settings?.content ?? readHost(layout, SETTINGS_FILE)) ?? 'runc';
-  const conf = frontConfTarget(layout, ociRuntime, opts.ociRuntime !== undefined ? '--oci-runtime' : `${SETTINGS_FILE}: runtime`);
+  // the runtime front (envhook-runtime and its data file) runs only under the runtime handler
+  const conf =
+    opts.mode === 'nri'
+      ? undefined
+      : frontConfTarget(layout, ociRuntime, opts.ociRuntime !== undefined ? '--oci-runtime' : `${SETTINGS_FILE}: runtime`);
   const rp = runtimePlan(layout, opts, state.runtimes[key], ociRuntime);
   const took = takeOver(layout, opts.runtime, key, rp, !!opts.takeOver);
-  const files = [...executableTargets(layout, opts, conf.target), ...(settings ? [settings] : []), ...rp.files];
+  const files = [...executableTargets(layout, opts, conf?.target), ...(settings ? [settings] : []), ...rp.files];
   const changes: Change[] = files.map((t): Change => {
     const before = readHost(layout, t.file);
     // an existing file that envhook did not write (or that was edited since) is the admin's
@@ -123,28 +130,41 @@ export function planInstall(opts: InstallOptions): Plan {
     ...(edits.length ? { edits } : {}),
     ...(dirs.length ? { dirs } : {}),
     ...(opts.mode === 'nri' ? { nriRequired: !!opts.nriRequired } : {}),
+    ...(opts.externalPlugin ? { externalPlugin: true } : {}),
+    ...namedBinary(opts),
   };
   changes.push(stateChange(layout, next, stateBefore));
   return {
     layout,
     changes,
     next: rp.next,
-    notes: [...(took ? [took.note] : []), ...(rp.notes ?? []), ...(conf.note ? [conf.note] : [])],
+    notes: [...(took ? [took.note] : []), ...(rp.notes ?? []), ...(conf?.note ? [conf.note] : [])],
     verify: rp.verify,
   };
+}
+
+/** The --containerd / --crio install was given, absolute, for the record (status and doctor ask it again). */
+function namedBinary(opts: InstallOptions): { binary?: string } {
+  const named = opts.runtime === 'containerd' ? opts.containerd : opts.runtime === 'crio' ? opts.crio : undefined;
+  return named === undefined ? {} : { binary: path.resolve(named) };
 }
 
 function runtimePlan(layout: Layout, opts: InstallOptions, previous: RuntimeRecord | undefined, ociRuntime: string): RuntimePlan {
   if (opts.nriLog !== undefined && opts.mode !== 'nri')
     throw new EnvhookError('--nri-log is only valid with --mode nri (the pre-installed plugin writes it)');
   if (opts.nriLog !== undefined) absolute(opts.nriLog, '--nri-log');
+  if (opts.externalPlugin && opts.mode !== 'nri')
+    throw new EnvhookError('--external-plugin is only valid with --mode nri (it switches NRI on for a plugin run elsewhere)');
+  if (opts.externalPlugin && opts.nriLog !== undefined)
+    throw new EnvhookError("--nri-log and --external-plugin: an external plugin writes no log of install's; leave --nri-log out");
   if (opts.nriRequired && opts.mode !== 'nri')
     throw new EnvhookError('--nri-required is only valid with --mode nri (it makes the NRI plugin a required one)');
   if (opts.enableNri && (opts.mode !== 'nri' || opts.runtime !== 'containerd'))
     throw new EnvhookError("--enable-nri is only valid with --runtime containerd --mode nri (it switches on containerd's NRI)");
   if (opts.mode === 'nri') {
     if (opts.runtime === 'containerd') return containerdNriPlan(layout, { ...opts, previousEdits: previous?.edits });
-    if (opts.runtime === 'crio') return crioNriPlan(layout, nriIndex(opts.index), opts.crio, !!opts.nriRequired, opts.nriLog);
+    if (opts.runtime === 'crio')
+      return crioNriPlan(layout, nriIndex(opts.index), opts.crio, !!opts.nriRequired, opts.nriLog, !!opts.externalPlugin);
     throw new EnvhookError('Podman has no NRI: install with --mode shim');
   }
   switch (opts.runtime) {

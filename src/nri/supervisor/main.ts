@@ -5,6 +5,7 @@
 // proper (supervisor.ts), which keeps one worker (worker/main.ts) registered and publishes its
 // status, until SIGTERM, SIGINT or a newer instance takes over.
 import { createLogger, type Logger } from '../../log.ts';
+import { fileAccess } from '../../fs/file-group.ts';
 import type { AllSettings } from '../../settings.ts';
 import { DEFAULT_RUN_DIR } from '../../watch/run-dir.ts';
 import { reexecAsDaemon } from '../process.ts';
@@ -22,7 +23,8 @@ export async function runSupervisor(settings: AllSettings, env: NodeJS.ProcessEn
   const runDir = settings.runDir ?? DEFAULT_RUN_DIR;
   const warning = await checkStart(settings, runDir);
   const fd = inheritedFd(env);
-  const log = createLogger(settings.logFile, settings.logLevel, { stderr: true });
+  const log = createLogger(settings.logFile, settings.logLevel, { stderr: true, fileGroup: settings.fileGroup });
+  const access = fileAccess(settings.fileGroup); // the status file's mode and group
   // NRI kills the process it started (SIGKILL) once that plugin's connection has closed (its
   // removeClosedPlugins, at the next container event): that process must not be the supervisor,
   // or the first worker's death would take envhook down for good. The plugin file install writes
@@ -64,7 +66,7 @@ export async function runSupervisor(settings: AllSettings, env: NodeJS.ProcessEn
         log,
         spawnWorker: workerSpawner({ role, fd, env, fifoPriority: settings.fifoPriority, log }),
         // Once handed over, the status file is the new instance's.
-        publish: (status) => void (instance.handedOver || writeStatus(runDir, status)),
+        publish: (status) => void (instance.handedOver || writeStatus(runDir, status, access)),
         onDurations: (seconds) => {
           for (const s of seconds) histogram.observe(s);
         },

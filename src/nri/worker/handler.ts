@@ -1,5 +1,6 @@
 // The NRI CreateContainer handler (docs/design.md#nri-mode): the one pipeline with NRI's facts and the NRI
-// applier. A sandbox, or a pod with no envhook.io/ annotation, gets the empty adjustment before
+// applier, its owned copies made by the worker's copier thread and awaited (the loop answers
+// other requests meanwhile). A sandbox, or a pod with no envhook.io/ annotation, gets the empty adjustment before
 // anything else runs: no file I/O. A failure throws EnvhookError; the protocol layer returns
 // its one-line message, so CreateContainer fails with it.
 import { describeError, EnvhookError } from '../../errors.ts';
@@ -8,7 +9,8 @@ import { APPLIED_KEY, ENVHOOK_PREFIX } from '../../k8s/annotation-keys.ts';
 import type { Logger } from '../../log.ts';
 import type { Settings } from '../../settings.ts';
 import { factsFromNri } from '../../facts/nri-facts.ts';
-import { run } from '../../pipeline.ts';
+import { runAsync } from '../../pipeline.ts';
+import { inlineCopier, type Copier } from '../../mirror/copier.ts';
 import { toNriAdjustment } from '../../apply/nri-adjustment.ts';
 import type { NriCreateRequest } from '../../facts/nri-facts.ts';
 import { EMPTY_ADJUSTMENT, type NriAdjustment } from '../../apply/nri-adjustment.ts';
@@ -27,12 +29,21 @@ export interface NriHandlerOptions {
   runDir?: string | undefined;
   /** During a hand-over, the container is answered by whichever envhook nri claims it first (claims.ts). */
   claims?: Claims | undefined;
+  /** Who makes the copies: the worker's copier thread (mirror/copier.ts); default: in this thread. */
+  copier?: Copier | undefined;
 }
 
-export function createNriHandler({ settings, log, removeEnv, runDir, claims }: NriHandlerOptions): NriCreateHandler {
+export function createNriHandler({
+  settings,
+  log,
+  removeEnv,
+  runDir,
+  claims,
+  copier = inlineCopier(),
+}: NriHandlerOptions): NriCreateHandler {
   // NRI's Mount has no ID mappings: an idmapped mount keeps the chown in place (ownership/copy-plan.ts).
   const copies = runDir === undefined ? undefined : { runDir, keepsIdMappings: false };
-  return (request: NriCreateRequest, context?: NriCallContext): NriAdjustment => {
+  return async (request: NriCreateRequest, context?: NriCallContext): Promise<NriAdjustment> => {
     if (isSandbox(request.container.annotations) || !asksEnvhook(request.pod.annotations)) return EMPTY_ADJUSTMENT;
     const where = {
       pod: request.pod.name,
@@ -47,7 +58,8 @@ export function createNriHandler({ settings, log, removeEnv, runDir, claims }: N
     }
     try {
       const guarded = request.pod.runtimeHandler === GUARD_HANDLER;
-      const { output, plan } = run(factsFromNri(request), { settings, stage: 'nri', log, deadline: context?.deadline, copies }, (changes) =>
+      const options = { settings, stage: 'nri' as const, log, deadline: context?.deadline, copies };
+      const { output, plan } = await runAsync(factsFromNri(request), options, copier, (changes) =>
         toNriAdjustment(changes, { removeEnv, guarded }),
       );
       if (guarded && output.annotations[APPLIED_KEY] === undefined && plan.removed.length > 0) {

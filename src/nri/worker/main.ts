@@ -12,6 +12,7 @@ import type { SupervisorMessage } from '../worker-messages.ts';
 import { createClaims } from './claims.ts';
 import { createEvictor, type Evictor } from './evict.ts';
 import { createNriHandler } from './handler.ts';
+import { threadCopier } from '../../mirror/copier.ts';
 import type { NriObserver } from './observer.ts';
 import { createPodWatcher } from './pod-watch.ts';
 import { startDaemon, type Daemon } from './session-loop.ts';
@@ -27,10 +28,12 @@ export async function runWorker(settings: AllSettings, env: NodeJS.ProcessEnv, r
     if (process.connected) send(m);
   });
   const fd = inheritedFd(env);
-  const log = createLogger(settings.logFile, settings.logLevel, { stderr: true });
+  const log = createLogger(settings.logFile, settings.logLevel, { stderr: true, fileGroup: settings.fileGroup });
   log.debug({ plugin: `${role.index}-${role.name}`, fd, socket: settings.nriSocket }, 'nri: worker start');
   // Owners survive the kubelet's rewrites: the watcher lives as long as the worker, across sessions.
-  const pods = createPodWatcher({ kubeletRoot: settings.kubeletRoot, log, runDir: settings.runDir });
+  // Owned copies are made, re-made and removed in the copier's thread, never on this loop (mirror/copier.ts).
+  const copier = threadCopier({ startNow: settings.runDir !== undefined });
+  const pods = createPodWatcher({ kubeletRoot: settings.kubeletRoot, log, runDir: settings.runDir, copier });
   // The watches of before (this worker's predecessor, or before a runtime restart): a runtime
   // that sends no Synchronize to its pre-installed plugin (containerd 1.7) tells nothing else.
   pods.restore();
@@ -55,7 +58,7 @@ export async function runWorker(settings: AllSettings, env: NodeJS.ProcessEnv, r
     preinstalled: role.preinstalled,
     name: role.name,
     index: role.index,
-    handler: createNriHandler({ settings, log, runDir: settings.runDir, claims }),
+    handler: createNriHandler({ settings, log, runDir: settings.runDir, claims, copier }),
     pods,
     observer: evictingObserver(link, evictor),
     log,
@@ -66,6 +69,7 @@ export async function runWorker(settings: AllSettings, env: NodeJS.ProcessEnv, r
   } finally {
     process.off('message', commands);
     pods.close();
+    await copier.close();
     evictor.close();
     link.stop();
     if (process.connected) process.disconnect();

@@ -31,7 +31,8 @@ import type { NriSyncContainer } from '../wire/plain-data.ts';
 import type { NriPodEvents } from './types.ts';
 import { VOLUME_OWNERS } from '../../k8s/annotation-keys.ts';
 import type { NriAdjustment } from '../../apply/nri-adjustment.ts';
-import { podsWithCopies, removePodCopies } from '../../mirror/remove.ts';
+import { inlineCopier, type Copier } from '../../mirror/copier.ts';
+import { podsWithCopies } from '../../mirror/remove.ts';
 import { sweepAtStart } from '../../watch/leftover-sweep.ts';
 
 export interface PodWatcherOptions {
@@ -39,7 +40,9 @@ export interface PodWatcherOptions {
   log: Logger;
   /** Where the watched pods are recorded for the next process (settings' runDir); none: not recorded. */
   runDir?: string | undefined;
-  registry?: Omit<RegistryOptions, 'log' | 'onVolumeGone'>;
+  registry?: Omit<RegistryOptions, 'log' | 'onVolumeGone' | 'copier'>;
+  /** Who makes and removes the owned copies (mirror/copier.ts): the worker's copier thread; default: in this thread. */
+  copier?: Copier;
 }
 
 export interface PodWatcher extends NriPodEvents {
@@ -54,6 +57,8 @@ interface Watched {
   podDir: string;
   /** Sandbox, annotation and volumes as last added: a CreateContainer that changes none is a no-op. */
   key: string;
+  /** The mounts of the pod's containers seen so far (a CreateContainer tells only its own). */
+  mounts: MountLike[];
 }
 
 export function createPodWatcher(opts: PodWatcherOptions): PodWatcher {
@@ -66,12 +71,14 @@ class NriPodWatcher implements PodWatcher {
   private readonly log: Logger;
   private readonly watched = new Map<string, Watched>(); // pod UID →
   private readonly records: ReturnType<typeof createPodRecords> | undefined;
+  private readonly copier: Copier;
   private startSweep: { close(): void } | undefined;
 
   constructor(opts: PodWatcherOptions) {
     this.opts = opts;
     this.log = opts.log;
-    this.registry = createRegistry({ ...opts.registry, log: opts.log, onVolumeGone: (uid) => this.check(uid) });
+    this.copier = opts.copier ?? inlineCopier();
+    this.registry = createRegistry({ ...opts.registry, log: opts.log, copier: this.copier, onVolumeGone: (uid) => this.check(uid) });
     this.records = opts.runDir === undefined ? undefined : createPodRecords(opts.runDir, opts.kubeletRoot, opts.log);
   }
 
@@ -86,7 +93,7 @@ class NriPodWatcher implements PodWatcher {
         continue;
       }
       // An empty key: the pod's next CreateContainer refreshes the watch from NRI's facts.
-      watched.set(r.podUid, { sandbox: r.sandbox, podDir: r.podDir, key: '' });
+      watched.set(r.podUid, { sandbox: r.sandbox, podDir: r.podDir, key: '', mounts: [] });
       this.log.info({ podUid: r.podUid, sandbox: r.sandbox, volumes: r.volumes.length, why: 'restore' }, 'nri: watching pod volume owners');
     }
     // What the records no longer name (pods that ended while no plugin ran: their records were
@@ -127,7 +134,11 @@ class NriPodWatcher implements PodWatcher {
   created(request: NriCreateRequest, adjustment?: NriAdjustment): void {
     if (request.pod.annotations[VOLUME_OWNERS] === undefined || isSandbox(request.container.annotations)) return;
     const facts = factsFromNri(request);
-    this.watch(request.pod, { mounts: adjustedMounts(facts.mounts, adjustment), uidMappings: facts.uidMappings }, 'CreateContainer', false);
+    // The pod's other containers' mounts too: a volume this container does not mount is still watched for them.
+    const w = this.watched.get(request.pod.uid);
+    const mine = adjustedMounts(facts.mounts, adjustment);
+    const mounts = w?.sandbox === request.pod.id ? unionOf(w.mounts, mine) : mine;
+    this.watch(request.pod, { mounts, uidMappings: facts.uidMappings }, 'CreateContainer', false);
   }
 
   podEnded(pod: NriPod, event: 'stop' | 'remove'): void {
@@ -145,13 +156,14 @@ class NriPodWatcher implements PodWatcher {
     this.registry.close();
   }
 
+  /** The pod's copies removed by the copier (a pod of many large copies takes seconds: never on this loop). */
   private dropCopies(uid: string, why: string): void {
-    if (this.opts.runDir === undefined) return;
-    try {
-      if (removePodCopies(this.opts.runDir, uid)) this.log.info({ podUid: uid, why }, "nri: pod's owned copies removed");
-    } catch (err) {
-      this.log.warn({ podUid: uid, err }, `nri: owned copies not removed: ${describeError(err)}`);
-    }
+    const { runDir } = this.opts;
+    if (runDir === undefined) return;
+    this.copier.removePod(runDir, uid).then(
+      (removed) => removed && this.log.info({ podUid: uid, why }, "nri: pod's owned copies removed"),
+      (err: unknown) => this.log.warn({ podUid: uid, err }, `nri: owned copies not removed: ${describeError(err)}`),
+    );
   }
 
   /** `ended`: the pod is gone (its copies go too), not only its watch. */
@@ -181,7 +193,7 @@ class NriPodWatcher implements PodWatcher {
       if (!always && this.watched.get(pod.uid)?.key === key) return;
       registry.add(pod.uid, volumes);
       if (!registry.has(pod.uid)) return this.forget(pod.uid, 'no volume to watch', false);
-      this.watched.set(pod.uid, { sandbox: pod.id, podDir, key });
+      this.watched.set(pod.uid, { sandbox: pod.id, podDir, key, mounts: [...mounts.mounts] });
       this.records?.save(pod.uid, pod.id, podDir, volumes);
       log.info({ ...where, sandbox: pod.id, volumes: volumes.length, why }, 'nri: watching pod volume owners');
     } catch (err) {
@@ -190,6 +202,16 @@ class NriPodWatcher implements PodWatcher {
       this.forget(pod.uid, 'not watchable', false);
     }
   }
+}
+
+/** The mounts of `a` and `b`, each (destination and source) once: containers restarted add nothing. */
+function unionOf(a: readonly MountLike[], b: readonly MountLike[]): MountLike[] {
+  const seen = new Map<string, MountLike>();
+  for (const m of [...a, ...b]) {
+    const { destination, source } = m as { destination?: unknown; source?: unknown };
+    seen.set(JSON.stringify([destination, source]), m);
+  }
+  return [...seen.values()];
 }
 
 /** The container's mounts as the runtime makes them: an adjustment's mount replaces the one of its destination. */

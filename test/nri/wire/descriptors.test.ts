@@ -28,6 +28,8 @@ const container = {
   annotations: { x: 'y' },
   env: ['A=1', 'B='],
   mounts: [{ destination: '/data', type: 'bind', source: '/var/lib/kubelet/pods/u-1/volumes/x', options: ['rbind', 'ro'] }],
+  // NRI's Container.pid (field 12, uint32): the missed-container check reads it
+  pid: 4242,
 };
 
 t.test('RegisterPluginRequest: fields 1-3 as strings on the wire, and back', async (t) => {

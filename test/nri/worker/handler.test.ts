@@ -31,12 +31,12 @@ function setup(t: Test) {
   return { dir, pod, keys, tsDir, logFile, handler, log: () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '') };
 }
 
-const call = (h: ReturnType<typeof createNriHandler>, r: NriCreateRequest) => h(r) as NriAdjustment;
+const call = async (h: ReturnType<typeof createNriHandler>, r: NriCreateRequest) => (await h(r)) as NriAdjustment;
 
 t.test('an annotated container: env set, the applied mark, owners chowned; nothing logged of a value', async (t) => {
   const s = setup(t);
   const annotations = raw({ ...ENV_ANNOTATIONS, 'envhook.io/volumeOwners': [{ volume: 'keys', defaultUser: 1000 }] });
-  const adj = call(s.handler, nriRequest(s.pod, 'app', { annotations, env: ['PATH=/bin', 'FROM_FILE=old', 'HOME=/'] }));
+  const adj = await call(s.handler, nriRequest(s.pod, 'app', { annotations, env: ['PATH=/bin', 'FROM_FILE=old', 'HOME=/'] }));
   t.same(
     adj.env,
     [
@@ -71,10 +71,10 @@ t.test('no envhook annotation, a sandbox, or nothing for this container: the emp
   const pod = makePod(path.join(t.testdir({}), 'kubelet'));
   const gone = { ...pod, kubeletRoot: '/nonexistent/kubelet', uid: 'no-such-pod' } as Pod;
   const handler = createNriHandler({ settings: { kubeletRoot: '/nonexistent/kubelet' }, log: createLogger(undefined) });
-  t.equal(handler(nriRequest(gone, 'app', { annotations: { 'other.io/x': '1' } })), EMPTY_ADJUSTMENT, 'no envhook.io/ annotation');
+  t.equal(await handler(nriRequest(gone, 'app', { annotations: { 'other.io/x': '1' } })), EMPTY_ADJUSTMENT, 'no envhook.io/ annotation');
   const sandbox = { 'io.kubernetes.cri.container-type': 'sandbox' };
   t.equal(
-    handler(nriRequest(gone, 'app', { annotations: raw(ENV_ANNOTATIONS), containerAnnotations: sandbox })),
+    await handler(nriRequest(gone, 'app', { annotations: raw(ENV_ANNOTATIONS), containerAnnotations: sandbox })),
     EMPTY_ADJUSTMENT,
     'a sandbox',
   );
@@ -83,12 +83,12 @@ t.test('no envhook annotation, a sandbox, or nothing for this container: the emp
   });
   // Answered with the mark alone (no file read): the guard's front sees it and execs the runtime at once.
   t.same(
-    handler(nriRequest(gone, 'app', { annotations: others })),
+    await handler(nriRequest(gone, 'app', { annotations: others })),
     { env: [], removeEnv: [], annotations: { [APPLIED_KEY]: appliedDigest({ container: 'app', annotations: others }) } },
     'entries for another container only: the applied mark, nothing else',
   );
-  t.throws(
-    () => handler(nriRequest(gone, 'other', { annotations: others })),
+  await t.rejects(
+    async () => handler(nriRequest(gone, 'other', { annotations: others })),
     new EnvhookError('pod directory /nonexistent/kubelet/pods/no-such-pod not found'),
     'the same pod for the container it names does look',
   );
@@ -110,7 +110,7 @@ t.test('NRI fields are trusted over annotations: container name and pod UID', as
       },
     }),
   };
-  const adj = call(s.handler, nriRequest(s.pod, 'app', { annotations, containerAnnotations: forged }));
+  const adj = await call(s.handler, nriRequest(s.pod, 'app', { annotations, containerAnnotations: forged }));
   t.same(adj.env, [{ key: 'FROM_FILE', value: 'HELLO' }], "NRI's container name, NRI's pod directory");
 });
 
@@ -138,12 +138,12 @@ t.test("failures: the shim's one-line messages, as EnvhookError; nothing chowned
     ['bad annotation', { 'envhook.io/env': '{"app": [' }, 'annotation "envhook.io/env" is not valid JSON (truncated)'],
   ];
   for (const [name, annotations, message] of cases) {
-    t.throws(() => s.handler(nriRequest(s.pod, 'app', { annotations: raw(annotations) })), new EnvhookError(message), name);
+    await t.rejects(async () => s.handler(nriRequest(s.pod, 'app', { annotations: raw(annotations) })), new EnvhookError(message), name);
   }
   t.equal(fs.statSync(path.join(s.tsDir, 'tls.key')).uid, 0, 'owners are chowned only when everything else succeeded');
   const badUid = { ...s.pod, uid: '../etc' } as Pod;
-  t.throws(
-    () => s.handler(nriRequest(badUid, 'app', { annotations: raw(ENV_ANNOTATIONS) })),
+  await t.rejects(
+    async () => s.handler(nriRequest(badUid, 'app', { annotations: raw(ENV_ANNOTATIONS) })),
     new EnvhookError('pod UID "../etc" is not a valid pod UID'),
   );
   t.match(
@@ -158,18 +158,18 @@ t.test("failures: the shim's one-line messages, as EnvhookError; nothing chowned
 t.test('serviceLinks false: removals are refused, never dropped silently', async (t) => {
   const s = setup(t);
   const annotations = raw({ 'envhook.io/serviceLinks': { '*': false }, 'envhook.io/env': { app: [{ name: 'A', value: CANARY }] } });
-  t.throws(
-    () => s.handler(nriRequest(s.pod, 'app', { annotations, env: ['PATH=/bin', ...SERVICES] })),
+  await t.rejects(
+    async () => s.handler(nriRequest(s.pod, 'app', { annotations, env: ['PATH=/bin', ...SERVICES] })),
     new EnvhookError(
       'annotation "envhook.io/serviceLinks": container "app" would have 2 service variables removed, but NRI on this runtime drops removals: ' +
         "set enableServiceLinks: false in the pod spec instead, or give the pod runtimeClassName: envhook (envhook's runtime handler removes them)",
     ),
   );
-  const none = call(s.handler, nriRequest(s.pod, 'app', { annotations, env: ['PATH=/bin', SERVICES[0]!] }));
+  const none = await call(s.handler, nriRequest(s.pod, 'app', { annotations, env: ['PATH=/bin', SERVICES[0]!] }));
   t.same(none.env, [{ key: 'A', value: CANARY }], 'nothing to remove (only the kubernetes service): applied');
   const proven = createNriHandler({ settings: { kubeletRoot: s.pod.kubeletRoot }, log: createLogger(undefined), removeEnv: true });
   t.same(
-    call(proven, nriRequest(s.pod, 'app', { annotations, env: ['PATH=/bin', ...SERVICES] })).removeEnv,
+    (await call(proven, nriRequest(s.pod, 'app', { annotations, env: ['PATH=/bin', ...SERVICES] }))).removeEnv,
     ['REDIS_SERVICE_HOST', 'REDIS_PORT'],
     'on a runtime proven to remove',
   );
@@ -181,14 +181,14 @@ t.test('serviceLinks false under the envhook runtime handler: left wholly to tha
   const annotations = raw({ 'envhook.io/serviceLinks': { '*': false }, 'envhook.io/env': { app: [{ name: 'A', value: CANARY }] } });
   const base = nriRequest(s.pod, 'app', { annotations, env: ['PATH=/bin', ...SERVICES] });
   const guarded = { ...base, pod: { ...base.pod, runtimeHandler: 'envhook' } };
-  t.equal(s.handler(guarded), EMPTY_ADJUSTMENT, 'no env and no applied mark: the front applies it all');
+  t.equal(await s.handler(guarded), EMPTY_ADJUSTMENT, 'no env and no applied mark: the front applies it all');
   t.match(
     s.log(),
     /"removed":\["REDIS_SERVICE_HOST","REDIS_PORT"\].*"msg":"nri: left to the envhook runtime handler \(service-link removal\)"/,
   );
   const other = { ...base, pod: { ...base.pod, runtimeHandler: 'kata' } };
-  t.throws(() => s.handler(other), { message: /would have 2 service variables removed/ }, 'another handler: refused');
-  const plain = call(s.handler, { ...guarded, container: { ...guarded.container, env: ['PATH=/bin'] } });
+  await t.rejects(async () => s.handler(other), { message: /would have 2 service variables removed/ }, 'another handler: refused');
+  const plain = await call(s.handler, { ...guarded, container: { ...guarded.container, env: ['PATH=/bin'] } });
   t.same(plain.env, [{ key: 'A', value: CANARY }], 'nothing to remove: NRI applies it even under the handler');
   t.notMatch(s.log(), CANARY);
 });
@@ -197,10 +197,14 @@ t.test('owners: the user namespace and idmapped mounts of the request', async (t
   const s = setup(t);
   const annotations = raw({ 'envhook.io/volumeOwners': [{ volume: 'keys', defaultUser: 1000 }] });
   const userns = [{ containerId: 0, hostId: 100000, size: 65536 }];
-  t.equal(s.handler(nriRequest(s.pod, 'app', { annotations, uidMappings: userns })), EMPTY_ADJUSTMENT, 'owners only: nothing to adjust');
+  t.equal(
+    await s.handler(nriRequest(s.pod, 'app', { annotations, uidMappings: userns })),
+    EMPTY_ADJUSTMENT,
+    'owners only: nothing to adjust',
+  );
   t.equal(fs.statSync(path.join(s.tsDir, 'tls.key')).uid, 101000, 'mapped through the user namespace');
   const idmapped = [...s.pod.mounts('app'), { destination: '/keys', source: s.keys, type: 'bind', options: ['rbind', 'ro', 'idmap'] }];
-  t.equal(s.handler(nriRequest(s.pod, 'app', { annotations, uidMappings: userns, mounts: idmapped })), EMPTY_ADJUSTMENT);
+  t.equal(await s.handler(nriRequest(s.pod, 'app', { annotations, uidMappings: userns, mounts: idmapped })), EMPTY_ADJUSTMENT);
   t.equal(fs.statSync(path.join(s.tsDir, 'tls.key')).uid, 1000, 'an idmapped mount: the container UID as is');
   // A container in a user namespace as NRI gives it (wire/plain-data.ts): its mounts marked idmapped, no mappings.
   const runDir = path.join(s.dir, 'run');
@@ -211,14 +215,14 @@ t.test('owners: the user namespace and idmapped mounts of the request', async (t
     { destination: '/keys', source: s.keys, type: 'bind', options: ['rbind', 'ro'], idmapped: true },
   ];
   t.equal(
-    copying(nriRequest(s.pod, 'app', { annotations, mounts: inUserns })),
+    await copying(nriRequest(s.pod, 'app', { annotations, mounts: inUserns })),
     EMPTY_ADJUSTMENT,
     'no mount replaced: the idmapped one kept',
   );
   t.equal(fs.statSync(path.join(s.tsDir, 'tls.key')).uid, 1000, 'chowned in place, the container UID as is');
   t.notOk(fs.existsSync(path.join(runDir, 'volumes')), 'no owned copy');
-  t.throws(
-    () =>
+  await t.rejects(
+    async () =>
       s.handler(
         nriRequest(s.pod, 'app', {
           annotations: raw({ 'envhook.io/volumeOwners': [{ volume: 'keys', defaultUser: 70000 }] }),

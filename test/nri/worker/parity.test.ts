@@ -58,7 +58,7 @@ t.test('the same pod through inject and through NRI', { skip }, async (t) => {
 
   const log = path.join(s.dir, 'nri.log');
   const handler = createNriHandler({ settings: { kubeletRoot: s.pod.kubeletRoot }, log: createLogger(log, 'debug'), removeEnv: true });
-  const adj = handler(request) as NriAdjustment;
+  const adj = (await handler(request)) as NriAdjustment;
   t.same(applyAdjustment(before.process.env, adj, true), injected.process.env, 'the same env, in the same order');
   const removed = before.process.env
     .filter((e: string) => !injected.process.env.some((i: string) => i.split('=')[0] === e.split('=')[0]))
@@ -75,7 +75,7 @@ t.test('the same pod through inject and through NRI', { skip }, async (t) => {
   // Without removals (the default: NRI 0.8.0 drops them) the same pod is refused, not half-applied.
   for (const f of ['ca.crt', 'nested/tls.key']) fs.chownSync(path.join(data, f), 0, 0);
   const strict = createNriHandler({ settings: { kubeletRoot: s.pod.kubeletRoot }, log: createLogger(log, 'debug') });
-  t.throws(() => strict(request), {
+  await t.rejects(async () => strict(request), {
     message: /^annotation "envhook\.io\/serviceLinks": container "app" would have 3 service variables removed/,
   });
   t.same(owners(), [0, 0], 'refused before any chown');

@@ -301,7 +301,9 @@ t.test('restore(): a new process watches the recorded pods again, without a Sync
   const pods = ['pod-a', 'pod-b', 'pod-gone', 'pod-ended'].map((uid) => {
     const pod = makePod(root, {}, uid);
     const vol = makeAtomicVolume(pod, 'secret', 'keys', { key: { data: CANARY, mode: 0o400 } });
-    const req = nriRequest(pod, 'app', { annotations: { 'envhook.io/volumeOwners': OWNERS } });
+    // The container mounts the kubelet's volume (no copy made for it): watched in place.
+    const mounts = [...pod.mounts('app'), { destination: '/keys', source: vol, type: 'bind', options: ['rbind', 'ro'] }];
+    const req = nriRequest(pod, 'app', { annotations: { 'envhook.io/volumeOwners': OWNERS }, mounts });
     first.created(req);
     return { pod, vol, nri: req.pod };
   });

@@ -1,4 +1,5 @@
-// "Did you mean": the closest known name to a misspelt one, by edit distance.
+// "Did you mean": the closest known name to a misspelt one, by edit distance (lint's findings, the
+// node's refusals of annotations and volumes).
 
 /** The candidate at the smallest edit distance, if it is close enough to be a typo. */
 export function nearest(name: string, candidates: Iterable<string>): string | undefined {

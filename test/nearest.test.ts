@@ -1,6 +1,6 @@
 // "Did you mean": the closest name within a third of the misspelt one's length (1 to 3 edits).
 import t from 'tap';
-import { didYouMean, nearest } from '../../src/lint/nearest.ts';
+import { didYouMean, nearest } from '../src/nearest.ts';
 
 t.test('a typo finds its name; a different name finds nothing', async (t) => {
   t.equal(nearest('mian', ['main', 'db']), 'main', 'a transposition is one edit');

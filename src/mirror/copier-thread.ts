@@ -1,0 +1,27 @@
+// The copier thread's side (copier.ts starts it): one job at a time, each run to its end with
+// the same functions a process runs in place (copy.ts, remove.ts), its result or its error posted
+// back as plain data. An error crosses as its message when it is ours (EnvhookError: names and
+// paths, never a byte of a file) and as its code, call and path otherwise.
+import { parentPort } from 'node:worker_threads';
+import { EnvhookError } from '../errors.ts';
+import { runCopyJob } from './copy.ts';
+import type { ThreadError, ThreadReply, ThreadRequest } from './copier-messages.ts';
+import { removeCopy, removePodCopies } from './remove.ts';
+
+function handle(m: ThreadRequest): ThreadReply {
+  try {
+    if (m.kind === 'copy') return { id: m.id, ok: true, value: runCopyJob(m.job) };
+    if (m.kind === 'remove-pod') return { id: m.id, ok: true, value: removePodCopies(m.runDir, m.podUid) };
+    return { id: m.id, ok: true, value: removeCopy(m.place) };
+  } catch (err) {
+    return { id: m.id, ok: false, error: plainError(err) };
+  }
+}
+
+function plainError(err: unknown): ThreadError {
+  if (err instanceof EnvhookError) return { ours: true, message: err.message };
+  const e = err as NodeJS.ErrnoException;
+  return { ours: false, name: e?.name ?? 'Error', code: e?.code, syscall: e?.syscall, path: e?.path };
+}
+
+parentPort?.on('message', (m: ThreadRequest) => parentPort?.postMessage(handle(m)));
