@@ -35,28 +35,35 @@ fs.writeFileSync(
   tools,
   `(function (exports, require, module, __filename, __dirname) {${fs.readFileSync('dist/envhook-tools.cjs', 'utf8')}\n})`,
 );
-const training = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-sea-training-'));
-try {
-  const { argv, env: trainingEnv } = makeTrainingPod(training);
-  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ENVHOOK_'))), ...trainingEnv };
-  delete env.NODE_OPTIONS;
-  const run = spawnSync(node, [...SEA_FLAGS, 'scripts/sea-train.cjs', source, cache, ...argv], { env, encoding: 'utf8' });
-  if (run.status !== 0 || !fs.existsSync(cache))
-    throw new Error(`training run of envhook shim create failed (status ${run.status}): ${run.stderr}`);
-} finally {
-  fs.rmSync(training, { recursive: true, force: true });
-}
+// ENVHOOK_SEA_CACHE=FILE takes that code cache instead of training one (scripts/reproducible.mjs:
+// the cache is the one part of the executable that differs between builds of one commit).
+const given = process.env.ENVHOOK_SEA_CACHE;
+if (given) fs.copyFileSync(given, cache);
+const training = given ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-sea-training-'));
+if (training)
+  try {
+    const { argv, env: trainingEnv } = makeTrainingPod(training);
+    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ENVHOOK_'))), ...trainingEnv };
+    delete env.NODE_OPTIONS;
+    const run = spawnSync(node, [...SEA_FLAGS, 'scripts/sea-train.cjs', source, cache, ...argv], { env, encoding: 'utf8' });
+    if (run.status !== 0 || !fs.existsSync(cache))
+      throw new Error(`training run of envhook shim create failed (status ${run.status}): ${run.stderr}`);
+  } finally {
+    fs.rmSync(training, { recursive: true, force: true });
+  }
 const config = {
   main: 'scripts/sea-main.cjs',
   // lint and convert (dist/envhook-tools.cjs), wrapped the same way; compiled only when run.
   assets: { 'envhook-main.js': source, 'envhook-main.cache': cache, 'envhook-tools.js': tools },
   output: `${work}/sea-prep.blob`,
   disableExperimentalSEAWarning: true,
-  // Code cache: yes. Snapshot: no. It does work once main.ts defers main() to
+  // Snapshot: no. It does work once main.ts defers main() to
   // v8.startupSnapshot.setDeserializeMainFunction (and `module` is defined for the builder), but
   // Node warns that child_process (commander) is not verified in snapshots, and it measured no
   // faster than the code cache here (bench/README.md).
-  useCodeCache: true,
+  // The main script's own cache: none. It is 1 KB (scripts/sea-main.cjs), and V8's cache of it,
+  // made in this process with its random hash seed, differed between two builds of one commit.
+  useCodeCache: false,
   useSnapshot: false,
   // The training run above takes the same flags, so V8 accepts its code cache.
   execArgv: SEA_FLAGS,

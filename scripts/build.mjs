@@ -19,13 +19,21 @@ const front = fs.readFileSync(FRONT, 'utf8');
 const rendered = renderFront(front);
 if (rendered !== front) fs.writeFileSync(FRONT, rendered);
 const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8'));
+const commit = buildCommit();
+// Reproducible: the bundles depend on the sources, package.json and the commit only (no time,
+// no path, no host name); docs/design.md#reproducible-builds says what of dist/envhook is not.
+const mark = `@(#)envhook ${pkg.version} (${commit})`;
 const common = {
   bundle: true,
   platform: 'node',
   target: 'node24',
   format: 'cjs',
   legalComments: 'none',
-  define: { __ENVHOOK_VERSION__: JSON.stringify(pkg.version) },
+  define: {
+    __ENVHOOK_VERSION__: JSON.stringify(pkg.version),
+    __ENVHOOK_COMMIT__: JSON.stringify(commit),
+    __ENVHOOK_MARK__: JSON.stringify(mark),
+  },
   // src/log.ts reads import.meta.url only when run from source (no `require` there).
   logOverride: { 'empty-import-meta': 'silent' },
   logLevel: 'warning',
@@ -133,3 +141,23 @@ execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconf
 console.error('built dist/envhook.cjs (+ envhook-main.cjs, envhook-tools.cjs), dist/index.cjs, dist/types/');
 // The SEA is part of every build unless ENVHOOK_NO_SEA=1 (it prints how long it took).
 if (!process.env.ENVHOOK_NO_SEA) execFileSync(process.execPath, ['scripts/build-sea.mjs'], { stdio: 'inherit' });
+
+/**
+ * The commit the build is made from: ENVHOOK_COMMIT (an image build without .git), else git's
+ * short hash with `-dirty` when a tracked file differs from it, else 'unknown'.
+ */
+function buildCommit() {
+  // empty: the Dockerfile's build stage without --build-arg REVISION (git, if the context has .git)
+  if (process.env.ENVHOOK_COMMIT) {
+    if (!/^([0-9a-f]{7,40}(-dirty)?|unknown)$/.test(process.env.ENVHOOK_COMMIT))
+      throw new Error(`ENVHOOK_COMMIT=${process.env.ENVHOOK_COMMIT}: expected a commit hash (7 to 40 hex digits) or unknown`);
+    return process.env.ENVHOOK_COMMIT;
+  }
+  const git = (args) => execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  try {
+    const hash = git(['rev-parse', '--short=7', 'HEAD']);
+    return git(['status', '--porcelain', '--untracked-files=no']) === '' ? hash : `${hash}-dirty`;
+  } catch {
+    return 'unknown';
+  }
+}

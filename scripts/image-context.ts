@@ -13,6 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
+import { markIn } from '../src/version.ts';
 
 const REPO = path.resolve(import.meta.dirname, '..');
 
@@ -75,8 +76,31 @@ export function writeImageContext(dir: string): Map<string, string> {
     fs.copyFileSync(from, dest);
     fs.chmodSync(dest, fs.statSync(from).mode & 0o777);
   }
-  fs.copyFileSync(CONTAINERFILE, path.join(dir, 'Containerfile'));
+  fs.writeFileSync(path.join(dir, 'Containerfile'), withLabels(fs.readFileSync(CONTAINERFILE, 'utf8'), imageLabels()));
   return files;
+}
+
+/** The OCI labels' values of the build in dist/: package.json's version and license, the executable's commit. */
+export function imageLabels(): { VERSION: string; REVISION: string; SOURCE: string } {
+  const pkg = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')) as {
+    version: string;
+    repository?: { url?: string } | string;
+  };
+  // `VERSION (COMMIT)` of the executable the image gets (src/version.ts)
+  const mark = markIn(fs.readFileSync(path.join(REPO, IMAGE_FILES['/opt/envhook/dist/envhook']!)));
+  const repo = typeof pkg.repository === 'string' ? pkg.repository : pkg.repository?.url;
+  return { VERSION: pkg.version, REVISION: /\(([^)]+)\)$/.exec(mark ?? '')?.[1] ?? 'unknown', SOURCE: repo ?? 'unknown' };
+}
+
+/** The Containerfile with its ARG defaults set to `values` (an ARG it does not declare is an error). */
+export function withLabels(text: string, values: Record<string, string>): string {
+  let out = text;
+  for (const [name, value] of Object.entries(values)) {
+    const re = new RegExp(`^ARG ${name}=.*$`, 'm');
+    if (!re.test(out)) throw new Error(`Containerfile.scratch: no ARG ${name}=`);
+    out = out.replace(re, `ARG ${name}=${value}`);
+  }
+  return out;
 }
 
 if (import.meta.main) {

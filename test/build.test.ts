@@ -2,7 +2,7 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { ref, setup } from './helpers/shim/inject.ts';
 import { makeAtomicVolume } from '../scripts/kubelet-pod.ts';
 
@@ -15,7 +15,10 @@ const outputs: [string, string[]][] = [
 for (const [file, [cmd, ...args]] of outputs) {
   t.test(file, { skip: fs.existsSync(file) ? false : `${file} not built (npm run build)` }, async (t) => {
     const out = execFileSync(cmd!, [...args, 'version']).toString();
-    t.match(out, /^envhook \d+\.\d+\.\d+\S* \(node 24\.\d+\.\d+\)\n$/);
+    // the commit the build was made from, as git names it in this checkout (or unknown without one)
+    const git = spawnSync('git', ['rev-parse', '--short=7', 'HEAD'], { encoding: 'utf8' });
+    const commit = git.status === 0 ? `${git.stdout.trim()}(-dirty)?` : 'unknown';
+    t.match(out, new RegExp(`^envhook \\d+\\.\\d+\\.\\d+\\S* \\(${commit}; node 24\\.\\d+\\.\\d+\\)\n$`));
     t.equal(execFileSync(cmd!, [...args, '--version']).toString(), out, '--version prints the same');
   });
 }

@@ -21,6 +21,7 @@ interface Flags {
   nriRequired?: boolean;
   enableNri?: boolean;
   nriLog?: string;
+  externalPlugin?: boolean;
   dryRun?: boolean;
   root?: string;
   prefix?: string;
@@ -87,6 +88,10 @@ export function registerInstall(program: Command): void {
       '--nri-log <file>',
       "nri: the file the pre-installed plugin's log lines (its stderr) are appended to (default /var/log/envhook-nri.log)",
     )
+    .option(
+      '--external-plugin',
+      "nri: envhook nri runs elsewhere (the Helm chart's DaemonSet): only switch NRI on in the runtime's configuration, write no plugin file",
+    )
     .option('--drop-in <file>', 'containerd: write the handler into this file, which the root config imports')
     .option(
       '--containerd <path>',
@@ -121,7 +126,8 @@ export function registerInstall(program: Command): void {
     .action(async (flags: Flags) => {
       const plan = planInstall(flags);
       const o = run(plan, flags, 'install');
-      if (!flags.dryRun && flags.mode === 'nri' && plan.changes.some(changed)) await noteRunning(plan, o, flags.root);
+      if (!flags.dryRun && flags.mode === 'nri' && !flags.externalPlugin && plan.changes.some(changed))
+        await noteRunning(plan, o, flags.root);
       print(o, flags);
     });
 }

@@ -46,7 +46,8 @@ function installCheck(node: NodeView, i: RecordedInstall): CheckResult {
   const recorded = Object.keys(i.record.files).find((f) =>
     i.mode === 'nri' ? /\/[0-9]{2}-envhook$/.test(f) : f.endsWith(`/${HOOK_FILES.createRuntime}`),
   );
-  if (!recorded && !(i.mode === 'shim' && b.containerd))
+  const external = i.mode === 'nri' && i.record.externalPlugin === true;
+  if (!recorded && !(i.mode === 'shim' && b.containerd) && !external)
     return problem(
       name,
       `${i.runtime}: ${layout.state} records no ${i.mode === 'nri' ? 'NRI plugin' : 'hook'} file of envhook's`,
@@ -60,7 +61,7 @@ function installCheck(node: NodeView, i: RecordedInstall): CheckResult {
     } else if (i.mode === 'shim') {
       line = checkCrio(b.bin, layout, path.posix.dirname(recorded!));
     } else {
-      const pluginDir = path.posix.dirname(recorded!);
+      const pluginDir = external ? undefined : path.posix.dirname(recorded!);
       const required = askedRequired(layout, i);
       line = b.containerd ? checkNri(b.containerd, layout, pluginDir, required) : checkCrioNri(b.bin, layout, pluginDir, required);
     }

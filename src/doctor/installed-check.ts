@@ -6,7 +6,8 @@ import type { PluginView } from './plugin-state.ts';
 
 export function installedCheck(node: NodeView, plugin: PluginView): CheckResult {
   const parts = node.installs.map(
-    (i) => `${i.runtime} (${i.mode === 'nri' ? 'NRI plugin' : i.runtime === 'podman' ? 'hooks' : 'runtime handler'})`,
+    (i) =>
+      `${i.runtime} (${i.mode === 'nri' ? (i.record.externalPlugin ? 'NRI on for an external plugin' : 'NRI plugin') : i.runtime === 'podman' ? 'hooks' : 'runtime handler'})`,
   );
   if (plugin.runsAs === 'daemonset') parts.push(`${node.status?.runtime?.name ?? 'a runtime'} (NRI plugin as a DaemonSet)`);
   if (plugin.runsAs === 'external') parts.push(`${node.status?.runtime?.name ?? 'a runtime'} (NRI plugin run by the node)`);

@@ -14,7 +14,8 @@ export function pluginCheck(node: NodeView, plugin: PluginView): CheckResult {
 }
 
 function todo(node: NodeView): string {
-  if (node.installs.some((i) => i.mode === 'nri'))
+  if (node.installs.some((i) => i.mode === 'nri' && !i.record.externalPlugin))
     return 'restart the runtime, which starts its pre-installed plugins (systemctl restart containerd, or crio); its log: /var/log/envhook-nri.log';
-  return "see the plugin's log (kubectl logs for a DaemonSet; the service's journal)";
+  // --external-plugin installs: NRI switched on for a DaemonSet's plugin, which must run on this node
+  return "see the plugin's log (kubectl logs for a DaemonSet, e.g. kubectl -n kube-system logs ds/envhook-nri; the service's journal)";
 }

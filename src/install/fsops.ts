@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
+import { markIn } from '../version.ts';
 import { EnvhookError, errnoReason } from '../errors.ts';
 import { backupPath, type Layout } from './layout.ts';
 import { unifiedDiff } from './diff.ts';
@@ -126,7 +127,10 @@ const sizeAndHash = (b: Buffer) => `${b.length} bytes, sha256 ${sha256(b)}`;
 function ownSummary(c: Change): string {
   if (c.after === undefined) return `  ${sizeAndHash(c.before!)}`;
   const replaced = c.before !== undefined && !c.before.equals(c.after) ? `; replaces ${sizeAndHash(c.before)}` : '';
-  return `  ${sizeAndHash(c.after)}${replaced}`;
+  // An envhook executable or bundle replaced by another: which build by which (src/version.ts).
+  const next = replaced ? markIn(c.after) : undefined;
+  const versions = next ? `  envhook ${markIn(c.before!) ?? '(a build without a version mark)'} → ${next}\n` : '';
+  return `${versions}  ${sizeAndHash(c.after)}${replaced}`;
 }
 
 function diffOf(c: Change): string {

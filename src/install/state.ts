@@ -21,6 +21,8 @@ export interface RuntimeRecord {
   dirs?: string[];
   /** NRI mode: whether install was asked --nri-required (absent in state files written before it was recorded). */
   nriRequired?: boolean;
+  /** NRI mode: --external-plugin, NRI switched on for a plugin run elsewhere; no plugin file. */
+  externalPlugin?: boolean;
   /**
    * The runtime's binary install was named with --containerd / --crio (a path of the machine
    * install ran on): status and doctor ask the same one when not named again. Absent: the node's.
@@ -68,6 +70,7 @@ function validRecord(rec: unknown): boolean {
     strings(r.blocks) &&
     (r.dirs === undefined || strings(r.dirs)) &&
     (r.nriRequired === undefined || typeof r.nriRequired === 'boolean') &&
+    (r.externalPlugin === undefined || typeof r.externalPlugin === 'boolean') &&
     (r.binary === undefined || typeof r.binary === 'string') &&
     (r.edits === undefined || (Array.isArray(r.edits) && r.edits.every(edit)))
   );

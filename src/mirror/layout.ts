@@ -54,19 +54,6 @@ export function timestampedName(now = new Date()): string {
   return `..${ts}.${crypto.randomInt(2 ** 32 - 1)}`;
 }
 
-const TMPFS_MAGIC = 0x01021994;
-const RAMFS_MAGIC = 0x858458f6;
-
-/** True when `dir` is on tmpfs or ramfs: the copies (secrets among them) stay in memory. */
-export function inMemory(dir: string): boolean {
-  try {
-    const { type } = fs.statfsSync(dir);
-    return type === TMPFS_MAGIC || type === RAMFS_MAGIC;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Throws unless `st` (an lstat) is a real directory owned by this process's user, writable by
  * no one else, and, where `private` is set, with no access at all for group and others.

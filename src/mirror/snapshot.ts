@@ -11,6 +11,7 @@
 import fs from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import { EnvhookError } from '../errors.ts';
+import { listBounded } from '../fs/bounded-dir.ts';
 import { ConfinedError, fdPath, fileKind, openDirAt, openFileAt, readBounded, withCwdAt } from '../fs/confined.ts';
 
 /** The UID written to disk for a file (the container's UID translated, ownership/owners.ts). */
@@ -115,11 +116,11 @@ export function releaseSnapshot(s: Snapshot): void {
 
 function walkDir(w: Walk, dirFd: number, prefix: string, depth: number, enter: (fd: number) => void): void {
   enter(dirFd);
-  const names = utf8Names(w, fs.readdirSync(fdPath(dirFd, '.'), { encoding: 'buffer' }), prefix).sort();
+  const names = utf8Names(w, listNames(w, dirFd), prefix).sort();
   for (const name of names) {
     const rel = prefix + name;
     w.tick();
-    if (w.out.entries.length >= w.limits.maxEntries) throw fail(w, `more than ${w.limits.maxEntries} files and directories`);
+    if (w.out.entries.length >= w.limits.maxEntries) throw tooMany(w);
     const st = fs.lstatSync(fdPath(dirFd, name), { throwIfNoEntry: false });
     if (st === undefined) throw fail(w, `${JSON.stringify(rel)} went away while being copied`);
     if (st.isDirectory()) {
@@ -137,6 +138,20 @@ function walkDir(w: Walk, dirFd: number, prefix: string, depth: number, enter: (
     } else {
       throw fail(w, `${JSON.stringify(rel)} is ${fileKind(st)}: refusing to copy it`);
     }
+  }
+}
+
+/**
+ * The directory's names as bytes, listed with a bound (fs/bounded-dir.ts): what is left of the
+ * volume's entry limit, so a directory of 1e5 entries is refused at the first one past it, not
+ * listed whole first.
+ */
+function listNames(w: Walk, dirFd: number): Buffer[] {
+  try {
+    return listBounded(fdPath(dirFd, '.'), w.limits.maxEntries - w.out.entries.length).map((d) => d.name);
+  } catch (err) {
+    if (err instanceof ConfinedError && err.reason.startsWith('has more than')) throw tooMany(w);
+    throw err;
   }
 }
 
@@ -198,6 +213,10 @@ function readFile(w: Walk, dirFd: number, name: string, rel: string): SnapshotEn
   } finally {
     fs.closeSync(file.fd);
   }
+}
+
+function tooMany(w: Walk): EnvhookError {
+  return fail(w, `more than ${w.limits.maxEntries} files and directories`);
 }
 
 function tooLarge(w: Walk): EnvhookError {

@@ -15,7 +15,7 @@ import { DATA_LINK } from '../fs/datadir.ts';
 import { runCopyJob, type CopyJob, type CopyResult } from '../mirror/copy.ts';
 import { inlineCopier, type Copier } from '../mirror/copier.ts';
 import { addSubPathMounts } from './copy-plan.ts';
-import { inMemory, type CopyPlace } from '../mirror/layout.ts';
+import type { CopyPlace } from '../mirror/layout.ts';
 import { removeCopy } from '../mirror/remove.ts';
 import type { OwnedFile, PreparedVolume } from './prepare.ts';
 import { chownTree } from './walk.ts';
@@ -137,7 +137,6 @@ function copied(p: PreparedVolume, r: CopyResult, o: ChownOptions, copier: Copie
     void copier.removeCopy(copy.place).catch(() => {});
     return chownInPlace(p, o);
   }
-  warnOnDisk(copy.place.runDir, o.log);
   o.log.info(
     {
       stage: o.stage,
@@ -215,18 +214,4 @@ function tryCopy(job: CopyJob, p: PreparedVolume, log: Logger): string | undefin
 function notCaughtUp(p: PreparedVolume, log: Logger, err: unknown): undefined {
   log.warn({ volume: p.volume, err }, `owned copy not brought up to the kubelet's rewrite: ${describeError(err)}`);
   return undefined;
-}
-
-const checkedRunDirs = new Set<string>();
-
-/**
- * The copies hold secrets: they belong in memory, as the kubelet keeps secret volumes. A run
- * directory on disk is warned about once per process, not refused: the kubelet itself keeps
- * configMap volumes on disk, and a node whose /run is not tmpfs would otherwise lose owners.
- */
-function warnOnDisk(runDir: string, log: Logger): void {
-  if (checkedRunDirs.has(runDir)) return;
-  checkedRunDirs.add(runDir);
-  if (!inMemory(runDir))
-    log.warn({ runDir }, `run directory ${runDir} is not on tmpfs: owned copies of secret volumes are kept on disk (mount a tmpfs there)`);
 }

@@ -6,7 +6,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { REPO } from '../helpers/bundle.ts';
+import { envhook, REPO } from '../helpers/bundle.ts';
 import { helm, objectOf, renderChart } from '../helpers/helm.ts';
 import { validateEnvAnnotation } from '../../src/generated/validators.js';
 
@@ -275,6 +275,29 @@ t.test('the installer alone: the pre-installed NRI plugin, or the shim on CRI-O 
   t.equal(objectOf(shim, 'Pod').spec.runtimeClassName, 'envhook', 'without NRI, the test pod runs under the handler');
 });
 
+t.test("nri.runtime.patchConfig: an init container runs install's NRI mode without a plugin file against the host's root", async (t) => {
+  t.notOk(nriOf(renderChart()).spec.template.spec.initContainers, 'off by default');
+  for (const [runtime, extra] of [
+    ['containerd', ['--enable-nri']],
+    ['crio', []],
+  ] as const) {
+    const spec = nriOf(renderChart(['nri.runtime.patchConfig=true', `containerRuntime=${runtime}`])).spec.template.spec;
+    const init = spec.initContainers[0];
+    t.same(
+      init.args,
+      ['--runtime', runtime, '--mode', 'nri', '--external-plugin', ...extra],
+      `${runtime}: appended to envhook install --root /host`,
+    );
+    t.notOk(init.command, "the image's entrypoint");
+    t.same(init.securityContext, { runAsUser: 0, privileged: true }, 'privileged: it writes the runtime configuration on the host');
+    t.same(hostPaths(spec, init), { '/host': '/' });
+    t.equal(init.image, spec.containers[0].image, 'one image');
+  }
+  const help = envhook(['install', '--help']);
+  for (const flag of ['--external-plugin', '--enable-nri', '--mode'])
+    t.match(help.stdout, new RegExp(`\\s${flag}\\b`), `envhook install ${flag}`);
+});
+
 t.test('the RuntimeClass alone, for nodes installed by hand with envhook install', async (t) => {
   const objects = renderChart(['nri.enabled=false', 'runtimeClass.enabled=true']);
   t.same(objects.map((o) => o.kind).sort(), ['Pod', 'RuntimeClass']);
@@ -359,4 +382,15 @@ t.test('NOTES.txt: what to check next, as helm install prints it', async (t) => 
   t.match(notes, 'systemctl restart containerd');
   t.match(notes, 'Pods opt into the shim with runtimeClassName: envhook');
   t.match(notes, 'helm test envhook -n kube-system');
+  const patched = helm([
+    'install',
+    'envhook',
+    'charts/envhook',
+    '-n',
+    'kube-system',
+    '--dry-run=client',
+    '--set',
+    'nri.runtime.patchConfig=true',
+  ]);
+  t.match(patched.stdout.slice(patched.stdout.indexOf('NOTES:')), "nri.runtime.patchConfig switched NRI on in the runtime's configuration");
 });

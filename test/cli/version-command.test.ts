@@ -1,5 +1,6 @@
-// `envhook --version` and `envhook version` print the same one line, exit 0, nothing on stderr;
-// `-V` (commander's default short flag) is not an option.
+// `envhook --version` and `envhook version` print the same one line, exit 0, nothing on stderr
+// (from source: no build, so version 0.0.0-dev and commit unknown); `-V` (commander's default
+// short flag) is not an option.
 import t from 'tap';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -13,7 +14,7 @@ const run = (...args: string[]) =>
   });
 
 t.test('--version and version: the same line', async (t) => {
-  const line = `envhook 0.0.0-dev (node ${process.versions.node})\n`;
+  const line = `envhook 0.0.0-dev (unknown; node ${process.versions.node})\n`;
   for (const args of [['--version'], ['version']]) {
     const r = run(...args);
     t.equal(r.status, 0, args.join(' '));

@@ -31,7 +31,13 @@ t.test("a problem: the runtime's restart where NRI mode is installed, else the p
   });
   t.equal(
     pluginCheck(node(), view({ state: 'disconnected', problem: 'NRI plugin not connected since S' })).todo,
-    "see the plugin's log (kubectl logs for a DaemonSet; the service's journal)",
+    "see the plugin's log (kubectl logs for a DaemonSet, e.g. kubectl -n kube-system logs ds/envhook-nri; the service's journal)",
+  );
+  // install --external-plugin: NRI on for a DaemonSet's plugin, no pre-installed one to restart
+  const external = { ...nri, record: { ...nri.record, files: {}, externalPlugin: true } };
+  t.equal(
+    pluginCheck(node([external]), view({ state: 'absent', problem: 'NRI plugin installed but not running: no status file F' })).todo,
+    "see the plugin's log (kubectl logs for a DaemonSet, e.g. kubectl -n kube-system logs ds/envhook-nri; the service's journal)",
   );
 });
 

@@ -66,6 +66,19 @@ t.test("the DaemonSets' image, built with Podman from Containerfile.scratch", { 
     const v = img.run({ entrypoint: [nri.command[0], 'version'] });
     t.equal(v.status, 0, `envhook version: ${v.stderr}`);
     t.equal(v.stdout, outside(['version']).stdout, 'it runs: envhook version, as outside');
+    const pkg = JSON.parse(read('package.json'));
+    const commit = /^envhook \S+ \(([^;]+); node /.exec(v.stdout)?.[1];
+    t.same(
+      Object.fromEntries(Object.entries(config.Labels ?? {}).filter(([k]) => k.startsWith('org.opencontainers.image.'))),
+      {
+        'org.opencontainers.image.title': 'envhook',
+        'org.opencontainers.image.version': pkg.version,
+        'org.opencontainers.image.revision': commit,
+        'org.opencontainers.image.source': 'unknown',
+        'org.opencontainers.image.licenses': pkg.license,
+      },
+      'OCI labels: the version and commit envhook version prints',
+    );
   });
 
   await t.test(`${INSTALLER_DAEMONSET}: the installer against a root at /host, as outside the image`, async (t) => {

@@ -175,3 +175,15 @@ t.test('removeEmptyDirs: only empty ones (a dry run counts the removed files as 
   t.notOk(fs.existsSync(path.join(root, 'opt/eh')), 'and the prefix once empty');
   t.doesNotThrow(() => pruneEmptyDirs(l, '/opt/eh'), 'a missing prefix is nothing to prune');
 });
+
+t.test("an envhook build replaced by another: the report names both builds' versions and commits", async (t) => {
+  const l = layoutIn(t.testdir());
+  const build = (mark: string) => Buffer.concat([Buffer.from('\x7fELF'), Buffer.from(`x'@(#)envhook '${mark}`), Buffer.alloc(8)]);
+  const next = build('@(#)envhook 0.1.1 (def5678)');
+  const lines = (before: Buffer) =>
+    describeChanges(l, [{ file: l.bin, before, after: next, mode: 0o755 }], { dryRun: false, diffs: true }).split('\n');
+  t.same(lines(build('@(#)envhook 0.1.0 (abc1234)')).slice(0, 2), [`update ${l.bin}`, '  envhook 0.1.0 (abc1234) → 0.1.1 (def5678)']);
+  t.same(lines(build('@(#)envhook 0.1.0 (unknown)'))[1], '  envhook 0.1.0 (unknown) → 0.1.1 (def5678)');
+  t.same(lines(Buffer.from('\x7fELF old'))[1], '  envhook (a build without a version mark) → 0.1.1 (def5678)');
+  t.match(lines(Buffer.from('\x7fELF old'))[2], /^ {2}\d+ bytes, sha256 [0-9a-f]{64}; replaces 8 bytes, sha256 [0-9a-f]{64}$/);
+});

@@ -1,6 +1,6 @@
 import t from 'tap';
 import fs from 'node:fs';
-import { copyDir, inMemory, placeOf, podCopiesDir, timestampedName, checkOwnDir } from '../../src/mirror/layout.ts';
+import { copyDir, placeOf, podCopiesDir, timestampedName, checkOwnDir } from '../../src/mirror/layout.ts';
 import { isTimestampedName } from '../../src/fs/datadir.ts';
 
 t.test('paths from checked names only', async (t) => {
@@ -17,12 +17,6 @@ t.test("the kubelet's timestamped names", async (t) => {
   const n = timestampedName(new Date(Date.UTC(2026, 10, 27, 3, 4, 5)));
   t.match(n, /^\.\.2026_11_27_03_04_05\.\d+$/);
   t.ok(isTimestampedName(n));
-});
-
-t.test('tmpfs or not', async (t) => {
-  t.equal(inMemory('/dev/shm'), true);
-  t.equal(inMemory(t.testdir({})), fs.statfsSync(t.testdir({})).type === 0x01021994);
-  t.equal(inMemory('/nonexistent/x'), false);
 });
 
 t.test('the directories above a copy', async (t) => {

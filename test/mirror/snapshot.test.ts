@@ -109,3 +109,32 @@ t.test('a name that is not valid UTF-8: refused, the name described, never print
     ['a', 'k\ufffdk', 'sub', 'sub/b'],
   );
 });
+
+t.test('a directory of many entries is refused at the first past the limit, never listed whole', async (t) => {
+  const vol = path.join(t.testdir({}), 'vol');
+  const payload: Record<string, string> = {};
+  for (let i = 0; i < 3000; i++) payload[`many/f${i}`] = '';
+  atomicWrite(vol, payload);
+  const real = await import('../../src/fs/bounded-dir.ts');
+  let read = 0;
+  const counting: typeof real.listBounded = (dir, max) =>
+    real.listBounded(dir, max, (d) => {
+      const r = fs.opendirSync(d, {
+        encoding: 'buffer' as BufferEncoding,
+        bufferSize: 32,
+      }) as unknown as import('../../src/fs/bounded-dir.ts').DirReader;
+      return { readSync: () => (read++, r.readSync()), closeSync: () => r.closeSync() };
+    });
+  const { readSnapshot: mocked } = await t.mockImport<typeof import('../../src/mirror/snapshot.ts')>('../../src/mirror/snapshot.ts', {
+    '../../src/fs/bounded-dir.ts': { ...real, listBounded: counting },
+    // The same ConfinedError class the real bounded reader throws.
+    '../../src/fs/confined.ts': await import('../../src/fs/confined.ts'),
+  });
+  const data = openDataDir('v', vol);
+  t.teardown(() => closeDataDir(data));
+  t.throws(() => mocked('v', data.fd, none, { maxBytes: 1 << 20, maxEntries: 100 }), {
+    message: 'volume "v": more than 100 files and directories',
+  });
+  // The payload's top level (one entry and its end), then "many" up to the entry past what is left (99).
+  t.ok(read <= 2 + 100, `${read} entries read of the 3,000 in the directory`);
+});

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { REPO, whichSync } from '../helpers/bundle.ts';
 import { imageDirectives } from '../helpers/install/daemonset.ts';
-import { CONTAINERFILE, IMAGE_FILES, sharedLibraries } from '../../scripts/image-context.ts';
+import { CONTAINERFILE, IMAGE_FILES, imageLabels, sharedLibraries, withLabels } from '../../scripts/image-context.ts';
 
 const dockerfile = fs.readFileSync(path.join(REPO, 'Dockerfile'), 'utf8');
 const containerfile = fs.readFileSync(CONTAINERFILE, 'utf8');
@@ -86,5 +86,39 @@ t.test(
     t.match(r.stderr, new RegExp(`^wrote ${dir}: Containerfile and rootfs/ \\(/opt/envhook/dist/envhook, `));
     for (const f of ['Containerfile', 'rootfs/opt/envhook/dist/envhook', 'rootfs/usr/sbin/chroot'])
       t.ok(fs.existsSync(path.join(dir, f)), `${f} written`);
+  },
+);
+
+t.test("both recipes label the image (OCI): version, revision, source, licenses; the context's values are the build's", async (t) => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8'));
+  const labels = (text: string) =>
+    Object.fromEntries([...text.matchAll(/(org\.opencontainers\.image\.\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+  const want = {
+    'org.opencontainers.image.title': 'envhook',
+    'org.opencontainers.image.version': '$VERSION',
+    'org.opencontainers.image.revision': '$REVISION',
+    'org.opencontainers.image.source': '$SOURCE',
+    'org.opencontainers.image.licenses': pkg.license,
+  };
+  t.same(labels(lastStage(dockerfile)), want, 'Dockerfile');
+  t.same(labels(containerfile), want, 'Containerfile.scratch');
+  for (const text of [lastStage(dockerfile), containerfile])
+    t.match(text, new RegExp(`^ARG VERSION=${pkg.version.replace(/\./g, '\\.')}$`, 'm'));
+  t.match(dockerfile, /^RUN ENVHOOK_COMMIT="\$REVISION" npm run build$/m, 'the build stage names the commit it is given');
+  t.equal(
+    withLabels('FROM scratch\nARG VERSION=0\nARG REVISION=unknown\n', { VERSION: '1.2.3', REVISION: 'abc1234' }),
+    'FROM scratch\nARG VERSION=1.2.3\nARG REVISION=abc1234\n',
+  );
+  t.throws(() => withLabels('FROM scratch\n', { VERSION: '1' }), /no ARG VERSION=/);
+});
+
+t.test(
+  "the context's Containerfile: the version and commit the executable names",
+  { skip: fs.existsSync(SEA) ? false : 'dist/envhook not built' },
+  async (t) => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8'));
+    const line = execFileSync(SEA, ['version'], { encoding: 'utf8' });
+    const commit = /^envhook \S+ \(([^;]+); node /.exec(line)![1];
+    t.same(imageLabels(), { VERSION: pkg.version, REVISION: commit, SOURCE: 'unknown' }, line.trim());
   },
 );

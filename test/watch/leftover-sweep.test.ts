@@ -44,12 +44,12 @@ t.test('a process killed while it copies: the next start removes its partial and
   const [cmd, args] = untapped(process.execPath, ['--input-type=module', '-e', script]);
   const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...COMPILE_CACHE_ENV } });
   const entries = () => (fs.existsSync(copy) ? fs.readdirSync(copy).filter((n) => n.startsWith('..') && n !== DATA_LINK) : []);
-  await waitFor(() => entries().length >= 4, 30_000, 'a few copies made');
+  await waitFor(() => entries().length >= 3, 60_000, 'a few copies made'); // a bound against a hang, not a timing check
   child.kill('SIGKILL');
   await new Promise((r) => child.once('exit', r));
   const current = fs.readlinkSync(path.join(copy, DATA_LINK));
   const left = entries().filter((n) => n !== current);
-  t.ok(left.length >= 3, `the killed process left payloads no ..data points at (${left.length})`);
+  t.ok(left.length >= 2, `the killed process left payloads no ..data points at (${left.length})`);
 
   const logFile = path.join(dir, 'log');
   const log = createLogger(logFile, 'debug');

@@ -37,6 +37,8 @@ export interface ContainerdNriOptions {
   nriRequired?: boolean | undefined;
   /** Let install change an admin's `disable = true` in NRI's table to false. */
   enableNri?: boolean | undefined;
+  /** The plugin runs elsewhere (a DaemonSet): NRI switched on, no plugin file (--external-plugin). */
+  externalPlugin?: boolean | undefined;
   /** This install's previous edits (state.json): taken back before the files are read. */
   previousEdits?: KeyEdit[] | undefined;
   /** The plugin's settings given as flags (--cri-socket, --evict-unapplied, --metrics-address). */
@@ -94,17 +96,27 @@ export function containerdNriPlan(layout: Layout, opts: ContainerdNriOptions): R
       );
     notes.push(requiredNote('containerd'));
   }
-  notes.push(`plugin ${plugin}: containerd starts it and hands it the connection; its log: ${opts.nriLog ?? NRI_DEFAULT_LOG}`);
-  notes.push(redialNote('containerd', socket, nriTable?.disable_connections === true));
-  const check = nriCheck(layout, binary, pluginDir, !!opts.nriRequired);
+  const external = !!opts.externalPlugin;
+  notes.push(
+    external
+      ? `no plugin file (--external-plugin): envhook nri connects to ${socket} from elsewhere (the Helm chart's DaemonSet)`
+      : `plugin ${plugin}: containerd starts it and hands it the connection; its log: ${opts.nriLog ?? NRI_DEFAULT_LOG}`,
+  );
+  // how the pre-installed plugin registers again: nothing of an external one's
+  if (!external) notes.push(redialNote('containerd', socket, nriTable?.disable_connections === true));
+  const check = nriCheck(layout, binary, external ? undefined : pluginDir, !!opts.nriRequired);
   const cri = opts.plugin?.criSocket ?? grpcAddress(config.readings[0]!.files);
-  notes.push(`plugin evicts through ${cri}${opts.plugin?.criSocket ? ' (--cri-socket)' : " (containerd's grpc.address)"}`);
+  if (!external) notes.push(`plugin evicts through ${cri}${opts.plugin?.criSocket ? ' (--cri-socket)' : " (containerd's grpc.address)"}`);
   const wrapper = pluginWrapper(layout, { socket, log: opts.nriLog ?? NRI_DEFAULT_LOG, ...opts.plugin, criSocket: cri });
   return {
-    files: [{ file: plugin, content: wrapper, mode: 0o755 }],
+    files: external ? [] : [{ file: plugin, content: wrapper, mode: 0o755 }],
     blocks,
     edits: on.edits,
-    next: ['restart containerd: systemctl restart containerd (containerd starts its pre-installed NRI plugins when it starts)'],
+    next: external
+      ? blocks.length || on.edits.length
+        ? ['restart containerd: systemctl restart containerd (containerd reads its NRI configuration when it starts)']
+        : []
+      : ['restart containerd: systemctl restart containerd (containerd starts its pre-installed NRI plugins when it starts)'],
     notes: [...notes, ...(check.notes ?? [])],
     ...(check.verify ? { verify: check.verify } : {}),
   };
@@ -114,7 +126,7 @@ export function containerdNriPlan(layout: Layout, opts: ContainerdNriOptions): R
 function nriCheck(
   layout: Layout,
   binary: ContainerdBinary | undefined,
-  pluginDir: string,
+  pluginDir: string | undefined,
   required: boolean,
 ): Pick<RuntimePlan, 'verify' | 'notes'> {
   if (binary) return { verify: () => checkNri(binary, layout, pluginDir, required) };
@@ -168,20 +180,21 @@ function requiredBlock(config: ContainerdConfig, dropIn: string | undefined): Bl
   };
 }
 
-/** containerd's own reading after install: NRI on, reading plugins from the directory used (and requiring envhook). */
-export function checkNri(binary: ContainerdBinary, layout: Layout, pluginDir: string, required: boolean): string {
+/** containerd's own reading after install: NRI on, reading plugins from the directory used (none for an external plugin), and requiring envhook. */
+export function checkNri(binary: ContainerdBinary, layout: Layout, pluginDir: string | undefined, required: boolean): string {
   const dump: Table = configDump(binary, pathFor(binary, layout.root, layout.config), layout.root);
   const nri = tableAt(dump, 'plugins', NRI_PLUGIN);
   const problems: string[] = [];
   if (!nri) problems.push(`no [plugins."${NRI_PLUGIN}"]`);
   else {
     if (nri.disable !== false) problems.push('NRI is disabled');
-    if (nri.plugin_path !== pluginDir) problems.push(`plugin_path is not ${pluginDir}`);
+    if (pluginDir !== undefined && nri.plugin_path !== pluginDir) problems.push(`plugin_path is not ${pluginDir}`);
     const validator = table(nri, 'default_validator');
     if (required && validator?.enable !== true) problems.push("NRI's default validator is off");
     if (required && !names(validator?.required_plugins).includes(REQUIRED_PLUGIN))
       problems.push(`required_plugins does not hold "${REQUIRED_PLUGIN}"`);
   }
   if (problems.length) throw new EnvhookError(`containerd ${binary.version} config dump of ${layout.config}: ${problems.join('; ')}`);
-  return `checked: containerd ${binary.version} config dump of ${layout.config} shows NRI on, with plugins from ${pluginDir}${required ? `, "${REQUIRED_PLUGIN}" required` : ''}`;
+  const plugins = pluginDir === undefined ? ' for an external plugin' : `, with plugins from ${pluginDir}`;
+  return `checked: containerd ${binary.version} config dump of ${layout.config} shows NRI on${plugins}${required ? `, "${REQUIRED_PLUGIN}" required` : ''}`;
 }

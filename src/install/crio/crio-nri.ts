@@ -19,10 +19,10 @@ const NRI_DEFAULT_PLUGIN_DIR = '/opt/nri/plugins';
 const VALIDATOR = 'crio.nri.default_validator';
 
 /** envhook's drop-in; with `required`, NRI's default validator on, requiring those plugins. */
-export function crioNriDropIn(required?: string[]): string {
+export function crioNriDropIn(required?: string[], external = false): string {
   return [
     '# Written by envhook install; removed by envhook uninstall.',
-    "# NRI on (CRI-O's default from 1.30, off before), for envhook's pre-installed NRI plugin.",
+    `# NRI on (CRI-O's default from 1.30, off before), for envhook's ${external ? 'external' : 'pre-installed'} NRI plugin.`,
     '[crio.nri]',
     'enable_nri = true',
     ...(required
@@ -44,6 +44,7 @@ export function crioNriPlan(
   crio?: string,
   required = false,
   nriLog = NRI_DEFAULT_LOG,
+  external = false,
   flags: PluginFlags = {},
 ): RuntimePlan {
   const bin = findCrio(crio, layout.root);
@@ -76,8 +77,10 @@ export function crioNriPlan(
   const plugin = path.posix.join(pluginDir, `${index}-envhook`);
   socket = absolute(socket, 'nri_listen of [crio.nri]');
   const notes = [
-    `plugin ${plugin}: CRI-O starts it and hands it the connection; its log: ${nriLog}`,
-    redialNote('CRI-O', socket, noConnections),
+    external
+      ? `no plugin file (--external-plugin): envhook nri connects to ${socket} from elsewhere (the Helm chart's DaemonSet)`
+      : `plugin ${plugin}: CRI-O starts it and hands it the connection; its log: ${nriLog}`,
+    ...(external ? [] : [redialNote('CRI-O', socket, noConnections)]),
   ];
   const list = required ? requiredList(layout, validators) : undefined;
   if (required)
@@ -89,17 +92,23 @@ export function crioNriPlan(
     );
   if (!bin) notes.push(`not checked with CRI-O: ${missingBinary('crio', layout.root)} (--crio PATH names one)`);
   const cri = flags.criSocket ?? absolute(listen, 'listen of [crio.api]');
-  notes.push(`plugin evicts through ${cri}${flags.criSocket ? ' (--cri-socket)' : " (CRI-O's listen)"}`);
+  if (!external) notes.push(`plugin evicts through ${cri}${flags.criSocket ? ' (--cri-socket)' : " (CRI-O's listen)"}`);
   return {
     files: [
-      { file: plugin, content: pluginWrapper(layout, { socket, log: nriLog, ...flags, criSocket: cri }), mode: 0o755 },
-      { file: layout.config, content: Buffer.from(crioNriDropIn(list)), mode: 0o644 },
+      ...(external
+        ? []
+        : [{ file: plugin, content: pluginWrapper(layout, { socket, log: nriLog, ...flags, criSocket: cri }), mode: 0o755 }]),
+      { file: layout.config, content: Buffer.from(crioNriDropIn(list, external)), mode: 0o644 },
     ],
     blocks: [],
     // a reload (SIGHUP) does not start NRI or its plugins
-    next: ['restart CRI-O: systemctl restart crio (CRI-O starts its pre-installed NRI plugins when it starts; a reload does not)'],
+    next: [
+      external
+        ? 'restart CRI-O: systemctl restart crio (CRI-O reads its NRI configuration when it starts; a reload does not)'
+        : 'restart CRI-O: systemctl restart crio (CRI-O starts its pre-installed NRI plugins when it starts; a reload does not)',
+    ],
     notes,
-    ...(bin ? { verify: () => checkCrioNri(bin, layout, pluginDir, required) } : {}),
+    ...(bin ? { verify: () => checkCrioNri(bin, layout, external ? undefined : pluginDir, required) } : {}),
   };
 }
 
@@ -136,13 +145,14 @@ function walksBefore(a: string, b: string): boolean {
   return x.length < y.length;
 }
 
-export function checkCrioNri(bin: RuntimeBinary, layout: Layout, pluginDir: string, required: boolean): string {
+export function checkCrioNri(bin: RuntimeBinary, layout: Layout, pluginDir: string | undefined, required: boolean): string {
   const nri = tableAt(crioConfigDump(bin, layout), 'crio', 'nri');
   if (!nri) throw new EnvhookError('crio config: no [crio.nri] table: CRI-O 1.26 or later has NRI');
   const problems: string[] = [];
   if (nri?.enable_nri !== true) problems.push('enable_nri is not true');
-  if (nri?.nri_plugin_dir !== pluginDir) problems.push(`nri_plugin_dir is not ${pluginDir}`);
+  if (pluginDir !== undefined && nri?.nri_plugin_dir !== pluginDir) problems.push(`nri_plugin_dir is not ${pluginDir}`);
   if (required && !requires(tableAt(nri, 'default_validator') ?? {})) problems.push(`[${VALIDATOR}] does not require "${REQUIRED_PLUGIN}"`);
   if (problems.length) throw new EnvhookError(`crio config: ${problems.join('; ')}`);
-  return `checked: crio config shows NRI on, with plugins from ${pluginDir}${required ? `, "${REQUIRED_PLUGIN}" required` : ''}`;
+  const plugins = pluginDir === undefined ? ' for an external plugin' : `, with plugins from ${pluginDir}`;
+  return `checked: crio config shows NRI on${plugins}${required ? `, "${REQUIRED_PLUGIN}" required` : ''}`;
 }

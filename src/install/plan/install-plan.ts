@@ -43,6 +43,8 @@ export interface InstallOptions extends SourceOptions, ContainerdOptions, Settin
   enableNri?: boolean | undefined;
   /** nri: the file the pre-installed plugin's stderr goes to. */
   nriLog?: string | undefined;
+  /** nri: the plugin runs elsewhere (a DaemonSet): NRI switched on in the runtime's configuration, no plugin file. */
+  externalPlugin?: boolean | undefined;
   /** containerd: --config is the file its service starts it with (containerd --config FILE). */
   serviceConfig?: boolean | undefined;
   /** Take the runtime's registration over from an install under another prefix (claim.ts). */
@@ -132,6 +134,7 @@ export function planInstall(opts: InstallOptions): Plan {
     ...(edits.length ? { edits } : {}),
     ...(dirs.length ? { dirs } : {}),
     ...(opts.mode === 'nri' ? { nriRequired: !!opts.nriRequired } : {}),
+    ...(opts.externalPlugin ? { externalPlugin: true } : {}),
     ...namedBinary(opts),
   };
   changes.push(stateChange(layout, next, stateBefore));
@@ -154,6 +157,10 @@ function runtimePlan(layout: Layout, opts: InstallOptions, previous: RuntimeReco
   if (opts.nriLog !== undefined && opts.mode !== 'nri')
     throw new EnvhookError('--nri-log is only valid with --mode nri (the pre-installed plugin writes it)');
   if (opts.nriLog !== undefined) absolute(opts.nriLog, '--nri-log');
+  if (opts.externalPlugin && opts.mode !== 'nri')
+    throw new EnvhookError('--external-plugin is only valid with --mode nri (it switches NRI on for a plugin run elsewhere)');
+  if (opts.externalPlugin && opts.nriLog !== undefined)
+    throw new EnvhookError("--nri-log and --external-plugin: an external plugin writes no log of install's; leave --nri-log out");
   if (opts.nriRequired && opts.mode !== 'nri')
     throw new EnvhookError('--nri-required is only valid with --mode nri (it makes the NRI plugin a required one)');
   if (opts.enableNri && (opts.mode !== 'nri' || opts.runtime !== 'containerd'))
@@ -164,7 +171,8 @@ function runtimePlan(layout: Layout, opts: InstallOptions, previous: RuntimeReco
   );
   if (opts.mode === 'nri') {
     if (opts.runtime === 'containerd') return containerdNriPlan(layout, { ...opts, previousEdits: previous?.edits, plugin });
-    if (opts.runtime === 'crio') return crioNriPlan(layout, nriIndex(opts.index), opts.crio, !!opts.nriRequired, opts.nriLog, plugin);
+    if (opts.runtime === 'crio')
+      return crioNriPlan(layout, nriIndex(opts.index), opts.crio, !!opts.nriRequired, opts.nriLog, !!opts.externalPlugin, plugin);
     throw new EnvhookError('Podman has no NRI: install with --mode shim');
   }
   switch (opts.runtime) {

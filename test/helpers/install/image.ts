@@ -40,7 +40,7 @@ export interface BuiltImage {
   buildSeconds: number;
   podman(args: string[], timeout?: number): SpawnSyncReturns<string>;
   /** `podman image inspect`: the image's config (Entrypoint, Cmd, Env...). */
-  config(): { Entrypoint?: string[]; Cmd?: string[]; Env?: string[] };
+  config(): { Entrypoint?: string[]; Cmd?: string[]; Env?: string[]; Labels?: Record<string, string> };
   /** Every path in the image's filesystem (regular files and symlinks; directories with a trailing /). */
   paths(): string[];
   /** Runs a container to its end (--rm). */

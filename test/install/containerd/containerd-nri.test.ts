@@ -9,7 +9,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { installRoot, install, snapshot, uninstall } from '../../helpers/install/install.ts';
 import { containerd2ForInstall } from '../../helpers/nri/containerd.ts';
-import { CONTAINERD } from '../../helpers/bundle.ts';
+import { CONTAINERD, envhook } from '../../helpers/bundle.ts';
 import { nriIndex, pluginWrapper } from '../../../src/install/nri-plugin.ts';
 import { makeLayout } from '../../../src/install/layout.ts';
 import { DAEMON_NODE_OPTION } from '../../../src/nri/process.ts';
@@ -238,4 +238,67 @@ t.test("the plugin's CRI socket: containerd's grpc.address as its files set it, 
     ],
   ] as const)
     refused(t, install({ runtime: 'containerd', root, source, extra: [...extra], env: { ...process.env, ...NO_CONTAINERD } }), line);
+});
+
+t.test(
+  "--external-plugin (the Helm chart's nri.runtime.patchConfig): containerd 1.7's config default gets NRI on, no plugin file; doctor says so; uninstall restores",
+  { skip: skip2 },
+  async (t) => {
+    const DEFAULT_17 = fs.readFileSync(path.join(import.meta.dirname, '../../fixtures/containerd/1.7.24-config-default.toml'), 'utf8');
+    const { root, source } = setup(t, { 'etc/containerd/config.toml': DEFAULT_17 });
+    const original = snapshot(root);
+    const r = install({ runtime: 'containerd', root, source, extra: nri(['--external-plugin', '--enable-nri', '--containerd', c2!]) });
+    t.equal(r.status, 0, r.stderr);
+    t.match(
+      r.stdout,
+      "note: no plugin file (--external-plugin): envhook nri connects to /var/run/nri/nri.sock from elsewhere (the Helm chart's DaemonSet)",
+    );
+    t.match(
+      r.stdout,
+      /^checked: containerd 2\.1\.9\S* config dump of \/etc\/containerd\/config.toml shows NRI on for an external plugin$/m,
+    );
+    t.match(
+      r.stdout,
+      /^next:\n\s+restart containerd: systemctl restart containerd \(containerd reads its NRI configuration when it starts\)$/m,
+    );
+    t.notMatch(r.stdout, 'registers again', "no note about the pre-installed plugin's registration");
+    t.notOk(fs.existsSync(path.join(root, 'opt/nri/plugins')), 'no plugin file, no plugin directory');
+    const text = fs.readFileSync(path.join(root, 'etc/containerd/config.toml'), 'utf8');
+    t.equal(text, DEFAULT_17.replace(/^(\s*)disable = true$/m, '$1disable = false'), 'exactly the disable key changed');
+    const state = JSON.parse(fs.readFileSync(path.join(root, 'usr/local/lib/envhook/state.json'), 'utf8'));
+    t.equal(state.runtimes['containerd-nri']?.externalPlugin, true, 'state.json records it');
+    // the node's doctor judges it by containerd's own reading; no plugin runs here (no DaemonSet)
+    const doctor = envhook(['doctor', '--root', root, '--containerd', c2!]);
+    t.match(doctor.stdout, /^ok installed: containerd \(NRI on for an external plugin\)$/m);
+    t.match(
+      doctor.stdout,
+      /^ok nri-plugin: containerd 2\.1\.9\S* config dump of \/etc\/containerd\/config.toml shows NRI on for an external plugin$/m,
+    );
+    t.match(
+      doctor.stdout,
+      /^problem plugin: .* — see the plugin's log \(kubectl logs for a DaemonSet, e\.g\. kubectl -n kube-system logs ds\/envhook-nri; the service's journal\)$/m,
+    );
+    const again = install({ runtime: 'containerd', root, source, extra: nri(['--external-plugin', '--enable-nri', '--containerd', c2!]) });
+    t.match(again.stdout, /^nothing changed/, 'a restarted init container changes nothing');
+    const u = uninstall({ runtime: 'containerd', root, extra: nri() });
+    t.equal(u.status, 0, u.stderr);
+    t.same(snapshot(root), original, 'every file as before');
+  },
+);
+
+t.test('--external-plugin without --mode nri, or with --nri-log: refused, nothing written', async (t) => {
+  const { root, source } = setup(t, { 'etc/containerd/config.toml': 'version = 2\n' });
+  const before = snapshot(root);
+  const env = { ...process.env, ...NO_CONTAINERD };
+  refused(
+    t,
+    install({ runtime: 'containerd', root, source, extra: ['--external-plugin'], env }),
+    'envhook: --external-plugin is only valid with --mode nri (it switches NRI on for a plugin run elsewhere)\n',
+  );
+  refused(
+    t,
+    install({ runtime: 'containerd', root, source, extra: nri(['--external-plugin', '--nri-log', '/var/log/x.log']), env }),
+    "envhook: --nri-log and --external-plugin: an external plugin writes no log of install's; leave --nri-log out\n",
+  );
+  t.same(snapshot(root), before);
 });

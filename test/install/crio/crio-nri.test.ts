@@ -131,3 +131,19 @@ t.test("the plugin dials CRI-O's nri_listen; nri_disable_connections = true is s
   const bad = install({ runtime: 'crio', root, source, extra: ['--nri-log', '/var/log/x.log'], env: NO_CRIO });
   t.equal(bad.stderr, 'envhook: --nri-log is only valid with --mode nri (the pre-installed plugin writes it)\n');
 });
+
+t.test("--external-plugin: CRI-O 1.29's NRI switched on by the drop-in, no plugin file; uninstall restores", async (t) => {
+  const { root, source } = installRoot(t, {});
+  const original = snapshot(root);
+  const crio = crioDouble(path.dirname(root), '1.29.0');
+  const r = install({ runtime: 'crio', root, source, extra: nri(['--external-plugin', '--crio', crio.bin]), env: NO_CRIO });
+  t.equal(r.status, 0, r.stderr);
+  t.match(r.stdout, /^checked: crio config shows NRI on for an external plugin$/m);
+  t.match(r.stdout, 'restart CRI-O: systemctl restart crio (CRI-O reads its NRI configuration when it starts; a reload does not)');
+  t.notOk(fs.existsSync(path.join(root, 'opt/nri/plugins')), 'no plugin file');
+  t.equal(fs.readFileSync(path.join(root, 'etc/crio/crio.conf.d/50-envhook-nri.conf'), 'utf8'), crioNriDropIn(undefined, true));
+  t.match(crioNriDropIn(undefined, true), "for envhook's external NRI plugin");
+  const u = uninstall({ runtime: 'crio', root, extra: nri() });
+  t.equal(u.status, 0, u.stderr);
+  t.same(snapshot(root), original, 'every file as before');
+});
