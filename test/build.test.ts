@@ -47,6 +47,10 @@ t.test(
     const spec = JSON.parse(fs.readFileSync(s.config, 'utf8'));
     spec.mounts.push({ destination: '/keys', source: vol, type: 'bind', options: ['rbind', 'ro'] });
     fs.writeFileSync(s.config, JSON.stringify(spec));
+    // The run directory in memory, as on a node (/run is tmpfs): one on disk gets a warning on
+    // stderr, and a pipe's stderr loads net.
+    const runDir = fs.mkdtempSync('/dev/shm/envhook-build-test-');
+    t.teardown(() => fs.rmSync(runDir, { recursive: true, force: true }));
     const list = path.join(s.dir, 'modules.txt');
     const hook = path.join(s.dir, 'list-modules.cjs');
     fs.writeFileSync(
@@ -55,7 +59,7 @@ t.test(
     );
     fs.writeFileSync(
       path.join(s.dir, 'envhook.json'),
-      JSON.stringify({ kubeletRoot: s.pod.kubeletRoot, logFile: s.log, logLevel: 'debug', runDir: path.join(s.dir, 'run') }),
+      JSON.stringify({ kubeletRoot: s.pod.kubeletRoot, logFile: s.log, logLevel: 'debug', runDir }),
     );
     const env = { PATH: process.env.PATH, ENVHOOK_CONFIG: path.join(s.dir, 'envhook.json'), ENVHOOK_RUNTIME: fs.realpathSync('/bin/true') };
     // Through `env -i`: tap adds its own preload (NODE_OPTIONS) to every child it sees spawned.
@@ -76,7 +80,7 @@ t.test(
     t.ok(created.process.env.includes('X=HELLO'), 'the create did its work');
     t.equal(
       created.mounts.at(-1).source,
-      path.join(s.dir, 'run/volumes', s.pod.uid, 'keys'),
+      path.join(runDir, 'volumes', s.pod.uid, 'keys'),
       "and pointed the secret's mount at its owned copy",
     );
     t.match(fs.readFileSync(s.log, 'utf8'), /"msg":"applied; runtime next"/, 'and logged it through pino');
