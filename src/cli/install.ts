@@ -40,6 +40,9 @@ interface Flags {
   takeOver?: boolean;
   json?: boolean;
   runDir?: string;
+  criSocket?: string;
+  evictUnapplied?: boolean;
+  metricsAddress?: string;
 }
 
 function common(cmd: Command, mode: Option): Command {
@@ -114,6 +117,12 @@ export function registerInstall(program: Command): void {
       "a checkout (dist/ and hooks/) or an installed envhook's directory (default: the checkout above this executable, else the directory it runs from)",
     )
     .option('--node <path>', 'Node 24 on the host, used only when there is no single executable to install')
+    .option(
+      '--cri-socket <path>',
+      "nri: the runtime's CRI socket the plugin evicts through (default: the runtime's own, read from its config: containerd's grpc.address, CRI-O's listen)",
+    )
+    .option('--evict-unapplied', 'nri: the plugin evicts every container created without its env, not only those of pods that ask')
+    .option('--metrics-address <host:port>', 'nri: the plugin serves /metrics, /healthz and /readyz there (off by default)')
     .action(async (flags: Flags) => {
       const plan = planInstall(flags);
       const o = run(plan, flags, 'install');

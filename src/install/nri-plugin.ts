@@ -6,6 +6,7 @@ import type { Layout } from './layout.ts';
 import { shQuote } from '../sh-quote.ts';
 import { DAEMON_NODE_OPTION } from '../nri/process.ts';
 import { HANDED_ENV } from '../nri/roles.ts';
+import { listenAddress } from '../listen-address.ts';
 
 /** The plugin's two-digit index, the NN of NN-envhook (default 50): NRI orders plugins by it. */
 export function nriIndex(index: string | undefined): string {
@@ -24,6 +25,30 @@ export interface WrapperOptions {
   socket: string;
   /** The file the plugin's stderr (its JSON log lines, unless logFile is set) is appended to. */
   log: string;
+  /** The runtime's own CRI socket, for evictions (--cri-socket): install reads it from the runtime's config. */
+  criSocket?: string | undefined;
+  /** --evict-unapplied: evict every missed container, not only those of pods that ask. */
+  evictUnapplied?: boolean | undefined;
+  /** --metrics-address host:port. */
+  metricsAddress?: string | undefined;
+}
+
+/** The plugin settings install takes as flags (--mode nri), written into the wrapper's command line. */
+export interface PluginFlags {
+  criSocket?: string | undefined;
+  evictUnapplied?: boolean | undefined;
+  metricsAddress?: string | undefined;
+}
+
+/** `envhook nri`'s flags for the wrapper: the CRI socket (the flag's, else the runtime's), eviction, metrics. */
+function nriFlags(opts: WrapperOptions): string {
+  return [
+    ...(opts.criSocket ? [`--cri-socket ${shQuote(opts.criSocket)}`] : []),
+    ...(opts.evictUnapplied ? ['--evict-unapplied'] : []),
+    ...(opts.metricsAddress ? [`--metrics-address ${shQuote(opts.metricsAddress)}`] : []),
+  ]
+    .map((f) => ` ${f}`)
+    .join('');
 }
 
 /** The executable the runtime starts: envhook nri with the settings of /etc/envhook/config.json. */
@@ -48,7 +73,7 @@ export function pluginWrapper(layout: Layout, opts: WrapperOptions = { socket: N
       `# exits 0 at once. ${HANDED_ENV} tells envhook it is that supervisor.`,
       `${HANDED_ENV}=1`,
       `export ${HANDED_ENV}`,
-      `exec ${shQuote(layout.bin)} nri --socket ${shQuote(opts.socket)} &`,
+      `exec ${shQuote(layout.bin)} nri --socket ${shQuote(opts.socket)}${nriFlags(opts)} &`,
       'exit 0',
       '',
     ].join('\n'),
@@ -60,4 +85,21 @@ export function redialNote(runtime: string, socket: string, disabled: boolean): 
   return disabled
     ? `${runtime} does not accept external NRI connections (${runtime === 'containerd' ? 'disable_connections' : 'nri_disable_connections'} = true): a pre-installed envhook that exits or hangs is not replaced until ${runtime} restarts`
     : `when its first worker exits or hangs, envhook registers again on ${socket} as an external plugin`;
+}
+
+/**
+ * The plugin flags install was given, checked: --cri-socket an absolute path, --metrics-address
+ * host:port (as envhook nri checks it), all only with --mode nri.
+ */
+export function checkPluginFlags(flags: PluginFlags, mode: string | undefined): PluginFlags {
+  const given = Object.entries(flags).filter(([, v]) => v !== undefined && v !== false);
+  if (given.length && mode !== 'nri') {
+    const name = given[0]![0].replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    throw new EnvhookError(`--${name} is only valid with --mode nri (it is a setting of the NRI plugin)`);
+  }
+  if (flags.criSocket !== undefined && !flags.criSocket.startsWith('/'))
+    throw new EnvhookError(`--cri-socket ${flags.criSocket}: must be an absolute path (the runtime's CRI socket)`);
+  if (flags.metricsAddress !== undefined && !listenAddress(flags.metricsAddress))
+    throw new EnvhookError(`--metrics-address ${flags.metricsAddress}: not a listen address: use host:port, [::1]:port or :port`);
+  return flags;
 }

@@ -185,6 +185,9 @@ t.test(
       t.notMatch(p.log(), KILLED, 'the worker was never killed for silence');
     });
 
+    const worker = p.status()?.workerPid;
+    if (worker !== undefined)
+      t.comment(`worker peak RSS ${/^VmHWM:\s+(.*)$/m.exec(fs.readFileSync(`/proc/${worker}/status`, 'utf8'))?.[1]}`);
     t.notMatch(p.log(), CANARY, 'no file content in the log');
     t.equal(await p.stop(), 0);
     unmount();

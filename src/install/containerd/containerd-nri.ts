@@ -19,7 +19,7 @@ import { mergePlugins } from './containerd-merge.ts';
 import { parseToml, table, tableAt, type Table } from '../toml.ts';
 import { withBlock } from '../block.ts';
 import { names, olderThan, refuseWithoutValidator, REQUIRED_PLUGIN, requiredNote, tomlList, withRequired } from '../nri-required.ts';
-import { NRI_DEFAULT_LOG, NRI_DEFAULT_SOCKET, nriIndex, pluginWrapper, redialNote } from '../nri-plugin.ts';
+import { NRI_DEFAULT_LOG, NRI_DEFAULT_SOCKET, nriIndex, pluginWrapper, redialNote, type PluginFlags } from '../nri-plugin.ts';
 
 /** containerd's own defaults for the NRI plugin's table. */
 const NRI_DEFAULT_PLUGIN_PATH = '/opt/nri/plugins';
@@ -41,7 +41,22 @@ export interface ContainerdNriOptions {
   externalPlugin?: boolean | undefined;
   /** This install's previous edits (state.json): taken back before the files are read. */
   previousEdits?: KeyEdit[] | undefined;
+  /** The plugin's settings given as flags (--cri-socket, --evict-unapplied, --metrics-address). */
+  plugin?: PluginFlags | undefined;
 }
+
+/** containerd's CRI socket: `[grpc] address` as containerd merges its files (the last that sets it), else its default. */
+function grpcAddress(files: ConfigFile[]): string {
+  let address = CONTAINERD_GRPC_DEFAULT;
+  for (const f of files) {
+    const grpc = f.doc.grpc;
+    if (grpc && typeof grpc === 'object' && typeof (grpc as Table).address === 'string') address = (grpc as Table).address as string;
+  }
+  return absolute(address, 'address of [grpc]');
+}
+
+/** containerd's default `[grpc] address`. */
+const CONTAINERD_GRPC_DEFAULT = '/run/containerd/containerd.sock';
 
 export function containerdNriPlan(layout: Layout, opts: ContainerdNriOptions): RuntimePlan {
   const index = nriIndex(opts.index);
@@ -90,8 +105,11 @@ export function containerdNriPlan(layout: Layout, opts: ContainerdNriOptions): R
   // how the pre-installed plugin registers again: nothing of an external one's
   if (!external) notes.push(redialNote('containerd', socket, nriTable?.disable_connections === true));
   const check = nriCheck(layout, binary, external ? undefined : pluginDir, !!opts.nriRequired);
+  const cri = opts.plugin?.criSocket ?? grpcAddress(config.readings[0]!.files);
+  if (!external) notes.push(`plugin evicts through ${cri}${opts.plugin?.criSocket ? ' (--cri-socket)' : " (containerd's grpc.address)"}`);
+  const wrapper = pluginWrapper(layout, { socket, log: opts.nriLog ?? NRI_DEFAULT_LOG, ...opts.plugin, criSocket: cri });
   return {
-    files: external ? [] : [{ file: plugin, content: pluginWrapper(layout, { socket, log: opts.nriLog ?? NRI_DEFAULT_LOG }), mode: 0o755 }],
+    files: external ? [] : [{ file: plugin, content: wrapper, mode: 0o755 }],
     blocks,
     edits: on.edits,
     next: external

@@ -11,7 +11,7 @@ import { tableAt, type Table } from '../toml.ts';
 import { CRIO_MAIN_CONFIG, crioConfigDump, findCrio } from './crio-check.ts';
 import { readCrioFiles } from './crio-files.ts';
 import { names, refuseWithoutValidator, REQUIRED_PLUGIN, requiredNote, tomlList, withRequired } from '../nri-required.ts';
-import { NRI_DEFAULT_LOG, NRI_DEFAULT_SOCKET, pluginWrapper, redialNote } from '../nri-plugin.ts';
+import { NRI_DEFAULT_LOG, NRI_DEFAULT_SOCKET, pluginWrapper, redialNote, type PluginFlags } from '../nri-plugin.ts';
 import { missingBinary, type RuntimeBinary } from '../../oci/runtime-binary.ts';
 
 export const CRIO_NRI_DROP_IN = '/etc/crio/crio.conf.d/50-envhook-nri.conf';
@@ -45,6 +45,7 @@ export function crioNriPlan(
   required = false,
   nriLog = NRI_DEFAULT_LOG,
   external = false,
+  flags: PluginFlags = {},
 ): RuntimePlan {
   const bin = findCrio(crio, layout.root);
   if (required) refuseWithoutValidator('crio', bin?.version);
@@ -52,6 +53,8 @@ export function crioNriPlan(
   let pluginDir = NRI_DEFAULT_PLUGIN_DIR;
   let socket = NRI_DEFAULT_SOCKET;
   let noConnections = false;
+  // CRI-O's CRI socket: [crio.api] listen, the last file that sets it (CRI-O's default otherwise)
+  let listen = '/var/run/crio/crio.sock';
   // each file's [crio.nri.default_validator], in CRI-O's order, and whether CRI-O reads it after envhook's
   const validators: { file: string; after: boolean; table: Table }[] = [];
   for (const { file, doc } of files) {
@@ -59,6 +62,8 @@ export function crioNriPlan(
     if (typeof nri?.nri_plugin_dir === 'string') pluginDir = nri.nri_plugin_dir;
     if (typeof nri?.nri_listen === 'string') socket = nri.nri_listen;
     if (typeof nri?.nri_disable_connections === 'boolean') noConnections = nri.nri_disable_connections;
+    const api = tableAt(doc, 'crio', 'api');
+    if (typeof api?.listen === 'string') listen = api.listen;
     const after = file !== CRIO_MAIN_CONFIG && walksBefore(layout.config, file);
     if (after && nri?.enable_nri === false) {
       throw new EnvhookError(
@@ -86,9 +91,13 @@ export function crioNriPlan(
       requiredNote('CRI-O'),
     );
   if (!bin) notes.push(`not checked with CRI-O: ${missingBinary('crio', layout.root)} (--crio PATH names one)`);
+  const cri = flags.criSocket ?? absolute(listen, 'listen of [crio.api]');
+  if (!external) notes.push(`plugin evicts through ${cri}${flags.criSocket ? ' (--cri-socket)' : " (CRI-O's listen)"}`);
   return {
     files: [
-      ...(external ? [] : [{ file: plugin, content: pluginWrapper(layout, { socket, log: nriLog }), mode: 0o755 }]),
+      ...(external
+        ? []
+        : [{ file: plugin, content: pluginWrapper(layout, { socket, log: nriLog, ...flags, criSocket: cri }), mode: 0o755 }]),
       { file: layout.config, content: Buffer.from(crioNriDropIn(list, external)), mode: 0o644 },
     ],
     blocks: [],

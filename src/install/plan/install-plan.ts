@@ -16,7 +16,7 @@ import { podmanPlan } from '../podman/podman-plan.ts';
 import { SETTINGS_FILE, settingsTarget, type SettingsFlags } from '../settings-file.ts';
 import { frontConfTarget, runtimeSetting } from '../front-conf.ts';
 import { containerdNriPlan } from '../containerd/containerd-nri.ts';
-import { nriIndex } from '../nri-plugin.ts';
+import { checkPluginFlags, nriIndex } from '../nri-plugin.ts';
 import { absolute } from '../layout.ts';
 import { CRIO_NRI_DROP_IN, crioNriPlan } from '../crio/crio-nri.ts';
 import { installKey, type InstallMode } from '../mode.ts';
@@ -49,6 +49,10 @@ export interface InstallOptions extends SourceOptions, ContainerdOptions, Settin
   serviceConfig?: boolean | undefined;
   /** Take the runtime's registration over from an install under another prefix (claim.ts). */
   takeOver?: boolean | undefined;
+  /** nri: the plugin's settings, written into its wrapper (--cri-socket, --evict-unapplied, --metrics-address). */
+  criSocket?: string | undefined;
+  evictUnapplied?: boolean | undefined;
+  metricsAddress?: string | undefined;
 }
 
 export interface Plan {
@@ -161,10 +165,14 @@ function runtimePlan(layout: Layout, opts: InstallOptions, previous: RuntimeReco
     throw new EnvhookError('--nri-required is only valid with --mode nri (it makes the NRI plugin a required one)');
   if (opts.enableNri && (opts.mode !== 'nri' || opts.runtime !== 'containerd'))
     throw new EnvhookError("--enable-nri is only valid with --runtime containerd --mode nri (it switches on containerd's NRI)");
+  const plugin = checkPluginFlags(
+    { criSocket: opts.criSocket, evictUnapplied: opts.evictUnapplied, metricsAddress: opts.metricsAddress },
+    opts.mode,
+  );
   if (opts.mode === 'nri') {
-    if (opts.runtime === 'containerd') return containerdNriPlan(layout, { ...opts, previousEdits: previous?.edits });
+    if (opts.runtime === 'containerd') return containerdNriPlan(layout, { ...opts, previousEdits: previous?.edits, plugin });
     if (opts.runtime === 'crio')
-      return crioNriPlan(layout, nriIndex(opts.index), opts.crio, !!opts.nriRequired, opts.nriLog, !!opts.externalPlugin);
+      return crioNriPlan(layout, nriIndex(opts.index), opts.crio, !!opts.nriRequired, opts.nriLog, !!opts.externalPlugin, plugin);
     throw new EnvhookError('Podman has no NRI: install with --mode shim');
   }
   switch (opts.runtime) {

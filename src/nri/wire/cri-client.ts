@@ -1,8 +1,8 @@
-// envhook's CRI client: the runtime's CRI socket (the kubelet's), for the one call envhook
-// makes there, RuntimeService/StopContainer (cri-schema.ts), over grpc.ts. NRI itself cannot
+// envhook's CRI client: the runtime's CRI socket (the kubelet's), for the calls envhook makes
+// there, RuntimeService/StopContainer and Version (cri-schema.ts), over grpc.ts. NRI itself cannot
 // stop a container: its evictions are dropped by every runtime (docs/nri-internals.md#evictions-what-the-runtimes-do).
 import fs from 'node:fs';
-import { decode, encode, Msg } from './descriptors.ts';
+import { decode, encode, Msg, type VersionResponseShape } from './descriptors.ts';
 import { CRI_SERVICE } from './cri-schema.ts';
 import { grpcChannel, type GrpcChannel } from './grpc.ts';
 
@@ -28,6 +28,8 @@ export interface CriClient {
    * once the container has exited (0: killed at once). Rejects with a GrpcError.
    */
   stopContainer(containerId: string, timeoutSeconds: number, deadlineMs: number): Promise<void>;
+  /** Version: the runtime that serves this socket (runtime_name: "containerd", "cri-o"). Rejects with a GrpcError. */
+  runtimeName(deadlineMs: number): Promise<string>;
   close(): void;
 }
 
@@ -36,6 +38,11 @@ export function criClient(socketPath: string, channel: GrpcChannel = grpcChannel
     async stopContainer(containerId, timeoutSeconds, deadlineMs) {
       const request = encode(Msg.StopContainerRequest, { containerId, timeout: BigInt(timeoutSeconds) });
       decode(Msg.StopContainerResponse, await channel.call(`/${CRI_SERVICE}/StopContainer`, request, deadlineMs));
+    },
+    async runtimeName(deadlineMs) {
+      const request = encode(Msg.VersionRequest, { version: 'v1' });
+      return decode<VersionResponseShape>(Msg.VersionResponse, await channel.call(`/${CRI_SERVICE}/Version`, request, deadlineMs))
+        .runtimeName;
     },
     close: () => channel.close(),
   };

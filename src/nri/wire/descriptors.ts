@@ -87,6 +87,8 @@ export const Msg = {
   PostCreateContainerResponse: message('nri.pkg.api.v1alpha1.PostCreateContainerResponse'),
   StopContainerRequest: message('runtime.v1.StopContainerRequest'),
   StopContainerResponse: message('runtime.v1.StopContainerResponse'),
+  VersionRequest: message('runtime.v1.VersionRequest'),
+  VersionResponse: message('runtime.v1.VersionResponse'),
   Request: message('ttrpc.Request'),
   Response: message('ttrpc.Response'),
 } as const;
@@ -152,6 +154,12 @@ export interface StateChangeEventShape {
   container?: ContainerShape | undefined;
 }
 /** StopPodSandboxRequest and RemovePodSandboxRequest. */
+export interface VersionResponseShape {
+  version: string;
+  runtimeName: string;
+  runtimeVersion: string;
+  runtimeApiVersion: string;
+}
 export interface PodSandboxRequestShape {
   pod?: PodSandboxShape | undefined;
 }

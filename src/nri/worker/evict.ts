@@ -6,7 +6,8 @@
 // would leave an OnFailure container completed, and count a Never pod as succeeded); it is also
 // what containerd and CRI-O do for an NRI eviction. Off the NRI request path: the work starts
 // after Synchronize is answered, one container at a time, each call bounded, at most
-// MAX_PER_SYNC a Synchronize. Names and ids only in its lines, never a value.
+// MAX_PER_SYNC a Synchronize; never through a CRI socket that another runtime serves (its CRI
+// Version says whose it is). Names and ids only in its lines, never a value.
 import { describeError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { CRI_SOCKETS, criClient, defaultCriSocket, type CriClient } from '../wire/cri-client.ts';
@@ -59,7 +60,7 @@ class CriEvictor implements Evictor {
   private readonly pending = new Set<string>();
   private running: Promise<void> | undefined;
   private closed = false;
-  private client: { socket: string; cri: CriClient } | undefined;
+  private client: { socket: string; cri: CriClient; runtime?: string } | undefined;
 
   constructor(opts: EvictorOptions) {
     this.opts = opts;
@@ -129,8 +130,36 @@ class CriEvictor implements Evictor {
         this.client?.cri.close();
         this.client = { socket, cri: criClient(socket) };
       }
+      if (!(await this.sameRuntime(batch, this.client, socket))) continue;
       await this.stopEach(batch, this.client.cri, socket);
     }
+  }
+
+  /**
+   * The socket serves the runtime the plugin is registered with (CRI Version's runtime_name, asked
+   * once a socket): a container id of one runtime must never be stopped through another's CRI.
+   * Otherwise the batch fails with one line. A socket that cannot be used is left to StopContainer's
+   * own line.
+   */
+  private async sameRuntime(
+    batch: readonly MissedContainer[],
+    client: { socket: string; cri: CriClient; runtime?: string },
+    socket: string,
+  ): Promise<boolean> {
+    if (client.runtime === undefined) {
+      try {
+        client.runtime = await client.cri.runtimeName(this.opts.deadlineMs ?? STOP_DEADLINE_MS);
+      } catch {
+        return true;
+      }
+    }
+    if (this.runtimeName === undefined || client.runtime === this.runtimeName) return true;
+    this.log.warn(
+      { socket, runtime: client.runtime, registered: this.runtimeName, count: batch.length, ids: batch.map((c) => c.id) },
+      "nri: eviction failed: the CRI socket is another runtime's (set criSocket to the registered runtime's)",
+    );
+    this.finish(batch, []);
+    return false;
   }
 
   /** StopContainer for each, one at a time; a socket that cannot be used fails the rest of the batch with one line. */

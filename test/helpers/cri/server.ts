@@ -1,4 +1,4 @@
-// A CRI RuntimeService/StopContainer served by a real gRPC implementation (@grpc/grpc-js) on a
+// A CRI RuntimeService/StopContainer (and Version, naming a runtime) served by a real gRPC implementation (@grpc/grpc-js) on a
 // unix socket, its messages read with cri-api's api.proto from Debian sid (cri-proto.ts), so a
 // request is checked as the runtime's own gRPC server would read it. It answers as containerd's
 // CRI does: an empty StopContainerResponse for a container it has (also one already stopped),
@@ -25,6 +25,8 @@ export interface CriServerOptions {
   known?: (id: string) => boolean;
   /** Hold each answer this long (a runtime that takes its time). */
   delayMs?: number;
+  /** Answer Version with this runtime_name, as containerd ("containerd") and CRI-O ("cri-o") do; without it, Version is UNIMPLEMENTED. */
+  runtimeName?: string;
 }
 
 export async function startCriServer(opts: CriServerOptions = {}): Promise<CriServer> {
@@ -40,8 +42,18 @@ export async function startCriServer(opts: CriServerOptions = {}): Promise<CriSe
     serialize: (m: CriMessage) => Buffer.from(toBinary(d, create(d, m as never))),
     deserialize: (b: Buffer) => fromBinary(d, b) as CriMessage,
   });
+  const [vIn, vOut] = [criMessage('VersionRequest'), criMessage('VersionResponse')];
   server.addService(
     {
+      Version: {
+        path: '/runtime.v1.RuntimeService/Version',
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: codec(vIn).serialize,
+        requestDeserialize: codec(vIn).deserialize,
+        responseSerialize: codec(vOut).serialize,
+        responseDeserialize: codec(vOut).deserialize,
+      },
       StopContainer: {
         path: '/runtime.v1.RuntimeService/StopContainer',
         requestStream: false,
@@ -53,6 +65,10 @@ export async function startCriServer(opts: CriServerOptions = {}): Promise<CriSe
       },
     },
     {
+      Version: (_call: grpc.ServerUnaryCall<CriMessage, CriMessage>, done: grpc.sendUnaryData<CriMessage>) => {
+        if (opts.runtimeName === undefined) done({ code: grpc.status.UNIMPLEMENTED, details: 'unknown method Version' });
+        else done(null, { version: '0.1.0', runtimeName: opts.runtimeName, runtimeVersion: 'v2.1.9', runtimeApiVersion: 'v1' });
+      },
       StopContainer: (call: grpc.ServerUnaryCall<CriMessage, CriMessage>, done: grpc.sendUnaryData<CriMessage>) => {
         stops.push(call.request);
         most = Math.max(most, ++inFlight);

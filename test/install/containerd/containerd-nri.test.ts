@@ -104,7 +104,10 @@ t.test(
     t.match(first.stdout, 'systemctl restart containerd');
     const plugin = path.join(root, 'opt/nri/plugins/50-envhook');
     t.equal(fs.statSync(plugin).mode & 0o777, 0o755);
-    t.match(fs.readFileSync(plugin, 'utf8'), /^exec '\/usr\/local\/lib\/envhook\/envhook' nri --socket '\/var\/run\/nri\/nri.sock' &$/m);
+    t.match(
+      fs.readFileSync(plugin, 'utf8'),
+      /^exec '\/usr\/local\/lib\/envhook\/envhook' nri --socket '\/var\/run\/nri\/nri.sock' --cri-socket '\/run\/containerd\/containerd.sock' &$/m,
+    );
     t.match(
       first.stdout,
       'note: when its first worker exits or hangs, envhook registers again on /var/run/nri/nri.sock as an external plugin',
@@ -204,6 +207,37 @@ t.test('the shim and the NRI installs are separate: both, then each uninstall re
 t.test('Podman has no NRI', async (t) => {
   const { root, source } = setup(t, {});
   t.equal(install({ runtime: 'podman', root, source, extra: nri() }).stderr, 'envhook: Podman has no NRI: install with --mode shim\n');
+});
+
+t.test("the plugin's CRI socket: containerd's grpc.address as its files set it, or --cri-socket; the other plugin flags", async (t) => {
+  const { root, source } = setup(t, {
+    'etc/containerd/config.toml': 'version = 2\n[grpc]\n  address = "/run/k3s/containerd/containerd.sock"\n',
+  });
+  const wrapperLine = () => fs.readFileSync(path.join(root, 'opt/nri/plugins/50-envhook'), 'utf8').split('\n').at(-3);
+  const r = install({ runtime: 'containerd', root, source, extra: nri(), env: { ...process.env, ...NO_CONTAINERD } });
+  t.equal(r.status, 0, r.stderr);
+  t.match(r.stdout, /^note: plugin evicts through \/run\/k3s\/containerd\/containerd\.sock \(containerd's grpc\.address\)$/m);
+  t.equal(
+    wrapperLine(),
+    "exec '/usr/local/lib/envhook/envhook' nri --socket '/var/run/nri/nri.sock' --cri-socket '/run/k3s/containerd/containerd.sock' &",
+  );
+  const flags = ['--cri-socket', '/run/other.sock', '--evict-unapplied', '--metrics-address', '127.0.0.1:9901'];
+  const again = install({ runtime: 'containerd', root, source, extra: nri(flags), env: { ...process.env, ...NO_CONTAINERD } });
+  t.equal(again.status, 0, again.stderr);
+  t.match(again.stdout, /^note: plugin evicts through \/run\/other\.sock \(--cri-socket\)$/m);
+  t.equal(
+    wrapperLine(),
+    "exec '/usr/local/lib/envhook/envhook' nri --socket '/var/run/nri/nri.sock' --cri-socket '/run/other.sock' --evict-unapplied --metrics-address '127.0.0.1:9901' &",
+  );
+  for (const [extra, line] of [
+    [['--evict-unapplied'], 'envhook: --evict-unapplied is only valid with --mode nri (it is a setting of the NRI plugin)\n'],
+    [['--mode', 'nri', '--cri-socket', 'x.sock'], "envhook: --cri-socket x.sock: must be an absolute path (the runtime's CRI socket)\n"],
+    [
+      ['--mode', 'nri', '--metrics-address', '9901'],
+      'envhook: --metrics-address 9901: not a listen address: use host:port, [::1]:port or :port\n',
+    ],
+  ] as const)
+    refused(t, install({ runtime: 'containerd', root, source, extra: [...extra], env: { ...process.env, ...NO_CONTAINERD } }), line);
 });
 
 t.test(

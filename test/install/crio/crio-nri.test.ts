@@ -36,7 +36,7 @@ t.test('install, reinstall, uninstall; the plugin dir in force', async (t) => {
   t.equal(fs.readFileSync(path.join(root, 'etc/crio/crio.conf.d/50-envhook-nri.conf'), 'utf8'), crioNriDropIn());
   t.match(
     fs.readFileSync(path.join(root, 'srv/nri/plugins/50-envhook'), 'utf8'),
-    /^exec '\/usr\/local\/lib\/envhook\/envhook' nri --socket '\/var\/run\/nri\/nri.sock' &$/m,
+    /^exec '\/usr\/local\/lib\/envhook\/envhook' nri --socket '\/var\/run\/nri\/nri.sock' --cri-socket '\/var\/run\/crio\/crio.sock' &$/m,
   );
   t.equal(
     install({ runtime: 'crio', root, source, extra: nri(), env: NO_CRIO }).stdout,
@@ -119,7 +119,10 @@ t.test("the plugin dials CRI-O's nri_listen; nri_disable_connections = true is s
   const r = install({ runtime: 'crio', root, source, extra: [...nri(), '--nri-log', '/var/log/x/nri.log'], env: NO_CRIO });
   t.equal(r.status, 0, r.stderr);
   const wrapper = fs.readFileSync(path.join(root, 'opt/nri/plugins/50-envhook'), 'utf8');
-  t.match(wrapper, /^exec '\/usr\/local\/lib\/envhook\/envhook' nri --socket '\/run\/crio-nri\/nri.sock' &$/m);
+  t.match(
+    wrapper,
+    /^exec '\/usr\/local\/lib\/envhook\/envhook' nri --socket '\/run\/crio-nri\/nri.sock' --cri-socket '\/var\/run\/crio\/crio.sock' &$/m,
+  );
   t.match(wrapper, /^log='\/var\/log\/x\/nri.log'$/m);
   t.match(
     r.stdout,

@@ -26,7 +26,11 @@ t.test("the table matches cri-api's runtime.v1 (Debian sid)", { skip }, async (t
     }
     t.equal(theirs.field.length, m.field.length, `${m.name}: every upstream field is in our table`);
   }
-  t.equal(fields, 2, 'container_id (1, string) and timeout (2, int64)');
+  t.equal(
+    fields,
+    7,
+    'StopContainer: container_id, timeout; Version: version; runtime_name, runtime_version, runtime_api_version and version',
+  );
   const service = criRegistry().getService(CRI_SERVICE);
   t.ok(service, `${CRI_SERVICE} exists upstream`);
   for (const [name, m] of Object.entries(CRI_METHODS)) {
@@ -53,6 +57,13 @@ t.test('StopContainer as a gRPC server reads it with cri-api; NotFound in our wo
       ['c0ffee-2', 30n],
     ],
     'container_id and timeout as cri-api reads them',
+  );
+  t.equal(
+    await (
+      await startCriServer({ runtimeName: 'cri-o' }).then((s) => (t.teardown(() => s.close()), criClient(s.socket)))
+    ).runtimeName(5000),
+    'cri-o',
+    "Version's runtime_name",
   );
   const err = (await cri.stopContainer('gone', 0, 5000).catch((e: unknown) => e)) as GrpcError;
   t.ok(err instanceof GrpcError);

@@ -172,3 +172,29 @@ t.test('close: the queue is dropped', { skip }, async (t) => {
     'nothing after close',
   );
 });
+
+t.test("a CRI socket another runtime serves (its Version's runtime_name): refused, one line, nothing stopped", { skip }, async (t) => {
+  const server = await startCriServer({ runtimeName: 'cri-o' });
+  t.teardown(() => server.close());
+  const { evictor, lines, total } = setup(t, { criSocket: server.socket, all: true });
+  evictor.registered('containerd');
+  evictor.missed([missed('a'), missed('b')]);
+  await evictor.idle();
+  t.same(server.stops, [], 'no StopContainer through it');
+  t.same(total(), { ids: [], failed: ['a', 'b'] });
+  const line = lines().find((l) => String(l.msg).includes("another runtime's"))!;
+  t.match(line, { level: 40, socket: server.socket, runtime: 'cri-o', registered: 'containerd', count: 2 });
+  t.equal(line.msg, "nri: eviction failed: the CRI socket is another runtime's (set criSocket to the registered runtime's)");
+
+  const same = await startCriServer({ runtimeName: 'containerd' });
+  t.teardown(() => same.close());
+  const ok = setup(t, { criSocket: same.socket, all: true });
+  ok.evictor.registered('containerd');
+  ok.evictor.missed([missed('c')]);
+  await ok.evictor.idle();
+  t.same(
+    same.stops.map((r) => r.containerId),
+    ['c'],
+    "the registered runtime's own: stopped",
+  );
+});
