@@ -38,7 +38,17 @@ t.test('Synchronize restores the watches on every (re)connect and after a daemon
   const sync = () => [
     {
       pods: [nriPod],
-      containers: [{ id: 'c1', podSandboxId: nriPod.id, name: 'app', state: RUNNING, env: [`SECRET=${CANARY}`] }],
+      // A container that mounts the kubelet's volume itself (created before envhook ran): chowned in place.
+      containers: [
+        {
+          id: 'c1',
+          podSandboxId: nriPod.id,
+          name: 'app',
+          state: RUNNING,
+          env: [`SECRET=${CANARY}`],
+          mounts: [{ destination: '/keys', source: vol, type: 'bind', options: ['rbind', 'ro'] }],
+        },
+      ],
       more: false,
     },
   ];
@@ -120,42 +130,54 @@ t.test('Synchronize restores the watches on every (re)connect and after a daemon
   t.notMatch(first.log() + p.log(), CANARY, 'no value logged');
 });
 
-t.test('CreateContainer: chowned by the start, then watched; a pod without owners costs no watch', async (t) => {
-  const dir = t.testdir();
-  const root = path.join(dir, 'kubelet');
-  const rt = await startFakeRuntime();
-  const p = startNriProcess(['--socket', rt.socketPath, '--kubelet-root', root], { dir });
-  t.teardown(async () => {
-    await p.stop();
-    await rt.close();
-  });
-  const peer = await rt.nextPlugin();
-  const pod = makePod(root, {}, 'pod-created');
-  const vol = makeAtomicVolume(pod, 'secret', 'keys', { key: { data: CANARY, mode: 0o400 } });
-  const req = wire(nriRequest(pod, 'app', { annotations: { 'envhook.io/volumeOwners': OWNERS, other: CANARY } }));
-  const res = await peer.createContainer(req);
-  t.match(res, { adjust: { env: [] } }, 'owners only: no env to add');
-  const owner = () => fs.lstatSync(path.join(vol, '..data/key')).uid;
-  t.equal(owner(), 1000, 'owned at CreateContainer');
-  await p.waitForLog(/"why":"CreateContainer".*nri: watching pod volume owners/);
-  for (let i = 0; i < 5; i++) {
-    atomicWrite(vol, { key: { data: `${CANARY}${i}`, mode: 0o400 } });
-    await waitFor(() => owner() === 1000, 10_000, `rewrite ${i}`);
-  }
-  const plain = makePod(root, {}, 'pod-plain');
-  await peer.createContainer(wire(nriRequest(plain, 'app', { annotations: { 'envhook.io/env': JSON.stringify({ app: [] }) } })));
-  await peer.createContainer(req); // a second start of the same container: no second watch
-  await sleep(200);
-  t.equal(
-    p
-      .log()
-      .split('\n')
-      .filter((l) => l.includes('nri: watching pod volume owners')).length,
-    1,
-    'one watch: the pod with owners, once',
-  );
-  t.notMatch(p.log(), CANARY);
-});
+t.test(
+  'CreateContainer: a volume the container does not mount is left alone; one it mounts is copied, owned and watched once',
+  async (t) => {
+    const dir = t.testdir();
+    const root = path.join(dir, 'kubelet');
+    const rt = await startFakeRuntime();
+    const p = startNriProcess(['--socket', rt.socketPath, '--kubelet-root', root], { dir });
+    t.teardown(async () => {
+      await p.stop();
+      await rt.close();
+    });
+    const peer = await rt.nextPlugin();
+    const pod = makePod(root, {}, 'pod-created');
+    const vol = makeAtomicVolume(pod, 'secret', 'keys', { key: { data: CANARY, mode: 0o400 } });
+    const owner = () => fs.lstatSync(path.join(vol, '..data/key')).uid;
+    const annotations = { 'envhook.io/volumeOwners': OWNERS, other: CANARY };
+    const init = await peer.createContainer(wire(nriRequest(pod, 'init', { annotations })));
+    t.match(init, { adjust: { env: [] } }, 'owners only: no env to add');
+    t.notOk((init.adjust as { mounts?: unknown[] } | undefined)?.mounts?.length, 'no mount replaced: it does not mount keys');
+    t.equal(owner(), 0, "a container that does not mount the volume leaves the kubelet's files alone");
+    const mounts = [...pod.mounts('app'), { destination: '/keys', source: vol, type: 'bind', options: ['rbind', 'ro'] }];
+    const req = wire(nriRequest(pod, 'app', { annotations, mounts }));
+    const res = await peer.createContainer(req);
+    const copy = path.join(p.runDir, 'volumes', pod.uid, 'keys');
+    t.match(res, { adjust: { mounts: [{ destination: '/keys', source: copy }] } }, "the container's /keys is the owned copy");
+    const inCopy = () => `${fs.readFileSync(path.join(copy, 'key'), 'utf8')}:${fs.statSync(path.join(copy, 'key')).uid}`;
+    t.equal(inCopy(), `${CANARY}:1000`, 'owned at CreateContainer');
+    await p.waitForLog(/"why":"CreateContainer".*nri: watching pod volume owners/);
+    for (let i = 0; i < 5; i++) {
+      atomicWrite(vol, { key: { data: `${CANARY}${i}`, mode: 0o400 } });
+      await waitFor(() => inCopy() === `${CANARY}${i}:1000`, 10_000, `rewrite ${i}`);
+    }
+    t.equal(owner(), 0, "the kubelet's files are left as it wrote them");
+    const plain = makePod(root, {}, 'pod-plain');
+    await peer.createContainer(wire(nriRequest(plain, 'app', { annotations: { 'envhook.io/env': JSON.stringify({ app: [] }) } })));
+    await peer.createContainer(req); // a second start of the same container: no second watch
+    await sleep(200);
+    t.equal(
+      p
+        .log()
+        .split('\n')
+        .filter((l) => l.includes('nri: watching pod volume owners')).length,
+      1,
+      'one watch: the pod with owners, once',
+    );
+    t.notMatch(p.log(), CANARY);
+  },
+);
 
 t.test(
   "owned copies counted as they happen: /metrics and envhook status show the copies held, each rewrite's update, a refused payload's failure",
