@@ -1,5 +1,5 @@
 // One envhook registration per runtime socket. The lock is a Linux abstract unix socket named
-// after the runtime's NRI socket as a file (socket-identity.ts: its directory's device and inode,
+// after the runtime's NRI socket as a file (socket-identity.ts: its directory's device, inode and birth time,
 // the same through any symlink and in any mount namespace): the kernel frees it when its holder
 // dies (no stale file), and it is per network namespace (a DaemonSet pod shares it with the host
 // only with hostNetwork).

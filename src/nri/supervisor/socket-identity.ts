@@ -6,6 +6,9 @@
 // the same in every mount namespace, and the socket's name in it. Not the socket's own inode:
 // the runtime removes and re-creates its socket at every start (NRI's startListener), and the
 // lock must span that, so that the plugin the runtime starts anew meets the one still running.
+// And the directory's birth time (statx; 0 where the file system keeps none): a directory removed
+// and another made gets the freed inode number at once on ext4 and tmpfs, and without the birth
+// time the new one (another runtime's, or a test's) would be taken for the old.
 // A directory not there yet (the runtime never started): the nearest existing one above it, with
 // the names below it.
 import fs from 'node:fs';
@@ -16,7 +19,7 @@ import { EnvhookError, errnoReason } from '../../errors.ts';
 const MAX_LINKS = 40;
 
 /**
- * `dev:ino:name` for the socket at `socketPath` as a process with `root` as `/` sees it (the
+ * `dev:ino:birth:name` for the socket at `socketPath` as a process with `root` as `/` sees it (the
  * installer's `--root`): symbolic links are followed inside `root`, an absolute target from `root`.
  */
 export function socketKey(socketPath: string, root = '/'): string {
@@ -28,7 +31,7 @@ export function socketKey(socketPath: string, root = '/'): string {
   } catch (err) {
     throw new EnvhookError(`cannot read the NRI socket's directory ${path.posix.dirname(abs)}: ${errnoReason(err)}`, { cause: err });
   }
-  return `${st.dev}:${st.ino}:${[...rest, path.posix.basename(abs)].join('/')}`;
+  return `${st.dev}:${st.ino}:${st.birthtimeNs}:${[...rest, path.posix.basename(abs)].join('/')}`;
 }
 
 /**

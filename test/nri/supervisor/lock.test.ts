@@ -10,10 +10,10 @@ import { sleep } from '../../helpers/wait.ts';
 
 const unique = () => `/run/test-${process.pid}-${Math.random().toString(16).slice(2)}/nri.sock`;
 
-t.test("the name: the socket directory's device and inode and the socket's name, bounded length", async (t) => {
+t.test("the name: the socket directory's device, inode and birth time and the socket's name, bounded length", async (t) => {
   const dir = t.testdir({ nri: {} });
   const st = fs.statSync(path.join(dir, 'nri'), { bigint: true });
-  t.equal(lockName(path.join(dir, 'nri', 'nri.sock')), `envhook-nri:${st.dev}:${st.ino}:nri.sock`);
+  t.equal(lockName(path.join(dir, 'nri', 'nri.sock')), `envhook-nri:${st.dev}:${st.ino}:${st.birthtimeNs}:nri.sock`);
   t.match(lockName(path.join(dir, 'nri', 'y'.repeat(100))), /^envhook-nri:sha256:[0-9a-f]{32}$/);
 });
 

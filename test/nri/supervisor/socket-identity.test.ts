@@ -8,7 +8,7 @@ import { resolveUnder, socketKey } from '../../../src/nri/supervisor/socket-iden
 
 const idOf = (dir: string): string => {
   const st = fs.statSync(dir, { bigint: true });
-  return `${st.dev}:${st.ino}`;
+  return `${st.dev}:${st.ino}:${st.birthtimeNs}`;
 };
 
 t.test('one socket by two paths (a symlinked directory, /var/run → /run): one key', async (t) => {
@@ -31,6 +31,25 @@ t.test('a directory replaced by another at the same path: another key (it is ano
   fs.renameSync(path.join(dir, 'nri'), path.join(dir, 'old'));
   fs.mkdirSync(path.join(dir, 'nri'));
   t.not(socketKey(sock), before);
+});
+
+t.test('a directory removed and another made, which gets the freed inode number: another key', async (t) => {
+  const dir = t.testdir({});
+  const keys: string[] = [];
+  const inodes: bigint[] = [];
+  // ext4 and tmpfs hand the freed inode number to the next directory made, at once (seen here
+  // every time); the birth time tells the two apart. Tried a few times: the reuse is not promised.
+  for (let i = 0; i < 5; i++) {
+    const nri = path.join(dir, `nri-${i}`);
+    fs.mkdirSync(nri);
+    keys.push(socketKey(path.join(nri, 'nri.sock')));
+    inodes.push(fs.statSync(nri, { bigint: true }).ino);
+    fs.rmdirSync(nri);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  t.equal(new Set(keys).size, keys.length, `five directories, five keys (inode numbers seen: ${new Set(inodes).size} distinct)`);
+  const st = fs.statSync(dir, { bigint: true });
+  if (st.birthtimeNs === 0n) t.comment('this file system keeps no birth time: the key is the inode alone here');
 });
 
 t.test('a directory not there yet: the nearest existing one and the names below it, through symlinks too', async (t) => {
