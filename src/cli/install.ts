@@ -213,9 +213,22 @@ async function stopRunning(socket: string, o: Outcome, root: string | undefined)
   const { ask } = await import('../nri/supervisor/lock.ts');
   try {
     const pid = await ask(socket, 'stop', 10_000, { root });
-    if (pid !== undefined) o.plugins.push({ socket, pid, state: 'stopped' });
+    if (pid === undefined) return;
+    o.plugins.push({ socket, pid, state: 'stopped' });
+    // The lock is released as the supervisor ends, a moment before it exits: its run state is
+    // removed only once it is gone (install/run-state.ts), so wait for that (bounded).
+    await exited(pid, path.join(root ?? '/', 'proc'), 5000);
   } catch (err) {
     o.warnings.push(`${(err as Error).message}: stop it by hand (kill the envhook nri process)`);
+  }
+}
+
+/** Resolves once `pid` is gone (or a zombie), or after `ms`. */
+async function exited(pid: number, procRoot: string, ms: number): Promise<void> {
+  const { procStat } = await import('../nri/proc-stat.ts');
+  for (const until = Date.now() + ms; Date.now() < until; await new Promise((r) => setTimeout(r, 25))) {
+    const st = procStat(pid, procRoot);
+    if (st === undefined || st.state === 'Z') return;
   }
 }
 
