@@ -1,5 +1,7 @@
 // Concurrency: 64 containers of one pod start at once (64 real `envhook inject` processes on
-// 64 bundles), sharing the pod's emptyDir (read) and secret volume (chowned by every start).
+// 64 bundles), sharing the pod's emptyDir (read) and secret volume (mounted by every container:
+// inject chowns it in place, each shim create writes the volume's owned copy and swaps it in, 64
+// at once on one copy).
 // Every start must be correct — its own variables, the shared ones, the owners — and none may
 // interfere with another: no lost or crossed variables, no temporary file left, volumes intact.
 import t from 'tap';
@@ -54,6 +56,8 @@ for (const [how, startOf] of [
     const pod = makePod(path.join(root, 'kubelet'), { emptyDirs: { cfg: files } });
     const secret = path.join(pod.dir, 'volumes/kubernetes.io~secret/keys');
     const ts = atomicWrite(secret, { ssh_host_key: 'KEY', 'ssh_host_key.pub': 'PUB' });
+    const copy = path.join(runDir(root), 'volumes', pod.uid, 'keys');
+    const viaCopy = how !== 'envhook inject'; // inject points no mount elsewhere: it chowns in place
     const env: Record<string, unknown[]> = {};
     for (let i = 0; i < N; i++) {
       env[`c${i}`] = [
@@ -77,7 +81,7 @@ for (const [how, startOf] of [
       const spec = {
         ociVersion: '1.0.2',
         process: { args: ['sh'], env: ['PATH=/bin', `INDEX=${i}`] },
-        mounts: pod.mounts(`c${i}`),
+        mounts: [...pod.mounts(`c${i}`), { destination: '/keys', source: secret, type: 'bind', options: ['rbind', 'ro'] }],
         annotations: { ...pod.annotations(`c${i}`), ...annotations },
       };
       fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(spec, null, 2) + '\n');
@@ -101,14 +105,18 @@ for (const [how, startOf] of [
         t.equal(r.code, 0, `c${i}: success ${r.err.trim()}`) &&
         t.same(spec.process.env, want, `c${i}: exactly its own env`) &&
         t.match(spec.annotations['envhook.io/applied'] ?? '', /^sha256:/, `c${i}: marked applied`) &&
+        t.equal(spec.mounts.at(-1).source, viaCopy ? copy : secret, `c${i}: /keys is ${viaCopy ? 'the owned copy' : "the kubelet's"}`) &&
         t.same(tempFiles(bundles[i]!), [], `c${i}: no temporary file`) &&
         (how === 'envhook inject' || t.ok(fs.existsSync(path.join(root, `ran-c${i}`)), `c${i}: the real runtime ran`));
       if (ok) correct++;
     });
     t.equal(correct, N, `concurrency (${how}): ${correct}/${N} starts correct (wall ${wall} ms)`);
     t.same(volumeSnapshot(), before, 'the shared emptyDir is unchanged');
-    t.equal(fs.lstatSync(path.join(ts, 'ssh_host_key')).uid, 2001, 'item owner');
-    t.equal(fs.lstatSync(path.join(ts, 'ssh_host_key.pub')).uid, 2000, 'default owner');
+    const owned = viaCopy ? copy : secret;
+    t.equal(fs.statSync(path.join(owned, 'ssh_host_key')).uid, 2001, `item owner (${owned})`);
+    t.equal(fs.statSync(path.join(owned, 'ssh_host_key.pub')).uid, 2000, 'default owner');
+    t.equal(fs.readFileSync(path.join(owned, 'ssh_host_key'), 'utf8'), 'KEY', "the kubelet's payload");
+    if (viaCopy) t.equal(fs.lstatSync(path.join(ts, 'ssh_host_key')).uid, 0, "the kubelet's files left as it wrote them");
     t.equal(fs.lstatSync(path.join(secret, 'ssh_host_key')).uid, 0, 'visible symlink not chowned');
   });
 }
