@@ -243,10 +243,22 @@ async function killUnderChurnChecked(t: Test, p: Plugin, kills: number): Promise
   const expected = { registrations, workerRestarts: kills + hangs, hangs, missed: missed.length };
   for (const [k, v] of Object.entries(expected)) t.equal(s.counts[k], v, `status counts.${k}`);
   const st = envhook(['status', '--json', '--run-dir', p.runDir, '--prefix', p.prefix, '--containerd', p.c.bin.containerd]);
-  t.equal(st.status, 0, `envhook status: exit 0 (${st.stderr})`);
+  // A container created while envhook was away that still runs without its env is a problem (exit
+  // 1), one line naming its pod; a missed one already gone is none. No other line.
+  const unapplied = [
+    ...st.stderr.matchAll(/^envhook: unapplied: container app of pod (\S+) in namespace default runs without its env/gm),
+  ].map((m) => m[1]!);
+  const missedPods = new Set(missed.map((k) => k.name));
+  t.same(
+    unapplied.filter((pod) => !missedPods.has(pod)),
+    [],
+    `the problem lines name missed containers only (${unapplied.length} of ${missed.length} still running)`,
+  );
+  t.equal(st.stderr.split('\n').filter(Boolean).length, unapplied.length, `no other line on stderr (${st.stderr})`);
+  t.equal(st.status, unapplied.length > 0 ? 1 : 0, 'envhook status: exit 1 exactly when a missed container still runs');
   const json = JSON.parse(st.stdout) as { nri: string; ok: boolean; status: NriStatusFile };
   t.equal(json.nri, 'connected');
-  t.ok(json.ok);
+  t.equal(json.ok, unapplied.length === 0);
   for (const [k, v] of Object.entries(expected)) t.equal(json.status.counts[k], v, `envhook status --json: counts.${k}`);
   const base = metricsBase(p);
   const text = await (await fetch(`${base}/metrics`)).text();
