@@ -425,7 +425,15 @@ export function churnSuite(version: '1.7' | '2.1', kills: { preinstalled: number
         t.equal(metric(await (await fetch(`${base}/metrics`)).text(), 'envhook_nri_connected'), 0, 'metrics: not connected');
         const st = envhook(['status', '--run-dir', p.runDir, '--prefix', p.prefix, '--containerd', p.c.bin.containerd]);
         t.equal(st.status, 1, 'envhook status: exit 1');
-        t.match(st.stderr, /^envhook: NRI plugin not connected since /);
+        // One line on stderr: this problem, or a missed container still running without its env
+        // (then '(and 1 more above)'); every problem is in the report above it.
+        t.match(st.stderr, /^envhook: (NRI plugin not connected since |unapplied: .*\(and \d+ more above\)\n$)/);
+        const json = envhook(['status', '--json', '--run-dir', p.runDir, '--prefix', p.prefix, '--containerd', p.c.bin.containerd]);
+        const { problems } = JSON.parse(json.stdout) as { problems: string[] };
+        t.ok(
+          problems.some((l) => /^NRI plugin not connected since /.test(l)),
+          `the plugin not connected is among the problems (${problems.length})`,
+        );
         t.equal(await nri.stop(), 0, 'SIGTERM: exit 0');
         t.notOk(alive(s.workerPid!), `worker ${s.workerPid} gone`);
       });
