@@ -10,7 +10,7 @@ import { planInstall, type Plan } from '../install/plan/install-plan.ts';
 import { planUninstall, wrapperSocket } from '../install/plan/uninstall.ts';
 import { EnvhookError } from '../errors.ts';
 import { outcomeJson, outcomeText, type Outcome } from './install-report.ts';
-import { nriRunState, removeNriRunState } from '../install/run-state.ts';
+import { nriRunState, removeNriRunState, runningSupervisor } from '../install/run-state.ts';
 import { readState } from '../install/state.ts';
 import { nodeRunDir } from '../install/run-dir-setting.ts';
 
@@ -149,6 +149,8 @@ export function registerUninstall(program: Command): void {
       const lastNri = flags.mode !== 'shim' && nri.length === 1 && nri[0] === `${flags.runtime}-nri`;
       const o = run(plan, flags, 'uninstall');
       if (!flags.dryRun) for (const socket of plan.stopPlugins ?? []) await stopRunning(socket, o, flags.root);
+      if (!flags.dryRun && lastNri && o.nothing === null)
+        await stopByStatus(plan.layout, runDir, plan.stopPlugins?.[0] ?? runDir, o, flags.root);
       if (lastNri && o.nothing === null)
         o.removedState = flags.dryRun ? nriRunState(plan.layout, runDir) : removeNriRunState(plan.layout, runDir);
       print(o, flags);
@@ -215,21 +217,56 @@ async function stopRunning(socket: string, o: Outcome, root: string | undefined)
     const pid = await ask(socket, 'stop', 10_000, { root });
     if (pid === undefined) return;
     o.plugins.push({ socket, pid, state: 'stopped' });
-    // The lock is released as the supervisor ends, a moment before it exits: its run state is
-    // removed only once it is gone (install/run-state.ts), so wait for that (bounded).
-    await exited(pid, path.join(root ?? '/', 'proc'), 5000);
+    // The lock is released as the supervisor ends, a moment before it exits (its worker is given 3 s
+    // to go): its run state is removed only once it is gone (install/run-state.ts), so wait for
+    // that, bounded; past the bound the state is kept, and said so.
+    if (!(await exited(pid, path.join(root ?? '/', 'proc'), EXIT_WAIT_MS)))
+      o.warnings.push(
+        `envhook nri (pid ${pid}) was asked to stop but still runs ${EXIT_WAIT_MS / 1000} s later: its run state is kept; stop it by hand (kill ${pid}) and run uninstall again`,
+      );
   } catch (err) {
     o.warnings.push(`${(err as Error).message}: stop it by hand (kill the envhook nri process)`);
   }
 }
 
-/** Resolves once `pid` is gone (or a zombie), or after `ms`. */
-async function exited(pid: number, procRoot: string, ms: number): Promise<void> {
+/**
+ * The plugin its status file names, still running although its lock did not answer (the runtime
+ * removed the NRI socket's directory as it stopped, so the lock's key, which names that
+ * directory, is no longer found): SIGTERM, as its own process (pid and start time from the status
+ * file). Only on this node's own root: under --root the pid is another PID namespace's.
+ */
+async function stopByStatus(layout: Plan['layout'], runDir: string, socket: string, o: Outcome, root: string | undefined): Promise<void> {
+  const pid = runningSupervisor(layout, runDir);
+  if (pid === undefined) return;
+  if (root !== undefined && path.resolve(root) !== '/') {
+    o.warnings.push(
+      `envhook nri (pid ${pid} on the node) still runs: its run state is kept; stop it on the node (kill ${pid}) and run uninstall again`,
+    );
+    return;
+  }
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return; // gone meanwhile
+  }
+  o.plugins.push({ socket, pid, state: 'stopped' });
+  if (!(await exited(pid, '/proc', EXIT_WAIT_MS)))
+    o.warnings.push(
+      `envhook nri (pid ${pid}) still runs ${EXIT_WAIT_MS / 1000} s after SIGTERM: its run state is kept; stop it by hand (kill ${pid}) and run uninstall again`,
+    );
+}
+
+/** How long uninstall waits for a stopped envhook nri to exit. */
+const EXIT_WAIT_MS = 15_000;
+
+/** True once `pid` is gone (or a zombie); false if it still runs after `ms`. */
+async function exited(pid: number, procRoot: string, ms: number): Promise<boolean> {
   const { procStat } = await import('../nri/proc-stat.ts');
   for (const until = Date.now() + ms; Date.now() < until; await new Promise((r) => setTimeout(r, 25))) {
     const st = procStat(pid, procRoot);
-    if (st === undefined || st.state === 'Z') return;
+    if (st === undefined || st.state === 'Z') return true;
   }
+  return false;
 }
 
 /**

@@ -19,15 +19,20 @@ export function nriRunState(layout: Layout, runDir: string): string[] {
 
 /** True when the status file's supervisor still runs (its pid with the start time the file recorded). */
 function supervisorRuns(layout: Layout, runDir: string): boolean {
+  return runningSupervisor(layout, runDir) !== undefined;
+}
+
+/** The pid of the status file's supervisor while it runs (the pid with the start time the file recorded), else undefined. */
+export function runningSupervisor(layout: Layout, runDir: string): number | undefined {
   let status;
   try {
     status = readStatus(layout.real(runDir));
   } catch {
-    return false; // not a status file: nothing runs that wrote it
+    return undefined; // not a status file: nothing runs that wrote it
   }
-  if (!status) return false;
+  if (!status || status.pidStartTicks === undefined) return undefined;
   const stat = procStat(status.pid, layout.real('/proc'));
-  return stat !== undefined && stat.state !== 'Z' && (status.pidStartTicks === undefined || stat.startTicks === status.pidStartTicks);
+  return stat !== undefined && stat.state !== 'Z' && stat.startTicks === status.pidStartTicks ? status.pid : undefined;
 }
 
 /**

@@ -91,6 +91,7 @@ t.test('containerd 2.1.9 starts the plugin install put in its plugin_path', { sk
       `remove ${runDir} (the NRI plugin's run state)`,
     ],
     "the stopped plugin's run state goes with the last NRI install",
+    { uninstall: `${u.stdout}${u.stderr}` },
   );
   t.notOk(fs.existsSync(runDir), 'nothing left of it');
   const after = envhook(['status', '--prefix', prefix, '--run-dir', runDir]);
