@@ -230,10 +230,10 @@ async function stopRunning(socket: string, o: Outcome, root: string | undefined)
 }
 
 /**
- * The plugin its status file names, still running although its lock did not answer (the runtime
- * removed the NRI socket's directory as it stopped, so the lock's key, which names that
- * directory, is no longer found): SIGTERM, as its own process (pid and start time from the status
- * file). Only on this node's own root: under --root the pid is another PID namespace's.
+ * The plugin its status file names, still running although its lock did not answer (seen with a
+ * pre-installed plugin after its runtime stopped; why its lock did not answer is not known yet):
+ * SIGTERM, as its own process (pid and start time from the status file). Only on this node's own
+ * root: under --root the pid is another PID namespace's.
  */
 async function stopByStatus(layout: Plan['layout'], runDir: string, socket: string, o: Outcome, root: string | undefined): Promise<void> {
   const pid = runningSupervisor(layout, runDir);
