@@ -95,14 +95,17 @@ t.test(
         '--log-file',
         logFile,
       ]);
-      const exited = new Promise((r) => child.once('exit', r));
+      const exited = new Promise((r) => child.once('exit', (code, signal) => r(code ?? signal)));
       await waitFor(
         () => fs.existsSync(logFile) && fs.readFileSync(logFile, 'utf8').includes('watching owners records'),
         20_000,
         'watch started',
       );
       child.kill('SIGTERM');
-      t.equal(await exited, 0);
+      // Started on a tmpfs, and ended by SIGTERM: exit 0, or the signal itself when it came before
+      // the daemon's handler was installed (its first log line can come first: seen once in a
+      // clean-clone run).
+      t.match(await exited, /^(0|SIGTERM)$/, 'ended by SIGTERM');
     });
     t.notMatch(fs.readFileSync(logFile, 'utf8'), 'not tmpfs', 'no warning on a tmpfs');
   },
