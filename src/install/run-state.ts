@@ -17,22 +17,32 @@ export function nriRunState(layout: Layout, runDir: string): string[] {
   return [statusPath(runDir), recordsDir(runDir, NRI_RECORDS)].filter((p) => fs.existsSync(layout.real(p)));
 }
 
-/** True when the status file's supervisor still runs (its pid with the start time the file recorded). */
+/**
+ * True when the status file's supervisor may still run: its pid with the start time the file
+ * recorded, or, in a file from before start times were recorded, the pid alone (its state is kept).
+ */
 function supervisorRuns(layout: Layout, runDir: string): boolean {
-  return runningSupervisor(layout, runDir) !== undefined;
+  return supervisorOf(layout, runDir, false) !== undefined;
 }
 
-/** The pid of the status file's supervisor while it runs (the pid with the start time the file recorded), else undefined. */
+/** The pid of the status file's supervisor while it surely runs (its recorded start time matches), else undefined: the one to signal. */
 export function runningSupervisor(layout: Layout, runDir: string): number | undefined {
+  return supervisorOf(layout, runDir, true);
+}
+
+/** The status file's supervisor pid while it runs; `exact`: only with a recorded start time that matches. */
+function supervisorOf(layout: Layout, runDir: string, exact: boolean): number | undefined {
   let status;
   try {
     status = readStatus(layout.real(runDir));
   } catch {
     return undefined; // not a status file: nothing runs that wrote it
   }
-  if (!status || status.pidStartTicks === undefined) return undefined;
+  if (!status) return undefined;
   const stat = procStat(status.pid, layout.real('/proc'));
-  return stat !== undefined && stat.state !== 'Z' && stat.startTicks === status.pidStartTicks ? status.pid : undefined;
+  if (stat === undefined || stat.state === 'Z') return undefined;
+  const same = status.pidStartTicks === undefined ? !exact : stat.startTicks === status.pidStartTicks;
+  return same ? status.pid : undefined;
 }
 
 /**

@@ -4,7 +4,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { makeLayout } from '../../src/install/layout.ts';
-import { nriRunState, removeNriRunState } from '../../src/install/run-state.ts';
+import { nriRunState, removeNriRunState, runningSupervisor } from '../../src/install/run-state.ts';
 import { procStat } from '../../src/nri/proc-stat.ts';
 import { sampleStatus } from '../helpers/nri/status.ts';
 
@@ -29,4 +29,13 @@ t.test("a plugin still running keeps its state; what is not the plugin's stays",
   t.same(removeNriRunState(shim.layout, '/run/envhook'), ['/run/envhook/nri-status.json', '/run/envhook/nri-owners']);
   t.ok(fs.existsSync(path.join(shim.root, 'run/envhook/owners/u2')), "the shim's records stay (envhook watch reads them)");
   t.same(removeNriRunState(makeLayout('containerd', { root: t.testdir({}) }), '/run/envhook'), [], 'nothing there: nothing');
+});
+
+t.test('a status file from before start times were recorded: its pid alone keeps the state, and is never the one to signal', async (t) => {
+  const { root, layout } = node(sampleStatus({ pid: process.pid, pidStartTicks: undefined }));
+  t.same(removeNriRunState(layout, '/run/envhook'), [], 'its pid runs: nothing removed');
+  t.ok(fs.existsSync(path.join(root, 'run/envhook/nri-status.json')));
+  t.equal(runningSupervisor(layout, '/run/envhook'), undefined, 'no start time to tell it from a reused pid: not signalled');
+  const exact = node(sampleStatus({ pid: process.pid, pidStartTicks: procStat(process.pid)!.startTicks }));
+  t.equal(runningSupervisor(exact.layout, '/run/envhook'), process.pid, 'with its start time: the one to signal');
 });
