@@ -28,6 +28,9 @@ export function registerWatch(program: Command): void {
       'run under SCHED_FIFO at this priority, so that rewritten volume files are owned before a reader can find them (default: ordinary)',
     );
   addSettingFlags(cmd, { daemon: true }).action(async (opts: WatchOptions) => {
+    // Handlers first: a SIGTERM during start-up (right after the first log line, say) ends the
+    // daemon once it is up, by its own stop, not by the signal's default action.
+    const stopSignal = untilStopSignal();
     const settings = settingsFrom(opts, {
       fifoPriority: opts.fifoPriority === undefined ? undefined : fifoNumber(opts.fifoPriority, '--fifo-priority'),
     });
@@ -46,13 +49,14 @@ export function registerWatch(program: Command): void {
     if (onDisk !== undefined) log.warn({ runDir }, onDisk);
     const { startWatchDaemon } = await import('../watch/watch-daemon.ts');
     const daemon = startWatchDaemon({ runDir, kubeletRoot: settings.kubeletRoot, log });
-    const signal = await new Promise<string>((resolve) => {
-      const on = (sig: string) => () => resolve(sig);
-      const handlers = { SIGTERM: on('SIGTERM'), SIGINT: on('SIGINT') };
-      for (const [sig, h] of Object.entries(handlers)) process.once(sig, h);
-    });
-    log.info({ signal }, 'signal');
+    log.info({ signal: await stopSignal }, 'signal');
     daemon.stop();
+  });
+}
+
+function untilStopSignal(): Promise<string> {
+  return new Promise<string>((resolve) => {
+    for (const sig of ['SIGTERM', 'SIGINT']) process.once(sig, () => resolve(sig));
   });
 }
 
