@@ -140,7 +140,12 @@ export function upgradeSuite(version: '1.7' | '2.1'): void {
         "containerd's log: one registration, the new instance's, as an external plugin under the pre-installed name",
       );
       const st = envhook(['status', '--json', '--prefix', n.prefix, '--run-dir', runDir]);
-      t.match(JSON.parse(st.stdout), { runsAs: 'upgraded' }, `envhook status --json says how it runs: ${st.stderr}`);
+      t.match(JSON.parse(st.stdout), { runsAs: 'upgraded', nri: 'connected' }, `envhook status --json says how it runs: ${st.stderr}`);
+      t.match(
+        envhook(['status', '--prefix', n.prefix, '--run-dir', runDir]).stdout,
+        /^ {2}runs as: pre-installed, upgraded without a runtime restart: started from its plugin file by the plugin it replaced, /m,
+        'and its lines',
+      );
     } finally {
       clearInterval(release);
       await churn.stop();
