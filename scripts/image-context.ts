@@ -81,15 +81,11 @@ export function writeImageContext(dir: string): Map<string, string> {
 }
 
 /** The OCI labels' values of the build in dist/: package.json's version and license, the executable's commit. */
-export function imageLabels(): { VERSION: string; REVISION: string; SOURCE: string } {
-  const pkg = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')) as {
-    version: string;
-    repository?: { url?: string } | string;
-  };
+export function imageLabels(): { VERSION: string; REVISION: string } {
+  const pkg = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string };
   // `VERSION (COMMIT)` of the executable the image gets (src/version.ts)
   const mark = markIn(fs.readFileSync(path.join(REPO, IMAGE_FILES['/opt/envhook/dist/envhook']!)));
-  const repo = typeof pkg.repository === 'string' ? pkg.repository : pkg.repository?.url;
-  return { VERSION: pkg.version, REVISION: /\(([^)]+)\)$/.exec(mark ?? '')?.[1] ?? 'unknown', SOURCE: repo ?? 'unknown' };
+  return { VERSION: pkg.version, REVISION: /\(([^)]+)\)$/.exec(mark ?? '')?.[1] ?? 'unknown' };
 }
 
 /** The Containerfile with its ARG defaults set to `values` (an ARG it does not declare is an error). */

@@ -28,6 +28,9 @@ export function registerWatch(program: Command): void {
       'run under SCHED_FIFO at this priority, so that rewritten volume files are owned before a reader can find them (default: ordinary)',
     );
   addSettingFlags(cmd, { daemon: true }).action(async (opts: WatchOptions) => {
+    // Handlers first: a SIGTERM during start-up (right after the first log line, say) ends the
+    // daemon once it is up, by its own stop, not by the signal's default action.
+    const stopSignal = untilStopSignal();
     const settings = settingsFrom(opts, {
       fifoPriority: opts.fifoPriority === undefined ? undefined : fifoNumber(opts.fifoPriority, '--fifo-priority'),
     });
@@ -50,13 +53,14 @@ export function registerWatch(program: Command): void {
     // The rewrites it follows are held to the budgets of the settings (docs/ownership.md#budgets).
     const registry = { copier: inlineCopier(budgetsOf(settings)) };
     const daemon = startWatchDaemon({ runDir, kubeletRoot: settings.kubeletRoot, log, registry });
-    const signal = await new Promise<string>((resolve) => {
-      const on = (sig: string) => () => resolve(sig);
-      const handlers = { SIGTERM: on('SIGTERM'), SIGINT: on('SIGINT') };
-      for (const [sig, h] of Object.entries(handlers)) process.once(sig, h);
-    });
-    log.info({ signal }, 'signal');
+    log.info({ signal: await stopSignal }, 'signal');
     daemon.stop();
+  });
+}
+
+function untilStopSignal(): Promise<string> {
+  return new Promise<string>((resolve) => {
+    for (const sig of ['SIGTERM', 'SIGINT']) process.once(sig, () => resolve(sig));
   });
 }
 

@@ -8,7 +8,12 @@
 // only how long the copy takes (measured: `latency`). Polls, the minute's pass and a lost watch
 // (inotify limit) only compare the kubelet's `..data` target with the one copied last, and copy
 // when it moved. The kubelet's directory removed (the pod's volumes torn down; `rm -r` takes
-// `..data` first) ends the watch at the directory's own event, not at the next pass. A failure
+// `..data` first) ends the watch at the directory's own event, not at the next pass. A volume on a
+// tmpfs of its own (secrets, projected tokens) is unmounted before its directory goes: the kernel
+// ends the watch with the mount (IN_UNMOUNT, IN_IGNORED) and would say nothing of the removal that
+// follows, so the watch is set again on the mount point then (a directory of another device and
+// inode) and sees it. That removal is often the only word of a pod's end: containerd 2.1 sends no
+// StopPodSandbox for the sandboxes it restored after its own restart. A failure
 // (a hard link planted in the volume, the run directory full) is logged once per distinct
 // message and counted; the copy keeps the last good payload.
 import fs from 'node:fs';
@@ -43,6 +48,8 @@ export class CopyWatch implements Task {
   degraded = false;
   readonly #env: CopyEnv;
   #root: Watch | undefined;
+  /** The device and inode of the directory the root watch is on. */
+  #watchedId: string | undefined;
   #closed = false;
   #copied: string | undefined; // the kubelet's timestamped directory copied last
   #force = false;
@@ -59,6 +66,7 @@ export class CopyWatch implements Task {
   }
 
   start(): void {
+    this.#watchedId = dirId(this.target.dir);
     this.#root = startRootWatch(this.#env, this, { name: (n) => this.#onRoot(n), lost: () => this.#degrade() });
   }
 
@@ -87,7 +95,27 @@ export class CopyWatch implements Task {
   }
 
   run(): void {
-    if (!this.#closed && !this.#goneAway()) this.#sync();
+    if (this.#closed || this.#goneAway() || this.#rearmed()) return;
+    this.#sync();
+  }
+
+  /**
+   * The directory is another one than the watch is on (its tmpfs unmounted: the mount point below
+   * shows; or removed and made again): the kernel's watch ended with the old one, so it is set
+   * again here, and the watch's first turn (startRootWatch) copies or finds it gone.
+   */
+  #rearmed(): boolean {
+    if (this.#root === undefined) return false; // polled: every pass looks anyway
+    const id = dirId(this.target.dir);
+    if (id === undefined || id === this.#watchedId) return false;
+    this.#root.close();
+    this.#root = undefined;
+    this.#env.log.debug(
+      { podUid: this.podUid, volume: this.place.volume },
+      'owned copy: volume directory replaced (unmounted): watched again',
+    );
+    this.start();
+    return true;
   }
 
   /** The kubelet's volume directory is gone: the watch ends and says so. */
@@ -184,6 +212,16 @@ export class CopyWatch implements Task {
     if (this.#warned.has(message)) return;
     if (this.#warned.size < MAX_WARNINGS) this.#warned.add(message);
     this.#env.log.warn({ podUid: this.podUid, volume: this.place.volume, err }, `owned copy not updated: ${message}`);
+  }
+}
+
+/** `dev:ino` of a directory, or undefined when it is not there. */
+function dirId(dir: string): string | undefined {
+  try {
+    const st = fs.statSync(dir);
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return undefined;
   }
 }
 

@@ -86,6 +86,8 @@ t.test('by default: the NRI DaemonSet and the helm test pod, nothing else', asyn
     '/var/lib/kubelet',
     '--run-dir',
     '/run/envhook',
+    '--run-dir-on-disk',
+    'warn',
     '--log-level',
     'info',
     '--handover-wait',
@@ -122,6 +124,8 @@ t.test('the values reach the command and the mounts: every host path mounted at 
     'image.tag=0.1.0-rc1',
     'image.pullPolicy=Always',
     'priorityClassName=high',
+    'runDirOnDisk=refuse',
+    'fileGroup=4',
   ]);
   const spec = nriOf(objects).spec.template.spec;
   const c = spec.containers[0];
@@ -130,6 +134,8 @@ t.test('the values reach the command and the mounts: every host path mounted at 
   t.equal(argOf(c.command, '--kubelet-root'), '/data/kubelet');
   t.equal(argOf(c.command, '--run-dir'), '/var/run/envhook-data');
   t.equal(argOf(c.command, '--log-level'), 'debug');
+  t.equal(argOf(c.command, '--run-dir-on-disk'), 'refuse');
+  t.equal(argOf(c.command, '--file-group'), '4', 'a GID, as envhook nri --file-group takes it');
   t.equal(argOf(c.command, '--metrics-address'), '127.0.0.1:9555');
   t.same(c.command.slice(-3), ['--evict-unapplied', '--fifo-priority', '10'], 'extraArgs last');
   t.same(hostPaths(spec, c), {
@@ -144,6 +150,12 @@ t.test('the values reach the command and the mounts: every host path mounted at 
   t.equal(c.image, 'registry.example.com/envhook:0.1.0-rc1');
   t.equal(c.imagePullPolicy, 'Always');
   t.equal(spec.priorityClassName, 'high');
+  const plain = nriOf(renderChart()).spec.template.spec.containers[0].command;
+  t.notOk(plain.includes('--file-group'), 'fileGroup empty by default: no --file-group, the status file 0600');
+  const root = nriOf(renderChart(['fileGroup=0'])).spec.template.spec.containers[0].command;
+  t.equal(argOf(root, '--file-group'), '0', 'GID 0 is a group, not an empty value');
+  const quoted = nriOf(renderChart([], ['--set-string', 'fileGroup=2147483647'])).spec.template.spec.containers[0].command;
+  t.equal(argOf(quoted, '--file-group'), '2147483647', 'a GID given as a string, the largest');
   const digest = 'sha256:' + 'ab'.repeat(32);
   const pinned = nriOf(renderChart([`image.digest=${digest}`, 'image.tag=9.9.9'])).spec.template.spec.containers[0];
   t.equal(pinned.image, `envhook@${digest}`, 'a digest wins over the tag');
@@ -385,6 +397,9 @@ t.test("refusals: helm's one line naming the value", async (t) => {
   refused('logLevel=loud', "- at '/logLevel': value must be one of 'fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'");
   refused('nri.plugin.index=100', "- at '/nri/plugin/index': maximum: got 100, want 99");
   refused('runDir=run/envhook', "- at '/runDir': 'run/envhook' does not match pattern '^/(.*[^/])?$'");
+  refused('runDirOnDisk=ignore', "- at '/runDirOnDisk': value must be one of 'warn', 'refuse'");
+  refused('fileGroup=adm', "- at '/fileGroup': 'adm' does not match pattern '^[0-9]{0,10}$'");
+  refused('fileGroup=-1', "- at '/fileGroup': minimum: got -1, want 0");
   refused('nri.sokcet=/x', "- at '/nri': additional properties 'sokcet' not allowed");
   refused('containerRuntime=docker', "- at '/containerRuntime': value must be one of 'containerd', 'crio'");
   refused('image.pullPolicy=Sometimes', "- at '/image/pullPolicy': value must be one of 'IfNotPresent', 'Always', 'Never'");

@@ -74,7 +74,6 @@ t.test("the DaemonSets' image, built with Podman from Containerfile.scratch", { 
         'org.opencontainers.image.title': 'envhook',
         'org.opencontainers.image.version': pkg.version,
         'org.opencontainers.image.revision': commit,
-        'org.opencontainers.image.source': 'unknown',
         'org.opencontainers.image.licenses': pkg.license,
       },
       'OCI labels: the version and commit envhook version prints',

@@ -36,10 +36,13 @@ interface Case {
   files: Record<string, string>;
   extra?: string[];
   /** Where the block lands and the options the handler must carry (besides BinaryName). */
-  ok?: { file: string; options: Record<string, unknown>; restartNote?: RegExp };
+  ok?: { file: string; options: Record<string, unknown>; restartNote?: RegExp; note?: string };
   refused?: RegExp;
 }
 
+// what containerd 2.1's own `config default` writes: a version 3 file whose
+// [plugins.'io.containerd.grpc.v1.cri'] holds the CRI server's streaming settings
+const default21 = BINS['2.1'] ? spawnSync(BINS['2.1'], ['config', 'default'], { encoding: 'utf8' }).stdout : '';
 const v3Root = (extra = '') => `version = 3\nimports = ['conf.d/*.toml']\n${extra}`;
 const v3Runc = (opts: string) => `[plugins.'${V3}'.containerd.runtimes.runc.options]\n${opts}`;
 const v2Runc = (opts: string) => `[plugins."${V2}".containerd.runtimes.runc.options]\n${opts}`;
@@ -56,6 +59,29 @@ const CASES: Case[] = [
     bin: '2.1',
     files: { [ROOT_FILE]: `version = 3\n${v3Runc("  SystemdCgroup = true\n  Root = '/run/runc-admin'\n")}` },
     ok: { file: ROOT_FILE, options: { SystemdCgroup: true, Root: '/run/runc-admin' } },
+  },
+  {
+    name: "2.1.9, containerd's own config default: its CRI server streaming settings are in force, no note says otherwise",
+    bin: '2.1',
+    files: { [ROOT_FILE]: default21 },
+    ok: {
+      file: ROOT_FILE,
+      options: {},
+      note: `  note: envhook's block goes here: containerd 2.x merges imported files table by table and none sets the handler "envhook", so the root file's block stands`,
+    },
+  },
+  {
+    name: "2.1.9, a version 2 drop-in's runtime settings beside the version 3 table: named as dropped, its streaming setting not",
+    bin: '2.1',
+    files: {
+      [ROOT_FILE]: v3Root(v3Runc('  SystemdCgroup = true\n')),
+      'etc/containerd/conf.d/10-old.toml': `version = 2\n[plugins."${V2}"]\n  stream_idle_timeout = "2h"\n${v2Runc('  Root = "/run/not-in-force"\n')}`,
+    },
+    ok: {
+      file: ROOT_FILE,
+      options: { SystemdCgroup: true },
+      note: `  note: envhook's block goes here: containerd 2.x merges imported files table by table and none sets the handler "envhook", so the root file's block stands; the version 2 CRI settings of /etc/containerd/conf.d/10-old.toml (containerd) are not in force (containerd 2.x drops them)`,
+    },
   },
   {
     name: '2.1.9, version 3 root importing conf.d/*.toml, SystemdCgroup in a drop-in: copied from the merged config',
@@ -193,6 +219,12 @@ for (const c of CASES) {
     }
     t.equal(r.status, 0, r.stderr);
     t.match(r.stdout, new RegExp(`^  note: envhook's block goes here: `, 'm'), 'the output says why the block goes where it does');
+    if (c.ok!.note)
+      t.equal(
+        r.stdout.split('\n').find((l) => l.startsWith("  note: envhook's block goes here: ")),
+        c.ok!.note,
+        'the exact note the admin reads',
+      );
     t.match(r.stdout, /^checked: containerd \S+ config dump of \/etc\/containerd\/config\.toml shows the runtime handler "envhook"/m);
     t.match(
       fs.readFileSync(path.join(root, c.ok!.file), 'utf8'),

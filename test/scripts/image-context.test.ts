@@ -89,28 +89,30 @@ t.test(
   },
 );
 
-t.test("both recipes label the image (OCI): version, revision, source, licenses; the context's values are the build's", async (t) => {
-  const pkg = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8'));
-  const labels = (text: string) =>
-    Object.fromEntries([...text.matchAll(/(org\.opencontainers\.image\.\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-  const want = {
-    'org.opencontainers.image.title': 'envhook',
-    'org.opencontainers.image.version': '$VERSION',
-    'org.opencontainers.image.revision': '$REVISION',
-    'org.opencontainers.image.source': '$SOURCE',
-    'org.opencontainers.image.licenses': pkg.license,
-  };
-  t.same(labels(lastStage(dockerfile)), want, 'Dockerfile');
-  t.same(labels(containerfile), want, 'Containerfile.scratch');
-  for (const text of [lastStage(dockerfile), containerfile])
-    t.match(text, new RegExp(`^ARG VERSION=${pkg.version.replace(/\./g, '\\.')}$`, 'm'));
-  t.match(dockerfile, /^RUN ENVHOOK_COMMIT="\$REVISION" npm run build$/m, 'the build stage names the commit it is given');
-  t.equal(
-    withLabels('FROM scratch\nARG VERSION=0\nARG REVISION=unknown\n', { VERSION: '1.2.3', REVISION: 'abc1234' }),
-    'FROM scratch\nARG VERSION=1.2.3\nARG REVISION=abc1234\n',
-  );
-  t.throws(() => withLabels('FROM scratch\n', { VERSION: '1' }), /no ARG VERSION=/);
-});
+t.test(
+  "both recipes label the image (OCI): version, revision, licenses, and no source (package.json names no repository); the context's values are the build's",
+  async (t) => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8'));
+    const labels = (text: string) =>
+      Object.fromEntries([...text.matchAll(/(org\.opencontainers\.image\.\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    const want = {
+      'org.opencontainers.image.title': 'envhook',
+      'org.opencontainers.image.version': '$VERSION',
+      'org.opencontainers.image.revision': '$REVISION',
+      'org.opencontainers.image.licenses': pkg.license,
+    };
+    t.same(labels(lastStage(dockerfile)), want, 'Dockerfile');
+    t.same(labels(containerfile), want, 'Containerfile.scratch');
+    for (const text of [lastStage(dockerfile), containerfile])
+      t.match(text, new RegExp(`^ARG VERSION=${pkg.version.replace(/\./g, '\\.')}$`, 'm'));
+    t.match(dockerfile, /^RUN ENVHOOK_COMMIT="\$REVISION" npm run build$/m, 'the build stage names the commit it is given');
+    t.equal(
+      withLabels('FROM scratch\nARG VERSION=0\nARG REVISION=unknown\n', { VERSION: '1.2.3', REVISION: 'abc1234' }),
+      'FROM scratch\nARG VERSION=1.2.3\nARG REVISION=abc1234\n',
+    );
+    t.throws(() => withLabels('FROM scratch\n', { VERSION: '1' }), /no ARG VERSION=/);
+  },
+);
 
 t.test(
   "the context's Containerfile: the version and commit the executable names",
@@ -119,6 +121,6 @@ t.test(
     const pkg = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8'));
     const line = execFileSync(SEA, ['version'], { encoding: 'utf8' });
     const commit = /^envhook \S+ \(([^;]+); node /.exec(line)![1];
-    t.same(imageLabels(), { VERSION: pkg.version, REVISION: commit, SOURCE: 'unknown' }, line.trim());
+    t.same(imageLabels(), { VERSION: pkg.version, REVISION: commit }, line.trim());
   },
 );

@@ -5,6 +5,7 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { atomicWrite } from '../../scripts/kubelet-pod.ts';
 import { createRegistry } from '../../src/watch/registry.ts';
 import { createLogger } from '../../src/log.ts';
@@ -12,7 +13,7 @@ import { normalize } from '../../src/ownership/annotation.ts';
 import { copyDir } from '../../src/mirror/layout.ts';
 import { copyVolume } from '../../src/mirror/copy.ts';
 import { contentAndOwner } from '../helpers/watch/volume-reader.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { sleep, waitFor } from '../helpers/wait.ts';
 
 t.test('each rewrite copied, owned; a hard link refused and counted, the last good copy kept; the volume gone', async (t) => {
   const dir = t.testdir({});
@@ -114,3 +115,37 @@ t.test(
     t.notMatch(text, /\ufffd|\\ufffd/, 'the name is not printed, not even decoded');
   },
 );
+
+// The kubelet tears a secret volume down by unmounting its tmpfs, then removing the directory.
+// The unmount ends the kernel's watch (IN_UNMOUNT, IN_IGNORED) and the removal that follows
+// happens on the mount point below, which no watch was on: the copy stayed until the registry's
+// minute pass. Where no StopPodSandbox comes (containerd 2.1 sends none for the sandboxes it
+// restored after its own restart), that removal is the only word of the pod's end.
+t.test('a volume on a tmpfs of its own, unmounted then removed: reported gone at once, the copy removed', async (t) => {
+  const dir = t.testdir({});
+  const kubelet = path.join(dir, 'kubelet', 'keys');
+  fs.mkdirSync(kubelet, { recursive: true });
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m,mode=0755', 'tmpfs', kubelet]);
+  t.teardown(() => void spawnSync('umount', [kubelet]));
+  atomicWrite(kubelet, { key: { data: 'CANARY-tmpfs-0', mode: 0o400 } });
+  const logFile = path.join(dir, 'log');
+  const gone: string[] = [];
+  const reg = createRegistry({ log: createLogger(logFile, 'debug'), safetyMs: 600_000, onVolumeGone: (uid) => gone.push(uid) });
+  t.teardown(() => reg.close());
+  const place = { runDir: path.join(dir, 'run'), podUid: 'p1', volume: 'keys' };
+  reg.add('p1', [
+    { dir: kubelet, owners: normalize([{ volume: 'keys', defaultUser: 1000 }])[0]!, uidMapping: { kind: 'none' }, copy: place },
+  ]);
+  const view = () => contentAndOwner(path.join(copyDir(place), 'key'));
+  await waitFor(() => view() === 'CANARY-tmpfs-0:1000', 5000, 'the first copy');
+  atomicWrite(kubelet, { key: { data: 'CANARY-tmpfs-1', mode: 0o400 } });
+  await waitFor(() => view() === 'CANARY-tmpfs-1:1000', 5000, 'a rewrite on the tmpfs copied');
+
+  execFileSync('umount', [kubelet]);
+  await sleep(200); // the kubelet's teardown: the unmount, then the directory's removal a moment later
+  fs.rmdirSync(kubelet);
+  await waitFor(() => gone.length === 1, 5000, 'the volume reported gone at the removal of its mount point');
+  await waitFor(() => !fs.existsSync(copyDir(place)), 5000, 'its copy removed');
+  t.match(reg.stats(), { copies: 0, watches: 0 }, 'no watch left');
+  t.notMatch(fs.readFileSync(logFile, 'utf8'), /CANARY/, 'no content logged');
+});

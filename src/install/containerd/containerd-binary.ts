@@ -4,7 +4,7 @@
 // answers these without a running daemon.
 import path from 'node:path';
 import type { Family } from './containerd-files.ts';
-import { parseToml, type Table } from '../toml.ts';
+import { parseToml, tableAt, type Table } from '../toml.ts';
 import {
   failureWords,
   findNodeBinary,
@@ -33,18 +33,45 @@ export function findContainerd(explicit: string | undefined, root = '/'): Contai
   return { ...bin, version: m[1]!, family: Number(m[2]) >= 2 ? '2.x' : '1.x' };
 }
 
-const defaults = new Map<string, number>();
+const defaults = new Map<string, Table>();
+
+/** `containerd config default`, asked once per binary: containerd's own reading of no file. */
+function configDefault(bin: ContainerdBinary): Table {
+  const key = path.join(bin.root, bin.path);
+  let doc = defaults.get(key);
+  if (doc === undefined) {
+    doc = run(bin, ['config', 'default'], '/');
+    defaults.set(key, doc);
+  }
+  return doc;
+}
 
 /** The config version `containerd config default` writes: what a new root file gets, the newest it reads. */
 export function defaultConfigVersion(bin: ContainerdBinary): number {
-  const key = path.join(bin.root, bin.path);
-  let v = defaults.get(key);
-  if (v === undefined) {
-    const doc = run(bin, ['config', 'default'], '/');
-    v = typeof doc.version === 'number' ? doc.version : 2;
-    defaults.set(key, v);
-  }
-  return v;
+  const doc = configDefault(bin);
+  return typeof doc.version === 'number' ? doc.version : 2;
+}
+
+/** The keys containerd 2.0-2.1 keep in [plugins."io.containerd.grpc.v1.cri"] (the CRI server's own settings). */
+const CRI_SERVER_KEYS_21 = [
+  'disable_tcp_service',
+  'stream_server_address',
+  'stream_server_port',
+  'stream_idle_timeout',
+  'enable_tls_streaming',
+  'x509_key_pair_streaming',
+];
+
+/**
+ * The keys a containerd 2.x reads in [plugins."io.containerd.grpc.v1.cri"] of a version 3 config
+ * (its CRI server: streaming, TLS): the keys of that table in the binary's own `config default`,
+ * which `config dump` prints with the same fields; with no binary, those of containerd 2.0-2.1.
+ * Any other key there (the version 2 layout's `containerd`, `registry`, `cni`...) is not read.
+ */
+export function criServerKeys(bin: ContainerdBinary | undefined): ReadonlySet<string> {
+  if (!bin || bin.family !== '2.x') return new Set(CRI_SERVER_KEYS_21);
+  const server = tableAt(configDefault(bin), 'plugins', 'io.containerd.grpc.v1.cri');
+  return new Set(server ? Object.keys(server) : CRI_SERVER_KEYS_21);
 }
 
 /**

@@ -4,8 +4,10 @@
 //        (mergeConfig assigns plugins by ID);
 //   2.x: tables merge key by key at every depth; a later file's value (scalar or array, even
 //        `false` or '') replaces an earlier one. Version 2 CRI sections are moved to the version
-//        3 name afterwards, but only when no file sets the version 3 table: otherwise every
-//        version 2 CRI section is dropped without a word.
+//        3 name afterwards, but only when no file sets the version 3 table: otherwise the version
+//        2 CRI settings are dropped without a word. Not the whole section: in version 3 the
+//        same plugin ID is the CRI server, whose own keys (streaming, TLS: `config default`
+//        writes them) stay in force; only the other keys (`containerd`, `registry`...) go.
 import type { ConfigFile, Family } from './containerd-files.ts';
 import { table, tableAt, type Table } from '../toml.ts';
 
@@ -42,15 +44,18 @@ export interface EffectiveCri {
   plugin: string;
   /** The CRI runtime plugin's table in force, or undefined when no file sets it. */
   cri: Table | undefined;
-  /** Files whose version 2 CRI section containerd 2.x drops (a version 3 one is set elsewhere). */
-  dropped: string[];
+  /** Version 2 CRI settings containerd 2.x drops (a version 3 table is set elsewhere): each file and its keys. */
+  dropped: { path: string; keys: string[] }[];
 }
 
-export function effectiveCri(files: ConfigFile[], family: Family): EffectiveCri {
+/** `serverKeys`: the keys containerd 2.x reads in [plugins."io.containerd.grpc.v1.cri"] (criServerKeys). */
+export function effectiveCri(files: ConfigFile[], family: Family, serverKeys: ReadonlySet<string> = new Set()): EffectiveCri {
   const merged = mergePlugins(files, family);
   if (family === '1.x') return { plugin: CRI_V2, cri: table(merged, CRI_V2), dropped: [] };
   if (table(merged, CRI_V3)) {
-    const dropped = files.filter((f) => tableAt(f.doc, 'plugins', CRI_V2)).map((f) => f.path);
+    const dropped = files
+      .map((f) => ({ path: f.path, keys: Object.keys(tableAt(f.doc, 'plugins', CRI_V2) ?? {}).filter((k) => !serverKeys.has(k)) }))
+      .filter((d) => d.keys.length > 0);
     return { plugin: CRI_V3, cri: table(merged, CRI_V3), dropped };
   }
   return { plugin: CRI_V3, cri: table(merged, CRI_V2), dropped: [] };

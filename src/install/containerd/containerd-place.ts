@@ -11,6 +11,7 @@ import type { ConfigFile } from './containerd-files.ts';
 import { dropInNotRead, type ContainerdConfig, type Reading } from './containerd-config.ts';
 import { CRI_V2, CRI_V3, criPlugin, criSetters, defaultRuntime, effectiveCri } from './containerd-merge.ts';
 import { HANDLER } from '../layout.ts';
+import { criServerKeys } from './containerd-binary.ts';
 import { tableAt, type Table } from '../toml.ts';
 
 export interface Placement {
@@ -99,9 +100,9 @@ function placeIn(r: Reading, config: ContainerdConfig, dropIn: string | undefine
       `${file.path} is a version ${file.version} file and ${root.path} version ${version}: envhook writes in the root file's version; name a file of that version (or a new one) with --drop-in`,
     );
   }
-  const { cri, dropped } = effectiveCri(files, family);
+  const { cri, dropped } = effectiveCri(files, family, criServerKeys(config.binary));
   const droppedNote = dropped.length
-    ? `; the version 2 CRI sections of ${dropped.join(', ')} are not in force (containerd 2.x drops them)`
+    ? `; the version 2 CRI settings of ${dropped.map((d) => `${d.path} (${d.keys.join(', ')})`).join(', ')} are not in force (containerd 2.x drops them)`
     : '';
   const reason =
     file === root

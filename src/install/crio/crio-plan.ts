@@ -10,7 +10,7 @@ import { readCrioFiles } from './crio-files.ts';
 import { hookFile, runtimeClass, type HookTemplates, type RuntimePlan } from '../targets.ts';
 import { parseToml, tableAt } from '../toml.ts';
 import { missingBinary } from '../../oci/runtime-binary.ts';
-import { checkCrio, findCrio } from './crio-check.ts';
+import { checkCrio, nodeCrio } from './crio-check.ts';
 
 /** The drop-in; `ociRuntime` (the `runtime` setting, a name or a path) is what the front execs: its state lives under /run/<name>. */
 export function crioDropIn(layout: Layout, ociRuntime = 'runc'): string {
@@ -39,7 +39,7 @@ export function crioPlan(layout: Layout, templates: HookTemplates, opts: CrioPla
   if (opts.hooksDir !== undefined) opts = { ...opts, hooksDir: absolute(opts.hooksDir, '--hooks-dir') };
   const dropIn = crioDropIn(layout, opts.ociRuntime);
   parseToml(dropIn, layout.config); // a path with odd characters must still make valid TOML
-  const bin = findCrio(opts.crio, layout.root);
+  const bin = nodeCrio(opts.crio, layout);
   // no crio to ask: its files, read as CRI-O reads them, give the hooks directory and must parse
   const fromFiles = bin ? undefined : hooksDirFromFiles(layout, opts.hooksDir);
   const hooksDir = fromFiles?.dir ?? opts.hooksDir ?? SHARED_HOOKS_DIR;

@@ -189,7 +189,10 @@ class NriPodWatcher implements PodWatcher {
       const copies = opts.runDir === undefined ? undefined : { runDir: opts.runDir, podUid: pod.uid };
       const { volumes, skipped } = podWatchVolumes(podDir, pod.annotations, mounts, copies);
       for (const s of skipped) log.info({ ...where, volume: s.volume, reason: s.reason }, 'nri: volume not watched');
-      const key = JSON.stringify([pod.id, pod.annotations[VOLUME_OWNERS], volumes.map((v) => [v.dir, v.uidMapping])]);
+      // Whether each volume is read through the copy belongs to the key: the same kubelet directory
+      // watched in place (a container created while envhook was away) and then read through the copy
+      // (that container evicted and created again) are two different watches.
+      const key = JSON.stringify([pod.id, pod.annotations[VOLUME_OWNERS], volumes.map((v) => [v.dir, v.uidMapping, v.copy ?? null])]);
       if (!always && this.watched.get(pod.uid)?.key === key) return;
       registry.add(pod.uid, volumes);
       if (!registry.has(pod.uid)) return this.forget(pod.uid, 'no volume to watch', false);

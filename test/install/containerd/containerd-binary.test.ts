@@ -1,10 +1,11 @@
 // The containerd binary asked by install, the real ones: containerd 2.1.9 (Debian sid) and the
 // containerd on PATH (1.6 on Debian bookworm): their version line and family, the config version
-// `config default` writes, `config dump` of a file, and a failure in one line.
+// `config default` writes, the CRI server's keys (as `config dump` keeps them), `config dump` of a
+// file, and a failure in one line.
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { configDump, defaultConfigVersion, findContainerd } from '../../../src/install/containerd/containerd-binary.ts';
+import { configDump, criServerKeys, defaultConfigVersion, findContainerd } from '../../../src/install/containerd/containerd-binary.ts';
 import { findRuntimeBinary, missingBinary } from '../../../src/oci/runtime-binary.ts';
 import { containerd2ForInstall } from '../../helpers/nri/containerd.ts';
 
@@ -25,6 +26,10 @@ t.test('2.1.9: family 2.x, config default version 3, config dump reads the file'
   const dump = configDump(bin, path.join(dir, 'c.toml'), '/');
   t.equal(dump.version, 3);
   t.equal((dump.plugins as any)['io.containerd.cri.v1.runtime'].containerd.default_runtime_name, 'crun');
+  // the CRI server's keys, from config default, are those config dump keeps in that table
+  const keys = [...criServerKeys(bin)];
+  t.same(keys.sort(), Object.keys((dump.plugins as any)['io.containerd.grpc.v1.cri']).sort());
+  t.same([...criServerKeys(undefined)].sort(), keys.sort(), "with no binary: 2.1's keys");
 });
 
 t.test("2.1.9: a file it cannot read: containerd's last line, the command, no more", { skip: skip2 }, async (t) => {

@@ -1,6 +1,7 @@
 // The merge rules, as both binaries' `config dump` showed them: 1.x replaces a plugin's table
 // per file, 2.x merges tables key by key (later scalars and arrays win, even false and ''), and
-// 2.x drops version 2 CRI sections when any file sets the version 3 table.
+// 2.x drops version 2 CRI settings when any file sets the version 3 table (the CRI server's
+// own keys of that plugin stay).
 import t from 'tap';
 import type { ConfigFile } from '../../../src/install/containerd/containerd-files.ts';
 import { CRI_V2, CRI_V3, criPlugin, defaultRuntime, effectiveCri, mergePlugins } from '../../../src/install/containerd/containerd-merge.ts';
@@ -43,7 +44,13 @@ t.test('2.x: version 2 CRI sections count only when no file sets the version 3 t
   );
   const v3 = file('/new', { [CRI_V3]: { containerd: { default_runtime_name: 'runc' } } });
   const both = effectiveCri([v3, v2], '2.x');
-  t.same(both.dropped, ['/old']);
+  t.same(both.dropped, [{ path: '/old', keys: ['containerd'] }]);
+  const server = file('/stream', { [CRI_V2]: { stream_idle_timeout: '4h', containerd: {} } });
+  t.same(
+    effectiveCri([v3, server], '2.x', new Set(['stream_idle_timeout'])).dropped,
+    [{ path: '/stream', keys: ['containerd'] }],
+    "the CRI server's own keys are not dropped",
+  );
   t.equal(defaultRuntime(both.cri).runtime, undefined, 'the version 2 runc options are not in force');
 });
 

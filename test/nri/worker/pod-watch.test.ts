@@ -427,6 +427,54 @@ t.test("owned copies: CreateContainer's copy followed after each rewrite, record
   t.notMatch(fs.readFileSync(logFile, 'utf8'), CANARY, 'no content logged');
 });
 
+// A container created while envhook was away reads the kubelet's volume (Synchronize: watched in
+// place); evicted, the kubelet creates it again and CreateContainer points its mount at the owned
+// copy. The same volume directory is now also read through the copy: the pod's watch must follow
+// the copy from then on, not only at the next worker's restore.
+t.test('a missed container created again through the copy: its copy is followed from its CreateContainer on', async (t) => {
+  const { createNriHandler } = await import('../../../src/nri/worker/handler.ts');
+  const dir = t.testdir();
+  const root = path.join(dir, 'kubelet');
+  const runDir = path.join(dir, 'run');
+  const logFile = path.join(dir, 'envhook.log');
+  const log = createLogger(logFile, 'debug');
+  const handler = createNriHandler({ settings: { kubeletRoot: root }, log, runDir });
+  const watcher = createPodWatcher({ kubeletRoot: root, log, runDir });
+  t.teardown(() => watcher.close());
+  const pod = makePod(root, {}, 'pod-evicted');
+  const vol = makeAtomicVolume(pod, 'secret', 'keys', { key: { data: `${CANARY}0`, mode: 0o400 } });
+  const mount = { destination: '/keys', source: vol, type: 'bind', options: ['rbind', 'ro'] };
+  const req = nriRequest(pod, 'app', { annotations: { 'envhook.io/volumeOwners': OWNERS }, mounts: [...pod.mounts('app'), mount] });
+  // Synchronize: the missed container mounts the kubelet's directory.
+  watcher.synchronized(
+    [req.pod],
+    [{ id: 'c-missed', name: 'app', podSandboxId: req.pod.id, annotations: {}, state: RUNNING, mounts: [mount] }],
+  );
+  t.match(watcher.registry.stats(), { volumes: 1, copies: 0 }, 'watched in place');
+  // Evicted and created again: the adjustment points the mount at the copy.
+  const adjustment = await handler(req);
+  const copy = path.join(runDir, 'volumes', 'pod-evicted', 'keys');
+  t.same(
+    adjustment.mounts?.map((m) => m.source),
+    [copy],
+    'the new container reads the copy',
+  );
+  watcher.created(req, adjustment);
+  t.match(watcher.registry.stats(), { copies: 1 }, 'the copy is watched');
+  const view = () => `${fs.readFileSync(path.join(copy, 'key'), 'utf8')}:${fs.statSync(path.join(copy, 'key')).uid}`;
+  for (const i of [1, 2]) {
+    rewrite(vol, i);
+    await waitFor(() => view() === `${CANARY}${i}:1000`, 5000, `rewrite ${i} reaches the copy`);
+  }
+  // Its record says so: a worker started after a kill follows the copy too.
+  const record = JSON.parse(fs.readFileSync(path.join(runDir, 'nri-owners', 'pod-evicted.json'), 'utf8'));
+  t.ok(
+    record.volumes.some((v: { copy?: boolean }) => v.copy === true),
+    'recorded as copied',
+  );
+  t.notMatch(fs.readFileSync(logFile, 'utf8'), CANARY, 'no content logged');
+});
+
 // containerd 1.7.24 sends its pre-installed plugin no Synchronize: a pod deleted while no plugin
 // ran is known to the next one only by its record, which restore() drops as gone. Its copies go
 // with it; so do a volume's copy whose kubelet directory went, and what a worker killed while it
