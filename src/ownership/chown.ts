@@ -5,8 +5,9 @@
 // one container. In a dry run nothing changes; the files that would get an owner are listed.
 // A volume the plan gave an owned copy (copy-plan.ts) is not chowned: its copy is made here
 // instead, each file with its owner before the copy's `..data` is swapped (mirror/build.ts): in
-// the NRI worker by its copier thread, awaited (chownVolumesAsync), elsewhere in place. A volume
-// the container does not mount is left alone.
+// the NRI worker by its copier thread, awaited (chownVolumesAsync), elsewhere in place; a copy
+// this process made for an earlier start of the pod, still current, is used as it is
+// (copy-reuse.ts). A volume the container does not mount is left alone.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../log.ts';
@@ -15,6 +16,7 @@ import { DATA_LINK } from '../fs/datadir.ts';
 import { runCopyJob, runStartJob, type CopyJob, type CopyResult, type StartJob } from '../mirror/copy.ts';
 import { inlineCopier, type Copier } from '../mirror/copier.ts';
 import { addSubPathMounts } from './copy-plan.ts';
+import { isReused, rememberCopy, reusableCopy } from './copy-reuse.ts';
 import type { CopyPlace } from '../mirror/layout.ts';
 import type { CopyBudgets } from '../mirror/budget.ts';
 import { removeCopy } from '../mirror/remove.ts';
@@ -42,7 +44,7 @@ export interface MadeCopy {
 export function chownVolumes(prepared: readonly PreparedVolume[], o: ChownOptions, made: MadeCopy[] = []): OwnedFile[] {
   const { inPlace, copies } = split(prepared, o);
   const owned = inPlace.flatMap((p) => chownInPlace(p, o));
-  const results = runStartJob(startJob(copies, o));
+  const results = withReused(copies, (jobs) => runStartJob(startJob(jobs, o)));
   copies.forEach((p, i) => {
     const r = results[i]!;
     const mine = r.created ? made[made.push({ place: p.copy!.place, timestamped: r.timestamped }) - 1] : undefined;
@@ -93,7 +95,7 @@ export async function chownVolumesAsync(
   const { inPlace, copies } = split(prepared, o);
   const owned = inPlace.flatMap((p) => chownInPlace(p, o));
   if (copies.length === 0) return owned;
-  const results = await copier.copyStart(startJob(copies, o));
+  const results = await withReusedAsync(copies, (jobs) => copier.copyStart(startJob(jobs, o)));
   for (const [i, p] of copies.entries()) {
     const r = results[i]!;
     const mine = r.created ? made[made.push({ place: p.copy!.place, timestamped: r.timestamped }) - 1] : undefined;
@@ -111,6 +113,36 @@ function split(prepared: readonly PreparedVolume[], o: ChownOptions): { inPlace:
 
 function startJob(copies: readonly PreparedVolume[], { deadline, budgets }: ChownOptions): StartJob {
   return { jobs: copies.map((p) => copyJob(p, deadline)), deadline, budgets };
+}
+
+/**
+ * Each copy's result: the copy this process made for an earlier start of the pod, used as it is
+ * (copy-reuse.ts), or made by one start job of the others (`run`), remembered for the next starts.
+ */
+function withReused(copies: readonly PreparedVolume[], run: (jobs: PreparedVolume[]) => CopyResult[]): CopyResult[] {
+  const reused = copies.map((p) => reusableCopy(p));
+  const rest = copies.filter((_, i) => reused[i] === undefined);
+  return merged(copies, reused, rest, rest.length === 0 ? [] : run(rest));
+}
+
+async function withReusedAsync(
+  copies: readonly PreparedVolume[],
+  run: (jobs: PreparedVolume[]) => Promise<CopyResult[]>,
+): Promise<CopyResult[]> {
+  const reused = copies.map((p) => reusableCopy(p));
+  const rest = copies.filter((_, i) => reused[i] === undefined);
+  return merged(copies, reused, rest, rest.length === 0 ? [] : await run(rest));
+}
+
+function merged(
+  copies: readonly PreparedVolume[],
+  reused: (CopyResult | undefined)[],
+  rest: PreparedVolume[],
+  made: CopyResult[],
+): CopyResult[] {
+  rest.forEach((p, i) => rememberCopy(p, made[i]!));
+  let next = 0;
+  return copies.map((_, i) => reused[i] ?? made[next++]!);
 }
 
 /** The job of a start's copy: the data directory the plan opened and checked, the owners, the subPath entries wanted. */
@@ -166,6 +198,7 @@ function copied(p: PreparedVolume, r: CopyResult, o: ChownOptions, copier: Copie
       volume: p.volume,
       uidMapping: p.translation.kind,
       layout: 'copy',
+      reused: isReused(r),
       files: r.files,
       bytes: r.bytes,
       dir: copy.dir,

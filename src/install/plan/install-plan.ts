@@ -68,6 +68,8 @@ export interface Plan {
   nothing?: string | undefined;
   /** Uninstall of the NRI plugin: the NRI sockets whose running envhook nri is asked to stop. */
   stopPlugins?: string[] | undefined;
+  /** Install of the pre-installed NRI plugin: the running one may be upgraded without a runtime restart (targets.ts). */
+  upgrade?: { socket: string; configFiles: string[] } | undefined;
 }
 
 export function planInstall(opts: InstallOptions): Plan {
@@ -144,6 +146,9 @@ export function planInstall(opts: InstallOptions): Plan {
     next: rp.next,
     notes: [...(took ? [took.note] : []), ...(rp.notes ?? []), ...(conf?.note ? [conf.note] : [])],
     verify: rp.verify,
+    ...(rp.upgrade
+      ? { upgrade: { socket: rp.upgrade.socket, configFiles: [...new Set([...rp.upgrade.configFiles, ...adminFiles])] } }
+      : {}),
   };
 }
 
