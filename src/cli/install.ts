@@ -110,7 +110,7 @@ export function registerInstall(program: Command): void {
     .option('--log-level <level>', 'write logLevel into /etc/envhook/config.json')
     .option(
       '--oci-runtime <name|path>',
-      'write runtime (the real OCI runtime, default runc: a name as the node finds it, or an absolute path, refused unless an executable file under --root) into /etc/envhook/config.json',
+      "write runtime (the real OCI runtime, default runc, or CRI-O's default_runtime for --runtime crio: a name as the node finds it, or an absolute path, refused unless an executable file under --root) into /etc/envhook/config.json",
     )
     .option(
       '--source <dir>',
