@@ -110,7 +110,7 @@ export function registerInstall(program: Command): void {
     .option('--log-level <level>', 'write logLevel into /etc/envhook/config.json')
     .option(
       '--oci-runtime <name|path>',
-      'write runtime (the real OCI runtime, default runc: a name as the node finds it, or an absolute path, refused unless an executable file under --root) into /etc/envhook/config.json',
+      "write runtime (the real OCI runtime, default runc, or CRI-O's default_runtime for --runtime crio: a name as the node finds it, or an absolute path, refused unless an executable file under --root) into /etc/envhook/config.json",
     )
     .option(
       '--source <dir>',
@@ -275,7 +275,7 @@ async function exited(pid: number, procRoot: string, ms: number): Promise<boolea
 }
 
 /** How long install waits for the new envhook nri to take over from the running one (its Node start, registration, 2 s settle). */
-const UPGRADE_WAIT_MS = 30_000;
+const UPGRADE_WAIT_MS = 60_000;
 
 /**
  * Install over a running envhook nri (an upgrade, docs/nri-guarantees.md#an-upgrade-of-the-pre-installed-plugin):

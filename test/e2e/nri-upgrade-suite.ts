@@ -5,8 +5,9 @@
 // asks the running plugin to start the new plugin file, which takes over with the hand-over
 // (docs/nri-guarantees.md#an-upgrade-of-the-pre-installed-plugin). Counted: containers created from
 // the second install's start to 2 s after its end, those without their env, CreateContainer
-// failures. Then containerd restarts and starts the new file itself, and uninstall stops it.
-import t from 'tap';
+// failures. Then (containerd 2.1) containerd restarts and starts the new file itself, and
+// uninstall stops it; or (1.7) uninstall stops the upgraded instance itself.
+import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnEnvhook, envhook } from '../helpers/bundle.ts';
@@ -140,40 +141,65 @@ export function upgradeSuite(version: '1.7' | '2.1'): void {
         "containerd's log: one registration, the new instance's, as an external plugin under the pre-installed name",
       );
       const st = envhook(['status', '--json', '--prefix', n.prefix, '--run-dir', runDir]);
-      t.match(JSON.parse(st.stdout), { runsAs: 'upgraded' }, `envhook status --json says how it runs: ${st.stderr}`);
+      t.match(JSON.parse(st.stdout), { runsAs: 'upgraded', nri: 'connected' }, `envhook status --json says how it runs: ${st.stderr}`);
+      t.match(
+        envhook(['status', '--prefix', n.prefix, '--run-dir', runDir]).stdout,
+        /^ {2}runs as: pre-installed, upgraded without a runtime restart: started from its plugin file by the plugin it replaced, /m,
+        'and its lines',
+      );
     } finally {
       clearInterval(release);
       await churn.stop();
     }
     t.notOk(fs.existsSync(path.join(runDir, 'nri-claims')), 'no claim left once one instance serves alone');
 
-    await t.test('containerd restarts: it starts the new plugin file, the upgraded instance has ended', async (t) => {
-      const installedNew = confineInstalledPlugin(n.wrapper, n.settings);
-      const from = fs.readFileSync(c.paths.log, 'utf8').length;
-      await c.restart();
-      await waitFor(() => statusOf(n)?.runsAs === 'pre-installed' && statusOf(n)?.connected === true, 60_000, 'pre-installed again', 50);
-      const s = statusOf(n)!;
-      t.not(s.pid, upgraded.pid, 'a new supervisor');
-      t.equal(exeOf(s.pid), path.join(n.prefix, 'envhook'), 'the single executable, from the new file');
-      await waitFor(() => !alive(upgraded.pid), 10_000, 'the upgraded instance gone', 50).catch(() => {});
-      t.notOk(
-        alive(upgraded.pid),
-        'the upgraded instance ended when containerd stopped (its socket refused), as the pre-installed one does',
-      );
-      await sleep(1500);
-      t.same(
-        registeredLines(fs.readFileSync(c.paths.log, 'utf8').slice(from)).map((l) => l.replace(/\[\d+\]/, '[pid]')),
-        ['plugin \\"pre-connected:50-envhook[pid]\\" registered as \\"50-envhook\\"'],
-        'one registration after the restart: the runtime-started plugin',
-      );
-      fs.writeFileSync(n.wrapper, installedNew);
-      const u = uninstall({ runtime: 'containerd', root: '/', extra: ['--mode', 'nri', '--prefix', n.prefix, '--run-dir', runDir] });
-      t.equal(u.status, 0, u.stderr);
-      t.match(u.stdout, `stopped the running envhook nri for ${c.paths.nriSocket} (pid ${s.pid})`);
-      t.notOk(alive(s.pid), 'uninstall stopped it');
-    });
+    // One runtime goes on to its restart, the other uninstalls while the upgraded instance runs.
+    if (version === '1.7') await uninstallUpgraded(t, n, upgraded!);
+    else
+      await t.test('containerd restarts: it starts the new plugin file, the upgraded instance has ended', async (t) => {
+        const installedNew = confineInstalledPlugin(n.wrapper, n.settings);
+        const from = fs.readFileSync(c.paths.log, 'utf8').length;
+        await c.restart();
+        await waitFor(() => statusOf(n)?.runsAs === 'pre-installed' && statusOf(n)?.connected === true, 60_000, 'pre-installed again', 50);
+        const s = statusOf(n)!;
+        t.not(s.pid, upgraded.pid, 'a new supervisor');
+        t.equal(exeOf(s.pid), path.join(n.prefix, 'envhook'), 'the single executable, from the new file');
+        await waitFor(() => !alive(upgraded.pid), 10_000, 'the upgraded instance gone', 50).catch(() => {});
+        t.notOk(
+          alive(upgraded.pid),
+          'the upgraded instance ended when containerd stopped (its socket refused), as the pre-installed one does',
+        );
+        await sleep(1500);
+        t.same(
+          registeredLines(fs.readFileSync(c.paths.log, 'utf8').slice(from)).map((l) => l.replace(/\[\d+\]/, '[pid]')),
+          ['plugin \\"pre-connected:50-envhook[pid]\\" registered as \\"50-envhook\\"'],
+          'one registration after the restart: the runtime-started plugin',
+        );
+        fs.writeFileSync(n.wrapper, installedNew);
+        const u = uninstall({ runtime: 'containerd', root: '/', extra: ['--mode', 'nri', '--prefix', n.prefix, '--run-dir', runDir] });
+        t.equal(u.status, 0, u.stderr);
+        t.match(u.stdout, `stopped the running envhook nri for ${c.paths.nriSocket} (pid ${s.pid})`);
+        t.notOk(alive(s.pid), 'uninstall stopped it');
+      });
     stopped = true;
     t.same(await c.stop(), { processes: [], mounts: [] }, 'containerd stopped: no process, mount or shim left');
+  });
+}
+
+/** uninstall while the upgraded instance runs: stopped through its lock, its run state gone, and containerd starts no envhook after. */
+async function uninstallUpgraded(t: Test, n: Node, upgraded: NriStatusFile): Promise<void> {
+  await t.test('uninstall while the upgraded instance runs: stopped through its lock; containerd starts nothing after', async (t) => {
+    const u = uninstall({ runtime: 'containerd', root: '/', extra: ['--mode', 'nri', '--prefix', n.prefix, '--run-dir', n.runDir] });
+    t.equal(u.status, 0, u.stderr);
+    t.match(u.stdout, `stopped the running envhook nri for ${n.c.paths.nriSocket} (pid ${upgraded.pid})`);
+    t.notOk(alive(upgraded.pid), 'the upgraded instance has exited');
+    t.notMatch(u.stdout, /^warning:/m, 'no warning');
+    t.notOk(fs.existsSync(path.join(n.runDir, 'nri-status.json')), 'its run state removed');
+    t.same(fs.readdirSync(n.c.paths.nriPlugins), [], 'the plugin file is gone');
+    const from = fs.readFileSync(n.c.paths.log, 'utf8').length;
+    await n.c.restart();
+    await sleep(3000);
+    t.same(registeredLines(fs.readFileSync(n.c.paths.log, 'utf8').slice(from)), [], 'containerd restarted: no envhook registers');
   });
 }
 
