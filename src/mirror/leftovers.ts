@@ -120,10 +120,17 @@ export function removePartials(
 /** Removes the entries found before that have not changed since (nor become what `..data` points at). */
 export function removeSettled(entries: readonly PartialEntry[]): PartialEntry[] {
   const now = new Map(entries.map((e) => [e.place, partialsOf(e.place)]));
-  return entries.filter((e) => {
-    const same = now.get(e.place)?.find((p) => p.name === e.name && p.mtimeMs === e.mtimeMs);
-    return same !== undefined && removePartial(same);
-  });
+  return entries.filter((e) => settledRemoved(e, now.get(e.place)));
+}
+
+/** removeSettled for one entry (the NRI worker's second look goes entry by entry, in slices): whether it was removed. */
+export function removeSettledEntry(e: PartialEntry): boolean {
+  return settledRemoved(e, partialsOf(e.place));
+}
+
+function settledRemoved(e: PartialEntry, now: readonly PartialEntry[] | undefined): boolean {
+  const same = now?.find((p) => p.name === e.name && p.mtimeMs === e.mtimeMs);
+  return same !== undefined && removePartial(same);
 }
 
 function removePartial(e: PartialEntry): boolean {

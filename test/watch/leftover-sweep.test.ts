@@ -123,8 +123,14 @@ t.test('the sweep in slices: every pod looked at, the loop turning between slice
     fs.utimesSync(partial, aMinuteAgo, aMinuteAgo);
   }
   for (const uid of uids.filter((_, i) => i % 3 === 0)) fs.rmSync(path.join(root, 'pods', uid), { recursive: true });
+  // Young partial entries (a copy being made as the worker was killed): looked at again later.
+  const young = uids
+    .filter((_, i) => i % 3 === 1)
+    .map((uid) => path.join(copyDir({ runDir, podUid: uid, volume: 'keys' }), '..data_tmp.9'));
+  for (const y of young) fs.symlinkSync('..2026_11_29_06_00_00.1', y);
+  const there = (p: string) => fs.lstatSync(p, { throwIfNoEntry: false }) !== undefined;
   const logFile = path.join(dir, 'log');
-  const sweep = sweepAtStartInSlices({ runDir, kubeletRoot: root, log: createLogger(logFile, 'info'), prefix: 'nri: ' });
+  const sweep = sweepAtStartInSlices({ runDir, kubeletRoot: root, log: createLogger(logFile, 'info'), prefix: 'nri: ' }, 3000);
   t.teardown(() => sweep.close());
   let turned = false;
   setImmediate(() => (turned = true));
@@ -139,6 +145,8 @@ t.test('the sweep in slices: every pod looked at, the loop turning between slice
     uids.filter((_, i) => i % 3 !== 0),
     'the live pods keep their copies',
   );
+  t.ok(young.every(there), 'the young entries kept for now');
+  await waitFor(() => !young.some(there), 15_000, 'the young entries removed at the second look');
   t.same(
     fs.readdirSync(copyDir({ runDir, podUid: 'pod-001', volume: 'keys' })).sort(),
     ['..2026_11_29_06_00_00.1', DATA_LINK].sort(),
