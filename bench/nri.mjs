@@ -67,7 +67,8 @@ export function nriRequests(kubeletRoot) {
       'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
       'HOSTNAME=web-7d9c',
     ],
-    mounts: pod.mounts('app'),
+    // The typical pod's container mounts its owned volume (as row 1's): read through envhook's copy.
+    mounts: [...pod.mounts('app'), { destination: '/certs', source: pod.projected.dir, type: 'bind', options: ['rbind', 'ro'] }],
   });
   const podOf = (annotations) => ({ id: 's'.repeat(64), name: 'web-7d9c', uid: pod.uid, namespace: 'default', annotations });
   // The same pod with a 20-key secret volume read as envFrom: one volumeRef more, read
@@ -214,10 +215,11 @@ async function nriRowsOf(daemon, goBin) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-bench-nri-'));
   const rt = await startFakeRuntime({ dir });
   const procs = [];
+  // The run directory on tmpfs, as /run/envhook on a node: the owned copy is written there.
+  const runDir = fs.mkdtempSync(path.join(process.env.BENCH_BUNDLE_DIR ?? '/dev/shm', 'envhook-bench-nri-run-'));
   try {
     const config = path.join(dir, 'config.json');
     const kubeletRoot = path.join(dir, 'kubelet');
-    const runDir = path.join(dir, 'run');
     fs.writeFileSync(config, JSON.stringify({ kubeletRoot, runDir }));
     const cmd = daemon.place ? path.join(dir, 'envhook') : daemon.cmd;
     daemon.place?.(cmd);
@@ -262,8 +264,12 @@ async function nriRowsOf(daemon, goBin) {
     const cases = [];
     for (const [label, { env: wantEnv, ...req }] of Object.entries(nriRequests(kubeletRoot))) {
       // Timed only once the plugin is seen doing the work: the adjustment carries every variable.
-      const adjusted = (await plugin.createContainer(req, 5000)).adjust?.env?.length ?? 0;
+      const first = (await plugin.createContainer(req, 5000)).adjust;
+      const adjusted = first?.env?.length ?? 0;
       if (adjusted !== wantEnv) throw new Error(`bench nri: ${label}: the adjustment sets ${adjusted} variables, not ${wantEnv}`);
+      const copied = first?.mounts?.find((m) => m.destination === '/certs')?.source ?? '';
+      if (wantEnv && !copied.startsWith(runDir))
+        throw new Error(`bench nri: ${label}: the adjustment does not point /certs at an owned copy under ${runDir}`);
       const goReq = wantEnv
         ? { ...req, pod: { ...req.pod, annotations: { ...req.pod.annotations, 'bench.envhook.io/envfile': goEnvFile } } }
         : req;
@@ -323,6 +329,7 @@ async function nriRowsOf(daemon, goBin) {
     for (const p of procs) p.kill('SIGTERM');
     await rt.close();
     fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(runDir, { recursive: true, force: true });
   }
 }
 
@@ -388,8 +395,10 @@ that for the unannotated one and for the typical pod with a 20-key secret volume
 plugin on NRI's own stub (bench/go-plugin: it reads one env file of 50 variables named by a pod
 annotation${go ? `; not run: ${go}` : ''}), the order rotating. Round trip in ms as the peer sees it; "own" is a
 plugin's p50 minus the floor's. The handler is the pipeline's: the annotated request reads the
-typical pod's env files and walks its 100 projected files (owners already right after the first
-request, as on a node). Two daemons, one after the other: "bundle" is \`dist/envhook.cjs\` on Node
+typical pod's env files, and its container mounts the pod's 100-file projected volume with owners,
+which it reads through envhook's owned copy (run directory on tmpfs, as /run/envhook on a node): made
+at the first request, used as it is by the next ones while the kubelet's payload is unchanged, as for
+a pod's other containers and restarts (docs/ownership.md). Two daemons, one after the other: "bundle" is \`dist/envhook.cjs\` on Node
 ${process.version}; "SEA" is the single executable \`dist/envhook\`, what a pre-installed plugin runs on a
 node, written as \`envhook install\` writes it (64 KiB at a time: the page cache keeps a file in
 folios the size of its writes). \`envhook nri\` is two processes (docs/nri.md): the supervisor, the

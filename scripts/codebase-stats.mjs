@@ -70,6 +70,7 @@ export const LAYERS = [
     'chown',
     [
       'ownership/chown.ts',
+      'ownership/copy-reuse.ts',
       'mirror/build.ts',
       'mirror/copy-dir.ts',
       'mirror/copy.ts',

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { parseAllDocuments } from 'yaml';
 import * as validators from '../src/generated/validators.js';
 import { CONTAINERD, envhook as envhookCli, REPO } from './helpers/bundle.ts';
-import { hostFiles, install } from './helpers/install/install.ts';
+import { hostFiles, install, crioEtc } from './helpers/install/install.ts';
 
 const ex = (p: string) => path.join(REPO, 'examples', p);
 const read = (p: string) => fs.readFileSync(path.join(REPO, p), 'utf8');
@@ -25,6 +25,7 @@ t.test('the config examples are what envhook install writes', async (t) => {
     const root = path.join(dir, name);
     fs.mkdirSync(root, { recursive: true }); // install refuses a --root that is not a directory
     hostFiles(root, files);
+    if (runtime === 'crio') crioEtc(root); // a CRI-O node: install refuses one with no crio and no /etc/crio
     // no runtime binary on PATH: the examples are what install writes from the files alone
     const r = install({ runtime, root, source, env: { PATH: '/nonexistent' } });
     t.equal(r.status, 0, r.stderr);

@@ -5,8 +5,9 @@
 // one container. In a dry run nothing changes; the files that would get an owner are listed.
 // A volume the plan gave an owned copy (copy-plan.ts) is not chowned: its copy is made here
 // instead, each file with its owner before the copy's `..data` is swapped (mirror/build.ts): in
-// the NRI worker by its copier thread, awaited (chownVolumesAsync), elsewhere in place. A volume
-// the container does not mount is left alone.
+// the NRI worker by its copier thread, awaited (chownVolumesAsync), elsewhere in place; a copy
+// this process made for an earlier start of the pod, still current, is used as it is
+// (copy-reuse.ts). A volume the container does not mount is left alone.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../log.ts';
@@ -15,6 +16,7 @@ import { DATA_LINK } from '../fs/datadir.ts';
 import { runCopyJob, type CopyJob, type CopyResult } from '../mirror/copy.ts';
 import { inlineCopier, type Copier } from '../mirror/copier.ts';
 import { addSubPathMounts } from './copy-plan.ts';
+import { isReused, rememberCopy, reusableCopy } from './copy-reuse.ts';
 import type { CopyPlace } from '../mirror/layout.ts';
 import { removeCopy } from '../mirror/remove.ts';
 import type { OwnedFile, PreparedVolume } from './prepare.ts';
@@ -37,7 +39,7 @@ export function chownVolumes(prepared: readonly PreparedVolume[], o: ChownOption
       owned.push(...chownInPlace(p, o));
       continue;
     }
-    const r = runCopyJob(copyJob(p, o.deadline));
+    const r = reusableCopy(p) ?? remembered(p, runCopyJob(copyJob(p, o.deadline)));
     if (r.created) made.push(p.copy.place);
     owned.push(...copied(p, r, o, inlineCopier()));
     if (p.copy) for (let job = catchUpJob(p, r.source, o.deadline); job; job = catchUpJob(p, tryCopy(job, p, o.log), o.deadline));
@@ -83,11 +85,17 @@ export async function chownVolumesAsync(
       owned.push(...chownInPlace(p, o));
       continue;
     }
-    const r = await copier.copy(copyJob(p, o.deadline));
+    const r = reusableCopy(p) ?? remembered(p, await copier.copy(copyJob(p, o.deadline)));
     if (r.created) made.push(p.copy.place);
     owned.push(...(await copiedAsync(p, r, o, copier)));
   }
   return owned;
+}
+
+/** `r`, the copy a start's job made, remembered for the pod's next starts (copy-reuse.ts). */
+function remembered(p: PreparedVolume, r: CopyResult): CopyResult {
+  rememberCopy(p, r);
+  return r;
 }
 
 /** The job of a start's copy: the data directory the plan opened and checked, the owners, the subPath entries wanted. */
@@ -143,6 +151,7 @@ function copied(p: PreparedVolume, r: CopyResult, o: ChownOptions, copier: Copie
       volume: p.volume,
       uidMapping: p.translation.kind,
       layout: 'copy',
+      reused: isReused(r),
       files: r.files,
       bytes: r.bytes,
       dir: copy.dir,

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { envhook } from '../helpers/bundle.ts';
-import { install, installRoot } from '../helpers/install/install.ts';
+import { crioEtc, install, installRoot } from '../helpers/install/install.ts';
 import { sampleStatus } from '../helpers/nri/status.ts';
 import { procStat } from '../../src/nri/proc-stat.ts';
 import { writeStatus, type NriStatus } from '../../src/nri/status-file.ts';
@@ -45,6 +45,7 @@ function hostRoot(t: Test, nri: boolean): string {
 /** CRI-O's `crio` for a root: the double, beside it. */
 const crioOf = (root: string) => path.join(path.dirname(root), 'crio-bin', 'crio');
 function withCrio(root: string): void {
+  crioEtc(root); // the node's CRI-O directory, which install needs when it has no crio to ask
   fs.mkdirSync(path.dirname(crioOf(root)), { recursive: true });
   crioDouble(path.dirname(crioOf(root)));
 }

@@ -6,7 +6,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { install, installRoot, realSource, uninstall } from '../helpers/install/install.ts';
+import { crioEtc, crioNodeRoot, install, realSource, uninstall } from '../helpers/install/install.ts';
 
 t.setTimeout(120_000);
 const NO_CRIO = { ...process.env, PATH: '/nonexistent' };
@@ -22,11 +22,12 @@ function created(root: string, file: string, own: boolean): string[] {
 }
 
 t.test('crio: the exact dry run; its figures are those of the installed files', async (t) => {
-  const { root, source } = installRoot(t, {});
+  const { root, source } = crioNodeRoot(t, {});
   const dry = install({ runtime: 'crio', root, source, extra: ['--dry-run'], env: NO_CRIO });
   t.equal(dry.status, 0, dry.stderr);
   const real = path.join(path.dirname(root), 'real');
   fs.mkdirSync(real);
+  crioEtc(real);
   t.equal(install({ runtime: 'crio', root: real, source, env: NO_CRIO }).status, 0);
   const expected = [
     `paths below are the node's, under --root ${root}`,
@@ -40,6 +41,7 @@ t.test('crio: the exact dry run; its figures are those of the installed files', 
     ...created(real, `${PREFIX}/runtimeclass.yaml`, false),
     ...created(real, `${PREFIX}/state.json`, true),
     `note: not checked with CRI-O: no crio under --root on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin (--crio PATH names one); read from its files instead (crio.conf, crio.conf.d), not crio config: no hooks_dir set, CRI-O's default /usr/share/containers/oci/hooks.d`,
+    `note: the front runs CRI-O's default runtime "runc" (not set in CRI-O's files and no crio to ask: runc assumed, CRI-O 1.31 and later default to crun): runtime runc, runtime_root /run/runc (--oci-runtime names another)`,
     `note: runtime "runc" not found on PATH under --root, nor in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin: the front looks it up on the container runtime's PATH`,
     '',
   ];
@@ -47,7 +49,7 @@ t.test('crio: the exact dry run; its figures are those of the installed files', 
 });
 
 t.test("the checkout's front (a few hundred lines of sh): a size and a sha256, no diff", async (t) => {
-  const { root } = installRoot(t, {});
+  const { root } = crioNodeRoot(t, {});
   const source = realSource();
   const dry = install({ runtime: 'crio', root, source, extra: ['--dry-run'], env: NO_CRIO });
   t.equal(dry.status, 0, dry.stderr);
@@ -61,7 +63,7 @@ t.test("the checkout's front (a few hundred lines of sh): a size and a sha256, n
 });
 
 t.test('an upgrade: the new size and sha256 and those it replaces; uninstall --dry-run: those it removes', async (t) => {
-  const { root, source } = installRoot(t, {});
+  const { root, source } = crioNodeRoot(t, {});
   t.equal(install({ runtime: 'crio', root, source, env: NO_CRIO }).status, 0);
   const old = fs.readFileSync(path.join(source, 'hooks/envhook-runtime'));
   const next = Buffer.from('#!/bin/sh\n# fixture front, version 2\nexit 1\n');

@@ -4,7 +4,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { installRoot, install, realSource, REAL_NODE, snapshot, uninstall } from '../helpers/install/install.ts';
+import { crioEtc, crioNodeRoot, installRoot, install, realSource, REAL_NODE, snapshot, uninstall } from '../helpers/install/install.ts';
 import { refused } from '../helpers/refusal.ts';
 
 // every install asks the containerd on PATH (version, config dump): room for a busy machine
@@ -73,7 +73,7 @@ for (const [runtime, c] of Object.entries(cases) as [keyof typeof cases, (typeof
 }
 
 t.test("hooks.d files: anchored regex, executable path, stages; never precreate in CRI-O's directory", async (t) => {
-  const { root, source } = setup(t, {});
+  const { root, source } = crioNodeRoot(t, {});
   t.equal(install({ runtime: 'crio', root, source }).status, 0);
   t.equal(install({ runtime: 'podman', root, source }).status, 0);
   const read = (p: string) => JSON.parse(fs.readFileSync(path.join(root, p), 'utf8'));
@@ -106,6 +106,7 @@ t.test("podman: the admin's hooks_dir is kept ahead of envhook's", async (t) => 
 
 t.test('two runtimes share the executables; uninstalling one keeps them', async (t) => {
   const { root, source } = setup(t, cases.containerd.files);
+  crioEtc(root);
   const original = snapshot(root);
   t.equal(install({ runtime: 'containerd', root, source }).status, 0);
   t.equal(install({ runtime: 'crio', root, source }).status, 0);
@@ -194,6 +195,7 @@ t.test('no single executable: the bundle (launcher and main) beside a wrapper th
   const dir = t.testdir({});
   const root = path.join(dir, 'root');
   fs.mkdirSync(root);
+  crioEtc(root);
   const source = realSource(path.join(dir, 'src'), { bundleOnly: true });
   const original = snapshot(root);
   const r = install({ runtime: 'crio', root, source });

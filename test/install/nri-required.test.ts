@@ -8,7 +8,7 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fakeContainerd, install, installRoot, snapshot, uninstall, type InstallArgs } from '../helpers/install/install.ts';
+import { crioNodeRoot, fakeContainerd, install, installRoot, snapshot, uninstall, type InstallArgs } from '../helpers/install/install.ts';
 import { crioNriDropIn } from '../../src/install/crio/crio-nri.ts';
 import { crioDouble } from '../helpers/install/crio.ts';
 import { refused } from '../helpers/refusal.ts';
@@ -247,7 +247,7 @@ t.test('CRI-O: the files already require envhook: the drop-in only switches NRI 
 });
 
 t.test('CRI-O 1.33 and no crio refused, nothing written', async (t) => {
-  const { root, source } = installRoot(t, {});
+  const { root, source } = crioNodeRoot(t, {});
   const crio = crioDouble(path.dirname(root), '1.33.2').bin;
   installRefused(
     t,

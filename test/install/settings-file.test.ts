@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fakeSource, hostFiles, install, snapshot, uninstall } from '../helpers/install/install.ts';
+import { fakeSource, hostFiles, install, snapshot, uninstall, crioEtc } from '../helpers/install/install.ts';
 import { refused } from '../helpers/refusal.ts';
 
 const FILE = 'etc/envhook/config.json';
@@ -15,6 +15,7 @@ function setup(t: Test, files: Record<string, string> = {}) {
   const root = path.join(dir, 'root');
   fs.mkdirSync(root);
   hostFiles(root, files);
+  crioEtc(root); // a CRI-O node
   return { root, source: fakeSource(path.join(dir, 'src')), original: snapshot(root), env: { PATH: '/nonexistent' } };
 }
 

@@ -3,6 +3,7 @@
 // by crio-render.ts); it must show the envhook handler running the front, and a hooks_dir that
 // holds the directory the createRuntime file went to.
 import fs from 'node:fs';
+import path from 'node:path';
 import { EnvhookError } from '../../errors.ts';
 import { HANDLER, type Layout } from '../layout.ts';
 import { tableAt, type Table } from '../toml.ts';
@@ -11,6 +12,7 @@ import { CRIO_DROP_IN_DIR } from '../config-read.ts';
 import {
   failureWords,
   findNodeBinary,
+  missingBinary,
   pathFor,
   RuntimeReadFailed,
   runRuntimeBinary,
@@ -19,6 +21,8 @@ import {
 } from '../../oci/runtime-binary.ts';
 
 export const CRIO_MAIN_CONFIG = '/etc/crio/crio.conf';
+/** CRI-O's own directory: every CRI-O package makes it. */
+const CRIO_ETC = '/etc/crio';
 
 /** The version `bin --version` prints (crio version 1.34.0). */
 function crioVersion(bin: RuntimeBinary): string {
@@ -33,6 +37,19 @@ function crioVersion(bin: RuntimeBinary): string {
 export function findCrio(explicit: string | undefined, root: string): (RuntimeBinary & { version: string }) | undefined {
   const bin = findNodeBinary('crio', explicit, root);
   return bin && { ...bin, version: crioVersion(bin) };
+}
+
+/**
+ * The node's CRI-O for an install: findCrio, or, with no binary, its files (/etc/crio) alone; a
+ * node with neither has no CRI-O to register with: refused, naming both and what to do.
+ */
+export function nodeCrio(explicit: string | undefined, layout: Layout): (RuntimeBinary & { version: string }) | undefined {
+  const bin = findCrio(explicit, layout.root);
+  if (bin || fs.existsSync(layout.real(CRIO_ETC))) return bin;
+  const under = path.resolve(layout.root) === '/' ? '' : ' under --root';
+  throw new EnvhookError(
+    `CRI-O is not installed: ${missingBinary('crio', layout.root)}, and no ${CRIO_ETC}${under}: install CRI-O first (or name its binary with --crio PATH)`,
+  );
 }
 
 /** The configuration CRI-O would run with, as `crio config` prints it (the drop-in's directory included), defaults included. */

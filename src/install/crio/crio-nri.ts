@@ -8,7 +8,7 @@ import { EnvhookError } from '../../errors.ts';
 import { absolute, type Layout } from '../layout.ts';
 import type { RuntimePlan } from '../targets.ts';
 import { tableAt, type Table } from '../toml.ts';
-import { CRIO_MAIN_CONFIG, crioConfigDump, findCrio } from './crio-check.ts';
+import { CRIO_MAIN_CONFIG, crioConfigDump, nodeCrio } from './crio-check.ts';
 import { readCrioFiles } from './crio-files.ts';
 import { names, refuseWithoutValidator, REQUIRED_PLUGIN, requiredNote, tomlList, withRequired } from '../nri-required.ts';
 import { NRI_DEFAULT_LOG, NRI_DEFAULT_SOCKET, pluginWrapper, redialNote, type PluginFlags } from '../nri-plugin.ts';
@@ -47,7 +47,7 @@ export function crioNriPlan(
   external = false,
   flags: PluginFlags = {},
 ): RuntimePlan {
-  const bin = findCrio(crio, layout.root);
+  const bin = nodeCrio(crio, layout);
   if (required) refuseWithoutValidator('crio', bin?.version);
   const files = readCrioFiles(layout);
   let pluginDir = NRI_DEFAULT_PLUGIN_DIR;
@@ -109,6 +109,7 @@ export function crioNriPlan(
     ],
     notes,
     ...(bin ? { verify: () => checkCrioNri(bin, layout, external ? undefined : pluginDir, required) } : {}),
+    ...(external || noConnections ? {} : { upgrade: { socket, configFiles: [layout.config] } }),
   };
 }
 

@@ -107,6 +107,21 @@ export function installRoot(t: { testdir(): string }, files: Record<string, stri
   return { root, source: fakeSource(path.join(dir, 'src')) };
 }
 
+/**
+ * A root that is a CRI-O node for install: its /etc/crio, which every CRI-O package makes (install
+ * refuses a node with neither a crio binary nor /etc/crio), here with no file in it.
+ */
+export function crioNodeRoot(t: { testdir(): string }, files: Record<string, string>): { root: string; source: string } {
+  const r = installRoot(t, files);
+  crioEtc(r.root);
+  return r;
+}
+
+/** /etc/crio under `root` (see crioNodeRoot). */
+export function crioEtc(root: string): void {
+  fs.mkdirSync(path.join(root, 'etc/crio'), { recursive: true });
+}
+
 /** Writes files under a host root (relative path → content). */
 export function hostFiles(root: string, files: Record<string, string>): void {
   for (const [rel, content] of Object.entries(files)) {

@@ -69,10 +69,28 @@ t.test("CRI-O's default hooks_dir (printed commented out) is read: --hooks-dir n
   t.same(snapshot(root), original);
 });
 
-t.test('no crio: not checked, and said', async (t) => {
+t.test('no CRI-O at all (no crio, no /etc/crio): refused, naming both, for either mode and --dry-run; nothing written', async (t) => {
   const dir = t.testdir({});
   const root = path.join(dir, 'root');
   fs.mkdirSync(root);
+  const source = fakeSource(path.join(dir, 'src'));
+  for (const extra of [['--dry-run'], [], ['--mode', 'nri', '--dry-run'], ['--mode', 'nri']]) {
+    const r = install({ runtime: 'crio', root, source, extra, env: { PATH: '/nonexistent' } });
+    refused(
+      t,
+      r,
+      'envhook: CRI-O is not installed: no crio under --root on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin, and no /etc/crio under --root: install CRI-O first (or name its binary with --crio PATH)\n',
+      extra.join(' ') || 'install',
+    );
+    t.equal(r.stdout, '');
+  }
+  t.same(fs.readdirSync(root), [], 'nothing written');
+});
+
+t.test('no crio but its /etc/crio: not checked, and said', async (t) => {
+  const dir = t.testdir({});
+  const root = path.join(dir, 'root');
+  fs.mkdirSync(path.join(root, 'etc/crio'), { recursive: true });
   const r = install({ runtime: 'crio', root, source: fakeSource(path.join(dir, 'src')), env: { PATH: '/nonexistent' } });
   t.equal(r.status, 0, r.stderr);
   t.match(

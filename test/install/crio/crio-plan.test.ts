@@ -9,7 +9,7 @@ import { makeLayout } from '../../../src/install/layout.ts';
 import { crioDropIn, crioPlan } from '../../../src/install/crio/crio-plan.ts';
 import { parseToml } from '../../../src/install/toml.ts';
 import { crioDouble } from '../../helpers/install/crio.ts';
-import { hostFiles, install, installRoot } from '../../helpers/install/install.ts';
+import { crioNodeRoot, hostFiles, install, installRoot } from '../../helpers/install/install.ts';
 
 t.test('the drop-in: the handler running the front, valid TOML for an odd prefix', async (t) => {
   const layout = makeLayout('crio', { prefix: '/opt/my "envhook"\\x' });
@@ -26,7 +26,8 @@ t.test('the files, in order; no crio: the check said to be skipped', async (t) =
   const saved = process.env.PATH;
   process.env.PATH = '/nonexistent';
   t.teardown(() => void (process.env.PATH = saved));
-  const layout = makeLayout('crio', { prefix: '/opt/eh' });
+  const { root } = crioNodeRoot(t, {});
+  const layout = makeLayout('crio', { root, prefix: '/opt/eh' });
   const plan = crioPlan(layout, {});
   t.same(
     plan.files.map((f) => [f.file, f.mode.toString(8)]),
@@ -41,7 +42,7 @@ t.test('the files, in order; no crio: the check said to be skipped', async (t) =
   t.same(plan.blocks, []);
   t.equal(plan.verify, undefined);
   t.same(plan.notes, [
-    "not checked with CRI-O: no crio on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin (--crio PATH names one); read from its files instead (crio.conf, crio.conf.d), not crio config: no hooks_dir set, CRI-O's default /usr/share/containers/oci/hooks.d",
+    "not checked with CRI-O: no crio under --root on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin (--crio PATH names one); read from its files instead (crio.conf, crio.conf.d), not crio config: no hooks_dir set, CRI-O's default /usr/share/containers/oci/hooks.d",
   ]);
   t.match(plan.next[0], /^restart CRI-O to load the handler: systemctl restart crio /);
   t.equal(plan.next[1], 'kubectl apply -f /opt/eh/runtimeclass.yaml');
@@ -70,7 +71,7 @@ t.test("with crio: the check is CRI-O's reading of the written files", async (t)
 });
 
 t.test('--oci-runtime crun: the drop-in says crun, its comment and its runtime_root', async (t) => {
-  const { root, source } = installRoot(t, {});
+  const { root, source } = crioNodeRoot(t, {});
   const r = install({ runtime: 'crio', root, source, extra: ['--oci-runtime', 'crun'], env: { PATH: '/nonexistent' } });
   t.equal(r.status, 0, r.stderr);
   t.equal(

@@ -5,7 +5,7 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { hostFiles, installRoot, install, snapshot, uninstall } from '../../helpers/install/install.ts';
+import { crioEtc, crioNodeRoot, hostFiles, installRoot, install, snapshot, uninstall } from '../../helpers/install/install.ts';
 import { containerd2ForInstall } from '../../helpers/nri/containerd.ts';
 import { refused } from '../../helpers/refusal.ts';
 
@@ -83,6 +83,7 @@ t.test("a plugin directory that was there before install stays, empty, with the 
 
 t.test('a directory two installs share is removed with the last of them', async (t) => {
   const { root, source } = installRoot(t, { 'etc/containerd/config.toml': 'version = 2\n' });
+  crioEtc(root); // the node has CRI-O too
   const original = snapshot(root);
   t.equal(install({ runtime: 'containerd', root, source, extra: nri, env }).status, 0);
   // the CRI-O plugin install puts its own NN-envhook into the same directory, which exists by then
@@ -116,7 +117,7 @@ t.test('an edited plugin wrapper: kept as the admin wrote it, but where nothing 
 });
 
 t.test('an edited hooks.d file naming the removed binary is moved aside too; an edited file naming nothing removed stays', async (t) => {
-  const { root, source } = installRoot(t, {});
+  const { root, source } = crioNodeRoot(t, {});
   t.equal(install({ runtime: 'crio', root, source, extra: [...prefix, '--log-level', 'info'], env }).status, 0);
   const hook = path.join(root, 'usr/share/containers/oci/hooks.d/envhook-createruntime.json');
   fs.writeFileSync(hook, fs.readFileSync(hook, 'utf8').replace('"hook"', '"hook", "--log-level=debug"'));
