@@ -4,11 +4,16 @@
 import type { Layout } from '../install/layout.ts';
 import { changeVerb, describeChanges, reportedChanges, savedAs, sha256, type Change } from '../install/fsops.ts';
 
-/** The running envhook nri the command spoke to after the files: stopped (uninstall), or still on the old files (install). */
+/**
+ * The running envhook nri the command spoke to after the files: stopped (uninstall), handed over
+ * to one started from the new files (install: `to`), or still on the old files (install: `why`).
+ */
 export interface PluginSeen {
   socket: string;
   pid: number;
-  state: 'stopped' | 'running-previous-files';
+  state: 'stopped' | 'handed-over' | 'running-previous-files';
+  to?: number;
+  why?: string;
 }
 
 export interface Outcome {
@@ -52,11 +57,16 @@ export function outcomeText(o: Outcome): string {
 
 function pluginLine(p: PluginSeen, runtime: string): string {
   if (p.state === 'stopped') return `stopped the running envhook nri for ${p.socket} (pid ${p.pid})`;
-  // install over a running plugin: it goes on from the previous files until the runtime restarts
   const service = runtime === 'crio' ? 'crio' : 'containerd';
+  if (p.state === 'handed-over')
+    return (
+      `upgraded without a restart of ${service}: envhook nri (pid ${p.pid}) handed over to the one started from the new files (pid ${p.to}) on ${p.socket}, ` +
+      `no container created without its env; it is registered as an external plugin until ${service} restarts and starts the new file itself`
+    );
+  // install over a running plugin it could not upgrade: it goes on from the previous files until the runtime restarts
   return (
-    `note: envhook nri (pid ${p.pid}) is running for ${p.socket} from the files before this install: it goes on until ${service} restarts ` +
-    `(systemctl restart ${service}); the new one then takes over from it (docs/nri-guarantees.md, "Upgrades")`
+    `note: envhook nri (pid ${p.pid}) is running for ${p.socket} from the files before this install (${p.why ?? 'not upgraded'}): it goes on until ${service} restarts ` +
+    `(systemctl restart ${service}); the new one then takes over from it (docs/nri-guarantees.md, "An upgrade of the pre-installed plugin")`
   );
 }
 

@@ -110,7 +110,7 @@ export function registerInstall(program: Command): void {
     .option('--log-level <level>', 'write logLevel into /etc/envhook/config.json')
     .option(
       '--oci-runtime <name|path>',
-      'write runtime (the real OCI runtime, default runc: a name as the node finds it, or an absolute path, refused unless an executable file under --root) into /etc/envhook/config.json',
+      "write runtime (the real OCI runtime, default runc, or CRI-O's default_runtime for --runtime crio: a name as the node finds it, or an absolute path, refused unless an executable file under --root) into /etc/envhook/config.json",
     )
     .option(
       '--source <dir>',
@@ -127,7 +127,7 @@ export function registerInstall(program: Command): void {
       const plan = planInstall(flags);
       const o = run(plan, flags, 'install');
       if (!flags.dryRun && flags.mode === 'nri' && !flags.externalPlugin && plan.changes.some(changed))
-        await noteRunning(plan, o, flags.root);
+        await upgradeRunning(plan, o, flags.root);
       print(o, flags);
     });
 }
@@ -230,10 +230,15 @@ async function stopRunning(socket: string, o: Outcome, root: string | undefined)
 }
 
 /**
- * The plugin its status file names, still running although its lock did not answer (seen with a
- * pre-installed plugin after its runtime stopped; why its lock did not answer is not known yet):
- * SIGTERM, as its own process (pid and start time from the status file). Only on this node's own
- * root: under --root the pid is another PID namespace's.
+ * The plugin its status file names, still running although its lock did not answer: SIGTERM, as
+ * its own process (pid and start time from the status file). Only on this node's own root: under
+ * --root the pid is another PID namespace's. Why a lock does not answer while its plugin runs: a
+ * pre-installed plugin ends by itself when its runtime stops (its worker's dial is refused:
+ * 'runtime-gone'), and its supervisor releases the lock before the process exits. Seen on
+ * containerd 2.1.9 on a loaded 2-CPU machine, `ask(socket, 'ping')` every 40 ms from containerd's
+ * SIGTERM: the holder answered until 0.26 s, did not answer within 300 ms at 0.72 s (the
+ * supervisor busy ending), was gone (ECONNREFUSED) from 0.77 s, while the process ran until
+ * 1.1 s. uninstall started right after the runtime stopped (install-containerd-nri) lands there.
  */
 async function stopByStatus(layout: Plan['layout'], runDir: string, socket: string, o: Outcome, root: string | undefined): Promise<void> {
   const pid = runningSupervisor(layout, runDir);
@@ -269,15 +274,49 @@ async function exited(pid: number, procRoot: string, ms: number): Promise<boolea
   return false;
 }
 
+/** How long install waits for the new envhook nri to take over from the running one (its Node start, registration, 2 s settle). */
+const UPGRADE_WAIT_MS = 60_000;
+
 /**
- * Install over a running envhook nri (an upgrade): the runtime started it from the previous files
- * and keeps it; the new version runs from the runtime's next start (it starts its pre-installed
- * plugins then, and the new one takes over from the old: nri/supervisor/lock.ts). Says so with its pid.
+ * Install over a running envhook nri (an upgrade, docs/nri-guarantees.md#an-upgrade-of-the-pre-installed-plugin):
+ * the runtime started it from the previous files and never starts a pre-installed plugin again
+ * while it runs. So it is asked (its instance lock, nri/supervisor/upgrade.ts) to start the
+ * plugin file just written, and the envhook nri so started takes over from it with no window.
+ * Done: the restart line goes from `next:`, unless the runtime's own configuration changed too.
+ * Not done (an older plugin that does not know upgrades, external connections off, a new one that
+ * did not take over): the old plugin goes on until the runtime restarts, and install says so.
  */
-async function noteRunning(plan: Plan, o: Outcome, root: string | undefined): Promise<void> {
+async function upgradeRunning(plan: Plan, o: Outcome, root: string | undefined): Promise<void> {
   const { ask } = await import('../nri/supervisor/lock.ts');
   const wrapper = plan.changes.find((c) => /^[0-9]{2}-envhook$/.test(path.posix.basename(c.file)) && c.after !== undefined);
-  const socket = wrapperSocket(wrapper?.after);
-  const pid = await ask(socket, 'ping', 2000, { root }).catch(() => undefined);
-  if (pid !== undefined) o.plugins.push({ socket, pid, state: 'running-previous-files' });
+  const socket = plan.upgrade?.socket ?? wrapperSocket(wrapper?.after);
+  if (!plan.upgrade) {
+    const pid = await ask(socket, 'ping', 2000, { root }).catch(() => undefined);
+    if (pid !== undefined)
+      o.plugins.push({ socket, pid, state: 'running-previous-files', why: 'the runtime accepts no external NRI connections' });
+    return;
+  }
+  const { askUpgrade } = await import('../nri/supervisor/upgrade-ask.ts');
+  const a = await askUpgrade(socket, UPGRADE_WAIT_MS, { root });
+  if (a.kind === 'none') return;
+  if (a.kind === 'handed-over') {
+    o.plugins.push({ socket, pid: a.pid, state: 'handed-over', to: a.to });
+    const config = new Set(plan.upgrade.configFiles);
+    if (!plan.changes.some((c) => changed(c) && config.has(c.file))) o.next = o.next.filter((l) => !PREINSTALLED_RESTART.test(l));
+    return;
+  }
+  if (a.kind === 'unanswered') {
+    const pid = await ask(socket, 'ping', 2000, { root }).catch(() => undefined);
+    if (pid !== undefined)
+      o.plugins.push({ socket, pid, state: 'running-previous-files', why: 'it is of a version that cannot be upgraded in place' });
+    return;
+  }
+  const why =
+    a.kind === 'refused'
+      ? `it refused the upgrade: ${a.why}`
+      : `the new envhook nri${a.to ? ` (pid ${a.to})` : ''} did not take over within ${UPGRADE_WAIT_MS / 1000} s: see the plugin's log`;
+  o.plugins.push({ socket, pid: a.pid, state: 'running-previous-files', why });
 }
+
+/** The `next:` line of a pre-installed plugin, which an upgrade in place makes unnecessary. */
+const PREINSTALLED_RESTART = /starts its pre-installed NRI plugins when it starts/;

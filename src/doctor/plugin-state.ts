@@ -45,6 +45,8 @@ function supervisorRuns(root: string, status: NriStatus): boolean {
 /** How the plugin runs, for an admin. */
 export const RUNS_AS_TEXT: Record<RunsAs, string> = {
   'pre-installed': 'pre-installed: started by the runtime from its plugin directory',
+  upgraded:
+    "pre-installed, upgraded without a runtime restart: started from its plugin file by the plugin it replaced, connected to the runtime's NRI socket until the runtime restarts and starts the file itself",
   external: "external: connects to the runtime's NRI socket (a service of the node's)",
   daemonset: "a DaemonSet: envhook nri in a pod, connected to the node's NRI socket",
 };

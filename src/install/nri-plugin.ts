@@ -5,7 +5,7 @@ import { EnvhookError } from '../errors.ts';
 import type { Layout } from './layout.ts';
 import { shQuote } from '../sh-quote.ts';
 import { DAEMON_NODE_OPTION } from '../nri/process.ts';
-import { HANDED_ENV } from '../nri/roles.ts';
+import { HANDED_ENV, PLUGIN_FILE_ENV } from '../nri/roles.ts';
 import { listenAddress } from '../listen-address.ts';
 
 /** The plugin's two-digit index, the NN of NN-envhook (default 50): NRI orders plugins by it. */
@@ -73,6 +73,10 @@ export function pluginWrapper(layout: Layout, opts: WrapperOptions = { socket: N
       `# exits 0 at once. ${HANDED_ENV} tells envhook it is that supervisor.`,
       `${HANDED_ENV}=1`,
       `export ${HANDED_ENV}`,
+      '# This file, for an upgrade without a runtime restart: envhook install asks the running',
+      '# envhook nri to start this file anew, and the envhook nri so started takes over from it.',
+      `${PLUGIN_FILE_ENV}=$0`,
+      `export ${PLUGIN_FILE_ENV}`,
       `exec ${shQuote(layout.bin)} nri --socket ${shQuote(opts.socket)}${nriFlags(opts)} &`,
       'exit 0',
       '',

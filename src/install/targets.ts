@@ -32,6 +32,12 @@ export interface RuntimePlan {
   notes?: string[];
   /** The runtime's own reading after the files are written: a line, or throws with what is missing. */
   verify?: () => string;
+  /**
+   * A pre-installed NRI plugin the running one can be upgraded to without a runtime restart
+   * (nri/supervisor/upgrade.ts): its socket (external connections allowed), and the runtime's
+   * own files of the plan, whose change still needs the restart.
+   */
+  upgrade?: { socket: string; configFiles: string[] };
 }
 
 /** hooks.d annotation keys are regexes matched unanchored: anchor ours. */

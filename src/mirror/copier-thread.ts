@@ -4,15 +4,17 @@
 // paths, never a byte of a file) and as its code, call and path otherwise.
 import { parentPort } from 'node:worker_threads';
 import { EnvhookError } from '../errors.ts';
-import { runCopyJob } from './copy.ts';
+import { runCopyJob, runStartJob } from './copy.ts';
 import type { ThreadError, ThreadReply, ThreadRequest } from './copier-messages.ts';
-import { removeCopy, removePodCopies } from './remove.ts';
+import { cleanUpCopies, removeCopy, removePodCopies } from './remove.ts';
 
 function handle(m: ThreadRequest): ThreadReply {
   try {
     if (m.kind === 'copy') return { id: m.id, ok: true, value: runCopyJob(m.job) };
+    if (m.kind === 'copy-start') return { id: m.id, ok: true, value: runStartJob(m.start) };
     if (m.kind === 'remove-pod') return { id: m.id, ok: true, value: removePodCopies(m.runDir, m.podUid) };
-    return { id: m.id, ok: true, value: removeCopy(m.place) };
+    if (m.kind === 'clean-up') return { id: m.id, ok: true, value: cleanUpCopies(m.places) };
+    return { id: m.id, ok: true, value: removeCopy(m.place, m.onlyIf) };
   } catch (err) {
     return { id: m.id, ok: false, error: plainError(err) };
   }

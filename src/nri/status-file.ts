@@ -68,7 +68,7 @@ export interface UnappliedContainer {
  * handed to it), by a pod (the kubelet gives every container KUBERNETES_SERVICE_HOST: a
  * DaemonSet), or otherwise (a service of the node's dialling the runtime's socket).
  */
-export type RunsAs = 'pre-installed' | 'daemonset' | 'external';
+export type RunsAs = 'pre-installed' | 'upgraded' | 'daemonset' | 'external';
 
 export interface NriStatus {
   version: 1;

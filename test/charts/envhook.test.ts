@@ -273,6 +273,7 @@ t.test('the guard: the NRI DaemonSet, the installer (shim) and the RuntimeClass'
   const objects = renderChart(['installer.enabled=true', 'runtimeClass.enabled=true']);
   const installer = objectOf(objects, 'DaemonSet', '-installer').spec.template.spec;
   const init = installer.initContainers[0];
+  t.notOk(installer.hostNetwork, 'the shim installer: its own network');
   t.same(init.args, ['--runtime', 'containerd'], "appended to the image's entrypoint, envhook install --root /host");
   t.notOk(init.command);
   t.same(init.securityContext, { runAsUser: 0, privileged: true }, 'privileged: it writes the runtime configuration on the host');
@@ -287,6 +288,11 @@ t.test('the guard: the NRI DaemonSet, the installer (shim) and the RuntimeClass'
 t.test('the installer alone: the pre-installed NRI plugin, or the shim on CRI-O with node paths', async (t) => {
   const nri = renderChart(['nri.enabled=false', 'installer.enabled=true', 'installer.mode=nri', 'nri.plugin.index=40']);
   t.same(nri.map((o) => o.kind).sort(), ['DaemonSet', 'Pod']);
+  t.equal(
+    objectOf(nri, 'DaemonSet').spec.template.spec.hostNetwork,
+    true,
+    "mode nri: the host's network, where the running plugin's instance lock answers install's upgrade",
+  );
   t.same(objectOf(nri, 'DaemonSet').spec.template.spec.initContainers[0].args, [
     '--runtime',
     'containerd',

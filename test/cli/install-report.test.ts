@@ -38,7 +38,13 @@ t.test('lines: changes, directories, notes, the check, next, then the plugins an
       next: ['systemctl restart crio'],
       plugins: [
         { socket: '/var/run/nri/nri.sock', pid: 42, state: 'stopped' },
-        { socket: '/var/run/nri/nri.sock', pid: 43, state: 'running-previous-files' },
+        {
+          socket: '/var/run/nri/nri.sock',
+          pid: 43,
+          state: 'running-previous-files',
+          why: 'it is of a version that cannot be upgraded in place',
+        },
+        { socket: '/var/run/nri/nri.sock', pid: 44, state: 'handed-over', to: 45 },
       ],
       removedState: ['/run/envhook/nri-status.json'],
       warnings: ['no answer'],
@@ -56,8 +62,10 @@ t.test('lines: changes, directories, notes, the check, next, then the plugins an
       'checked with crio config',
       'next:\n  systemctl restart crio',
       'stopped the running envhook nri for /var/run/nri/nri.sock (pid 42)',
-      'note: envhook nri (pid 43) is running for /var/run/nri/nri.sock from the files before this install: it goes on until crio restarts ' +
-        '(systemctl restart crio); the new one then takes over from it (docs/nri-guarantees.md, "Upgrades")',
+      'note: envhook nri (pid 43) is running for /var/run/nri/nri.sock from the files before this install (it is of a version that cannot be upgraded in place): ' +
+        'it goes on until crio restarts (systemctl restart crio); the new one then takes over from it (docs/nri-guarantees.md, "An upgrade of the pre-installed plugin")',
+      'upgraded without a restart of crio: envhook nri (pid 44) handed over to the one started from the new files (pid 45) on /var/run/nri/nri.sock, ' +
+        'no container created without its env; it is registered as an external plugin until crio restarts and starts the new file itself',
       "remove /run/envhook/nri-status.json (the NRI plugin's run state)",
       'warning: no answer',
       '',

@@ -20,6 +20,8 @@ import { makePod } from '../../scripts/kubelet-pod.ts';
 
 const missing = missingForRunc() ?? (spawnSync('unshare', ['--help']).status === 0 ? undefined : 'unshare (util-linux) not installed');
 const FRONT = 'usr/local/lib/envhook/envhook-runtime';
+const RUNC_NODE =
+  '[crio.runtime]\ndefault_runtime = "runc"\n\n[crio.runtime.runtimes.runc]\nruntime_path = ""\nruntime_type = "oci"\nruntime_root = "/run/runc"\n';
 // mount the overlay, then run the rest with an empty environment
 const SCRIPT =
   'etc=$1; shift; mount --make-rprivate / && mount -t overlay envhook-etc -o "lowerdir=$etc:/etc" /etc || exit 1; exec env -i "$@"';
@@ -31,7 +33,9 @@ t.test(
     const dir = fs.mkdtempSync('/tmp/envhook-icrio-');
     t.teardown(() => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3 }));
     const root = path.join(dir, 'root');
+    // a CRI-O node that runs runc (CRI-O 1.31 and later default to crun, which this machine lacks)
     fs.mkdirSync(path.join(root, 'etc/crio'), { recursive: true });
+    fs.writeFileSync(path.join(root, 'etc/crio/crio.conf'), RUNC_NODE);
     const original = snapshot(root);
     // a node whose kubelet runs with --root-dir elsewhere: the pod is not under /var/lib/kubelet
     const pod = makePod(path.join(dir, 'data/kubelet'), { emptyDirs: { config: FILES } });

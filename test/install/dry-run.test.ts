@@ -41,6 +41,7 @@ t.test('crio: the exact dry run; its figures are those of the installed files', 
     ...created(real, `${PREFIX}/runtimeclass.yaml`, false),
     ...created(real, `${PREFIX}/state.json`, true),
     `note: not checked with CRI-O: no crio under --root on PATH or in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin (--crio PATH names one); read from its files instead (crio.conf, crio.conf.d), not crio config: no hooks_dir set, CRI-O's default /usr/share/containers/oci/hooks.d`,
+    `note: the front runs CRI-O's default runtime "runc" (not set in CRI-O's files and no crio to ask: runc assumed, CRI-O 1.31 and later default to crun): runtime runc, runtime_root /run/runc (--oci-runtime names another)`,
     `note: runtime "runc" not found on PATH under --root, nor in /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin: the front looks it up on the container runtime's PATH`,
     '',
   ];

@@ -26,7 +26,11 @@ function setup(t: Test, dir = t.testdir({})) {
   const copy = path.join(runDir, 'volumes', pod.uid, 'keys');
   const inline = inlineCopier();
   const jobs: string[] = [];
-  const copier: Copier = { ...inline, copy: (job) => (jobs.push(job.place.volume), inline.copy(job)) };
+  const copier: Copier = {
+    ...inline,
+    copy: (job) => (jobs.push(job.place.volume), inline.copy(job)),
+    copyStart: (start) => (jobs.push(...start.jobs.map((j) => j.place.volume)), inline.copyStart(start)),
+  };
   const lines: Record<string, unknown>[] = [];
   const log = {
     ...silentLogger,

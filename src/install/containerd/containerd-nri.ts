@@ -103,7 +103,8 @@ export function containerdNriPlan(layout: Layout, opts: ContainerdNriOptions): R
       : `plugin ${plugin}: containerd starts it and hands it the connection; its log: ${opts.nriLog ?? NRI_DEFAULT_LOG}`,
   );
   // how the pre-installed plugin registers again: nothing of an external one's
-  if (!external) notes.push(redialNote('containerd', socket, nriTable?.disable_connections === true));
+  const noConnections = nriTable?.disable_connections === true;
+  if (!external) notes.push(redialNote('containerd', socket, noConnections));
   const check = nriCheck(layout, binary, external ? undefined : pluginDir, !!opts.nriRequired);
   const cri = opts.plugin?.criSocket ?? grpcAddress(config.readings[0]!.files);
   if (!external) notes.push(`plugin evicts through ${cri}${opts.plugin?.criSocket ? ' (--cri-socket)' : " (containerd's grpc.address)"}`);
@@ -119,6 +120,9 @@ export function containerdNriPlan(layout: Layout, opts: ContainerdNriOptions): R
       : ['restart containerd: systemctl restart containerd (containerd starts its pre-installed NRI plugins when it starts)'],
     notes: [...notes, ...(check.notes ?? [])],
     ...(check.verify ? { verify: check.verify } : {}),
+    ...(external || noConnections
+      ? {}
+      : { upgrade: { socket, configFiles: [...blocks.map((b) => b.file), ...on.edits.map((e) => e.file)] } }),
   };
 }
 

@@ -109,6 +109,7 @@ export function crioNriPlan(
     ],
     notes,
     ...(bin ? { verify: () => checkCrioNri(bin, layout, external ? undefined : pluginDir, required) } : {}),
+    ...(external || noConnections ? {} : { upgrade: { socket, configFiles: [layout.config] } }),
   };
 }
 

@@ -12,8 +12,11 @@ import { parseToml, tableAt } from '../toml.ts';
 import { missingBinary } from '../../oci/runtime-binary.ts';
 import { checkCrio, nodeCrio } from './crio-check.ts';
 
-/** The drop-in; `ociRuntime` (the `runtime` setting, a name or a path) is what the front execs: its state lives under /run/<name>. */
-export function crioDropIn(layout: Layout, ociRuntime = 'runc'): string {
+/**
+ * The drop-in; `ociRuntime` (the `runtime` setting, a name or a path) is what the front execs: its
+ * state lives in `runtimeRoot` (CRI-O's default runtime's), else under /run/<name>.
+ */
+export function crioDropIn(layout: Layout, ociRuntime = 'runc', runtimeRoot?: string): string {
   const name = path.posix.basename(ociRuntime);
   return [
     '# Written by envhook install; removed by envhook uninstall.',
@@ -21,7 +24,7 @@ export function crioDropIn(layout: Layout, ociRuntime = 'runc'): string {
     `[crio.runtime.runtimes.${HANDLER}]`,
     `runtime_path = ${JSON.stringify(layout.front)}`,
     'runtime_type = "oci"',
-    `runtime_root = ${JSON.stringify(`/run/${name}`)}`,
+    `runtime_root = ${JSON.stringify(runtimeRoot ?? `/run/${name}`)}`,
     '',
   ].join('\n');
 }
@@ -33,11 +36,13 @@ export interface CrioPlanOptions {
   crio?: string | undefined;
   /** The real OCI runtime the front execs (default runc). */
   ociRuntime?: string | undefined;
+  /** Its state directory, CRI-O's default runtime's runtime_root (default /run/<name>). */
+  runtimeRoot?: string | undefined;
 }
 
 export function crioPlan(layout: Layout, templates: HookTemplates, opts: CrioPlanOptions = {}): RuntimePlan {
   if (opts.hooksDir !== undefined) opts = { ...opts, hooksDir: absolute(opts.hooksDir, '--hooks-dir') };
-  const dropIn = crioDropIn(layout, opts.ociRuntime);
+  const dropIn = crioDropIn(layout, opts.ociRuntime, opts.runtimeRoot);
   parseToml(dropIn, layout.config); // a path with odd characters must still make valid TOML
   const bin = nodeCrio(opts.crio, layout);
   // no crio to ask: its files, read as CRI-O reads them, give the hooks directory and must parse

@@ -12,11 +12,13 @@ import type { SourceOptions } from '../source.ts';
 import type { RuntimePlan } from '../targets.ts';
 import { containerdPlan, type ContainerdOptions } from '../containerd/containerd-plan.ts';
 import { crioPlan } from '../crio/crio-plan.ts';
+import { crioDefaultRuntime } from '../crio/crio-default-runtime.ts';
+import { nodeCrio } from '../crio/crio-check.ts';
 import { podmanPlan } from '../podman/podman-plan.ts';
 import { SETTINGS_FILE, settingsTarget, type SettingsFlags } from '../settings-file.ts';
 import { frontConfTarget, runtimeSetting } from '../front-conf.ts';
 import { containerdNriPlan } from '../containerd/containerd-nri.ts';
-import { checkPluginFlags, nriIndex } from '../nri-plugin.ts';
+import { checkPluginFlags, nriIndex, type PluginFlags } from '../nri-plugin.ts';
 import { absolute } from '../layout.ts';
 import { CRIO_NRI_DROP_IN, crioNriPlan } from '../crio/crio-nri.ts';
 import { installKey, type InstallMode } from '../mode.ts';
@@ -68,24 +70,24 @@ export interface Plan {
   nothing?: string | undefined;
   /** Uninstall of the NRI plugin: the NRI sockets whose running envhook nri is asked to stop. */
   stopPlugins?: string[] | undefined;
+  /** Install of the pre-installed NRI plugin: the running one may be upgraded without a runtime restart (targets.ts). */
+  upgrade?: { socket: string; configFiles: string[] } | undefined;
 }
 
 export function planInstall(opts: InstallOptions): Plan {
   const layout = makeLayout(opts.runtime, nriDefaults(opts));
   refuseBadRoot(layout.root);
   refuseUnreadConfig(layout, opts.runtime, opts.serviceConfig);
+  const plugin = refuseMisplacedFlags(opts); // a flag's fault before the node's
   const key = installKey(opts.runtime, opts.mode);
   const state = readState(layout);
   const stateBefore = readHost(layout, layout.state);
   // the settings before the registration that makes the runtime run the front
   const settings = settingsTarget(layout, opts, state);
-  const ociRuntime = opts.ociRuntime ?? runtimeSetting(settings?.content ?? readHost(layout, SETTINGS_FILE)) ?? 'runc';
+  const oci = ociRuntimeOf(layout, opts, runtimeSetting(settings?.content ?? readHost(layout, SETTINGS_FILE)));
   // the runtime front (envhook-runtime and its data file) runs only under the runtime handler
-  const conf =
-    opts.mode === 'nri'
-      ? undefined
-      : frontConfTarget(layout, ociRuntime, opts.ociRuntime !== undefined ? '--oci-runtime' : `${SETTINGS_FILE}: runtime`);
-  const rp = runtimePlan(layout, opts, state.runtimes[key], ociRuntime);
+  const conf = opts.mode === 'nri' ? undefined : frontConfTarget(layout, oci.runtime, oci.from);
+  const rp = runtimePlan(layout, opts, state.runtimes[key], oci, plugin);
   const took = takeOver(layout, opts.runtime, key, rp, !!opts.takeOver);
   const files = [...executableTargets(layout, opts, conf?.target), ...(settings ? [settings] : []), ...rp.files];
   const changes: Change[] = files.map((t): Change => {
@@ -142,8 +144,35 @@ export function planInstall(opts: InstallOptions): Plan {
     layout,
     changes,
     next: rp.next,
-    notes: [...(took ? [took.note] : []), ...(rp.notes ?? []), ...(conf?.note ? [conf.note] : [])],
+    notes: [...(took ? [took.note] : []), ...(rp.notes ?? []), ...(oci.note ? [oci.note] : []), ...(conf?.note ? [conf.note] : [])],
     verify: rp.verify,
+    ...(rp.upgrade
+      ? { upgrade: { socket: rp.upgrade.socket, configFiles: [...new Set([...rp.upgrade.configFiles, ...adminFiles])] } }
+      : {}),
+  };
+}
+
+interface OciRuntime {
+  /** The `runtime` the front execs: a name or a path. */
+  runtime: string;
+  /** Where it came from, as a refusal names it. */
+  from: string;
+  /** CRI-O: its default runtime's runtime_root. */
+  root?: string | undefined;
+  note?: string | undefined;
+}
+
+/** --oci-runtime, else config.json's runtime, else CRI-O's default runtime (a CRI-O handler), else runc. */
+function ociRuntimeOf(layout: Layout, opts: InstallOptions, setting: string | undefined): OciRuntime {
+  if (opts.ociRuntime !== undefined) return { runtime: opts.ociRuntime, from: '--oci-runtime' };
+  if (setting !== undefined) return { runtime: setting, from: `${SETTINGS_FILE}: runtime` };
+  if (opts.runtime !== 'crio' || opts.mode === 'nri') return { runtime: 'runc', from: `${SETTINGS_FILE}: runtime` };
+  const d = crioDefaultRuntime(layout, nodeCrio(opts.crio, layout));
+  return {
+    runtime: d.runtime,
+    from: `CRI-O's default runtime "${d.name}" (${d.from}):`,
+    root: d.root,
+    note: `the front runs CRI-O's default runtime "${d.name}" (${d.from}): runtime ${d.runtime}, runtime_root ${d.root} (--oci-runtime names another)`,
   };
 }
 
@@ -153,7 +182,9 @@ function namedBinary(opts: InstallOptions): { binary?: string } {
   return named === undefined ? {} : { binary: path.resolve(named) };
 }
 
-function runtimePlan(layout: Layout, opts: InstallOptions, previous: RuntimeRecord | undefined, ociRuntime: string): RuntimePlan {
+/** Flags given to a mode or runtime they do not belong to: refused before the node is read. */
+function refuseMisplacedFlags(opts: InstallOptions): PluginFlags {
+  if (opts.hooksDir !== undefined) absolute(opts.hooksDir, '--hooks-dir');
   if (opts.nriLog !== undefined && opts.mode !== 'nri')
     throw new EnvhookError('--nri-log is only valid with --mode nri (the pre-installed plugin writes it)');
   if (opts.nriLog !== undefined) absolute(opts.nriLog, '--nri-log');
@@ -165,10 +196,19 @@ function runtimePlan(layout: Layout, opts: InstallOptions, previous: RuntimeReco
     throw new EnvhookError('--nri-required is only valid with --mode nri (it makes the NRI plugin a required one)');
   if (opts.enableNri && (opts.mode !== 'nri' || opts.runtime !== 'containerd'))
     throw new EnvhookError("--enable-nri is only valid with --runtime containerd --mode nri (it switches on containerd's NRI)");
-  const plugin = checkPluginFlags(
+  return checkPluginFlags(
     { criSocket: opts.criSocket, evictUnapplied: opts.evictUnapplied, metricsAddress: opts.metricsAddress },
     opts.mode,
   );
+}
+
+function runtimePlan(
+  layout: Layout,
+  opts: InstallOptions,
+  previous: RuntimeRecord | undefined,
+  oci: OciRuntime,
+  plugin: PluginFlags,
+): RuntimePlan {
   if (opts.mode === 'nri') {
     if (opts.runtime === 'containerd') return containerdNriPlan(layout, { ...opts, previousEdits: previous?.edits, plugin });
     if (opts.runtime === 'crio')
@@ -179,7 +219,12 @@ function runtimePlan(layout: Layout, opts: InstallOptions, previous: RuntimeReco
     case 'containerd':
       return containerdPlan(layout, opts);
     case 'crio':
-      return crioPlan(layout, hookTemplates(opts), { hooksDir: opts.hooksDir, crio: opts.crio, ociRuntime });
+      return crioPlan(layout, hookTemplates(opts), {
+        hooksDir: opts.hooksDir,
+        crio: opts.crio,
+        ociRuntime: oci.runtime,
+        runtimeRoot: oci.root,
+      });
     case 'podman':
       return podmanPlan(layout, hookTemplates(opts));
   }

@@ -38,6 +38,8 @@ export interface InstanceOptions {
   handoverWaitMs: number;
   /** Starts the supervisor; `sharing`: beside another instance; `onListed`: its worker is in the runtime's list. */
   startServing(sharing: boolean, onListed: () => void): Serving;
+  /** Install asks for an upgrade (upgrade.ts): start the plugin file anew; why not, or undefined once started. Absent: not started from one. */
+  upgrade?: ((by: number) => string | undefined) | undefined;
   /** Binds the health endpoint (when asked for), releasing `lock` if it cannot; closed by the returned function. */
   startHealth(status: () => NriStatus, lock: Lock): Promise<(() => Promise<void>) | undefined>;
 }
@@ -111,6 +113,11 @@ export class Instance {
       onShare: (pid) => this.share(pid),
       onYield: (pid) => this.yieldTo(pid),
       onShareEnded: (pid) => this.shareEnded(pid),
+      onUpgrade: (pid) => {
+        if (!this.o.upgrade) return 'not started from a plugin file';
+        if (this.leaving || this.terminating || this.yielded) return 'a hand-over or stop is under way';
+        return this.o.upgrade(pid);
+      },
     };
   }
 

@@ -10,17 +10,20 @@
 // then binds. A holder that does not know `share` (a version before it) is asked to stop first
 // (`takeover`), as before: a window of the newcomer's registration. So a runtime restart (which
 // starts its pre-installed plugin anew), an upgrade or a rollout never leaves a container to
-// neither, nor adjusted by both. `envhook uninstall` asks the holder to stop (`stop`).
+// neither, nor adjusted by both. `envhook uninstall` asks the holder to stop (`stop`);
+// `envhook install` asks a pre-installed holder to start its new plugin file (`upgrade`,
+// upgrade.ts), which then takes over as above, and hears `handed-over <pid>` when it has.
 import net from 'node:net';
 import { EnvhookError, errnoReason } from '../../errors.ts';
 import { sha256Hex } from '../../plan/sha256.ts';
 import { socketKey } from './socket-identity.ts';
 
 /**
- * takeover: a newer instance that cannot share; stop: uninstall; ping: who holds it (install's
- * note), nothing stops; share: a newer instance serves beside the holder until it yields.
+ * takeover: a newer instance that cannot share; stop: uninstall; ping: who holds it, nothing
+ * stops; share: a newer instance serves beside the holder until it yields; upgrade: install asks
+ * the holder to start its plugin file anew (upgrade-ask.ts).
  */
-export type LockRequest = 'takeover' | 'stop' | 'ping' | 'share';
+export type LockRequest = 'takeover' | 'stop' | 'ping' | 'share' | 'upgrade';
 
 export interface Lock {
   /** Stops answering and frees the name. */
@@ -38,6 +41,8 @@ export interface LockOptions {
   onYield?(pid: number): Promise<void>;
   /** That instance went away before it was listed: serve alone again. */
   onShareEnded?(pid: number): void;
+  /** Install asks for an upgrade: start the plugin file anew; why not, or undefined once started. */
+  onUpgrade?(pid: number): string | undefined;
   /** How long the holder may take to answer and stop (default 10 s). */
   timeoutMs?: number;
   /** Heard with the holder's pid when one had to be asked to stop. */
@@ -127,6 +132,8 @@ function listen(addr: string): Promise<net.Server> {
 function serve(server: net.Server, opts: LockOptions): Lock {
   let busy = false;
   const waiting = new Set<net.Socket>();
+  /** Install's connections that asked for an upgrade: told how the hand-over it started ends. */
+  const upgrades = new Set<net.Socket>();
   server.on('connection', (conn) => {
     waiting.add(conn);
     conn.on('close', () => waiting.delete(conn));
@@ -143,16 +150,17 @@ function serve(server: net.Server, opts: LockOptions): Lock {
       text += chunk;
       if (text.length > 64) return conn.destroy();
       if (asked) return;
-      const m = /^(takeover|stop|ping|share) ([0-9]{1,10})\n/.exec(text);
+      const m = /^(takeover|stop|ping|share|upgrade) ([0-9]{1,10})\n/.exec(text);
       if (!m) return;
       asked = true;
       if (m[1] === 'ping') {
         conn.end(`ok ${process.pid}\n`);
         return;
       }
+      if (m[1] === 'upgrade') return upgrade(conn, Number(m[2]), busy, opts, upgrades);
       if (busy || (m[1] === 'share' && !opts.onShare)) return;
       busy = true;
-      if (m[1] === 'share') return share(conn, Number(m[2]), opts, release, () => (busy = false));
+      if (m[1] === 'share') return share(conn, Number(m[2]), opts, release, () => (busy = false), upgrades);
       conn.write(`ok ${process.pid}\n`);
       void opts.onRequest(m[1] as 'takeover' | 'stop', Number(m[2])).finally(release);
     });
@@ -172,7 +180,7 @@ function serve(server: net.Server, opts: LockOptions): Lock {
  * newcomer's `ready` this one yields (its worker gone), says `yielded` and releases the lock. The
  * newcomer gone before `ready`: this one serves alone again (`free`).
  */
-function share(conn: net.Socket, pid: number, opts: LockOptions, release: () => void, free: () => void): void {
+function share(conn: net.Socket, pid: number, opts: LockOptions, release: () => void, free: () => void, upgrades: Set<net.Socket>): void {
   let state: 'asked' | 'sharing' | 'yielding' = 'asked';
   let text = '';
   conn.on('data', (chunk: string) => {
@@ -181,6 +189,7 @@ function share(conn: net.Socket, pid: number, opts: LockOptions, release: () => 
     state = 'yielding';
     void opts.onYield!(pid).finally(() => {
       conn.write('yielded\n');
+      for (const u of upgrades) u.write(`handed-over ${pid}\n`);
       release();
     });
   });
@@ -188,6 +197,7 @@ function share(conn: net.Socket, pid: number, opts: LockOptions, release: () => 
     if (state === 'yielding') return;
     state = 'yielding';
     free();
+    for (const u of upgrades) u.end(`not-taken-over ${pid}\n`);
     opts.onShareEnded?.(pid);
   });
   opts.onShare!(pid).then(
@@ -198,4 +208,17 @@ function share(conn: net.Socket, pid: number, opts: LockOptions, release: () => 
     },
     () => conn.destroy(),
   );
+}
+
+/**
+ * Install asks this holder to start its plugin file anew (upgrade.ts): `started <pid>`, and the
+ * connection stays open until the instance so started has taken over (`handed-over <its pid>`)
+ * or went away (`not-taken-over <its pid>`); or `refused <pid> <why>` at once.
+ */
+function upgrade(conn: net.Socket, by: number, busy: boolean, opts: LockOptions, upgrades: Set<net.Socket>): void {
+  const why = busy ? 'a hand-over or stop is under way' : opts.onUpgrade ? opts.onUpgrade(by) : 'not started from a plugin file';
+  if (why !== undefined) return void conn.end(`refused ${process.pid} ${why}\n`);
+  upgrades.add(conn);
+  conn.on('close', () => upgrades.delete(conn));
+  conn.write(`started ${process.pid}\n`);
 }

@@ -9,7 +9,7 @@ import { fileAccess } from '../../fs/file-group.ts';
 import type { AllSettings } from '../../settings.ts';
 import { DEFAULT_RUN_DIR } from '../../watch/run-dir.ts';
 import { reexecAsDaemon } from '../process.ts';
-import { HANDED_ENV, inheritedFd, roleOf } from '../roles.ts';
+import { HANDED_ENV, inheritedFd, pluginFileOf, roleOf, startedFromPluginFile } from '../roles.ts';
 import { writeStatus, type RunsAs } from '../status-file.ts';
 import { startHealth } from './health.ts';
 import { Instance } from './instance.ts';
@@ -17,6 +17,7 @@ import { DurationHistogram } from './metrics.ts';
 import { checkStart } from './start-checks.ts';
 import { handOver, workerSpawner } from './spawn.ts';
 import { startSupervisor, type Supervisor } from './supervisor.ts';
+import { startPluginFile } from './upgrade.ts';
 import { podUidFrom, yieldMarks } from './yield-marks.ts';
 
 export async function runSupervisor(settings: AllSettings, env: NodeJS.ProcessEnv): Promise<void> {
@@ -41,6 +42,8 @@ export async function runSupervisor(settings: AllSettings, env: NodeJS.ProcessEn
   const marks = yieldMarks(runDir, settings.kubeletRoot, log);
   if (podUid !== undefined && marks.has(podUid)) return stayYielded(log, plugin, 'this pod handed over before: it does not register again');
 
+  // the pre-installed plugin (or the instance its file started for an upgrade) can start its file anew
+  const pluginFile = fd !== undefined || startedFromPluginFile(fd, env) ? pluginFileOf(env) : undefined;
   const histogram = new DurationHistogram();
   let supervisor: Supervisor | undefined;
   const instance = new Instance({
@@ -50,6 +53,13 @@ export async function runSupervisor(settings: AllSettings, env: NodeJS.ProcessEn
     podUid,
     marks,
     handoverWaitMs: settings.handoverWait * 1000,
+    upgrade:
+      pluginFile === undefined
+        ? undefined
+        : (by) => {
+            log.info({ plugin, by, file: pluginFile }, 'nri: upgrade asked: the plugin file started anew, to take over from this one');
+            return startPluginFile(pluginFile, role, env, log);
+          },
     startHealth: async (status, lock) => {
       const health = await startHealth(settings.metricsAddress, status, histogram, log, lock);
       return health && (() => health.close());
@@ -102,4 +112,4 @@ async function stayYielded(log: Logger, plugin: string, why: string): Promise<vo
 
 /** How this envhook nri was started: the kubelet gives every container of a pod KUBERNETES_SERVICE_HOST. */
 const runsAs = (fd: number | undefined, env: NodeJS.ProcessEnv): RunsAs =>
-  fd !== undefined ? 'pre-installed' : env.KUBERNETES_SERVICE_HOST ? 'daemonset' : 'external';
+  fd !== undefined ? 'pre-installed' : startedFromPluginFile(fd, env) ? 'upgraded' : env.KUBERNETES_SERVICE_HOST ? 'daemonset' : 'external';

@@ -313,23 +313,27 @@ t.test('uninstall of the NRI plugin stops the envhook nri running for the socket
   t.notMatch(again.stdout, /stopped/, 'nothing installed, nothing to stop');
 });
 
-t.test('install over a running envhook nri says which pid runs the previous files and when the new one takes over', async (t) => {
-  const rt = await startFakeRuntime();
-  t.teardown(() => rt.close());
-  const { root, source } = installRoot(t, { 'etc/crio/crio.conf': `[crio.nri]\nnri_listen = ${JSON.stringify(rt.socketPath)}\n` });
-  underRoot(t, root, path.dirname(rt.socketPath));
-  const noCrio = { ...process.env, PATH: '/nonexistent' };
-  const p = startNriProcess(['--socket', rt.socketPath], { dir: path.dirname(root) });
-  t.teardown(() => p.stop());
-  await rt.nextPlugin();
-  const r = install({ runtime: 'crio', root, source, extra: ['--mode', 'nri'], env: noCrio });
-  t.equal(r.status, 0, r.stderr);
-  t.match(
-    r.stdout,
-    `note: envhook nri (pid ${p.child.pid}) is running for ${rt.socketPath} from the files before this install: it goes on until crio restarts (systemctl restart crio); the new one then takes over from it`,
-  );
-  t.equal(p.child.exitCode, null, 'the ping stopped nothing');
-});
+t.test(
+  'install over a running envhook nri not started from a plugin file: it refuses the upgrade, install says which pid runs the previous files',
+  async (t) => {
+    const rt = await startFakeRuntime();
+    t.teardown(() => rt.close());
+    const { root, source } = installRoot(t, { 'etc/crio/crio.conf': `[crio.nri]\nnri_listen = ${JSON.stringify(rt.socketPath)}\n` });
+    underRoot(t, root, path.dirname(rt.socketPath));
+    const noCrio = { ...process.env, PATH: '/nonexistent' };
+    const p = startNriProcess(['--socket', rt.socketPath], { dir: path.dirname(root) });
+    t.teardown(() => p.stop());
+    await rt.nextPlugin();
+    const r = install({ runtime: 'crio', root, source, extra: ['--mode', 'nri'], env: noCrio });
+    t.equal(r.status, 0, r.stderr);
+    t.match(
+      r.stdout,
+      `note: envhook nri (pid ${p.child.pid}) is running for ${rt.socketPath} from the files before this install (it refused the upgrade: not started from a plugin file): it goes on until crio restarts (systemctl restart crio); the new one then takes over from it`,
+    );
+    t.match(r.stdout, /^next:\n {2}restart CRI-O: /m, 'the restart still to do');
+    t.equal(p.child.exitCode, null, 'the request stopped nothing');
+  },
+);
 
 t.test(
   '--fifo-priority: each worker it starts runs under SCHED_FIFO, the supervisor stays ordinary',
