@@ -37,7 +37,7 @@ export async function runWorker(settings: AllSettings, env: NodeJS.ProcessEnv, r
   const pods = createPodWatcher({ kubeletRoot: settings.kubeletRoot, log, runDir: settings.runDir, copier });
   // The watches of before (this worker's predecessor, or before a runtime restart): a runtime
   // that sends no Synchronize to its pre-installed plugin (containerd 1.7) tells nothing else.
-  pods.restore();
+  void pods.restore();
   link.watchOwners(() => {
     const { queued: _, ...stats } = pods.registry.stats();
     return stats;
@@ -49,7 +49,7 @@ export async function runWorker(settings: AllSettings, env: NodeJS.ProcessEnv, r
     if (m?.t !== 'share') return;
     claims.share(m.on);
     // Alone again: the pods the other one watched (its records) are this one's now.
-    if (!m.on) pods.restore();
+    if (!m.on) void pods.restore();
     if (process.connected) send({ t: 'sharing', on: m.on });
   };
   process.on('message', commands);
