@@ -192,13 +192,16 @@ function copied(p: PreparedVolume, r: CopyResult, o: ChownOptions, copier: Copie
     if (r.created) void copier.removeCopy(copy.place, r.timestamped).catch(() => {});
     return chownInPlace(p, o);
   }
-  o.log.info(
+  // A copy used as it is changed nothing: a debug line (`nri: adjusted` names the mount).
+  const reused = isReused(r);
+  (reused ? o.log.debug : o.log.info).call(
+    o.log,
     {
       stage: o.stage,
       volume: p.volume,
       uidMapping: p.translation.kind,
       layout: 'copy',
-      reused: isReused(r),
+      reused,
       files: r.files,
       bytes: r.bytes,
       dir: copy.dir,
