@@ -78,6 +78,9 @@ export async function startEnvhook({ c, kubeletRoot, runDir }, onLine) {
     KUBERNETES_SERVICE_PORT: '443',
     ENVHOOK_RUN_DIR: runDir,
     ENVHOOK_CONFIG: config,
+    // SOAK_NODE_OPTIONS: Node options for envhook's processes (e.g. `--cpu-prof --cpu-prof-dir=DIR`: a
+    // profile of each process that ends by itself, the last worker's at the end of the run)
+    ...(process.env.SOAK_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SOAK_NODE_OPTIONS } : {}),
   };
   const child = spawn(argv[0], [...argv.slice(1), ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let rest = '';

@@ -13,8 +13,8 @@ import type { Logger } from './log.ts';
 import type { Facts } from './facts/facts.ts';
 import { planChanges, type PlanOptions } from './plan/plan-changes.ts';
 import { summarize, type Changes, type Plan } from './plan/changes.ts';
-import { chownVolumes, chownVolumesAsync, removeCopies, removeCopiesNow } from './ownership/chown.ts';
-import type { CopyPlace } from './mirror/layout.ts';
+import { chownVolumes, chownVolumesAsync, removeCopies, removeCopiesNow, type MadeCopy } from './ownership/chown.ts';
+import type { CopyBudgets } from './mirror/budget.ts';
 import type { Copier } from './mirror/copier.ts';
 import { releaseOwners, type PreparedVolume } from './ownership/prepare.ts';
 
@@ -31,6 +31,8 @@ export interface RunOptions {
   copies?: PlanOptions['copies'];
   /** The chown gives up with an error past this process.hrtime.bigint() (NRI's request timeout). */
   deadline?: bigint | undefined;
+  /** The owned copies' budgets (mirror/budget.ts) where the copies are made in this thread (the shim's create). */
+  budgets?: CopyBudgets | undefined;
   /**
    * After the chown (never in a dry run), while the owners are still open: the config.json
    * path records them for `envhook watch` there. It must not throw.
@@ -41,7 +43,7 @@ export interface RunOptions {
 /** facts → plan → apply → chown, for any applier; the caller flushes the output. Copies are made in this thread. */
 export function run<T>(facts: Facts, options: RunOptions, apply: (changes: Changes) => T): { output: T; plan: Plan } {
   const changes = plan(facts, options);
-  const made: CopyPlace[] = [];
+  const made: MadeCopy[] = [];
   try {
     // Applied before the chown: an applier that refuses the changes (NRI cannot remove env)
     // fails the start before any file changed owner; applied again after copies, with the
@@ -72,7 +74,7 @@ export async function runAsync<T>(
   apply: (changes: Changes) => T,
 ): Promise<{ output: T; plan: Plan }> {
   const changes = plan(facts, options);
-  const made: CopyPlace[] = [];
+  const made: MadeCopy[] = [];
   try {
     // Applied first as a check: an applier that refuses the changes (NRI cannot remove env) fails
     // the start before any copy is made; applied again with the copies' subPath mounts.
@@ -82,7 +84,8 @@ export async function runAsync<T>(
     if (options.dryRun !== true) options.afterChown?.(changes.owners);
     return { output, plan: summarize(changes, owned) };
   } catch (err) {
-    // All or nothing: the copies this start made go with it (each failed job removed its own).
+    // All or nothing: the copies this start made go with it (a failed job removed its own), unless
+    // another container's start has written them since (chown.ts removeCopies).
     removeCopies(made, copier, options.log);
     throw err;
   } finally {
@@ -102,5 +105,5 @@ function plan(facts: Facts, options: RunOptions): Changes {
 }
 
 function chownOptions(options: RunOptions) {
-  return { dryRun: options.dryRun === true, log: options.log, stage: options.stage, deadline: options.deadline };
+  return { dryRun: options.dryRun === true, log: options.log, stage: options.stage, deadline: options.deadline, budgets: options.budgets };
 }

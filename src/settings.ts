@@ -17,6 +17,12 @@ export interface Settings {
   runDirOnDisk?: RunDirOnDisk;
   /** envhook's log files and status file 0640 with this group (a name or GID: fs/file-group.ts), instead of 0600. */
   fileGroup?: string | undefined;
+  /** The budgets of owned copies (mirror/budget.ts): one pod's bytes, files, volumes; always set by loadSettings. */
+  podCopyBytes?: number;
+  podCopyFiles?: number;
+  podCopyVolumes?: number;
+  /** The node's copies' bytes; undefined: a quarter of the run directory's file system, at most 256 MiB. */
+  nodeCopyBytes?: number | undefined;
 }
 
 export type RunDirOnDisk = 'refuse' | 'warn';
@@ -51,6 +57,10 @@ const ENV_NAMES: Record<keyof AllSettings, string> = {
   runDir: 'ENVHOOK_RUN_DIR',
   runDirOnDisk: 'ENVHOOK_RUN_DIR_ON_DISK',
   fileGroup: 'ENVHOOK_FILE_GROUP',
+  podCopyBytes: 'ENVHOOK_POD_COPY_BYTES',
+  podCopyFiles: 'ENVHOOK_POD_COPY_FILES',
+  podCopyVolumes: 'ENVHOOK_POD_COPY_VOLUMES',
+  nodeCopyBytes: 'ENVHOOK_NODE_COPY_BYTES',
   nriSocket: 'ENVHOOK_NRI_SOCKET',
   nriIndex: 'ENVHOOK_NRI_INDEX',
   metricsAddress: 'ENVHOOK_METRICS_ADDRESS',
@@ -67,6 +77,11 @@ const DEFAULTS: AllSettings = {
   runDir: '/run/envhook',
   runDirOnDisk: 'warn',
   fileGroup: undefined,
+  // Why these: docs/ownership.md#budgets (mirror/budget.ts keeps the same figures).
+  podCopyBytes: 32 * 1024 * 1024,
+  podCopyFiles: 8192,
+  podCopyVolumes: 32,
+  nodeCopyBytes: undefined,
   nriSocket: '/var/run/nri/nri.sock',
   nriIndex: '50',
   metricsAddress: undefined,
@@ -96,6 +111,7 @@ export function loadSettings(
   }
   if (fromEnv.fifoPriority !== undefined) fromEnv.fifoPriority = fifoNumber(String(fromEnv.fifoPriority), ENV_NAMES.fifoPriority) as never;
   if (fromEnv.handoverWait !== undefined) fromEnv.handoverWait = waitSeconds(String(fromEnv.handoverWait), ENV_NAMES.handoverWait) as never;
+  for (const key of BUDGETS) if (fromEnv[key] !== undefined) fromEnv[key] = budgetNumber(String(fromEnv[key]), ENV_NAMES[key]) as never;
   // Values that the schema constrains are checked wherever they come from.
   for (const key of ['logLevel', 'runDirOnDisk', 'nriIndex', 'metricsAddress'] as const) {
     if (fromEnv[key] !== undefined) checkValue(key, fromEnv[key], ENV_NAMES[key]);
@@ -108,6 +124,7 @@ export function loadSettings(
   if (flags.metricsAddress !== undefined) checkValue('metricsAddress', flags.metricsAddress, '--metrics-address');
   if (flags.fifoPriority !== undefined) checkValue('fifoPriority', flags.fifoPriority, '--fifo-priority');
   if (flags.handoverWait !== undefined) checkValue('handoverWait', flags.handoverWait, '--handover-wait');
+  for (const key of BUDGETS) if (flags[key] !== undefined) checkValue(key, flags[key], BUDGET_FLAGS[key]);
   return {
     kubeletRoot: pick('kubeletRoot'),
     runtime: pick('runtime'),
@@ -116,6 +133,10 @@ export function loadSettings(
     runDir: pick('runDir'),
     runDirOnDisk: pick('runDirOnDisk'),
     fileGroup: pick('fileGroup'),
+    podCopyBytes: pick('podCopyBytes'),
+    podCopyFiles: pick('podCopyFiles'),
+    podCopyVolumes: pick('podCopyVolumes'),
+    nodeCopyBytes: pick('nodeCopyBytes'),
     nriSocket: pick('nriSocket'),
     nriIndex: pick('nriIndex'),
     metricsAddress: pick('metricsAddress'),
@@ -138,6 +159,22 @@ function checkValue(key: keyof AllSettings, value: unknown, name: string): void 
     const text = String(value);
     throw new EnvhookError(`${name} ${JSON.stringify(text.length > 100 ? text.slice(0, 100) + '…' : text)}: ${err.reason}`);
   }
+}
+
+const BUDGETS = ['podCopyBytes', 'podCopyFiles', 'podCopyVolumes', 'nodeCopyBytes'] as const;
+/** The budgets' flags (`envhook nri`, `envhook watch`: cli/options.ts). */
+export const BUDGET_FLAGS: Record<(typeof BUDGETS)[number], string> = {
+  podCopyBytes: '--pod-copy-bytes',
+  podCopyFiles: '--pod-copy-files',
+  podCopyVolumes: '--pod-copy-volumes',
+  nodeCopyBytes: '--node-copy-bytes',
+};
+
+/** A budget from the environment or a flag: a whole number, at least 1 (the file's is checked by its schema). */
+export function budgetNumber(text: string, name: string): number {
+  const n = /^[0-9]{1,15}$/.test(text) ? Number(text) : 0;
+  if (n < 1) throw new EnvhookError(`${name} ${JSON.stringify(text.slice(0, 100))}: must be a whole number, at least 1`);
+  return n;
 }
 
 /** A priority from the environment or a flag: 1 to 99, written as an integer (the file's is checked by its schema). */

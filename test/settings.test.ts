@@ -14,6 +14,10 @@ t.test('precedence', async (t) => {
     runDir: '/run/envhook',
     runDirOnDisk: 'warn',
     fileGroup: undefined,
+    podCopyBytes: 33554432,
+    podCopyFiles: 8192,
+    podCopyVolumes: 32,
+    nodeCopyBytes: undefined,
     nriSocket: '/var/run/nri/nri.sock',
     nriIndex: '50',
     metricsAddress: undefined,
@@ -53,6 +57,28 @@ t.test('defaults without a config file; errors name the source', async (t) => {
     message: /^ENVHOOK_LOG_LEVEL "loud": must be one of /,
   });
 });
+
+t.test(
+  'the budgets of owned copies: flag over environment over config file; whole numbers, at least 1, wherever they come from',
+  async (t) => {
+    const dir = t.testdir({
+      'c.json': JSON.stringify({ podCopyBytes: 1000, podCopyFiles: 10, nodeCopyBytes: 5000 }),
+      'bad.json': JSON.stringify({ podCopyVolumes: 0 }),
+    });
+    const env = { ENVHOOK_CONFIG: path.join(dir, 'c.json'), ENVHOOK_POD_COPY_FILES: '20', ENVHOOK_POD_COPY_VOLUMES: '3' };
+    const s = loadSettings({ podCopyVolumes: 4 }, env);
+    t.same([s.podCopyBytes, s.podCopyFiles, s.podCopyVolumes, s.nodeCopyBytes], [1000, 20, 4, 5000]);
+    t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: '', ENVHOOK_NODE_COPY_BYTES: '64Mi' }), {
+      message: 'ENVHOOK_NODE_COPY_BYTES "64Mi": must be a whole number, at least 1',
+    });
+    t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: '', ENVHOOK_POD_COPY_BYTES: '0' }), {
+      message: 'ENVHOOK_POD_COPY_BYTES "0": must be a whole number, at least 1',
+    });
+    t.throws(() => loadSettings({}, { ENVHOOK_CONFIG: path.join(dir, 'bad.json') }), {
+      message: new RegExp(`^config file ${path.join(dir, 'bad.json')}:1:2: /podCopyVolumes: `),
+    });
+  },
+);
 
 t.test('evictUnapplied and criSocket: flag over environment over config file; a boolean wherever it comes from', async (t) => {
   const dir = t.testdir({

@@ -280,7 +280,7 @@ async function exited(pid: number, procRoot: string, ms: number): Promise<boolea
 }
 
 /** How long install waits for the new envhook nri to take over from the running one (its Node start, registration, 2 s settle). */
-const UPGRADE_WAIT_MS = 30_000;
+const UPGRADE_WAIT_MS = 60_000;
 
 /**
  * Install over a running envhook nri (an upgrade, docs/nri-guarantees.md#an-upgrade-of-the-pre-installed-plugin):

@@ -48,7 +48,11 @@ export function registerWatch(program: Command): void {
     ensureRunDir(runDir);
     if (onDisk !== undefined) log.warn({ runDir }, onDisk);
     const { startWatchDaemon } = await import('../watch/watch-daemon.ts');
-    const daemon = startWatchDaemon({ runDir, kubeletRoot: settings.kubeletRoot, log });
+    const { inlineCopier } = await import('../mirror/copier.ts');
+    const { budgetsOf } = await import('../mirror/budget.ts');
+    // The rewrites it follows are held to the budgets of the settings (docs/ownership.md#budgets).
+    const registry = { copier: inlineCopier(budgetsOf(settings)) };
+    const daemon = startWatchDaemon({ runDir, kubeletRoot: settings.kubeletRoot, log, registry });
     log.info({ signal: await stopSignal }, 'signal');
     daemon.stop();
   });

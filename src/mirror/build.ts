@@ -19,7 +19,7 @@ import { capabilityHint } from '../fs/capabilities.ts';
 import { fdPath, openDirAt, readLinkAt } from '../fs/confined.ts';
 import { DATA_LINK, isTimestampedName } from '../fs/datadir.ts';
 import { copyDir, timestampedName, type CopyPlace } from './layout.ts';
-import type { Snapshot } from './snapshot.ts';
+import type { Snapshot, SnapshotEntry } from './snapshot.ts';
 import { openCopyDir } from './copy-dir.ts';
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
@@ -27,6 +27,9 @@ const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
 const STALE_MS = 60_000;
 /** How long a replaced payload stays readable after the swap (docs/ownership.md, "The guarantee: no window"). */
 const RETIRE_MS = 2_000;
+
+/** Writes file entry `e`'s content into `fd` (the new file, open for writing): file-copy.ts from the kubelet's payload. */
+export type FillFile = (e: SnapshotEntry, fd: number) => void;
 
 export interface WrittenCopy {
   /** The copy's directory (the mount source). */
@@ -38,20 +41,24 @@ export interface WrittenCopy {
 }
 
 /**
- * Writes `snap` (of the kubelet's directory `source`) into the copy at `place` (opened and checked
- * by copy-dir.ts) and swaps it in; the payload it replaced is removed `retireMs` later.
+ * Writes `snap` (of the kubelet's directory `source`), each file's content by `fill`, into the
+ * copy at `place` (opened and checked by copy-dir.ts) and swaps it in; the payload it replaced is
+ * removed `retireMs` later. `onDir`: the timestamped directory's name, before its first entry is
+ * written (what a stopped copier thread left: copier.ts removes it).
  */
 export function writeCopy(
   place: CopyPlace,
   snap: Snapshot,
+  fill: FillFile,
   source?: string,
   retireMs = RETIRE_MS,
   tick: () => void = () => {},
+  onDir: (name: string) => void = () => {},
 ): WrittenCopy {
   const dir = copyDir(place);
   const destFd = openCopyDir(place);
   try {
-    const name = writeTimestamped(destFd, snap, source, tick);
+    const name = writeTimestamped(destFd, snap, { fill, source, tick, onDir });
     const old = swapData(destFd, name);
     const names = fs.readdirSync(fdPath(destFd, '.'));
     syncLinks(destFd, names, snap.visible);
@@ -63,10 +70,18 @@ export function writeCopy(
   }
 }
 
-function writeTimestamped(destFd: number, snap: Snapshot, source: string | undefined, tick: () => void): string {
+interface WriteOptions {
+  fill: FillFile;
+  source: string | undefined;
+  tick: () => void;
+  onDir: (name: string) => void;
+}
+
+function writeTimestamped(destFd: number, snap: Snapshot, { fill, source, tick, onDir }: WriteOptions): string {
   const taken = (n: string) => fs.lstatSync(fdPath(destFd, n), { throwIfNoEntry: false }) !== undefined;
   let name = source !== undefined && isTimestampedName(source) && !taken(source) ? source : timestampedName();
   while (taken(name)) name = timestampedName();
+  onDir(name);
   try {
     fs.mkdirSync(fdPath(destFd, name), { mode: 0o700 });
   } catch (cause) {
@@ -75,7 +90,7 @@ function writeTimestamped(destFd: number, snap: Snapshot, source: string | undef
   try {
     const tsFd = openDirAt(destFd, name);
     try {
-      writeEntries(tsFd, snap, tick);
+      writeEntries(tsFd, snap, fill, tick);
       fs.fchownSync(tsFd, snap.root.uid, snap.root.gid);
       fs.fchmodSync(tsFd, snap.root.mode);
     } finally {
@@ -89,7 +104,7 @@ function writeTimestamped(destFd: number, snap: Snapshot, source: string | undef
 }
 
 /** Files owned and moded as they are created; directories made 0700 first, finished deepest first. */
-function writeEntries(tsFd: number, snap: Snapshot, tick: () => void): void {
+function writeEntries(tsFd: number, snap: Snapshot, fill: FillFile, tick: () => void): void {
   for (const e of snap.entries) {
     tick();
     const p = fdPath(tsFd, e.rel);
@@ -99,8 +114,7 @@ function writeEntries(tsFd: number, snap: Snapshot, tick: () => void): void {
     }
     const fd = fs.openSync(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
     try {
-      const data = e.data!;
-      for (let at = 0; at < data.length;) at += fs.writeSync(fd, data, at, data.length - at);
+      fill(e, fd);
       fs.fchownSync(fd, e.uid, e.gid);
       fs.fchmodSync(fd, e.mode); // after the chown, which clears set-id bits
     } finally {

@@ -20,24 +20,31 @@
 // use the inline copier: the same jobs, in the calling thread.
 import type { Worker } from 'node:worker_threads';
 import { EnvhookError } from '../errors.ts';
-import { lateError, runCopyJob, type CopyJob, type CopyResult } from './copy.ts';
-import type { ThreadError, ThreadReply, ThreadRequest } from './copier-messages.ts';
+import { lateError, runCopyJob, runStartJob, type CopyJob, type CopyResult, type StartJob } from './copy.ts';
+import type { CopyBudgets } from './budget.ts';
+import type { CopiesHeld, ThreadError, ThreadReply, ThreadRequest } from './copier-messages.ts';
 import type { CopyPlace } from './layout.ts';
 import { removeCopy, removePodCopies } from './remove.ts';
 
 export interface Copier {
+  /** A rewrite's or a catch-up's copy of one volume (its budgets: the copier's, budget.ts). */
   copy(job: CopyJob): Promise<CopyResult>;
+  /** A container's start: all its volumes' copies, all or none (copy.ts runStartJob). */
+  copyStart(start: StartJob): Promise<CopyResult[]>;
   /** Removes every copy of the pod; true when there was one. */
   removePod(runDir: string, podUid: string): Promise<boolean>;
-  /** Removes one volume's copy (and the pod's directory of copies when it was the last); true when there was one. */
-  removeCopy(place: CopyPlace): Promise<boolean>;
-  /** Jobs waiting or running, and threads replaced (stopped past a backstop, or ended). */
-  stats(): { queued: number; restarts: number };
+  /** Removes one volume's copy (and the pod's directory of copies when it was the last), `onlyIf` its `..data` is that; true when there was one. */
+  removeCopy(place: CopyPlace, onlyIf?: string): Promise<boolean>;
+  /**
+   * Jobs waiting or running, threads replaced (stopped past a backstop, or ended), and what the
+   * copies under the run directory held after the last job (undefined before the first).
+   */
+  stats(): { queued: number; restarts: number; held?: CopiesHeld | undefined };
   close(): Promise<void>;
 }
 
-/** The jobs run in the calling thread, each one whole when its promise is made. */
-export function inlineCopier(): Copier {
+/** The jobs run in the calling thread, each one whole when its promise is made; `budgets` (budget.ts) for every copy. */
+export function inlineCopier(budgets?: CopyBudgets): Copier {
   const settle = <T>(fn: () => T): Promise<T> => {
     try {
       return Promise.resolve(fn());
@@ -46,9 +53,10 @@ export function inlineCopier(): Copier {
     }
   };
   return {
-    copy: (job) => settle(() => runCopyJob(job)),
+    copy: (job) => settle(() => runCopyJob({ ...job, budgets: job.budgets ?? budgets })),
+    copyStart: (start) => settle(() => runStartJob({ ...start, budgets: start.budgets ?? budgets })),
     removePod: (runDir, podUid) => settle(() => removePodCopies(runDir, podUid)),
-    removeCopy: (place) => settle(() => removeCopy(place)),
+    removeCopy: (place, onlyIf) => settle(() => removeCopy(place, onlyIf)),
     stats: () => ({ queued: 0, restarts: 0 }),
     close: () => Promise.resolve(),
   };
@@ -61,6 +69,8 @@ export interface ThreadCopierOptions {
   backstopMs?: number;
   /** Start the thread now, not at the first job (whose deadline would pay for it). */
   startNow?: boolean;
+  /** The budgets of every copy (budget.ts); default: DEFAULT_BUDGETS. */
+  budgets?: CopyBudgets | undefined;
 }
 
 const GRACE_MS = 150;
@@ -79,7 +89,7 @@ interface Pending {
 }
 
 export function threadCopier(opts: ThreadCopierOptions = {}): Copier {
-  const copier = new ThreadCopier(opts.graceMs ?? GRACE_MS, opts.backstopMs ?? BACKSTOP_MS);
+  const copier = new ThreadCopier(opts.graceMs ?? GRACE_MS, opts.backstopMs ?? BACKSTOP_MS, opts.budgets);
   if (opts.startNow) copier.start();
   return copier;
 }
@@ -94,30 +104,40 @@ class ThreadCopier implements Copier {
   #ids = 0;
   #restarts = 0;
   #closed = false;
+  #held: CopiesHeld | undefined;
+  readonly #budgets: CopyBudgets | undefined;
 
-  constructor(graceMs: number, backstopMs: number) {
+  constructor(graceMs: number, backstopMs: number, budgets: CopyBudgets | undefined) {
     this.#graceMs = graceMs;
     this.#backstopMs = backstopMs;
+    this.#budgets = budgets;
   }
 
   copy(job: CopyJob): Promise<CopyResult> {
-    return this.#post({ id: ++this.#ids, kind: 'copy', job }, job.place.volume, job.deadline) as Promise<CopyResult>;
+    const request = { id: ++this.#ids, kind: 'copy' as const, job: { ...job, budgets: job.budgets ?? this.#budgets } };
+    return this.#post(request, job.place.volume, job.deadline) as Promise<CopyResult>;
+  }
+
+  copyStart(start: StartJob): Promise<CopyResult[]> {
+    const request = { id: ++this.#ids, kind: 'copy-start' as const, start: { ...start, budgets: start.budgets ?? this.#budgets } };
+    return this.#post(request, start.jobs[0]?.place.volume, start.deadline) as Promise<CopyResult[]>;
   }
 
   removePod(runDir: string, podUid: string): Promise<boolean> {
     return this.#post({ id: ++this.#ids, kind: 'remove-pod', runDir, podUid }, undefined, undefined) as Promise<boolean>;
   }
 
-  removeCopy(place: CopyPlace): Promise<boolean> {
-    return this.#post({ id: ++this.#ids, kind: 'remove-copy', place }, undefined, undefined) as Promise<boolean>;
+  removeCopy(place: CopyPlace, onlyIf?: string): Promise<boolean> {
+    return this.#post({ id: ++this.#ids, kind: 'remove-copy', place, onlyIf }, undefined, undefined) as Promise<boolean>;
   }
 
   start(): void {
     this.#thread ??= this.#start();
   }
 
-  stats(): { queued: number; restarts: number } {
-    return { queued: this.#queue.length + (this.#running ? 1 : 0), restarts: this.#restarts };
+  stats(): { queued: number; restarts: number; held?: CopiesHeld | undefined } {
+    const stats = { queued: this.#queue.length + (this.#running ? 1 : 0), restarts: this.#restarts };
+    return this.#held === undefined ? stats : { ...stats, held: this.#held };
   }
 
   async close(): Promise<void> {
@@ -173,13 +193,30 @@ class ThreadCopier implements Copier {
       const p = this.#running;
       if (p === undefined) return;
       this.#finish(p);
+      this.#cleanUpAfter(p.request);
       p.reject(new EnvhookError(`owned copies: the copier thread ended${p.volume ? ` while copying volume "${p.volume}"` : ''}`));
       this.#next();
     });
     return thread;
   }
 
+  /** The first job of the next thread: what the stopped one left half-written in the copies of `request` (remove.ts cleanUpCopies). */
+  #cleanUpAfter(request: ThreadRequest): void {
+    const places =
+      request.kind === 'copy' ? [request.job.place] : request.kind === 'copy-start' ? request.start.jobs.map((j) => j.place) : [];
+    if (places.length === 0) return;
+    const ignore = () => {}; // a clean-up that fails leaves the leftovers to the next swap's rule (build.ts)
+    this.#queue.unshift({
+      request: { id: ++this.#ids, kind: 'clean-up', places },
+      volume: undefined,
+      deadline: undefined,
+      resolve: ignore,
+      reject: ignore,
+    });
+  }
+
   #reply(r: ThreadReply): void {
+    if (r.held !== undefined) this.#held = r.held;
     const p = this.#running;
     if (p === undefined || p.request.id !== r.id) return;
     this.#finish(p);
@@ -202,6 +239,7 @@ class ThreadCopier implements Copier {
     this.#restarts++;
     if (thread) await thread.terminate();
     this.#finish(p);
+    this.#cleanUpAfter(p.request);
     const what = p.volume !== undefined ? `volume "${p.volume}"` : 'a removal of owned copies';
     p.reject(
       p.deadline !== undefined

@@ -40,7 +40,7 @@ export interface PartialEntry {
 }
 
 /** The pods that have copies: real directories by names that can name one (anything else under `volumes/` is not envhook's). */
-function podsWithCopies(runDir: string): string[] {
+export function podsWithCopyDirs(runDir: string): string[] {
   return dirsIn(copiesRoot(runDir), (uid) => podCopiesDir(runDir, uid));
 }
 
@@ -58,27 +58,29 @@ export function kubeletHasVolume(podDir: string, volume: string): boolean {
 
 /** Removes the copies of pods whose directory is gone, and of volumes whose kubelet directory is gone. */
 export function removeGoneCopies(runDir: string, kubeletRoot: string): RemovedCopy[] {
+  return podsWithCopyDirs(runDir).flatMap((podUid) => removeGoneCopiesOf(runDir, kubeletRoot, podUid));
+}
+
+/** removeGoneCopies for one pod with copies (the NRI worker's start goes pod by pod, in slices). */
+export function removeGoneCopiesOf(runDir: string, kubeletRoot: string, podUid: string): RemovedCopy[] {
+  const podDir = path.join(kubeletRoot, 'pods', podUid);
+  if (!fs.existsSync(podDir)) return removePodCopies(runDir, podUid) ? [{ podUid, why: 'pod directory is gone' }] : [];
   const removed: RemovedCopy[] = [];
-  for (const podUid of podsWithCopies(runDir)) {
-    const podDir = path.join(kubeletRoot, 'pods', podUid);
-    if (!fs.existsSync(podDir)) {
-      if (removePodCopies(runDir, podUid)) removed.push({ podUid, why: 'pod directory is gone' });
-      continue;
-    }
-    for (const volume of copiedVolumes(runDir, podUid)) {
-      if (!kubeletHasVolume(podDir, volume) && removeCopy({ runDir, podUid, volume }))
-        removed.push({ podUid, volume, why: "the kubelet's volume directory is gone" });
-    }
+  for (const volume of copiedVolumes(runDir, podUid)) {
+    if (!kubeletHasVolume(podDir, volume) && removeCopy({ runDir, podUid, volume }))
+      removed.push({ podUid, volume, why: "the kubelet's volume directory is gone" });
   }
   return removed;
 }
 
 /** Every partial entry of every copy (see the head of this file). */
 export function findPartials(runDir: string): PartialEntry[] {
-  const found: PartialEntry[] = [];
-  for (const podUid of podsWithCopies(runDir))
-    for (const volume of copiedVolumes(runDir, podUid)) found.push(...partialsOf({ runDir, podUid, volume }));
-  return found;
+  return podsWithCopyDirs(runDir).flatMap((podUid) => findPartialsOf(runDir, podUid));
+}
+
+/** The partial entries of one pod's copies. */
+export function findPartialsOf(runDir: string, podUid: string): PartialEntry[] {
+  return copiedVolumes(runDir, podUid).flatMap((volume) => partialsOf({ runDir, podUid, volume }));
 }
 
 function partialsOf(place: CopyPlace): PartialEntry[] {
@@ -118,10 +120,17 @@ export function removePartials(
 /** Removes the entries found before that have not changed since (nor become what `..data` points at). */
 export function removeSettled(entries: readonly PartialEntry[]): PartialEntry[] {
   const now = new Map(entries.map((e) => [e.place, partialsOf(e.place)]));
-  return entries.filter((e) => {
-    const same = now.get(e.place)?.find((p) => p.name === e.name && p.mtimeMs === e.mtimeMs);
-    return same !== undefined && removePartial(same);
-  });
+  return entries.filter((e) => settledRemoved(e, now.get(e.place)));
+}
+
+/** removeSettled for one entry (the NRI worker's second look goes entry by entry, in slices): whether it was removed. */
+export function removeSettledEntry(e: PartialEntry): boolean {
+  return settledRemoved(e, partialsOf(e.place));
+}
+
+function settledRemoved(e: PartialEntry, now: readonly PartialEntry[] | undefined): boolean {
+  const same = now?.find((p) => p.name === e.name && p.mtimeMs === e.mtimeMs);
+  return same !== undefined && removePartial(same);
 }
 
 function removePartial(e: PartialEntry): boolean {

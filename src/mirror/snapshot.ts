@@ -1,18 +1,20 @@
-// A kubelet volume's current payload read whole, every entry checked, before anything of a copy
-// is written (all or nothing): the directory `..data` points at is walked with the same
+// A kubelet volume's current payload measured whole, every entry checked, before anything of a
+// copy is written (all or nothing): the directory `..data` points at is walked with the same
 // confinement as the owners' walk (fs/confined.ts: no symlink followed, one name looked up at a
 // time from an open directory), and only directories and regular files with one link, on the
 // volume's own file system, are accepted: a symlink, hard link, FIFO, device, socket or mount
 // point fails the whole copy with one line naming it, and so does a name that is not valid UTF-8
 // (described, not printed). Each file gets its final owner here (the
 // item's, else the volume's default, else the kubelet's), keeps the kubelet's group and mode,
-// and is read bounded by what is left of the volume's size limit. The bytes are secrets: never
-// logged; releaseSnapshot zeroes them.
+// and is measured (fstat of the file opened confined, never read) against what is left of the
+// volume's size limit: the sizes are known before the first write, so the budgets and the free
+// space are checked for the whole start first (budget.ts), and the copy reads and writes one
+// file at a time (build.ts, file-copy.ts), never a volume held in memory.
 import fs from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import { EnvhookError } from '../errors.ts';
 import { listBounded } from '../fs/bounded-dir.ts';
-import { ConfinedError, fdPath, fileKind, openDirAt, openFileAt, readBounded, withCwdAt } from '../fs/confined.ts';
+import { ConfinedError, fdPath, fileKind, openDirAt, withCwdAt } from '../fs/confined.ts';
 
 /** The UID written to disk for a file (the container's UID translated, ownership/owners.ts). */
 export interface CopyOwner {
@@ -49,8 +51,8 @@ export interface SnapshotEntry {
   gid: number;
   /** The kubelet's inode (a subPath mount is a bind mount of it: ownership/copy-plan.ts finds it by this). */
   ino?: number;
-  /** A file's content (undefined for a directory). */
-  data?: Buffer;
+  /** A file's size in bytes (0 for a directory), as measured: the copy refuses a file that changed since. */
+  size: number;
 }
 
 export interface Snapshot {
@@ -99,19 +101,9 @@ export function readSnapshot(
     bytes: 0,
   };
   const w: Walk = { volume, dev: st.dev, owners, limits, out, tick };
-  try {
-    withCwdAt((enter) => walkDir(w, dataFd, '', 0, enter));
-  } catch (err) {
-    releaseSnapshot(out);
-    throw err;
-  }
+  withCwdAt((enter) => walkDir(w, dataFd, '', 0, enter));
   out.visible = out.entries.filter((e) => !e.rel.includes('/')).map((e) => e.rel);
   return out;
-}
-
-/** Zeroes the content read (the caller is done with it). */
-export function releaseSnapshot(s: Snapshot): void {
-  for (const e of s.entries) e.data?.fill(0);
 }
 
 function walkDir(w: Walk, dirFd: number, prefix: string, depth: number, enter: (fd: number) => void): void {
@@ -126,7 +118,7 @@ function walkDir(w: Walk, dirFd: number, prefix: string, depth: number, enter: (
     if (st.isDirectory()) {
       if (depth + 1 >= MAX_DEPTH) throw fail(w, `directory ${JSON.stringify(rel)} is nested deeper than ${MAX_DEPTH} levels`);
       const sub = openSubdir(w, dirFd, name, rel);
-      w.out.entries.push({ rel, kind: 'dir', mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, ino: st.ino });
+      w.out.entries.push({ rel, kind: 'dir', mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, ino: st.ino, size: 0 });
       try {
         walkDir(w, sub, rel + '/', depth + 1, enter);
       } finally {
@@ -134,7 +126,7 @@ function walkDir(w: Walk, dirFd: number, prefix: string, depth: number, enter: (
         fs.closeSync(sub);
       }
     } else if (st.isFile()) {
-      w.out.entries.push(readFile(w, dirFd, name, rel));
+      w.out.entries.push(measureFile(w, st, rel));
     } else {
       throw fail(w, `${JSON.stringify(rel)} is ${fileKind(st)}: refusing to copy it`);
     }
@@ -185,34 +177,16 @@ function openSubdir(w: Walk, dirFd: number, name: string, rel: string): number {
   return fd;
 }
 
-function readFile(w: Walk, dirFd: number, name: string, rel: string): SnapshotEntry {
+/** A regular file by its lstat (never opened here: build.ts opens it, confined, to copy it, and checks it is this inode). */
+function measureFile(w: Walk, st: fs.Stats, rel: string): SnapshotEntry {
   const what = `file ${JSON.stringify(rel)}`;
-  let file;
-  try {
-    file = openFileAt(dirFd, name);
-  } catch (err) {
-    throw confined(w, what, err);
-  }
-  try {
-    const { stat } = file;
-    if (stat.nlink !== 1) throw fail(w, `${what} has ${stat.nlink} hard links; refusing to copy it`);
-    if (stat.dev !== w.dev) throw fail(w, `${what} is a mount point (another file system inside the volume)`);
-    const left = w.limits.maxBytes - w.out.bytes;
-    if (stat.size > left) throw tooLarge(w);
-    let data: Buffer;
-    try {
-      data = readBounded(file, left);
-    } catch (err) {
-      if (err instanceof ConfinedError && err.reason.startsWith('larger than')) throw tooLarge(w);
-      throw confined(w, what, err);
-    }
-    w.out.bytes += data.length;
-    w.out.files++;
-    const owner = w.owners.items.get(rel) ?? w.owners.defaultOwner;
-    return { rel, kind: 'file', mode: stat.mode & 0o7777, uid: owner?.hostUid ?? stat.uid, gid: stat.gid, ino: stat.ino, data };
-  } finally {
-    fs.closeSync(file.fd);
-  }
+  if (st.nlink !== 1) throw fail(w, `${what} has ${st.nlink} hard links; refusing to copy it`);
+  if (st.dev !== w.dev) throw fail(w, `${what} is a mount point (another file system inside the volume)`);
+  if (st.size > w.limits.maxBytes - w.out.bytes) throw tooLarge(w);
+  w.out.bytes += st.size;
+  w.out.files++;
+  const owner = w.owners.items.get(rel) ?? w.owners.defaultOwner;
+  return { rel, kind: 'file', mode: st.mode & 0o7777, uid: owner?.hostUid ?? st.uid, gid: st.gid, ino: st.ino, size: st.size };
 }
 
 function tooMany(w: Walk): EnvhookError {

@@ -3,6 +3,8 @@
 // same process only while that process's start time matches: a pid reused after the supervisor
 // died names another) and its scheduling policy (SCHED_FIFO for the worker). The second field,
 // the command name, may hold spaces and parentheses: fields are counted after its last `)`.
+// And /proc/<pid>/schedstat: how long the process's main thread (a worker's event loop) has run,
+// so that a worker starved on a loaded node is not taken for a hung one.
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -26,4 +28,20 @@ export function procStat(pid: number, procRoot = '/proc'): ProcStat | undefined 
   // Fields from the third on: state is [0], field N is [N - 3].
   const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
   return { state: f[0] ?? '', startTicks: Number(f[19]), policy: Number(f[38]) };
+}
+
+/**
+ * Nanoseconds the process's main thread (a worker's event loop) has run on a CPU, from
+ * /proc/<pid>/schedstat's first field (the thread group leader's own); undefined when the process
+ * is gone or the kernel keeps no such count.
+ */
+export function mainThreadCpuNs(pid: number, procRoot = '/proc'): number | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(path.join(procRoot, String(pid), 'schedstat'), 'latin1');
+  } catch {
+    return undefined;
+  }
+  const ran = Number(text.split(' ')[0]);
+  return Number.isFinite(ran) ? ran : undefined;
 }

@@ -13,11 +13,12 @@ import path from 'node:path';
 import type { Logger } from '../log.ts';
 import { describeError } from '../errors.ts';
 import { DATA_LINK } from '../fs/datadir.ts';
-import { runCopyJob, type CopyJob, type CopyResult } from '../mirror/copy.ts';
+import { runCopyJob, runStartJob, type CopyJob, type CopyResult, type StartJob } from '../mirror/copy.ts';
 import { inlineCopier, type Copier } from '../mirror/copier.ts';
 import { addSubPathMounts } from './copy-plan.ts';
 import { isReused, rememberCopy, reusableCopy } from './copy-reuse.ts';
 import type { CopyPlace } from '../mirror/layout.ts';
+import type { CopyBudgets } from '../mirror/budget.ts';
 import { removeCopy } from '../mirror/remove.ts';
 import type { OwnedFile, PreparedVolume } from './prepare.ts';
 import { chownTree } from './walk.ts';
@@ -29,29 +30,39 @@ export interface ChownOptions {
   stage: string;
   /** See WalkOptions.deadline; the copies' jobs get it too (mirror/copy.ts). */
   deadline?: bigint | undefined;
+  /** The copies' budgets (mirror/budget.ts); undefined: the copier's own (the NRI worker's, from its settings), else the defaults. */
+  budgets?: CopyBudgets | undefined;
 }
 
-/** In this thread: the copies made in place (the shim's create, inject). `made`: the copies' directories made, for a rollback. */
-export function chownVolumes(prepared: readonly PreparedVolume[], o: ChownOptions, made: CopyPlace[] = []): OwnedFile[] {
-  const owned: OwnedFile[] = [];
-  for (const p of prepared) {
-    if (!p.copy || o.dryRun) {
-      owned.push(...chownInPlace(p, o));
-      continue;
-    }
-    const r = reusableCopy(p) ?? remembered(p, runCopyJob(copyJob(p, o.deadline)));
-    if (r.created) made.push(p.copy.place);
+/** A copy a start made (its directory was not there before), and the payload it holds now: what a refused start removes. */
+export interface MadeCopy {
+  place: CopyPlace;
+  timestamped: string;
+}
+
+/** In this thread: the copies made in place (the shim's create, inject). `made`: the copies made, for a rollback. */
+export function chownVolumes(prepared: readonly PreparedVolume[], o: ChownOptions, made: MadeCopy[] = []): OwnedFile[] {
+  const { inPlace, copies } = split(prepared, o);
+  const owned = inPlace.flatMap((p) => chownInPlace(p, o));
+  const results = withReused(copies, (jobs) => runStartJob(startJob(jobs, o)));
+  copies.forEach((p, i) => {
+    const r = results[i]!;
+    const mine = r.created ? made[made.push({ place: p.copy!.place, timestamped: r.timestamped }) - 1] : undefined;
     owned.push(...copied(p, r, o, inlineCopier()));
-    if (p.copy) for (let job = catchUpJob(p, r.source, o.deadline); job; job = catchUpJob(p, tryCopy(job, p, o.log), o.deadline));
-  }
+    for (let job = catchUpJob(p, r.source, o.deadline); job;) {
+      const next = tryCopy({ ...job, budgets: o.budgets }, p, o.log);
+      if (mine && next) mine.timestamped = next.timestamped;
+      job = catchUpJob(p, next?.source, o.deadline);
+    }
+  });
   return owned;
 }
 
 /** The same in this thread. */
-export function removeCopiesNow(places: readonly CopyPlace[], log: Logger): void {
-  for (const place of places) {
+export function removeCopiesNow(made: readonly MadeCopy[], log: Logger): void {
+  for (const { place, timestamped } of made) {
     try {
-      removeCopy(place);
+      removeCopy(place, timestamped);
     } catch (err) {
       log.warn({ volume: place.volume, err }, `owned copy of a refused start not removed: ${describeError(err)}`);
     }
@@ -61,41 +72,77 @@ export function removeCopiesNow(places: readonly CopyPlace[], log: Logger): void
 /**
  * Removes the copies a refused start made, by the copier, not awaited: the refusal is answered at
  * once, and the copier runs the removals before any job posted after them (a retried start's).
+ * A copy another container's start has written since (its `..data` moved on) is that one's: kept.
  */
-export function removeCopies(places: readonly CopyPlace[], copier: Copier, log: Logger): void {
-  for (const place of places)
+export function removeCopies(made: readonly MadeCopy[], copier: Copier, log: Logger): void {
+  for (const { place, timestamped } of made)
     copier
-      .removeCopy(place)
+      .removeCopy(place, timestamped)
       .catch((err: unknown) => log.warn({ volume: place.volume, err }, `owned copy of a refused start not removed: ${describeError(err)}`));
 }
 
 /**
- * The copies made by `copier` (the NRI worker's thread, mirror/copier.ts), awaited one after the
- * other; the chown in place (an idmapped mount under NRI) as before, bounded by the deadline.
+ * The copies made by `copier` (the NRI worker's thread, mirror/copier.ts), one job for all the
+ * start's volumes, awaited; the chown in place (an idmapped mount under NRI) as before, bounded
+ * by the deadline.
  */
 export async function chownVolumesAsync(
   prepared: readonly PreparedVolume[],
   o: ChownOptions,
   copier: Copier,
-  made: CopyPlace[] = [],
+  made: MadeCopy[] = [],
 ): Promise<OwnedFile[]> {
-  const owned: OwnedFile[] = [];
-  for (const p of prepared) {
-    if (!p.copy || o.dryRun) {
-      owned.push(...chownInPlace(p, o));
-      continue;
-    }
-    const r = reusableCopy(p) ?? remembered(p, await copier.copy(copyJob(p, o.deadline)));
-    if (r.created) made.push(p.copy.place);
-    owned.push(...(await copiedAsync(p, r, o, copier)));
+  const { inPlace, copies } = split(prepared, o);
+  const owned = inPlace.flatMap((p) => chownInPlace(p, o));
+  if (copies.length === 0) return owned;
+  const results = await withReusedAsync(copies, (jobs) => copier.copyStart(startJob(jobs, o)));
+  for (const [i, p] of copies.entries()) {
+    const r = results[i]!;
+    const mine = r.created ? made[made.push({ place: p.copy!.place, timestamped: r.timestamped }) - 1] : undefined;
+    owned.push(...copied(p, r, o, copier));
+    if (p.copy) await catchUp(p, r.source, o, copier, mine);
   }
   return owned;
 }
 
-/** `r`, the copy a start's job made, remembered for the pod's next starts (copy-reuse.ts). */
-function remembered(p: PreparedVolume, r: CopyResult): CopyResult {
-  rememberCopy(p, r);
-  return r;
+/** The volumes chowned in place (or left alone), and those copied (never in a dry run). */
+function split(prepared: readonly PreparedVolume[], o: ChownOptions): { inPlace: PreparedVolume[]; copies: PreparedVolume[] } {
+  const copies = prepared.filter((p) => p.copy !== undefined && !o.dryRun);
+  return { inPlace: prepared.filter((p) => !copies.includes(p)), copies };
+}
+
+function startJob(copies: readonly PreparedVolume[], { deadline, budgets }: ChownOptions): StartJob {
+  return { jobs: copies.map((p) => copyJob(p, deadline)), deadline, budgets };
+}
+
+/**
+ * Each copy's result: the copy this process made for an earlier start of the pod, used as it is
+ * (copy-reuse.ts), or made by one start job of the others (`run`), remembered for the next starts.
+ */
+function withReused(copies: readonly PreparedVolume[], run: (jobs: PreparedVolume[]) => CopyResult[]): CopyResult[] {
+  const reused = copies.map((p) => reusableCopy(p));
+  const rest = copies.filter((_, i) => reused[i] === undefined);
+  return merged(copies, reused, rest, rest.length === 0 ? [] : run(rest));
+}
+
+async function withReusedAsync(
+  copies: readonly PreparedVolume[],
+  run: (jobs: PreparedVolume[]) => Promise<CopyResult[]>,
+): Promise<CopyResult[]> {
+  const reused = copies.map((p) => reusableCopy(p));
+  const rest = copies.filter((_, i) => reused[i] === undefined);
+  return merged(copies, reused, rest, rest.length === 0 ? [] : await run(rest));
+}
+
+function merged(
+  copies: readonly PreparedVolume[],
+  reused: (CopyResult | undefined)[],
+  rest: PreparedVolume[],
+  made: CopyResult[],
+): CopyResult[] {
+  rest.forEach((p, i) => rememberCopy(p, made[i]!));
+  let next = 0;
+  return copies.map((_, i) => reused[i] ?? made[next++]!);
 }
 
 /** The job of a start's copy: the data directory the plan opened and checked, the owners, the subPath entries wanted. */
@@ -142,16 +189,19 @@ function copied(p: PreparedVolume, r: CopyResult, o: ChownOptions, copier: Copie
   // Only subPaths of an earlier payload: the container reads the kubelet's files, chowned as before.
   if (copy.mounts.length === 0) {
     p.copy = undefined;
-    void copier.removeCopy(copy.place).catch(() => {});
+    if (r.created) void copier.removeCopy(copy.place, r.timestamped).catch(() => {});
     return chownInPlace(p, o);
   }
-  o.log.info(
+  // A copy used as it is changed nothing: a debug line (`nri: adjusted` names the mount).
+  const reused = isReused(r);
+  (reused ? o.log.debug : o.log.info).call(
+    o.log,
     {
       stage: o.stage,
       volume: p.volume,
       uidMapping: p.translation.kind,
       layout: 'copy',
-      reused: isReused(r),
+      reused,
       files: r.files,
       bytes: r.bytes,
       dir: copy.dir,
@@ -165,12 +215,6 @@ function copied(p: PreparedVolume, r: CopyResult, o: ChownOptions, copier: Copie
   });
 }
 
-async function copiedAsync(p: PreparedVolume, r: CopyResult, o: ChownOptions, copier: Copier): Promise<OwnedFile[]> {
-  const owned = copied(p, r, o, copier);
-  if (p.copy) await catchUp(p, r.source, o, copier);
-  return owned;
-}
-
 const CATCH_UP = 3;
 
 /**
@@ -180,13 +224,15 @@ const CATCH_UP = 3;
  * start when it cannot (the copy holds a whole, owned, older payload; the watcher follows the
  * next rewrite).
  */
-async function catchUp(p: PreparedVolume, source: string, o: ChownOptions, copier: Copier): Promise<void> {
+async function catchUp(p: PreparedVolume, source: string, o: ChownOptions, copier: Copier, mine: MadeCopy | undefined): Promise<void> {
   let done: string | undefined = source;
   for (let i = 0; i < CATCH_UP && done !== undefined; i++) {
     const job = catchUpJob(p, done, o.deadline);
     if (job === undefined) return;
     try {
-      done = (await copier.copy(job)).source;
+      const r = await copier.copy(job);
+      if (mine) mine.timestamped = r.timestamped;
+      done = r.source;
     } catch (err) {
       done = notCaughtUp(p, o.log, err);
     }
@@ -212,9 +258,9 @@ function catchUpJob(p: PreparedVolume, done: string | undefined, deadline: bigin
   };
 }
 
-function tryCopy(job: CopyJob, p: PreparedVolume, log: Logger): string | undefined {
+function tryCopy(job: CopyJob, p: PreparedVolume, log: Logger): CopyResult | undefined {
   try {
-    return runCopyJob(job).source;
+    return runCopyJob(job);
   } catch (err) {
     return notCaughtUp(p, log, err);
   }

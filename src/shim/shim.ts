@@ -20,6 +20,7 @@ import { resolveRuntime } from './runtime.ts';
 import { appendRuncLog } from './runc-log.ts';
 import { APPLIED_KEY, VOLUME_OWNERS } from '../k8s/annotation-keys.ts';
 import { checkRunDirForCopies } from '../watch/run-dir-memory.ts';
+import { budgetsOf } from '../mirror/budget.ts';
 
 export interface ShimEnv {
   env: NodeJS.ProcessEnv;
@@ -67,7 +68,8 @@ export function runShim(argv: readonly string[], where: ShimEnv = { env: process
     // A pod asking for owners may get copies: the run directory must be in memory (or allowed not to be).
     if (copies && annotations[VOLUME_OWNERS] !== undefined)
       checkRunDirForCopies(copies.runDir, settings.runDirOnDisk ?? 'warn', false, log, true);
-    const { spec, plan } = runPipeline(loaded.spec, { settings, stage: 'create', log, recordOwnersIn: settings.runDir, copies });
+    const budgets = budgetsOf(settings);
+    const { spec, plan } = runPipeline(loaded.spec, { settings, stage: 'create', log, recordOwnersIn: settings.runDir, copies, budgets });
     flushBundle(loaded, spec, { id: create.id, log, about });
     log.info(
       { ...about, sandbox: plan.sandbox, env: plan.env.map((e) => e.name), removed: plan.removed, owners: plan.owners.length },

@@ -24,6 +24,10 @@ export interface PodRecords {
   remove(podUid: string): void;
   /** The recorded pods whose directory is still there. */
   load(): RestoredPod[];
+  /** The records' pod UIDs, for loadOne() one at a time (the NRI worker's start, in slices). */
+  list(): string[];
+  /** One recorded pod, or undefined when its record is refused or it is gone (its record then removed). */
+  loadOne(podUid: string): RestoredPod | undefined;
 }
 
 export function createPodRecords(runDir: string, kubeletRoot: string, log: Logger): PodRecords {
@@ -44,6 +48,28 @@ export function createPodRecords(runDir: string, kubeletRoot: string, log: Logge
     if (!fs.existsSync(record.podDir)) return undefined;
     return { podUid, sandbox: record.sandbox, podDir: record.podDir, volumes: watchVolumesOf(record, runDir) };
   };
+  const list = (): string[] => {
+    let names: string[];
+    try {
+      // Whoever can write there chooses owners: the directory must be root's alone (run-dir.ts).
+      names = fs.readdirSync(ensureRunDir(runDir, NRI_RECORDS));
+    } catch (err) {
+      log.warn({ err }, `nri: owners records not read: ${describeError(err)}`);
+      return [];
+    }
+    return names.map(podUidOfRecord).filter((uid): uid is string => uid !== undefined);
+  };
+  const loadOne = (podUid: string): RestoredPod | undefined => {
+    try {
+      const pod = read(podUid, `${podUid}.json`);
+      if (pod) return pod;
+      remove(podUid);
+      log.info({ podUid }, 'nri: owners record of a pod that is gone removed');
+    } catch (err) {
+      log.warn({ podUid, err }, `nri: owners record refused: ${describeError(err)}`);
+    }
+    return undefined;
+  };
   return {
     save(podUid, sandbox, podDir, volumes) {
       try {
@@ -55,30 +81,14 @@ export function createPodRecords(runDir: string, kubeletRoot: string, log: Logge
     },
     remove,
     load() {
-      let names: string[];
-      try {
-        // Whoever can write there chooses owners: the directory must be root's alone (run-dir.ts).
-        names = fs.readdirSync(ensureRunDir(runDir, NRI_RECORDS));
-      } catch (err) {
-        log.warn({ err }, `nri: owners records not read: ${describeError(err)}`);
-        return [];
-      }
       const pods: RestoredPod[] = [];
-      for (const name of names) {
-        const podUid = podUidOfRecord(name);
-        if (podUid === undefined) continue;
-        try {
-          const pod = read(podUid, name);
-          if (pod) pods.push(pod);
-          else {
-            remove(podUid);
-            log.info({ podUid }, 'nri: owners record of a pod that is gone removed');
-          }
-        } catch (err) {
-          log.warn({ podUid, err }, `nri: owners record refused: ${describeError(err)}`);
-        }
+      for (const podUid of list()) {
+        const pod = loadOne(podUid);
+        if (pod) pods.push(pod);
       }
       return pods;
     },
+    list,
+    loadOne,
   };
 }

@@ -1,6 +1,8 @@
-// A hostile pod against `envhook nri` on a real containerd 2.1.9 over CRI, at default settings:
-// owned copies large enough to keep the plugin busy for seconds (one Secret-like volume of 4,000
-// files mounted four times, every volume with `envhook.io/volumeOwners`), while a victim pod in
+// A hostile pod against `envhook nri` on a real containerd 2.1.9 over CRI, at default settings
+// but for the budgets of owned copies, raised here (they refuse such a pod before its first copy:
+// test/mirror/budget.test.ts; this file is about the time the copies take): owned copies large
+// enough to keep the plugin busy for seconds (one Secret-like volume of 4,000 files mounted four
+// times, every volume with `envhook.io/volumeOwners`), while a victim pod in
 // another namespace is created. Whatever the attacker holds, the victim's container starts with
 // its env, the NRI worker is never killed for silence (the supervisor's 'worker not answering'),
 // and the attacker gets its copies or one line saying why not. The same for a rewrite of such a
@@ -28,7 +30,8 @@ function bigSecret(gen: number, files = FILES): Record<string, Projection> {
 
 async function startPlugin(t: Test, c: CriContainerd, kubeletRoot: string, dir: string): Promise<NriProcess> {
   const from = fs.readFileSync(c.paths.log, 'utf8').length;
-  const p = startNriProcess(['--socket', c.paths.nriSocket, '--kubelet-root', kubeletRoot], { dir });
+  const budgets = ['--pod-copy-files', '100000', '--pod-copy-bytes', String(256 << 20), '--node-copy-bytes', String(512 << 20)];
+  const p = startNriProcess(['--socket', c.paths.nriSocket, '--kubelet-root', kubeletRoot, ...budgets], { dir });
   t.teardown(() => p.stop());
   await waitFor(() => NRI_CONNECTED.test(fs.readFileSync(c.paths.log, 'utf8').slice(from)), 60_000, 'containerd: plugin connected');
   return p;

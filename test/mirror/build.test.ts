@@ -4,23 +4,30 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeCopy } from '../../src/mirror/build.ts';
+import { writeCopy as write } from '../../src/mirror/build.ts';
+import type { CopyPlace } from '../../src/mirror/layout.ts';
 import { waitFor } from '../helpers/wait.ts';
 import type { Snapshot } from '../../src/mirror/snapshot.ts';
 
-const snapshot = (data: string): Snapshot => ({
+const snapshot = (data: string): Snapshot & { content: Record<string, string> } => ({
+  content: { run: data, 'd/x': 'x' },
   volume: 'v',
   root: { mode: 0o755, uid: 0, gid: 0 },
   dev: 0,
   entries: [
-    { rel: 'run', kind: 'file', mode: 0o4750, uid: 1000, gid: 44, data: Buffer.from(data) },
-    { rel: 'd', kind: 'dir', mode: 0o750, uid: 0, gid: 44 },
-    { rel: 'd/x', kind: 'file', mode: 0o400, uid: 1000, gid: 0, data: Buffer.from('x') },
+    { rel: 'run', kind: 'file', mode: 0o4750, uid: 1000, gid: 44, size: data.length },
+    { rel: 'd', kind: 'dir', mode: 0o750, uid: 0, gid: 44, size: 0 },
+    { rel: 'd/x', kind: 'file', mode: 0o400, uid: 1000, gid: 0, size: 1 },
   ],
   visible: ['run', 'd'],
   files: 2,
   bytes: data.length + 1,
 });
+
+/** writeCopy with each file's content from the snapshot's `content` (file-copy.ts copies the kubelet's files). */
+function writeCopy(place: CopyPlace, snap: ReturnType<typeof snapshot>, source?: string, retireMs?: number) {
+  return write(place, snap, (e, fd) => fs.writeSync(fd, snap.content[e.rel]!), source, retireMs);
+}
 
 t.test('owner, group and mode as planned, set-id bits kept; the old directory retired, stale leftovers removed', async (t) => {
   const place = { runDir: path.join(t.testdir({}), 'run'), podUid: 'p', volume: 'v' };

@@ -34,6 +34,8 @@ t.test('a copy and a removal in the thread, while this loop keeps turning', asyn
   const ticker = setInterval(() => turns++, 1);
   const r = await copier.copy({ place, kubeletDir: kubelet, owners });
   clearInterval(ticker);
+  const bytes = Array.from({ length: 400 }, (_, i) => `${CANARY}-${i}`.length).reduce((a, b) => a + b);
+  t.same(copier.stats().held, { bytes, files: 400, copies: 1 }, 'what the copies hold, measured in the thread after the job');
   t.match(r, { dir: copy, files: 400, created: true });
   t.equal(r.owned.length, 400);
   t.equal(fs.statSync(path.join(copy, 'k7')).uid, 1000, 'owned in the copy');
@@ -42,7 +44,7 @@ t.test('a copy and a removal in the thread, while this loop keeps turning', asyn
   t.equal(await copier.removePod(place.runDir, place.podUid), true, 'the pod removed');
   t.notOk(fs.existsSync(path.dirname(copy)));
   t.equal(await copier.removePod(place.runDir, place.podUid), false, 'nothing left to remove');
-  t.same(copier.stats(), { queued: 0, restarts: 0 });
+  t.same(copier.stats(), { queued: 0, restarts: 0, held: { bytes: 0, files: 0, copies: 0 } });
 });
 
 t.test('our errors cross as their one line, never a byte of a file; a foreign error as its code', async (t) => {
@@ -84,4 +86,29 @@ t.test('the inline copier: the same jobs in this thread', async (t) => {
   await copier.removeCopy(place);
   t.notOk(fs.existsSync(copy));
   await t.rejects(copier.copy({ place, kubeletDir: kubelet, owners, deadline: 0n }), { message: LATE });
+});
+
+t.test('a thread stopped by the backstop in the middle of a copy: its half-written payload removed before the next job', async (t) => {
+  // A copy of 15,000 files takes seconds; the next thread's start and a copy of two files, well under the backstop.
+  const { kubelet, place, copy } = setup(t, 15_000);
+  const copier = threadCopier({ backstopMs: 500, startNow: true });
+  t.teardown(() => copier.close());
+  const limits = { maxBytes: 1 << 24, maxEntries: 20_000 };
+  const budgets = { podBytes: 1 << 30, podFiles: 1 << 30, podVolumes: 10, nodeBytes: 1 << 30 };
+  await t.rejects(copier.copy({ place, kubeletDir: kubelet, owners, limits, budgets }), { message: /did not finish in 0.5 s: stopped$/ });
+  t.equal(copier.stats().restarts, 1, 'the thread was stopped');
+  // The next job runs after the clean-up of the stopped one's copy (here: a small copy of another volume).
+  const other = { ...place, volume: 'other' };
+  atomicWrite(path.join(path.dirname(kubelet), 'other'), payload(2));
+  // Under load a thread's start may pass the backstop too: the clean-up then runs again first.
+  for (let i = 0; ; i++) {
+    const ok = await copier.copy({ place: other, kubeletDir: path.join(path.dirname(kubelet), 'other'), owners }).then(
+      () => true,
+      (err: Error) => (i < 3 && /stopped$/.test(err.message) ? false : Promise.reject(err)),
+    );
+    if (ok) break;
+  }
+  const left = fs.existsSync(copy) ? fs.readdirSync(copy).filter((n) => n.startsWith('..')) : [];
+  const current = left.includes('..data') ? fs.readlinkSync(path.join(copy, '..data')) : undefined;
+  t.same(left, current === undefined ? [] : ['..data', current].sort(), 'no payload but the one ..data points at');
 });

@@ -8,6 +8,7 @@ import { atomicWrite } from '../../scripts/kubelet-pod.ts';
 import { copyVolume, runCopyJob } from '../../src/mirror/copy.ts';
 import { copyDir } from '../../src/mirror/layout.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { startOf, tinyTmpfs } from '../helpers/mirror/start.ts';
 
 const owners = { defaultOwner: { hostUid: 1000 }, items: new Map([['tls/key', { hostUid: 1001 }]]) };
 
@@ -135,3 +136,31 @@ t.test('a job past its deadline: one line naming the volume, the copy it was mak
   );
   t.notOk(runCopyJob({ place, kubeletDir: kubelet, owners }).created, 'a job on a copy there already did not make it');
 });
+
+t.test(
+  'ENOSPC in the middle of a start (the run directory filled by another writer after the check): every copy it made removed, one line',
+  async (t) => {
+    const real = await import('../../src/mirror/budget.ts');
+    // The check passed, and something else took the space before the writes: here, no check at all.
+    const { runStartJob: unchecked } = await t.mockImport<typeof import('../../src/mirror/copy.ts')>('../../src/mirror/copy.ts', {
+      '../../src/mirror/budget.ts': { ...real, checkBudgets: () => {} },
+    });
+    const dir = t.testdir({});
+    const runDir = tinyTmpfs(t, '64k');
+    const big = 'CANARY-enospc-' + 'x'.repeat(50_000);
+    // Another container's copy of volume "c", there before the start: it keeps its payload.
+    unchecked(startOf(t, dir, runDir, 'pod-1', { c: { k: 'C' } }));
+    const before = fs.readlinkSync(path.join(runDir, 'volumes', 'pod-1', 'c', '..data'));
+    const start = startOf(t, dir, runDir, 'pod-1', { a: { k: 'A'.repeat(8000) }, c: { k: 'C2' }, b: { k: big } });
+    const err = t.throws(() => unchecked(start)) as Error;
+    t.equal(err.message, 'volume "b": cannot write its owned copy (ENOSPC): the run directory is full');
+    t.same(fs.readdirSync(path.join(runDir, 'volumes', 'pod-1')), ['c'], 'the copy of "a" this start made is removed, "b" left nothing');
+    const c = path.join(runDir, 'volumes', 'pod-1', 'c');
+    t.not(fs.readlinkSync(path.join(c, '..data')), before, '"c" was rewritten by the start (it was there before: not removed)');
+    t.equal(fs.readFileSync(path.join(c, 'k'), 'utf8'), 'C2');
+    t.notOk(
+      fs.readdirSync(c).some((n) => n.startsWith('..') && n !== '..data' && n !== fs.readlinkSync(path.join(c, '..data')) && n !== before),
+      'no partial payload left',
+    );
+  },
+);

@@ -10,7 +10,7 @@ import { makeAtomicVolume, makePod } from '../../scripts/kubelet-pod.ts';
 import { createLogger } from '../../src/log.ts';
 import { DATA_LINK } from '../../src/fs/datadir.ts';
 import { copyDir } from '../../src/mirror/layout.ts';
-import { sweepAtStart, sweepGoneCopies } from '../../src/watch/leftover-sweep.ts';
+import { sweepAtStart, sweepAtStartInSlices, sweepGoneCopies } from '../../src/watch/leftover-sweep.ts';
 import { COMPILE_CACHE_ENV } from '../helpers/compile-cache.ts';
 import { untapped } from '../helpers/untapped.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -101,4 +101,57 @@ t.test('gone copies: one line each, with the pod, the volume and why', async (t)
     [["nri: pod's owned copies removed", 'pod-a', undefined, 'pod directory is gone']],
   );
   t.same(fs.readdirSync(path.join(runDir, 'volumes')), ['pod-b'], 'the copy whose kubelet volume is there stays');
+});
+
+// The NRI worker's start: the same sweep pod by pod, in slices of the loop that answers the
+// runtime. Many pods: the gone ones' copies, a torn-down volume's copy and settled partial entries
+// removed, the live copies kept whole, and the loop turned before the sweep was done.
+t.test('the sweep in slices: every pod looked at, the loop turning between slices', async (t) => {
+  const dir = t.testdir({});
+  const root = path.join(dir, 'kubelet');
+  const runDir = path.join(dir, 'run');
+  const aMinuteAgo = new Date(Date.now() - 60_000);
+  const uids = Array.from({ length: 300 }, (_, i) => `pod-${String(i).padStart(3, '0')}`);
+  for (const uid of uids) {
+    const pod = makePod(root, {}, uid);
+    makeAtomicVolume(pod, 'secret', 'keys', { key: CANARY });
+    const copy = copyDir({ runDir, podUid: uid, volume: 'keys' });
+    fs.mkdirSync(path.join(copy, '..2026_11_29_06_00_00.1'), { recursive: true });
+    fs.symlinkSync('..2026_11_29_06_00_00.1', path.join(copy, DATA_LINK));
+    const partial = path.join(copy, '..2026_11_29_06_00_01.2');
+    fs.mkdirSync(partial);
+    fs.utimesSync(partial, aMinuteAgo, aMinuteAgo);
+  }
+  for (const uid of uids.filter((_, i) => i % 3 === 0)) fs.rmSync(path.join(root, 'pods', uid), { recursive: true });
+  // Young partial entries (a copy being made as the worker was killed): looked at again later.
+  const young = uids
+    .filter((_, i) => i % 3 === 1)
+    .map((uid) => path.join(copyDir({ runDir, podUid: uid, volume: 'keys' }), '..data_tmp.9'));
+  for (const y of young) fs.symlinkSync('..2026_11_29_06_00_00.1', y);
+  const there = (p: string) => fs.lstatSync(p, { throwIfNoEntry: false }) !== undefined;
+  const logFile = path.join(dir, 'log');
+  const sweep = sweepAtStartInSlices({ runDir, kubeletRoot: root, log: createLogger(logFile, 'info'), prefix: 'nri: ' }, 3000);
+  t.teardown(() => sweep.close());
+  let turned = false;
+  setImmediate(() => (turned = true));
+  await sweep.done;
+  t.ok(turned, 'the loop turned before the sweep was done');
+  const lines = logLines(logFile);
+  t.equal(lines.filter((l) => l.msg === "nri: pod's owned copies removed" && l.why === 'pod directory is gone').length, 100, 'gone pods');
+  t.equal(lines.filter((l) => l.msg === 'nri: partial owned copy removed').length, 200, "live pods' settled partial entries");
+  const left = fs.readdirSync(path.join(runDir, 'volumes')).sort();
+  t.same(
+    left,
+    uids.filter((_, i) => i % 3 !== 0),
+    'the live pods keep their copies',
+  );
+  t.ok(young.every(there), 'the young entries kept for now');
+  await waitFor(() => !young.some(there), 15_000, 'the young entries removed at the second look');
+  t.same(
+    fs.readdirSync(copyDir({ runDir, podUid: 'pod-001', volume: 'keys' })).sort(),
+    ['..2026_11_29_06_00_00.1', DATA_LINK].sort(),
+    'the payload ..data points at kept',
+  );
+
+  t.notMatch(fs.readFileSync(logFile, 'utf8'), CANARY, 'no content logged');
 });

@@ -2,13 +2,16 @@
 // registered. A worker that exits is started again at once (with a growing delay only while
 // workers die before they register: a crash loop must not spin); a worker whose heartbeat stops
 // for HANG_MS (blocked), or STOPPED_MS when the kernel has it stopped (SIGSTOP), is killed and
-// replaced, before the runtime's own 2 s request timeout drops it. The first worker gets the
-// runtime's connection when the runtime started envhook (pre-installed); the others dial the
-// runtime's socket as external plugins. What the workers report is kept by worker-status.ts: it
+// replaced, before the runtime's own 2 s request timeout drops it. A worker that is runnable but
+// got less than half of its silence on a CPU is starved, not hung (the kernel's run state and the
+// main thread's CPU time, /proc/<pid>/schedstat): on a node at load 37 on two cores each new worker
+// went 1.5 s without a beat while it waited its turn, was killed, and its successor, with the same
+// start to make, fared no better (4 to 5 kills in a row, 20 s without a plugin). A starved worker
+// is killed only once it has run HANG_MS without a beat, or after STARVED_MAX_MS of silence.
 // outlives them, so counts and "since" survive a restart.
 import type { ChildProcess } from 'node:child_process';
 import type { Logger } from '../../log.ts';
-import { procStat } from '../proc-stat.ts';
+import { mainThreadCpuNs, procStat } from '../proc-stat.ts';
 import type { NriStatus, RunsAs } from '../status-file.ts';
 import { BEAT_MS, type MissedContainer, type WorkerMessage } from '../worker-messages.ts';
 import { WorkerStatus } from './worker-status.ts';
@@ -24,6 +27,8 @@ const STOPPED_MS = 500;
 /** How long a new worker may take to send its first beat (Node's start on a loaded node). */
 const FIRST_BEAT_MS = 15_000;
 const MAX_RESTART_DELAY_MS = 5000;
+/** The longest silence forgiven for time spent waiting for a CPU: past it, a worker is hung however starved. */
+const STARVED_MAX_MS = 10_000;
 
 export interface SupervisorOptions {
   name: string;
@@ -61,10 +66,11 @@ export interface Supervisor {
   status(): NriStatus;
 }
 
-/** True when the kernel has the process stopped (state T or t). */
-function stopped(pid: number | undefined): boolean {
-  const state = pid === undefined ? undefined : procStat(pid)?.state;
-  return state === 'T' || state === 't';
+/** Milliseconds the worker's main thread has run since its last message; undefined where the kernel keeps no count. */
+function cpuSinceBeat(life: Life): number | undefined {
+  const now = life.child.pid === undefined ? undefined : mainThreadCpuNs(life.child.pid);
+  if (now === undefined || life.cpuAtBeat === undefined) return undefined;
+  return Math.max(0, Math.round((now - life.cpuAtBeat) / 1e6));
 }
 
 export function startSupervisor(opts: SupervisorOptions): Supervisor {
@@ -87,6 +93,8 @@ interface Life {
   spawnedAt: number;
   /** When its last message came (0: none yet). */
   lastBeat: number;
+  /** Its main thread's CPU time (ns) when that message came: undefined where the kernel keeps none. */
+  cpuAtBeat: number | undefined;
   registered: boolean;
 }
 
@@ -116,11 +124,12 @@ class WorkerKeeper {
   start(first: boolean): void {
     const child = this.opts.spawnWorker(first, this.sharing);
     this.worker = child;
-    const life: Life = { child, spawnedAt: Date.now(), lastBeat: 0, registered: false };
+    const life: Life = { child, spawnedAt: Date.now(), lastBeat: 0, cpuAtBeat: undefined, registered: false };
     this.status.workerStarted(child.pid);
     const hangCheck = this.watchForHang(life);
     child.on('message', (m: WorkerMessage) => {
       life.lastBeat = Date.now();
+      life.cpuAtBeat = child.pid === undefined ? undefined : mainThreadCpuNs(child.pid);
       if (m.t === 'end') this.ending = m.why;
       else if (m.t === 'listed') this.opts.onListed?.();
       else if (m.t === 'sharing') this.sharingAck?.(m.on);
@@ -156,12 +165,18 @@ class WorkerKeeper {
       lastCheck = now;
       if (late || child.exitCode !== null || child.signalCode !== null) return;
       const silentFor = life.lastBeat === 0 ? now - life.spawnedAt : now - life.lastBeat;
-      const limit = life.lastBeat === 0 ? firstBeatMs : silentFor > STOPPED_MS && stopped(child.pid) ? STOPPED_MS : hangMs;
+      const state = silentFor > STOPPED_MS ? procStat(child.pid ?? 0)?.state : undefined;
+      const isStopped = life.lastBeat !== 0 && (state === 'T' || state === 't');
+      const limit = life.lastBeat === 0 ? firstBeatMs : isStopped ? STOPPED_MS : hangMs;
       if (silentFor <= limit) return;
+      const ranMs = cpuSinceBeat(life);
+      // Runnable, but on a CPU for less than half of its silence: waiting its turn, not hung.
+      const starved = life.lastBeat !== 0 && state === 'R' && ranMs !== undefined && ranMs < silentFor / 2;
+      if (starved && ranMs < hangMs && silentFor <= STARVED_MAX_MS) return;
       clearInterval(hangCheck);
       this.status.counts.hangs += 1;
       this.opts.log.warn(
-        { plugin: this.plugin, workerPid: child.pid, silentMs: silentFor },
+        { plugin: this.plugin, state, ranMs, workerPid: child.pid, silentMs: silentFor },
         'nri: worker not answering (hung or stopped): killed, to be replaced',
       );
       child.kill('SIGKILL');

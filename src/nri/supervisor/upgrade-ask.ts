@@ -5,8 +5,12 @@
 import net from 'node:net';
 import { address } from './lock.ts';
 
-/** How long a holder that knows `upgrade` takes to answer `started` or `refused` (it only checks and spawns). */
-const ANSWER_MS = 3000;
+/**
+ * How long a holder that knows `upgrade` may take to answer `started` or `refused`: it only checks
+ * and spawns, but a supervisor on a loaded node can be seconds late (its lock answered `ping` after
+ * 0.5 s and more at a load of 20); a holder of an older version costs install this wait once.
+ */
+const ANSWER_MS = 10_000;
 
 export type UpgradeAnswer =
   /** Nothing holds the lock: no envhook nri runs for this socket. */

@@ -13,6 +13,7 @@ import { createClaims } from './claims.ts';
 import { createEvictor, type Evictor } from './evict.ts';
 import { createNriHandler } from './handler.ts';
 import { threadCopier } from '../../mirror/copier.ts';
+import { budgetsOf } from '../../mirror/budget.ts';
 import type { NriObserver } from './observer.ts';
 import { createPodWatcher } from './pod-watch.ts';
 import { startDaemon, type Daemon } from './session-loop.ts';
@@ -32,14 +33,16 @@ export async function runWorker(settings: AllSettings, env: NodeJS.ProcessEnv, r
   log.debug({ plugin: `${role.index}-${role.name}`, fd, socket: settings.nriSocket }, 'nri: worker start');
   // Owners survive the kubelet's rewrites: the watcher lives as long as the worker, across sessions.
   // Owned copies are made, re-made and removed in the copier's thread, never on this loop (mirror/copier.ts).
-  const copier = threadCopier({ startNow: settings.runDir !== undefined });
+  const copier = threadCopier({ startNow: settings.runDir !== undefined, budgets: budgetsOf(settings) });
   const pods = createPodWatcher({ kubeletRoot: settings.kubeletRoot, log, runDir: settings.runDir, copier });
   // The watches of before (this worker's predecessor, or before a runtime restart): a runtime
   // that sends no Synchronize to its pre-installed plugin (containerd 1.7) tells nothing else.
-  pods.restore();
+  void pods.restore();
   link.watchOwners(() => {
     const { queued: _, ...stats } = pods.registry.stats();
-    return stats;
+    // What the copies hold, as the copier thread measured after its last job (never read here).
+    const held = copier.stats().held;
+    return held === undefined ? stats : { ...stats, copyBytes: held.bytes, copyFiles: held.files };
   });
   const evictor = createEvictor({ log, observer: link.observer, all: settings.evictUnapplied, criSocket: settings.criSocket });
   // A hand-over: claimed containers while another envhook nri serves beside this one (claims.ts).
@@ -48,7 +51,7 @@ export async function runWorker(settings: AllSettings, env: NodeJS.ProcessEnv, r
     if (m?.t !== 'share') return;
     claims.share(m.on);
     // Alone again: the pods the other one watched (its records) are this one's now.
-    if (!m.on) pods.restore();
+    if (!m.on) void pods.restore();
     if (process.connected) send({ t: 'sharing', on: m.on });
   };
   process.on('message', commands);

@@ -77,7 +77,7 @@ function synchronize(payload: Buffer, s: SessionState): Uint8Array {
   if (!req.more) {
     const [all, containers] = [s.syncPods, s.syncContainers];
     [s.syncPods, s.syncContainers] = [[], []];
-    notifyPods(s, 'Synchronize', (pods) => pods.synchronized(all, containers));
+    notifyPods(s, 'Synchronize', (pods) => void pods.synchronized(all, containers));
     // all of them, none included: those of before that are no longer listed have ended
     s.observer.missed(findMissed(all, containers), true);
     // After this turn: the response is written first.

@@ -15,8 +15,11 @@ export const GUARD_HANDLER = 'envhook';
  * handler. Called in the plugin's turn: each must return quickly and never throw.
  */
 export interface NriPodEvents {
-  /** The runtime's pods and containers, on every (re)connect (all parts of a Synchronize). */
-  synchronized(pods: readonly NriPod[], containers: readonly NriSyncContainer[]): void;
+  /**
+   * The runtime's pods and containers, on every (re)connect (all parts of a Synchronize). Work that
+   * grows with the pods goes on after the call, in slices of the loop; the promise says when it is done.
+   */
+  synchronized(pods: readonly NriPod[], containers: readonly NriSyncContainer[]): void | Promise<void>;
   /** A container was created with the handler's changes (its owners chowned or copied; the adjustment points mounts at copies). */
   created(request: NriCreateRequest, adjustment?: NriAdjustment): void;
   /** StopPodSandbox or RemovePodSandbox. */
