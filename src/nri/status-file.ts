@@ -88,6 +88,8 @@ export interface NriStatus {
   runsAs?: RunsAs;
   /** The NRI socket dialled as an external plugin (absent while on the runtime's fd). */
   socket?: string;
+  /** The runtime socket this supervisor registers for (its instance lock's), on the runtime's fd too; absent from older files. */
+  nriSocket?: string;
   /** Registered with the runtime now. */
   connected: boolean;
   /** When `connected` last changed (startedAt at first). */

@@ -12,6 +12,8 @@ import { boundUnapplied, stillRuns, unappliedEntry } from '../unapplied.ts';
 export interface StatusOptions {
   plugin: string;
   runsAs?: RunsAs | undefined;
+  /** The runtime socket registered for (the status file's nriSocket). */
+  socketPath?: string | undefined;
   log: Logger;
   /** Called with the status whenever it changed (at most every PUBLISH_MS for counts alone). */
   publish?: ((status: NriStatus) => void) | undefined;
@@ -53,6 +55,7 @@ export class WorkerStatus {
       startedAt,
       plugin: opts.plugin,
       ...(opts.runsAs ? { runsAs: opts.runsAs } : {}),
+      ...(opts.socketPath ? { nriSocket: opts.socketPath } : {}),
       connected: false,
       since: startedAt,
       counts: this.counts,
