@@ -38,6 +38,7 @@ interface Flags {
   ociRuntime?: string;
   serviceConfig?: boolean;
   takeOver?: boolean;
+  watchUnit?: boolean;
   json?: boolean;
   runDir?: string;
   criSocket?: string;
@@ -123,6 +124,10 @@ export function registerInstall(program: Command): void {
     )
     .option('--evict-unapplied', 'nri: the plugin evicts every container created without its env, not only those of pods that ask')
     .option('--metrics-address <host:port>', 'nri: the plugin serves /metrics, /healthz and /readyz there (off by default)')
+    .option(
+      '--no-watch-unit',
+      'shim, containerd or CRI-O: write no systemd unit for envhook watch (volume owners; it runs elsewhere, e.g. in a DaemonSet)',
+    )
     .action(async (flags: Flags) => {
       const plan = planInstall(flags);
       const o = run(plan, flags, 'install');

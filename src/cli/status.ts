@@ -19,6 +19,7 @@ import { settingsCheck } from '../doctor/settings-check.ts';
 import { installChecks } from '../doctor/install-check.ts';
 import { runtimeChecks } from '../doctor/runtime-check.ts';
 import { unappliedChecks } from '../doctor/unapplied-check.ts';
+import { size as sizeOf } from '../mirror/budget.ts';
 
 type StatusOptions = NodeOptions & { json?: boolean };
 
@@ -146,7 +147,8 @@ export function renderReport(r: StatusReport, now: number): string {
   if (o?.copies !== undefined) {
     const l = o.copyLatency;
     const mean = l && l.count > 0 ? `, ${((1000 * l.sum) / l.count).toFixed(1)} ms after the kubelet's swap on average` : '';
-    lines.push(`  owned copies: ${o.copies} volumes, ${o.copyUpdates ?? 0} updates${mean}, ${o.copyFailures ?? 0} failed`);
+    const held = o.copyBytes === undefined ? '' : ` (${sizeOf(o.copyBytes)} in ${o.copyFiles ?? 0} files)`;
+    lines.push(`  owned copies: ${o.copies} volumes${held}, ${o.copyUpdates ?? 0} updates${mean}, ${o.copyFailures ?? 0} failed`);
   }
   if (s.lastError) lines.push(`  last error: ${s.lastError.at} ${oneLine(s.lastError.message)}`);
   lines.push(`  updated: ${s.updatedAt}`);

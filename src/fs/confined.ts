@@ -158,10 +158,20 @@ function openPathAt(dirFd: number, name: string): number {
  * or symlink after the check cannot be opened in its place (an lstat-then-open would be racy).
  */
 export function openFileAt(dirFd: number, name: string): OpenedFile {
+  return openFileUnless(dirFd, name, () => false)!;
+}
+
+/**
+ * openFileAt, except that `known` is asked first with the checked handle's fstat (a regular
+ * file, reached without a symlink): when it answers true, the file is not opened for reading and
+ * undefined is returned (a reader that holds what this very file gave it before).
+ */
+export function openFileUnless(dirFd: number, name: string, known: (checked: fs.Stats) => boolean): OpenedFile | undefined {
   const pathFd = openPathAt(dirFd, name);
   try {
     const checked = fs.fstatSync(pathFd);
     if (!checked.isFile()) throw new ConfinedError(`is ${fileKind(checked)}`);
+    if (known(checked)) return undefined;
     let fd: number;
     try {
       fd = fs.openSync(`/proc/self/fd/${pathFd}`, FILE_FLAGS);
@@ -192,9 +202,20 @@ export function openConfined(root: string, rel: string): OpenedFile {
 
 /** Opens the file `names` (from splitRelative) below the open directory `baseFd`, every step confined. */
 export function openConfinedAt(baseFd: number, names: readonly string[]): OpenedFile {
+  return openConfinedUnless(baseFd, names, () => false)!;
+}
+
+/** openConfinedAt with openFileUnless's `known`. */
+export function openConfinedUnless(
+  baseFd: number,
+  names: readonly string[],
+  known: (checked: fs.Stats) => boolean,
+): OpenedFile | undefined {
+  // A file directly in the base directory: opened from it, with no copy of its descriptor.
+  if (names.length === 1) return openFileUnless(baseFd, names[0]!, known);
   const dirFd = openDirPathAt(baseFd, names.slice(0, -1));
   try {
-    return openFileAt(dirFd, names[names.length - 1]!);
+    return openFileUnless(dirFd, names[names.length - 1]!, known);
   } finally {
     fs.closeSync(dirFd);
   }

@@ -10,7 +10,7 @@ import { listBounded } from './bounded-dir.ts';
 import {
   ConfinedError,
   fdPath,
-  openConfinedAt,
+  openConfinedUnless,
   openDirPathAt,
   openFileAt,
   openRootDir,
@@ -25,12 +25,28 @@ import {
  * directory (a CSI volume that is not mounted), which an optional reference may skip.
  */
 export function readVolumeFile(dir: string, viaData: boolean, rel: string, limit: number): Buffer {
+  return readVolumeFileUnless(dir, viaData, rel, limit, () => false)!;
+}
+
+/**
+ * readVolumeFile, except that `known` is asked with the file's fstat once it is reached, checked,
+ * and before it is read: when it answers true (the caller holds what this very file, unchanged,
+ * gave it before), nothing is read and undefined is returned.
+ */
+export function readVolumeFileUnless(
+  dir: string,
+  viaData: boolean,
+  rel: string,
+  limit: number,
+  known: (checked: fs.Stats) => boolean,
+): Buffer | undefined {
   const names = splitRelative(rel);
   const rootFd = openRootDir(dir);
   try {
     const data: DataDir | undefined = viaData ? openDataDirAt(rootFd) : undefined;
     try {
-      const file = openConfinedAt(data?.fd ?? rootFd, names);
+      const file = openConfinedUnless(data?.fd ?? rootFd, names, known);
+      if (file === undefined) return undefined;
       try {
         return readBounded(file, limit);
       } finally {

@@ -51,8 +51,26 @@ export interface VolumeSources {
   overrides: ReadonlyMap<string, string>;
 }
 
+/**
+ * One start's locator: a volume found is remembered for the rest of the start (its env files
+ * and its owners look it up once, not once a file); a volume not found is looked for each time.
+ */
 export function createVolumeLocator(sources: VolumeSources): VolumeLocator {
-  return { find: (name, kind) => findVolume(sources, name, kind), envSource: (name) => findEnvVolume(sources, name) };
+  const found = new Map<string, string>();
+  const envFound = new Map<string, EnvVolume>();
+  return {
+    find(name, kind) {
+      const key = `${kind}/${name}`;
+      let dir = found.get(key);
+      if (dir === undefined) found.set(key, (dir = findVolume(sources, name, kind)));
+      return dir;
+    },
+    envSource(name) {
+      let v = envFound.get(name);
+      if (v === undefined) envFound.set(name, (v = findEnvVolume(sources, name)));
+      return v;
+    },
+  };
 }
 
 export function findVolume(sources: VolumeSources, name: string, kind: VolumeKind): string {

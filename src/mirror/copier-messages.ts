@@ -15,5 +15,15 @@ export type ThreadError =
   | { ours: true; message: string }
   | { ours: false; name: string; code?: string | undefined; syscall?: string | undefined; path?: string | undefined };
 
-export type ThreadReply =
-  { id: number; ok: true; value: CopyResult | CopyResult[] | boolean | undefined } | { id: number; ok: false; error: ThreadError };
+/** What the copies under the job's run directory hold after it (usage.ts), for status and metrics. */
+export interface CopiesHeld {
+  bytes: number;
+  files: number;
+  copies: number;
+}
+
+export type ThreadReply = (
+  { id: number; ok: true; value: CopyResult | CopyResult[] | boolean | undefined } | { id: number; ok: false; error: ThreadError }
+) & {
+  held?: CopiesHeld | undefined;
+};

@@ -7,6 +7,28 @@ import { EnvhookError } from '../errors.ts';
 import { runCopyJob, runStartJob } from './copy.ts';
 import type { ThreadError, ThreadReply, ThreadRequest } from './copier-messages.ts';
 import { cleanUpCopies, removeCopy, removePodCopies } from './remove.ts';
+import { measureCopies } from './usage.ts';
+
+/** The run directory a job writes or removes under. */
+function runDirOf(m: ThreadRequest): string | undefined {
+  if (m.kind === 'copy') return m.job.place.runDir;
+  if (m.kind === 'copy-start') return m.start.jobs[0]?.place.runDir;
+  if (m.kind === 'remove-pod') return m.runDir;
+  if (m.kind === 'clean-up') return m.places[0]?.runDir;
+  return m.place.runDir;
+}
+
+/** The reply with what the copies hold now (a readlink a copy: usage.ts keeps the payloads measured). */
+function withHeld(m: ThreadRequest, r: ThreadReply): ThreadReply {
+  const runDir = runDirOf(m);
+  if (runDir === undefined) return r;
+  try {
+    const { bytes, files, copies } = measureCopies(runDir);
+    return { ...r, held: { bytes, files, copies } };
+  } catch {
+    return r;
+  }
+}
 
 function handle(m: ThreadRequest): ThreadReply {
   try {
@@ -26,4 +48,4 @@ function plainError(err: unknown): ThreadError {
   return { ours: false, name: e?.name ?? 'Error', code: e?.code, syscall: e?.syscall, path: e?.path };
 }
 
-parentPort?.on('message', (m: ThreadRequest) => parentPort?.postMessage(handle(m)));
+parentPort?.on('message', (m: ThreadRequest) => parentPort?.postMessage(withHeld(m, handle(m))));

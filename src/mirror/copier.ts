@@ -22,7 +22,7 @@ import type { Worker } from 'node:worker_threads';
 import { EnvhookError } from '../errors.ts';
 import { lateError, runCopyJob, runStartJob, type CopyJob, type CopyResult, type StartJob } from './copy.ts';
 import type { CopyBudgets } from './budget.ts';
-import type { ThreadError, ThreadReply, ThreadRequest } from './copier-messages.ts';
+import type { CopiesHeld, ThreadError, ThreadReply, ThreadRequest } from './copier-messages.ts';
 import type { CopyPlace } from './layout.ts';
 import { removeCopy, removePodCopies } from './remove.ts';
 
@@ -35,8 +35,11 @@ export interface Copier {
   removePod(runDir: string, podUid: string): Promise<boolean>;
   /** Removes one volume's copy (and the pod's directory of copies when it was the last), `onlyIf` its `..data` is that; true when there was one. */
   removeCopy(place: CopyPlace, onlyIf?: string): Promise<boolean>;
-  /** Jobs waiting or running, and threads replaced (stopped past a backstop, or ended). */
-  stats(): { queued: number; restarts: number };
+  /**
+   * Jobs waiting or running, threads replaced (stopped past a backstop, or ended), and what the
+   * copies under the run directory held after the last job (undefined before the first).
+   */
+  stats(): { queued: number; restarts: number; held?: CopiesHeld | undefined };
   close(): Promise<void>;
 }
 
@@ -101,6 +104,7 @@ class ThreadCopier implements Copier {
   #ids = 0;
   #restarts = 0;
   #closed = false;
+  #held: CopiesHeld | undefined;
   readonly #budgets: CopyBudgets | undefined;
 
   constructor(graceMs: number, backstopMs: number, budgets: CopyBudgets | undefined) {
@@ -131,8 +135,9 @@ class ThreadCopier implements Copier {
     this.#thread ??= this.#start();
   }
 
-  stats(): { queued: number; restarts: number } {
-    return { queued: this.#queue.length + (this.#running ? 1 : 0), restarts: this.#restarts };
+  stats(): { queued: number; restarts: number; held?: CopiesHeld | undefined } {
+    const stats = { queued: this.#queue.length + (this.#running ? 1 : 0), restarts: this.#restarts };
+    return this.#held === undefined ? stats : { ...stats, held: this.#held };
   }
 
   async close(): Promise<void> {
@@ -211,6 +216,7 @@ class ThreadCopier implements Copier {
   }
 
   #reply(r: ThreadReply): void {
+    if (r.held !== undefined) this.#held = r.held;
     const p = this.#running;
     if (p === undefined || p.request.id !== r.id) return;
     this.#finish(p);

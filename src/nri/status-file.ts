@@ -40,6 +40,9 @@ export interface OwnerWatchStats {
   refusedByBound: number;
   /** Volumes read through envhook's owned copy now (docs/ownership.md). */
   copies?: number;
+  /** Bytes of file content, and files, of every owned copy under the run directory now (docs/ownership.md#budgets). */
+  copyBytes?: number;
+  copyFiles?: number;
   /** Copies swapped in after a kubelet rewrite, and those that failed (the last good copy kept). */
   copyUpdates?: number;
   copyFailures?: number;

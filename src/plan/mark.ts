@@ -37,7 +37,33 @@ export function envAnnotated(facts: Identity): boolean {
  */
 export function appliedDigest(facts: Identity): string {
   const input = JSON.stringify([facts.container ?? null, ...ENV_KEYS.map((k) => facts.annotations[k] ?? null)]);
-  return 'sha256:' + sha256Hex(input).slice(0, 32);
+  let digest = digests.get(input);
+  if (digest === undefined) {
+    digest = 'sha256:' + sha256Hex(input).slice(0, 32);
+    remember(input, digest);
+  }
+  return digest;
+}
+
+/**
+ * The digests of the last inputs: a pod's containers and restarts repeat the same annotations,
+ * and the resident NRI plugin computed the same SHA-256 at each (about a twentieth of a typical
+ * CreateContainer's time). Bounded in entries and in the inputs' length (oldest dropped first).
+ */
+const digests = new Map<string, string>();
+let digestChars = 0;
+const MAX_DIGESTS = 256;
+const MAX_DIGEST_CHARS = 1 << 20;
+
+function remember(input: string, digest: string): void {
+  if (input.length > MAX_DIGEST_CHARS) return;
+  digests.set(input, digest);
+  digestChars += input.length;
+  for (const old of digests.keys()) {
+    if (digests.size <= MAX_DIGESTS && digestChars <= MAX_DIGEST_CHARS) break;
+    digests.delete(old);
+    digestChars -= old.length;
+  }
 }
 
 const NEEDED =

@@ -41,7 +41,7 @@ export function planChanges(facts: Facts, o: PlanOptions): Changes {
   const pod =
     podVolumes(env, owners, facts.volumes).length > 0 ? findPodDir(facts.pod, facts, facts.annotations, o.kubeletRoot) : undefined;
   const volumes = createVolumeLocator({ pod, overrides: facts.volumes });
-  const resolved = env === undefined ? undefined : resolveLogged(facts, env, volumes, o.log);
+  const resolved = env === undefined ? undefined : resolveLogged(facts, env, volumes, o.log, o.stage);
   return {
     container,
     sandbox: false,
@@ -53,7 +53,7 @@ export function planChanges(facts: Facts, o: PlanOptions): Changes {
   };
 }
 
-function resolveLogged(facts: Facts, req: EnvRequest, volumes: VolumeLocator, log: Logger): ResolvedEnv {
+function resolveLogged(facts: Facts, req: EnvRequest, volumes: VolumeLocator, log: Logger, stage: string): ResolvedEnv {
   log.debug(
     { container: facts.container, envFrom: req.envFrom.length, env: req.env.length, removeServiceLinks: req.removeServiceLinks },
     'env requested',
@@ -65,7 +65,9 @@ function resolveLogged(facts: Facts, req: EnvRequest, volumes: VolumeLocator, lo
     if (v.invalidName) log.warn({ name: v.name, source: v.source }, 'envFrom file name is not a variable name: not set');
     else log.debug({ name: v.name, source: v.source }, 'optional env source missing: not set');
   }
-  log.info(
+  // NRI's one line a start is `nri: adjusted` (nri/worker/handler.ts), which names what was set.
+  (stage === 'nri' ? log.debug : log.info).call(
+    log,
     { container: facts.container, set: resolved.set.length, removed: resolved.removed.length, skipped: resolved.skipped.length },
     'env resolved',
   );

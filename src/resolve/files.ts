@@ -5,7 +5,9 @@
 // bounded). Errors name the volume, the path, the key and the line — never a byte of the file.
 import { EnvFileError, EnvhookError, errnoReason } from '../errors.ts';
 import { ConfinedError } from '../fs/confined.ts';
-import { EntryError, readVolumeDir, readVolumeFile, type DirFiles } from '../fs/volume-file.ts';
+import type fs from 'node:fs';
+import { EntryError, readVolumeDir, readVolumeFileUnless, type DirFiles } from '../fs/volume-file.ts';
+import { rememberFile, unchangedFile, type Decoded } from './file-memo.ts';
 import { MAX_FILE_BYTES } from '../envfile/envfile.ts';
 import { fileValue, FileValueError } from './file-value.ts';
 import type { VolumeLocator } from '../k8s/volumes.ts';
@@ -134,23 +136,39 @@ export class EnvFiles {
   #cached<T>(cache: Map<string, T | undefined>, ref: FileRefLike, decode: (bytes: Buffer) => T): T | undefined {
     const cacheKey = JSON.stringify([ref.volumeName, ref.path]);
     if (!cache.has(cacheKey)) {
-      const bytes = this.#load(ref);
-      try {
-        cache.set(cacheKey, bytes && decode(bytes));
-      } finally {
-        bytes?.fill(0);
-      }
+      const kind = cache === this.#cache ? 'env' : 'value';
+      let same: Decoded | undefined;
+      const bytes = this.#load(ref, (st) => (same = unchangedFile(kind, st)) !== undefined);
+      if (same !== undefined) cache.set(cacheKey, same.decoded as T);
+      else
+        try {
+          const decoded = bytes && decode(bytes);
+          cache.set(cacheKey, decoded);
+          if (bytes && decoded !== undefined) rememberFile(kind, this.#stat!, bytes.length, decoded);
+        } finally {
+          bytes?.fill(0);
+        }
     }
     const result = cache.get(cacheKey);
     if (result === undefined && !ref.optional) throw new EnvhookError(`${describeFile(ref)}: not found`);
     return result;
   }
 
-  /** The file's bytes (the caller zeroes them), or undefined when it does not exist. */
-  #load(ref: FileRefLike): Buffer | undefined {
+  /** The fstat of the file #load read last. */
+  #stat: fs.Stats | undefined;
+
+  /**
+   * The file's bytes (the caller zeroes them), or undefined when it does not exist or when
+   * `known` says the file, reached and checked, is one decoded before and unchanged.
+   */
+  #load(ref: FileRefLike, known: (st: fs.Stats) => boolean = () => false): Buffer | undefined {
     const volume = this.#volumes.envSource(ref.volumeName);
+    this.#stat = undefined;
     try {
-      return readVolumeFile(volume.dir, volume.viaData, ref.path, MAX_FILE_BYTES);
+      return readVolumeFileUnless(volume.dir, volume.viaData, ref.path, MAX_FILE_BYTES, (st) => {
+        this.#stat = st;
+        return known(st);
+      });
     } catch (err) {
       if (err instanceof ConfinedError && err.notFound) return undefined;
       if (err instanceof ConfinedError) throw new EnvhookError(`${describeFile(ref)}: ${err.reason}`, { cause: err });

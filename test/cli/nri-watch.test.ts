@@ -198,7 +198,14 @@ t.test(
     const res = await peer.createContainer(wire(nriRequest(pod, 'app', { annotations: { 'envhook.io/volumeOwners': OWNERS }, mounts })));
     const copy = path.join(p.runDir, 'volumes', pod.uid, 'keys');
     t.match(res, { adjust: { mounts: [{ destination: '/keys', source: copy }] } }, "the container's /keys is the owned copy");
-    type Owners = { copies?: number; copyUpdates?: number; copyFailures?: number; copyLatency?: { count: number } };
+    type Owners = {
+      copies?: number;
+      copyBytes?: number;
+      copyFiles?: number;
+      copyUpdates?: number;
+      copyFailures?: number;
+      copyLatency?: { count: number };
+    };
     const owners = (s = p.status()) => (s?.owners ?? {}) as Owners;
     await p.waitForStatus((s) => owners(s).copies === 1);
     await p.waitForLog(/"why":"CreateContainer".*nri: watching pod volume owners/);
@@ -228,16 +235,24 @@ t.test(
     await waitFor(() => inCopy() === `${CANARY}-7`, 10_000, 'the next clean rewrite in the copy');
     const s = await p.waitForStatus((s) => owners(s).copyUpdates === 6);
     t.match(owners(s), { copies: 1, copyUpdates: 6, copyFailures: 1, copyLatency: { count: 6 } }, 'the status file');
+    const held = `${CANARY}-7`.length; // the copy's one file, its bytes measured by the copier thread
+    t.match(owners(s), { copyBytes: held, copyFiles: 1 }, 'the status file: what the copies hold');
 
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     t.match(metrics, /^envhook_owner_copies 1$/m, '/metrics: one copy held');
+    t.match(metrics, new RegExp(`^envhook_owner_copy_bytes ${held}$`, 'm'), '/metrics: its bytes');
+    t.match(metrics, /^envhook_owner_copy_files 1$/m, '/metrics: its files');
+    t.notMatch(metrics, CANARY, 'no content in the metrics');
     t.match(metrics, new RegExp(`^envhook_owner_copy_updates_total 6$`, 'm'), '/metrics: every clean rewrite an update');
     t.match(metrics, /^envhook_owner_copy_failures_total 1$/m, '/metrics: the refused one a failure');
     t.match(metrics, new RegExp(`^envhook_owner_copy_update_latency_seconds_count 6$`, 'm'), '/metrics: one latency each');
     const st = envhook(['status', '--root', '/', '--prefix', path.join(dir, 'none'), '--run-dir', p.runDir]);
     t.match(
       st.stdout,
-      new RegExp(`^  owned copies: 1 volumes, 6 updates, [\\d.]+ ms after the kubelet's swap on average, 1 failed$`, 'm'),
+      new RegExp(
+        `^  owned copies: 1 volumes \\(${held} bytes in 1 files\\), 6 updates, [\\d.]+ ms after the kubelet's swap on average, 1 failed$`,
+        'm',
+      ),
       'envhook status: the same counts',
     );
 
@@ -250,6 +265,8 @@ t.test(
     await p.waitForStatus((s) => owners(s).copies === 0);
     t.notOk(fs.existsSync(copy), 'the pod ended: its copy removed, none held');
     t.match(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text(), /^envhook_owner_copies 0$/m);
+    await p.waitForStatus((s) => owners(s).copyBytes === 0 && owners(s).copyFiles === 0);
+    t.pass('the removal job measured the copies again: none held');
     t.notMatch(p.log() + st.stdout + metrics, CANARY, 'no file content in the log, status or metrics');
   },
 );

@@ -1,6 +1,6 @@
 // A hostile pod against `envhook nri` on a real containerd 2.1.9 over CRI, at default settings
 // but for the budgets of owned copies, raised here (they refuse such a pod before its first copy:
-// test/mirror/budget.test.ts; this file is about the time the copies take): owned copies large
+// test/e2e/copy-budgets-nri.test.ts; this file is about the time the copies take): owned copies large
 // enough to keep the plugin busy for seconds (one Secret-like volume of 4,000 files mounted four
 // times, every volume with `envhook.io/volumeOwners`), while a victim pod in
 // another namespace is created. Whatever the attacker holds, the victim's container starts with

@@ -99,3 +99,18 @@ t.test('--volume NAME=DIR', async (t) => {
   for (const bad of ['a', '=x', 'a='])
     t.throws(() => parseVolumeFlags([bad]), new EnvhookError(`--volume ${JSON.stringify(bad)}: expected NAME=DIR`));
 });
+
+t.test('one start: a volume found is remembered, one not found is looked for again', async (t) => {
+  const pod = makePod(path.join(t.testdir({}), 'kubelet'), { emptyDirs: { config: { a: 'A' } } });
+  const volumes = createVolumeLocator({ pod: { dir: pod.dir, uid: pod.uid, from: 'uid' }, overrides: new Map() });
+  t.equal(volumes.find('config', 'emptyDir'), pod.emptyDir('config'));
+  t.same(volumes.envSource('config'), { dir: pod.emptyDir('config'), viaData: false });
+  fs.rmSync(pod.emptyDir('config'), { recursive: true });
+  t.equal(volumes.find('config', 'emptyDir'), pod.emptyDir('config'), 'found once: the same answer for the rest of the start');
+  t.same(volumes.envSource('config'), { dir: pod.emptyDir('config'), viaData: false });
+  t.throws(() => volumes.find('later', 'emptyDir'), new EnvhookError('volume "later" not found'));
+  fs.mkdirSync(path.join(pod.dir, 'volumes/kubernetes.io~empty-dir/later'));
+  t.equal(volumes.find('later', 'emptyDir'), path.join(pod.dir, 'volumes/kubernetes.io~empty-dir/later'), 'not found: looked for again');
+  const next = createVolumeLocator({ pod: { dir: pod.dir, uid: pod.uid, from: 'uid' }, overrides: new Map() });
+  t.throws(() => next.find('config', 'emptyDir'), new EnvhookError('volume "config" not found'), 'the next start looks again');
+});

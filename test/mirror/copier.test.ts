@@ -34,6 +34,8 @@ t.test('a copy and a removal in the thread, while this loop keeps turning', asyn
   const ticker = setInterval(() => turns++, 1);
   const r = await copier.copy({ place, kubeletDir: kubelet, owners });
   clearInterval(ticker);
+  const bytes = Array.from({ length: 400 }, (_, i) => `${CANARY}-${i}`.length).reduce((a, b) => a + b);
+  t.same(copier.stats().held, { bytes, files: 400, copies: 1 }, 'what the copies hold, measured in the thread after the job');
   t.match(r, { dir: copy, files: 400, created: true });
   t.equal(r.owned.length, 400);
   t.equal(fs.statSync(path.join(copy, 'k7')).uid, 1000, 'owned in the copy');
@@ -42,7 +44,7 @@ t.test('a copy and a removal in the thread, while this loop keeps turning', asyn
   t.equal(await copier.removePod(place.runDir, place.podUid), true, 'the pod removed');
   t.notOk(fs.existsSync(path.dirname(copy)));
   t.equal(await copier.removePod(place.runDir, place.podUid), false, 'nothing left to remove');
-  t.same(copier.stats(), { queued: 0, restarts: 0 });
+  t.same(copier.stats(), { queued: 0, restarts: 0, held: { bytes: 0, files: 0, copies: 0 } });
 });
 
 t.test('our errors cross as their one line, never a byte of a file; a foreign error as its code', async (t) => {

@@ -25,6 +25,7 @@ import { installKey, type InstallMode } from '../mode.ts';
 import { EnvhookError } from '../../errors.ts';
 import { refuseBadRoot, refuseUnreadConfig } from '../config-read.ts';
 import { takeOver } from '../claim.ts';
+import { WATCH_START, watchUnitTarget } from '../watch-unit.ts';
 
 export interface InstallOptions extends SourceOptions, ContainerdOptions, SettingsFlags {
   runtime: Runtime;
@@ -55,6 +56,8 @@ export interface InstallOptions extends SourceOptions, ContainerdOptions, Settin
   criSocket?: string | undefined;
   evictUnapplied?: boolean | undefined;
   metricsAddress?: string | undefined;
+  /** shim, containerd or CRI-O: false writes no systemd unit for envhook watch (--no-watch-unit). */
+  watchUnit?: boolean | undefined;
 }
 
 export interface Plan {
@@ -89,7 +92,9 @@ export function planInstall(opts: InstallOptions): Plan {
   const conf = opts.mode === 'nri' ? undefined : frontConfTarget(layout, oci.runtime, oci.from);
   const rp = runtimePlan(layout, opts, state.runtimes[key], oci, plugin);
   const took = takeOver(layout, opts.runtime, key, rp, !!opts.takeOver);
-  const files = [...executableTargets(layout, opts, conf?.target), ...(settings ? [settings] : []), ...rp.files];
+  // the runtime handler's nodes need envhook watch for volume owners (the NRI plugin watches itself)
+  const unit = opts.watchUnit !== false && opts.mode !== 'nri' && opts.runtime !== 'podman' ? watchUnitTarget(layout) : undefined;
+  const files = [...executableTargets(layout, opts, conf?.target), ...(settings ? [settings] : []), ...rp.files, ...(unit ? [unit] : [])];
   const changes: Change[] = files.map((t): Change => {
     const before = readHost(layout, t.file);
     // an existing file that envhook did not write (or that was edited since) is the admin's
@@ -143,7 +148,7 @@ export function planInstall(opts: InstallOptions): Plan {
   return {
     layout,
     changes,
-    next: rp.next,
+    next: [...rp.next, ...(unit ? [WATCH_START] : [])],
     notes: [...(took ? [took.note] : []), ...(rp.notes ?? []), ...(oci.note ? [oci.note] : []), ...(conf?.note ? [conf.note] : [])],
     verify: rp.verify,
     ...(rp.upgrade
@@ -194,6 +199,8 @@ function refuseMisplacedFlags(opts: InstallOptions): PluginFlags {
     throw new EnvhookError("--nri-log and --external-plugin: an external plugin writes no log of install's; leave --nri-log out");
   if (opts.nriRequired && opts.mode !== 'nri')
     throw new EnvhookError('--nri-required is only valid with --mode nri (it makes the NRI plugin a required one)');
+  if (opts.watchUnit === false && (opts.mode === 'nri' || opts.runtime === 'podman'))
+    throw new EnvhookError('--no-watch-unit is only valid with the runtime handler of containerd or CRI-O (the NRI plugin watches itself)');
   if (opts.enableNri && (opts.mode !== 'nri' || opts.runtime !== 'containerd'))
     throw new EnvhookError("--enable-nri is only valid with --runtime containerd --mode nri (it switches on containerd's NRI)");
   return checkPluginFlags(

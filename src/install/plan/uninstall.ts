@@ -15,6 +15,7 @@ import { installKey, type InstallKey } from '../mode.ts';
 import type { InstallOptions, Plan } from './install-plan.ts';
 import { NRI_DEFAULT_SOCKET } from '../nri-plugin.ts';
 import { refuseTakenOver } from '../claim.ts';
+import { WATCH_STOP, WATCH_UNIT } from '../watch-unit.ts';
 
 export function planUninstall(opts: Pick<InstallOptions, 'runtime' | 'root' | 'prefix' | 'mode'>): Plan {
   const layout = makeLayout(opts.runtime, opts);
@@ -26,7 +27,7 @@ export function planUninstall(opts: Pick<InstallOptions, 'runtime' | 'root' | 'p
   if (removed.length === 0) return { layout, changes: [], next: [], notes: [], ...otherMode(layout, opts, state) };
   const records = removed.map((k) => state.runtimes[k]!);
   for (const k of removed)
-    refuseTakenOver(layout, opts.runtime, k, [...Object.keys(state.runtimes[k]!.files), ...markedFiles(state.runtimes[k]!)]);
+    refuseTakenOver(layout, opts.runtime, k, [...markedFiles(state.runtimes[k]!), ...Object.keys(state.runtimes[k]!.files)]);
   const next: State = { version: 1, runtimes: { ...state.runtimes } };
   for (const k of removed) delete next.runtimes[k];
   const kept = Object.values(next.runtimes).filter((r) => r !== undefined);
@@ -57,7 +58,7 @@ export function planUninstall(opts: Pick<InstallOptions, 'runtime' | 'root' | 'p
   return {
     layout,
     changes,
-    next: restartNext(opts.runtime, removed, records),
+    next: [...restartNext(opts.runtime, removed, records), ...(files.has(WATCH_UNIT) ? [WATCH_STOP] : [])],
     notes: [],
     dirs: deepestFirst(dirs),
     ...(stopPlugins.length ? { stopPlugins } : {}),

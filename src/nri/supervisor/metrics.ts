@@ -184,6 +184,12 @@ function copyFamilies(o: NonNullable<NriStatus['owners']>): Family[] {
   samples.push(['_bucket', { le: '+Inf' }, l.count], ['_sum', {}, l.sum], ['_count', {}, l.count]);
   return [
     gauge('envhook_owner_copies', "Volumes containers read through envhook's owned copy now.", o.copies ?? 0),
+    gauge(
+      'envhook_owner_copy_bytes',
+      'Bytes of file content of all owned copies under the run directory now (the node budget counts these).',
+      o.copyBytes ?? 0,
+    ),
+    gauge('envhook_owner_copy_files', 'Files of all owned copies under the run directory now.', o.copyFiles ?? 0),
     counter('envhook_owner_copy_updates_total', "Owned copies swapped in after the kubelet's rewrites.", o.copyUpdates ?? 0),
     counter(
       'envhook_owner_copy_failures_total',

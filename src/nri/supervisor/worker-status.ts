@@ -229,6 +229,7 @@ export class WorkerStatus {
           ? {}
           : {
               copies: o.copies,
+              ...(o.copyBytes === undefined ? {} : { copyBytes: o.copyBytes, copyFiles: o.copyFiles ?? 0 }),
               copyUpdates: (sum.copyUpdates ?? 0) + delta('copyUpdates'),
               copyFailures: (sum.copyFailures ?? 0) + delta('copyFailures'),
               copyLatency: addLatency(sum.copyLatency, o.copyLatency, was?.copyLatency),

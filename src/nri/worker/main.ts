@@ -40,7 +40,9 @@ export async function runWorker(settings: AllSettings, env: NodeJS.ProcessEnv, r
   void pods.restore();
   link.watchOwners(() => {
     const { queued: _, ...stats } = pods.registry.stats();
-    return stats;
+    // What the copies hold, as the copier thread measured after its last job (never read here).
+    const held = copier.stats().held;
+    return held === undefined ? stats : { ...stats, copyBytes: held.bytes, copyFiles: held.files };
   });
   const evictor = createEvictor({ log, observer: link.observer, all: settings.evictUnapplied, criSocket: settings.criSocket });
   // A hand-over: claimed containers while another envhook nri serves beside this one (claims.ts).

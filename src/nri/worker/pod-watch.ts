@@ -63,6 +63,8 @@ interface Watched {
   key: string;
   /** The mounts of the pod's containers seen so far (a CreateContainer tells only its own). */
   mounts: MountLike[];
+  /** What the watch was made from (sandbox, annotation, mounts, UID mappings): the same again is a no-op, with no file looked at. */
+  inputs?: string | undefined;
 }
 
 export function createPodWatcher(opts: PodWatcherOptions): PodWatcher {
@@ -188,7 +190,10 @@ class NriPodWatcher implements PodWatcher {
     const w = this.watched.get(request.pod.uid);
     const mine = adjustedMounts(facts.mounts, adjustment);
     const mounts = w?.sandbox === request.pod.id ? unionOf(w.mounts, mine) : mine;
-    this.watch(request.pod, { mounts, uidMappings: facts.uidMappings }, 'CreateContainer', false);
+    // The pod's next containers (and restarts) mostly tell nothing new: then nothing is looked up.
+    const inputs = inputsOf(request.pod, mounts, facts.uidMappings);
+    if (w !== undefined && w.inputs === inputs) return;
+    this.watch(request.pod, { mounts, uidMappings: facts.uidMappings }, 'CreateContainer', false, inputs);
   }
 
   podEnded(pod: NriPod, event: 'stop' | 'remove'): void {
@@ -233,7 +238,7 @@ class NriPodWatcher implements PodWatcher {
   }
 
   /** Adds or refreshes the pod's watches; `always`: a pass even when nothing changed. */
-  private watch(pod: NriPod, mounts: MountFacts, why: 'Synchronize' | 'CreateContainer', always: boolean): void {
+  private watch(pod: NriPod, mounts: MountFacts, why: 'Synchronize' | 'CreateContainer', always: boolean, inputs?: string): void {
     const { log, opts, registry } = this;
     const where = { podUid: pod.uid, pod: pod.name, namespace: pod.namespace };
     try {
@@ -245,10 +250,14 @@ class NriPodWatcher implements PodWatcher {
       // watched in place (a container created while envhook was away) and then read through the copy
       // (that container evicted and created again) are two different watches.
       const key = JSON.stringify([pod.id, pod.annotations[VOLUME_OWNERS], volumes.map((v) => [v.dir, v.uidMapping, v.copy ?? null])]);
-      if (!always && this.watched.get(pod.uid)?.key === key) return;
+      const same = this.watched.get(pod.uid);
+      if (!always && same?.key === key) {
+        same.inputs = inputs;
+        return;
+      }
       registry.add(pod.uid, volumes);
       if (!registry.has(pod.uid)) return this.forget(pod.uid, 'no volume to watch', false);
-      this.watched.set(pod.uid, { sandbox: pod.id, podDir, key, mounts: [...mounts.mounts] });
+      this.watched.set(pod.uid, { sandbox: pod.id, podDir, key, mounts: [...mounts.mounts], inputs });
       this.records?.save(pod.uid, pod.id, podDir, volumes);
       log.info({ ...where, sandbox: pod.id, volumes: volumes.length, why }, 'nri: watching pod volume owners');
     } catch (err) {
@@ -257,6 +266,12 @@ class NriPodWatcher implements PodWatcher {
       this.forget(pod.uid, 'not watchable', false);
     }
   }
+}
+
+/** What a CreateContainer's watch is made from, as one string. */
+function inputsOf(pod: NriPod, mounts: readonly MountLike[], uidMappings: unknown): string {
+  const m = mounts.map((x) => [(x as { destination?: unknown }).destination, (x as { source?: unknown }).source]);
+  return JSON.stringify([pod.id, pod.annotations[VOLUME_OWNERS], uidMappings ?? null, m]);
 }
 
 /** The mounts of `a` and `b`, each (destination and source) once: containers restarted add nothing. */

@@ -48,6 +48,7 @@ export function prepareWithEnvhook(opts: CriContainerdOptions & { countRuns?: bo
       '--config',
       containerd.paths.config,
       '--service-config',
+      '--no-watch-unit', // not the machine's systemd: the tests run envhook watch themselves
       '--prefix',
       prefix,
       '--containerd',

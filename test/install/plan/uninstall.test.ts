@@ -158,10 +158,13 @@ t.test(
       return [
         `paths below are the node's, under --root ${root}`,
         `${w}update /etc/containerd/config.toml`,
+        `${w}remove /etc/systemd/system/envhook-watch.service`,
         ...['runtimeclass.yaml', 'envhook-runtime', 'envhook-runtime.conf', 'envhook', 'envhook.cjs', 'envhook-main.cjs', 'state.json'].map(
           (f) => `${w}remove /usr/local/lib/envhook/${f}`,
         ),
-        ...['/usr/local/lib/envhook', '/usr/local/lib', '/usr/local', '/usr'].map((d) => `${w}remove directory ${d} (install created it)`),
+        ...['/usr/local/lib/envhook', '/etc/systemd/system', '/usr/local/lib', '/etc/systemd', '/usr/local', '/usr'].map(
+          (d) => `${w}remove directory ${d} (install created it)`,
+        ),
       ];
     };
     const dry = uninstall({ runtime: 'containerd', root, extra: ['--dry-run'] });
@@ -178,6 +181,7 @@ t.test(
         ...lines(false),
         'next:',
         '  restart containerd: systemctl restart containerd (the running containerd still has the runtime handler "envhook")',
+        '  stop the owner watcher: systemctl disable --now envhook-watch.service && systemctl daemon-reload',
         '',
       ].join('\n'),
     );

@@ -255,6 +255,8 @@ t.test('owned copies: held, updated, failed, and the update latency as a histogr
     owners: {
       ...{ pods: 1, volumes: 2, watches: 2, polled: 0, ownedBeforeSwap: 0, ownedAfterSwap: 0, refusedByKernel: 0, refusedByBound: 0 },
       copies: 2,
+      copyBytes: 12_345,
+      copyFiles: 7,
       copyUpdates: 40,
       copyFailures: 1,
       copyLatency: { buckets: [3, 30, 38, 40, 40, 40, 40, 40, 40, 40, 40, 40], sum: 0.12, count: 40 },
@@ -267,6 +269,9 @@ t.test('owned copies: held, updated, failed, and the update latency as a histogr
   t.match(fams.get('envhook_owner_copy_update_latency_seconds'), { type: 'histogram' });
   const text = renderMetrics(status, new DurationHistogram());
   t.match(text, 'envhook_owner_copies 2\n');
+  t.match(fams.get('envhook_owner_copy_bytes'), { type: 'gauge' });
+  t.match(text, 'envhook_owner_copy_bytes 12345\n');
+  t.match(text, 'envhook_owner_copy_files 7\n');
   t.match(text, 'envhook_owner_copy_updates_total 40\n');
   t.match(text, 'envhook_owner_copy_failures_total 1\n');
   t.match(text, 'envhook_owner_copy_update_latency_seconds_bucket{le="0.0025"} 30\n');
