@@ -43,6 +43,11 @@ t.test('helm lint --strict is clean, by default and with every option on', async
       'metrics.service.enabled=true',
       'metrics.serviceMonitor.enabled=true',
       'metrics.podMonitor.enabled=true',
+      'evictUnapplied=true',
+      'podCopyBytes=67108864',
+      'podCopyFiles=16384',
+      'podCopyVolumes=8',
+      'nodeCopyBytes=268435456',
     ],
     ['nri.enabled=false', 'installer.enabled=true', 'installer.mode=nri', 'containerRuntime=crio'],
   ]) {
