@@ -327,6 +327,8 @@ async function nriRowsOf(daemon, goBin) {
     return { name: daemon.name, idle, cases };
   } finally {
     for (const p of procs) p.kill('SIGTERM');
+    // envhook writes its last status into the run directory as it stops: removed after its exit.
+    await Promise.race([Promise.all(procs.map((p) => p.exitCode ?? p.signalCode ?? new Promise((r) => p.once('exit', r)))), sleep(10_000)]);
     await rt.close();
     fs.rmSync(dir, { recursive: true, force: true });
     fs.rmSync(runDir, { recursive: true, force: true });

@@ -121,3 +121,46 @@ t.test('runAsync: the copies made by the copier, the applier run after them with
   t.equal(plan.owners.length, 3, 'one owned file a volume');
   t.equal(fs.statSync(path.join(s.podCopies, 'one', 'key')).uid, 1000);
 });
+
+t.test("a start refused after its copies removes them, unless another container's start of the pod has written them since", async (t) => {
+  const copier = threadCopier();
+  t.teardown(() => copier.close());
+  const after = { message: 'refused after the copies' };
+  // The applier's second run (after the copies) fails the start: what a late refusal looks like.
+  const failing = (between: () => Promise<void> | void) => {
+    let calls = 0;
+    let waited: Promise<void> | void;
+    return () => {
+      if (++calls === 2) {
+        waited = between();
+        throw new Error(after.message);
+      }
+      return waited;
+    };
+  };
+  const a = threeVolumes(t, false);
+  await t.rejects(
+    runAsync(
+      a.facts,
+      a.options,
+      copier,
+      failing(() => {}),
+    ),
+    after,
+  );
+  await copier.removePod(path.join(a.runDir, 'elsewhere'), 'x').catch(() => false); // after the removals
+  t.same(fs.existsSync(a.podCopies) ? fs.readdirSync(a.podCopies) : [], [], "alone, the refused start's copies are removed");
+
+  const b = threeVolumes(t, false);
+  // Another container of the pod starts meanwhile and writes the copy of "one" again (its own payload).
+  let theirs: Promise<string> | undefined;
+  const other = () => {
+    theirs = runAsync(b.facts, b.options, copier, () => undefined).then(() => fs.readlinkSync(path.join(b.podCopies, 'one', '..data')));
+  };
+  await t.rejects(runAsync(b.facts, b.options, copier, failing(other)), after);
+  const payload = await theirs!;
+  await copier.removePod(path.join(b.runDir, 'elsewhere'), 'x').catch(() => false);
+  t.same(fs.readdirSync(b.podCopies).sort(), ['bad', 'one', 'two'], "the other container's copies stay");
+  t.equal(fs.readlinkSync(path.join(b.podCopies, 'one', '..data')), payload, 'with the payload it wrote');
+  t.equal(fs.statSync(path.join(b.podCopies, 'one', 'key')).uid, 1000);
+});

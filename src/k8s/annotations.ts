@@ -67,6 +67,9 @@ export function readAnnotation(
   if (text === undefined) return undefined;
   const where = `annotation ${JSON.stringify(key)}`;
   if (typeof text !== 'string') throw new EnvhookError(`${where}: must be a string`);
+  const memo = `${key}\n${text}`;
+  const known = readAnnotations.get(memo);
+  if (known !== undefined) return known;
   if (Buffer.byteLength(text) > ANNOTATION_LIMIT) throw new EnvhookError(`${where}: larger than ${ANNOTATION_LIMIT} bytes`);
   // Lossless: `1000.0` or `1e3` stay raw and fail "must be integer", as Kubernetes' int64
   // fields do. A syntax error names a position, never the text (V8's message quotes it).
@@ -77,7 +80,38 @@ export function readAnnotation(
     // What `envhook lint` says of it: its own line, and how many more it lists.
     throw err instanceof SchemaError ? lintsRefusal(key, data, where, err) : err;
   }
+  rememberAnnotation(memo, deepFreeze(data));
   return data;
+}
+
+/**
+ * Annotations read and valid, by key and text, as read (frozen: every reader shares them). A
+ * pod's containers and restarts carry the same annotations, and the resident NRI plugin parsed
+ * and validated them again at each CreateContainer (and more than once in one). Bounded in
+ * entries and in text, the oldest dropped first; a refused annotation is read again each time.
+ */
+const readAnnotations = new Map<string, unknown>();
+let annotationChars = 0;
+const MAX_ANNOTATIONS = 256;
+const MAX_ANNOTATION_CHARS = 1 << 20;
+
+function rememberAnnotation(memo: string, data: unknown): void {
+  if (memo.length > MAX_ANNOTATION_CHARS) return;
+  readAnnotations.set(memo, data);
+  annotationChars += memo.length;
+  for (const old of readAnnotations.keys()) {
+    if (readAnnotations.size <= MAX_ANNOTATIONS && annotationChars <= MAX_ANNOTATION_CHARS) break;
+    readAnnotations.delete(old);
+    annotationChars -= old.length;
+  }
+}
+
+function deepFreeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
 }
 
 export const readEnv = (a: Annotations) => readAnnotation(a, ENV_KEY, validateEnvAnnotation) as Record<string, EnvVar[]> | undefined;

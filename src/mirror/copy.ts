@@ -9,8 +9,9 @@
 // is removed, the copy stays as it was). A job is plain data, so it can be posted to a thread:
 // a data directory the caller holds open is named by its descriptor (one process, one fd table).
 import fs from 'node:fs';
+import path from 'node:path';
 import { EnvhookError } from '../errors.ts';
-import { closeDataDir, openDataDir } from '../fs/datadir.ts';
+import { closeDataDir, DATA_LINK, openDataDir } from '../fs/datadir.ts';
 import { copyDir, type CopyPlace } from './layout.ts';
 import { removeCopy } from './remove.ts';
 import { writeCopy, type WrittenCopy } from './build.ts';
@@ -68,7 +69,7 @@ export function runCopyJob(job: CopyJob, onWriting: OnWriting = () => {}): CopyR
       check(job.place, job.budgets, [snap]);
       return { ...writePayload(job, snap, dataFd, source, tick, onWriting, created), created };
     } catch (err) {
-      if (created) removeCopy(job.place);
+      if (created) removeMade([job.place]);
       throw err;
     }
   });
@@ -95,9 +96,20 @@ export function runStartJob(start: StartJob, onWriting: OnWriting = () => {}): C
     });
     return done;
   } catch (err) {
-    jobs.forEach((j, i) => made[i] === true && removeCopy(j.place));
+    removeMade(jobs.filter((_, i) => made[i] === true).map((j) => j.place));
     throw err;
   }
+}
+
+/**
+ * Removes the copies a failed job made: every `..data` first (one unlink each), so that a thread
+ * stopped in the middle of the removals (past its deadline) leaves copies with no `..data`, which
+ * the next thread's clean-up removes whole (remove.ts cleanUpCopies), never a whole copy of a
+ * refused start.
+ */
+function removeMade(places: readonly CopyPlace[]): void {
+  for (const place of places) fs.rmSync(path.join(copyDir(place), DATA_LINK), { force: true });
+  for (const place of places) removeCopy(place);
 }
 
 /** The job's data directory: the caller's (open until the job has ended: copier.ts waits for a stopped thread's exit), or the kubelet's current one. */

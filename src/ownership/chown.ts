@@ -16,8 +16,8 @@ import { DATA_LINK } from '../fs/datadir.ts';
 import { runCopyJob, runStartJob, type CopyJob, type CopyResult, type StartJob } from '../mirror/copy.ts';
 import { inlineCopier, type Copier } from '../mirror/copier.ts';
 import { addSubPathMounts } from './copy-plan.ts';
-import { isReused, rememberCopy, reusableCopy } from './copy-reuse.ts';
-import type { CopyPlace } from '../mirror/layout.ts';
+import { isReused, releaseRefusedCopy, rememberCopy, reusableCopy } from './copy-reuse.ts';
+import { copyDir, type CopyPlace } from '../mirror/layout.ts';
 import type { CopyBudgets } from '../mirror/budget.ts';
 import { removeCopy } from '../mirror/remove.ts';
 import type { OwnedFile, PreparedVolume } from './prepare.ts';
@@ -61,6 +61,7 @@ export function chownVolumes(prepared: readonly PreparedVolume[], o: ChownOption
 /** The same in this thread. */
 export function removeCopiesNow(made: readonly MadeCopy[], log: Logger): void {
   for (const { place, timestamped } of made) {
+    if (!releaseRefusedCopy(copyDir(place), timestamped)) continue;
     try {
       removeCopy(place, timestamped);
     } catch (err) {
@@ -72,10 +73,11 @@ export function removeCopiesNow(made: readonly MadeCopy[], log: Logger): void {
 /**
  * Removes the copies a refused start made, by the copier, not awaited: the refusal is answered at
  * once, and the copier runs the removals before any job posted after them (a retried start's).
- * A copy another container's start has written since (its `..data` moved on) is that one's: kept.
+ * A copy another container's start has written since (its `..data` moved on), or used as it is
+ * (copy-reuse.ts), is that one's: kept.
  */
 export function removeCopies(made: readonly MadeCopy[], copier: Copier, log: Logger): void {
-  for (const { place, timestamped } of made)
+  for (const { place, timestamped } of made.filter((m) => releaseRefusedCopy(copyDir(m.place), m.timestamped)))
     copier
       .removeCopy(place, timestamped)
       .catch((err: unknown) => log.warn({ volume: place.volume, err }, `owned copy of a refused start not removed: ${describeError(err)}`));

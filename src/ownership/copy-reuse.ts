@@ -20,6 +20,8 @@ interface Made {
   owners: string;
   /** The result of the job that made it, as a reuse answers it (never `created`, no subPath entries). */
   result: CopyResult;
+  /** Starts that used it as it is: a start refused after making it leaves it to them (chown.ts). */
+  reuses: number;
 }
 
 /** Bounds what is remembered: copies and their owned paths (the oldest forgotten first). */
@@ -41,7 +43,20 @@ export function reusableCopy(p: PreparedVolume): CopyResult | undefined {
   } catch {
     return forget(copy.dir);
   }
+  m.reuses++;
   return m.result;
+}
+
+/**
+ * Whether the copy at `dir` holding `timestamped` may go with a refused start that made it: not
+ * when another start of the pod has used it as it is since (its container reads it). Forgotten
+ * when it may go: no later start uses a copy being removed.
+ */
+export function releaseRefusedCopy(dir: string, timestamped: string): boolean {
+  const m = made.get(dir);
+  if (m !== undefined && m.result.timestamped === timestamped && m.reuses > 0) return false;
+  forget(dir);
+  return true;
 }
 
 /** Remembers the copy a job made for `p` (from the plan's data directory). */
@@ -51,7 +66,7 @@ export function rememberCopy(p: PreparedVolume, r: CopyResult): void {
   forget(copy.dir);
   const result = { ...r, created: false, found: [] };
   REUSED.add(result);
-  made.set(copy.dir, { source: r.source, owners: ownersKey(p), result });
+  made.set(copy.dir, { source: r.source, owners: ownersKey(p), result, reuses: 0 });
   paths += r.owned.length;
   for (const [dir, m] of made) {
     if (made.size <= MAX_COPIES && paths <= MAX_PATHS) break;

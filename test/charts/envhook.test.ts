@@ -4,11 +4,14 @@
 // templates' refusals as helm prints them, and NOTES.txt as `helm install` shows it.
 import t from 'tap';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { envhook, REPO } from '../helpers/bundle.ts';
 import { helm, objectOf, renderChart } from '../helpers/helm.ts';
 import { validateEnvAnnotation } from '../../src/generated/validators.js';
+import { BUDGET_FLAGS, budgetNumber } from '../../src/settings.ts';
+import { CRI_SOCKETS } from '../../src/nri/wire/cri-client.ts';
 
 const CHART_DIR = path.join(REPO, 'charts/envhook');
 const VALUES = parse(fs.readFileSync(path.join(CHART_DIR, 'values.yaml'), 'utf8'));
@@ -40,6 +43,11 @@ t.test('helm lint --strict is clean, by default and with every option on', async
       'metrics.service.enabled=true',
       'metrics.serviceMonitor.enabled=true',
       'metrics.podMonitor.enabled=true',
+      'evictUnapplied=true',
+      'podCopyBytes=67108864',
+      'podCopyFiles=16384',
+      'podCopyVolumes=8',
+      'nodeCopyBytes=268435456',
     ],
     ['nri.enabled=false', 'installer.enabled=true', 'installer.mode=nri', 'containerRuntime=crio'],
   ]) {
@@ -159,6 +167,85 @@ t.test('the values reach the command and the mounts: every host path mounted at 
   const digest = 'sha256:' + 'ab'.repeat(32);
   const pinned = nriOf(renderChart([`image.digest=${digest}`, 'image.tag=9.9.9'])).spec.template.spec.containers[0];
   t.equal(pinned.image, `envhook@${digest}`, 'a digest wins over the tag');
+});
+
+t.test("the owned copies' budgets: a flag only when set, as envhook nri parses it", async (t) => {
+  const plain = nriOf(renderChart()).spec.template.spec.containers[0].command;
+  for (const flag of Object.values(BUDGET_FLAGS)) t.notOk(plain.includes(flag), `${flag}: not set by default, the plugin's default`);
+  const help = envhook(['nri', '--help']);
+  const set = { podCopyBytes: '67108864', podCopyFiles: '16384', podCopyVolumes: '8', nodeCopyBytes: '1000000000000' };
+  const c = nriOf(renderChart(Object.entries(set).map(([k, v]) => `${k}=${v}`))).spec.template.spec.containers[0].command;
+  for (const [key, flag] of Object.entries(BUDGET_FLAGS)) {
+    const value = set[key as keyof typeof set];
+    t.equal(argOf(c, flag), value, `${key} -> ${flag} ${value}, digit for digit (helm keeps numbers as floats)`);
+    t.equal(budgetNumber(argOf(c, flag)!, flag), Number(value), `${flag}: the plugin's own parser takes it`);
+    t.match(help.stdout, new RegExp(`\\s${flag} <`), `envhook nri --help lists ${flag}`);
+  }
+  t.equal(c.indexOf('--pod-copy-bytes'), c.lastIndexOf('--pod-copy-bytes'), 'each flag once');
+  // From a values file, where YAML numbers reach the template as floats, and as strings.
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'envhook-chart-')), 'values.yaml');
+  t.teardown(() => fs.rmSync(path.dirname(file), { recursive: true, force: true }));
+  fs.writeFileSync(file, 'podCopyBytes: 3.3554432e+07\npodCopyFiles: "4096"\n');
+  const fromFile = nriOf(renderChart([], ['-f', file])).spec.template.spec.containers[0].command;
+  t.equal(argOf(fromFile, '--pod-copy-bytes'), '33554432');
+  t.equal(argOf(fromFile, '--pod-copy-files'), '4096');
+  const unset = nriOf(renderChart(['podCopyVolumes=null', 'fileGroup=null'])).spec.template.spec.containers[0].command;
+  t.notOk(unset.includes('--pod-copy-volumes'), 'null: unset, not 0 (which the plugin refuses)');
+  t.notOk(unset.includes('--file-group'), 'fileGroup null: unset, not GID 0');
+});
+
+t.test("eviction: the runtime's CRI socket's directory mounted at its path, the flags, the same capabilities", async (t) => {
+  const help = envhook(['nri', '--help']);
+  for (const flag of ['--evict-unapplied', '--cri-socket'])
+    t.match(help.stdout, new RegExp(`\\s${flag}\\b`), `envhook nri --help lists ${flag}`);
+  const plain = nriOf(renderChart()).spec.template.spec;
+  t.notOk(
+    plain.containers[0].command.some((a: string) => /^--(cri-socket|evict-unapplied)$/.test(a)),
+    'off by default',
+  );
+  t.notOk(
+    plain.volumes.some((v: any) => v.name === 'cri'),
+    'no CRI socket mounted by default',
+  );
+  const cases = [
+    { set: ['evictUnapplied=true'], socket: CRI_SOCKETS.containerd!, dir: '/run/containerd', all: true },
+    { set: ['evictUnapplied=true', 'containerRuntime=crio'], socket: CRI_SOCKETS['cri-o']!, dir: '/var/run/crio', all: true },
+    {
+      set: ['criSocket=/run/k3s/containerd/containerd.sock'],
+      socket: '/run/k3s/containerd/containerd.sock',
+      dir: '/run/k3s/containerd',
+      all: false,
+    },
+  ];
+  for (const { set, socket, dir, all } of cases) {
+    const spec = nriOf(renderChart(set)).spec.template.spec;
+    const c = spec.containers[0];
+    t.equal(argOf(c.command, '--cri-socket'), socket, `${set}: --cri-socket ${socket}, the socket envhook nri would look for itself`);
+    t.equal(
+      c.command.includes('--evict-unapplied'),
+      all,
+      `${set}: --evict-unapplied ${all ? 'passed' : 'not passed (annotated pods only)'}`,
+    );
+    t.equal(hostPaths(spec, c)[dir], dir, `${set}: the socket's directory ${dir} mounted at the same path`);
+    t.same(
+      spec.volumes.find((v: any) => v.name === 'cri').hostPath,
+      { path: dir, type: 'Directory' },
+      'a node without it does not start the pod',
+    );
+    t.same(c.securityContext, VALUES.securityContext, `${set}: the same securityContext, no capability added`);
+    t.equal(spec.hostNetwork && spec.hostPID, true);
+  }
+  // A socket in the NRI socket's directory: that one mount serves both.
+  const shared = nriOf(renderChart(['evictUnapplied=true', 'criSocket=/var/run/nri/cri.sock'])).spec.template.spec;
+  t.equal(argOf(shared.containers[0].command, '--cri-socket'), '/var/run/nri/cri.sock');
+  t.same(
+    shared.containers[0].volumeMounts.map((m: any) => m.mountPath).sort(),
+    ['/run/envhook', '/var/lib/kubelet/pods', '/var/run/nri'],
+    "one mount of the NRI socket's directory, no duplicate mountPath",
+  );
+  const r = helm(['lint', '--strict', 'charts/envhook', '--set', 'evictUnapplied=true']);
+  t.equal(r.status, 0, r.stdout + r.stderr);
+  t.notMatch(r.stdout, /\[(WARNING|ERROR)\]/);
 });
 
 t.test('metrics.address empty: no endpoint, no probes, no HOST_IP', async (t) => {
@@ -406,6 +493,20 @@ t.test("refusals: helm's one line naming the value", async (t) => {
   refused('runDirOnDisk=ignore', "- at '/runDirOnDisk': value must be one of 'warn', 'refuse'");
   refused('fileGroup=adm', "- at '/fileGroup': 'adm' does not match pattern '^[0-9]{0,10}$'");
   refused('fileGroup=-1', "- at '/fileGroup': minimum: got -1, want 0");
+  refused('podCopyBytes=-1', "- at '/podCopyBytes': minimum: got -1, want 1");
+  refused('podCopyFiles=0', "- at '/podCopyFiles': minimum: got 0, want 1");
+  refused('podCopyVolumes=many', "- at '/podCopyVolumes': 'many' does not match pattern '^([1-9][0-9]{0,14})?$'");
+  refused('nodeCopyBytes=256Mi', "- at '/nodeCopyBytes': '256Mi' does not match pattern '^([1-9][0-9]{0,14})?$'");
+  refused('nodeCopyBytes=1000000000000000', "- at '/nodeCopyBytes': maximum: got 1×10¹⁵, want 9.99999999999999×10¹⁴");
+  refused(
+    'criSocket=run/containerd/containerd.sock',
+    "- at '/criSocket': 'run/containerd/containerd.sock' does not match pattern '^(/([^/]+/)*[^/]+)?$'",
+  );
+  refused('evictUnapplied=yes', "- at '/evictUnapplied': got string, want boolean");
+  refused(
+    'criSocket=/run/envhook/cri.sock',
+    "Error: execution error at (envhook/templates/nri-daemonset.yaml:1:4): criSocket /run/envhook/cri.sock: its directory is runDir or the kubelet's pods directory, mounted for other uses; set criSocket to the runtime's own CRI socket",
+  );
   refused('nri.sokcet=/x', "- at '/nri': additional properties 'sokcet' not allowed");
   refused('containerRuntime=docker', "- at '/containerRuntime': value must be one of 'containerd', 'crio'");
   refused('image.pullPolicy=Sometimes', "- at '/image/pullPolicy': value must be one of 'IfNotPresent', 'Always', 'Never'");

@@ -3,7 +3,8 @@
 // `envhook nri` registered. With the pod annotation, or the node's --evict-unapplied, envhook
 // stops them over containerd's CRI socket (state EXITED, exit code 137: killed at once), and the
 // kubelet's next CreateContainer (attempt 1) goes through envhook and gets the env; without
-// either, they are reported and left running. The kubelet itself is not here: its restart is
+// either, they are reported and left running; --evict-unapplied and --cri-socket as the chart
+// renders them (evictUnapplied, criSocket). The kubelet itself is not here: its restart is
 // played by the test, as the kubelet does it for a container of an Always or OnFailure pod that
 // exited non-zero. Run on 2.1.9 (test/e2e/cri-evict.test.ts) and 1.7.24
 // (test/e2e/cri-evict-containerd17.test.ts).
@@ -19,11 +20,20 @@ import { runPod, type KubeletPod } from '../helpers/cri/pod.ts';
 import { procEnviron } from '../helpers/proc.ts';
 import { APP_CHECKS, CANARY, DB_FILES, onPid1AndExec, raw } from '../helpers/cri/cases.ts';
 import { EVICT_KEY } from '../../src/k8s/annotation-keys.ts';
+import { objectOf, renderChart } from '../helpers/helm.ts';
 
 const ENV = {
   'envhook.io/env': { app: [{ name: 'DB', valueFrom: { fileKeyRef: { volumeName: 'config', path: 'db.env', key: 'DB_HOST' } } }] },
 };
 const CONTAINER = { name: 'app', command: ['sleep', '3600'], env: { POD_ENV: 'kept' } };
+
+/** What the chart (charts/envhook, `helm template`) gives envhook nri for eviction with evictUnapplied and criSocket set: its flags, as rendered. */
+function chartEvictFlags(criSocket: string): { criSocket: string; extra: string[] } {
+  const ds = objectOf(renderChart(['evictUnapplied=true', `criSocket=${criSocket}`]), 'DaemonSet', '-nri');
+  const command: string[] = ds.spec.template.spec.containers[0].command;
+  const i = command.indexOf('--cri-socket');
+  return { criSocket: command[i + 1]!, extra: command.filter((a) => a === '--evict-unapplied') };
+}
 
 export function criEvictSuite(version: ContainerdVersion): void {
   t.test(
@@ -132,11 +142,14 @@ export function criEvictSuite(version: ContainerdVersion): void {
         await onPid1AndExec(t, asks, id, APP_CHECKS.fileKeyRef!);
       });
 
-      await t.test('--evict-unapplied: every missed container, after a restart of envhook', async (t) => {
+      await t.test('--evict-unapplied as the chart renders it: every missed container, after a restart of envhook', async (t) => {
         await h.plugin!.stop();
         const later = await pod(ENV);
         const laterId = await runMissed(later);
-        const plugin = await startPlugin(['--evict-unapplied']);
+        // The flags as the chart renders them (evictUnapplied=true, criSocket): they evict on the real runtime.
+        const chart = chartEvictFlags(node.containerd.paths.address);
+        t.same(chart, { criSocket: node.containerd.paths.address, extra: ['--evict-unapplied'] }, "the chart's flags");
+        const plugin = await startPlugin(chart.extra, chart.criSocket);
         const s = await plugin.waitForStatus((st) => st.counts.evicted === 2, 30_000);
         t.same([s.counts.missed, s.counts.evictionsFailed], [2, 0], 'the two missed (the restarted one has its mark), both evicted');
         for (const id of [quietId, laterId]) t.same(await state(id), { state: ContainerState.EXITED, exitCode: 137 });

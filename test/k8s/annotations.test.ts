@@ -189,3 +189,14 @@ t.test('container selection', async (t) => {
   );
   t.equal(entryFor({}, 'k', undefined, false), undefined);
 });
+
+t.test('an annotation read and valid is remembered by its text, frozen; a refused one is checked each time', async (t) => {
+  const text = JSON.stringify({ app: [{ name: 'A', value: 'memo-1' }] });
+  const first = readEnv({ 'envhook.io/env': text });
+  t.equal(readEnv({ 'envhook.io/env': text }), first, 'the same text: the same value');
+  t.ok(Object.isFrozen(first) && Object.isFrozen(first!.app) && Object.isFrozen(first!.app![0]), 'frozen, deep');
+  t.throws(() => (first!.app as unknown[]).push({ name: 'B', value: 'x' }), TypeError, 'a reader cannot change what others share');
+  t.not(readEnv({ 'envhook.io/env': JSON.stringify({ app: [{ name: 'A', value: 'memo-2' }] }) }), first, 'another text: read anew');
+  const bad = JSON.stringify({ app: [{ name: 'A' }] });
+  for (let i = 0; i < 2; i++) t.throws(() => readEnv({ 'envhook.io/env': bad }), { message: /annotation "envhook.io\/env"/ });
+});

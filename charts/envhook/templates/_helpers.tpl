@@ -49,6 +49,15 @@ helm.sh/chart: {{ include "envhook.chart" $top }}
 {{- printf "%s/pods" (.Values.kubeletRoot | trimSuffix "/") -}}
 {{- end -}}
 
+{{/* The CRI socket the NRI pod evicts through (docs/nri-guarantees.md#evicting-missed-containers): criSocket, else with evictUnapplied containerRuntime's own (the sockets the plugin itself looks for); empty: none mounted. */}}
+{{- define "envhook.criSocket" -}}
+{{- if .Values.criSocket -}}
+{{- .Values.criSocket -}}
+{{- else if .Values.evictUnapplied -}}
+{{- ternary "/run/containerd/containerd.sock" "/var/run/crio/crio.sock" (eq .Values.containerRuntime "containerd") -}}
+{{- end -}}
+{{- end -}}
+
 {{/* What cannot be said in values.schema.json: combinations. */}}
 {{- define "envhook.checks" -}}
 {{- if not (or .Values.nri.enabled .Values.installer.enabled .Values.runtimeClass.enabled) -}}
@@ -56,6 +65,10 @@ helm.sh/chart: {{ include "envhook.chart" $top }}
 {{- end -}}
 {{- if and .Values.nri.enabled .Values.installer.enabled (eq .Values.installer.mode "nri") -}}
 {{- fail "installer.mode nri with nri.enabled: two envhook registrations on every node; set installer.mode shim (the guard) or nri.enabled false" -}}
+{{- end -}}
+{{- $cri := include "envhook.criSocket" . -}}
+{{- if and $cri (has (dir $cri) (list .Values.runDir (include "envhook.podsDir" .))) -}}
+{{- fail (printf "criSocket %s: its directory is runDir or the kubelet's pods directory, mounted for other uses; set criSocket to the runtime's own CRI socket" $cri) -}}
 {{- end -}}
 {{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.service.enabled) -}}
 {{- fail "metrics.serviceMonitor.enabled needs metrics.service.enabled (the Service it selects)" -}}
