@@ -9,7 +9,7 @@
 // the pods are gone. It stops by itself after SOAK_MINUTES and cleans up after itself (pods,
 // mounts, containerd, run directory), also at SIGINT/SIGTERM. Its own memory is bounded: one row
 // a minute, counters, and records of the live pods only.
-// Run: `npm run soak` (as root, after npm run build); bench/README.md says what it measures.
+// Run: `npm run soak` (as root, after npm run build); bench/soak.md says what it measures.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

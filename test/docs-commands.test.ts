@@ -1,4 +1,4 @@
-// The commands README.md and bench/README.md give run as written on a machine whose own `node`
+// The commands README.md and bench/README.md (and soak.md) give run as written on a machine whose own `node`
 // is older than the project's Node 24: a script is run by `npx node` (the `node` devDependency),
 // `node_modules/.bin/node` or an npm script, never by a bare `node`; each file named exists.
 import t from 'tap';
@@ -10,7 +10,7 @@ const root = path.resolve(import.meta.dirname, '..');
 const BARE = /(?<!npx )(?<![/.\w-])node ((bench|scripts)\/\S+?\.(mjs|ts|cjs))/gm;
 const NPX = /npx node ((bench|scripts)\/[\w./-]+?\.(mjs|ts|cjs))/g;
 
-for (const page of ['README.md', 'bench/README.md', 'CONTRIBUTING.md']) {
+for (const page of ['README.md', 'bench/README.md', 'bench/soak.md', 'CONTRIBUTING.md']) {
   t.test(page, async (t) => {
     const text = fs.readFileSync(path.join(root, page), 'utf8');
     t.same(

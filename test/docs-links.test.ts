@@ -13,6 +13,7 @@ const PAGES = [
   'SECURITY.md',
   'bench/README.md',
   'bench/nri-figures.md',
+  'bench/soak.md',
   ...fs
     .readdirSync(path.join(REPO, 'docs'))
     .filter((f) => f.endsWith('.md'))
