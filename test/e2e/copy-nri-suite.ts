@@ -205,9 +205,12 @@ export function copySuite(mode: CopyMode): void {
       for (const busy of [false, true]) {
         const phase = busy ? 'busy' : 'quiet';
         if (busy) await reader(phase);
-        const r = await churnWithReader({ ctl, phase, rewrites: REWRITES, busy, rewrite: () => rewrite(++n), owned, ownedWithinMs: 2000 });
+        // Each rewrite must reach the view, not be lost: a bound against a hang, not a latency
+        // figure (bench row 12 measures how fast). At 2 s, 1 of 200 busy rewrites missed it once
+        // on a clean clone with a light soak beside it.
+        const r = await churnWithReader({ ctl, phase, rewrites: REWRITES, busy, rewrite: () => rewrite(++n), owned, ownedWithinMs: 5000 });
         t.comment(describeReader(`copy ${mode.via} ${mode.version} ${phase} (${REWRITES} rewrites of both volumes)`, r, FILES));
-        t.equal(r.neverOwned, 0, `${phase}: every rewrite's content reached the container's view owned by 1000 within 2 s`);
+        t.equal(r.neverOwned, 0, `${phase}: every rewrite's content reached the container's view owned by 1000 within 5 s`);
         // The old payload or the new one, never neither: no EACCES (owned before visible), no ENOENT (the replaced payload is retired, not removed at once).
         t.same({ failed: r.fail, reasons: r.failReasons }, { failed: 0, reasons: {} }, `${phase}: no read failed in ${r.ok + r.fail}`);
         t.equal(r.uid, 1000, `${phase}: the reader ran as UID 1000`);
