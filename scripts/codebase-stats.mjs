@@ -54,6 +54,7 @@ export const LAYERS = [
       'version.ts',
       'sh-quote.ts',
       'nearest.ts',
+      'bounded-memo.ts',
       'types/',
       'oci/',
       'fs/',

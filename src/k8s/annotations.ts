@@ -13,6 +13,7 @@ import {
 } from '../generated/validators.js';
 import type { Annotations } from './identity.ts';
 import { ENV_FROM_KEY, ENV_KEY, SERVICE_LINKS_KEY } from './annotation-keys.ts';
+import { BoundedMemo } from '../bounded-memo.ts';
 
 /** Kubernetes caps all annotations of an object at 256 KiB together: no real pod exceeds it. */
 export const ANNOTATION_LIMIT = 256 * 1024;
@@ -80,7 +81,7 @@ export function readAnnotation(
     // What `envhook lint` says of it: its own line, and how many more it lists.
     throw err instanceof SchemaError ? lintsRefusal(key, data, where, err) : err;
   }
-  rememberAnnotation(memo, deepFreeze(data));
+  readAnnotations.set(memo, deepFreeze(data), memo.length);
   return data;
 }
 
@@ -90,21 +91,7 @@ export function readAnnotation(
  * and validated them again at each CreateContainer (and more than once in one). Bounded in
  * entries and in text, the oldest dropped first; a refused annotation is read again each time.
  */
-const readAnnotations = new Map<string, unknown>();
-let annotationChars = 0;
-const MAX_ANNOTATIONS = 256;
-const MAX_ANNOTATION_CHARS = 1 << 20;
-
-function rememberAnnotation(memo: string, data: unknown): void {
-  if (memo.length > MAX_ANNOTATION_CHARS) return;
-  readAnnotations.set(memo, data);
-  annotationChars += memo.length;
-  for (const old of readAnnotations.keys()) {
-    if (readAnnotations.size <= MAX_ANNOTATIONS && annotationChars <= MAX_ANNOTATION_CHARS) break;
-    readAnnotations.delete(old);
-    annotationChars -= old.length;
-  }
-}
+const readAnnotations = new BoundedMemo<unknown>(256, 1 << 20);
 
 function deepFreeze<T>(v: T): T {
   if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {

@@ -7,6 +7,7 @@ import type { Facts } from '../facts/facts.ts';
 import { envRequest } from './request.ts';
 import { sha256Hex } from './sha256.ts';
 import { APPLIED_ENV_KEY, APPLIED_KEY, ENV_KEYS } from '../k8s/annotation-keys.ts';
+import { BoundedMemo } from '../bounded-memo.ts';
 
 export interface AppliedEnv {
   set: string[];
@@ -40,7 +41,7 @@ export function appliedDigest(facts: Identity): string {
   let digest = digests.get(input);
   if (digest === undefined) {
     digest = 'sha256:' + sha256Hex(input).slice(0, 32);
-    remember(input, digest);
+    digests.set(input, digest, input.length);
   }
   return digest;
 }
@@ -50,21 +51,7 @@ export function appliedDigest(facts: Identity): string {
  * and the resident NRI plugin computed the same SHA-256 at each (about a twentieth of a typical
  * CreateContainer's time). Bounded in entries and in the inputs' length (oldest dropped first).
  */
-const digests = new Map<string, string>();
-let digestChars = 0;
-const MAX_DIGESTS = 256;
-const MAX_DIGEST_CHARS = 1 << 20;
-
-function remember(input: string, digest: string): void {
-  if (input.length > MAX_DIGEST_CHARS) return;
-  digests.set(input, digest);
-  digestChars += input.length;
-  for (const old of digests.keys()) {
-    if (digests.size <= MAX_DIGESTS && digestChars <= MAX_DIGEST_CHARS) break;
-    digests.delete(old);
-    digestChars -= old.length;
-  }
-}
+const digests = new BoundedMemo<string>(256, 1 << 20);
 
 const NEEDED =
   'the runtime shim (hooks/envhook-runtime in place of runc) or the precreate hook (Podman) is needed; ' +

@@ -10,6 +10,7 @@
 // (the "racy git" rule). Bounded in files and in their bytes, the oldest dropped first.
 // Processes that run once (the shim, inject) never read a file twice.
 import type fs from 'node:fs';
+import { BoundedMemo } from '../bounded-memo.ts';
 
 /** What a file decoded to: an env file's variables, or a whole file's value. */
 export interface Decoded {
@@ -18,15 +19,13 @@ export interface Decoded {
 
 interface Memo extends Decoded {
   stamp: string;
-  bytes: number;
 }
 
 const SETTLED_MS = 2000;
 const MAX_FILES = 256;
 const MAX_BYTES = 1 << 20;
 
-const memos = new Map<string, Memo>();
-let bytesHeld = 0;
+const memos = new BoundedMemo<Memo>(MAX_FILES, MAX_BYTES);
 
 const keyOf = (kind: string, st: fs.Stats) => `${kind}:${st.dev}:${st.ino}`;
 const stampOf = (st: fs.Stats) => `${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
@@ -40,19 +39,7 @@ export function unchangedFile(kind: 'env' | 'value', st: fs.Stats): Decoded | un
 /** Remembers what the file `st` describes (read whole: `bytes`) decoded to, if it had settled when read. */
 export function rememberFile(kind: 'env' | 'value', st: fs.Stats, bytes: number, decoded: unknown, now = Date.now()): void {
   const key = keyOf(kind, st);
-  forget(key);
-  if (now - Math.max(st.ctimeMs, st.mtimeMs) < SETTLED_MS || bytes > MAX_BYTES || bytes !== st.size) return;
-  memos.set(key, { stamp: stampOf(st), bytes, decoded });
-  bytesHeld += bytes;
-  for (const old of memos.keys()) {
-    if (memos.size <= MAX_FILES && bytesHeld <= MAX_BYTES) break;
-    forget(old);
-  }
-}
-
-function forget(key: string): void {
-  const m = memos.get(key);
-  if (m === undefined) return;
   memos.delete(key);
-  bytesHeld -= m.bytes;
+  if (now - Math.max(st.ctimeMs, st.mtimeMs) < SETTLED_MS || bytes !== st.size) return;
+  memos.set(key, { stamp: stampOf(st), decoded }, bytes);
 }
