@@ -256,23 +256,46 @@ export function openConfined(root: string, rel: string): OpenedFile {
 
 /** Opens the file `names` (from splitRelative) below the open directory `baseFd`, every step confined. */
 export function openConfinedAt(baseFd: number, names: readonly string[]): OpenedFile {
-  return openConfinedUnless(baseFd, names, () => false)!;
+  return openConfinedUnless(baseFd, names)!;
 }
 
-/** openConfinedAt with openFileUnless's `known`. */
+/**
+ * openConfinedAt with openFileUnless's `known`. A file directly in the base directory is first
+ * looked at with one lstat of its name there (the same lookup as the O_PATH|O_NOFOLLOW open: one
+ * name in the open directory, a final symlink not followed): a regular file `known` answers true
+ * for costs that one call, not an open, an fstat and a close. Anything else takes the checked
+ * open, which reports what it finds (and asks `known` again).
+ */
 export function openConfinedUnless(
   baseFd: number,
   names: readonly string[],
-  known: (checked: fs.Stats) => boolean,
+  known?: (checked: fs.Stats) => boolean,
 ): OpenedFile | undefined {
+  const last = names[names.length - 1]!;
   // A file directly in the base directory: opened from it, with no copy of its descriptor.
-  if (names.length === 1) return openFileUnless(baseFd, names[0]!, known);
+  if (names.length === 1) {
+    if (known !== undefined && knownAt(baseFd, last, known)) return undefined;
+    return openFileUnless(baseFd, last, known ?? NEVER);
+  }
   const dirFd = openDirPathAt(baseFd, names.slice(0, -1));
   try {
-    return openFileUnless(dirFd, names[names.length - 1]!, known);
+    return openFileUnless(dirFd, last, known ?? NEVER);
   } finally {
     fs.closeSync(dirFd);
   }
+}
+
+const NEVER = (): boolean => false;
+
+/** True when `name` in `dirFd` is a regular file (not followed) that `known` answers true for; false on anything else, errors included. */
+function knownAt(dirFd: number, name: string, known: (checked: fs.Stats) => boolean): boolean {
+  let st: fs.Stats | undefined;
+  try {
+    st = fs.lstatSync(fdPath(dirFd, name), { throwIfNoEntry: false });
+  } catch {
+    return false;
+  }
+  return st !== undefined && st.isFile() && known(st);
 }
 
 /**
