@@ -24,7 +24,7 @@ import { copyJobSteps, lateError, startJobSteps, type CopyJob, type CopyResult, 
 import type { CopyBudgets } from './budget.ts';
 import type { CopyPlace } from './layout.ts';
 import { removeCopySteps, removePodCopiesSteps, removeTree } from './remove.ts';
-import { drain, runInSlices, type Steps } from './steps.ts';
+import { drain, newSlice, runInSlices, type Steps } from './steps.ts';
 import { measureCopiesSteps } from './usage.ts';
 
 /** What the copies under the run directory hold (usage.ts), for status and metrics. */
@@ -43,6 +43,8 @@ export interface Copier {
   removePod(runDir: string, podUid: string): Promise<boolean>;
   /** Removes one volume's copy (and the pod's directory of copies when it was the last), `onlyIf` its `..data` is that; true when there was one. */
   removeCopy(place: CopyPlace, onlyIf?: string): Promise<boolean>;
+  /** Other work on the copies as a job in turn (the start's sweep of leftovers, a pod at a time); `runDir`: measured after it. */
+  run<T>(steps: () => Steps<T>, runDir?: string): Promise<T>;
   /** Jobs waiting or running, and what the copies under the run directory held after the last job (undefined before the first). */
   stats(): { queued: number; held?: CopiesHeld | undefined };
   close(): Promise<void>;
@@ -62,6 +64,7 @@ export function inlineCopier(budgets?: CopyBudgets): Copier {
     copyStart: (start) => settle(() => startJobSteps({ ...start, budgets: start.budgets ?? budgets })),
     removePod: (runDir, podUid) => settle(() => removePodCopiesSteps(runDir, podUid)),
     removeCopy: (place, onlyIf) => settle(() => removeCopySteps(place, onlyIf)),
+    run: (steps) => settle(steps),
     stats: () => ({ queued: 0 }),
     close: () => Promise.resolve(),
   };
@@ -92,6 +95,8 @@ class SlicedCopier implements Copier {
   #current: Job | undefined;
   #closed = false;
   #held: CopiesHeld | undefined;
+  /** One slice across the jobs: a queue of short jobs turns the loop every SLICE_MS too. */
+  readonly #slice = newSlice();
 
   constructor(budgets: CopyBudgets | undefined) {
     this.#budgets = budgets;
@@ -122,6 +127,10 @@ class SlicedCopier implements Copier {
     return this.#post(() => removeCopySteps(place, onlyIf), place.runDir, undefined, undefined);
   }
 
+  run<T>(steps: () => Steps<T>, runDir?: string): Promise<T> {
+    return this.#post(() => steps(), runDir, undefined, undefined);
+  }
+
   stats(): { queued: number; held?: CopiesHeld | undefined } {
     const stats = { queued: this.#queue.length + (this.#current ? 1 : 0) };
     return this.#held === undefined ? stats : { ...stats, held: this.#held };
@@ -150,6 +159,7 @@ class SlicedCopier implements Copier {
   /** Runs the queue to its end, a job at a time, from the next microtask on (never inside the caller's own call). */
   async #drain(): Promise<void> {
     await Promise.resolve();
+    this.#slice.start = performance.now(); // the caller's own work so far is not the copier's
     for (let job = this.#queue.shift(); job !== undefined; job = this.#queue.shift()) {
       // A job whose deadline passed while it waited is refused at once, not started.
       if (job.deadline !== undefined && process.hrtime.bigint() > job.deadline) {
@@ -166,7 +176,7 @@ class SlicedCopier implements Copier {
   async #run(job: Job): Promise<void> {
     const stop = () => (this.#closed ? new EnvhookError('owned copies: the copier is closing') : undefined);
     try {
-      const value = await runInSlices(job.steps(this.#env), stop);
+      const value = await runInSlices(job.steps(this.#env), stop, this.#slice);
       await this.#measure(job.runDir, stop);
       job.resolve(value);
     } catch (err) {
@@ -179,7 +189,7 @@ class SlicedCopier implements Copier {
   async #measure(runDir: string | undefined, stop: () => Error | undefined): Promise<void> {
     if (runDir === undefined) return;
     try {
-      const { bytes, files, copies } = await runInSlices(measureCopiesSteps(runDir), stop);
+      const { bytes, files, copies } = await runInSlices(measureCopiesSteps(runDir), stop, this.#slice);
       this.#held = { bytes, files, copies };
     } catch {
       // kept as it was: the next job measures again

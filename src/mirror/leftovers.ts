@@ -12,14 +12,16 @@
 //   copy with no `..data` at all (one whose first payload never got there). None is what a
 //   container reads. One changed less than SETTLE_MS ago may be a copy another process writes now
 //   (a shim's create beside `envhook watch`): it is looked at once more later (removeSettled).
-// Nothing is followed through a symbolic link: names are the checked ones of layout.ts, and
-// fs.rmSync unlinks a link, never its target.
+// Nothing is followed through a symbolic link: names are the checked ones of layout.ts, and a
+// link is unlinked, never its target. The removals are resumable work (steps.ts, remove.ts): the
+// NRI worker's start sweep runs them in slices of its loop, a copy of thousands of files too.
 import fs from 'node:fs';
 import path from 'node:path';
 import { DATA_LINK, isTimestampedName } from '../fs/datadir.ts';
 import { ATOMIC_PLUGINS } from '../k8s/volumes.ts';
 import { copiesRoot, copyDir, podCopiesDir, type CopyPlace } from './layout.ts';
-import { removeCopy, removePodCopies } from './remove.ts';
+import { removeCopySteps, removePodCopiesSteps, removeTree } from './remove.ts';
+import { drain, type Steps } from './steps.ts';
 
 /** A partial entry is removed once unchanged for this long. */
 export const SETTLE_MS = 5_000;
@@ -58,16 +60,16 @@ export function kubeletHasVolume(podDir: string, volume: string): boolean {
 
 /** Removes the copies of pods whose directory is gone, and of volumes whose kubelet directory is gone. */
 export function removeGoneCopies(runDir: string, kubeletRoot: string): RemovedCopy[] {
-  return podsWithCopyDirs(runDir).flatMap((podUid) => removeGoneCopiesOf(runDir, kubeletRoot, podUid));
+  return podsWithCopyDirs(runDir).flatMap((podUid) => drain(removeGoneCopiesOf(runDir, kubeletRoot, podUid)));
 }
 
-/** removeGoneCopies for one pod with copies (the NRI worker's start goes pod by pod, in slices). */
-export function removeGoneCopiesOf(runDir: string, kubeletRoot: string, podUid: string): RemovedCopy[] {
+/** removeGoneCopies for one pod with copies, a step per entry removed (the NRI worker's start goes pod by pod, in slices). */
+export function* removeGoneCopiesOf(runDir: string, kubeletRoot: string, podUid: string): Steps<RemovedCopy[]> {
   const podDir = path.join(kubeletRoot, 'pods', podUid);
-  if (!fs.existsSync(podDir)) return removePodCopies(runDir, podUid) ? [{ podUid, why: 'pod directory is gone' }] : [];
+  if (!fs.existsSync(podDir)) return (yield* removePodCopiesSteps(runDir, podUid)) ? [{ podUid, why: 'pod directory is gone' }] : [];
   const removed: RemovedCopy[] = [];
   for (const volume of copiedVolumes(runDir, podUid)) {
-    if (!kubeletHasVolume(podDir, volume) && removeCopy({ runDir, podUid, volume }))
+    if (!kubeletHasVolume(podDir, volume) && (yield* removeCopySteps({ runDir, podUid, volume })))
       removed.push({ podUid, volume, why: "the kubelet's volume directory is gone" });
   }
   return removed;
@@ -102,41 +104,44 @@ function partialsOf(place: CopyPlace): PartialEntry[] {
   return out;
 }
 
-/** Removes the partial entries unchanged for `settleMs`; returns the younger ones (for removeSettled). */
-export function removePartials(
-  entries: readonly PartialEntry[],
-  now = Date.now(),
-  settleMs = SETTLE_MS,
-): { removed: PartialEntry[]; young: PartialEntry[] } {
+type Partials = { removed: PartialEntry[]; young: PartialEntry[] };
+
+/** Removes the partial entries unchanged for `settleMs`, a step per entry removed; returns the younger ones (for removeSettled). */
+export function* removePartialsSteps(entries: readonly PartialEntry[], now = Date.now(), settleMs = SETTLE_MS): Steps<Partials> {
   const removed: PartialEntry[] = [];
   const young: PartialEntry[] = [];
   for (const e of entries) {
     if (now - e.mtimeMs < settleMs) young.push(e);
-    else if (removePartial(e)) removed.push(e);
+    else if (yield* removePartial(e)) removed.push(e);
   }
   return { removed, young };
+}
+
+/** removePartialsSteps in one go. */
+export function removePartials(entries: readonly PartialEntry[], now = Date.now(), settleMs = SETTLE_MS): Partials {
+  return drain(removePartialsSteps(entries, now, settleMs));
 }
 
 /** Removes the entries found before that have not changed since (nor become what `..data` points at). */
 export function removeSettled(entries: readonly PartialEntry[]): PartialEntry[] {
   const now = new Map(entries.map((e) => [e.place, partialsOf(e.place)]));
-  return entries.filter((e) => settledRemoved(e, now.get(e.place)));
+  return entries.filter((e) => drain(settledRemoved(e, now.get(e.place))));
 }
 
-/** removeSettled for one entry (the NRI worker's second look goes entry by entry, in slices): whether it was removed. */
-export function removeSettledEntry(e: PartialEntry): boolean {
+/** removeSettled for one entry, a step per entry removed (the NRI worker's second look goes entry by entry, in slices): whether it was removed. */
+export function removeSettledEntry(e: PartialEntry): Steps<boolean> {
   return settledRemoved(e, partialsOf(e.place));
 }
 
-function settledRemoved(e: PartialEntry, now: readonly PartialEntry[] | undefined): boolean {
+function* settledRemoved(e: PartialEntry, now: readonly PartialEntry[] | undefined): Steps<boolean> {
   const same = now?.find((p) => p.name === e.name && p.mtimeMs === e.mtimeMs);
-  return same !== undefined && removePartial(same);
+  return same !== undefined && (yield* removePartial(same));
 }
 
-function removePartial(e: PartialEntry): boolean {
+function* removePartial(e: PartialEntry): Steps<boolean> {
   try {
-    if (e.name === undefined) return removeCopy(e.place);
-    fs.rmSync(path.join(copyDir(e.place), e.name), { recursive: true, force: true });
+    if (e.name === undefined) return yield* removeCopySteps(e.place);
+    yield* removeTree(path.join(copyDir(e.place), e.name));
     return true;
   } catch {
     return false; // gone meanwhile, or not removable: the next start looks again

@@ -9,12 +9,28 @@ import { DATA_LINK } from '../fs/datadir.ts';
 import { copiesRoot, copyDir, podCopiesDir, type CopyPlace } from './layout.ts';
 import { drain, type Steps } from './steps.ts';
 
+/**
+ * Directories this process is removing in slices now: a removal of one of them, or of a path
+ * below one, finds nothing to do (one remover, one log line), as when it ran after it.
+ */
+const removing = new Set<string>();
+
+function* removeOnce(dir: string): Steps<boolean> {
+  for (const r of removing) if (dir === r || dir.startsWith(`${r}/`)) return false;
+  removing.add(dir);
+  try {
+    yield* removeTree(dir);
+  } finally {
+    removing.delete(dir);
+  }
+  return true;
+}
+
 /** Removes every copy of the pod; true when there was one. */
 export function* removePodCopiesSteps(runDir: string, podUid: string): Steps<boolean> {
   const dir = podCopiesDir(runDir, podUid);
   if (!fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return false;
-  yield* removeTree(dir);
-  return true;
+  return yield* removeOnce(dir);
 }
 
 /** removePodCopiesSteps in one go. */
@@ -31,7 +47,7 @@ export function* removeCopySteps(place: CopyPlace, onlyIf?: string): Steps<boole
   const dir = copyDir(place);
   if (!fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return false;
   if (onlyIf !== undefined && dataOf(dir) !== onlyIf) return false;
-  yield* removeTree(dir);
+  if (!(yield* removeOnce(dir))) return false;
   try {
     fs.rmdirSync(podCopiesDir(place.runDir, place.podUid)); // only when empty
   } catch {

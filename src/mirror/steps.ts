@@ -24,25 +24,34 @@ export function drain<T>(steps: Steps<T>): T {
   }
 }
 
+/** When the current slice began: shared by the works run one after the other, so that many short ones turn the loop too. */
+export interface Slice {
+  start: number;
+}
+
+export const newSlice = (): Slice => ({ start: performance.now() });
+
 /**
  * Runs `steps` SLICE_MS at a time, the loop turning between slices (the working directory back
  * home meanwhile: fs/confined.ts leaveCwd). After a turn, `stop()` may give an error: it is thrown
  * into the work at the step it had reached (its own clean-ups run, in one go) and rejects.
+ * `slice`: the slice this work goes on with (one of a queue's works after another).
  */
-export async function runInSlices<T>(steps: Steps<T>, stop: () => Error | undefined = () => undefined): Promise<T> {
-  let sliceStart = performance.now();
+export async function runInSlices<T>(steps: Steps<T>, stop: () => Error | undefined = () => undefined, slice = newSlice()): Promise<T> {
   for (;;) {
+    // Checked before each step, the first too: one work after another turns the loop as one would.
+    if (performance.now() - slice.start >= SLICE_MS) {
+      const back = leaveCwd();
+      await turn();
+      back();
+      slice.start = performance.now();
+      const why = stop();
+      if (why !== undefined) {
+        steps.throw(why);
+        return drain(steps);
+      }
+    }
     const r = steps.next();
     if (r.done) return r.value;
-    if (performance.now() - sliceStart < SLICE_MS) continue;
-    const back = leaveCwd();
-    await turn();
-    back();
-    const why = stop();
-    if (why !== undefined) {
-      steps.throw(why);
-      return drain(steps);
-    }
-    sliceStart = performance.now();
   }
 }

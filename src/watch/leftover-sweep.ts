@@ -4,8 +4,9 @@
 // volumes the kubelet has removed, and, at the start only, the partial entries a process killed
 // while it copied left behind, removed at once when unchanged for SETTLE_MS, else once more that
 // long after the start. Each removal is one log line with the pod UID, the volume and why: names
-// and counts only. The NRI worker's start sweep goes pod by pod in slices (slices.ts): it runs on
-// the loop that answers the runtime, and its work grows with the node's pods.
+// and counts only. The NRI worker's start sweep goes pod by pod, and each removal entry by entry,
+// in slices (mirror/steps.ts): it runs on the loop that answers the runtime, and its work grows
+// with the node's pods and their copies' files.
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import {
@@ -15,13 +16,14 @@ import {
   removeGoneCopies,
   removeGoneCopiesOf,
   removePartials,
+  removePartialsSteps,
   removeSettled,
   removeSettledEntry,
   SETTLE_MS,
   type PartialEntry,
   type RemovedCopy,
 } from '../mirror/leftovers.ts';
-import { inSlices } from './slices.ts';
+import { newSlice, runInSlices, type Steps } from '../mirror/steps.ts';
 
 export interface SweepPlace {
   runDir: string;
@@ -30,6 +32,9 @@ export interface SweepPlace {
   /** `nri: ` in the NRI worker's lines. */
   prefix?: string;
 }
+
+/** Runs a pod's sweep (resumable work): the NRI worker's copier, a job in turn with its other jobs; default: in slices of this loop. */
+export type RunSteps = (steps: () => Steps<void>, runDir: string) => Promise<void>;
 
 /** Removes the copies whose pod directory or kubelet volume directory is gone. */
 export function sweepGoneCopies(place: SweepPlace): void {
@@ -77,20 +82,14 @@ function lookAgain(place: SweepPlace, young: readonly PartialEntry[], settleMs: 
  * `done` resolves once every pod with copies was looked at (or close() was called); close() also
  * cancels the second look.
  */
-export function sweepAtStartInSlices(place: SweepPlace, settleMs = SETTLE_MS): { close(): void; done: Promise<void> } {
+export function sweepAtStartInSlices(place: SweepPlace, settleMs = SETTLE_MS, run?: RunSteps): { close(): void; done: Promise<void> } {
+  const slice = newSlice(); // the default: one slice across the pods' works
+  const runSteps: RunSteps = run ?? ((steps) => runInSlices(steps(), undefined, slice));
   let closed = false;
   let again: { close(): void } | undefined;
   const young: PartialEntry[] = [];
-  const onePod = (podUid: string): void => {
-    try {
-      logGone(place, removeGoneCopiesOf(place.runDir, place.kubeletRoot, podUid));
-      const r = removePartials(findPartialsOf(place.runDir, podUid), Date.now(), settleMs);
-      logPartials(place, r.removed);
-      young.push(...r.young);
-    } catch (err) {
-      place.log.warn({ err, podUid }, `${place.prefix ?? ''}leftover owned copies not removed: ${describeError(err)}`);
-    }
-  };
+  // close() is seen between pods and between entries: the one under way is finished.
+  const quietly = (steps: () => Steps<void>) => runSteps(steps, place.runDir).catch(() => {});
   const secondLook = async (): Promise<void> => {
     // settleMs later, entry by entry: after a worker's kill most copies hold a payload a swap
     // replaced a moment before (one call over them all held the loop 1.2 s at 250 pods).
@@ -99,12 +98,14 @@ export function sweepAtStartInSlices(place: SweepPlace, settleMs = SETTLE_MS): {
       timer.unref();
       again = { close: () => (clearTimeout(timer), resolve()) };
     });
+    if (closed) return;
     const removed: PartialEntry[] = [];
-    await inSlices(
-      young,
-      (e) => void (removeSettledEntry(e) && removed.push(e)),
-      () => closed,
-    );
+    await quietly(function* () {
+      for (const e of young) {
+        if (!closed && (yield* removeSettledEntry(e))) removed.push(e);
+        yield; // a step per entry looked at, removed or not
+      }
+    });
     logPartials(place, removed);
   };
   const done = (async () => {
@@ -114,7 +115,9 @@ export function sweepAtStartInSlices(place: SweepPlace, settleMs = SETTLE_MS): {
     } catch (err) {
       place.log.warn({ err }, `${place.prefix ?? ''}leftover owned copies not removed: ${describeError(err)}`);
     }
-    if ((await inSlices(pods, onePod, () => closed)) && young.length > 0) void secondLook();
+    // A job a pod: other jobs (a CreateContainer's copies, a pod's removal) run in turn between them.
+    for (const podUid of pods) if (!closed) await quietly(() => onePod(place, podUid, settleMs, young));
+    if (!closed && young.length > 0) void secondLook();
   })();
   return {
     close() {
@@ -123,6 +126,18 @@ export function sweepAtStartInSlices(place: SweepPlace, settleMs = SETTLE_MS): {
     },
     done,
   };
+}
+
+/** The start sweep of one pod's copies, a step per entry removed; its young partial entries added to `young`. */
+function* onePod(place: SweepPlace, podUid: string, settleMs: number, young: PartialEntry[]): Steps<void> {
+  try {
+    logGone(place, yield* removeGoneCopiesOf(place.runDir, place.kubeletRoot, podUid));
+    const r = yield* removePartialsSteps(findPartialsOf(place.runDir, podUid), Date.now(), settleMs);
+    logPartials(place, r.removed);
+    young.push(...r.young);
+  } catch (err) {
+    place.log.warn({ err, podUid }, `${place.prefix ?? ''}leftover owned copies not removed: ${describeError(err)}`);
+  }
 }
 
 /** One line a copy: how many partial entries went (the whole copy when it had no `..data`). */

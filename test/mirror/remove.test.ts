@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { atomicWrite } from '../../scripts/kubelet-pod.ts';
 import { copyVolume } from '../../src/mirror/copy.ts';
-import { podsWithCopies, removeCopy, removeCopySteps, removePodCopies, removeTree } from '../../src/mirror/remove.ts';
+import { podsWithCopies, removeCopy, removeCopySteps, removePodCopies, removePodCopiesSteps, removeTree } from '../../src/mirror/remove.ts';
 
 t.test("a pod's copies, one volume's copy, and the pods that have copies", async (t) => {
   const dir = t.testdir({});
@@ -71,4 +71,23 @@ t.test('removeTree: a step per entry removed; a link unlinked, never followed; n
   t.equal(done.value, true);
   // a, b, ..data, the payload's a and b, the payload, the copy's directory.
   t.equal(stepped, 7, 'a step per entry of the copy');
+});
+
+t.test('a removal under way in slices: another removal of the same copy, or of one below it, finds nothing to do', async (t) => {
+  const dir = t.testdir({});
+  const runDir = path.join(dir, 'run');
+  const kubelet = path.join(dir, 'kubelet');
+  atomicWrite(kubelet, { a: 'A', b: 'B' });
+  const place = { runDir, podUid: 'p1', volume: 'a' };
+  copyVolume(place, kubelet, { defaultOwner: undefined, items: new Map() });
+  const pod = removePodCopiesSteps(runDir, 'p1');
+  t.equal(pod.next().done, false, 'the pod removal is under way');
+  t.equal(removeCopy(place), false, 'a copy of that pod: nothing to do');
+  t.equal(removePodCopies(runDir, 'p1'), false, 'the same pod: nothing to do');
+  let r = pod.next();
+  while (!r.done) r = pod.next();
+  t.equal(r.value, true, 'the first removal says it removed the copies');
+  t.notOk(fs.existsSync(path.join(runDir, 'volumes', 'p1')));
+  copyVolume(place, kubelet, { defaultOwner: undefined, items: new Map() });
+  t.equal(removeCopy(place), true, 'once it is over, a removal removes again');
 });

@@ -4,7 +4,7 @@
 import t from 'tap';
 import fs from 'node:fs';
 import { fdPath, withCwdAtSteps } from '../../src/fs/confined.ts';
-import { drain, runInSlices, SLICE_MS, type Steps } from '../../src/mirror/steps.ts';
+import { drain, newSlice, runInSlices, SLICE_MS, type Steps } from '../../src/mirror/steps.ts';
 
 /** Busy for `ms` of the loop's time, as a step that reads and writes files would be. */
 const busy = (ms: number) => {
@@ -88,4 +88,14 @@ t.test('runInSlices: a walk in a directory (withCwdAtSteps) is out of it wheneve
   t.ok(elsewhere.length > 0, 'the loop turned during the walk');
   t.same(new Set(elsewhere), new Set([home]), 'and was home each time');
   t.equal(process.cwd(), home, 'home at the end');
+});
+
+t.test('runInSlices: works one after another share a slice, so that many short ones turn the loop too', async (t) => {
+  const slice = newSlice();
+  let ticks = 0;
+  const timer = setInterval(() => void ticks++, 1);
+  // 100 works of one 1 ms step each, as a queue of small jobs: 100 ms, in slices of SLICE_MS.
+  for (let i = 0; i < 100; i++) await runInSlices(work(1, 1, [], []), undefined, slice);
+  clearInterval(timer);
+  t.ok(ticks >= 100 / SLICE_MS / 2, `${ticks} timer turns during 100 short works`);
 });

@@ -110,7 +110,9 @@ class NriPodWatcher implements PodWatcher {
     // dropped as gone), and what a worker killed while it copied left.
     if (this.opts.runDir === undefined || this.closed) return;
     this.startSweep?.close();
-    const sweep = sweepAtStartInSlices({ runDir: this.opts.runDir, kubeletRoot: this.opts.kubeletRoot, log: this.log, prefix: 'nri: ' });
+    const place = { runDir: this.opts.runDir, kubeletRoot: this.opts.kubeletRoot, log: this.log, prefix: 'nri: ' };
+    // Its removals are the copier's jobs, in turn with the others: never two removals of one copy at once.
+    const sweep = sweepAtStartInSlices(place, undefined, (steps, runDir) => this.copier.run(steps, runDir));
     this.startSweep = sweep;
     await sweep.done;
   }
