@@ -110,11 +110,6 @@ function installFiles() {
   const read = (f) => fs.readFileSync(path.join('hooks', f), 'utf8');
   return { front: read('envhook-runtime'), precreate: read('envhook-precreate.json'), createRuntime: read('envhook-createruntime.json') };
 }
-// The owned copies' thread (src/mirror/copier.ts): a bundle of its own, built first and carried
-// as text by every bundle that may start it (a worker thread runs it with `eval`), so that the
-// CLI bundle, the library and the single executable start the same thread with no file beside them.
-const thread = await build({ ...common, entryPoints: ['src/mirror/copier-thread.ts'], write: false, minify: true });
-common.define.__ENVHOOK_COPIER_THREAD__ = JSON.stringify(ascii(thread.outputFiles[0].text));
 await build({
   ...common,
   entryPoints: ['src/cli/main.ts'],

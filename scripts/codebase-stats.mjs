@@ -25,7 +25,7 @@ import ts from 'typescript';
  * - facts → resolve → owners → plan → apply → chown: the pipeline's data flow. resolve (env
  *   from files) and owners (owners checked, held open; a volume's owned copy read whole and its
  *   place: mirror/) sit below plan because the plan calls them; chown (the one side effect: the
- *   chown, and the owned copy written and swapped in, by the copier thread where there is one) is
+ *   chown, and the owned copy written and swapped in, by the copier in slices where there is one) is
  *   above apply, as it runs after the appliers.
  * - pipeline: run<T>(), the stages in order for any applier.
  * - watch: the owner watcher and its run-directory records (the config.json path records owners
@@ -78,8 +78,6 @@ export const LAYERS = [
       'mirror/remove.ts',
       'mirror/leftovers.ts',
       'mirror/copier.ts',
-      'mirror/copier-thread.ts',
-      'mirror/copier-messages.ts',
     ],
   ],
   ['pipeline', ['pipeline.ts']],

@@ -63,7 +63,7 @@ export function run<T>(facts: Facts, options: RunOptions, apply: (changes: Chang
 }
 
 /**
- * The same, with the copies made by `copier` (the NRI worker's copier thread) and awaited, so
+ * The same, with the copies made by `copier` (the NRI worker's sliced copier) and awaited, so
  * that the caller's event loop answers other requests meanwhile. The applier runs after the
  * copies: the subPath mounts point at entries the copy found (ownership/copy-plan.ts).
  */

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { run, runAsync } from '../src/pipeline.ts';
-import { threadCopier } from '../src/mirror/copier.ts';
+import { slicedCopier } from '../src/mirror/copier.ts';
 import { factsFromSpec } from '../src/facts/spec-facts.ts';
 import { silentLogger } from '../src/log.ts';
 import { makePod, rawAnnotations } from '../scripts/kubelet-pod.ts';
@@ -88,30 +88,27 @@ function threeVolumes(t: Test, fifo = true) {
   return { facts, options, runDir, podCopies: path.join(runDir, 'volumes', pod.uid) };
 }
 
-t.test(
-  'all or nothing: a start refused at its third copy leaves none of its copies (in this thread, and by the copier thread)',
-  async (t) => {
-    const refusal = { message: 'volume "bad": "fifo" is a FIFO: refusing to copy it' };
-    const a = threeVolumes(t);
-    t.throws(() => run(a.facts, a.options, () => undefined), refusal);
-    t.same(fs.existsSync(a.podCopies) ? fs.readdirSync(a.podCopies) : [], [], 'nothing left in the run directory');
+t.test('all or nothing: a start refused at its third copy leaves none of its copies (in one go, and by the sliced copier)', async (t) => {
+  const refusal = { message: 'volume "bad": "fifo" is a FIFO: refusing to copy it' };
+  const a = threeVolumes(t);
+  t.throws(() => run(a.facts, a.options, () => undefined), refusal);
+  t.same(fs.existsSync(a.podCopies) ? fs.readdirSync(a.podCopies) : [], [], 'nothing left in the run directory');
 
-    const b = threeVolumes(t);
-    const copier = threadCopier();
-    t.teardown(() => copier.close());
-    await t.rejects(
-      runAsync(b.facts, b.options, copier, () => undefined),
-      refusal,
-    );
-    // The removals are queued before any later job: one more job waits for them.
-    await copier.removePod(path.join(b.runDir, 'elsewhere'), 'x').catch(() => false);
-    t.same(fs.existsSync(b.podCopies) ? fs.readdirSync(b.podCopies) : [], [], 'nothing left in the run directory');
-  },
-);
+  const b = threeVolumes(t);
+  const copier = slicedCopier();
+  t.teardown(() => copier.close());
+  await t.rejects(
+    runAsync(b.facts, b.options, copier, () => undefined),
+    refusal,
+  );
+  // The removals are queued before any later job: one more job waits for them.
+  await copier.removePod(path.join(b.runDir, 'elsewhere'), 'x').catch(() => false);
+  t.same(fs.existsSync(b.podCopies) ? fs.readdirSync(b.podCopies) : [], [], 'nothing left in the run directory');
+});
 
 t.test('runAsync: the copies made by the copier, the applier run after them with their mounts', async (t) => {
   const s = threeVolumes(t, false);
-  const copier = threadCopier();
+  const copier = slicedCopier();
   t.teardown(() => copier.close());
   const { output, plan } = await runAsync(s.facts, s.options, copier, (changes) => changes.owners.flatMap((o) => o.copy?.mounts ?? []));
   t.same(
@@ -123,7 +120,7 @@ t.test('runAsync: the copies made by the copier, the applier run after them with
 });
 
 t.test("a start refused after its copies removes them, unless another container's start of the pod has written them since", async (t) => {
-  const copier = threadCopier();
+  const copier = slicedCopier();
   t.teardown(() => copier.close());
   const after = { message: 'refused after the copies' };
   // The applier's second run (after the copies) fails the start: what a late refusal looks like.

@@ -41,6 +41,8 @@ export function splitRelative(rel: string): string[] {
 
 /** The open directory the working directory is set to, inside withCwdAt(); else undefined. */
 let cwdFd: number | undefined;
+/** Where the working directory goes back to, while cwdFd is set. */
+let cwdHome: string | undefined;
 
 export function fdPath(dirFd: number, name: string): string {
   // Inside withCwdAt(), for the directory the working directory is: the bare name. The kernel
@@ -51,6 +53,41 @@ export function fdPath(dirFd: number, name: string): string {
   return `/proc/self/fd/${dirFd}/${name}`;
 }
 
+interface CwdScope {
+  enter(dirFd: number): void;
+  close(): void;
+}
+
+/** A scope whose `enter` moves the working directory, and whose `close` brings it back; undefined without a working directory. */
+function cwdScope(): CwdScope | undefined {
+  let home: string;
+  try {
+    home = process.cwd();
+  } catch {
+    return undefined;
+  }
+  let moved = false;
+  return {
+    enter(dirFd: number): void {
+      cwdFd = undefined;
+      try {
+        process.chdir(`/proc/self/fd/${dirFd}`);
+        cwdFd = dirFd;
+        cwdHome = home;
+        moved = true;
+      } catch {
+        /* fdPath keeps the /proc/self/fd form */
+      }
+    },
+    close(): void {
+      cwdFd = undefined;
+      cwdHome = undefined;
+      // Not back home, the process would go on in a volume's directory: that error wins over fn's.
+      if (moved) returnTo(home);
+    },
+  };
+}
+
 /**
  * Runs `fn(enter)`, where `enter(dirFd)` makes the open directory `dirFd` the working directory
  * (through its /proc/self/fd link, never through a path) so that fdPath(dirFd, name) is just
@@ -58,32 +95,49 @@ export function fdPath(dirFd: number, name: string): string {
  * directory, chdir refused), fdPath simply keeps the /proc/self/fd form: same accesses, slower.
  */
 export function withCwdAt<T>(fn: (enter: (dirFd: number) => void) => T): T {
-  let home: string;
+  const scope = cwdScope();
+  if (scope === undefined) return fn(() => {});
   try {
-    home = process.cwd();
-  } catch {
-    return fn(() => {});
+    return fn(scope.enter);
+  } finally {
+    scope.close();
   }
-  // A worker thread (the copier, mirror/copier.ts) may not chdir: every enter fails, and there is
-  // nothing to return from.
-  let moved = false;
-  const enter = (dirFd: number): void => {
-    cwdFd = undefined;
+}
+
+/**
+ * The same for resumable work (a generator, mirror/steps.ts): whoever runs it lets the loop turn
+ * between its steps only after leaveCwd(), so that nothing else runs in a volume's directory.
+ */
+export function* withCwdAtSteps<T>(fn: (enter: (dirFd: number) => void) => Generator<void, T, undefined>): Generator<void, T, undefined> {
+  const scope = cwdScope();
+  if (scope === undefined) return yield* fn(() => {});
+  try {
+    return yield* fn(scope.enter);
+  } finally {
+    scope.close();
+  }
+}
+
+/**
+ * Before the loop turns in the middle of resumable work: the working directory back home (when a
+ * withCwdAtSteps walk moved it); returns what moves it back to where the walk was, for its next step.
+ */
+export function leaveCwd(): () => void {
+  const fd = cwdFd;
+  const home = cwdHome;
+  if (fd === undefined || home === undefined) return () => {};
+  cwdFd = undefined;
+  cwdHome = undefined;
+  returnTo(home);
+  return () => {
     try {
-      process.chdir(`/proc/self/fd/${dirFd}`);
-      cwdFd = dirFd;
-      moved = true;
+      process.chdir(`/proc/self/fd/${fd}`);
+      cwdFd = fd;
+      cwdHome = home;
     } catch {
-      /* fdPath keeps the /proc/self/fd form */
+      /* fdPath keeps the /proc/self/fd form (the scope's close still returns home) */
     }
   };
-  try {
-    return fn(enter);
-  } finally {
-    cwdFd = undefined;
-    // Not back home, the process would go on in a volume's directory: that error wins over fn's.
-    if (moved) returnTo(home);
-  }
 }
 
 function returnTo(home: string): void {
@@ -202,23 +256,46 @@ export function openConfined(root: string, rel: string): OpenedFile {
 
 /** Opens the file `names` (from splitRelative) below the open directory `baseFd`, every step confined. */
 export function openConfinedAt(baseFd: number, names: readonly string[]): OpenedFile {
-  return openConfinedUnless(baseFd, names, () => false)!;
+  return openConfinedUnless(baseFd, names)!;
 }
 
-/** openConfinedAt with openFileUnless's `known`. */
+/**
+ * openConfinedAt with openFileUnless's `known`. A file directly in the base directory is first
+ * looked at with one lstat of its name there (the same lookup as the O_PATH|O_NOFOLLOW open: one
+ * name in the open directory, a final symlink not followed): a regular file `known` answers true
+ * for costs that one call, not an open, an fstat and a close. Anything else takes the checked
+ * open, which reports what it finds (and asks `known` again).
+ */
 export function openConfinedUnless(
   baseFd: number,
   names: readonly string[],
-  known: (checked: fs.Stats) => boolean,
+  known?: (checked: fs.Stats) => boolean,
 ): OpenedFile | undefined {
+  const last = names[names.length - 1]!;
   // A file directly in the base directory: opened from it, with no copy of its descriptor.
-  if (names.length === 1) return openFileUnless(baseFd, names[0]!, known);
+  if (names.length === 1) {
+    if (known !== undefined && knownAt(baseFd, last, known)) return undefined;
+    return openFileUnless(baseFd, last, known ?? NEVER);
+  }
   const dirFd = openDirPathAt(baseFd, names.slice(0, -1));
   try {
-    return openFileUnless(dirFd, names[names.length - 1]!, known);
+    return openFileUnless(dirFd, last, known ?? NEVER);
   } finally {
     fs.closeSync(dirFd);
   }
+}
+
+const NEVER = (): boolean => false;
+
+/** True when `name` in `dirFd` is a regular file (not followed) that `known` answers true for; false on anything else, errors included. */
+function knownAt(dirFd: number, name: string, known: (checked: fs.Stats) => boolean): boolean {
+  let st: fs.Stats | undefined;
+  try {
+    st = fs.lstatSync(fdPath(dirFd, name), { throwIfNoEntry: false });
+  } catch {
+    return false;
+  }
+  return st !== undefined && st.isFile() && known(st);
 }
 
 /**

@@ -25,38 +25,63 @@ import {
  * directory (a CSI volume that is not mounted), which an optional reference may skip.
  */
 export function readVolumeFile(dir: string, viaData: boolean, rel: string, limit: number): Buffer {
-  return readVolumeFileUnless(dir, viaData, rel, limit, () => false)!;
+  let volume: OpenVolume | undefined;
+  try {
+    return readHeldVolumeFileUnless(
+      () => (volume = openVolume(dir, viaData)),
+      rel,
+      limit,
+      () => false,
+    )!;
+  } finally {
+    if (volume) closeVolume(volume);
+  }
 }
 
 /**
- * readVolumeFile, except that `known` is asked with the file's fstat once it is reached, checked,
- * and before it is read: when it answers true (the caller holds what this very file, unchanged,
- * gave it before), nothing is read and undefined is returned.
+ * A volume directory held open for the reads of one start (the env reader's): each read opens no
+ * directory but `..data`'s, which is read at each read, never held: the kubelet's writer removes
+ * the payload it replaced, so a held one could lose its files in the middle of a start.
  */
-export function readVolumeFileUnless(
-  dir: string,
-  viaData: boolean,
+export interface OpenVolume {
+  rootFd: number;
+  viaData: boolean;
+}
+
+/** Opens the volume directory `dir`; ConfinedError as readVolumeFile. */
+export function openVolume(dir: string, viaData: boolean): OpenVolume {
+  return { rootFd: openRootDir(dir), viaData };
+}
+
+export function closeVolume(v: OpenVolume): void {
+  fs.closeSync(v.rootFd);
+}
+
+/**
+ * readVolumeFile in a volume the caller holds (`volume()` gives it, opening it at its first
+ * call), except that `known` is asked with the file's stat once it is reached, checked, and
+ * before it is read: when it answers true (the caller holds what this very file, unchanged,
+ * gave it before), nothing is read and undefined is returned. The path is checked first.
+ */
+export function readHeldVolumeFileUnless(
+  volume: () => OpenVolume,
   rel: string,
   limit: number,
   known: (checked: fs.Stats) => boolean,
 ): Buffer | undefined {
   const names = splitRelative(rel);
-  const rootFd = openRootDir(dir);
+  const { rootFd, viaData } = volume();
+  const data: DataDir | undefined = viaData ? openDataDirAt(rootFd) : undefined;
   try {
-    const data: DataDir | undefined = viaData ? openDataDirAt(rootFd) : undefined;
+    const file = openConfinedUnless(data?.fd ?? rootFd, names, known);
+    if (file === undefined) return undefined;
     try {
-      const file = openConfinedUnless(data?.fd ?? rootFd, names, known);
-      if (file === undefined) return undefined;
-      try {
-        return readBounded(file, limit);
-      } finally {
-        fs.closeSync(file.fd);
-      }
+      return readBounded(file, limit);
     } finally {
-      if (data) closeDataDir(data);
+      fs.closeSync(file.fd);
     }
   } finally {
-    fs.closeSync(rootFd);
+    if (data) closeDataDir(data);
   }
 }
 

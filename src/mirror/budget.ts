@@ -4,7 +4,7 @@
 // first write, and for a rewrite before it writes. The run directory is a tmpfs of the node's
 // memory (/run: 10-20% of RAM): without these a pod of many owned volumes could fill it, and
 // with it what systemd, the kubelet and the runtime keep there. The sizes come from the measure
-// (snapshot.ts: lstat only, nothing read), in the copier's thread. A refusal is one line naming
+// (snapshot.ts: lstat only, nothing read), in the copier's job. A refusal is one line naming
 // the pod, the volume, the budget and its setting, and what to do: never a byte of a file.
 import fs from 'node:fs';
 import path from 'node:path';

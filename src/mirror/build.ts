@@ -7,7 +7,8 @@
 // or removed (names the payload lost) and the old directory is retired: kept for RETIRE_MS, so
 // that a reader that resolved `..data` to it just before the swap still opens its files (removing
 // it at once made such a read fail with ENOENT: 2 in 254,432 reads with both CPUs busy), then
-// removed. A failure before the swap removes what it wrote: the copy stays as it was. The new directory takes the name of the
+// removed. A failure before the swap removes what it wrote: the copy stays as it was. The work is
+// a step per entry and per chunk (steps.ts): the NRI worker runs it in slices of its loop. The new directory takes the name of the
 // kubelet's directory it copies when that name is free, so the copy's `..data` says which payload
 // it holds: a watcher that starts (after CreateContainer, or a restart) copies only if the
 // kubelet has moved on since (watch/copy-watch.ts).
@@ -21,6 +22,8 @@ import { DATA_LINK, isTimestampedName } from '../fs/datadir.ts';
 import { copyDir, timestampedName, type CopyPlace } from './layout.ts';
 import type { Snapshot, SnapshotEntry } from './snapshot.ts';
 import { openCopyDir } from './copy-dir.ts';
+import { removeTree } from './remove.ts';
+import { drain, type Steps } from './steps.ts';
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
 /** A directory of a copy no swap points at, unchanged for this long, is a leftover (a crash, a lost race, a retired payload whose process ended). */
@@ -28,8 +31,11 @@ const STALE_MS = 60_000;
 /** How long a replaced payload stays readable after the swap (docs/ownership.md, "The guarantee: no window"). */
 const RETIRE_MS = 2_000;
 
-/** Writes file entry `e`'s content into `fd` (the new file, open for writing): file-copy.ts from the kubelet's payload. */
-export type FillFile = (e: SnapshotEntry, fd: number) => void;
+/** Writes file entry `e`'s content into `fd` (the new file, open for writing), a step per chunk: file-copy.ts from the kubelet's payload. */
+export type FillFile = (e: SnapshotEntry, fd: number) => Steps<void>;
+
+/** Removes the replaced payload at `p` after `ms` (default: a timer that removes it in one go; the NRI worker's copier: in slices). */
+export type RemoveLater = (p: string, ms: number) => void;
 
 export interface WrittenCopy {
   /** The copy's directory (the mount source). */
@@ -40,48 +46,41 @@ export interface WrittenCopy {
   bytes: number;
 }
 
+export interface WriteCopyOptions {
+  /** The kubelet's directory the snapshot is of (its name, when free, is the new directory's). */
+  source?: string | undefined;
+  /** How long the replaced payload stays (RETIRE_MS). */
+  retireMs?: number | undefined;
+  /** Run before each entry written (a deadline's check: it throws to give up). */
+  tick?: (() => void) | undefined;
+  removeLater?: RemoveLater | undefined;
+}
+
 /**
- * Writes `snap` (of the kubelet's directory `source`), each file's content by `fill`, into the
- * copy at `place` (opened and checked by copy-dir.ts) and swaps it in; the payload it replaced is
- * removed `retireMs` later. `onDir`: the timestamped directory's name, before its first entry is
- * written (what a stopped copier thread left: copier.ts removes it).
+ * Writes `snap`, each file's content by `fill`, into the copy at `place` (opened and checked by
+ * copy-dir.ts) and swaps it in, a step per entry and per chunk (steps.ts); the payload it
+ * replaced is removed `retireMs` later.
  */
-export function writeCopy(
-  place: CopyPlace,
-  snap: Snapshot,
-  fill: FillFile,
-  source?: string,
-  retireMs = RETIRE_MS,
-  tick: () => void = () => {},
-  onDir: (name: string) => void = () => {},
-): WrittenCopy {
+export function* writeCopy(place: CopyPlace, snap: Snapshot, fill: FillFile, opts: WriteCopyOptions = {}): Steps<WrittenCopy> {
   const dir = copyDir(place);
   const destFd = openCopyDir(place);
   try {
-    const name = writeTimestamped(destFd, snap, { fill, source, tick, onDir });
+    const name = yield* writeTimestamped(destFd, snap, fill, opts);
     const old = swapData(destFd, name);
     const names = fs.readdirSync(fdPath(destFd, '.'));
-    syncLinks(destFd, names, snap.visible);
-    removeLeftovers(destFd, names, name, old);
-    if (old !== undefined && isTimestampedName(old)) retire(destFd, dir, old, retireMs);
+    yield* syncLinks(destFd, names, snap.visible);
+    yield* removeLeftovers(destFd, names, name, old);
+    if (old !== undefined && isTimestampedName(old)) retire(destFd, path.join(dir, old), opts.retireMs ?? RETIRE_MS, opts.removeLater);
     return { dir, timestamped: name, files: snap.files, bytes: snap.bytes };
   } finally {
     fs.closeSync(destFd);
   }
 }
 
-interface WriteOptions {
-  fill: FillFile;
-  source: string | undefined;
-  tick: () => void;
-  onDir: (name: string) => void;
-}
-
-function writeTimestamped(destFd: number, snap: Snapshot, { fill, source, tick, onDir }: WriteOptions): string {
+function* writeTimestamped(destFd: number, snap: Snapshot, fill: FillFile, { source, tick = () => {} }: WriteCopyOptions): Steps<string> {
   const taken = (n: string) => fs.lstatSync(fdPath(destFd, n), { throwIfNoEntry: false }) !== undefined;
   let name = source !== undefined && isTimestampedName(source) && !taken(source) ? source : timestampedName();
   while (taken(name)) name = timestampedName();
-  onDir(name);
   try {
     fs.mkdirSync(fdPath(destFd, name), { mode: 0o700 });
   } catch (cause) {
@@ -90,36 +89,38 @@ function writeTimestamped(destFd: number, snap: Snapshot, { fill, source, tick, 
   try {
     const tsFd = openDirAt(destFd, name);
     try {
-      writeEntries(tsFd, snap, fill, tick);
+      yield* writeEntries(tsFd, snap, fill, tick);
       fs.fchownSync(tsFd, snap.root.uid, snap.root.gid);
       fs.fchmodSync(tsFd, snap.root.mode);
     } finally {
       fs.closeSync(tsFd);
     }
   } catch (cause) {
-    fs.rmSync(fdPath(destFd, name), { recursive: true, force: true });
+    yield* removeTree(fdPath(destFd, name));
     throw cause instanceof EnvhookError ? cause : failed(snap.volume, cause);
   }
   return name;
 }
 
 /** Files owned and moded as they are created; directories made 0700 first, finished deepest first. */
-function writeEntries(tsFd: number, snap: Snapshot, fill: FillFile, tick: () => void): void {
+function* writeEntries(tsFd: number, snap: Snapshot, fill: FillFile, tick: () => void): Steps<void> {
   for (const e of snap.entries) {
     tick();
     const p = fdPath(tsFd, e.rel);
     if (e.kind === 'dir') {
       fs.mkdirSync(p, { mode: 0o700 });
+      yield;
       continue;
     }
     const fd = fs.openSync(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
     try {
-      fill(e, fd);
+      yield* fill(e, fd);
       fs.fchownSync(fd, e.uid, e.gid);
       fs.fchmodSync(fd, e.mode); // after the chown, which clears set-id bits
     } finally {
       fs.closeSync(fd);
     }
+    yield;
   }
   for (const e of [...snap.entries].reverse()) {
     if (e.kind !== 'dir') continue;
@@ -130,6 +131,7 @@ function writeEntries(tsFd: number, snap: Snapshot, fill: FillFile, tick: () => 
     } finally {
       fs.closeSync(fd);
     }
+    yield;
   }
 }
 
@@ -150,45 +152,52 @@ function swapData(destFd: number, name: string): string | undefined {
 }
 
 /** The visible names: `<name> -> ..data/<name>` for each top-level entry, and no other link (`names`: the copy's entries after the swap). */
-function syncLinks(destFd: number, names: readonly string[], visible: readonly string[]): void {
+function* syncLinks(destFd: number, names: readonly string[], visible: readonly string[]): Steps<void> {
   const want = new Set(visible);
   for (const name of names) {
     if (name.startsWith('..') || want.has(name)) continue;
     const st = fs.lstatSync(fdPath(destFd, name), { throwIfNoEntry: false });
     if (st?.isSymbolicLink()) fs.rmSync(fdPath(destFd, name), { force: true });
+    yield;
   }
   for (const name of want) {
     if (!fs.lstatSync(fdPath(destFd, name), { throwIfNoEntry: false })) fs.symlinkSync(`${DATA_LINK}/${name}`, fdPath(destFd, name));
+    yield;
   }
 }
 
 /** Removes leftovers: directories and links no swap points at, unchanged for STALE_MS (never the payload just replaced). */
-function removeLeftovers(destFd: number, names: readonly string[], current: string, old: string | undefined): void {
+function* removeLeftovers(destFd: number, names: readonly string[], current: string, old: string | undefined): Steps<void> {
   const now = Date.now();
   for (const name of names) {
     if (name === current || name === old || name === DATA_LINK || !name.startsWith('..')) continue;
     const isTmp = name.startsWith(`${DATA_LINK}_tmp.`);
     if (!isTmp && !isTimestampedName(name)) continue;
     const st = fs.lstatSync(fdPath(destFd, name), { throwIfNoEntry: false });
-    if (st !== undefined && now - st.mtimeMs > STALE_MS) fs.rmSync(fdPath(destFd, name), { recursive: true, force: true });
+    if (st !== undefined && now - st.mtimeMs > STALE_MS) yield* removeTree(fdPath(destFd, name));
   }
 }
 
 /**
  * The replaced payload: its mtime set to now (the leftover rule counts from the swap, should this
- * process end first), removed after `ms` by path (root's directories only, copy-dir.ts; fs.rmSync
- * never follows a link). A copy removed meanwhile (the pod ended) leaves nothing to do.
+ * process end first), removed after `ms` by path (root's directories only, copy-dir.ts; no link
+ * followed). A copy removed meanwhile (the pod ended) leaves nothing to do.
  */
-function retire(destFd: number, dir: string, name: string, ms: number): void {
+function retire(destFd: number, p: string, ms: number, removeLater: RemoveLater = removeAfter): void {
   const now = new Date();
   try {
-    fs.utimesSync(fdPath(destFd, name), now, now);
+    fs.utimesSync(fdPath(destFd, path.basename(p)), now, now);
   } catch {
     return; // gone already: another writer's leftover rule
   }
+  removeLater(p, ms);
+}
+
+/** The default RemoveLater: a timer (not holding the process) that removes `p` in one go. */
+function removeAfter(p: string, ms: number): void {
   const timer = setTimeout(() => {
     try {
-      fs.rmSync(path.join(dir, name), { recursive: true, force: true });
+      drain(removeTree(p));
     } catch {
       // left for the leftover rule of the next swap, or the pod's removal
     }

@@ -1,262 +1,188 @@
-// The copier (docs/design-copies.md#owned-copies-off-the-event-loop): where a resident process makes,
+// The copier (docs/design-copies.md#owned-copies-in-slices): where a resident process makes,
 // re-makes and removes owned copies, so that no work a pod chooses (a volume of thousands of
-// files, dozens of volumes) runs on the event loop that answers the runtime. The NRI worker's
-// loop must answer every CreateContainer of every pod within the runtime's request timeout (2 s)
-// and beat to its supervisor (which kills it after 1.5 s of silence): a copy done in place held
-// it for seconds, the worker was killed, and the runtime created other tenants' containers
-// without their env. So the copies run in one resident `node:worker_threads` thread, one job at a
-// time, in order; the loop posts a job and awaits it.
+// files, dozens of volumes) holds the event loop that answers the runtime. The NRI worker's loop
+// must answer every CreateContainer of every pod within the runtime's request timeout (2 s) and
+// beat to its supervisor (which kills it after 1.5 s of silence): a copy done in one go held it
+// for seconds, the worker was killed, and the runtime created other tenants' containers without
+// their env. So the sliced copier runs one job at a time, in order, on the worker's own loop, in
+// slices of at most SLICE_MS (steps.ts: each job is a generator that yields after each entry
+// measured, each 64 KiB chunk, each entry written or removed), the loop turning between slices;
+// a job with a deadline (a container's start) checks it before every entry and gives up past it.
 //
-// Why a thread and not a child process: it shares the process's descriptors (a start's job
-// reads the data directory the plan opened and checked, by its number) and costs one V8 isolate,
-// not a second Node process; a job is a few hundred bytes each way. The thread may not chdir, so
-// the confined reads use /proc/self/fd/<n>/<name> paths there (fs/confined.ts withCwdAt).
-//
-// A job with a deadline (a container's start) gives up by itself past it (copy.ts checks before
-// every entry). Should the thread not answer by the deadline and a grace after it (a read stuck
-// in the kernel), it is terminated (the job refused, late) and a new one started for the next
-// job: the worker itself is never held. Jobs without a deadline (a rewrite, a removal) have a
-// long backstop of their own. Processes with nothing else to answer (the shim's create, tests)
-// use the inline copier: the same jobs, in the calling thread.
-import type { Worker } from 'node:worker_threads';
+// What this gives up against the copier thread it replaced (a second V8 isolate: ~11 MiB of the
+// worker's anonymous memory, bench/nri-figures.md): a thread stuck in a read in the kernel could be
+// terminated and replaced, the loop untouched. Here a read that blocks in the kernel blocks the
+// loop: the worker misses its beats and the supervisor replaces it (as it would any hung worker),
+// the runtime's requests meanwhile are answered by the next worker. That is acceptable because
+// the sources are the kubelet's own files on the node's local disk or tmpfs (a Secret, ConfigMap,
+// projected or downward-API volume; an emptyDir is never copied), where a read does not block
+// for long unless the node itself is failing. Processes with nothing else to answer (the shim's
+// create, tests) use the inline copier: the same jobs, in one go.
 import { EnvhookError } from '../errors.ts';
-import { lateError, runCopyJob, runStartJob, type CopyJob, type CopyResult, type StartJob } from './copy.ts';
+import type { RemoveLater } from './build.ts';
+import { copyJobSteps, lateError, startJobSteps, type CopyJob, type CopyResult, type JobEnv, type StartJob } from './copy.ts';
 import type { CopyBudgets } from './budget.ts';
-import type { CopiesHeld, ThreadError, ThreadReply, ThreadRequest } from './copier-messages.ts';
 import type { CopyPlace } from './layout.ts';
-import { removeCopy, removePodCopies } from './remove.ts';
+import { removeCopySteps, removePodCopiesSteps, removeTree } from './remove.ts';
+import { drain, runInSlices, type Steps } from './steps.ts';
+import { measureCopiesSteps } from './usage.ts';
+
+/** What the copies under the run directory hold (usage.ts), for status and metrics. */
+export interface CopiesHeld {
+  bytes: number;
+  files: number;
+  copies: number;
+}
 
 export interface Copier {
   /** A rewrite's or a catch-up's copy of one volume (its budgets: the copier's, budget.ts). */
   copy(job: CopyJob): Promise<CopyResult>;
-  /** A container's start: all its volumes' copies, all or none (copy.ts runStartJob). */
+  /** A container's start: all its volumes' copies, all or none (copy.ts startJobSteps). */
   copyStart(start: StartJob): Promise<CopyResult[]>;
   /** Removes every copy of the pod; true when there was one. */
   removePod(runDir: string, podUid: string): Promise<boolean>;
   /** Removes one volume's copy (and the pod's directory of copies when it was the last), `onlyIf` its `..data` is that; true when there was one. */
   removeCopy(place: CopyPlace, onlyIf?: string): Promise<boolean>;
-  /**
-   * Jobs waiting or running, threads replaced (stopped past a backstop, or ended), and what the
-   * copies under the run directory held after the last job (undefined before the first).
-   */
-  stats(): { queued: number; restarts: number; held?: CopiesHeld | undefined };
+  /** Jobs waiting or running, and what the copies under the run directory held after the last job (undefined before the first). */
+  stats(): { queued: number; held?: CopiesHeld | undefined };
   close(): Promise<void>;
 }
 
-/** The jobs run in the calling thread, each one whole when its promise is made; `budgets` (budget.ts) for every copy. */
+/** The jobs run in one go, each one whole when its promise is made; `budgets` (budget.ts) for every copy. */
 export function inlineCopier(budgets?: CopyBudgets): Copier {
-  const settle = <T>(fn: () => T): Promise<T> => {
+  const settle = <T>(steps: () => Steps<T>): Promise<T> => {
     try {
-      return Promise.resolve(fn());
+      return Promise.resolve(drain(steps()));
     } catch (err) {
       return Promise.reject(err as Error);
     }
   };
   return {
-    copy: (job) => settle(() => runCopyJob({ ...job, budgets: job.budgets ?? budgets })),
-    copyStart: (start) => settle(() => runStartJob({ ...start, budgets: start.budgets ?? budgets })),
-    removePod: (runDir, podUid) => settle(() => removePodCopies(runDir, podUid)),
-    removeCopy: (place, onlyIf) => settle(() => removeCopy(place, onlyIf)),
-    stats: () => ({ queued: 0, restarts: 0 }),
+    copy: (job) => settle(() => copyJobSteps({ ...job, budgets: job.budgets ?? budgets })),
+    copyStart: (start) => settle(() => startJobSteps({ ...start, budgets: start.budgets ?? budgets })),
+    removePod: (runDir, podUid) => settle(() => removePodCopiesSteps(runDir, podUid)),
+    removeCopy: (place, onlyIf) => settle(() => removeCopySteps(place, onlyIf)),
+    stats: () => ({ queued: 0 }),
     close: () => Promise.resolve(),
   };
 }
 
-export interface ThreadCopierOptions {
-  /** A job with a deadline that has not answered this long after it is stopped with its thread. */
-  graceMs?: number;
-  /** A job without a deadline that has not answered after this long is stopped with its thread. */
-  backstopMs?: number;
-  /** Start the thread now, not at the first job (whose deadline would pay for it). */
-  startNow?: boolean;
-  /** The budgets of every copy (budget.ts); default: DEFAULT_BUDGETS. */
-  budgets?: CopyBudgets | undefined;
-}
-
-const GRACE_MS = 150;
-const BACKSTOP_MS = 120_000;
-
-// Set by esbuild's `define` in the bundles (scripts/build.mjs): the thread's own bundle, as text.
-declare const __ENVHOOK_COPIER_THREAD__: string | undefined;
-
-interface Pending {
-  request: ThreadRequest;
-  /** The volume a late job names. */
+interface Job {
+  steps: (env: JobEnv) => Steps<unknown>;
+  /** The run directory the job writes or removes under (measured after it). */
+  runDir: string | undefined;
+  /** The volume a late job names, and its deadline. */
   volume: string | undefined;
   deadline: bigint | undefined;
   resolve(v: unknown): void;
   reject(err: unknown): void;
 }
 
-export function threadCopier(opts: ThreadCopierOptions = {}): Copier {
-  const copier = new ThreadCopier(opts.graceMs ?? GRACE_MS, opts.backstopMs ?? BACKSTOP_MS, opts.budgets);
-  if (opts.startNow) copier.start();
-  return copier;
+/** The jobs run on this loop, one at a time, in order, in slices (steps.ts); `budgets` (budget.ts) for every copy. */
+export function slicedCopier(budgets?: CopyBudgets): Copier {
+  return new SlicedCopier(budgets);
 }
 
-class ThreadCopier implements Copier {
-  readonly #graceMs: number;
-  readonly #backstopMs: number;
-  readonly #queue: Pending[] = [];
-  #running: Pending | undefined;
-  #thread: Worker | undefined;
-  #timer: NodeJS.Timeout | undefined;
-  #ids = 0;
-  #restarts = 0;
+class SlicedCopier implements Copier {
+  readonly #queue: Job[] = [];
+  readonly #budgets: CopyBudgets | undefined;
+  readonly #env: JobEnv;
+  /** The queue being run, and the job under way in it. */
+  #running: Promise<void> | undefined;
+  #current: Job | undefined;
   #closed = false;
   #held: CopiesHeld | undefined;
-  readonly #budgets: CopyBudgets | undefined;
 
-  constructor(graceMs: number, backstopMs: number, budgets: CopyBudgets | undefined) {
-    this.#graceMs = graceMs;
-    this.#backstopMs = backstopMs;
+  constructor(budgets: CopyBudgets | undefined) {
     this.#budgets = budgets;
+    // A replaced payload is removed by a job of its own, in turn, in slices (build.ts retires it).
+    const removeLater: RemoveLater = (p, ms) => {
+      const timer = setTimeout(() => void this.#post(() => removeTree(p), undefined, undefined, undefined).catch(() => {}), ms);
+      timer.unref();
+    };
+    this.#env = { removeLater };
   }
 
   copy(job: CopyJob): Promise<CopyResult> {
-    const request = { id: ++this.#ids, kind: 'copy' as const, job: { ...job, budgets: job.budgets ?? this.#budgets } };
-    return this.#post(request, job.place.volume, job.deadline) as Promise<CopyResult>;
+    const j = { ...job, budgets: job.budgets ?? this.#budgets };
+    return this.#post((env) => copyJobSteps(j, env), job.place.runDir, job.place.volume, job.deadline);
   }
 
   copyStart(start: StartJob): Promise<CopyResult[]> {
-    const request = { id: ++this.#ids, kind: 'copy-start' as const, start: { ...start, budgets: start.budgets ?? this.#budgets } };
-    return this.#post(request, start.jobs[0]?.place.volume, start.deadline) as Promise<CopyResult[]>;
+    const s = { ...start, budgets: start.budgets ?? this.#budgets };
+    const place = start.jobs[0]?.place;
+    return this.#post((env) => startJobSteps(s, env), place?.runDir, place?.volume, start.deadline);
   }
 
   removePod(runDir: string, podUid: string): Promise<boolean> {
-    return this.#post({ id: ++this.#ids, kind: 'remove-pod', runDir, podUid }, undefined, undefined) as Promise<boolean>;
+    return this.#post(() => removePodCopiesSteps(runDir, podUid), runDir, undefined, undefined);
   }
 
   removeCopy(place: CopyPlace, onlyIf?: string): Promise<boolean> {
-    return this.#post({ id: ++this.#ids, kind: 'remove-copy', place, onlyIf }, undefined, undefined) as Promise<boolean>;
+    return this.#post(() => removeCopySteps(place, onlyIf), place.runDir, undefined, undefined);
   }
 
-  start(): void {
-    this.#thread ??= this.#start();
-  }
-
-  stats(): { queued: number; restarts: number; held?: CopiesHeld | undefined } {
-    const stats = { queued: this.#queue.length + (this.#running ? 1 : 0), restarts: this.#restarts };
+  stats(): { queued: number; held?: CopiesHeld | undefined } {
+    const stats = { queued: this.#queue.length + (this.#current ? 1 : 0) };
     return this.#held === undefined ? stats : { ...stats, held: this.#held };
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     const gone = new EnvhookError('owned copies: the copier is closing');
-    for (const p of this.#queue.splice(0)) p.reject(gone);
-    clearTimeout(this.#timer);
-    const thread = this.#thread;
-    this.#thread = undefined;
-    if (thread) await thread.terminate();
-    this.#running?.reject(gone);
+    for (const j of this.#queue.splice(0)) j.reject(gone);
+    await this.#running; // the running job stops at its next slice (its own clean-ups done)
+  }
+
+  #post<T>(
+    steps: (env: JobEnv) => Steps<T>,
+    runDir: string | undefined,
+    volume: string | undefined,
+    deadline: bigint | undefined,
+  ): Promise<T> {
+    if (this.#closed) return Promise.reject(new EnvhookError('owned copies: the copier is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ steps, runDir, volume, deadline, resolve: resolve as (v: unknown) => void, reject });
+      this.#running ??= this.#drain();
+    });
+  }
+
+  /** Runs the queue to its end, a job at a time, from the next microtask on (never inside the caller's own call). */
+  async #drain(): Promise<void> {
+    await Promise.resolve();
+    for (let job = this.#queue.shift(); job !== undefined; job = this.#queue.shift()) {
+      // A job whose deadline passed while it waited is refused at once, not started.
+      if (job.deadline !== undefined && process.hrtime.bigint() > job.deadline) {
+        job.reject(lateError(job.volume ?? '?'));
+        continue;
+      }
+      this.#current = job;
+      await this.#run(job);
+      this.#current = undefined;
+    }
     this.#running = undefined;
   }
 
-  #post(request: ThreadRequest, volume: string | undefined, deadline: bigint | undefined): Promise<unknown> {
-    if (this.#closed) return Promise.reject(new EnvhookError('owned copies: the copier is closed'));
-    return new Promise((resolve, reject) => {
-      // A job whose deadline passed while it waited is refused at once, not started.
-      this.#queue.push({ request, volume, deadline, resolve, reject });
-      this.#next();
-    });
-  }
-
-  #next(): void {
-    if (this.#running !== undefined || this.#closed) return;
-    const p = this.#queue.shift();
-    if (p === undefined) return;
-    if (p.deadline !== undefined && process.hrtime.bigint() > p.deadline) {
-      p.reject(lateError(p.volume ?? '?'));
-      return this.#next();
+  async #run(job: Job): Promise<void> {
+    const stop = () => (this.#closed ? new EnvhookError('owned copies: the copier is closing') : undefined);
+    try {
+      const value = await runInSlices(job.steps(this.#env), stop);
+      await this.#measure(job.runDir, stop);
+      job.resolve(value);
+    } catch (err) {
+      await this.#measure(job.runDir, stop);
+      job.reject(err);
     }
-    this.#running = p;
-    const thread = (this.#thread ??= this.#start());
-    const ms = p.deadline === undefined ? this.#backstopMs : Number(p.deadline - process.hrtime.bigint()) / 1e6 + this.#graceMs;
-    this.#timer = setTimeout(() => void this.#stop(p), Math.max(0, ms));
-    thread.postMessage(p.request);
   }
 
-  #start(): Worker {
-    const { Worker } = process.getBuiltinModule('node:worker_threads');
-    const thread =
-      typeof __ENVHOOK_COPIER_THREAD__ === 'string'
-        ? new Worker(__ENVHOOK_COPIER_THREAD__, { eval: true })
-        : // From the sources (tests): the thread's file beside this one, without the parent's loaders.
-          new Worker(new URL('./copier-thread.ts', import.meta.url), { execArgv: [] });
-    thread.unref();
-    thread.on('message', (r: ThreadReply) => this.#reply(r));
-    thread.on('error', () => {}); // its end follows: 'exit'
-    thread.on('exit', () => {
-      if (this.#thread !== thread) return;
-      this.#thread = undefined;
-      this.#restarts++;
-      const p = this.#running;
-      if (p === undefined) return;
-      this.#finish(p);
-      this.#cleanUpAfter(p.request);
-      p.reject(new EnvhookError(`owned copies: the copier thread ended${p.volume ? ` while copying volume "${p.volume}"` : ''}`));
-      this.#next();
-    });
-    return thread;
+  /** What the copies hold after a job (usage.ts: a link per copy, plus the payloads not measured before), in slices too. */
+  async #measure(runDir: string | undefined, stop: () => Error | undefined): Promise<void> {
+    if (runDir === undefined) return;
+    try {
+      const { bytes, files, copies } = await runInSlices(measureCopiesSteps(runDir), stop);
+      this.#held = { bytes, files, copies };
+    } catch {
+      // kept as it was: the next job measures again
+    }
   }
-
-  /** The first job of the next thread: what the stopped one left half-written in the copies of `request` (remove.ts cleanUpCopies). */
-  #cleanUpAfter(request: ThreadRequest): void {
-    const places =
-      request.kind === 'copy' ? [request.job.place] : request.kind === 'copy-start' ? request.start.jobs.map((j) => j.place) : [];
-    if (places.length === 0) return;
-    const ignore = () => {}; // a clean-up that fails leaves the leftovers to the next swap's rule (build.ts)
-    this.#queue.unshift({
-      request: { id: ++this.#ids, kind: 'clean-up', places },
-      volume: undefined,
-      deadline: undefined,
-      resolve: ignore,
-      reject: ignore,
-    });
-  }
-
-  #reply(r: ThreadReply): void {
-    if (r.held !== undefined) this.#held = r.held;
-    const p = this.#running;
-    if (p === undefined || p.request.id !== r.id) return;
-    this.#finish(p);
-    if (r.ok) p.resolve(r.value);
-    else p.reject(fromThread(r.error));
-    this.#next();
-  }
-
-  #finish(p: Pending): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    if (this.#running === p) this.#running = undefined;
-  }
-
-  /** Past the job's backstop: its thread stopped (waited for: the job may read a descriptor its caller closes after), the job refused. */
-  async #stop(p: Pending): Promise<void> {
-    if (this.#running !== p) return;
-    const thread = this.#thread;
-    this.#thread = undefined;
-    this.#restarts++;
-    if (thread) await thread.terminate();
-    this.#finish(p);
-    this.#cleanUpAfter(p.request);
-    const what = p.volume !== undefined ? `volume "${p.volume}"` : 'a removal of owned copies';
-    p.reject(
-      p.deadline !== undefined
-        ? lateError(p.volume ?? '?')
-        : new EnvhookError(`owned copies: ${what} did not finish in ${this.#backstopMs / 1000} s: stopped`),
-    );
-    this.#next();
-  }
-}
-
-/** The thread's error as this thread's: ours as an EnvhookError, a foreign one as an Error with its code, call and path. */
-function fromThread(e: ThreadError): Error {
-  if (e.ours) return new EnvhookError(e.message);
-  const err = new Error(e.code ?? e.name) as NodeJS.ErrnoException;
-  err.name = e.name;
-  if (e.code !== undefined) err.code = e.code;
-  if (e.syscall !== undefined) err.syscall = e.syscall;
-  if (e.path !== undefined) err.path = e.path;
-  return err;
 }

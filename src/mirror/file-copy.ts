@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import { EnvhookError } from '../errors.ts';
 import { ConfinedError, openConfinedAt, splitRelative } from '../fs/confined.ts';
 import type { SnapshotEntry } from './snapshot.ts';
+import type { Steps } from './steps.ts';
 
 const CHUNK = 64 * 1024;
 
@@ -24,8 +25,11 @@ export function releaseBuffer(b: CopyBuffer): void {
   b.buf.fill(0);
 }
 
-/** Copies file `e` below the data directory `dataFd` into the open `destFd`. Throws EnvhookError naming `volume` and the file. */
-export function copyFileContent(volume: string, dataFd: number, e: SnapshotEntry, destFd: number, b: CopyBuffer): void {
+/**
+ * Copies file `e` below the data directory `dataFd` into the open `destFd`, a step per chunk
+ * (steps.ts). Throws EnvhookError naming `volume` and the file.
+ */
+export function* copyFileContent(volume: string, dataFd: number, e: SnapshotEntry, destFd: number, b: CopyBuffer): Steps<void> {
   const what = `volume "${volume}": file ${JSON.stringify(e.rel)}`;
   let src;
   try {
@@ -44,6 +48,7 @@ export function copyFileContent(volume: string, dataFd: number, e: SnapshotEntry
       total += n;
       if (total > e.size) throw changed(what);
       for (let at = 0; at < n;) at += fs.writeSync(destFd, b.buf, at, n - at);
+      yield;
     }
     if (total !== e.size) throw changed(what);
   } finally {

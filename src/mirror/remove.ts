@@ -1,17 +1,25 @@
 // A pod's copies go when the pod does, a volume's when the kubelet's volume directory does (the
-// resident process decides when: nri/worker/pod-watch.ts, watch/watch-daemon.ts, leftovers.ts). Removal is by the checked names of layout.ts only, without following
-// a symlink (fs.rmSync unlinks links, never their targets).
+// resident process decides when: nri/worker/pod-watch.ts, watch/watch-daemon.ts, leftovers.ts).
+// Removal is by the checked names of layout.ts only, without following a symlink (a link is
+// unlinked, never its target), an entry at a time (removeTree: a step each, steps.ts), so that
+// the NRI worker removes a pod's copies of thousands of files in slices of its loop.
 import fs from 'node:fs';
 import path from 'node:path';
-import { DATA_LINK, isTimestampedName } from '../fs/datadir.ts';
+import { DATA_LINK } from '../fs/datadir.ts';
 import { copiesRoot, copyDir, podCopiesDir, type CopyPlace } from './layout.ts';
+import { drain, type Steps } from './steps.ts';
 
 /** Removes every copy of the pod; true when there was one. */
-export function removePodCopies(runDir: string, podUid: string): boolean {
+export function* removePodCopiesSteps(runDir: string, podUid: string): Steps<boolean> {
   const dir = podCopiesDir(runDir, podUid);
   if (!fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return false;
-  fs.rmSync(dir, { recursive: true, force: true });
+  yield* removeTree(dir);
   return true;
+}
+
+/** removePodCopiesSteps in one go. */
+export function removePodCopies(runDir: string, podUid: string): boolean {
+  return drain(removePodCopiesSteps(runDir, podUid));
 }
 
 /**
@@ -19,17 +27,45 @@ export function removePodCopies(runDir: string, podUid: string): boolean {
  * there was one. `onlyIf`: only while its `..data` points at that payload (a refused start's
  * own): a copy another container's start has written since is that container's, and stays.
  */
-export function removeCopy(place: CopyPlace, onlyIf?: string): boolean {
+export function* removeCopySteps(place: CopyPlace, onlyIf?: string): Steps<boolean> {
   const dir = copyDir(place);
   if (!fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return false;
   if (onlyIf !== undefined && dataOf(dir) !== onlyIf) return false;
-  fs.rmSync(dir, { recursive: true, force: true });
+  yield* removeTree(dir);
   try {
     fs.rmdirSync(podCopiesDir(place.runDir, place.podUid)); // only when empty
   } catch {
     // another volume's copy is still there
   }
   return true;
+}
+
+/** removeCopySteps in one go. */
+export function removeCopy(place: CopyPlace, onlyIf?: string): boolean {
+  return drain(removeCopySteps(place, onlyIf));
+}
+
+/**
+ * Removes `p` and, when it is a directory (never a link to one), everything below it, deepest
+ * first: a step per entry removed. An entry gone meanwhile (another remover) is no error.
+ */
+export function* removeTree(p: string): Steps<void> {
+  const st = fs.lstatSync(p, { throwIfNoEntry: false });
+  if (st === undefined) return;
+  if (!st.isDirectory()) {
+    fs.rmSync(p, { force: true });
+    return yield;
+  }
+  let names: string[];
+  try {
+    names = fs.readdirSync(p);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  for (const name of names) yield* removeTree(path.join(p, name));
+  fs.rmSync(p, { recursive: true, force: true }); // empty by now, unless an entry was added meanwhile
+  yield;
 }
 
 /** Pod UIDs that have copies under the run directory (a restarted process takes them over). */
@@ -39,29 +75,6 @@ export function podsWithCopies(runDir: string): string[] {
   } catch {
     return [];
   }
-}
-
-/**
- * What a copier thread stopped in the middle of a job left in the copies it was writing: a
- * payload directory no `..data` points at (and a link of a swap under way) is removed, and a copy
- * with no `..data` at all (made by that job) goes whole. A payload it had just replaced goes too
- * (its retirement was the stopped thread's timer).
- */
-export function cleanUpCopies(places: readonly CopyPlace[]): undefined {
-  for (const place of places) {
-    const dir = copyDir(place);
-    if (!fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) continue;
-    const current = dataOf(dir);
-    if (current === undefined) {
-      removeCopy(place);
-      continue;
-    }
-    for (const name of fs.readdirSync(dir)) {
-      if (name === current || !(isTimestampedName(name) || name.startsWith(`${DATA_LINK}_tmp.`))) continue;
-      fs.rmSync(path.join(dir, name), { recursive: true, force: true });
-    }
-  }
-  return undefined;
 }
 
 function dataOf(dir: string): string | undefined {

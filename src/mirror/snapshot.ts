@@ -14,7 +14,8 @@ import fs from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import { EnvhookError } from '../errors.ts';
 import { listBounded } from '../fs/bounded-dir.ts';
-import { ConfinedError, fdPath, fileKind, openDirAt, withCwdAt } from '../fs/confined.ts';
+import { ConfinedError, fdPath, fileKind, openDirAt, withCwdAtSteps } from '../fs/confined.ts';
+import type { Steps } from './steps.ts';
 
 /** The UID written to disk for a file (the container's UID translated, ownership/owners.ts). */
 export interface CopyOwner {
@@ -80,16 +81,17 @@ interface Walk {
 }
 
 /**
- * Reads the open data directory `dataFd` (on device `dev`) of `volume` whole. Throws EnvhookError.
- * `tick` runs before each entry (a deadline's check: it throws to give up).
+ * Reads the open data directory `dataFd` (on device `dev`) of `volume` whole, a step per entry
+ * (steps.ts). Throws EnvhookError. `tick` runs before each entry (a deadline's check: it throws
+ * to give up).
  */
-export function readSnapshot(
+export function* readSnapshot(
   volume: string,
   dataFd: number,
   owners: CopyOwners,
   limits: CopyLimits = DEFAULT_LIMITS,
   tick: () => void = () => {},
-): Snapshot {
+): Steps<Snapshot> {
   const st = fs.fstatSync(dataFd);
   const out: Snapshot = {
     volume,
@@ -101,12 +103,12 @@ export function readSnapshot(
     bytes: 0,
   };
   const w: Walk = { volume, dev: st.dev, owners, limits, out, tick };
-  withCwdAt((enter) => walkDir(w, dataFd, '', 0, enter));
+  yield* withCwdAtSteps((enter) => walkDir(w, dataFd, '', 0, enter));
   out.visible = out.entries.filter((e) => !e.rel.includes('/')).map((e) => e.rel);
   return out;
 }
 
-function walkDir(w: Walk, dirFd: number, prefix: string, depth: number, enter: (fd: number) => void): void {
+function* walkDir(w: Walk, dirFd: number, prefix: string, depth: number, enter: (fd: number) => void): Steps<void> {
   enter(dirFd);
   const names = utf8Names(w, listNames(w, dirFd), prefix).sort();
   for (const name of names) {
@@ -120,7 +122,7 @@ function walkDir(w: Walk, dirFd: number, prefix: string, depth: number, enter: (
       const sub = openSubdir(w, dirFd, name, rel);
       w.out.entries.push({ rel, kind: 'dir', mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, ino: st.ino, size: 0 });
       try {
-        walkDir(w, sub, rel + '/', depth + 1, enter);
+        yield* walkDir(w, sub, rel + '/', depth + 1, enter);
       } finally {
         enter(dirFd); // before the close: the descriptor number may be reused
         fs.closeSync(sub);
@@ -130,6 +132,7 @@ function walkDir(w: Walk, dirFd: number, prefix: string, depth: number, enter: (
     } else {
       throw fail(w, `${JSON.stringify(rel)} is ${fileKind(st)}: refusing to copy it`);
     }
+    yield;
   }
 }
 

@@ -3,14 +3,16 @@
 // the node. The budgets of a start or a rewrite are checked against it (budget.ts); `envhook
 // status`, the NRI status file and the metrics show it. A payload directory is never changed
 // once it is swapped in (build.ts writes a new one each time), so a measure is kept by the
-// copy's directory and its `..data` target, and a process that measures again (the copier
-// thread, at each job) reads only one link per copy plus the payloads it has not seen. The
+// copy's directory and its `..data` target, and a process that measures again (the copier,
+// at each job) reads only one link per copy plus the payloads it has not seen, a step each
+// (steps.ts: the NRI worker measures in slices of its loop). The
 // copies are root's alone (layout.ts): listed without bounds of a pod's choosing, but never a
 // link followed.
 import fs from 'node:fs';
 import path from 'node:path';
 import { DATA_LINK } from '../fs/datadir.ts';
 import { copiesRoot } from './layout.ts';
+import { drain, type Steps } from './steps.ts';
 
 export interface CopyUsage {
   bytes: number;
@@ -27,11 +29,11 @@ export interface RunDirUsage {
   pods: Map<string, Map<string, CopyUsage>>;
 }
 
-/** Payloads measured, by `<copy dir>\0<..data target>`: one cache per thread (the copier's, a shim's create). */
+/** Payloads measured, by `<copy dir>\0<..data target>`: one cache per process (the NRI worker's, a shim's create). */
 const measured = new Map<string, CopyUsage>();
 
-/** The copies under `runDir` now. */
-export function measureCopies(runDir: string): RunDirUsage {
+/** The copies under `runDir` now, a step per copy and per payload entry not measured before (steps.ts). */
+export function* measureCopiesSteps(runDir: string): Steps<RunDirUsage> {
   const out: RunDirUsage = { bytes: 0, files: 0, copies: 0, pods: new Map() };
   const seen = new Set<string>();
   for (const pod of names(copiesRoot(runDir))) {
@@ -39,17 +41,23 @@ export function measureCopies(runDir: string): RunDirUsage {
     const volumes = new Map<string, CopyUsage>();
     for (const volume of names(podDir)) {
       const dir = path.join(podDir, volume);
-      const u = measureCopy(dir, seen);
+      const u = yield* measureCopy(dir, seen);
       if (u === undefined) continue;
       volumes.set(volume, u);
       out.bytes += u.bytes;
       out.files += u.files;
       out.copies++;
+      yield;
     }
     if (volumes.size > 0) out.pods.set(pod, volumes);
   }
   for (const key of measured.keys()) if (!seen.has(key)) measured.delete(key);
   return out;
+}
+
+/** measureCopiesSteps in one go. */
+export function measureCopies(runDir: string): RunDirUsage {
+  return drain(measureCopiesSteps(runDir));
 }
 
 /** The sum of `usage`'s pod `podUid` without the volumes in `except`: bytes, files, volumes. */
@@ -64,7 +72,7 @@ export function podUsage(usage: RunDirUsage, podUid: string, except: ReadonlySet
   return out;
 }
 
-function measureCopy(dir: string, seen: Set<string>): CopyUsage | undefined {
+function* measureCopy(dir: string, seen: Set<string>): Steps<CopyUsage | undefined> {
   let target: string;
   try {
     target = fs.readlinkSync(path.join(dir, DATA_LINK));
@@ -75,14 +83,15 @@ function measureCopy(dir: string, seen: Set<string>): CopyUsage | undefined {
   seen.add(key);
   let u = measured.get(key);
   if (u === undefined) {
-    u = { bytes: 0, files: 0 };
-    if (!target.includes('/')) sumTree(path.join(dir, target), u, 0);
+    const sum = { bytes: 0, files: 0 };
+    if (!target.includes('/')) yield* sumTree(path.join(dir, target), sum, 0);
+    u = sum;
     measured.set(key, u);
   }
   return u;
 }
 
-function sumTree(dir: string, u: CopyUsage, depth: number): void {
+function* sumTree(dir: string, u: CopyUsage, depth: number): Steps<void> {
   if (depth > 256) return;
   let entries: fs.Dirent[];
   try {
@@ -92,12 +101,13 @@ function sumTree(dir: string, u: CopyUsage, depth: number): void {
   }
   for (const e of entries) {
     const p = path.join(dir, e.name);
-    if (e.isDirectory()) sumTree(p, u, depth + 1);
+    if (e.isDirectory()) yield* sumTree(p, u, depth + 1);
     else if (e.isFile()) {
       const st = fs.lstatSync(p, { throwIfNoEntry: false });
       if (st === undefined) continue;
       u.bytes += st.size;
       u.files++;
+      yield;
     }
   }
 }

@@ -5,7 +5,7 @@
 // one container. In a dry run nothing changes; the files that would get an owner are listed.
 // A volume the plan gave an owned copy (copy-plan.ts) is not chowned: its copy is made here
 // instead, each file with its owner before the copy's `..data` is swapped (mirror/build.ts): in
-// the NRI worker by its copier thread, awaited (chownVolumesAsync), elsewhere in place; a copy
+// the NRI worker by its sliced copier, awaited (chownVolumesAsync), elsewhere in place; a copy
 // this process made for an earlier start of the pod, still current, is used as it is
 // (copy-reuse.ts). A volume the container does not mount is left alone.
 import fs from 'node:fs';

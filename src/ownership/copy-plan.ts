@@ -1,8 +1,8 @@
 // Whether a volume with owners is read by the container through envhook's owned copy
 // (src/mirror/, docs/ownership.md), has its files chowned in place, or is left alone, and if
 // copied, the container's mounts of the volume pointed at the copy. The plan does not read the
-// payload (a pod chooses its size): the copy job does (mirror/copy.ts), in the copier thread
-// where there is one, and finds the entries the subPath mounts show. A copy is planned for a volume that this
+// payload (a pod chooses its size): the copy job does (mirror/copy.ts), by the copier (in slices
+// of the NRI worker's loop), and finds the entries the subPath mounts show. A copy is planned for a volume that this
 // container mounts whole, a path below it, or by subPath (the kubelet's bind mount under
 // `volume-subpaths/`, pointed at the same entry of the copy's `..data` as the container starts:
 // like the kubelet's, never updated after), where the entry point can point a mount elsewhere

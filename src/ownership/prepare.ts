@@ -89,9 +89,11 @@ function prepareVolume(entry: VolumeOwner, volumes: VolumeLocator, mounts: Mount
 function checkItem(volume: string, dataFd: number, item: OwnerItem): void {
   const at = `volume "${volume}": item path ${JSON.stringify(item.path)}`;
   const notIn = () => new EnvhookError(`${at} is not in the volume`);
-  let dirFd: number;
+  // A name directly in the data directory is looked up there; a deeper one in its own directory, opened step by step.
+  const direct = item.names.length === 1;
+  let dirFd = dataFd;
   try {
-    dirFd = openDirPathAt(dataFd, item.names.slice(0, -1));
+    if (!direct) dirFd = openDirPathAt(dataFd, item.names.slice(0, -1));
   } catch (err) {
     if (err instanceof ConfinedError) throw err.notFound ? notIn() : new EnvhookError(`${at}: ${err.reason}`, { cause: err });
     throw err;
@@ -101,6 +103,6 @@ function checkItem(volume: string, dataFd: number, item: OwnerItem): void {
     if (st === undefined) throw notIn();
     if (!st.isFile()) throw new EnvhookError(`${at} is ${fileKind(st)}, not a file`);
   } finally {
-    fs.closeSync(dirFd);
+    if (!direct) fs.closeSync(dirFd);
   }
 }

@@ -49,11 +49,20 @@ export interface ResolvedEnv {
 
 export function resolveEnv(processEnv: readonly string[], req: EnvRequest, volumes: VolumeLocator, parse: ParseEnvFile): ResolvedEnv {
   const scope = envScope(processEnv, req.removeServiceLinks);
-  const { lookup, setVar, skipped } = scope;
   const files = new EnvFiles(volumes, parse);
-  readEnvFrom(req.envFrom, files, scope);
+  try {
+    readEnvFrom(req.envFrom, files, scope);
+    setEnv(req.env, files, scope, processEnv);
+  } finally {
+    files.close();
+  }
+  return resolved(scope);
+}
+
+/** The env entries, in order: a `value` expanded, a fileRef's whole file, a fileKeyRef's key. */
+function setEnv(env: readonly EnvVar[], files: EnvFiles, { lookup, setVar, skipped }: EnvScope, processEnv: readonly string[]): void {
   let total: number | undefined; // size of the environment, counted on the first `value` only
-  for (const v of req.env) {
+  for (const v of env) {
     if (v.value !== undefined) {
       let value: string;
       try {
@@ -87,7 +96,6 @@ export function resolveEnv(processEnv: readonly string[], req: EnvRequest, volum
     else if (ref.optional) skipped.push({ name: v.name, source: `${source} (optional, key not found)` });
     else throw new EnvhookError(`${source} not found`);
   }
-  return resolved(scope);
 }
 
 /** One resolution's working state: the runtime's names, what is set so far, and $(VAR)'s view. */

@@ -1,7 +1,8 @@
 // Env files as the resident NRI plugin decoded them last: a pod's containers and restarts read
 // the same env files at every CreateContainer, and reading and parsing them was about a quarter
 // of the plugin's time a start (bench row 8). Each start still reaches every file the confined
-// way (fs/volume-file.ts: no symlink but `..data`, a regular file) and fstats it; only a file
+// way (fs/volume-file.ts: no symlink but `..data`, a regular file) and stats it (fs/confined.ts:
+// one lstat of a name directly in the volume, an O_PATH handle's fstat below that); only a file
 // whose identity (device, inode), size, modification and change times are those of a file
 // decoded before is not read again: its decoded variables are used. A file is remembered only
 // when its last change is older than SETTLED_MS at the read: the kernel stamps change times with

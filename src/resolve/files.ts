@@ -1,12 +1,21 @@
 // Env files read for one container start: each (volume, path) is read and parsed once, so a
-// file named by several references yields the same variables to all of them. The volume is an
+// file named by several references yields the same variables to all of them, and each volume
+// directory is opened once and held until close(). The volume is an
 // emptyDir, an atomic-writer volume or a CSI volume (docs/design.md#env-from-other-volumes); every read goes through the
 // confined reader (no symlink but the atomic writer's `..data`, regular file, non-blocking,
 // bounded). Errors name the volume, the path, the key and the line — never a byte of the file.
 import { EnvFileError, EnvhookError, errnoReason } from '../errors.ts';
 import { ConfinedError } from '../fs/confined.ts';
 import type fs from 'node:fs';
-import { EntryError, readVolumeDir, readVolumeFileUnless, type DirFiles } from '../fs/volume-file.ts';
+import {
+  closeVolume,
+  EntryError,
+  openVolume,
+  readHeldVolumeFileUnless,
+  readVolumeDir,
+  type DirFiles,
+  type OpenVolume,
+} from '../fs/volume-file.ts';
 import { rememberFile, unchangedFile, type Decoded } from './file-memo.ts';
 import { MAX_FILE_BYTES } from '../envfile/envfile.ts';
 import { fileValue, FileValueError } from './file-value.ts';
@@ -53,6 +62,8 @@ export class EnvFiles {
   /** undefined: the file does not exist (ENOENT), which only an optional reference may accept. */
   readonly #cache = new Map<string, Map<string, string> | undefined>();
   readonly #values = new Map<string, string | undefined>();
+  /** The volumes opened so far, by name (close() releases them). */
+  readonly #held = new Map<string, OpenVolume>();
 
   constructor(volumes: VolumeLocator, parse: ParseEnvFile) {
     this.#volumes = volumes;
@@ -133,6 +144,12 @@ export class EnvFiles {
     return { vars, invalid: listed.skipped.map((name) => prefix + name) };
   }
 
+  /** Releases the volume directories the reads held open. */
+  close(): void {
+    for (const v of this.#held.values()) closeVolume(v);
+    this.#held.clear();
+  }
+
   #cached<T>(cache: Map<string, T | undefined>, ref: FileRefLike, decode: (bytes: Buffer) => T): T | undefined {
     const cacheKey = JSON.stringify([ref.volumeName, ref.path]);
     if (!cache.has(cacheKey)) {
@@ -164,8 +181,13 @@ export class EnvFiles {
   #load(ref: FileRefLike, known: (st: fs.Stats) => boolean = () => false): Buffer | undefined {
     const volume = this.#volumes.envSource(ref.volumeName);
     this.#stat = undefined;
+    const held = (): OpenVolume => {
+      let v = this.#held.get(ref.volumeName);
+      if (v === undefined) this.#held.set(ref.volumeName, (v = openVolume(volume.dir, volume.viaData)));
+      return v;
+    };
     try {
-      return readVolumeFileUnless(volume.dir, volume.viaData, ref.path, MAX_FILE_BYTES, (st) => {
+      return readHeldVolumeFileUnless(held, ref.path, MAX_FILE_BYTES, (st) => {
         this.#stat = st;
         return known(st);
       });

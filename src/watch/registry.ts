@@ -49,7 +49,7 @@ export interface RegistryOptions {
   watch?: WatchFn;
   /** A volume's directory went away (its watch is closed by then; a copy of it is removed). */
   onVolumeGone?: (podUid: string, dir: string) => void;
-  /** Who makes the owned copies (mirror/copier.ts): the NRI worker's copier thread; default: in this thread. */
+  /** Who makes the owned copies (mirror/copier.ts): the NRI worker's sliced copier; default: in one go. */
   copier?: Copier;
 }
 

@@ -5,11 +5,10 @@
 // 2 s, and its supervisor counts 1.5 s without a heartbeat as a hang: 250 pods done in one go took
 // up to 0.7 s of loop time on a node at load 26 (two cores), and more than the supervisor allows
 // at load 37, where each new worker was killed as hung right after it registered.
+import { SLICE_MS, turn } from '../mirror/steps.ts';
 
-/** The longest a slice runs before the loop turns. */
-export const SLICE_MS = 10;
-
-const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+/** The longest a slice runs before the loop turns (the owned copies' jobs run in the same slices: mirror/steps.ts). */
+export { SLICE_MS };
 
 /**
  * Calls `step` on each item, SLICE_MS at a time; stops before an item once `cancelled()` says so.

@@ -235,7 +235,7 @@ t.test(
     await waitFor(() => inCopy() === `${CANARY}-7`, 10_000, 'the next clean rewrite in the copy');
     const s = await p.waitForStatus((s) => owners(s).copyUpdates === 6);
     t.match(owners(s), { copies: 1, copyUpdates: 6, copyFailures: 1, copyLatency: { count: 6 } }, 'the status file');
-    const held = `${CANARY}-7`.length; // the copy's one file, its bytes measured by the copier thread
+    const held = `${CANARY}-7`.length; // the copy's one file, its bytes measured by the copier
     t.match(owners(s), { copyBytes: held, copyFiles: 1 }, 'the status file: what the copies hold');
 
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();

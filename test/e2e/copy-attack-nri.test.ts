@@ -134,8 +134,7 @@ t.test(
       t.notMatch(p.log(), KILLED, 'the worker was never killed for silence');
       if (r.error !== undefined) {
         t.match(r.error, /envhook: volume "big\d": .*(request timeout|budget)/, 'the attacker is refused with one line naming its volume');
-        // Removed by the job that gave up, or, when its thread was stopped past the deadline (in the
-        // middle of that removal, say), by the next thread's first job: at once, but after the reply.
+        // Removed by the job that gave up, in slices of the worker's loop: after the reply, at once.
         const none = () => !(fs.existsSync(copies(a.uid)) && fs.readdirSync(copies(a.uid)).length > 0);
         await waitFor(none, 10_000, 'no copy of the refused start').catch(() => {});
         t.ok(none(), 'a refused start leaves no copy');

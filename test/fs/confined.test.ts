@@ -3,7 +3,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import net from 'node:net';
 import { execFileSync } from 'node:child_process';
-import { openConfined, readBounded, readConfined, splitRelative, ConfinedError } from '../../src/fs/confined.ts';
+import {
+  openConfined,
+  openConfinedUnless,
+  openRootDir,
+  readBounded,
+  readConfined,
+  splitRelative,
+  ConfinedError,
+} from '../../src/fs/confined.ts';
 
 const reason = (fn: () => unknown): string => {
   try {
@@ -109,6 +117,42 @@ t.test('reads regular files, refuses every other kind and every symlink', async 
   );
   const bytesRead = reads().reduce((n, c) => n + ('returned' in c ? c.returned : 0), 0);
   t.ok(bytesRead <= 65537, `a 1 GiB sparse file is refused without being read past the limit (${bytesRead} bytes read)`);
+});
+
+t.test('known: a regular file the caller holds costs one lstat; every other kind is refused as before', async (t) => {
+  const outside = t.testdir({ 'secret.txt': 'outside' });
+  const dir = t.testdir({
+    'ok.env': "A='1'\n",
+    sub: { 'nested.env': "B='2'\n" },
+    'link.env': t.fixture('symlink', path.join(outside, 'secret.txt')),
+    adir: {},
+  });
+  execFileSync('mkfifo', [path.join(dir, 'fifo.env')]);
+  const fd = openRootDir(dir);
+  t.teardown(() => fs.closeSync(fd));
+  const asked: fs.Stats[] = [];
+  const yes = (st: fs.Stats) => (asked.push(st), true);
+  const opens = t.capture(fs, 'openSync', fs.openSync);
+  t.equal(openConfinedUnless(fd, ['ok.env'], yes), undefined, 'known: nothing opened, nothing read');
+  t.equal(opens().length, 0, 'not even an O_PATH handle');
+  t.equal(asked[0]?.ino, fs.statSync(path.join(dir, 'ok.env')).ino, 'asked with the stat of the very file');
+  t.equal(openConfinedUnless(fd, ['sub', 'nested.env'], yes), undefined, 'a deeper file: known after the checked walk');
+  t.ok(opens().length > 0, 'the walk opens each directory');
+  for (const [name, why] of [
+    ['link.env', 'is a symbolic link'],
+    ['fifo.env', 'is a FIFO'],
+    ['adir', 'is a directory'],
+    ['missing.env', 'not found'],
+  ] as const) {
+    t.equal(
+      reason(() => openConfinedUnless(fd, [name], yes)),
+      why,
+      `${name}: whatever known would answer`,
+    );
+  }
+  const file = openConfinedUnless(fd, ['ok.env'], () => false)!;
+  t.teardown(() => fs.closeSync(file.fd));
+  t.equal(readBounded(file, 100).toString(), "A='1'\n", 'not known: opened and read');
 });
 
 t.test('devices are refused without being opened', async (t) => {

@@ -5,9 +5,9 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { EntryError, readVolumeDir, readVolumeFile } from '../../src/fs/volume-file.ts';
+import { closeVolume, EntryError, openVolume, readHeldVolumeFileUnless, readVolumeDir, readVolumeFile } from '../../src/fs/volume-file.ts';
 import { ConfinedError } from '../../src/fs/confined.ts';
-import { atomicVolumeDir, makePod } from '../../scripts/kubelet-pod.ts';
+import { atomicVolumeDir, atomicWrite, makePod } from '../../scripts/kubelet-pod.ts';
 
 const LIMIT = 64 * 1024;
 const CANARY = 'CANARY-volfile-5e1';
@@ -75,6 +75,45 @@ t.test('a CSI volume that is not mounted: its files are missing', async (t) => {
     { reason: 'not found', notFound: true },
     'mount point left empty by a failed driver',
   );
+});
+
+t.test('a volume held open: ..data followed at each read, a bad path refused before the volume is opened', async (t) => {
+  const pod = makePod(path.join(t.testdir({}), 'kubelet'), { atomic: [{ plugin: 'secret', name: 'db', payload: { a: 'A1', b: 'B1' } }] });
+  const dir = atomicVolumeDir(pod, 'secret', 'db');
+  const fds = () => fs.readdirSync('/proc/self/fd').length;
+  const before = fds();
+  let opened = 0;
+  let held: ReturnType<typeof openVolume> | undefined;
+  const volume = () => (held ??= (opened++, openVolume(dir, true)));
+  const read = (rel: string) => readHeldVolumeFileUnless(volume, rel, LIMIT, () => false)!.toString();
+  t.same(
+    failure(() => read('../x')),
+    { reason: "path must not contain '..'", notFound: false },
+  );
+  t.equal(opened, 0, 'the path is checked before the volume is opened');
+  t.equal(read('a'), 'A1');
+  atomicWrite(dir, { a: 'A2', b: 'B2' });
+  t.equal(read('b'), 'B2', 'the payload ..data names at the read: the writer removed the one it replaced');
+  t.equal(opened, 1, 'opened once for both reads');
+  t.equal(fds(), before + 1, 'the volume directory held, nothing else');
+  closeVolume(held!);
+  t.equal(fds(), before, 'closeVolume releases it');
+  t.equal(readVolumeFile(dir, true, 'b', LIMIT).toString(), 'B2', 'a new read sees the new payload');
+  t.equal(fds(), before, 'readVolumeFile holds nothing');
+  let asked = 0;
+  const again = openVolume(dir, true);
+  t.teardown(() => closeVolume(again));
+  t.equal(
+    readHeldVolumeFileUnless(
+      () => again,
+      'a',
+      LIMIT,
+      () => (asked++, true),
+    ),
+    undefined,
+    'known: not read',
+  );
+  t.equal(asked, 1);
 });
 
 t.test('hostile layouts', async (t) => {

@@ -5,6 +5,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { writeCopy as write } from '../../src/mirror/build.ts';
+import { drain } from '../../src/mirror/steps.ts';
 import type { CopyPlace } from '../../src/mirror/layout.ts';
 import { waitFor } from '../helpers/wait.ts';
 import type { Snapshot } from '../../src/mirror/snapshot.ts';
@@ -24,9 +25,13 @@ const snapshot = (data: string): Snapshot & { content: Record<string, string> } 
   bytes: data.length + 1,
 });
 
-/** writeCopy with each file's content from the snapshot's `content` (file-copy.ts copies the kubelet's files). */
+/** writeCopy in one go, with each file's content from the snapshot's `content` (file-copy.ts copies the kubelet's files). */
 function writeCopy(place: CopyPlace, snap: ReturnType<typeof snapshot>, source?: string, retireMs?: number) {
-  return write(place, snap, (e, fd) => fs.writeSync(fd, snap.content[e.rel]!), source, retireMs);
+  const fill = function* (e: Snapshot['entries'][number], fd: number) {
+    fs.writeSync(fd, snap.content[e.rel]!);
+    yield;
+  };
+  return drain(write(place, snap, fill, { source, retireMs }));
 }
 
 t.test('owner, group and mode as planned, set-id bits kept; the old directory retired, stale leftovers removed', async (t) => {

@@ -1,11 +1,13 @@
-// The copier: owned-copy jobs in a worker thread, so the caller's event loop stays free; a job's
-// deadline refused on time, a stuck thread replaced, errors crossing as our one line only.
+// The copier: owned-copy jobs on this loop in slices, so the loop keeps answering while a job of
+// thousands of files runs; one job at a time, in order; a job's deadline refused on time; a job
+// stopped by close() cleans up after itself; our errors as their one line only.
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { atomicWrite } from '../../scripts/kubelet-pod.ts';
-import { inlineCopier, threadCopier } from '../../src/mirror/copier.ts';
+import { inlineCopier, slicedCopier } from '../../src/mirror/copier.ts';
 import { copyDir } from '../../src/mirror/layout.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const CANARY = 'CANARY-copier-31f0';
 const owners = { defaultOwner: { hostUid: 1000 }, items: new Map<string, { hostUid: number }>() };
@@ -26,31 +28,70 @@ function setup(t: Test, files: number) {
   return { dir, kubelet, place, copy: copyDir(place) };
 }
 
-t.test('a copy and a removal in the thread, while this loop keeps turning', async (t) => {
-  const { kubelet, place, copy } = setup(t, 400);
-  const copier = threadCopier({ startNow: true });
+/** The longest the loop went without running a 1 ms timer while `fn` ran, and whether the working directory was ever not this one. */
+async function longestGap<T>(fn: () => Promise<T>): Promise<{ value: T; gap: number; movedCwd: boolean }> {
+  const home = process.cwd();
+  let last = performance.now();
+  let gap = 0;
+  let movedCwd = false;
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    gap = Math.max(gap, now - last);
+    last = now;
+    if (process.cwd() !== home) movedCwd = true;
+  }, 1);
+  try {
+    const value = await fn();
+    gap = Math.max(gap, performance.now() - last);
+    return { value, gap, movedCwd };
+  } finally {
+    clearInterval(ticker);
+  }
+}
+
+t.test('a job of 2,000 files and its removal never hold the loop for more than about a slice', async (t) => {
+  const { kubelet, place, copy } = setup(t, 2000);
+  // The same copy in one go: how long the loop would be held without the slices.
+  const inline = { ...place, podUid: 'pod-inline' };
+  const started = performance.now();
+  await inlineCopier().copy({ place: inline, kubeletDir: kubelet, owners });
+  const whole = performance.now() - started;
+  const copier = slicedCopier();
   t.teardown(() => copier.close());
-  let turns = 0;
-  const ticker = setInterval(() => turns++, 1);
-  const r = await copier.copy({ place, kubeletDir: kubelet, owners });
-  clearInterval(ticker);
-  const bytes = Array.from({ length: 400 }, (_, i) => `${CANARY}-${i}`.length).reduce((a, b) => a + b);
-  t.same(copier.stats().held, { bytes, files: 400, copies: 1 }, 'what the copies hold, measured in the thread after the job');
-  t.match(r, { dir: copy, files: 400, created: true });
-  t.equal(r.owned.length, 400);
-  t.equal(fs.statSync(path.join(copy, 'k7')).uid, 1000, 'owned in the copy');
+  const made = await longestGap(() => copier.copy({ place, kubeletDir: kubelet, owners }));
+  t.match(made.value, { dir: copy, files: 2000, created: true });
   t.equal(fs.readFileSync(path.join(copy, 'k7'), 'utf8'), `${CANARY}-7`);
-  t.ok(turns > 0, `this thread's loop ran during the copy (${turns} timer turns)`);
-  t.equal(await copier.removePod(place.runDir, place.podUid), true, 'the pod removed');
+  t.equal(fs.statSync(path.join(copy, 'k7')).uid, 1000, 'owned in the copy');
+  t.equal((fs.statSync(path.join(copy, 'k7')).mode & 0o777).toString(8), '644', "the kubelet's mode");
+  // Slices of 10 ms: a bound with a wide margin for a loaded machine, and well under the job in one go.
+  t.ok(made.gap < Math.max(100, whole / 3), `longest loop gap ${made.gap.toFixed(1)} ms (the copy in one go: ${whole.toFixed(0)} ms)`);
+  t.notOk(made.movedCwd, "the loop never ran in a volume's directory between slices");
+  const bytes = Object.values(payload(2000)).reduce((a, v) => a + v.length, 0);
+  t.same(copier.stats(), { queued: 0, held: { bytes: bytes * 2, files: 4000, copies: 2 } }, 'what the copies hold, measured after the job');
+  const removed = await longestGap(() => copier.removePod(place.runDir, place.podUid));
+  t.equal(removed.value, true, 'the pod removed');
   t.notOk(fs.existsSync(path.dirname(copy)));
+  t.ok(removed.gap < Math.max(100, whole / 3), `longest loop gap ${removed.gap.toFixed(1)} ms while removing 2,000 files`);
   t.equal(await copier.removePod(place.runDir, place.podUid), false, 'nothing left to remove');
-  t.same(copier.stats(), { queued: 0, restarts: 0, held: { bytes: 0, files: 0, copies: 0 } });
 });
 
-t.test('our errors cross as their one line, never a byte of a file; a foreign error as its code', async (t) => {
+t.test('one job at a time, in order: a removal posted after a copy runs after it', async (t) => {
+  const { kubelet, place, copy } = setup(t, 300);
+  const copier = slicedCopier();
+  t.teardown(() => copier.close());
+  const order: string[] = [];
+  const copied = copier.copy({ place, kubeletDir: kubelet, owners }).then(() => order.push('copy'));
+  t.equal(copier.stats().queued, 1, 'the job waits for the next microtask: never run inside the call');
+  const removed = copier.removeCopy(place).then((r) => order.push(`remove ${r}`));
+  await Promise.all([copied, removed]);
+  t.same(order, ['copy', 'remove true']);
+  t.notOk(fs.existsSync(copy));
+});
+
+t.test('our errors as their one line, never a byte of a file', async (t) => {
   const { dir, kubelet, place } = setup(t, 3);
   fs.linkSync(path.join(kubelet, '..data', 'k1'), path.join(dir, 'hard'));
-  const copier = threadCopier();
+  const copier = slicedCopier();
   t.teardown(() => copier.close());
   const err = await copier.copy({ place, kubeletDir: kubelet, owners }).catch((e: Error) => e);
   t.equal((err as Error).name, 'EnvhookError');
@@ -60,55 +101,57 @@ t.test('our errors cross as their one line, never a byte of a file; a foreign er
   t.match(gone, { name: 'EnvhookError', message: /volume "keys"/ });
 });
 
-t.test('deadlines: a job refused on time by its thread, or by the backstop, which replaces a thread that does not answer', async (t) => {
-  const { kubelet, place, copy } = setup(t, 400);
-  const copier = threadCopier({ graceMs: 0 });
+t.test('deadlines: a job refused on time, queued or under way; the copy as it was; the next job runs', async (t) => {
+  const { kubelet, place, copy } = setup(t, 1000);
+  const copier = slicedCopier();
   t.teardown(() => copier.close());
   // Queued behind a long job past its deadline: refused without being started.
   const first = copier.copy({ place, kubeletDir: kubelet, owners });
   const queued = copier.copy({ place, kubeletDir: kubelet, owners, deadline: process.hrtime.bigint() + 1_000_000n });
   await t.rejects(queued, { message: LATE });
   await first;
-  // A deadline a few ms ahead: the thread gives up (or, not answering by then, is stopped): the same line either way.
-  const started = process.hrtime.bigint();
+  // A deadline a few ms ahead: the job gives up at the first entry past it.
   const before = fs.readlinkSync(path.join(copy, '..data'));
+  const started = process.hrtime.bigint();
   await t.rejects(copier.copy({ place, kubeletDir: kubelet, owners, deadline: started + 5_000_000n }), { message: LATE });
-  t.ok(Number(process.hrtime.bigint() - started) / 1e6 < 5000, 'answered well before a stuck copy would have');
+  t.ok(Number(process.hrtime.bigint() - started) / 1e6 < 5000, 'answered well before the job would have ended');
   t.equal(fs.readlinkSync(path.join(copy, '..data')), before, 'the copy is as it was');
+  const payloads = fs.readdirSync(copy).filter((n) => n.startsWith('..') && n !== '..data');
+  t.same(payloads, [before], 'what the late job wrote is removed');
   const again = await copier.copy({ place, kubeletDir: kubelet, owners });
-  t.equal(again.files, 400, 'the next job runs (in a new thread if the old one was stopped)');
+  t.equal(again.files, 1000, 'the next job runs');
 });
 
-t.test('the inline copier: the same jobs in this thread', async (t) => {
+t.test('close(): the job under way stops at its next slice, what it wrote removed; jobs waiting refused', async (t) => {
+  const { kubelet, place, copy } = setup(t, 2000);
+  const copier = slicedCopier();
+  const running = copier.copy({ place, kubeletDir: kubelet, owners }).catch((e: Error) => e);
+  const waiting = copier.removePod(place.runDir, place.podUid).catch((e: Error) => e);
+  await new Promise((resolve) => setTimeout(resolve, 30)); // some slices in
+  await copier.close();
+  t.match(await running, { message: 'owned copies: the copier is closing' });
+  t.match(await waiting, { message: 'owned copies: the copier is closing' });
+  t.notOk(fs.existsSync(copy), 'the copy it was making is gone whole');
+  await t.rejects(copier.copy({ place, kubeletDir: kubelet, owners }), { message: 'owned copies: the copier is closed' });
+});
+
+t.test('a replaced payload removed later by a job of the copier', async (t) => {
+  const { kubelet, place, copy } = setup(t, 5);
+  const copier = slicedCopier();
+  t.teardown(() => copier.close());
+  const first = await copier.copy({ place, kubeletDir: kubelet, owners });
+  atomicWrite(kubelet, payload(6));
+  const second = await copier.copy({ place, kubeletDir: kubelet, owners });
+  t.ok(fs.existsSync(path.join(copy, first.timestamped)), 'the replaced payload is readable for a while');
+  await waitFor(() => !fs.existsSync(path.join(copy, first.timestamped)), 10_000, 'the replaced payload removed once retired');
+  t.equal(fs.readlinkSync(path.join(copy, '..data')), second.timestamped);
+});
+
+t.test('the inline copier: the same jobs in one go', async (t) => {
   const { kubelet, place, copy } = setup(t, 3);
   const copier = inlineCopier();
   t.match(await copier.copy({ place, kubeletDir: kubelet, owners }), { files: 3, created: true });
   await copier.removeCopy(place);
   t.notOk(fs.existsSync(copy));
   await t.rejects(copier.copy({ place, kubeletDir: kubelet, owners, deadline: 0n }), { message: LATE });
-});
-
-t.test('a thread stopped by the backstop in the middle of a copy: its half-written payload removed before the next job', async (t) => {
-  // A copy of 15,000 files takes seconds; the next thread's start and a copy of two files, well under the backstop.
-  const { kubelet, place, copy } = setup(t, 15_000);
-  const copier = threadCopier({ backstopMs: 500, startNow: true });
-  t.teardown(() => copier.close());
-  const limits = { maxBytes: 1 << 24, maxEntries: 20_000 };
-  const budgets = { podBytes: 1 << 30, podFiles: 1 << 30, podVolumes: 10, nodeBytes: 1 << 30 };
-  await t.rejects(copier.copy({ place, kubeletDir: kubelet, owners, limits, budgets }), { message: /did not finish in 0.5 s: stopped$/ });
-  t.equal(copier.stats().restarts, 1, 'the thread was stopped');
-  // The next job runs after the clean-up of the stopped one's copy (here: a small copy of another volume).
-  const other = { ...place, volume: 'other' };
-  atomicWrite(path.join(path.dirname(kubelet), 'other'), payload(2));
-  // Under load a thread's start may pass the backstop too: the clean-up then runs again first.
-  for (let i = 0; ; i++) {
-    const ok = await copier.copy({ place: other, kubeletDir: path.join(path.dirname(kubelet), 'other'), owners }).then(
-      () => true,
-      (err: Error) => (i < 3 && /stopped$/.test(err.message) ? false : Promise.reject(err)),
-    );
-    if (ok) break;
-  }
-  const left = fs.existsSync(copy) ? fs.readdirSync(copy).filter((n) => n.startsWith('..')) : [];
-  const current = left.includes('..data') ? fs.readlinkSync(path.join(copy, '..data')) : undefined;
-  t.same(left, current === undefined ? [] : ['..data', current].sort(), 'no payload but the one ..data points at');
 });

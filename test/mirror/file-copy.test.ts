@@ -17,11 +17,16 @@ t.test('a file larger than a chunk copied whole; a file grown, shrunk or swapped
     return { rel, kind: 'file' as const, mode: 0o644, uid: 0, gid: 0, ino: st.ino, size: st.size };
   };
   const b = copyBuffer();
+  const chunks: number[] = [];
   const copyTo = (e: ReturnType<typeof entry>) => {
     const out = path.join(dir, `out-${e.rel}-${Math.random()}`);
     const fd = fs.openSync(out, 'w');
     try {
-      copyFileContent('v', dataFd, e, fd, b);
+      // A step per 64 KiB chunk (and one for the end of the file): the resident copier's slices (steps.ts).
+      const steps = copyFileContent('v', dataFd, e, fd, b);
+      let n = 0;
+      while (!steps.next().done) n++;
+      chunks.push(n);
     } finally {
       fs.closeSync(fd);
     }
@@ -29,6 +34,7 @@ t.test('a file larger than a chunk copied whole; a file grown, shrunk or swapped
   };
   const big = entry('big');
   t.equal(copyTo(big), CANARY + 'x'.repeat(200_000));
+  t.same(chunks, [Math.ceil((CANARY.length + 200_000) / 65536)], 'one step per chunk read');
   const small = entry('small');
   fs.appendFileSync(path.join(dir, 'data', 'small'), 'more');
   const line = 'volume "v": file "small" changed while being copied: the copy is not made (the next start or rewrite copies it again)';

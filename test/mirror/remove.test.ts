@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { atomicWrite } from '../../scripts/kubelet-pod.ts';
 import { copyVolume } from '../../src/mirror/copy.ts';
-import { cleanUpCopies, podsWithCopies, removeCopy, removePodCopies } from '../../src/mirror/remove.ts';
+import { podsWithCopies, removeCopy, removeCopySteps, removePodCopies, removeTree } from '../../src/mirror/remove.ts';
 
 t.test("a pod's copies, one volume's copy, and the pods that have copies", async (t) => {
   const dir = t.testdir({});
@@ -33,7 +33,7 @@ t.test("a pod's copies, one volume's copy, and the pods that have copies", async
   t.ok(fs.existsSync(path.join(kubelet, 'a')), 'and its target is left alone');
 });
 
-t.test("a refused start's removal only while the copy holds its payload; a stopped thread's half-written payload cleaned up", async (t) => {
+t.test("a refused start's removal only while the copy holds its payload", async (t) => {
   const dir = t.testdir({});
   const runDir = path.join(dir, 'run');
   const kubelet = path.join(dir, 'kubelet');
@@ -44,22 +44,31 @@ t.test("a refused start's removal only while the copy holds its payload; a stopp
   const theirs = copyVolume(place, kubelet, owners); // another container's start wrote it since
   t.equal(removeCopy(place, mine.timestamped), false, 'not the payload the refused start wrote: kept');
   t.ok(fs.existsSync(theirs.dir));
-  // A payload being written when the thread was stopped, and a link of a swap under way.
-  fs.mkdirSync(path.join(theirs.dir, '..2026_01_01_00_00_00.7'));
-  fs.symlinkSync('..2026_01_01_00_00_00.7', path.join(theirs.dir, '..data_tmp.9'));
-  cleanUpCopies([place, { runDir, podUid: 'p1', volume: 'gone' }]);
-  t.same(
-    fs
-      .readdirSync(theirs.dir)
-      .filter((n) => n.startsWith('..'))
-      .sort(),
-    ['..data', theirs.timestamped].sort(),
-    'only the payload ..data points at is left',
-  );
-  // A copy whose first payload was never swapped in: no ..data, removed whole.
-  const half = { runDir, podUid: 'p1', volume: 'b' };
-  fs.mkdirSync(path.join(runDir, 'volumes', 'p1', 'b', '..2026_01_01_00_00_00.8'), { recursive: true });
-  cleanUpCopies([half]);
-  t.notOk(fs.existsSync(path.join(runDir, 'volumes', 'p1', 'b')));
   t.equal(removeCopy(place, theirs.timestamped), true, 'its own payload: removed');
+});
+
+t.test('removeTree: a step per entry removed; a link unlinked, never followed; nothing there, no step', async (t) => {
+  const dir = t.testdir({ keep: { secret: 'kept' }, tree: { a: '1', b: '2', d: { c: '3', e: {} } } });
+  fs.symlinkSync(path.join(dir, 'keep'), path.join(dir, 'tree', 'link'));
+  const steps = removeTree(path.join(dir, 'tree'));
+  let n = 0;
+  while (!steps.next().done) n++;
+  // a, b, link, d/c, d/e, d, tree: one step each.
+  t.equal(n, 7, 'one step per entry removed');
+  t.notOk(fs.existsSync(path.join(dir, 'tree')));
+  t.equal(fs.readFileSync(path.join(dir, 'keep', 'secret'), 'utf8'), 'kept', "the link's target is left alone");
+  const none = removeTree(path.join(dir, 'tree'));
+  t.same(none.next(), { done: true, value: undefined }, 'nothing there: no step');
+  // removeCopySteps: the same removal, one volume's copy.
+  const kubelet = path.join(dir, 'kubelet');
+  atomicWrite(kubelet, { a: 'A', b: 'B' });
+  const place = { runDir: path.join(dir, 'run'), podUid: 'p1', volume: 'a' };
+  copyVolume(place, kubelet, { defaultOwner: undefined, items: new Map() });
+  const copySteps = removeCopySteps(place);
+  let stepped = 0;
+  let done = copySteps.next();
+  for (; !done.done; done = copySteps.next()) stepped++;
+  t.equal(done.value, true);
+  // a, b, ..data, the payload's a and b, the payload, the copy's directory.
+  t.equal(stepped, 7, 'a step per entry of the copy');
 });

@@ -6,13 +6,14 @@ import { execFileSync } from 'node:child_process';
 import { atomicWrite } from '../../scripts/kubelet-pod.ts';
 import { closeDataDir, openDataDir } from '../../src/fs/datadir.ts';
 import { readSnapshot, type CopyLimits, type CopyOwners } from '../../src/mirror/snapshot.ts';
+import { drain } from '../../src/mirror/steps.ts';
 
 const none: CopyOwners = { defaultOwner: undefined, items: new Map() };
 
 function snap(dir: string, owners: CopyOwners = none, limits?: CopyLimits) {
   const data = openDataDir('v', dir);
   try {
-    return readSnapshot('v', data.fd, owners, limits);
+    return drain(readSnapshot('v', data.fd, owners, limits));
   } finally {
     closeDataDir(data);
   }
@@ -132,7 +133,7 @@ t.test('a directory of many entries is refused at the first past the limit, neve
   });
   const data = openDataDir('v', vol);
   t.teardown(() => closeDataDir(data));
-  t.throws(() => mocked('v', data.fd, none, { maxBytes: 1 << 20, maxEntries: 100 }), {
+  t.throws(() => drain(mocked('v', data.fd, none, { maxBytes: 1 << 20, maxEntries: 100 })), {
     message: 'volume "v": more than 100 files and directories',
   });
   // The payload's top level (one entry and its end), then "many" up to the entry past what is left (99).

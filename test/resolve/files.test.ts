@@ -39,6 +39,21 @@ t.test('one read and parse per file; optional covers a missing file only', async
   t.notMatch(err.message, CANARY);
 });
 
+t.test('a volume is opened once for all its files of a start and released by close()', async (t) => {
+  const dir = t.testdir({ 'a.env': `A='${CANARY}'\n`, 'b.env': "B='2'\n" });
+  const volumes: VolumeLocator = { find: () => dir, envSource: () => ({ dir, viaData: false }) };
+  const fds = () => fs.readdirSync('/proc/self/fd').length;
+  const before = fds();
+  const files = new EnvFiles(volumes, parseEnvFile);
+  const opens = t.capture(fs, 'openSync', fs.openSync);
+  t.same([...files.read({ volumeName: 'v', path: 'a.env' })!], [['A', CANARY]]);
+  t.equal(files.value({ volumeName: 'v', path: 'b.env' }), "B='2'", 'a whole-file value of the same volume');
+  t.equal(opens().filter((c) => c.args[0] === dir).length, 1, 'the volume directory opened once');
+  t.equal(fds(), before + 1, 'held until close()');
+  files.close();
+  t.equal(fds(), before, 'close() releases it');
+});
+
 t.test('describeFile quotes names as JSON', async (t) => {
   t.equal(describeFile({ volumeName: 'v', path: 'a "b".env' }), 'volume "v": file "a \\"b\\".env"');
 });

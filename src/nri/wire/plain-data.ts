@@ -1,8 +1,8 @@
-// NRI's protobuf shapes ↔ envhook's plain data: facts' NriCreateRequest (facts/nri-facts.ts), apply's
-// NriAdjustment (apply/nri-adjustment.ts) and a Synchronize's containers (below).
+// NRI's protobuf shapes → envhook's plain data: facts' NriCreateRequest (facts/nri-facts.ts) and a
+// Synchronize's containers (below). The way back, apply's NriAdjustment as NRI's
+// ContainerAdjustment, is reply-encoder.ts's.
 import type { NriCreateRequest, NriMount, NriPod } from '../../facts/nri-facts.ts';
-import type { NriAdjustment } from '../../apply/nri-adjustment.ts';
-import type { ContainerShape, CreateContainerRequestShape, MountShape, PodSandboxShape } from './descriptors.ts';
+import type { ContainerShape, CreateContainerRequestShape, PodSandboxShape } from './descriptors.ts';
 
 /** A container of a Synchronize: what the owner watcher and the missed-container check read. */
 export interface NriSyncContainer {
@@ -73,22 +73,5 @@ export function toCreateRequest(msg: CreateContainerRequestShape): NriCreateRequ
       // NRI's Container carries no user-namespace mappings (a user namespace marks the mounts idmapped: toMounts).
       uidMappings: undefined,
     },
-  };
-}
-
-/**
- * The ContainerAdjustment fields of an NriAdjustment. NRI removes a variable with a KeyValue
- * whose key is the name prefixed with `-`; removals come first so that a name both removed
- * and set ends up set.
- */
-export function fromAdjustment(adj: NriAdjustment): {
-  annotations: Record<string, string>;
-  env: { key: string; value: string }[];
-  mounts?: MountShape[];
-} {
-  return {
-    annotations: { ...adj.annotations },
-    env: [...adj.removeEnv.map((name) => ({ key: `-${name}`, value: '' })), ...adj.env.map(({ key, value }) => ({ key, value }))],
-    ...(adj.mounts?.length ? { mounts: adj.mounts.map((m) => ({ ...m, options: [...m.options] })) } : {}),
   };
 }

@@ -5,6 +5,7 @@ import { EnvhookError, describeError } from '../../errors.ts';
 import { decode, encode, Msg, type RequestShape, type ResponseShape } from './descriptors.ts';
 import { encodeTtrpc, MessageType, ProtocolError, TTRPC_MAX, type TtrpcFrame } from './frames.ts';
 import type { Channel } from './mux.ts';
+import { encodeResponsePayload } from './reply-encoder.ts';
 
 /** gRPC status codes used here (google.rpc.Code). */
 export const Code = { OK: 0, Unknown: 2, DeadlineExceeded: 4, ResourceExhausted: 8, Unimplemented: 12, Unavailable: 14 } as const;
@@ -79,7 +80,7 @@ export class TtrpcServer<C = void> {
   private reply(streamId: number, err: unknown, payload?: Uint8Array): void {
     let response: Uint8Array;
     if (err === undefined) {
-      response = encode(Msg.Response, { payload });
+      response = encodeResponsePayload(payload ?? new Uint8Array(0));
       if (response.length > TTRPC_MAX)
         err = new RpcError(Code.ResourceExhausted, `response of ${response.length} bytes exceeds the ttRPC limit of ${TTRPC_MAX}`);
     }

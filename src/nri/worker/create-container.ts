@@ -5,8 +5,9 @@
 // tells the owner watcher what was created.
 import { EnvhookError } from '../../errors.ts';
 import { appliedNothing } from './handler.ts';
-import { decode, encode, Msg, type CreateContainerRequestShape } from '../wire/descriptors.ts';
-import { fromAdjustment, toCreateRequest } from '../wire/plain-data.ts';
+import { decode, Msg, type CreateContainerRequestShape } from '../wire/descriptors.ts';
+import { toCreateRequest } from '../wire/plain-data.ts';
+import { encodeCreateContainerResponse } from '../wire/reply-encoder.ts';
 import type { RequestResult } from './observer.ts';
 import { notifyPods, statusLine, type SessionState } from './session-state.ts';
 import { ANSWERED_ELSEWHERE } from './types.ts';
@@ -31,7 +32,7 @@ export async function createContainer(payload: Buffer, s: SessionState): Promise
     }
     s.observer.request(appliedNothing(adjustment) || adjustment === ANSWERED_ELSEWHERE ? 'empty' : 'adjusted', seconds());
     if (adjustment !== ANSWERED_ELSEWHERE) notifyPods(s, 'CreateContainer', (pods) => pods.created(request, adjustment));
-    return encode(Msg.CreateContainerResponse, { adjust: fromAdjustment(adjustment) });
+    return encodeCreateContainerResponse(adjustment);
   } catch (err) {
     const result: RequestResult = err instanceof EnvhookError ? 'refused' : 'error';
     s.observer.request(result, seconds(), statusLine(err));

@@ -1,6 +1,6 @@
 // The NRI CreateContainer handler (docs/design.md#nri-mode): the one pipeline with NRI's facts and the NRI
-// applier, its owned copies made by the worker's copier thread and awaited (the loop answers
-// other requests meanwhile). A sandbox, or a pod with no envhook.io/ annotation, gets the empty adjustment before
+// applier, its owned copies made by the worker's sliced copier and awaited (the loop answers
+// other requests between its slices). A sandbox, or a pod with no envhook.io/ annotation, gets the empty adjustment before
 // anything else runs: no file I/O. A failure throws EnvhookError; the protocol layer returns
 // its one-line message, so CreateContainer fails with it.
 import { describeError, EnvhookError } from '../../errors.ts';
@@ -29,7 +29,7 @@ export interface NriHandlerOptions {
   runDir?: string | undefined;
   /** During a hand-over, the container is answered by whichever envhook nri claims it first (claims.ts). */
   claims?: Claims | undefined;
-  /** Who makes the copies: the worker's copier thread (mirror/copier.ts); default: in this thread. */
+  /** Who makes the copies: the worker's sliced copier (mirror/copier.ts); default: in one go. */
   copier?: Copier | undefined;
 }
 

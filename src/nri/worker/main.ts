@@ -12,7 +12,7 @@ import type { SupervisorMessage } from '../worker-messages.ts';
 import { createClaims } from './claims.ts';
 import { createEvictor, type Evictor } from './evict.ts';
 import { createNriHandler } from './handler.ts';
-import { threadCopier } from '../../mirror/copier.ts';
+import { slicedCopier } from '../../mirror/copier.ts';
 import { budgetsOf } from '../../mirror/budget.ts';
 import type { NriObserver } from './observer.ts';
 import { createPodWatcher } from './pod-watch.ts';
@@ -32,15 +32,15 @@ export async function runWorker(settings: AllSettings, env: NodeJS.ProcessEnv, r
   const log = createLogger(settings.logFile, settings.logLevel, { stderr: true, fileGroup: settings.fileGroup });
   log.debug({ plugin: `${role.index}-${role.name}`, fd, socket: settings.nriSocket }, 'nri: worker start');
   // Owners survive the kubelet's rewrites: the watcher lives as long as the worker, across sessions.
-  // Owned copies are made, re-made and removed in the copier's thread, never on this loop (mirror/copier.ts).
-  const copier = threadCopier({ startNow: settings.runDir !== undefined, budgets: budgetsOf(settings) });
+  // Owned copies are made, re-made and removed on this loop in slices of 10 ms, never in one go (mirror/copier.ts).
+  const copier = slicedCopier(budgetsOf(settings));
   const pods = createPodWatcher({ kubeletRoot: settings.kubeletRoot, log, runDir: settings.runDir, copier });
   // The watches of before (this worker's predecessor, or before a runtime restart): a runtime
   // that sends no Synchronize to its pre-installed plugin (containerd 1.7) tells nothing else.
   void pods.restore();
   link.watchOwners(() => {
     const { queued: _, ...stats } = pods.registry.stats();
-    // What the copies hold, as the copier thread measured after its last job (never read here).
+    // What the copies hold, as the copier measured after its last job (never read here).
     const held = copier.stats().held;
     return held === undefined ? stats : { ...stats, copyBytes: held.bytes, copyFiles: held.files };
   });

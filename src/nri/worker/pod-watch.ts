@@ -45,7 +45,7 @@ export interface PodWatcherOptions {
   /** Where the watched pods are recorded for the next process (settings' runDir); none: not recorded. */
   runDir?: string | undefined;
   registry?: Omit<RegistryOptions, 'log' | 'onVolumeGone' | 'copier'>;
-  /** Who makes and removes the owned copies (mirror/copier.ts): the worker's copier thread; default: in this thread. */
+  /** Who makes and removes the owned copies (mirror/copier.ts): the worker's sliced copier; default: in one go. */
   copier?: Copier;
 }
 

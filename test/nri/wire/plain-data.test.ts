@@ -1,7 +1,6 @@
 import t from 'tap';
-import fc from 'fast-check';
 import { decode, encode, Msg } from '../../../src/nri/wire/descriptors.ts';
-import { fromAdjustment, toCreateRequest, toPod, toSyncContainer } from '../../../src/nri/wire/plain-data.ts';
+import { toCreateRequest, toPod, toSyncContainer } from '../../../src/nri/wire/plain-data.ts';
 import type { SynchronizeRequestShape } from '../../../src/nri/wire/descriptors.ts';
 
 t.test('a request without pod or container: empty fields, never undefined', async (t) => {
@@ -19,31 +18,6 @@ t.test('annotations are copies: the handler cannot reach into the decoded messag
   const req = toCreateRequest(msg);
   req.pod.annotations.b = '2';
   t.same(msg.pod!.annotations, { a: '1' });
-});
-
-t.test('adjustment: removals as -NAME first, then additions in order; round trip through the wire', async (t) => {
-  const name = fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,8}$/);
-  fc.assert(
-    fc.property(
-      fc.array(fc.record({ key: name, value: fc.string() })),
-      fc.array(name),
-      fc.dictionary(fc.string({ minLength: 1 }), fc.string()),
-      (env, removeEnv, annotations) => {
-        const adjust = fromAdjustment({ env, removeEnv, annotations });
-        const back = decode<{ adjust: { env: { key: string; value: string }[]; annotations: Record<string, string> } }>(
-          Msg.CreateContainerResponse,
-          encode(Msg.CreateContainerResponse, { adjust }),
-        );
-        const want = [...removeEnv.map((n) => ({ key: `-${n}`, value: '' })), ...env];
-        return (
-          JSON.stringify(back.adjust.env.map(({ key, value }) => ({ key, value }))) === JSON.stringify(want) &&
-          JSON.stringify({ ...back.adjust.annotations }) === JSON.stringify({ ...annotations })
-        );
-      },
-    ),
-    { numRuns: 200 },
-  );
-  t.pass('200 random adjustments');
 });
 
 t.test("Synchronize's pods and containers: the watcher's and the missed check's fields only, never a container's env", async (t) => {

@@ -1,0 +1,48 @@
+// Resumable work (docs/design-copies.md#owned-copies-in-slices): an owned copy's job written as a
+// generator that yields after each step (an entry measured, a 64 KiB chunk copied, an entry
+// written or removed), so that one code path serves two callers. A process with nothing else to
+// answer (the shim's create, tests) runs a job whole (drain). The NRI worker runs it on its own
+// loop in slices (runInSlices: at most SLICE_MS of work, then the loop turns), so that the runtime's
+// requests and the heartbeat to the supervisor are answered while a pod's volume of thousands of
+// files is copied or removed.
+import { leaveCwd } from '../fs/confined.ts';
+
+/** Work that yields after each of its steps and returns its result at the end. */
+export type Steps<T> = Generator<void, T, undefined>;
+
+/** The longest a slice runs before the loop turns (also the watcher's slices, watch/slices.ts). */
+export const SLICE_MS = 10;
+
+/** The loop turns once: timers, I/O and requests that were waiting run. */
+export const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Runs `steps` to its end in one go. */
+export function drain<T>(steps: Steps<T>): T {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/**
+ * Runs `steps` SLICE_MS at a time, the loop turning between slices (the working directory back
+ * home meanwhile: fs/confined.ts leaveCwd). After a turn, `stop()` may give an error: it is thrown
+ * into the work at the step it had reached (its own clean-ups run, in one go) and rejects.
+ */
+export async function runInSlices<T>(steps: Steps<T>, stop: () => Error | undefined = () => undefined): Promise<T> {
+  let sliceStart = performance.now();
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+    if (performance.now() - sliceStart < SLICE_MS) continue;
+    const back = leaveCwd();
+    await turn();
+    back();
+    const why = stop();
+    if (why !== undefined) {
+      steps.throw(why);
+      return drain(steps);
+    }
+    sliceStart = performance.now();
+  }
+}
