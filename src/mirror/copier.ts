@@ -9,8 +9,8 @@
 // measured, each 64 KiB chunk, each entry written or removed), the loop turning between slices;
 // a job with a deadline (a container's start) checks it before every entry and gives up past it.
 //
-// What this gives up against the copier thread it replaced (a second V8 isolate: +18 MiB of the
-// worker's memory, bench/nri-figures.md): a thread stuck in a read in the kernel could be
+// What this gives up against the copier thread it replaced (a second V8 isolate: ~11 MiB of the
+// worker's anonymous memory, bench/nri-figures.md): a thread stuck in a read in the kernel could be
 // terminated and replaced, the loop untouched. Here a read that blocks in the kernel blocks the
 // loop: the worker misses its beats and the supervisor replaces it (as it would any hung worker),
 // the runtime's requests meanwhile are answered by the next worker. That is acceptable because
