@@ -144,8 +144,12 @@ export function oneLine(text: string): string {
 /** C0 and C1 controls, format characters (Cf), line and paragraph separators, lone surrogates. */
 const UNSEEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
 
+/** Printable ASCII only: none of UNSEEN's characters (the common case, a hundred names a log line: tested without the Unicode scan). */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
 /** oneLine without the newline folding: every unseen character written as an escape. */
 export function escapeUnseen(text: string): string {
+  if (PRINTABLE_ASCII.test(text)) return text;
   return text.replace(UNSEEN, (c) => {
     const cp = c.codePointAt(0)!;
     return cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`;

@@ -47,8 +47,10 @@ export function toNriAdjustment(changes: Changes, options: NriApplyOptions = {})
     if (options.guarded) return onlyMounts();
     throw removalUnsupported(changes.container, env.removed.length);
   }
+  const vars: NriAdjustment['env'] = [];
+  env.values.forEach((value, key) => vars.push({ key, value }));
   return {
-    env: [...env.values].map(([key, value]) => ({ key, value })),
+    env: vars,
     removeEnv: [...env.removed],
     annotations: { [APPLIED_KEY]: mark },
     ...(mounts.length > 0 ? { mounts } : {}),

@@ -4,7 +4,7 @@
 import { EnvhookError } from '../errors.ts';
 import type { Layout } from './layout.ts';
 import { shQuote } from '../sh-quote.ts';
-import { DAEMON_NODE_OPTION } from '../nri/process.ts';
+import { DAEMON_NODE_OPTION, SUPERVISOR_NODE_OPTION, SUPERVISOR_OPTION_ENV } from '../nri/process.ts';
 import { HANDED_ENV, PLUGIN_FILE_ENV } from '../nri/roles.ts';
 import { listenAddress } from '../listen-address.ts';
 
@@ -62,10 +62,13 @@ export function pluginWrapper(layout: Layout, opts: WrapperOptions = { socket: N
       "# dials the runtime's socket (--socket) as an external plugin under the same name.",
       '# Logs: stderr is appended to the file below (a logFile in /etc/envhook/config.json wins), made',
       "# root's alone (0600); if it cannot be opened, envhook starts all the same.",
-      '# One V8 worker thread: less memory for a resident process (envhook cannot re-execute',
-      '# itself with it here: the connection would not survive).',
-      `NODE_OPTIONS="\${NODE_OPTIONS:+\$NODE_OPTIONS }${DAEMON_NODE_OPTION}"`,
+      '# One V8 worker thread, and no JIT for the supervisor (its worker gets NODE_OPTIONS without',
+      `# ${SUPERVISOR_OPTION_ENV}'s option): less memory for a resident process, and none that creeps`,
+      '# (envhook cannot re-execute itself with them here: the connection would not survive).',
+      `NODE_OPTIONS="\${NODE_OPTIONS:+\$NODE_OPTIONS }${DAEMON_NODE_OPTION} ${SUPERVISOR_NODE_OPTION}"`,
       'export NODE_OPTIONS',
+      `${SUPERVISOR_OPTION_ENV}=${SUPERVISOR_NODE_OPTION}`,
+      `export ${SUPERVISOR_OPTION_ENV}`,
       `log=${shQuote(opts.log)}`,
       'if (umask 077 && : >>"$log") 2>/dev/null; then [ -f "$log" ] && chmod go= "$log" 2>/dev/null; exec 2>>"$log"; fi',
       "# The runtime SIGKILLs the process it started (this shell) once the plugin's connection has",

@@ -31,13 +31,25 @@ export interface ProcessFacts {
   sea: boolean;
 }
 
+/**
+ * The supervisor's own V8 option, after DAEMON_NODE_OPTION when it re-executes itself: no JIT at
+ * all. It answers no request: it reads a heartbeat five times a second and writes the status
+ * file once a second, and the interpreter does that at a cost no one sees; the JIT's code, its
+ * compile memory and the single executable's code cache (made for the front, rejected under
+ * other flags) cost it resident memory that grew for the first hour (bench/soak.md).
+ * Taken out of NODE_OPTIONS again for the worker, which needs Maglev (spawn.ts).
+ */
+export const SUPERVISOR_NODE_OPTION = '--jitless';
+/** Set by the re-execution to what it added for the supervisor alone, so that the worker's NODE_OPTIONS loses exactly that. */
+export const SUPERVISOR_OPTION_ENV = 'ENVHOOK_NRI_SUPERVISOR_OPTION';
+
 /** True when NODE_OPTIONS sets the pool size (ours, or the admin's own choice: kept). */
 export const hasPoolSize = (env: NodeJS.ProcessEnv): boolean =>
   (env.NODE_OPTIONS ?? '').split(/\s+/).some((o) => o.startsWith('--v8-pool-size'));
 
 /**
- * The execve that gives the daemon DAEMON_NODE_OPTION in NODE_OPTIONS (which the single
- * executable reads too), or undefined when NODE_OPTIONS already sets a pool size. argv stays as
+ * The execve that gives the daemon DAEMON_NODE_OPTION and the supervisor's own option in
+ * NODE_OPTIONS (which the single executable reads too), or undefined when NODE_OPTIONS already sets a pool size. argv stays as
  * given: the bundle's Node flags, script and arguments; the single executable's arguments after
  * its path. The new process has the option, so this happens once.
  */
@@ -45,11 +57,25 @@ export function reexecArgs(p: ProcessFacts): { file: string; args: string[]; env
   if (hasPoolSize(p.env)) return undefined;
   const nodeOptions = p.env.NODE_OPTIONS?.trim();
   const args = p.sea ? [p.execPath, ...p.argv.slice(2)] : [p.execPath, ...p.execArgv, ...p.argv.slice(1)];
+  const ours = `${DAEMON_NODE_OPTION} ${SUPERVISOR_NODE_OPTION}`;
   return {
     file: p.execPath,
     args,
-    env: { ...p.env, NODE_OPTIONS: nodeOptions ? `${nodeOptions} ${DAEMON_NODE_OPTION}` : DAEMON_NODE_OPTION },
+    env: { ...p.env, NODE_OPTIONS: nodeOptions ? `${nodeOptions} ${ours}` : ours, [SUPERVISOR_OPTION_ENV]: SUPERVISOR_NODE_OPTION },
   };
+}
+
+/**
+ * The worker's NODE_OPTIONS from the supervisor's environment: without what the re-execution
+ * added for the supervisor alone (SUPERVISOR_OPTION_ENV says what, as the last of them), with
+ * DAEMON_NODE_OPTION unless a pool size is set. The admin's own options are kept.
+ */
+export function workerNodeOptions(env: NodeJS.ProcessEnv): string {
+  let options = env.NODE_OPTIONS?.trim() ?? '';
+  const own = env[SUPERVISOR_OPTION_ENV];
+  if (own && (options === own || options.endsWith(` ${own}`))) options = options.slice(0, -own.length).trim();
+  if (hasPoolSize({ NODE_OPTIONS: options })) return options;
+  return options ? `${options} ${DAEMON_NODE_OPTION}` : DAEMON_NODE_OPTION;
 }
 
 /**

@@ -58,12 +58,23 @@ export function isIdmappedMount(m: MountLike): boolean {
 
 /** Mounts whose source is `dir` or a path below it (a file of the volume mounted alone). */
 export function mountsOf(mounts: readonly MountLike[], dir: string): MountLike[] {
-  const root = path.resolve(dir);
+  const root = resolvedPath(dir);
   return mounts.filter((m) => {
     if (typeof m?.source !== 'string' || !m.source.startsWith('/')) return false;
-    const src = path.resolve(m.source);
+    const src = resolvedPath(m.source);
     return src === root || src.startsWith(root + '/');
   });
+}
+
+/** An empty, `.` or `..` element, or a trailing slash: what path.resolve changes in an absolute path. */
+const NOT_NORMAL = /\/\/|\/\.\.?(?:\/|$)|.\/$/;
+
+/**
+ * path.resolve(p), without its work for an absolute path already in that form (a runtime's mount
+ * sources are: every CreateContainer matches each of them against each volume with owners).
+ */
+export function resolvedPath(p: string): string {
+  return p.startsWith('/') && !NOT_NORMAL.test(p) ? p : path.resolve(p);
 }
 
 /**

@@ -59,8 +59,11 @@ function resolveLogged(facts: Facts, req: EnvRequest, volumes: VolumeLocator, lo
     'env requested',
   );
   const resolved = resolveEnv(facts.env, req, volumes, parseEnvFile);
-  for (const v of resolved.set) log.debug({ name: v.name, source: v.source }, 'env set');
-  for (const name of resolved.removed) log.debug({ name }, 'service variable removed');
+  // One line a variable at debug only: not even their fields are made otherwise (a hundred a start).
+  if (log.isLevelEnabled('debug')) {
+    for (const v of resolved.set) log.debug({ name: v.name, source: v.source }, 'env set');
+    for (const name of resolved.removed) log.debug({ name }, 'service variable removed');
+  }
   for (const v of resolved.skipped) {
     if (v.invalidName) log.warn({ name: v.name, source: v.source }, 'envFrom file name is not a variable name: not set');
     else log.debug({ name: v.name, source: v.source }, 'optional env source missing: not set');

@@ -120,24 +120,24 @@ function envScope(processEnv: readonly string[], removeServiceLinks: boolean): E
   const removedSet = new Set(removed);
   const values = new Map<string, string>();
   const sources = new Map<string, string>();
-  // What $(VAR) can see: the runtime's variables (last duplicate wins, as runc does), then ours
-  // as set so far. Built on the first expansion only: a spec of 35,000 variables with no
-  // `value` entry to expand should not copy them all into a map.
-  let visible: Map<string, string> | undefined;
+  // What $(VAR) can see: ours as set so far, else the runtime's variables (last duplicate wins,
+  // as runc does). The runtime's are put in a map on the first expansion only: a spec of 35,000
+  // variables with no `value` entry to expand should not copy them all into a map.
+  let runtime: Map<string, string> | undefined;
   const lookup = (ref: string): string | undefined => {
-    if (visible === undefined) {
-      visible = new Map<string, string>();
+    const ours = values.get(ref);
+    if (ours !== undefined) return ours;
+    if (runtime === undefined) {
+      runtime = new Map<string, string>();
       processEnv.forEach((entry, i) => {
         const eq = entry.indexOf('=');
-        if (eq > 0 && !removedSet.has(names[i]!)) visible!.set(names[i]!, entry.slice(eq + 1));
+        if (eq > 0 && !removedSet.has(names[i]!)) runtime!.set(names[i]!, entry.slice(eq + 1));
       });
-      for (const [name, value] of values) visible.set(name, value);
     }
-    return visible.get(ref);
+    return runtime.get(ref);
   };
   const setVar = (name: string, value: string, source: string): void => {
     values.set(name, value);
-    visible?.set(name, value);
     sources.delete(name); // the plan lists a name where it was last set
     sources.set(name, source);
   };
@@ -157,29 +157,46 @@ function readEnvFrom(envFrom: readonly EnvFromSource[], files: EnvFiles, { setVa
           source: `${source} (not a variable name: skipped, as the kubelet skips such keys)`,
           invalidName: true,
         });
-      for (const [name, value] of dir?.vars ?? []) setVar(name, value, source);
+      dir?.vars.forEach((value, name) => setVar(name, value, source));
       continue;
     }
     const ref = src.fileRef;
     const vars = files.read(ref);
     const source = `envFrom ${describeFile(ref)}`;
     if (vars === undefined) skipped.push({ name: `${src.prefix ?? ''}*`, source: `${source} (optional, not found)` });
-    else for (const [name, value] of vars) setVar(`${src.prefix ?? ''}${name}`, value, source);
+    else vars.forEach((value, name) => setVar(`${src.prefix ?? ''}${name}`, value, source));
   }
 }
 
 /** The merged process env (checked against the kernel's limit) and what the plan reports. */
-function resolved({ processEnv, names, removed, removedSet, values, sources, skipped }: EnvScope): ResolvedEnv {
-  const env = merge(processEnv, names, removedSet, values);
-  if (env.reduce((n, e) => n + Buffer.byteLength(e) + 1, 0) > MAX_ENV_TOTAL_BYTES) throw totalTooLarge();
+function resolved(scope: EnvScope): ResolvedEnv {
+  const { processEnv, names, removed, removedSet, values, sources, skipped } = scope;
+  const env = withinLimit(scope) ?? merge(processEnv, names, removedSet, values);
+  const set: EnvSource[] = [];
+  sources.forEach((source, name) => set.push({ name, source }));
   return {
     env,
     values,
-    set: [...sources].map(([name, source]) => ({ name, source })),
+    set,
     // A removed name that an envFrom file or env entry sets again is not reported as removed.
     removed: removed.filter((name) => !values.has(name)),
     skipped,
   };
+}
+
+/**
+ * Throws when the merged env would pass the kernel's limit. A bound by lengths first (a UTF-16
+ * unit is at most 3 bytes of UTF-8, and the runtime's entries counted whole): the merged env, and
+ * the exact size, only when that bound is near the limit. Returns the merged env if it made it.
+ */
+function withinLimit({ processEnv, names, removedSet, values }: EnvScope): string[] | undefined {
+  let bound = 0;
+  for (const e of processEnv) bound += 3 * e.length + 1;
+  values.forEach((value, name) => (bound += 3 * (name.length + 1 + value.length) + 1));
+  if (bound <= MAX_ENV_TOTAL_BYTES) return undefined;
+  const env = merge(processEnv, names, removedSet, values);
+  if (env.reduce((n, e) => n + Buffer.byteLength(e) + 1, 0) > MAX_ENV_TOTAL_BYTES) throw totalTooLarge();
+  return env;
 }
 
 function tooLong(name: string): EnvhookError {
@@ -216,6 +233,8 @@ function merge(
       out.push(entry);
     }
   });
-  for (const [name, value] of values) if (!written.has(name)) out.push(`${name}=${value}`);
+  values.forEach((value, name) => {
+    if (!written.has(name)) out.push(`${name}=${value}`);
+  });
   return out;
 }

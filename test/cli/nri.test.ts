@@ -12,7 +12,7 @@ import { leftoverProcesses } from '../helpers/leftovers.ts';
 import { lockName } from '../../src/nri/supervisor/lock.ts';
 import { startFakeRuntime } from '../helpers/nri/runtime.ts';
 import { startNriProcess } from '../helpers/nri/process.ts';
-import { DAEMON_NODE_OPTION } from '../../src/nri/process.ts';
+import { DAEMON_NODE_OPTION, SUPERVISOR_NODE_OPTION } from '../../src/nri/process.ts';
 import { sleep } from '../helpers/wait.ts';
 import { refused } from '../helpers/refusal.ts';
 
@@ -44,30 +44,34 @@ t.test('registers as envhook, index 50 by default; SIGTERM: exit 0, the connecti
   t.equal(p.log().match(/nri: registered/g)?.length, 1, 'registered: one line');
 });
 
-t.test('the supervisor re-executes itself once, same PID, with one V8 worker thread; its worker has it too, and serves', async (t) => {
-  const rt = await startFakeRuntime();
-  t.teardown(() => rt.close());
-  const p = startNriProcess(['--socket', rt.socketPath], { dir: t.testdir() });
-  t.teardown(() => p.stop());
-  const peer = await rt.nextPlugin();
-  const nodeOptions = (pid: number) =>
-    fs
-      .readFileSync(`/proc/${pid}/environ`, 'utf8')
-      .split('\0')
-      .find((e) => e.startsWith('NODE_OPTIONS='));
-  t.match(
-    nodeOptions(p.child.pid!),
-    new RegExp(` ${DAEMON_NODE_OPTION}$`),
-    'the supervisor, under the PID spawn gave, was started again with the option',
-  );
-  const { workerPid } = await p.waitForStatus((s) => s.connected);
-  t.not(workerPid, p.child.pid, 'the worker is another process');
-  t.match(nodeOptions(workerPid!), new RegExp(DAEMON_NODE_OPTION), 'the worker has the option');
-  t.match(await peer.createContainer({ pod: { uid: 'u' }, container: { name: 'c' } }), { adjust: { env: [] } });
-  t.equal(await p.stop(), 0);
-  t.equal(p.stderr(), '', 'nothing on stderr (no warning from the execve)');
-  t.equal(p.log().match(/nri: start/g)?.length, 1, 'one start in the log: the execve comes before it');
-});
+t.test(
+  'the supervisor re-executes itself once, same PID, with one V8 thread and no JIT; its worker: the thread, the JIT; it serves',
+  async (t) => {
+    const rt = await startFakeRuntime();
+    t.teardown(() => rt.close());
+    const p = startNriProcess(['--socket', rt.socketPath], { dir: t.testdir() });
+    t.teardown(() => p.stop());
+    const peer = await rt.nextPlugin();
+    const nodeOptions = (pid: number) =>
+      fs
+        .readFileSync(`/proc/${pid}/environ`, 'utf8')
+        .split('\0')
+        .find((e) => e.startsWith('NODE_OPTIONS='));
+    t.match(
+      nodeOptions(p.child.pid!),
+      new RegExp(` ${DAEMON_NODE_OPTION} ${SUPERVISOR_NODE_OPTION}$`),
+      'the supervisor, under the PID spawn gave, was started again with the options',
+    );
+    const { workerPid } = await p.waitForStatus((s) => s.connected);
+    t.not(workerPid, p.child.pid, 'the worker is another process');
+    t.match(nodeOptions(workerPid!), DAEMON_NODE_OPTION, 'the worker has the pool size');
+    t.notMatch(nodeOptions(workerPid!), SUPERVISOR_NODE_OPTION, 'the worker has the JIT');
+    t.match(await peer.createContainer({ pod: { uid: 'u' }, container: { name: 'c' } }), { adjust: { env: [] } });
+    t.equal(await p.stop(), 0);
+    t.equal(p.stderr(), '', 'nothing on stderr (no warning from the execve)');
+    t.equal(p.log().match(/nri: start/g)?.length, 1, 'one start in the log: the execve comes before it');
+  },
+);
 
 t.test('socket and index: flag over environment over config file', async (t) => {
   const dir = t.testdir();

@@ -18,7 +18,7 @@ t.test('nriIndex: two digits, 50 by default', async (t) => {
     t.throws(() => nriIndex(bad), { message: '--index must be two digits (00-99), as NRI names pre-installed plugins' }, bad);
 });
 
-t.test('the wrapper execs envhook nri with the socket, appends stderr to the log, adds the V8 option', async (t) => {
+t.test('the wrapper execs envhook nri with the socket, appends stderr to the log, adds the V8 options', async (t) => {
   const dir = t.testdir({ "it's": {} });
   const umask = process.umask(0o022); // the runtime's, as the wrapper inherits it
   t.teardown(() => void process.umask(umask));
@@ -31,7 +31,7 @@ t.test('the wrapper execs envhook nri with the socket, appends stderr to the log
   fs.writeFileSync(wrapper, pluginWrapper(l, { socket: '/run/x nri.sock', log }), { mode: 0o755 });
   const r = run(wrapper, ['NODE_OPTIONS=--max-old-space-size=64']);
   t.equal(r.status, 0);
-  t.equal(r.stdout, 'nri --socket /run/x nri.sock|--max-old-space-size=64 --v8-pool-size=1\n');
+  t.equal(r.stdout, 'nri --socket /run/x nri.sock|--max-old-space-size=64 --v8-pool-size=1 --jitless\n');
   t.equal(r.stderr, '');
   t.equal(fs.readFileSync(log, 'utf8'), 'to-stderr\n');
   t.equal(fs.statSync(log).mode & 0o777, 0o600, "the log is made root's alone (the runtime's umask is 022 here)");
@@ -43,7 +43,7 @@ t.test('the wrapper execs envhook nri with the socket, appends stderr to the log
   // a log it cannot open: envhook starts all the same, stderr left as it was
   fs.writeFileSync(wrapper, pluginWrapper(l, { socket: NRI_DEFAULT_SOCKET, log: path.join(dir, 'no/such/dir/log') }));
   const r2 = run(wrapper, []);
-  t.equal(r2.stdout, `nri --socket ${NRI_DEFAULT_SOCKET}|--v8-pool-size=1\n`);
+  t.equal(r2.stdout, `nri --socket ${NRI_DEFAULT_SOCKET}|--v8-pool-size=1 --jitless\n`);
   t.equal(r2.stderr, 'to-stderr\n');
 });
 

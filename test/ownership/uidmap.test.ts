@@ -1,5 +1,15 @@
 import t from 'tap';
-import { describeMappings, hostUid, isIdmappedMount, mapId, mountsOf, volumeTranslation } from '../../src/ownership/uidmap.ts';
+import path from 'node:path';
+import fc from 'fast-check';
+import {
+  describeMappings,
+  hostUid,
+  isIdmappedMount,
+  mapId,
+  mountsOf,
+  resolvedPath,
+  volumeTranslation,
+} from '../../src/ownership/uidmap.ts';
 import type { Spec } from '../../src/oci/spec.ts';
 import { factsFromSpec } from '../../src/facts/spec-facts.ts';
 
@@ -71,4 +81,17 @@ t.test('which rule applies to a volume (docs/design.md#ownership)', async (t) =>
   t.equal(hostUid(1000, { kind: 'idmapped' }), 1000);
   t.equal(hostUid(1000, { kind: 'userns', mappings: USERNS }), 101000);
   t.equal(hostUid(70000, { kind: 'userns', mappings: USERNS }), undefined);
+});
+
+t.test('resolvedPath: what path.resolve gives, for any path', async (t) => {
+  const piece = fc.constantFrom('/', '.', '..', 'a', 'b.c', '/', '//');
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 10 }), fc.boolean(), (pieces, absolute) => {
+      const p = (absolute ? '/' : '') + pieces.join('');
+      return resolvedPath(p) === path.resolve(p);
+    }),
+    { numRuns: 2000 },
+  );
+  for (const p of ['/', '/a', '/a/b.c', '/a/', '//a', '/a/./b', '/a/../b', '/a/.', '/a/..', '/.a/..b/...', 'a/b', ''])
+    t.equal(resolvedPath(p), path.resolve(p), JSON.stringify(p));
 });

@@ -269,3 +269,37 @@ t.test('envFrom volumeRef: each regular file a variable, prefixed; invalid names
     'optional does not cover a missing volume',
   );
 });
+
+t.test("the kernel's limit on the whole environment: exact near it, by lengths far from it", async (t) => {
+  const v = volumes(t, {});
+  const MAX = 6 * 1024 * 1024;
+  // 100 runtime entries of 30,000 ASCII bytes: 3,000,100 bytes; their 3-bytes-a-unit bound is past the limit.
+  const big = Array.from({ length: 100 }, (_, i) => `R${String(i).padStart(3, '0')}=${'x'.repeat(29_995)}`);
+  const r = resolve(big, { env: [{ name: 'A', value: 'b' }] }, v);
+  t.equal(r.env.length, 101, 'under the limit: the exact size decides, not the bound');
+  t.equal(r.env.at(-1), 'A=b');
+  // 2 MiB of 3-byte characters (6 MiB of UTF-8) in one runtime entry, and one more variable: past it.
+  const wide = [`W=${'€'.repeat(MAX / 3)}`];
+  t.equal(
+    message(() => resolve(wide, { env: [{ name: 'A', value: 'b' }] }, v)),
+    `the container's environment would be larger than ${MAX} bytes (the kernel's limit for argv and env)`,
+  );
+  const small = resolve(
+    ['PATH=/bin', 'A=old'],
+    {
+      env: [
+        { name: 'A', value: 'new' },
+        { name: 'B', value: '$(A)' },
+      ],
+    },
+    v,
+  );
+  t.same(
+    [...small.values],
+    [
+      ['A', 'new'],
+      ['B', 'new'],
+    ],
+  );
+  t.same(small.env, ['PATH=/bin', 'A=new', 'B=new'], 'merged in place');
+});

@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import fs from 'node:fs';
 import type { Logger } from '../../log.ts';
-import { DAEMON_NODE_OPTION, hasPoolSize } from '../process.ts';
+import { SUPERVISOR_OPTION_ENV, workerNodeOptions } from '../process.ts';
 import { setFifo } from '../realtime.ts';
 import { HANDED_ENV, RUNTIME_FD_ENV, WORKER_ENV, type WorkerRole } from '../roles.ts';
 
@@ -14,13 +14,12 @@ function selfArgs(): string[] {
   return sea ? process.argv.slice(2) : [...process.execArgv, ...process.argv.slice(1)];
 }
 
-/** The worker: this executable again, with the IPC channel, the daemon's V8 threads and its role. */
+/** The worker: this executable again, with the IPC channel, the daemon's V8 threads (not the supervisor's --jitless) and its role. */
 function spawnWorker(role: WorkerRole, fd: number | undefined, env: NodeJS.ProcessEnv): ChildProcess {
   const args = selfArgs();
-  const childEnv: NodeJS.ProcessEnv = { ...env, [WORKER_ENV]: JSON.stringify(role) };
-  if (!hasPoolSize(env))
-    childEnv.NODE_OPTIONS = env.NODE_OPTIONS?.trim() ? `${env.NODE_OPTIONS.trim()} ${DAEMON_NODE_OPTION}` : DAEMON_NODE_OPTION;
-  for (const k of [...RUNTIME_FD_ENV, HANDED_ENV]) delete childEnv[k];
+  // The daemon's V8 threads; not the supervisor's own option (process.ts).
+  const childEnv: NodeJS.ProcessEnv = { ...env, [WORKER_ENV]: JSON.stringify(role), NODE_OPTIONS: workerNodeOptions(env) };
+  for (const k of [...RUNTIME_FD_ENV, HANDED_ENV, SUPERVISOR_OPTION_ENV]) delete childEnv[k];
   let stdio: StdioOptions = ['ignore', 'ignore', 'inherit', 'ipc'];
   if (fd !== undefined) {
     Object.assign(childEnv, { NRI_PLUGIN_SOCKET: '3', NRI_PLUGIN_NAME: role.name, NRI_PLUGIN_IDX: role.index });

@@ -10,6 +10,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import type { Logger } from '../../log.ts';
+import { SUPERVISOR_OPTION_ENV } from '../process.ts';
 import { HANDED_ENV, WORKER_ENV, type WorkerRole } from '../roles.ts';
 
 /**
@@ -24,8 +25,8 @@ export function startPluginFile(file: string, role: WorkerRole, env: NodeJS.Proc
     return `the plugin file ${file} is not there or not executable (renamed by the install?)`;
   }
   const childEnv: NodeJS.ProcessEnv = { ...env, NRI_PLUGIN_NAME: role.name, NRI_PLUGIN_IDX: role.index };
-  // the file sets NODE_OPTIONS and ENVHOOK_NRI_HANDED itself, as when the runtime starts it
-  for (const k of ['NRI_PLUGIN_SOCKET', HANDED_ENV, WORKER_ENV, 'NODE_OPTIONS']) delete childEnv[k];
+  // the file sets NODE_OPTIONS, its marker and ENVHOOK_NRI_HANDED itself, as when the runtime starts it
+  for (const k of ['NRI_PLUGIN_SOCKET', HANDED_ENV, WORKER_ENV, 'NODE_OPTIONS', SUPERVISOR_OPTION_ENV]) delete childEnv[k];
   const child = spawn(file, [], { env: childEnv, stdio: 'ignore', detached: true, cwd: '/' });
   child.on('error', (err) => log.error({ err, file }, 'nri: the plugin file could not be started for the upgrade'));
   child.on('exit', (code, signal) => {

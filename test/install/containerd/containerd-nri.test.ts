@@ -46,23 +46,27 @@ t.test('the wrapper starts the installed envhook nri in the background, quoted, 
   );
 });
 
-t.test("the wrapper, run by sh as the runtime runs it: NODE_OPTIONS gets the daemon option, the admin's kept; fd 3 passes", async (t) => {
-  const dir = t.testdir();
-  const bin = path.join(dir, 'envhook');
-  // A stand-in for envhook: reports its argument, NODE_OPTIONS and whether fd 3 is open.
-  fs.writeFileSync(bin, '#!/bin/sh\necho "$1|$NODE_OPTIONS|$(test -e /proc/self/fd/3 && echo fd3)"\n', { mode: 0o755 });
-  const wrapper = path.join(dir, '50-envhook');
-  fs.writeFileSync(wrapper, pluginWrapper({ ...makeLayout('containerd', {}), bin }), { mode: 0o755 });
-  // env -i: tap puts its own NODE_OPTIONS into every child it sees spawned.
-  const run = (env: Record<string, string>) =>
-    execFileSync(
-      '/usr/bin/env',
-      ['-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), '/bin/sh', '-c', 'exec "$0" 3</dev/null', wrapper],
-      { encoding: 'utf8' },
-    ).trim();
-  t.equal(run({}), `nri|${DAEMON_NODE_OPTION}|fd3`);
-  t.equal(run({ NODE_OPTIONS: '--max-old-space-size=64' }), `nri|--max-old-space-size=64 ${DAEMON_NODE_OPTION}|fd3`);
-});
+t.test(
+  "the wrapper, run by sh as the runtime runs it: NODE_OPTIONS gets the daemon's options, the admin's kept; fd 3 passes",
+  async (t) => {
+    const dir = t.testdir();
+    const bin = path.join(dir, 'envhook');
+    // A stand-in for envhook: reports its argument, NODE_OPTIONS, the supervisor's marker and whether fd 3 is open.
+    const say = '"$1|$NODE_OPTIONS|$ENVHOOK_NRI_SUPERVISOR_OPTION|$(test -e /proc/self/fd/3 && echo fd3)"';
+    fs.writeFileSync(bin, `#!/bin/sh\necho ${say}\n`, { mode: 0o755 });
+    const wrapper = path.join(dir, '50-envhook');
+    fs.writeFileSync(wrapper, pluginWrapper({ ...makeLayout('containerd', {}), bin }), { mode: 0o755 });
+    // env -i: tap puts its own NODE_OPTIONS into every child it sees spawned.
+    const run = (env: Record<string, string>) =>
+      execFileSync(
+        '/usr/bin/env',
+        ['-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), '/bin/sh', '-c', 'exec "$0" 3</dev/null', wrapper],
+        { encoding: 'utf8' },
+      ).trim();
+    t.equal(run({}), `nri|${DAEMON_NODE_OPTION} --jitless|--jitless|fd3`);
+    t.equal(run({ NODE_OPTIONS: '--max-old-space-size=64' }), `nri|--max-old-space-size=64 ${DAEMON_NODE_OPTION} --jitless|--jitless|fd3`);
+  },
+);
 
 t.test("the wrapper: envhook's stderr appended to the log file; a log that cannot be opened does not stop the plugin", async (t) => {
   const dir = t.testdir();

@@ -36,7 +36,7 @@ const log = Object.fromEntries(['debug', 'info', 'warn', 'error'].map((level) =>
 
 if (env.ENVHOOK_NRI_WORKER !== undefined || env.ENVHOOK_NRI_HANDED !== undefined) {
   const fd = (n) => { try { return fs.readlinkSync('/proc/self/fd/' + n); } catch { return null; } };
-  const keys = ['ENVHOOK_NRI_WORKER', 'ENVHOOK_NRI_HANDED', 'NODE_OPTIONS', 'NRI_PLUGIN_SOCKET', 'NRI_PLUGIN_NAME', 'NRI_PLUGIN_IDX', 'KEEP'];
+  const keys = ['ENVHOOK_NRI_WORKER', 'ENVHOOK_NRI_HANDED', 'ENVHOOK_NRI_SUPERVISOR_OPTION', 'NODE_OPTIONS', 'NRI_PLUGIN_SOCKET', 'NRI_PLUGIN_NAME', 'NRI_PLUGIN_IDX', 'KEEP'];
   process.stdout.write('STARTED-STDOUT\\n');
   const seen = { pid: process.pid, argv: process.argv.slice(1), execArgv: process.execArgv, stdin: fd(0), stdout: fd(1), ipc: typeof process.send === 'function' };
   process.stderr.write('started ' + JSON.stringify({ ...seen, env: Object.fromEntries(keys.filter((k) => k in env).map((k) => [k, env[k]])) }) + '\\n');
@@ -204,6 +204,16 @@ t.test(
     t.equal(envOf(r, 0).NODE_OPTIONS, '--v8-pool-size=2', "the admin's pool size kept");
   },
 );
+
+t.test("the supervisor's own V8 option (process.ts) is not the worker's", async (t) => {
+  const env = { NODE_OPTIONS: '--max-old-space-size=200 --v8-pool-size=1 --jitless', ENVHOOK_NRI_SUPERVISOR_OPTION: '--jitless' };
+  const r = await workers(t, { env, wants: [false], exits: [0] });
+  t.same(
+    envOf(r, 0),
+    { ENVHOOK_NRI_WORKER: role(false), NODE_OPTIONS: '--max-old-space-size=200 --v8-pool-size=1' },
+    "neither the supervisor's option nor its marker",
+  );
+});
 
 t.test('handing over: a supervisor with the connection as fd 3, not waited for', async (t) => {
   const { client, server } = await unixPair(t);

@@ -23,7 +23,8 @@ t.test("the plugin file started as the runtime starts it, without the runtime's 
     NRI_PLUGIN_IDX: '99',
     ENVHOOK_NRI_HANDED: '1',
     ENVHOOK_NRI_WORKER: '{}',
-    NODE_OPTIONS: '--v8-pool-size=1',
+    NODE_OPTIONS: '--v8-pool-size=1 --jitless',
+    ENVHOOK_NRI_SUPERVISOR_OPTION: '--jitless',
     ENVHOOK_CONFIG: '/etc/envhook/other.json',
   };
   t.equal(startPluginFile(file, role, env, log), undefined, 'started');
@@ -33,7 +34,7 @@ t.test("the plugin file started as the runtime starts it, without the runtime's 
   t.ok(lines.includes('cwd=/'), 'in /');
   t.ok(lines.includes('NRI_PLUGIN_NAME=envhook') && lines.includes('NRI_PLUGIN_IDX=40'), "the runtime's name and index");
   t.ok(lines.includes('ENVHOOK_CONFIG=/etc/envhook/other.json'), "the supervisor's other variables kept");
-  for (const gone of ['NRI_PLUGIN_SOCKET', 'ENVHOOK_NRI_HANDED', 'ENVHOOK_NRI_WORKER'])
+  for (const gone of ['NRI_PLUGIN_SOCKET', 'ENVHOOK_NRI_HANDED', 'ENVHOOK_NRI_WORKER', 'ENVHOOK_NRI_SUPERVISOR_OPTION'])
     t.notOk(
       lines.some((l) => l.startsWith(`${gone}=`)),
       `no ${gone}`,
