@@ -88,6 +88,26 @@ t.test('one job at a time, in order: a removal posted after a copy runs after it
   t.notOk(fs.existsSync(copy));
 });
 
+t.test('a start goes ahead of the rewrites waiting, never of a removal or another start posted before it', async (t) => {
+  const { kubelet, place } = setup(t, 20);
+  const copier = slicedCopier();
+  t.teardown(() => copier.close());
+  const at = (pod: string) => ({ ...place, podUid: pod });
+  await copier.copy({ place: at('c'), kubeletDir: kubelet, owners });
+  const order: string[] = [];
+  const far = () => process.hrtime.bigint() + 600_000_000_000n;
+  const done = [
+    copier.removePod(place.runDir, 'c').then(() => order.push('remove c')),
+    copier.copy({ place: at('a'), kubeletDir: kubelet, owners }).then(() => order.push('rewrite a')),
+    copier.copy({ place: at('b'), kubeletDir: kubelet, owners }).then(() => order.push('rewrite b')),
+    copier.copy({ place: at('d'), kubeletDir: kubelet, owners, deadline: far() }).then(() => order.push('start d')),
+    copier.copy({ place: at('e'), kubeletDir: kubelet, owners, deadline: far() }).then(() => order.push('start e')),
+  ];
+  await Promise.all(done);
+  t.same(order, ['remove c', 'start d', 'start e', 'rewrite a', 'rewrite b']);
+  t.match(copier.stats(), { queued: 0, held: { copies: 4, files: 80 } }, 'what the copies hold, measured once the queue ran dry');
+});
+
 t.test('our errors as their one line, never a byte of a file', async (t) => {
   const { dir, kubelet, place } = setup(t, 3);
   fs.linkSync(path.join(kubelet, '..data', 'k1'), path.join(dir, 'hard'));
@@ -105,8 +125,8 @@ t.test('deadlines: a job refused on time, queued or under way; the copy as it wa
   const { kubelet, place, copy } = setup(t, 1000);
   const copier = slicedCopier();
   t.teardown(() => copier.close());
-  // Queued behind a long job past its deadline: refused without being started.
-  const first = copier.copy({ place, kubeletDir: kubelet, owners });
+  // Queued behind a long job (another start's: a start never goes ahead of one) past its deadline: refused without being started.
+  const first = copier.copy({ place, kubeletDir: kubelet, owners, deadline: process.hrtime.bigint() + 600_000_000_000n });
   const queued = copier.copy({ place, kubeletDir: kubelet, owners, deadline: process.hrtime.bigint() + 1_000_000n });
   await t.rejects(queued, { message: LATE });
   await first;
