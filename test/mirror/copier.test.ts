@@ -7,6 +7,7 @@ import path from 'node:path';
 import { atomicWrite } from '../../scripts/kubelet-pod.ts';
 import { inlineCopier, slicedCopier } from '../../src/mirror/copier.ts';
 import { copyDir } from '../../src/mirror/layout.ts';
+import { startOf } from '../helpers/mirror/start.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const CANARY = 'CANARY-copier-31f0';
@@ -174,4 +175,28 @@ t.test('the inline copier: the same jobs in one go', async (t) => {
   await copier.removeCopy(place);
   t.notOk(fs.existsSync(copy));
   await t.rejects(copier.copy({ place, kubeletDir: kubelet, owners, deadline: 0n }), { message: LATE });
+});
+
+t.test("a start over the copier's budget: its exact line, in slices too, and nothing of the start written", async (t) => {
+  const dir = t.testdir({});
+  const runDir = path.join(dir, 'run');
+  const copier = slicedCopier({ podBytes: 1 << 30, podFiles: 3, podVolumes: 32, nodeBytes: 1 << 30 });
+  t.teardown(() => copier.close());
+  // Two volumes of two files: the second passes the pod's 3 files, after the first was measured.
+  const start = startOf(t, dir, runDir, 'pod-1', { a: { k1: CANARY, k2: CANARY }, b: { k1: CANARY, k2: CANARY } });
+  const err = await copier.copyStart(start).catch((e: Error) => e);
+  t.equal(
+    (err as Error).message,
+    'volume "b" of pod pod-1: the pod\'s owned copies would hold 4 files, over the pod\'s budget of 3 files (podCopyFiles): ' +
+      'give the pod fewer files in its volumes with owners, or raise podCopyFiles in the settings file (ENVHOOK_POD_COPY_FILES)',
+  );
+  t.notMatch(String(err), CANARY);
+  t.notOk(fs.existsSync(path.join(runDir, 'volumes', 'pod-1')), 'no copy made');
+  const ok = await copier.copyStart(startOf(t, dir, runDir, 'pod-2', { a: { k1: CANARY, k2: CANARY } }));
+  t.same(
+    ok.map((r) => [r.files, r.created]),
+    [[2, true]],
+    'a start within the budget is made',
+  );
+  t.equal((fs.statSync(path.join(runDir, 'volumes', 'pod-2', 'a', 'k1')).mode & 0o777).toString(8), '644', "the kubelet's mode");
 });
