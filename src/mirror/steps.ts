@@ -14,7 +14,7 @@ export type Steps<T> = Generator<void, T, undefined>;
 export const SLICE_MS = 10;
 
 /** The loop turns once: timers, I/O and requests that were waiting run. */
-export const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Runs `steps` to its end in one go. */
 export function drain<T>(steps: Steps<T>): T {
