@@ -7,13 +7,13 @@
 // its env, the NRI worker is never killed for silence (the supervisor's 'worker not answering'),
 // and the attacker gets its copies or one line saying why not. The same for a rewrite of such a
 // volume under three containers, and for the removal of a pod with many such volumes.
-import t, { type Test } from 'tap';
+import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
-import { missingForCri, NRI_CONNECTED, prepareCriContainerd, type CriContainerd } from '../helpers/cri/containerd.ts';
+import { missingForCri, type CriContainerd } from '../helpers/cri/containerd.ts';
+import { startEnvhookOn, startTmpfsNode } from '../helpers/cri/tmpfs-node.ts';
 import { runPod, type KubeletPod } from '../helpers/cri/pod.ts';
-import { startNriProcess, type NriProcess } from '../helpers/nri/process.ts';
+import type { NriProcess } from '../helpers/nri/process.ts';
 import { sleep, waitFor } from '../helpers/wait.ts';
 import { atomicVolumeDir, atomicWrite, type Projection } from '../../scripts/kubelet-pod.ts';
 
@@ -26,15 +26,6 @@ function bigSecret(gen: number, files = FILES): Record<string, Projection> {
   const out: Record<string, Projection> = {};
   for (let i = 0; i < files; i++) out[`k${i}`] = { data: `${CANARY}-${gen}-${i}`, mode: 0o400 };
   return out;
-}
-
-async function startPlugin(t: Test, c: CriContainerd, kubeletRoot: string, dir: string): Promise<NriProcess> {
-  const from = fs.readFileSync(c.paths.log, 'utf8').length;
-  const budgets = ['--pod-copy-files', '100000', '--pod-copy-bytes', String(256 << 20), '--node-copy-bytes', String(512 << 20)];
-  const p = startNriProcess(['--socket', c.paths.nriSocket, '--kubelet-root', kubeletRoot, ...budgets], { dir });
-  t.teardown(() => p.stop());
-  await waitFor(() => NRI_CONNECTED.test(fs.readFileSync(c.paths.log, 'utf8').slice(from)), 60_000, 'containerd: plugin connected');
-  return p;
 }
 
 /** A pod in namespace `victim` whose container asks for VICTIM_VAR: created, started, its PID 1 env read. */
@@ -90,12 +81,6 @@ function copyLines(p: NriProcess): string {
     .join('\n');
 }
 
-function tmpfs(dir: string): string {
-  fs.mkdirSync(dir, { recursive: true });
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=512m,mode=0755', 'tmpfs', dir]);
-  return dir;
-}
-
 const mountsOf = (volumes: number, from = 0) =>
   Object.fromEntries(Array.from({ length: volumes }, (_, i) => [`big${from + i}`, `/big${i}`]));
 
@@ -105,18 +90,11 @@ t.test(
   `containerd 2.1 + envhook nri: an attacker's ${FILES}-file owned volumes never take the worker down, a victim always gets its env`,
   { skip: missingForCri('2.1') },
   async (t) => {
-    const dir = t.testdir();
-    const c = prepareCriContainerd({ version: '2.1', nri: true });
-    let stopped: ReturnType<CriContainerd['stop']> | undefined;
-    const stop = () => (stopped ??= c.stop());
-    t.teardown(stop);
-    await c.start();
     // The kubelet keeps secret volumes on tmpfs, and envhook's run directory is one (/run): so here.
-    const kubeletRoot = path.join(c.dir, 'kubelet');
-    const mounted = [tmpfs(kubeletRoot), tmpfs(dir)];
-    const unmount = () => mounted.splice(0).forEach((m) => execFileSync('umount', ['-l', m]));
-    t.teardown(unmount);
-    const p = await startPlugin(t, c, kubeletRoot, dir);
+    const node = await startTmpfsNode(t, '512m');
+    const { c, kubeletRoot, stop, unmount } = node;
+    const budgets = ['--pod-copy-files', '100000', '--pod-copy-bytes', String(256 << 20), '--node-copy-bytes', String(512 << 20)];
+    const p = await startEnvhookOn(t, node, budgets);
     const copies = (uid: string) => path.join(p.runDir, 'volumes', uid);
 
     await t.test('item 1: a CreateContainer of 4 mounts of the volume, a victim created 0.4 s into it', async (t) => {

@@ -7,10 +7,9 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
-import { missingForCri, NRI_CONNECTED, prepareCriContainerd, type CriContainerd } from '../helpers/cri/containerd.ts';
+import { missingForCri } from '../helpers/cri/containerd.ts';
+import { startEnvhookOn, startTmpfsNode } from '../helpers/cri/tmpfs-node.ts';
 import { runPod } from '../helpers/cri/pod.ts';
-import { startNriProcess } from '../helpers/nri/process.ts';
 import { waitFor } from '../helpers/wait.ts';
 import type { Projection } from '../../scripts/kubelet-pod.ts';
 
@@ -23,33 +22,15 @@ function secret(files: number, bytes = 50): Record<string, Projection> {
   return out;
 }
 
-function tmpfs(dir: string): string {
-  fs.mkdirSync(dir, { recursive: true });
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64m,mode=0755', 'tmpfs', dir]);
-  return dir;
-}
-
 t.setTimeout(300_000);
 
 t.test(
   'containerd 2.1 + envhook nri: the budgets of owned copies refuse a start with one line',
   { skip: missingForCri('2.1') },
   async (t) => {
-    const dir = t.testdir();
-    const c: CriContainerd = prepareCriContainerd({ version: '2.1', nri: true });
-    let stopped: ReturnType<CriContainerd['stop']> | undefined;
-    const stop = () => (stopped ??= c.stop());
-    t.teardown(stop);
-    await c.start();
-    const kubeletRoot = path.join(c.dir, 'kubelet');
-    const mounted = [tmpfs(kubeletRoot), tmpfs(dir)];
-    const unmount = () => mounted.splice(0).forEach((m) => execFileSync('umount', ['-l', m]));
-    t.teardown(unmount);
-    const from = fs.readFileSync(c.paths.log, 'utf8').length;
-    const budgets = ['--pod-copy-files', '10', '--node-copy-bytes', '1000'];
-    const p = startNriProcess(['--socket', c.paths.nriSocket, '--kubelet-root', kubeletRoot, ...budgets], { dir });
-    t.teardown(() => p.stop());
-    await waitFor(() => NRI_CONNECTED.test(fs.readFileSync(c.paths.log, 'utf8').slice(from)), 60_000, 'containerd: plugin connected');
+    const node = await startTmpfsNode(t, '64m');
+    const { c, kubeletRoot, stop, unmount } = node;
+    const p = await startEnvhookOn(t, node, ['--pod-copy-files', '10', '--node-copy-bytes', '1000']);
     const copies = (uid: string) => path.join(p.runDir, 'volumes', uid);
     const owners = (names: string[]) => ({
       'envhook.io/volumeOwners': JSON.stringify(names.map((volume) => ({ volume, defaultUser: 1000 }))),
